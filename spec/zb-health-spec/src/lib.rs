@@ -1,0 +1,27 @@
+//! The zb-health spec as plain Rust.
+//!
+//! Every rule of the health spec that can be checked without running a probe
+//! lives here exactly once: tag legality (ZB-1.3), unique names, timeout bounds
+//! (BE-HLTH-006), endpoint paths. The `#[zb_health]` macro turns a violation
+//! into a compile error, the runtime builder into an `Err`, and the CLI into a
+//! report, so the three can never disagree about what is legal.
+//!
+//! This crate has no `proc_macro` types and no dependencies, so any of those
+//! callers can use it.
+
+mod duration;
+mod paths;
+mod rules;
+mod status;
+mod suggest;
+mod tag;
+
+pub use duration::{parse_duration, DurationError, DEFAULT_PROBE_TIMEOUT, MAX_PROBE_TIMEOUT};
+pub use paths::{EndpointPaths, PathsSource};
+pub use rules::{
+    check_name, check_paths, check_probe_tags, check_timeout, check_unique_names, Rule,
+    Violation, Violations,
+};
+pub use status::{FailureStatus, HealthStatus};
+pub use suggest::did_you_mean;
+pub use tag::{Tag, TagSet, UnknownTag, ZbHealthTags};

@@ -1,0 +1,407 @@
+//! Every static rule of the health spec, one function each.
+//!
+//! The index, in the order the issue tracker and `spec/rules.md` number them:
+//!
+//! | Rule | Function | Cites |
+//! |---|---|---|
+//! | R1 `live-tag` | [`check_probe_tags`] | ZB-1.3 |
+//! | R2 `role-scope-needs-roles` | reported by the manifest's active-node options | ZB-2.3d |
+//! | R3 `duplicate-name` | [`check_unique_names`] | AT-1 |
+//! | R4 `unknown` | reported where the unknown thing is parsed | |
+//! | R5 `duration` | [`check_timeout`], [`crate::parse_duration`] | BE-HLTH-006 |
+//! | R6 `endpoint-path` | [`check_paths`] | ZB-5 |
+//! | R7 `contradiction` | reported where two sources meet | |
+//! | R8 `manifest-file` | reported by the manifest reader | |
+//! | R9 `probe-name` | [`check_name`] | ZB-3 |
+//!
+//! Each function takes the user's own location type `L` (a YAML span, a
+//! `proc_macro2::Span`, or `()` for the runtime builder) and pushes into a
+//! [`Violations`] sink, so one call reports *every* problem, not the first.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::{Tag, MAX_PROBE_TIMEOUT};
+
+/// A rule of the spec that can be broken before anything runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Rule {
+    /// R1: a probe registered to `live` or to no tier at all.
+    LiveTag,
+    /// R2: a role-scoped active-node check without roles.
+    RoleScopeNeedsRoles,
+    /// R3: two probes with one name.
+    DuplicateName,
+    /// R4: a key, tag, kind, policy or type the spec does not know.
+    Unknown,
+    /// R5: a malformed, zero or absurd duration, or one that cannot fit the
+    /// orchestrator's probe timeout.
+    Duration,
+    /// R6: an empty, relative or colliding endpoint path.
+    EndpointPath,
+    /// R7: two sources stating different values for one fact.
+    Contradiction,
+    /// R8: a manifest that cannot be read or parsed.
+    ManifestFile,
+    /// R9: an empty or unprintable probe name.
+    ProbeName,
+}
+
+impl Rule {
+    /// Every rule, in index order.
+    pub const ALL: [Rule; 9] = [
+        Rule::LiveTag,
+        Rule::RoleScopeNeedsRoles,
+        Rule::DuplicateName,
+        Rule::Unknown,
+        Rule::Duration,
+        Rule::EndpointPath,
+        Rule::Contradiction,
+        Rule::ManifestFile,
+        Rule::ProbeName,
+    ];
+
+    /// The short stable code, `R1` … `R9`, that tests and docs use.
+    pub const fn code(self) -> &'static str {
+        match self {
+            Rule::LiveTag => "R1",
+            Rule::RoleScopeNeedsRoles => "R2",
+            Rule::DuplicateName => "R3",
+            Rule::Unknown => "R4",
+            Rule::Duration => "R5",
+            Rule::EndpointPath => "R6",
+            Rule::Contradiction => "R7",
+            Rule::ManifestFile => "R8",
+            Rule::ProbeName => "R9",
+        }
+    }
+
+    /// The requirement the rule enforces, where one exists.
+    pub const fn cites(self) -> Option<&'static str> {
+        match self {
+            Rule::LiveTag => Some("ZB-1.3"),
+            Rule::RoleScopeNeedsRoles => Some("ZB-2.3d"),
+            Rule::DuplicateName => Some("AT-1"),
+            Rule::Duration => Some("BE-HLTH-006"),
+            Rule::EndpointPath => Some("ZB-5"),
+            Rule::ProbeName => Some("ZB-3"),
+            Rule::Unknown | Rule::Contradiction | Rule::ManifestFile => None,
+        }
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.cites() {
+            Some(id) => write!(f, "{} ({id})", self.code()),
+            None => f.write_str(self.code()),
+        }
+    }
+}
+
+/// One broken rule, at a location of the caller's choosing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation<L> {
+    /// Which rule.
+    pub rule: Rule,
+    /// Where: a YAML span, a token span, or `()`.
+    pub location: L,
+    /// What is wrong, quoting the user's value.
+    pub message: String,
+    /// How to fix it, in words.
+    pub help: String,
+}
+
+impl<L> Violation<L> {
+    /// Moves the violation to another location type, e.g. from a YAML
+    /// offset to a file:line:column.
+    pub fn map_location<M>(self, f: impl FnOnce(L) -> M) -> Violation<M> {
+        Violation {
+            rule: self.rule,
+            location: f(self.location),
+            message: self.message,
+            help: self.help,
+        }
+    }
+}
+
+impl<L> fmt::Display for Violation<L> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}\n  = rule {}\n  = help: {}", self.message, self.rule, self.help)
+    }
+}
+
+impl<L: fmt::Debug> std::error::Error for Violation<L> {}
+
+/// The error sink: collects every violation so that a user sees them all at
+/// once, as serde_derive's `Ctxt` does.
+#[derive(Debug)]
+#[must_use = "violations must be reported with `into_result`"]
+pub struct Violations<L> {
+    found: Vec<Violation<L>>,
+}
+
+impl<L> Default for Violations<L> {
+    fn default() -> Self {
+        Self { found: Vec::new() }
+    }
+}
+
+impl<L> Violations<L> {
+    /// An empty sink.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records a violation.
+    pub fn push(&mut self, rule: Rule, location: L, message: impl Into<String>, help: impl Into<String>) {
+        self.found.push(Violation {
+            rule,
+            location,
+            message: message.into(),
+            help: help.into(),
+        });
+    }
+
+    /// Whether nothing was found so far.
+    pub fn is_empty(&self) -> bool {
+        self.found.is_empty()
+    }
+
+    /// `Ok` if no rule was broken, else every violation in the order found.
+    pub fn into_result(self) -> Result<(), Vec<Violation<L>>> {
+        if self.found.is_empty() {
+            Ok(())
+        } else {
+            Err(self.found)
+        }
+    }
+}
+
+/// R9: a probe name is a low-cardinality identifier (it becomes a JSON key,
+/// a log field and a metric label): 1 to 64 ASCII letters, digits, `-`, `_`
+/// or `.`.
+pub fn check_name<L>(name: &str, location: L, sink: &mut Violations<L>) {
+    if name.is_empty() {
+        sink.push(
+            Rule::ProbeName,
+            location,
+            "probe name is empty",
+            "give the probe a short fixed name such as `database`; it is the key of its entry in the JSON body",
+        );
+    } else if name.len() > 64
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+    {
+        sink.push(
+            Rule::ProbeName,
+            location,
+            format!("probe name `{name}` is not a short identifier"),
+            "use at most 64 ASCII letters, digits, `-`, `_` or `.`; names are JSON keys and metric labels, so keep them fixed and low-cardinality (BE-HLTH-007)",
+        );
+    }
+}
+
+/// R1: a probe serves `ready` and/or `active`, never `live`, and at least
+/// one tier (ZB-1.3).
+///
+/// `tags` pairs each tag with where it was written, so the error points at
+/// the `live` itself.
+pub fn check_probe_tags<L: Clone>(
+    name: &str,
+    tags: &[(Tag, L)],
+    probe_location: L,
+    sink: &mut Violations<L>,
+) {
+    for (tag, loc) in tags {
+        if *tag == Tag::Live {
+            sink.push(
+                Rule::LiveTag,
+                loc.clone(),
+                format!("probe `{name}` is registered to the `live` tier"),
+                "the live tier (`/healthz`) carries no probes, so a failing dependency can never restart the pod; tag the probe `ready` (or `active`) instead",
+            );
+        }
+    }
+    if tags.is_empty() {
+        sink.push(
+            Rule::LiveTag,
+            probe_location,
+            format!("probe `{name}` has no tags, so no tier would ever run it"),
+            "add `tags: [ready]` for a dependency, or `tags: [active]` for an active-node check",
+        );
+    }
+}
+
+/// R5: a probe deadline is non-zero, at most [`MAX_PROBE_TIMEOUT`], and
+/// shorter than the orchestrator's probe timeout when one is declared
+/// (BE-HLTH-006), so the endpoint always answers before the orchestrator
+/// gives up on it.
+pub fn check_timeout<L>(
+    name: &str,
+    timeout: Duration,
+    orchestrator: Option<Duration>,
+    location: L,
+    sink: &mut Violations<L>,
+) {
+    let ms = timeout.as_millis();
+    if timeout.is_zero() {
+        sink.push(
+            Rule::Duration,
+            location,
+            format!("probe `{name}` has a zero timeout, so it could never succeed"),
+            "give it a deadline such as `800ms`",
+        );
+    } else if timeout > MAX_PROBE_TIMEOUT {
+        sink.push(
+            Rule::Duration,
+            location,
+            format!("probe `{name}` has a timeout of {ms} ms, longer than the {} s the spec allows", MAX_PROBE_TIMEOUT.as_secs()),
+            "a health probe must answer within the orchestrator's probe timeout (Kubernetes' default is 1s); use a deadline below it",
+        );
+    } else if let Some(orch) = orchestrator {
+        if timeout >= orch {
+            sink.push(
+                Rule::Duration,
+                location,
+                format!(
+                    "probe `{name}` has a timeout of {ms} ms, not below the orchestrator's probe timeout of {} ms",
+                    orch.as_millis()
+                ),
+                "each probe's deadline must be smaller than the orchestrator's, or the orchestrator gives up before the endpoint answers; lower the probe's `timeout`",
+            );
+        }
+    }
+}
+
+/// R3: probe names are unique in one registry (AT-1): the name is the key of
+/// the JSON entry, so a second probe with it would hide the first.
+pub fn check_unique_names<'a, L: 'a + Clone>(
+    names: impl IntoIterator<Item = (&'a str, L)>,
+    sink: &mut Violations<L>,
+) {
+    let mut seen: Vec<&str> = Vec::new();
+    for (name, loc) in names {
+        if seen.contains(&name) {
+            sink.push(
+                Rule::DuplicateName,
+                loc,
+                format!("probe name `{name}` is used twice"),
+                "names key the JSON entries, so each must be unique; rename one of the probes",
+            );
+        } else {
+            seen.push(name);
+        }
+    }
+}
+
+/// R6: each tier path is non-empty, absolute, and distinct from the others
+/// (ZB-5).
+pub fn check_paths<L: Clone>(paths: &[(Tag, &str, L)], sink: &mut Violations<L>) {
+    for (i, (tag, path, loc)) in paths.iter().enumerate() {
+        if path.is_empty() {
+            sink.push(
+                Rule::EndpointPath,
+                loc.clone(),
+                format!("the `{tag}` endpoint path is empty"),
+                format!("give it an absolute path such as `{}`", crate::EndpointPaths::zb().get(*tag)),
+            );
+            continue;
+        }
+        if !path.starts_with('/') {
+            sink.push(
+                Rule::EndpointPath,
+                loc.clone(),
+                format!("the `{tag}` endpoint path `{path}` does not start with `/`"),
+                format!("write `/{path}`"),
+            );
+        }
+        if path.contains(|c: char| c.is_whitespace() || matches!(c, '{' | '}' | '?' | '#')) {
+            sink.push(
+                Rule::EndpointPath,
+                loc.clone(),
+                format!("the `{tag}` endpoint path `{path}` is not a plain path"),
+                "use a literal path with no spaces, `{}` patterns, `?` or `#`",
+            );
+        }
+        if let Some((other, _, _)) = paths[..i].iter().find(|(_, p, _)| normalize(p) == normalize(path)) {
+            sink.push(
+                Rule::EndpointPath,
+                loc.clone(),
+                format!("the `{tag}` endpoint path `{path}` collides with the `{other}` endpoint"),
+                "each tier needs its own path; an orchestrator could otherwise probe the wrong tier",
+            );
+        }
+    }
+}
+
+fn normalize(p: &str) -> &str {
+    let t = p.trim_end_matches('/');
+    if t.is_empty() { "/" } else { t }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules<L>(sink: Violations<L>) -> Vec<Rule> {
+        sink.into_result().err().unwrap_or_default().into_iter().map(|v| v.rule).collect()
+    }
+
+    #[test]
+    fn live_tag_is_refused_and_points_at_the_tag() {
+        let mut s = Violations::new();
+        check_probe_tags("db", &[(Tag::Ready, 1), (Tag::Live, 2)], 0, &mut s);
+        let v = s.into_result().unwrap_err();
+        assert_eq!(v.len(), 1);
+        assert_eq!((v[0].rule, v[0].location), (Rule::LiveTag, 2));
+    }
+
+    #[test]
+    fn no_tags_is_refused() {
+        let mut s = Violations::new();
+        check_probe_tags("db", &[], (), &mut s);
+        assert_eq!(rules(s), [Rule::LiveTag]);
+    }
+
+    #[test]
+    fn timeouts_zero_absurd_and_above_the_orchestrator() {
+        let mut s = Violations::new();
+        check_timeout("a", Duration::ZERO, None, (), &mut s);
+        check_timeout("b", Duration::from_secs(3600), None, (), &mut s);
+        check_timeout("c", Duration::from_secs(1), Some(Duration::from_secs(1)), (), &mut s);
+        check_timeout("d", Duration::from_millis(800), Some(Duration::from_secs(1)), (), &mut s);
+        assert_eq!(rules(s), [Rule::Duration; 3]);
+    }
+
+    #[test]
+    fn duplicates_are_reported_at_the_second_occurrence() {
+        let mut s = Violations::new();
+        check_unique_names([("db", 1), ("cache", 2), ("db", 3)], &mut s);
+        let v = s.into_result().unwrap_err();
+        assert_eq!((v.len(), v[0].location), (1, 3));
+    }
+
+    #[test]
+    fn paths_empty_relative_and_colliding() {
+        let mut s = Violations::new();
+        check_paths(
+            &[(Tag::Ready, "/health", ()), (Tag::Active, "health/", ()), (Tag::Live, "", ())],
+            &mut s,
+        );
+        assert_eq!(rules(s), [Rule::EndpointPath; 2]);
+        let mut s = Violations::new();
+        check_paths(&[(Tag::Ready, "/a", ()), (Tag::Active, "/a/", ()), (Tag::Live, "/b", ())], &mut s);
+        assert_eq!(rules(s), [Rule::EndpointPath]);
+    }
+
+    #[test]
+    fn names_must_be_short_identifiers() {
+        let mut s = Violations::new();
+        check_name("", (), &mut s);
+        check_name("has space", (), &mut s);
+        check_name("akka-cluster", (), &mut s);
+        assert_eq!(rules(s), [Rule::ProbeName; 2]);
+    }
+}

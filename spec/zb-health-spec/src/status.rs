@@ -1,0 +1,125 @@
+use std::fmt;
+
+/// The health of one probe or of a whole tier (ZB-1.2).
+///
+/// The order is the severity: `Healthy < Degraded < Unhealthy`, so a tier's
+/// status is simply the maximum of its entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum HealthStatus {
+    /// Everything the probe checks works.
+    Healthy,
+    /// Still serving, but impaired. Maps to HTTP 200: orchestrators should
+    /// only remove a node on hard failure (ZB §1).
+    Degraded,
+    /// Cannot serve. Maps to HTTP 503 on the `ready` and `active` tiers.
+    Unhealthy,
+}
+
+impl HealthStatus {
+    /// All statuses, mildest first.
+    pub const ALL: [HealthStatus; 3] = [Self::Healthy, Self::Degraded, Self::Unhealthy];
+
+    /// The canonical spelling used in the JSON body (ZB-3).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Healthy => "Healthy",
+            Self::Degraded => "Degraded",
+            Self::Unhealthy => "Unhealthy",
+        }
+    }
+
+    /// The aggregate of a tier: the worst status, and `Healthy` for an empty
+    /// tier (AT-2).
+    ///
+    /// This is the one predicate every endpoint, writer and (later) the gRPC
+    /// view uses, so "no probes" means the same thing everywhere: nothing
+    /// gates the tier.
+    pub fn aggregate<I: IntoIterator<Item = HealthStatus>>(statuses: I) -> HealthStatus {
+        statuses.into_iter().max().unwrap_or(HealthStatus::Healthy)
+    }
+
+    /// Whether a load balancer should keep sending traffic: `Healthy` and
+    /// `Degraded` serve, `Unhealthy` does not (ZB-1.2).
+    pub const fn is_serving(self) -> bool {
+        !matches!(self, Self::Unhealthy)
+    }
+
+    /// Parses the lower-case manifest/attribute spelling (`healthy`,
+    /// `degraded`, `unhealthy`); the canonical capitalised form is accepted too.
+    pub fn parse(s: &str) -> Option<HealthStatus> {
+        Self::ALL
+            .into_iter()
+            .find(|st| st.as_str().eq_ignore_ascii_case(s))
+    }
+}
+
+impl fmt::Display for HealthStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::HealthStatus::{self, *};
+
+    #[test]
+    fn empty_tier_is_healthy() {
+        assert_eq!(HealthStatus::aggregate([]), Healthy);
+    }
+
+    #[test]
+    fn aggregate_is_the_worst_entry() {
+        assert_eq!(HealthStatus::aggregate([Healthy, Degraded]), Degraded);
+        assert_eq!(HealthStatus::aggregate([Degraded, Unhealthy, Healthy]), Unhealthy);
+        assert_eq!(HealthStatus::aggregate([Healthy, Healthy]), Healthy);
+    }
+
+    #[test]
+    fn degraded_still_serves_unhealthy_does_not() {
+        assert!(Healthy.is_serving());
+        assert!(Degraded.is_serving());
+        assert!(!Unhealthy.is_serving());
+    }
+
+    #[test]
+    fn parse_accepts_manifest_and_canonical_spellings() {
+        assert_eq!(HealthStatus::parse("degraded"), Some(Degraded));
+        assert_eq!(HealthStatus::parse("Unhealthy"), Some(Unhealthy));
+        assert_eq!(HealthStatus::parse("sick"), None);
+    }
+}
+
+/// The status a probe reports when it fails: it errs, panics, times out or
+/// returns `Unhealthy` (AT-3, AT-4).
+///
+/// Only two values make sense, so only two exist: `Degraded` is how an
+/// *optional* dependency is declared, so that its outage never makes the
+/// instance unready (BE-HLTH-003), as ASP.NET Core's `failureStatus` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum FailureStatus {
+    /// A failure fails the tier (HTTP 503). The default.
+    #[default]
+    Unhealthy,
+    /// A failure is reported but keeps the tier serving (HTTP 200).
+    Degraded,
+}
+
+impl FailureStatus {
+    /// The status a failed entry gets.
+    pub const fn status(self) -> HealthStatus {
+        match self {
+            FailureStatus::Unhealthy => HealthStatus::Unhealthy,
+            FailureStatus::Degraded => HealthStatus::Degraded,
+        }
+    }
+
+    /// Parses the attribute/manifest spelling, `unhealthy` or `degraded`.
+    pub fn parse(s: &str) -> Option<FailureStatus> {
+        match s {
+            "unhealthy" => Some(FailureStatus::Unhealthy),
+            "degraded" => Some(FailureStatus::Degraded),
+            _ => None,
+        }
+    }
+}

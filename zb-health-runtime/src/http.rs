@@ -1,0 +1,176 @@
+//! The three tiers on actix-web (ZB-1, ZB-5): one call maps them all.
+
+use std::sync::Arc;
+
+use actix_web::dev::{AppService, HttpServiceFactory};
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpResponse};
+use zb_health_spec::{check_paths, EndpointPaths, HealthStatus, Tag, Violations};
+
+use crate::registry::{HealthRegistry, RegistryError};
+use crate::writer::{write_json, ResponseWriter};
+
+/// The HTTP status of a tier's answer (ZB-1.2): `live` is always 200;
+/// `ready` and `active` are 200 while serving (Healthy, Degraded) and 503
+/// when Unhealthy. Public so custom endpoints map statuses the same way.
+pub fn tier_status_code(tier: Tag, status: HealthStatus) -> StatusCode {
+    match tier {
+        Tag::Live => StatusCode::OK,
+        Tag::Ready | Tag::Active if status.is_serving() => StatusCode::OK,
+        Tag::Ready | Tag::Active => StatusCode::SERVICE_UNAVAILABLE,
+    }
+}
+
+/// Options for mapping the three tiers; [`build`](Self::build) checks them.
+///
+/// ```no_run
+/// use actix_web::{App, HttpServer};
+/// use zb_health::{HealthRegistry, ZbHealth};
+///
+/// # async fn run() -> std::io::Result<()> {
+/// let health = ZbHealth::new(HealthRegistry::process().clone())
+///     .live_path("/healthz")
+///     .build()
+///     .expect("valid health paths");
+/// HttpServer::new(move || App::new().service(health.clone()))
+///     .bind(("127.0.0.1", 8080))?
+///     .run()
+///     .await
+/// # }
+/// ```
+pub struct ZbHealth {
+    registry: HealthRegistry,
+    paths: EndpointPaths,
+    writer: Arc<dyn ResponseWriter>,
+}
+
+impl ZbHealth {
+    /// The ZB defaults over `registry`: `/health/ready`, `/health/active`,
+    /// `/healthz`, and the canonical JSON writer.
+    pub fn new(registry: HealthRegistry) -> Self {
+        Self { registry, paths: EndpointPaths::zb(), writer: Arc::new(write_json) }
+    }
+
+    /// Replaces all three paths, e.g. with [`EndpointPaths::be_hlth_009`].
+    pub fn paths(mut self, paths: EndpointPaths) -> Self {
+        self.paths = paths;
+        self
+    }
+
+    /// Overrides the ready tier's path.
+    pub fn ready_path(mut self, path: impl Into<String>) -> Self {
+        self.paths.ready = path.into();
+        self
+    }
+
+    /// Overrides the active tier's path.
+    pub fn active_path(mut self, path: impl Into<String>) -> Self {
+        self.paths.active = path.into();
+        self
+    }
+
+    /// Overrides the live tier's path.
+    pub fn live_path(mut self, path: impl Into<String>) -> Self {
+        self.paths.live = path.into();
+        self
+    }
+
+    /// Overrides the response writer of all three tiers.
+    pub fn writer(mut self, writer: impl ResponseWriter) -> Self {
+        self.writer = Arc::new(writer);
+        self
+    }
+
+    /// Checks the paths (rule R6: non-empty, absolute, distinct) and yields
+    /// the endpoints.
+    pub fn build(self) -> Result<ZbHealthEndpoints, RegistryError> {
+        let mut sink = Violations::new();
+        let paths: Vec<(Tag, &str, ())> =
+            Tag::ALL.iter().map(|t| (*t, self.paths.get(*t), ())).collect();
+        check_paths(&paths, &mut sink);
+        sink.into_result()?;
+        let tier = |tag| {
+            Arc::new(TierEndpoint {
+                tag,
+                path: self.paths.get(tag).to_owned(),
+                registry: self.registry.clone(),
+                writer: self.writer.clone(),
+            })
+        };
+        Ok(ZbHealthEndpoints { tiers: [tier(Tag::Ready), tier(Tag::Active), tier(Tag::Live)] })
+    }
+}
+
+/// The three tier endpoints, ready to mount: `App::new().service(endpoints)`
+/// or `App::new().configure(|c| endpoints.configure(c))`. Cheap to clone
+/// into each actix worker's `App` factory.
+#[derive(Clone)]
+pub struct ZbHealthEndpoints {
+    tiers: [Arc<TierEndpoint>; 3],
+}
+
+/// The ZB defaults over `registry`; the spec's `MapZbHealth()`.
+pub fn map_zb_health(registry: HealthRegistry) -> ZbHealthEndpoints {
+    match ZbHealth::new(registry).build() {
+        Ok(endpoints) => endpoints,
+        // The ZB default paths satisfy R6; a failure here is a bug in this
+        // crate, caught by its own tests.
+        Err(e) => unreachable!("the ZB default paths are valid: {e}"),
+    }
+}
+
+impl ZbHealthEndpoints {
+    /// Registers the three endpoints on a `ServiceConfig`.
+    pub fn configure(&self, config: &mut web::ServiceConfig) {
+        config.service(self.clone());
+    }
+
+    /// The path each tier is served on.
+    pub fn path(&self, tier: Tag) -> &str {
+        &self.tiers[tier as usize].path
+    }
+}
+
+impl HttpServiceFactory for ZbHealthEndpoints {
+    fn register(self, config: &mut AppService) {
+        for tier in self.tiers {
+            let get = tier.clone();
+            let head = tier.clone();
+            web::resource(tier.path.clone())
+                .route(web::get().to(move || get.clone().respond()))
+                .route(web::head().to(move || head.clone().respond()))
+                .default_service(web::to(method_not_allowed))
+                .register(config);
+        }
+    }
+}
+
+struct TierEndpoint {
+    tag: Tag,
+    path: String,
+    registry: HealthRegistry,
+    writer: Arc<dyn ResponseWriter>,
+}
+
+impl TierEndpoint {
+    async fn respond(self: Arc<Self>) -> HttpResponse {
+        let report = self.registry.check(self.tag).await;
+        let mut response = HttpResponse::build(tier_status_code(self.tag, report.status));
+        response.insert_header(no_store());
+        self.writer.write(&report, response)
+    }
+}
+
+async fn method_not_allowed() -> HttpResponse {
+    HttpResponse::MethodNotAllowed()
+        .insert_header((header::ALLOW, HeaderValue::from_static("GET, HEAD")))
+        .insert_header(no_store())
+        .finish()
+}
+
+/// Health answers describe one instant; a cache in between would serve a
+/// stale verdict to the orchestrator.
+fn no_store() -> (header::HeaderName, HeaderValue) {
+    (header::CACHE_CONTROL, HeaderValue::from_static("no-store"))
+}

@@ -1,0 +1,413 @@
+//! The registry: one per process (AT-1), shared by every server that serves
+//! health. Probes are added with a registration and removed only through
+//! the handle that `add` returns.
+
+use std::sync::{Arc, OnceLock, RwLock, Weak};
+use std::time::Duration;
+
+use tokio::sync::Semaphore;
+use zb_health_spec::{
+    check_name, check_probe_tags, check_timeout, check_unique_names, FailureStatus, Rule, Tag,
+    TagSet, Violation, Violations, DEFAULT_PROBE_TIMEOUT,
+};
+
+use crate::probe::{DynProbe, Probe};
+
+/// How a probe is registered: its name, tiers, deadline and failure status.
+pub struct ProbeRegistration {
+    pub(crate) name: Arc<str>,
+    pub(crate) tags: TagSet,
+    pub(crate) timeout: Duration,
+    pub(crate) failure_status: FailureStatus,
+    pub(crate) probe: Arc<dyn DynProbe>,
+}
+
+impl ProbeRegistration {
+    /// A registration on the `ready` tier with a 1 s deadline (Kubernetes'
+    /// default `timeoutSeconds`) that fails as `Unhealthy`.
+    pub fn new(name: impl Into<Arc<str>>, probe: impl Probe) -> Self {
+        Self::from_arc(name, Arc::new(probe))
+    }
+
+    /// Like [`new`](Self::new), for a probe that is already shared.
+    pub fn from_arc(name: impl Into<Arc<str>>, probe: Arc<dyn DynProbe>) -> Self {
+        Self {
+            name: name.into(),
+            tags: TagSet::READY,
+            timeout: DEFAULT_PROBE_TIMEOUT,
+            failure_status: FailureStatus::Unhealthy,
+            probe,
+        }
+    }
+
+    /// Sets the tiers that run the probe. `live` is refused by `add`.
+    pub fn tags(mut self, tags: TagSet) -> Self {
+        self.tags = tags;
+        self
+    }
+
+    /// Sets the deadline; on expiry the probe is cancelled (AT-4).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Sets the status a failure reports; `Degraded` marks an optional
+    /// dependency (BE-HLTH-003).
+    pub fn failure_status(mut self, status: FailureStatus) -> Self {
+        self.failure_status = status;
+        self
+    }
+
+    /// The registered name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Checks this registration alone against the spec rules, pushing into
+    /// `sink`. Shared by `add`, `replace` and generated code.
+    fn validate(&self, orchestrator: Option<Duration>, sink: &mut Violations<()>) {
+        check_name(&self.name, (), sink);
+        let tags: Vec<(Tag, ())> = self.tags.iter().map(|t| (t, ())).collect();
+        check_probe_tags(&self.name, &tags, (), sink);
+        check_timeout(&self.name, self.timeout, orchestrator, (), sink);
+    }
+}
+
+impl std::fmt::Debug for ProbeRegistration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProbeRegistration")
+            .field("name", &self.name)
+            .field("tags", &self.tags)
+            .field("timeout", &self.timeout)
+            .field("failure_status", &self.failure_status)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A registration refused by the spec rules: every violation, not just the
+/// first, as the same [`Rule`]s the compile-time checks report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegistryError {
+    /// What was broken.
+    pub violations: Vec<Violation<()>>,
+}
+
+impl RegistryError {
+    /// The rules broken, in the order found.
+    pub fn rules(&self) -> Vec<Rule> {
+        self.violations.iter().map(|v| v.rule).collect()
+    }
+}
+
+impl std::fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, v) in self.violations.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "error: {v}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for RegistryError {}
+
+impl From<Vec<Violation<()>>> for RegistryError {
+    fn from(violations: Vec<Violation<()>>) -> Self {
+        Self { violations }
+    }
+}
+
+/// A probe as the executor sees it: immutable once registered.
+pub(crate) struct Registered {
+    pub(crate) id: u64,
+    pub(crate) name: Arc<str>,
+    pub(crate) tags: TagSet,
+    pub(crate) timeout: Duration,
+    pub(crate) failure_status: FailureStatus,
+    pub(crate) probe: Arc<dyn DynProbe>,
+    /// Computed once so a timeout costs no formatting on the request path.
+    pub(crate) timeout_description: String,
+}
+
+/// A tier's probes, precomputed at registration so a request does no tag
+/// filtering.
+pub(crate) type TierTable = Arc<[Arc<Registered>]>;
+
+struct State {
+    all: Vec<Arc<Registered>>,
+    ready: TierTable,
+    active: TierTable,
+    next_id: u64,
+}
+
+impl State {
+    fn rebuild_tiers(&mut self) {
+        let table = |tag| self.all.iter().filter(|r| r.tags.contains(tag)).cloned().collect();
+        self.ready = table(Tag::Ready);
+        self.active = table(Tag::Active);
+    }
+}
+
+pub(crate) struct Inner {
+    state: RwLock<State>,
+    pub(crate) limiter: Semaphore,
+    orchestrator_timeout: Option<Duration>,
+}
+
+/// The health registry (AT-1): framework components and the app add probes
+/// to the same object, and every endpoint reads it.
+///
+/// Cloning is cheap and shares the registry, so the actix server, a
+/// management port and a gRPC health service can all serve one notion of
+/// "ready". Use [`HealthRegistry::process`] in an application; use
+/// [`HealthRegistry::new`] in a unit test, where it holds only what the test
+/// adds (AT-9).
+#[derive(Clone)]
+pub struct HealthRegistry {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl Default for HealthRegistry {
+    fn default() -> Self {
+        Self::builder().build()
+    }
+}
+
+impl std::fmt::Debug for HealthRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<String> = self.read().all.iter().map(|r| r.name.to_string()).collect();
+        f.debug_struct("HealthRegistry").field("probes", &names).finish()
+    }
+}
+
+impl HealthRegistry {
+    /// A plain, empty registry with default limits.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The process-wide registry: the single one that framework components
+    /// and the application share (AT-1). Built with default limits on first
+    /// use.
+    pub fn process() -> &'static HealthRegistry {
+        static PROCESS: OnceLock<HealthRegistry> = OnceLock::new();
+        PROCESS.get_or_init(HealthRegistry::new)
+    }
+
+    /// Configures limits before building a registry.
+    pub fn builder() -> HealthRegistryBuilder {
+        HealthRegistryBuilder::default()
+    }
+
+    /// Adds a probe. Refused, with every broken rule, if its name is empty
+    /// or taken (R9, R3), it is tagged `live` or nothing (R1), or its
+    /// deadline is zero, absurd or not below the orchestrator's (R5).
+    pub fn add(&self, registration: ProbeRegistration) -> Result<RegistrationHandle, RegistryError> {
+        let mut handles = self.commit(vec![registration], None)?;
+        Ok(handles.remove(0))
+    }
+
+    /// Adds several probes, all or none: if any breaks a rule, nothing is
+    /// added and every violation of every registration is returned.
+    pub fn add_all(
+        &self,
+        registrations: impl IntoIterator<Item = ProbeRegistration>,
+    ) -> Result<Vec<RegistrationHandle>, RegistryError> {
+        self.commit(registrations.into_iter().collect(), None)
+    }
+
+    /// The one place registrations are validated and stored. With
+    /// `replacing`, the single registration takes that probe's slot.
+    fn commit(
+        &self,
+        registrations: Vec<ProbeRegistration>,
+        replacing: Option<u64>,
+    ) -> Result<Vec<RegistrationHandle>, RegistryError> {
+        let mut state = self.write();
+        let slot = match replacing {
+            Some(id) => Some(state.all.iter().position(|r| r.id == id).ok_or_else(|| {
+                RegistryError::from(vec![gone(registrations.first().map_or("?", |r| &*r.name))])
+            })?),
+            None => None,
+        };
+        let mut sink = Violations::new();
+        for r in &registrations {
+            r.validate(self.inner.orchestrator_timeout, &mut sink);
+        }
+        check_unique_names(
+            state
+                .all
+                .iter()
+                .filter(|r| Some(r.id) != replacing)
+                .map(|r| (&*r.name, ()))
+                .chain(registrations.iter().map(|r| (&*r.name, ()))),
+            &mut sink,
+        );
+        sink.into_result()?;
+        let mut handles = Vec::with_capacity(registrations.len());
+        for r in registrations {
+            let id = state.next_id;
+            state.next_id += 1;
+            handles.push(RegistrationHandle {
+                registry: Arc::downgrade(&self.inner),
+                id,
+                name: r.name.clone(),
+            });
+            let registered = Arc::new(Registered::new(id, r));
+            match slot {
+                Some(pos) => state.all[pos] = registered,
+                None => state.all.push(registered),
+            }
+        }
+        state.rebuild_tiers();
+        Ok(handles)
+    }
+
+    /// The registered probe names, in registration order.
+    pub fn names(&self) -> Vec<Arc<str>> {
+        self.read().all.iter().map(|r| r.name.clone()).collect()
+    }
+
+    /// The probes of `tier`, as the executor will run them.
+    pub(crate) fn table(&self, tier: Tag) -> Option<TierTable> {
+        let state = self.read();
+        match tier {
+            Tag::Ready => Some(state.ready.clone()),
+            Tag::Active => Some(state.active.clone()),
+            Tag::Live => None,
+        }
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, State> {
+        // A panic while holding the lock cannot leave `State` half-written
+        // (every mutation is a push or a swap), so poisoning is ignored.
+        self.inner.state.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, State> {
+        self.inner.state.write().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Limits of a [`HealthRegistry`].
+#[derive(Debug, Clone)]
+pub struct HealthRegistryBuilder {
+    max_in_flight: usize,
+    orchestrator_timeout: Option<Duration>,
+}
+
+impl Default for HealthRegistryBuilder {
+    fn default() -> Self {
+        Self { max_in_flight: 16, orchestrator_timeout: None }
+    }
+}
+
+impl HealthRegistryBuilder {
+    /// The most probes that run at once across all requests (BE-HLTH-006),
+    /// so a burst of probe requests cannot flood a dependency. At least 1;
+    /// default 16. A probe waiting for a slot is still under its deadline.
+    pub fn max_in_flight(mut self, n: usize) -> Self {
+        self.max_in_flight = n.max(1);
+        self
+    }
+
+    /// The orchestrator's probe timeout; every probe deadline must be below
+    /// it (BE-HLTH-006, rule R5).
+    pub fn orchestrator_timeout(mut self, timeout: Duration) -> Self {
+        self.orchestrator_timeout = Some(timeout);
+        self
+    }
+
+    /// Builds the registry.
+    pub fn build(self) -> HealthRegistry {
+        let empty: TierTable = Arc::from(Vec::new());
+        HealthRegistry {
+            inner: Arc::new(Inner {
+                state: RwLock::new(State {
+                    all: Vec::new(),
+                    ready: empty.clone(),
+                    active: empty,
+                    next_id: 0,
+                }),
+                limiter: Semaphore::new(self.max_in_flight),
+                orchestrator_timeout: self.orchestrator_timeout,
+            }),
+        }
+    }
+}
+
+impl Registered {
+    fn new(id: u64, r: ProbeRegistration) -> Self {
+        Self {
+            id,
+            timeout_description: format!("timed out after {} ms", r.timeout.as_millis()),
+            name: r.name,
+            tags: r.tags,
+            timeout: r.timeout,
+            failure_status: r.failure_status,
+            probe: r.probe,
+        }
+    }
+}
+
+/// The undo handle of one registration (AT-1).
+///
+/// Use it to **replace** a probe (e.g. after a cluster re-join) or to remove
+/// it when the thing it watches is torn down, never to signal "out of
+/// service": an empty tier is healthy, so removing a failing probe would
+/// turn "failing" into "all clear". Dropping the handle keeps the probe.
+#[derive(Debug)]
+pub struct RegistrationHandle {
+    registry: Weak<Inner>,
+    id: u64,
+    name: Arc<str>,
+}
+
+impl RegistrationHandle {
+    /// The name the probe was registered under.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Replaces the probe in place, keeping its position in the report.
+    /// On error the old probe stays and the handle is given back.
+    pub fn replace(
+        self,
+        registration: ProbeRegistration,
+    ) -> Result<RegistrationHandle, (RegistryError, RegistrationHandle)> {
+        let Some(inner) = self.registry.upgrade() else {
+            return Err((vec![gone(&self.name)].into(), self));
+        };
+        match (HealthRegistry { inner }).commit(vec![registration], Some(self.id)) {
+            Ok(mut handles) => Ok(handles.remove(0)),
+            Err(e) => Err((e, self)),
+        }
+    }
+
+    /// Removes the probe, for teardown of what it watches. Returns whether
+    /// it was still registered.
+    pub fn remove(self) -> bool {
+        let Some(inner) = self.registry.upgrade() else { return false };
+        let registry = HealthRegistry { inner };
+        let mut state = registry.write();
+        let before = state.all.len();
+        state.all.retain(|r| r.id != self.id);
+        let removed = state.all.len() != before;
+        if removed {
+            state.rebuild_tiers();
+        }
+        removed
+    }
+}
+
+fn gone(name: &str) -> Violation<()> {
+    Violation {
+        rule: Rule::Unknown,
+        location: (),
+        message: format!("probe `{name}` is no longer registered"),
+        help: "the registry was dropped or the probe was removed; add it again with `HealthRegistry::add`".into(),
+    }
+}

@@ -1,0 +1,71 @@
+//! The result of running one tier: the value every response writer, and
+//! later the gRPC view and the metrics, consume.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::{HealthStatus, Tag};
+
+/// One tier's run (ZB-3): the aggregate and one entry per probe, in
+/// registration order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HealthReport {
+    /// The tier that ran.
+    pub tier: Tag,
+    /// The worst entry's status; `Healthy` when there are none (AT-2).
+    pub status: HealthStatus,
+    /// Wall-clock time of the whole tier.
+    pub total_duration: Duration,
+    /// One entry per probe, in registration order.
+    pub entries: Vec<HealthEntry>,
+}
+
+impl HealthReport {
+    /// Builds a report; the aggregate is derived, never passed in, so it
+    /// cannot disagree with the entries.
+    pub fn new(tier: Tag, entries: Vec<HealthEntry>, total_duration: Duration) -> Self {
+        let status = HealthStatus::aggregate(entries.iter().map(|e| e.status));
+        Self { tier, status, total_duration, entries }
+    }
+
+    /// The entry named `name`, if any.
+    pub fn entry(&self, name: &str) -> Option<&HealthEntry> {
+        self.entries.iter().find(|e| &*e.name == name)
+    }
+}
+
+/// One probe's line in a report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HealthEntry {
+    /// The probe's registered name: the real one even when it panicked or
+    /// hung (improving on AT-3's `unknown`).
+    pub name: Arc<str>,
+    /// The entry's status after the failure-status mapping.
+    pub status: HealthStatus,
+    /// The probe's own fixed description, or the executor's fixed text for
+    /// an error, panic or timeout. Never raw error text.
+    pub description: Option<Cow<'static, str>>,
+    /// How long the probe ran.
+    pub duration: Duration,
+    /// The probe's structured `data`, if it gave any.
+    pub data: Option<Map<String, Value>>,
+    /// How the run ended.
+    pub outcome: EntryOutcome,
+}
+
+/// How a probe's run ended; lets logs, metrics and writers tell a verdict
+/// from a failure of the probe itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EntryOutcome {
+    /// The probe returned a result.
+    Completed,
+    /// The probe returned `Err`.
+    Errored,
+    /// The probe panicked.
+    Panicked,
+    /// The probe missed its deadline and was cancelled.
+    TimedOut,
+}
