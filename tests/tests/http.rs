@@ -1,0 +1,211 @@
+//! The three tiers over HTTP (ZB-1, ZB-3, ZB-5, BE-HLTH-009): once through
+//! actix's test utilities and once over a real socket on 127.0.0.1.
+
+mod support;
+
+use actix_web::http::StatusCode;
+use actix_web::{test as actix_test, App};
+use serde_json::{json, Value};
+use support::{assert_canonical, fixed, registry, request, serve};
+use zb_health::{
+    canonical_json, map_zb_health, write_json, EndpointPaths, HealthRegistry, HealthStatus, Rule,
+    ZbHealth,
+};
+
+use HealthStatus::{Degraded, Healthy, Unhealthy};
+
+/// (ready probe, active probe) → (ready code, active code, live code).
+const CODES: [(HealthStatus, HealthStatus, u16, u16); 3] = [
+    (Healthy, Healthy, 200, 200),
+    (Degraded, Degraded, 200, 200),
+    (Unhealthy, Unhealthy, 503, 503),
+];
+
+#[actix_web::test]
+async fn status_codes_per_tier_through_actix_test() {
+    for (ready, active, ready_code, active_code) in CODES {
+        let app = actix_test::init_service(App::new().service(map_zb_health(registry(ready, active)))).await;
+        for (path, code, status) in [
+            ("/health/ready", ready_code, ready),
+            ("/health/active", active_code, active),
+            ("/healthz", 200, Healthy),
+        ] {
+            let res = actix_test::call_service(&app, actix_test::TestRequest::get().uri(path).to_request()).await;
+            assert_eq!(res.status().as_u16(), code, "{path} with {status:?}");
+            let body: Value = actix_test::read_body_json(res).await;
+            assert_eq!(body["status"], status.as_str(), "{path}");
+            assert_canonical(&body);
+        }
+    }
+}
+
+#[actix_web::test]
+async fn status_codes_per_tier_over_a_real_socket() {
+    for (ready, active, ready_code, active_code) in CODES {
+        let server = serve(map_zb_health(registry(ready, active)));
+        let r = request(server.addr, "GET", "/health/ready").await;
+        assert_eq!(r.status, ready_code);
+        assert_eq!(r.json()["entries"]["database"]["status"], ready.as_str());
+        let a = request(server.addr, "GET", "/health/active").await;
+        assert_eq!(a.status, active_code);
+        assert_eq!(a.json()["entries"]["active-node"]["status"], active.as_str());
+        let l = request(server.addr, "GET", "/healthz").await;
+        assert_eq!(l.status, 200, "live is 200 even when ready is {ready:?}");
+        for w in [&r, &a, &l] {
+            assert_canonical(&w.json());
+        }
+    }
+}
+
+#[actix_web::test]
+async fn live_is_always_200_with_no_entries() {
+    let server = serve(map_zb_health(registry(Unhealthy, Unhealthy)));
+    let l = request(server.addr, "GET", "/healthz").await;
+    assert_eq!(l.status, 200);
+    assert_eq!(l.json(), json!({"status": "Healthy", "totalDurationMs": 0, "entries": {}}));
+}
+
+#[actix_web::test]
+async fn other_methods_get_405_with_allow_over_a_real_socket() {
+    let server = serve(map_zb_health(registry(Healthy, Healthy)));
+    for path in ["/health/ready", "/health/active", "/healthz"] {
+        for method in ["POST", "PUT", "DELETE", "PATCH", "OPTIONS"] {
+            let r = request(server.addr, method, path).await;
+            assert_eq!(r.status, 405, "{method} {path}");
+            assert_eq!(r.header("allow"), Some("GET, HEAD"), "{method} {path}");
+            assert_eq!(r.header("cache-control"), Some("no-store"));
+        }
+    }
+}
+
+#[actix_web::test]
+async fn other_methods_get_405_through_actix_test() {
+    let app = actix_test::init_service(App::new().service(map_zb_health(HealthRegistry::new()))).await;
+    let res = actix_test::call_service(&app, actix_test::TestRequest::post().uri("/health/ready").to_request()).await;
+    assert_eq!(res.status(), StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(res.headers().get("allow").unwrap(), "GET, HEAD");
+}
+
+#[actix_web::test]
+async fn head_answers_like_get_without_a_body() {
+    let server = serve(map_zb_health(registry(Healthy, Unhealthy)));
+    for (path, code) in [("/health/ready", 200), ("/health/active", 503), ("/healthz", 200)] {
+        let get = request(server.addr, "GET", path).await;
+        let head = request(server.addr, "HEAD", path).await;
+        assert_eq!(head.status, code, "{path}");
+        assert!(head.body.is_empty(), "HEAD {path} sent a body: {:?}", head.body);
+        assert_eq!(head.header("content-type"), Some("application/json"));
+        assert_eq!(head.header("cache-control"), Some("no-store"));
+        assert!(!get.body.is_empty());
+    }
+}
+
+#[actix_web::test]
+async fn every_answer_is_json_and_never_cached() {
+    let server = serve(map_zb_health(registry(Degraded, Healthy)));
+    for path in ["/health/ready", "/health/active", "/healthz"] {
+        let r = request(server.addr, "GET", path).await;
+        assert_eq!(r.header("content-type"), Some("application/json"), "{path}");
+        assert_eq!(r.header("cache-control"), Some("no-store"), "{path}");
+        let len: usize = r.header("content-length").unwrap().parse().unwrap();
+        assert_eq!(len, r.body.len());
+    }
+}
+
+#[actix_web::test]
+async fn the_body_has_the_canonical_shape() {
+    let server = serve(map_zb_health(registry(Healthy, Healthy)));
+    let ready = request(server.addr, "GET", "/health/ready").await.json();
+    assert!(ready["totalDurationMs"].is_u64(), "{ready}");
+    let db = &ready["entries"]["database"];
+    assert_eq!(db["description"], Value::Null, "a missing description is null");
+    assert!(db["durationMs"].is_number());
+    assert!(db.get("data").is_none(), "data appears only when a probe gives it");
+    let active = request(server.addr, "GET", "/health/active").await.json();
+    let node = &active["entries"]["active-node"];
+    assert_eq!(node["description"], "oldest Up member");
+    assert_eq!(node["data"]["activeNode"], "127.0.0.1:7000");
+    assert_canonical(&active);
+}
+
+#[actix_web::test]
+async fn entries_keep_registration_order() {
+    let reg = HealthRegistry::new();
+    for name in ["zeta", "alpha", "mid", "beta"] {
+        reg.add(fixed(name, Healthy)).unwrap();
+    }
+    let server = serve(map_zb_health(reg));
+    let body = String::from_utf8(request(server.addr, "GET", "/health/ready").await.body).unwrap();
+    let pos: Vec<usize> = ["zeta", "alpha", "mid", "beta"]
+        .iter()
+        .map(|n| body.find(&format!("\"{n}\"")).unwrap())
+        .collect();
+    assert!(pos.windows(2).all(|w| w[0] < w[1]), "{body}");
+}
+
+#[actix_web::test]
+async fn paths_and_writer_can_be_overridden() {
+    let endpoints = ZbHealth::new(registry(Unhealthy, Healthy))
+        .paths(EndpointPaths::be_hlth_009())
+        .writer(|report: &zb_health::HealthReport, mut res: actix_web::HttpResponseBuilder| {
+            res.content_type("application/json").json(json!({
+                "status": if report.status.is_serving() { "pass" } else { "fail" }
+            }))
+        })
+        .build()
+        .unwrap();
+    let server = serve(endpoints);
+    let r = request(server.addr, "GET", "/healthz/ready").await;
+    assert_eq!((r.status, r.json()), (503, json!({"status": "fail"})));
+    let l = request(server.addr, "GET", "/healthz/live").await;
+    assert_eq!((l.status, l.json()), (200, json!({"status": "pass"})));
+    assert_eq!(request(server.addr, "GET", "/health/ready").await.status, 404);
+}
+
+#[actix_web::test]
+async fn the_canonical_writer_serves_custom_handlers_too() {
+    use actix_web::{web, HttpResponse};
+    let reg = registry(Degraded, Healthy);
+    let app = actix_test::init_service(App::new().route(
+        "/custom",
+        web::get().to(move || {
+            let reg = reg.clone();
+            async move {
+                let report = reg.check(zb_health::Tag::Ready).await;
+                write_json(&report, HttpResponse::Ok())
+            }
+        }),
+    ))
+    .await;
+    let res = actix_test::call_service(&app, actix_test::TestRequest::get().uri("/custom").to_request()).await;
+    assert_eq!(res.headers().get("content-type").unwrap(), "application/json");
+    let body: Value = actix_test::read_body_json(res).await;
+    assert_eq!(body["status"], "Degraded");
+    assert_canonical(&body);
+}
+
+#[test]
+fn colliding_or_relative_paths_are_refused() {
+    let err = ZbHealth::new(HealthRegistry::new())
+        .ready_path("/health")
+        .active_path("/health/")
+        .build()
+        .err()
+        .unwrap();
+    assert_eq!(err.rules(), [Rule::EndpointPath]);
+    let err = ZbHealth::new(HealthRegistry::new()).live_path("healthz").build().err().unwrap();
+    assert_eq!(err.rules(), [Rule::EndpointPath]);
+    assert!(err.to_string().contains("write `/healthz`"), "{err}");
+}
+
+#[actix_web::test]
+async fn degraded_and_unhealthy_bodies_validate_against_the_schema() {
+    for status in [Healthy, Degraded, Unhealthy] {
+        let reg = registry(status, status);
+        for tier in zb_health::Tag::ALL {
+            let report = reg.check(tier).await;
+            let body: Value = serde_json::from_slice(&canonical_json(&report)).unwrap();
+            assert_canonical(&body);
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! Shared helpers of the integration tests: registries with fixed answers,
+//! a real server on 127.0.0.1:0, a plain HTTP/1.1 client and the schema.
+
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::sync::OnceLock;
+
+use actix_web::dev::ServerHandle;
+use actix_web::{App, HttpServer};
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use zb_health::{
+    from_fn, HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, TagSet, ZbHealthEndpoints,
+};
+
+/// A registry whose ready tier answers `ready` and active tier `active`.
+pub fn registry(ready: HealthStatus, active: HealthStatus) -> HealthRegistry {
+    let reg = HealthRegistry::new();
+    reg.add(fixed("database", ready)).unwrap();
+    reg.add(
+        ProbeRegistration::new(
+            "active-node",
+            from_fn(move || async move {
+                Ok(ProbeResult::new(active)
+                    .with_description("oldest Up member")
+                    .with_data("selfAddress", "127.0.0.1:7000")
+                    .with_data("activeNode", "127.0.0.1:7000"))
+            }),
+        )
+        .tags(TagSet::ACTIVE),
+    )
+    .unwrap();
+    reg
+}
+
+/// A ready-tier probe that always answers `status` with no description.
+pub fn fixed(name: &'static str, status: HealthStatus) -> ProbeRegistration {
+    ProbeRegistration::new(name, from_fn(move || async move { Ok(ProbeResult::new(status)) }))
+}
+
+/// A running server and its address; stopped on drop.
+pub struct Server {
+    pub addr: SocketAddr,
+    handle: ServerHandle,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        drop(self.handle.stop(false));
+    }
+}
+
+/// Serves `endpoints` on 127.0.0.1 with an OS-chosen port.
+pub fn serve(endpoints: ZbHealthEndpoints) -> Server {
+    let server = HttpServer::new(move || App::new().service(endpoints.clone()))
+        .workers(1)
+        .disable_signals()
+        .bind(("127.0.0.1", 0))
+        .unwrap();
+    let addr = server.addrs()[0];
+    let server = server.run();
+    let handle = server.handle();
+    actix_web::rt::spawn(server);
+    Server { addr, handle }
+}
+
+/// A response as read off the wire.
+#[derive(Debug)]
+pub struct Wire {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Wire {
+    /// The first header named `name`, case-insensitively.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The body as JSON.
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap()
+    }
+}
+
+/// One HTTP/1.1 request over a fresh TCP connection, read until the
+/// server closes it: no client library between the test and the bytes.
+pub async fn request(addr: SocketAddr, method: &str, path: &str) -> Wire {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let req = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+    stream.write_all(req.as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).await.unwrap();
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("a header block");
+    let head = String::from_utf8(raw[..split].to_vec()).unwrap();
+    let mut lines = head.split("\r\n");
+    let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
+        .collect();
+    Wire { status, headers, body: raw[split + 4..].to_vec() }
+}
+
+/// `spec/health-response.schema.json`, compiled once.
+pub fn schema() -> &'static jsonschema::Validator {
+    static SCHEMA: OnceLock<jsonschema::Validator> = OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        let text = include_str!("../../../spec/health-response.schema.json");
+        jsonschema::validator_for(&serde_json::from_str(text).unwrap()).unwrap()
+    })
+}
+
+/// Asserts `body` satisfies the canonical schema, listing every error.
+pub fn assert_canonical(body: &Value) {
+    let errors: Vec<String> = schema().iter_errors(body).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "schema errors {errors:?} in {body}");
+}
