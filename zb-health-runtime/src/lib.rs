@@ -21,15 +21,22 @@
 
 mod executor;
 mod http;
+mod meta;
 mod probe;
 mod registry;
 mod report;
 mod writer;
 
+#[cfg(feature = "macros")]
+pub use zb_health_macros::{manifest, zb_health};
+
 /// The spec rules shared with the macros and the CLI.
 pub use zb_health_spec as spec;
 
 pub use executor::{ERRORED_DESCRIPTION, PANICKED_DESCRIPTION};
+#[doc(hidden)]
+pub use meta::__private;
+pub use meta::{ProbeMeta, ZbHealthProbe};
 pub use http::{map_zb_health, tier_status_code, ZbHealth, ZbHealthEndpoints};
 pub use probe::{from_fn, BoxProbeFuture, DynProbe, FnProbe, Probe, ProbeError, ProbeOutcome, ProbeResult};
 pub use registry::{HealthRegistry, HealthRegistryBuilder, ProbeRegistration, RegistrationHandle, RegistryError};

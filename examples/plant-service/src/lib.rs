@@ -1,5 +1,8 @@
 //! A small plant-floor service with zb-health's three tiers.
 //!
+//! Its probes are declared by `health.yaml` and the `#[zb_health]`
+//! attributes below; the compiler checks both against the health spec.
+//!
 //! Probes:
 //! * `database` (ready): a simulated database that can be made to fail,
 //!   through `PLANT_FAIL_DATABASE=1` at start or `POST /admin/database/fail`
@@ -12,15 +15,14 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 use actix_web::{web, HttpResponse};
-use zb_health::{
-    HealthRegistry, Probe, ProbeOutcome, ProbeRegistration, ProbeResult, TagSet, ZbHealth,
-    ZbHealthEndpoints,
-};
+use zb_health::{zb_health, HealthRegistry, Probe, ProbeOutcome, ProbeResult, ZbHealthEndpoints};
+
+zb_health::manifest!("health.yaml");
 
 /// Simulated database: healthy until told to fail.
+#[zb_health(name = "database", tags = [ready], timeout = "800ms")]
 #[derive(Clone, Default)]
 pub struct DatabaseProbe {
     failing: Arc<AtomicBool>,
@@ -45,6 +47,7 @@ impl Probe for DatabaseProbe {
 }
 
 /// Always-healthy local check.
+#[zb_health(name = "disk-space", tags = [ready], timeout = "300ms")]
 pub struct DiskSpaceProbe;
 
 impl Probe for DiskSpaceProbe {
@@ -54,6 +57,7 @@ impl Probe for DiskSpaceProbe {
 }
 
 /// A single node is trivially the active one.
+#[zb_health(name = "primary", tags = [active], timeout = "200ms")]
 pub struct PrimaryProbe;
 
 impl Probe for PrimaryProbe {
@@ -76,22 +80,20 @@ pub struct PlantHealth {
 }
 
 impl PlantHealth {
-    /// Builds the registry with the service's three probes.
+    /// Registers the manifest's probes on a fresh registry.
     pub fn new(database_failing: bool) -> Self {
-        let registry = HealthRegistry::new();
+        let registry = HealthManifest::registry();
         let database = DatabaseProbe::default();
         database.set_failing(database_failing);
-        registry
-            .add_all([
-                ProbeRegistration::new("database", database.clone())
-                    .timeout(Duration::from_millis(800)),
-                ProbeRegistration::new("disk-space", DiskSpaceProbe),
-                ProbeRegistration::new("primary", PrimaryProbe).tags(TagSet::ACTIVE),
-            ])
-            .expect("the plant service's probes follow the spec");
-        let endpoints = ZbHealth::new(registry.clone())
-            .build()
-            .expect("the ZB default paths are valid");
+        let endpoints = HealthManifest::install(
+            &registry,
+            HealthDeps {
+                database_probe: database.clone(),
+                disk_space_probe: DiskSpaceProbe,
+                primary_probe: PrimaryProbe,
+            },
+        )
+        .expect("a fresh registry holds no other probe");
         Self { registry, database, endpoints }
     }
 

@@ -48,18 +48,29 @@ pub enum DurationError {
     MissingUnit(String),
 }
 
+impl DurationError {
+    /// What is wrong, quoting the input.
+    pub fn message(&self) -> String {
+        match self {
+            DurationError::Malformed(s) => format!("malformed duration `{s}`"),
+            DurationError::MissingUnit(s) => format!("duration `{s}` has no unit"),
+        }
+    }
+
+    /// How to write it instead.
+    pub fn help(&self) -> String {
+        match self {
+            DurationError::Malformed(_) => {
+                "write a whole number with a unit: `750ms`, `2s` or `1m` (fractions such as `1.5s` are written `1500ms`)".into()
+            }
+            DurationError::MissingUnit(s) => format!("write `{s}ms` or `{s}s`"),
+        }
+    }
+}
+
 impl fmt::Display for DurationError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DurationError::Malformed(s) => write!(
-                f,
-                "malformed duration `{s}`; write an integer with a unit: `750ms`, `2s` or `1m`"
-            ),
-            DurationError::MissingUnit(s) => write!(
-                f,
-                "duration `{s}` has no unit; write `{s}ms` or `{s}s`"
-            ),
-        }
+        write!(f, "{}; {}", self.message(), self.help())
     }
 }
 

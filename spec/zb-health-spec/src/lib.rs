@@ -7,19 +7,28 @@
 //! report, so the three can never disagree about what is legal.
 //!
 //! This crate has no `proc_macro` types and no dependencies, so any of those
-//! callers can use it.
+//! callers can use it. The `manifest` feature adds the `health.yaml` model,
+//! parser and validator ([`manifest`]), at the cost of `serde` and
+//! `serde-saphyr`.
 
 mod duration;
+#[cfg(feature = "manifest")]
+pub mod manifest;
 mod paths;
 mod rules;
 mod status;
 mod suggest;
 mod tag;
 
+#[cfg(feature = "manifest")]
+pub use manifest::{
+    parse_manifest, ActiveScope, Located, Location, MajorityGuard, Manifest, MembershipPolicy,
+    ProbeDecl, ProbeKind, KINDS,
+};
 pub use duration::{parse_duration, DurationError, DEFAULT_PROBE_TIMEOUT, MAX_PROBE_TIMEOUT};
 pub use paths::{EndpointPaths, PathsSource};
 pub use rules::{
-    check_name, check_paths, check_probe_tags, check_timeout, check_unique_names, Rule,
+    check_duration_text, check_name, check_paths, check_probe_tags, check_timeout, check_unique_names, Rule,
     Violation, Violations,
 };
 pub use status::{FailureStatus, HealthStatus};

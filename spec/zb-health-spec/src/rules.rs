@@ -8,7 +8,7 @@
 //! | R2 `role-scope-needs-roles` | reported by the manifest's active-node options | ZB-2.3d |
 //! | R3 `duplicate-name` | [`check_unique_names`] | AT-1 |
 //! | R4 `unknown` | reported where the unknown thing is parsed | |
-//! | R5 `duration` | [`check_timeout`], [`crate::parse_duration`] | BE-HLTH-006 |
+//! | R5 `duration` | [`check_timeout`], [`check_duration_text`] | BE-HLTH-006 |
 //! | R6 `endpoint-path` | [`check_paths`] | ZB-5 |
 //! | R7 `contradiction` | reported where two sources meet | |
 //! | R8 `manifest-file` | reported by the manifest reader | |
@@ -229,7 +229,7 @@ pub fn check_probe_tags<L: Clone>(
             Rule::LiveTag,
             probe_location,
             format!("probe `{name}` has no tags, so no tier would ever run it"),
-            "add `tags: [ready]` for a dependency, or `tags: [active]` for an active-node check",
+            "tag it `ready` for a dependency, or `active` for an active-node check",
         );
     }
 }
@@ -271,6 +271,18 @@ pub fn check_timeout<L>(
                 ),
                 "each probe's deadline must be smaller than the orchestrator's, or the orchestrator gives up before the endpoint answers; lower the probe's `timeout`",
             );
+        }
+    }
+}
+
+/// R5: parses a duration written by the user, reporting a malformed one at
+/// its location. Returns `None` after reporting.
+pub fn check_duration_text<L>(text: &str, location: L, sink: &mut Violations<L>) -> Option<Duration> {
+    match crate::parse_duration(text) {
+        Ok(d) => Some(d),
+        Err(e) => {
+            sink.push(Rule::Duration, location, e.message(), e.help());
+            None
         }
     }
 }

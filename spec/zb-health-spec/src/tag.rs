@@ -120,6 +120,11 @@ impl TagSet {
         self.0 & tag.bit() != 0
     }
 
+    /// The raw bits, for `const` comparisons in generated code.
+    pub const fn bits(self) -> u8 {
+        self.0
+    }
+
     /// Whether the set is empty.
     pub const fn is_empty(self) -> bool {
         self.0 == 0

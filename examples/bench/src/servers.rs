@@ -1,0 +1,300 @@
+//! The two servers under test: zb-health (the plant service) and bare
+//! actix-web handlers doing the same work by hand.
+
+use std::borrow::Cow;
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::StatusCode;
+use actix_web::web::{self, Bytes};
+use actix_web::{App, HttpResponse};
+use plant_service::{DatabaseProbe, DiskSpaceProbe, PlantHealth};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use zb_health::{HealthStatus, Probe, ProbeOutcome, ProbeRegistration, ProbeResult};
+
+/// Worker threads per server. The machine has 2 cores shared by both
+/// servers and wrk; one worker each keeps the server under test on one
+/// core and wrk on the other, and the idle server costs nothing.
+pub const WORKERS: usize = 1;
+/// Listen backlog of both servers (actix's default, stated so both match
+/// by construction rather than by coincidence).
+pub const BACKLOG: u32 = 1024;
+/// Keep-alive of both servers (actix's default, stated for the same
+/// reason). wrk reuses its connections, so this only has to outlive a gap.
+pub const KEEP_ALIVE: Duration = Duration::from_secs(5);
+/// Loopback only, port chosen by the OS: the benchmark must not expose
+/// anything or collide with a developer's running service.
+const LOOPBACK: (&str, u16) = ("127.0.0.1", 0);
+
+/// The bare server's path for the hand-written three-probe handler.
+pub const BARE_READY_PATH: &str = "/ready3";
+/// The name the bench registers its third probe under.
+pub const CACHE_PROBE_NAME: &str = "cache";
+
+/// Builds and binds an `HttpServer` with the one set of settings both
+/// servers share. A macro rather than a function because `HttpServer`'s
+/// builder methods carry a page of generic bounds that a helper would have
+/// to restate; the macro keeps the settings in one place all the same.
+macro_rules! bench_http_server {
+    ($factory:expr) => {
+        actix_web::HttpServer::new($factory)
+            .workers(WORKERS)
+            .backlog(BACKLOG)
+            .keep_alive(KEEP_ALIVE)
+            // The driver owns the process lifetime; actix's own Ctrl-C
+            // handling would only delay the exit with a graceful drain.
+            .disable_signals()
+            .shutdown_timeout(1)
+            .bind(LOOPBACK)
+    };
+}
+
+/// A third trivially fast probe, so the ready tier has three like the
+/// hand-written `/ready3` handler.
+pub struct CacheProbe;
+
+impl Probe for CacheProbe {
+    async fn check(&self) -> ProbeOutcome {
+        Ok(ProbeResult::healthy().with_description("cache reachable"))
+    }
+}
+
+/// Where the two servers listen, and their workers' CPU clocks.
+pub struct Addresses {
+    /// The zb-health server (plant service plus the `cache` probe).
+    pub zb: SocketAddr,
+    /// The bare actix-web server.
+    pub bare: SocketAddr,
+    /// The zb-health server's worker thread.
+    pub zb_clock: WorkerClock,
+    /// The bare server's worker thread.
+    pub bare_clock: WorkerClock,
+}
+
+/// The on-CPU time of one server's worker thread.
+///
+/// Requests/s on a shared, busy machine measure how much CPU the scheduler
+/// happened to grant as much as the code; CPU time per request does not
+/// depend on that, so it is reported beside the throughput.
+#[derive(Clone, Default)]
+pub struct WorkerClock(Arc<OnceLock<PathBuf>>);
+
+impl WorkerClock {
+    /// Remembers the calling thread. Called from the `App` factory, which
+    /// actix runs once on each worker thread as the worker starts.
+    fn record_current_thread(&self) {
+        // `/proc/thread-self` names the calling thread: `<pid>/task/<tid>`.
+        if let Ok(task) = std::fs::read_link("/proc/thread-self") {
+            let _ = self.0.set(PathBuf::from("/proc").join(task).join("schedstat"));
+        }
+    }
+
+    /// The worker's total on-CPU time so far; `None` off Linux or before
+    /// the worker started.
+    pub fn cpu_time(&self) -> Option<Duration> {
+        let stat = std::fs::read_to_string(self.0.get()?).ok()?;
+        // The first field of schedstat is the time spent running, in ns.
+        let ns: u64 = stat.split_whitespace().next()?.parse().ok()?;
+        Some(Duration::from_nanos(ns))
+    }
+}
+
+/// Starts the zb-health server, fetches its `/healthz` bytes, starts the
+/// bare server serving them, and returns both addresses.
+///
+/// The servers run on their own thread under their own actix `System`, so
+/// the driver can block on wrk and plain sockets without stalling any
+/// runtime. They live until the process exits.
+pub fn start() -> io::Result<Addresses> {
+    let health = PlantHealth::new(false);
+    // The ready tier gets its third probe through the public API, after the
+    // endpoints were built: the registry is shared, so they see it.
+    health
+        .registry
+        .add(ProbeRegistration::new(CACHE_PROBE_NAME, CacheProbe))
+        .map_err(|e| io::Error::other(e.to_string()))?;
+    // The same probe *instances* where they have state (the database switch),
+    // the same probe *types* otherwise: the bare handler calls the very same
+    // `Probe::check` code.
+    let probes = Arc::new(BareProbes {
+        database: health.database.clone(),
+        disk_space: DiskSpaceProbe,
+        cache: CacheProbe,
+    });
+
+    let (zb_clock, bare_clock) = (WorkerClock::default(), WorkerClock::default());
+    let clocks = (zb_clock.clone(), bare_clock.clone());
+    let (tx, rx) = std::sync::mpsc::channel::<io::Result<Addresses>>();
+    std::thread::Builder::new().name("bench-servers".into()).spawn(move || {
+        actix_web::rt::System::new().block_on(async move {
+            let zb = match start_zb(health, clocks.0) {
+                Ok(zb) => zb,
+                Err(e) => return drop(tx.send(Err(e))),
+            };
+            let zb_addr = zb.0;
+            actix_web::rt::spawn(zb.1);
+            // Fetched from the running server rather than hard-coded, so the
+            // bare baseline serves exactly what zb-health serves today.
+            let live = match web::block(move || crate::client::get(zb_addr, "/healthz")).await {
+                Ok(Ok(resp)) => Bytes::from(resp.body),
+                Ok(Err(e)) => return drop(tx.send(Err(e))),
+                Err(e) => return drop(tx.send(Err(io::Error::other(e.to_string())))),
+            };
+            let bare = match start_bare(live, probes, clocks.1) {
+                Ok(bare) => bare,
+                Err(e) => return drop(tx.send(Err(e))),
+            };
+            let _ = tx.send(Ok(Addresses { zb: zb_addr, bare: bare.0, zb_clock, bare_clock }));
+            let _ = bare.1.await;
+        });
+    })?;
+    rx.recv().map_err(|_| io::Error::other("server thread died before binding"))?
+}
+
+/// The plant service, mounted exactly as `examples/plant-service/src/main.rs`
+/// mounts it (the clock only notes the worker thread, once, at start).
+fn start_zb(
+    health: PlantHealth,
+    clock: WorkerClock,
+) -> io::Result<(SocketAddr, actix_web::dev::Server)> {
+    let server = bench_http_server!(move || {
+        clock.record_current_thread();
+        let health = health.clone();
+        App::new().configure(move |c| health.configure(c))
+    })?;
+    let addr = server.addrs()[0];
+    Ok((addr, server.run()))
+}
+
+/// The baseline: what a developer would write by hand without zb-health.
+fn start_bare(
+    live: Bytes,
+    probes: Arc<BareProbes>,
+    clock: WorkerClock,
+) -> io::Result<(SocketAddr, actix_web::dev::Server)> {
+    let server = bench_http_server!(move || {
+        clock.record_current_thread();
+        let live = live.clone();
+        let probes = probes.clone();
+        App::new()
+            .route(
+                "/healthz",
+                // `Bytes` clones by reference count: the cheapest possible
+                // static answer, which is what zb-health's live tier is
+                // measured against.
+                web::get().to(move || {
+                    let body = live.clone();
+                    async move { json_response(StatusCode::OK, body) }
+                }),
+            )
+            .route(
+                BARE_READY_PATH,
+                web::get().to(move || {
+                    let probes = probes.clone();
+                    async move { ready3(&probes).await }
+                }),
+            )
+    })?;
+    let addr = server.addrs()[0];
+    Ok((addr, server.run()))
+}
+
+/// The three probes the hand-written handler joins.
+struct BareProbes {
+    database: DatabaseProbe,
+    disk_space: DiskSpaceProbe,
+    cache: CacheProbe,
+}
+
+/// The hand-written ready handler: the three `Probe::check` futures joined
+/// on the request's task, timed, and written as the same JSON shape as
+/// zb-health's canonical body. It has none of zb-health's safety nets (no
+/// deadline, no panic guard, no in-flight bound); their price is what the
+/// ratio measures.
+async fn ready3(probes: &BareProbes) -> HttpResponse {
+    let started = Instant::now();
+    let (database, disk_space, cache) = tokio::join!(
+        timed(probes.database.check()),
+        timed(probes.disk_space.check()),
+        timed(probes.cache.check()),
+    );
+    let (database, disk_space, cache) = (entry(database), entry(disk_space), entry(cache));
+    let status = HealthStatus::aggregate([database.0, disk_space.0, cache.0]);
+    let body = ReadyBody {
+        status: status.as_str(),
+        total_duration_ms: started.elapsed().as_millis() as u64,
+        entries: ReadyEntries { database: database.1, disk_space: disk_space.1, cache: cache.1 },
+    };
+    let code = if status.is_serving() { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+    // Serialising strings, numbers and a JSON map cannot fail.
+    let bytes = serde_json::to_vec(&body).unwrap_or_default();
+    json_response(code, Bytes::from(bytes))
+}
+
+/// Both servers answer with the same headers, so wrk reads the same bytes
+/// apart from the body.
+fn json_response(code: StatusCode, body: Bytes) -> HttpResponse {
+    HttpResponse::build(code)
+        .insert_header((header::CONTENT_TYPE, HeaderValue::from_static("application/json")))
+        .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-store")))
+        .body(body)
+}
+
+/// Runs `check` and measures it, as the body reports per-probe durations.
+async fn timed(check: impl Future<Output = ProbeOutcome>) -> (ProbeOutcome, Duration) {
+    let started = Instant::now();
+    let outcome = check.await;
+    (outcome, started.elapsed())
+}
+
+/// One probe's line; an error becomes a fixed text like zb-health's, so the
+/// bodies stay comparable in the failing case too.
+fn entry((outcome, duration): (ProbeOutcome, Duration)) -> (HealthStatus, EntryBody) {
+    let (status, description, data) = match outcome {
+        Ok(r) => (r.status, r.description, r.data),
+        Err(_) => (HealthStatus::Unhealthy, Some(Cow::Borrowed("check failed")), None),
+    };
+    let body = EntryBody {
+        status: status.as_str(),
+        description,
+        duration_ms: duration.as_micros() as f64 / 1000.0,
+        data,
+    };
+    (status, body)
+}
+
+/// `{"status","totalDurationMs","entries":{…}}`, the canonical shape.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ReadyBody {
+    status: &'static str,
+    total_duration_ms: u64,
+    entries: ReadyEntries,
+}
+
+/// The entries as a JSON object keyed by probe name, in the same order as
+/// the zb-health registry holds them.
+#[derive(Serialize)]
+struct ReadyEntries {
+    database: EntryBody,
+    #[serde(rename = "disk-space")]
+    disk_space: EntryBody,
+    cache: EntryBody,
+}
+
+/// `{"status","description","durationMs","data"?}`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EntryBody {
+    status: &'static str,
+    description: Option<Cow<'static, str>>,
+    duration_ms: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    data: Option<Map<String, Value>>,
+}

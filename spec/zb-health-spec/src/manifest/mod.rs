@@ -1,0 +1,313 @@
+//! The per-project `health.yaml` manifest (ZB-5: "the library does not decide
+//! which probes exist: the per-project manifest does"): its model, parser and
+//! validator.
+//!
+//! The `#[zb_health]` macro reads the manifest at compile time and turns every
+//! [`Violation`] that [`parse_manifest`] returns into a compile error at the
+//! YAML line:column; the CLI prints the same list. Every rule check calls the
+//! shared functions of [`crate::rules`](crate::Rule), so the manifest, the
+//! attribute and the runtime builder cannot disagree.
+//!
+//! # Shape
+//!
+//! ```yaml
+//! # yaml-language-server: $schema=<path>/health-manifest.schema.json
+//! service: scadabridge                 # required, a short identifier (R9)
+//! endpoints:                           # optional
+//!   preset: zb                         # zb (default) | be-hlth-009
+//!   ready: /health/ready               # each path overrides the preset's
+//!   active: /health/active
+//!   live: /healthz
+//! orchestrator: { timeout: 1s }        # optional: the orchestrator's probe timeout
+//! defaults: { timeout: 800ms, failure_status: unhealthy }   # optional
+//! probes:                              # optional; missing or empty = no probes
+//!   - { name: database, kind: database, tags: [ready], timeout: 2s }
+//!   - { name: akka-cluster, kind: cluster-membership, policy: default }
+//!   - { name: transport, kind: cluster-transport, expected_size: 3, require_majority: true }
+//!   - { name: active-node, kind: active-node, scope: role, roles: [admin, driver],
+//!       no_active_role_status: unhealthy }
+//!   - { name: upstream, kind: grpc }
+//!   - { kind: custom, type: crate::probes::CacheProbe }
+//! ```
+//!
+//! Durations are an integer and a unit, `ms`, `s` or `m` ([`crate::parse_duration`]).
+//! `spec/manifest.md` describes every key; `spec/health-manifest.schema.json`
+//! is the same shape for editors.
+//!
+//! # How it is read
+//!
+//! 1. `tree`: the YAML text becomes a tree of values, each with its
+//!    line:column. Only malformed YAML (or a breached resource limit) stops
+//!    here, as a single R8 violation.
+//! 2. `read`: the tree is walked section by section. Unknown keys, wrong types
+//!    and broken rules are all pushed into one [`Violations`](crate::Violations)
+//!    sink, so the user sees every problem of the file at once.
+
+mod read;
+mod tree;
+
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::{
+    DEFAULT_PROBE_TIMEOUT, EndpointPaths, FailureStatus, HealthStatus, Tag, TagSet, Violation,
+};
+
+/// A 1-based line and column in the YAML text, so a violation can point at
+/// the very value that broke a rule. Displays as `line:column`.
+///
+/// `0:0` (the `Default`) means "no position known"; the parser never produces
+/// it for a value it read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Location {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.line, self.column)
+    }
+}
+
+/// A manifest value with where it was written, so that code generated from it
+/// (e.g. a comparison with the `#[zb_health]` attribute, rule R7) can still
+/// point back into the YAML.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Located<T> {
+    /// The value.
+    pub value: T,
+    /// Where it was written.
+    pub location: Location,
+}
+
+impl<T> Located<T> {
+    /// Pairs a value with its location.
+    pub const fn new(value: T, location: Location) -> Self {
+        Self { value, location }
+    }
+}
+
+/// A validated `health.yaml`: which probes a service runs and how its tiers
+/// are served (ZB-5). Only [`parse_manifest`] builds one, so holding a
+/// `Manifest` means every rule R1–R9 that the file alone can break holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Manifest {
+    /// `service`: the service's short name (R9).
+    pub service: Located<String>,
+    /// The three tier paths, resolved: the preset (`zb` unless
+    /// `endpoints.preset` says otherwise), then each path the manifest sets.
+    pub paths: EndpointPaths,
+    /// `orchestrator.timeout`: the orchestrator's probe timeout, which every
+    /// probe deadline must stay below (BE-HLTH-006).
+    pub orchestrator_timeout: Option<Located<Duration>>,
+    /// `defaults.timeout`: the deadline of probes that set none.
+    pub default_timeout: Option<Located<Duration>>,
+    /// `defaults.failure_status`: the failure status of probes that set none.
+    pub default_failure_status: Option<Located<FailureStatus>>,
+    /// `probes`, in the order written (the order of the JSON entries).
+    pub probes: Vec<ProbeDecl>,
+}
+
+/// One entry of `probes`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProbeDecl {
+    /// The list item, for errors about the probe as a whole.
+    pub location: Location,
+    /// `name`. Required, except for `kind: custom`, whose name may come from
+    /// the `#[zb_health]` attribute instead.
+    pub name: Option<Located<String>>,
+    /// `kind` with its kind-specific options.
+    pub kind: ProbeKind,
+    /// `tags` as written; `None` means the kind's default (see
+    /// [`ProbeDecl::effective_tags`]).
+    pub tags: Option<Vec<Located<Tag>>>,
+    /// `timeout` as written on the probe; see [`ProbeDecl::effective_timeout`].
+    pub timeout: Option<Located<Duration>>,
+    /// `failure_status` as written on the probe (`Degraded` declares an
+    /// optional dependency, BE-HLTH-003).
+    pub failure_status: Option<Located<FailureStatus>>,
+}
+
+impl ProbeDecl {
+    /// The deadline the probe runs with: its own `timeout`, else
+    /// `defaults.timeout`, else [`DEFAULT_PROBE_TIMEOUT`]. One function, so the
+    /// macro and the validator cannot resolve it differently.
+    pub fn effective_timeout(&self, manifest: &Manifest) -> Duration {
+        effective_timeout(self.timeout.as_ref(), manifest.default_timeout.as_ref())
+    }
+
+    /// The tiers the probe serves: its explicit `tags`, else the kind's
+    /// default. `None` for a custom probe without `tags`, whose tags then come
+    /// from its `#[zb_health]` attribute.
+    pub fn effective_tags(&self) -> Option<TagSet> {
+        match &self.tags {
+            Some(tags) => Some(tags.iter().map(|t| t.value).collect()),
+            None => self.kind.default_tags(),
+        }
+    }
+}
+
+/// The one resolution order of a probe deadline, shared by
+/// [`ProbeDecl::effective_timeout`] and the validator.
+fn effective_timeout(
+    own: Option<&Located<Duration>>,
+    default: Option<&Located<Duration>>,
+) -> Duration {
+    own.or(default).map_or(DEFAULT_PROBE_TIMEOUT, |t| t.value)
+}
+
+/// The `kind` spellings, in the order of the docs: the built-in probes of
+/// ZB §2 and AT-5, then `custom` for the application's own.
+pub const KINDS: [&str; 6] = [
+    "database",
+    "cluster-membership",
+    "cluster-transport",
+    "active-node",
+    "grpc",
+    "custom",
+];
+
+/// What a probe checks, with the options only that kind takes. A closed set,
+/// so an option that a kind does not take is an error, not silently ignored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProbeKind {
+    /// `database`: a sea-orm "can connect" ping, or the app's override (ZB-2.1).
+    Database,
+    /// `cluster-membership`: this node's membership status mapped by a
+    /// policy (ZB-2.2).
+    ClusterMembership {
+        /// `policy`, default `default`.
+        policy: MembershipPolicy,
+    },
+    /// `cluster-transport`: fails only on isolation from the expected peers
+    /// (AT-5).
+    ClusterTransport {
+        /// `expected_size` / `require_majority`, when given.
+        guard: Option<MajorityGuard>,
+    },
+    /// `active-node`: is this node the oldest `Up` member in scope (ZB-2.3).
+    ActiveNode {
+        /// `scope` (and `roles`), default the whole cluster.
+        scope: ActiveScope,
+        /// `no_active_role_status`: the status when this node holds none of
+        /// the roles; default `Unhealthy` (ZB-2.3b).
+        no_active_role_status: HealthStatus,
+        /// `expected_size` / `require_majority`, when given.
+        guard: Option<MajorityGuard>,
+    },
+    /// `grpc`: a gRPC dependency, "connect" by default (ZB-2.4).
+    Grpc,
+    /// `custom`: the application's own `#[zb_health]` probe struct.
+    Custom {
+        /// `type`: the Rust path of the probe struct, e.g.
+        /// `crate::probes::CacheProbe`.
+        type_path: Located<String>,
+    },
+}
+
+impl ProbeKind {
+    /// The YAML spelling, one of [`KINDS`].
+    pub const fn as_str(&self) -> &'static str {
+        match self {
+            ProbeKind::Database => KINDS[0],
+            ProbeKind::ClusterMembership { .. } => KINDS[1],
+            ProbeKind::ClusterTransport { .. } => KINDS[2],
+            ProbeKind::ActiveNode { .. } => KINDS[3],
+            ProbeKind::Grpc => KINDS[4],
+            ProbeKind::Custom { .. } => KINDS[5],
+        }
+    }
+
+    /// The tags a probe of this kind has when the manifest gives none:
+    /// `active` for the active-node check (ZB-2.3b), `ready` for every
+    /// dependency (ZB-2.1, 2.2, 2.4), and `None` for `custom`, whose tags
+    /// are the attribute's.
+    pub fn default_tags(&self) -> Option<TagSet> {
+        match self {
+            ProbeKind::ActiveNode { .. } => Some(TagSet::ACTIVE),
+            ProbeKind::Custom { .. } => None,
+            _ => Some(TagSet::READY),
+        }
+    }
+}
+
+/// How a membership status maps to health (ZB-2.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MembershipPolicy {
+    /// `default`: Up/Joining → Healthy, Leaving/Exiting → Degraded, else
+    /// Unhealthy.
+    #[default]
+    Default,
+    /// `ot-opc-ua-compat`: Healthy only if self is Up among reachable
+    /// members, else Degraded.
+    OtOpcUaCompat,
+}
+
+impl MembershipPolicy {
+    /// The YAML spellings, for messages and suggestions.
+    pub const NAMES: [&'static str; 2] = ["default", "ot-opc-ua-compat"];
+
+    /// The YAML spelling.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            MembershipPolicy::Default => Self::NAMES[0],
+            MembershipPolicy::OtOpcUaCompat => Self::NAMES[1],
+        }
+    }
+
+    /// Parses the YAML spelling.
+    pub fn parse(s: &str) -> Option<Self> {
+        [MembershipPolicy::Default, MembershipPolicy::OtOpcUaCompat]
+            .into_iter()
+            .find(|p| p.as_str() == s)
+    }
+}
+
+/// Which members compete for "active" (ZB-2.3a).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ActiveScope {
+    /// `scope: cluster`: the oldest `Up` member of the whole cluster.
+    Cluster,
+    /// `scope: role` with `roles`: the ordered role preference; a node
+    /// answers for the first listed role it holds. Never empty (ZB-2.3d).
+    Roles(Vec<Located<String>>),
+}
+
+impl ActiveScope {
+    /// The YAML spellings of `scope`.
+    pub const NAMES: [&'static str; 2] = ["cluster", "role"];
+}
+
+/// `expected_size` / `require_majority`: the cluster size the probe expects,
+/// and whether fewer than a majority of it reachable fails the probe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MajorityGuard {
+    /// `expected_size`, at least 1.
+    pub expected_size: u32,
+    /// `require_majority`, default `false`.
+    pub require_majority: bool,
+}
+
+/// Parses and validates a manifest.
+///
+/// On failure it returns **every** violation found, each at the YAML
+/// line:column of the offending value (of the key, for an unknown key),
+/// sorted by position. Malformed YAML is the one exception: the YAML reader
+/// stops at the first syntax error, so that is a single R8 violation.
+///
+/// Never panics, and bounded in time and memory on any input (see the
+/// resource limits in `spec/manifest.md`).
+///
+/// # Errors
+///
+/// Every [`Violation`] of rules R1–R9 the file contains; never an empty list.
+pub fn parse_manifest(yaml: &str) -> Result<Manifest, Vec<Violation<Location>>> {
+    let root = tree::load(yaml).map_err(|v| vec![v])?;
+    read::manifest(&root)
+}

@@ -1,0 +1,654 @@
+use std::time::Duration;
+
+use super::*;
+use crate::Rule;
+
+/// The example of `spec/manifest.md`, every kind and option once.
+const FULL: &str = "\
+# yaml-language-server: $schema=../spec/health-manifest.schema.json
+service: scadabridge
+endpoints: { preset: zb, live: /livez }
+orchestrator: { timeout: 3s }
+defaults: { timeout: 800ms, failure_status: unhealthy }
+probes:
+  - { name: database, kind: database, tags: [ready], timeout: 2s }
+  - { name: akka-cluster, kind: cluster-membership, policy: ot-opc-ua-compat }
+  - { name: transport, kind: cluster-transport, expected_size: 3, require_majority: true }
+  - name: active-node
+    kind: active-node
+    scope: role
+    roles: [admin, driver]
+    no_active_role_status: degraded
+  - { name: upstream, kind: grpc, failure_status: degraded }
+  - { kind: custom, type: crate::probes::CacheProbe }
+";
+
+fn at(line: usize, column: usize) -> Location {
+    Location { line, column }
+}
+
+fn violations(yaml: &str) -> Vec<Violation<Location>> {
+    match parse_manifest(yaml) {
+        Ok(m) => panic!("expected violations, parsed {m:#?}"),
+        Err(v) => v,
+    }
+}
+
+/// The single violation of `yaml`, checked for rule and position.
+fn only(yaml: &str, rule: Rule, location: Location) -> Violation<Location> {
+    let v = violations(yaml);
+    assert_eq!(v.len(), 1, "{v:#?}");
+    assert_eq!((v[0].rule, v[0].location), (rule, location), "{:#?}", v[0]);
+    v.into_iter().next().unwrap_or_else(|| unreachable!())
+}
+
+fn with_probe(probe: &str) -> String {
+    format!("service: s\nprobes:\n  - {probe}\n")
+}
+
+#[test]
+fn full_manifest_parses() {
+    let m = parse_manifest(FULL).unwrap_or_else(|v| panic!("{v:#?}"));
+    assert_eq!(m.service, Located::new("scadabridge".to_owned(), at(2, 10)));
+    assert_eq!(m.paths.ready, "/health/ready");
+    assert_eq!(m.paths.live, "/livez");
+    assert_eq!(
+        m.orchestrator_timeout.map(|t| t.value),
+        Some(Duration::from_secs(3))
+    );
+    assert_eq!(
+        m.default_failure_status.map(|s| s.value),
+        Some(FailureStatus::Unhealthy)
+    );
+    let kinds: Vec<&str> = m.probes.iter().map(|p| p.kind.as_str()).collect();
+    assert_eq!(kinds, KINDS);
+
+    let db = &m.probes[0];
+    assert_eq!(db.location, at(7, 5));
+    assert_eq!(db.effective_timeout(&m), Duration::from_secs(2));
+    assert_eq!(db.effective_tags(), Some(TagSet::READY));
+    assert_eq!(
+        m.probes[1].kind,
+        ProbeKind::ClusterMembership {
+            policy: MembershipPolicy::OtOpcUaCompat
+        }
+    );
+    assert_eq!(
+        m.probes[1].effective_timeout(&m),
+        Duration::from_millis(800)
+    );
+    assert_eq!(
+        m.probes[2].kind,
+        ProbeKind::ClusterTransport {
+            guard: Some(MajorityGuard {
+                expected_size: 3,
+                require_majority: true
+            })
+        }
+    );
+    match &m.probes[3].kind {
+        ProbeKind::ActiveNode {
+            scope: ActiveScope::Roles(roles),
+            no_active_role_status,
+            guard: None,
+        } => {
+            let names: Vec<&str> = roles.iter().map(|r| r.value.as_str()).collect();
+            assert_eq!(names, ["admin", "driver"]);
+            assert_eq!(roles[1].location, at(13, 20));
+            assert_eq!(*no_active_role_status, HealthStatus::Degraded);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(m.probes[3].effective_tags(), Some(TagSet::ACTIVE));
+    assert_eq!(
+        m.probes[4].failure_status.map(|s| s.value),
+        Some(FailureStatus::Degraded)
+    );
+    let custom = &m.probes[5];
+    assert_eq!(custom.name, None);
+    assert_eq!(custom.effective_tags(), None);
+    assert!(
+        matches!(&custom.kind, ProbeKind::Custom { type_path } if type_path.value == "crate::probes::CacheProbe")
+    );
+}
+
+#[test]
+fn empty_probe_list_is_valid() {
+    for yaml in [
+        "service: mxgateway\n",
+        "service: mxgateway\nprobes: []\n",
+        "service: mxgateway\nprobes:\n",
+    ] {
+        let m = parse_manifest(yaml).unwrap_or_else(|v| panic!("{yaml}: {v:#?}"));
+        assert!(m.probes.is_empty());
+        assert_eq!(m.paths, EndpointPaths::zb());
+    }
+}
+
+#[test]
+fn defaults_apply_when_the_probe_sets_nothing() {
+    let m = parse_manifest("service: s\nprobes: [{ name: db, kind: database }]\n")
+        .unwrap_or_else(|v| panic!("{v:#?}"));
+    assert_eq!(m.probes[0].effective_timeout(&m), DEFAULT_PROBE_TIMEOUT);
+    assert_eq!(m.probes[0].tags, None);
+    assert_eq!(m.probes[0].effective_tags(), Some(TagSet::READY));
+}
+
+#[test]
+fn be_hlth_009_preset_and_overrides() {
+    let m = parse_manifest("service: s\nendpoints: { preset: be-hlth-009, active: /ha }\n")
+        .unwrap_or_else(|v| panic!("{v:#?}"));
+    assert_eq!(
+        (
+            m.paths.ready.as_str(),
+            m.paths.active.as_str(),
+            m.paths.live.as_str()
+        ),
+        ("/healthz/ready", "/ha", "/healthz/live")
+    );
+}
+
+#[test]
+fn r1_live_tag_points_at_the_tag() {
+    let v = only(
+        &with_probe("{ name: db, kind: database, tags: [ready, live] }"),
+        Rule::LiveTag,
+        at(3, 47),
+    );
+    assert!(v.message.contains("`db`"), "{}", v.message);
+}
+
+#[test]
+fn r1_empty_tag_list() {
+    only(
+        &with_probe("{ name: db, kind: database, tags: [] }"),
+        Rule::LiveTag,
+        at(3, 39),
+    );
+}
+
+#[test]
+fn r2_role_scope_without_roles() {
+    let v = only(
+        &with_probe("{ name: an, kind: active-node, scope: role }"),
+        Rule::RoleScopeNeedsRoles,
+        at(3, 43),
+    );
+    assert!(v.message.contains("scope: role"));
+}
+
+#[test]
+fn r2_role_scope_with_empty_roles() {
+    only(
+        &with_probe("{ name: an, kind: active-node, scope: role, roles: [] }"),
+        Rule::RoleScopeNeedsRoles,
+        at(3, 56),
+    );
+}
+
+#[test]
+fn r3_duplicate_names_at_the_second() {
+    let yaml =
+        "service: s\nprobes:\n  - { name: db, kind: database }\n  - { name: db, kind: grpc }\n";
+    only(yaml, Rule::DuplicateName, at(4, 13));
+}
+
+#[test]
+fn r4_unknown_top_level_key_suggests() {
+    let v = only("service: s\nprobs: []\n", Rule::Unknown, at(2, 1));
+    assert!(v.message.contains("`probs`"));
+    assert!(v.help.contains("did you mean `probes`?"), "{}", v.help);
+}
+
+#[test]
+fn r4_unknown_kind_tag_policy_scope_preset_status() {
+    let yaml = "\
+service: s
+endpoints: { preset: zbb }
+defaults: { failure_status: sick }
+probes:
+  - { name: a, kind: databse }
+  - { name: b, kind: database, tags: [raedy] }
+  - { name: c, kind: cluster-membership, policy: defualt }
+  - { name: d, kind: active-node, scope: rol }
+  - { name: e, kind: active-node, scope: role, roles: [x], no_active_role_status: fine }
+";
+    let v = violations(yaml);
+    let found: Vec<(Rule, Location)> = v.iter().map(|v| (v.rule, v.location)).collect();
+    assert_eq!(
+        found,
+        [
+            (Rule::Unknown, at(2, 22)),
+            (Rule::Unknown, at(3, 29)),
+            (Rule::Unknown, at(5, 22)),
+            (Rule::Unknown, at(6, 39)),
+            (Rule::Unknown, at(7, 50)),
+            (Rule::Unknown, at(8, 42)),
+            (Rule::Unknown, at(9, 83)),
+        ],
+        "{v:#?}"
+    );
+    assert!(
+        v[2].help.contains("did you mean `database`?"),
+        "{}",
+        v[2].help
+    );
+    assert!(v[3].help.contains("did you mean `ready`?"), "{}", v[3].help);
+    assert!(
+        v[4].help.contains("did you mean `default`?"),
+        "{}",
+        v[4].help
+    );
+    assert!(v[5].help.contains("did you mean `role`?"), "{}", v[5].help);
+}
+
+#[test]
+fn r4_option_of_another_kind() {
+    let v = only(
+        &with_probe("{ name: db, kind: database, policy: default }"),
+        Rule::Unknown,
+        at(3, 33),
+    );
+    assert!(v.help.contains("`cluster-membership`"), "{}", v.help);
+    only(
+        &with_probe("{ name: db, kind: grpc, type: crate::X }"),
+        Rule::Unknown,
+        at(3, 29),
+    );
+}
+
+#[test]
+fn r4_custom_needs_a_valid_type() {
+    only(&with_probe("{ kind: custom }"), Rule::Unknown, at(3, 5));
+    let v = only(
+        &with_probe("{ kind: custom, type: crate::my-probe }"),
+        Rule::Unknown,
+        at(3, 27),
+    );
+    assert!(v.message.contains("`crate::my-probe`"));
+}
+
+#[test]
+fn r4_missing_name_and_service() {
+    only(&with_probe("{ kind: database }"), Rule::Unknown, at(3, 5));
+    only("probes: []\n", Rule::Unknown, at(1, 1));
+}
+
+#[test]
+fn r5_malformed_duration() {
+    let v = only(
+        &with_probe("{ name: db, kind: database, timeout: 1000 }"),
+        Rule::Duration,
+        at(3, 42),
+    );
+    assert!(v.message.contains("`1000`"), "{}", v.message);
+}
+
+#[test]
+fn r5_timeout_not_below_the_orchestrator() {
+    let yaml =
+        "service: s\norchestrator: { timeout: 1s }\nprobes:\n  - { name: db, kind: database }\n";
+    only(yaml, Rule::Duration, at(4, 5));
+    let yaml = "service: s\norchestrator: { timeout: 1s }\ndefaults: { timeout: 2s }\nprobes:\n  - { name: db, kind: database }\n";
+    only(yaml, Rule::Duration, at(3, 22));
+}
+
+#[test]
+fn r5_zero_settings_and_expected_size() {
+    let yaml = "service: s\norchestrator: { timeout: 0s }\ndefaults: { timeout: 0ms }\nprobes:\n  - { name: t, kind: cluster-transport, expected_size: 0 }\n";
+    let found: Vec<(Rule, Location)> = violations(yaml)
+        .iter()
+        .map(|v| (v.rule, v.location))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (Rule::Duration, at(2, 26)),
+            (Rule::Duration, at(3, 22)),
+            (Rule::Duration, at(5, 56))
+        ]
+    );
+}
+
+#[test]
+fn r6_colliding_paths() {
+    let v = only(
+        "service: s\nendpoints: { ready: /h, active: /h/ }\n",
+        Rule::EndpointPath,
+        at(2, 33),
+    );
+    assert!(v.message.contains("`/h/`"));
+    only(
+        "service: s\nendpoints: { live: healthz }\n",
+        Rule::EndpointPath,
+        at(2, 20),
+    );
+}
+
+#[test]
+fn r7_roles_without_role_scope() {
+    let v = only(
+        &with_probe("{ name: an, kind: active-node, roles: [admin] }"),
+        Rule::Contradiction,
+        at(3, 36),
+    );
+    assert!(v.help.contains("scope: role"));
+}
+
+#[test]
+fn r8_invalid_yaml_uses_the_parsers_position() {
+    let v = only("service: s\nprobes: [\n", Rule::ManifestFile, at(2, 9));
+    assert!(
+        v.message.starts_with("the manifest is not valid YAML"),
+        "{}",
+        v.message
+    );
+}
+
+#[test]
+fn r8_wrong_types() {
+    only(
+        &with_probe("{ name: db, kind: database, tags: ready }"),
+        Rule::ManifestFile,
+        at(3, 39),
+    );
+    only("service: s\nprobes: 3\n", Rule::ManifestFile, at(2, 9));
+    only("- service: s\n", Rule::ManifestFile, at(1, 1));
+}
+
+#[test]
+fn r8_empty_document() {
+    for yaml in ["", "# only a comment\n", "---\n"] {
+        let v = violations(yaml);
+        assert_eq!(v.len(), 1);
+        assert_eq!(v[0].rule, Rule::ManifestFile);
+        assert!(v[0].help.contains("service"));
+    }
+}
+
+#[test]
+fn r9_names_are_short_identifiers() {
+    only(
+        &with_probe("{ name: 'my db', kind: database }"),
+        Rule::ProbeName,
+        at(3, 13),
+    );
+    only("service: 'scada bridge'\n", Rule::ProbeName, at(1, 10));
+}
+
+#[test]
+fn reports_all_violations_at_once() {
+    let yaml = "\
+service: ''
+servce: x
+endpoints: { ready: /a, live: /a }
+probes:
+  - { name: db, kind: database, tags: [live], timeout: soon }
+  - { name: db, kind: grpc, colour: red }
+  - { kind: active-node, scope: role }
+  - { kind: custom }
+";
+    let v = violations(yaml);
+    let mut rules: Vec<&str> = v.iter().map(|v| v.rule.code()).collect();
+    rules.sort_unstable();
+    rules.dedup();
+    assert_eq!(rules, ["R1", "R2", "R3", "R4", "R5", "R6", "R9"], "{v:#?}");
+    assert!(v.len() >= 9, "{v:#?}");
+    let positions: Vec<(usize, usize)> = v
+        .iter()
+        .map(|v| (v.location.line, v.location.column))
+        .collect();
+    assert!(positions.is_sorted(), "reported in file order: {v:#?}");
+}
+
+#[test]
+fn error_texts_as_printed() {
+    let v = only(
+        &with_probe("{ name: db, kind: database, tags: [live] }"),
+        Rule::LiveTag,
+        at(3, 40),
+    );
+    assert_eq!(
+        format!("{}: {v}", v.location),
+        "3:40: probe `db` is registered to the `live` tier\n  = rule R1 (ZB-1.3)\n  = help: the live tier (`/healthz`) carries no probes, so a failing dependency can never restart the pod; tag the probe `ready` (or `active`) instead"
+    );
+    let v = only(
+        &with_probe("{ name: db, kind: databse }"),
+        Rule::Unknown,
+        at(3, 23),
+    );
+    assert_eq!(
+        format!("{}: {v}", v.location),
+        "3:23: unknown value `databse` for `kind` of probe `db`\n  = rule R4\n  = help: use `database`, `cluster-membership`, `cluster-transport`, `active-node`, `grpc` or `custom`; did you mean `database`?"
+    );
+    let v = only(
+        &with_probe("{ name: an, kind: active-node, scope: role }"),
+        Rule::RoleScopeNeedsRoles,
+        at(3, 43),
+    );
+    assert_eq!(
+        format!("{}: {v}", v.location),
+        "3:43: probe `an` has `scope: role` but no `roles`\n  = rule R2 (ZB-2.3d)\n  = help: list the roles in order of preference, e.g. `roles: [admin, driver]`; a node answers for the first listed role it holds"
+    );
+}
+
+#[test]
+fn anchors_and_merge_keys_are_followed() {
+    let yaml = "\
+service: s
+probes:
+  - &base { name: a, kind: database, timeout: 500ms }
+  - { <<: *base, name: b }
+";
+    let m = parse_manifest(yaml).unwrap_or_else(|v| panic!("{v:#?}"));
+    assert_eq!(
+        m.probes[1].timeout.as_ref().map(|t| t.value),
+        Some(Duration::from_millis(500))
+    );
+}
+
+#[test]
+fn resource_limits_stop_hostile_input_quickly() {
+    let mut laughs = String::from("service: s\na: &a [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 0..9 {
+        let prev = if i == 0 {
+            "a".to_owned()
+        } else {
+            format!("b{}", i - 1)
+        };
+        laughs += &format!(
+            "b{i}: &b{i} [{}]\n",
+            vec![format!("*{prev}"); 10].join(", ")
+        );
+    }
+    let deep = format!(
+        "service: s\nx: {}{}\n",
+        "[".repeat(10_000),
+        "]".repeat(10_000)
+    );
+    let huge = format!("service: s\nx: '{}'\n", "y".repeat(2 << 20));
+    for yaml in [laughs, deep, huge] {
+        let started = std::time::Instant::now();
+        let v = violations(&yaml);
+        assert_eq!(v[0].rule, Rule::ManifestFile, "{v:#?}");
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+}
+
+// ---- robustness -------------------------------------------------------------
+
+/// A deterministic xorshift64* generator: reproducible cases, no dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// Uniform enough in `0..n` (0 when `n` is 0).
+    fn below(&mut self, n: usize) -> usize {
+        let n = u64::try_from(n).unwrap_or(u64::MAX);
+        if n == 0 {
+            0
+        } else {
+            usize::try_from(self.next() % n).unwrap_or(0)
+        }
+    }
+
+    fn byte(&mut self) -> u8 {
+        self.next().to_le_bytes()[0]
+    }
+
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+const SAMPLES: [&str; 4] = [
+    FULL,
+    "service: mxgateway\n",
+    "service: otopcua\nendpoints:\n  preset: be-hlth-009\nprobes:\n  - name: db\n    kind: database\n    tags:\n      - ready\n  - name: an\n    kind: active-node\n    scope: role\n    roles:\n      - admin\n",
+    "service: s\nprobes:\n  - &p { name: a, kind: grpc, timeout: 200ms }\n  - { <<: *p, name: b }\n  - { kind: custom, type: ::x::Y, tags: [active] }\n",
+];
+
+const SPLICES: [&str; 31] = [
+    "live",
+    ":",
+    ": ",
+    "- ",
+    "&a ",
+    "*a",
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    "\n",
+    "  ",
+    "\t",
+    "#",
+    "'",
+    "\"",
+    "? ",
+    "<<: *a\n",
+    "!!str ",
+    "!tag ",
+    "~",
+    "---\n",
+    "...\n",
+    "%YAML 1.2\n",
+    "\u{feff}",
+    "é",
+    "\\",
+    "kind: custom",
+    "scope: role",
+    "0ms",
+];
+
+fn mutate(rng: &mut Rng, text: &str) -> String {
+    let mut bytes = text.as_bytes().to_vec();
+    for _ in 0..=rng.below(4) {
+        let at = rng.below(bytes.len() + 1);
+        match rng.below(8) {
+            0 if !bytes.is_empty() => {
+                let i = rng.below(bytes.len());
+                bytes[i] ^= 1 << rng.below(8);
+            }
+            1 => bytes.insert(at, rng.byte()),
+            2 => {
+                let end = (at + rng.below(16)).min(bytes.len());
+                bytes.drain(at..end);
+            }
+            3 => {
+                let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
+                let line = rng.pick(&lines).to_vec();
+                let mut copy = line;
+                copy.push(b'\n');
+                let start = bytes
+                    .iter()
+                    .take(at)
+                    .rposition(|b| *b == b'\n')
+                    .map_or(0, |p| p + 1);
+                bytes.splice(start..start, copy);
+            }
+            4 => {
+                let depth = 1 + rng.below(40);
+                let (open, close) = if rng.below(2) == 0 {
+                    ("[", "]")
+                } else {
+                    ("{a: ", "}")
+                };
+                let nest = format!("{}x{}", open.repeat(depth), close.repeat(depth));
+                bytes.splice(at..at, nest.into_bytes());
+            }
+            5 => {
+                let indent: String = (0..=rng.below(30))
+                    .map(|i| format!("\n{}- ", " ".repeat(i * 2)))
+                    .collect();
+                bytes.splice(at..at, indent.into_bytes());
+            }
+            6 => bytes.truncate(at),
+            _ => bytes
+                .splice(at..at, rng.pick(&SPLICES).bytes())
+                .for_each(drop),
+        }
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+fn arbitrary(rng: &mut Rng) -> String {
+    const ALPHABET: &[u8] = b"ab :-\n[]{},&*!#'\"?|>~%@` \t0123456789";
+    let len = rng.below(120);
+    let bytes: Vec<u8> = (0..len)
+        .map(|_| {
+            if rng.below(4) == 0 {
+                rng.byte()
+            } else {
+                *rng.pick(ALPHABET)
+            }
+        })
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// `parse_manifest` answers every input, `Ok` or a non-empty `Err`, and never
+/// panics (the proc macro must never crash the compiler).
+#[test]
+fn manifest_fuzz() {
+    const CASES: usize = 12_000;
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rejected = 0;
+    for case in 0..CASES {
+        let input = if case % 6 == 0 {
+            arbitrary(&mut rng)
+        } else {
+            let sample = *rng.pick(&SAMPLES);
+            mutate(&mut rng, sample)
+        };
+        let outcome = std::panic::catch_unwind(|| parse_manifest(&input));
+        match outcome {
+            Err(_) => panic!("case {case} panicked on {input:?}"),
+            Ok(Err(found)) => {
+                rejected += 1;
+                assert!(
+                    !found.is_empty(),
+                    "case {case}: empty violation list for {input:?}"
+                );
+                let lines = input.lines().count() + 1;
+                assert!(
+                    found.iter().all(|v| v.location.line <= lines),
+                    "case {case}: {found:#?} for {input:?}"
+                );
+            }
+            Ok(Ok(_)) => {}
+        }
+    }
+    // The mutations must actually reach the validator's error paths.
+    assert!(
+        rejected > CASES / 2,
+        "only {rejected} of {CASES} cases were rejected"
+    );
+}

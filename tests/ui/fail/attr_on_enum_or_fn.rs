@@ -1,0 +1,13 @@
+// The attribute goes on a struct only.
+use zb_health::zb_health;
+
+#[zb_health(name = "mode")]
+enum Mode {
+    Primary,
+    Standby,
+}
+
+#[zb_health(name = "check")]
+async fn check() {}
+
+fn main() {}

@@ -1,0 +1,13 @@
+// R4: an unknown key, with a "did you mean".
+use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
+
+#[zb_health(name = "cache", timout = "750ms")]
+struct CacheProbe;
+
+impl Probe for CacheProbe {
+    async fn check(&self) -> ProbeOutcome {
+        Ok(ProbeResult::healthy())
+    }
+}
+
+fn main() {}

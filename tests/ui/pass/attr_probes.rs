@@ -1,0 +1,42 @@
+// Every attribute form compiles and yields the declared metadata.
+use std::time::Duration;
+
+use zb_health::{zb_health, FailureStatus, Probe, ProbeOutcome, ProbeResult, Tag, TagSet, ZbHealthProbe};
+
+#[zb_health(name = "cache", tags = [ready], timeout = "750ms", failure_status = degraded)]
+struct CacheProbe;
+
+#[zb_health(name = "primary", tags = [active])]
+struct PrimaryProbe {
+    _role: &'static str,
+}
+
+#[zb_health(name = "both", tags = [ready, active], timeout = "2s", crate = "zb_health")]
+struct Generic<T: Send + Sync + 'static>(T);
+
+impl Probe for CacheProbe {
+    async fn check(&self) -> ProbeOutcome {
+        Ok(ProbeResult::healthy())
+    }
+}
+impl Probe for PrimaryProbe {
+    async fn check(&self) -> ProbeOutcome {
+        Ok(ProbeResult::healthy())
+    }
+}
+impl<T: Send + Sync + 'static> Probe for Generic<T> {
+    async fn check(&self) -> ProbeOutcome {
+        Ok(ProbeResult::healthy())
+    }
+}
+
+const _: () = assert!(CacheProbe::META.timeout.as_millis() == 750);
+
+fn main() {
+    assert_eq!(CacheProbe::META.name, "cache");
+    assert_eq!(CacheProbe::META.failure_status, FailureStatus::Degraded);
+    assert_eq!(PrimaryProbe::META.tags, TagSet::of(&[Tag::Active]));
+    assert_eq!(PrimaryProbe::META.timeout, Duration::from_secs(1));
+    assert_eq!(<Generic<u8>>::META.tags, TagSet::of(&[Tag::Ready, Tag::Active]));
+    let _ = PrimaryProbe { _role: "admin" }.registration();
+}

@@ -1,0 +1,356 @@
+//! `manifest!`: read `health.yaml` at compile time, check it with the
+//! shared spec rules, and generate typed registration.
+//!
+//! What the manifest alone can break is checked here, by
+//! `zb_health_spec::manifest::parse_manifest`. What needs the attribute of
+//! another item (a custom probe's name, tags, timeout) is checked by
+//! `const` assertions in the generated code, since a macro cannot see other
+//! items; their messages still name the manifest's line and column.
+
+use std::path::{Path, PathBuf};
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use syn::parse::{Parse, ParseStream};
+use syn::{LitStr, Token};
+use zb_health_spec::manifest::{parse_manifest, Location, Manifest, ProbeDecl, ProbeKind};
+use zb_health_spec::{FailureStatus, Rule, Tag};
+
+use crate::attr::snake_case;
+use crate::errors::render;
+
+/// The macro's input: a path, or `yaml = "..."` inline, then options.
+struct Input {
+    source: Source,
+    krate: Option<syn::Path>,
+}
+
+enum Source {
+    File(LitStr),
+    Inline(LitStr),
+}
+
+impl Parse for Input {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let source = if input.peek(LitStr) {
+            Source::File(input.parse()?)
+        } else {
+            let key: syn::Ident = input.parse()?;
+            if key != "yaml" {
+                return Err(syn::Error::new(
+                    key.span(),
+                    "expected a manifest path, `manifest!(\"health.yaml\")`, or an inline manifest, `manifest!(yaml = r#\"...\"#)`",
+                ));
+            }
+            input.parse::<Token![=]>()?;
+            Source::Inline(input.parse()?)
+        };
+        let mut krate = None;
+        while input.parse::<Option<Token![,]>>()?.is_some() && !input.is_empty() {
+            let key: syn::Ident = input.call(syn::ext::IdentExt::parse_any)?;
+            if key != "crate" {
+                return Err(syn::Error::new(key.span(), "unknown option; the only option is `crate = \"path\"`"));
+            }
+            input.parse::<Token![=]>()?;
+            krate = Some(input.parse::<LitStr>()?.parse()?);
+        }
+        Ok(Input { source, krate })
+    }
+}
+
+/// `caller` is the file invoking the macro (`Span::local_file`), so a
+/// relative path resolves as `include_str!` does, also under trybuild.
+pub fn expand(input: TokenStream, caller: Option<PathBuf>) -> TokenStream {
+    let input = match syn::parse2::<Input>(input) {
+        Ok(i) => i,
+        Err(e) => return e.to_compile_error(),
+    };
+    let (text, file_label, span, tracked) = match &input.source {
+        Source::Inline(lit) => (lit.value(), "<inline manifest>".to_owned(), lit.span(), None),
+        Source::File(lit) => match read(lit, caller.as_deref()) {
+            Ok((path, text)) => (text, lit.value(), lit.span(), Some(path)),
+            Err(message) => return syn::Error::new(lit.span(), message).to_compile_error(),
+        },
+    };
+    let manifest = match parse_manifest(&text) {
+        Ok(m) => m,
+        Err(violations) => {
+            let mut errors = violations
+                .iter()
+                .map(|v| syn::Error::new(span, format!("{file_label}:{}: {}", v.location, render(v))));
+            let mut all = errors.next().unwrap_or_else(|| syn::Error::new(span, "invalid manifest"));
+            all.extend(errors);
+            return all.to_compile_error();
+        }
+    };
+    let krate = input.krate.map(|p| quote!(#p)).unwrap_or_else(|| quote!(::zb_health));
+    match generate(&manifest, &file_label, span, &krate) {
+        Ok(tokens) => {
+            let track = tracked.map(|p| {
+                let p = p.to_string_lossy().into_owned();
+                quote!(const _: &[u8] = include_bytes!(#p);)
+            });
+            quote!(#track #tokens)
+        }
+        Err(e) => e.to_compile_error(),
+    }
+}
+
+fn read(lit: &LitStr, caller: Option<&Path>) -> Result<(PathBuf, String), String> {
+    let written = PathBuf::from(lit.value());
+    let mut tried = Vec::new();
+    if written.is_absolute() {
+        tried.push(written.clone());
+    } else {
+        if let Some(dir) = caller.and_then(Path::parent) {
+            tried.push(dir.join(&written));
+        }
+        if let Some(dir) = std::env::var_os("CARGO_MANIFEST_DIR") {
+            tried.push(Path::new(&dir).join(&written));
+        }
+    }
+    for path in &tried {
+        if let Ok(text) = std::fs::read_to_string(path) {
+            return Ok((path.canonicalize().unwrap_or_else(|_| path.clone()), text));
+        }
+    }
+    let looked: Vec<String> = tried.iter().map(|p| format!("`{}`", p.display())).collect();
+    let why = tried
+        .first()
+        .and_then(|p| std::fs::read_to_string(p).err())
+        .map(|e| e.to_string())
+        .unwrap_or_else(|| "no place to look".into());
+    Err(format!(
+        "cannot read the health manifest `{}`: {why}\n  = rule {}\n  = note: looked for {}\n  = help: a relative path is resolved from the directory of the file that calls `manifest!` (as `include_str!` does), then from the crate root; create the file or fix the path",
+        lit.value(),
+        Rule::ManifestFile,
+        looked.join(" and ")
+    ))
+}
+
+/// One generated dependency: a field of `HealthDeps` and how it registers.
+struct Dep {
+    field: syn::Ident,
+    ty: TokenStream,
+    registration: TokenStream,
+    meta: TokenStream,
+}
+
+fn generate(m: &Manifest, file: &str, span: Span, krate: &TokenStream) -> syn::Result<TokenStream> {
+    let mut deps = Vec::new();
+    let mut asserts = Vec::new();
+    let mut errors: Option<syn::Error> = None;
+    for probe in &m.probes {
+        match &probe.kind {
+            ProbeKind::Custom { type_path } => {
+                let ty: syn::Path = syn::parse_str(&type_path.value).map_err(|_| {
+                    syn::Error::new(span, format!("{file}:{}: `{}` is not a Rust type path", type_path.location, type_path.value))
+                })?;
+                let field = field_ident(probe, &ty);
+                asserts.extend(custom_asserts(m, probe, &ty, file, krate));
+                deps.push(Dep {
+                    ty: quote!(#ty),
+                    registration: quote!(<#ty as #krate::ZbHealthProbe>::registration(deps.#field)),
+                    meta: quote!(<#ty as #krate::ZbHealthProbe>::META),
+                    field,
+                });
+            }
+            other => {
+                let name = probe.name.as_ref().map_or("?", |n| n.value.as_str());
+                let e = syn::Error::new(
+                    span,
+                    format!(
+                        "{file}:{}: probe `{name}` has kind `{}`, whose built-in probe is not built yet\n  = help: until it ships, declare the check as `kind: custom` with your own #[zb_health] probe type; the manifest never ignores a probe silently",
+                        probe.location,
+                        other.as_str()
+                    ),
+                );
+                match &mut errors {
+                    Some(all) => all.combine(e),
+                    None => errors = Some(e),
+                }
+            }
+        }
+    }
+    if let Some(e) = errors {
+        return Err(e);
+    }
+    asserts.extend(unique_name_asserts(m, file, krate));
+
+    let service = &m.service.value;
+    let [ready, active, live] = Tag::ALL.map(|t| m.paths.get(t).to_owned());
+    let orchestrator = match &m.orchestrator_timeout {
+        Some(t) => {
+            let ms = t.value.as_millis() as u64;
+            quote!(.orchestrator_timeout(#krate::__private::Duration::from_millis(#ms)))
+        }
+        None => quote!(),
+    };
+    let fields = deps.iter().map(|d| {
+        let (f, ty) = (&d.field, &d.ty);
+        let doc = format!("The `{f}` probe.");
+        quote!(#[doc = #doc] pub #f: #ty,)
+    });
+    let registrations = deps.iter().map(|d| &d.registration);
+    let metas = deps.iter().map(|d| &d.meta);
+    let deps_doc = format!(
+        "What the health manifest `{file}` needs from the application: one field per probe it names. Leaving one out is a compile error naming it."
+    );
+    let manifest_doc = format!("The health of service `{service}`, as declared in `{file}`.");
+    Ok(quote! {
+        #[doc = #deps_doc]
+        pub struct HealthDeps {
+            #(#fields)*
+        }
+
+        #[doc = #manifest_doc]
+        pub struct HealthManifest;
+
+        #[allow(dead_code)]
+        impl HealthManifest {
+            /// The manifest's `service`.
+            pub const SERVICE: &'static str = #service;
+
+            /// Every probe's metadata, in manifest order.
+            pub const PROBES: &'static [#krate::ProbeMeta] = &[#(#metas),*];
+
+            /// The tier paths the manifest declares.
+            pub fn paths() -> #krate::EndpointPaths {
+                #krate::EndpointPaths {
+                    ready: ::std::string::String::from(#ready),
+                    active: ::std::string::String::from(#active),
+                    live: ::std::string::String::from(#live),
+                }
+            }
+
+            /// A registry with the manifest's limits (its orchestrator timeout).
+            pub fn registry() -> #krate::HealthRegistry {
+                #krate::HealthRegistry::builder() #orchestrator .build()
+            }
+
+            /// The registrations, in manifest order.
+            pub fn registrations(deps: HealthDeps) -> ::std::vec::Vec<#krate::ProbeRegistration> {
+                ::std::vec![#(#registrations),*]
+            }
+
+            /// Registers every probe on `registry` and yields the three tier
+            /// endpoints. Errors only if `registry` already holds a probe of
+            /// the same name (R3), which only the running process can know.
+            pub fn install(
+                registry: &#krate::HealthRegistry,
+                deps: HealthDeps,
+            ) -> ::std::result::Result<#krate::ZbHealthEndpoints, #krate::RegistryError> {
+                registry.add_all(Self::registrations(deps))?;
+                #krate::ZbHealth::new(registry.clone()).paths(Self::paths()).build()
+            }
+        }
+
+        const _: () = { #(#asserts)* };
+    })
+}
+
+/// `HealthDeps` field of a probe: its manifest name, or the type's name.
+fn field_ident(probe: &ProbeDecl, ty: &syn::Path) -> syn::Ident {
+    let base = match &probe.name {
+        Some(n) => n.value.replace(['-', '.'], "_").to_ascii_lowercase(),
+        None => ty
+            .segments
+            .last()
+            .map(|s| snake_case(&s.ident.to_string()))
+            .unwrap_or_else(|| "probe".into()),
+    };
+    let base = if base.starts_with(|c: char| c.is_ascii_digit()) { format!("p_{base}") } else { base };
+    syn::parse_str::<syn::Ident>(&base).unwrap_or_else(|_| format_ident!("r#{}", base))
+}
+
+/// R7 and R5 for a custom probe: what the manifest states about it must
+/// match its attribute, and its attribute timeout must fit the
+/// orchestrator's.
+fn custom_asserts(m: &Manifest, p: &ProbeDecl, ty: &syn::Path, file: &str, krate: &TokenStream) -> Vec<TokenStream> {
+    let meta = quote!(<#ty as #krate::ZbHealthProbe>::META);
+    let tyname = quote!(#ty).to_string().replace(' ', "");
+    let mut out = Vec::new();
+    let mut contradiction = |what: &str, loc: Location, cond: TokenStream| {
+        let msg = format!(
+            "{file}:{loc}: the manifest's `{what}` for `{tyname}` contradicts its #[zb_health] attribute\n  = rule {}\n  = help: state each fact in one place: delete `{what}` from the manifest entry, or make it equal to the attribute",
+            Rule::Contradiction
+        );
+        out.push(quote!(if !(#cond) { ::core::panic!(#msg) }));
+    };
+    if let Some(n) = &p.name {
+        let v = &n.value;
+        contradiction("name", n.location, quote!(#krate::__private::str_eq(#meta.name, #v)));
+    }
+    if let Some(tags) = &p.tags {
+        let toks = tags.iter().map(|t| match t.value {
+            Tag::Ready => quote!(#krate::Tag::Ready),
+            Tag::Active => quote!(#krate::Tag::Active),
+            Tag::Live => quote!(#krate::Tag::Live),
+        });
+        let loc = tags.first().map_or(p.location, |t| t.location);
+        contradiction(
+            "tags",
+            loc,
+            quote!(#krate::__private::tags_eq(#meta.tags, #krate::TagSet::of(&[#(#toks),*]))),
+        );
+    }
+    if let Some(t) = &p.timeout {
+        let ms = t.value.as_millis() as u64;
+        contradiction("timeout", t.location, quote!(#meta.timeout.as_millis() == #ms as u128));
+    }
+    if let Some(f) = &p.failure_status {
+        let v = match f.value {
+            FailureStatus::Unhealthy => quote!(#krate::FailureStatus::Unhealthy),
+            FailureStatus::Degraded => quote!(#krate::FailureStatus::Degraded),
+        };
+        contradiction("failure_status", f.location, quote!(#meta.failure_status as u8 == #v as u8));
+    }
+    if let Some(o) = &m.orchestrator_timeout {
+        let ms = o.value.as_millis() as u64;
+        let msg = format!(
+            "{file}:{}: the #[zb_health] timeout of `{tyname}` is not below the orchestrator's probe timeout of {ms} ms\n  = rule {}\n  = help: each probe's deadline must be smaller than the orchestrator's, or the orchestrator gives up before the endpoint answers; lower the attribute's `timeout`",
+            p.location,
+            Rule::Duration
+        );
+        out.push(quote!(if !(#meta.timeout.as_millis() < #ms as u128) { ::core::panic!(#msg) }));
+    }
+    out
+}
+
+/// R3 across the manifest and the attributes: a custom probe's attribute
+/// name must not repeat another probe's name.
+fn unique_name_asserts(m: &Manifest, file: &str, krate: &TokenStream) -> Vec<TokenStream> {
+    let name_expr = |p: &ProbeDecl| -> TokenStream {
+        match (&p.kind, &p.name) {
+            (ProbeKind::Custom { type_path }, None) => match syn::parse_str::<syn::Path>(&type_path.value) {
+                Ok(ty) => quote!(<#ty as #krate::ZbHealthProbe>::META.name),
+                Err(_) => quote!(""),
+            },
+            (_, Some(n)) => {
+                let v = &n.value;
+                quote!(#v)
+            }
+            (_, None) => quote!(""),
+        }
+    };
+    let mut out = Vec::new();
+    for (i, a) in m.probes.iter().enumerate() {
+        for b in &m.probes[..i] {
+            // Two literal names were already compared by the parser.
+            let a_dynamic = matches!(a.kind, ProbeKind::Custom { .. }) && a.name.is_none();
+            let b_dynamic = matches!(b.kind, ProbeKind::Custom { .. }) && b.name.is_none();
+            if !a_dynamic && !b_dynamic {
+                continue;
+            }
+            let (ea, eb) = (name_expr(a), name_expr(b));
+            let msg = format!(
+                "{file}:{}: this probe's name is already used by the probe at {file}:{}\n  = rule {}\n  = help: names key the JSON entries, so each must be unique; rename one of the probes in its #[zb_health] attribute",
+                a.location,
+                b.location,
+                Rule::DuplicateName
+            );
+            out.push(quote!(if #krate::__private::str_eq(#ea, #eb) { ::core::panic!(#msg) }));
+        }
+    }
+    out
+}
