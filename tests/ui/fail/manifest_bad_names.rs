@@ -1,0 +1,4 @@
+// R9 (ZB-3): names that are not short identifiers.
+zb_health::manifest!("manifests/names.yaml");
+
+fn main() {}

@@ -1,0 +1,4 @@
+// R8: not valid YAML; the parser's line:column is reported.
+zb_health::manifest!("manifests/invalid.yaml");
+
+fn main() {}

@@ -1,0 +1,6 @@
+// R4: a custom `type:` that is not a #[zb_health] probe.
+zb_health::manifest!("manifests/not_a_probe.yaml");
+
+pub struct Cache;
+
+fn main() {}

@@ -1,0 +1,4 @@
+// R4: unknown key, kind, policy and tag, each with "did you mean".
+zb_health::manifest!("manifests/unknown.yaml");
+
+fn main() {}

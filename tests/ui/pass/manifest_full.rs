@@ -1,0 +1,40 @@
+// A manifest using every top-level key; the manifest repeats one probe's
+// metadata, which agrees with its attribute (R7 holds).
+mod probes {
+    use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
+
+    #[zb_health(name = "cache", tags = [ready], timeout = "750ms", failure_status = degraded)]
+    pub struct CacheProbe;
+
+    #[zb_health(name = "primary", tags = [active], timeout = "500ms")]
+    pub struct PrimaryProbe;
+
+    #[zb_health(name = "search", timeout = "1500ms")]
+    pub struct SearchProbe;
+
+    macro_rules! healthy {
+        ($($t:ty),*) => {$(
+            impl Probe for $t {
+                async fn check(&self) -> ProbeOutcome {
+                    Ok(ProbeResult::healthy())
+                }
+            }
+        )*};
+    }
+    healthy!(CacheProbe, PrimaryProbe, SearchProbe);
+}
+
+zb_health::manifest!("manifests/full.yaml");
+
+fn main() {
+    assert_eq!(HealthManifest::SERVICE, "scadabridge");
+    let paths = HealthManifest::paths();
+    assert_eq!((paths.ready.as_str(), paths.active.as_str(), paths.live.as_str()), ("/healthz/ready", "/healthz/primary", "/healthz/live"));
+    let names: Vec<&str> = HealthManifest::PROBES.iter().map(|p| p.name).collect();
+    assert_eq!(names, ["cache", "primary", "search"]);
+    let registry = HealthManifest::registry();
+    let deps = HealthDeps { cache: probes::CacheProbe, primary_probe: probes::PrimaryProbe, search_probe: probes::SearchProbe };
+    let endpoints = HealthManifest::install(&registry, deps).unwrap();
+    assert_eq!(endpoints.path(zb_health::Tag::Active), "/healthz/primary");
+    assert_eq!(registry.names().len(), 3);
+}
