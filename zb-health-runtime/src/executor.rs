@@ -29,25 +29,30 @@ impl HealthRegistry {
     /// deadline is dropped, which cancels it, so hung calls cannot pile up.
     /// The `live` tier carries no probes (ZB-1.3) and is always `Healthy`.
     pub async fn check(&self, tier: Tag) -> HealthReport {
-        let started = Instant::now();
         let Some(table) = self.table(tier) else {
             return HealthReport::new(tier, Vec::new(), Duration::ZERO);
         };
-        let entries = join_all(table.iter().map(|probe| self.run_probe(probe))).await;
+        // One clock read serves every probe's deadline and start time.
+        let started = Instant::now();
+        let entries = join_all(table.iter().map(|probe| self.run_probe(probe, started))).await;
         HealthReport::new(tier, entries, started.elapsed())
     }
 
     /// The one place a probe's result is obtained. Caching and single-flight
     /// wrap this, so every tier, server and view sees the same result.
-    async fn run_probe(&self, probe: &Registered) -> HealthEntry {
-        let started = Instant::now();
+    async fn run_probe(&self, probe: &Registered, started: Instant) -> HealthEntry {
+        let limiter = &self.inner.limiter;
         let guarded = async {
             // Waiting for a slot counts against the deadline: the endpoint
-            // must answer in time even when the bound is saturated.
-            let _slot = self.inner.limiter.acquire().await;
+            // must answer in time even when the bound is saturated. A free
+            // slot is taken without queueing.
+            let _slot = match limiter.try_acquire() {
+                Ok(slot) => Ok(slot),
+                Err(_) => limiter.acquire().await,
+            };
             AssertUnwindSafe(probe.probe.check_boxed()).catch_unwind().await
         };
-        let result = tokio::time::timeout(probe.timeout, guarded).await;
+        let result = tokio::time::timeout_at(started + probe.timeout, guarded).await;
         let duration = started.elapsed();
         let failed = probe.failure_status.status();
         let (status, description, data, outcome) = match result {

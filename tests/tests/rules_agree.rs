@@ -1,0 +1,77 @@
+//! One rule, one place: a violation that both the manifest (compile time)
+//! and the runtime builder (programmatic registration) can express is
+//! refused by both with the same rule.
+
+use std::time::Duration;
+
+use zb_health::{
+    from_fn, HealthRegistry, ProbeRegistration, ProbeResult, Rule, Tag, TagSet, ZbHealth,
+};
+use zb_health_spec::manifest::parse_manifest;
+
+fn manifest_rules(yaml: &str) -> Vec<Rule> {
+    let mut rules: Vec<Rule> = parse_manifest(yaml).unwrap_err().into_iter().map(|v| v.rule).collect();
+    rules.dedup();
+    rules
+}
+
+fn probe(name: &str) -> ProbeRegistration {
+    ProbeRegistration::new(name, from_fn(|| async { Ok(ProbeResult::healthy()) }))
+}
+
+#[test]
+fn r1_live_tag() {
+    let m = manifest_rules("service: s\nprobes:\n  - { name: db, kind: database, tags: [live] }\n");
+    let r = HealthRegistry::new().add(probe("db").tags(TagSet::of(&[Tag::Live]))).unwrap_err().rules();
+    assert_eq!((m, r), (vec![Rule::LiveTag], vec![Rule::LiveTag]));
+}
+
+#[test]
+fn r3_duplicate_name() {
+    let m = manifest_rules(
+        "service: s\nprobes:\n  - { name: db, kind: database }\n  - { name: db, kind: grpc }\n",
+    );
+    let r = HealthRegistry::new().add_all([probe("db"), probe("db")]).unwrap_err().rules();
+    assert_eq!((m, r), (vec![Rule::DuplicateName], vec![Rule::DuplicateName]));
+}
+
+#[test]
+fn r5_timeout_not_below_the_orchestrator() {
+    let m = manifest_rules(
+        "service: s\norchestrator: { timeout: 1s }\nprobes:\n  - { name: db, kind: database, timeout: 1s }\n",
+    );
+    let r = HealthRegistry::builder()
+        .orchestrator_timeout(Duration::from_secs(1))
+        .build()
+        .add(probe("db").timeout(Duration::from_secs(1)))
+        .unwrap_err()
+        .rules();
+    assert_eq!((m, r), (vec![Rule::Duration], vec![Rule::Duration]));
+}
+
+#[test]
+fn r5_zero_timeout() {
+    let m = manifest_rules("service: s\nprobes:\n  - { name: db, kind: database, timeout: 0ms }\n");
+    let r = HealthRegistry::new().add(probe("db").timeout(Duration::ZERO)).unwrap_err().rules();
+    assert_eq!((m, r), (vec![Rule::Duration], vec![Rule::Duration]));
+}
+
+#[test]
+fn r6_colliding_paths() {
+    let m = manifest_rules("service: s\nendpoints: { ready: /health, active: /health }\n");
+    let r = ZbHealth::new(HealthRegistry::new())
+        .ready_path("/health")
+        .active_path("/health")
+        .build()
+        .err()
+        .unwrap()
+        .rules();
+    assert_eq!((m, r), (vec![Rule::EndpointPath], vec![Rule::EndpointPath]));
+}
+
+#[test]
+fn r9_probe_name() {
+    let m = manifest_rules("service: s\nprobes:\n  - { name: \"data base\", kind: database }\n");
+    let r = HealthRegistry::new().add(probe("data base")).unwrap_err().rules();
+    assert_eq!((m, r), (vec![Rule::ProbeName], vec![Rule::ProbeName]));
+}
