@@ -8,4 +8,15 @@ cd "$(dirname "$0")/.."
 # Later suites (PostgreSQL, chitchat, tonic) start their services here, so a
 # fresh clone needs nothing installed by hand.
 
+# PostgreSQL server binaries (Debian's): tests/tests/database.rs starts its
+# own throwaway server from /usr/lib/postgresql/*/bin on a loopback port, so
+# only the packages are needed, not the packaged cluster (not created).
+if ! compgen -G '/usr/lib/postgresql/*/bin/pg_ctl' > /dev/null; then
+    sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo mkdir -p /etc/postgresql-common/createcluster.d
+    echo 'create_main_cluster = false' | $sudo tee /etc/postgresql-common/createcluster.d/zb-health.conf > /dev/null
+    $sudo apt-get update -qq
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql > /dev/null
+fi
+
 cargo test --workspace --all-features "$@"

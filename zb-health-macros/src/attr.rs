@@ -91,11 +91,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         .unwrap_or_else(|| quote!(::zb_health));
     let ident = &strukt.ident;
     let (impl_generics, ty_generics, where_clause) = strukt.generics.split_for_impl();
-    let tag_tokens = tags.iter().map(|(t, _)| match t {
-        Tag::Ready => quote!(#krate::Tag::Ready),
-        Tag::Active => quote!(#krate::Tag::Active),
-        Tag::Live => quote!(#krate::Tag::Live),
-    });
+    let tag_tokens = tags.iter().map(|(t, _)| crate::builtin::tag(*t, &krate));
     let millis = timeout.as_millis() as u64;
     let failure = match settings.failure_status.unwrap_or_default() {
         FailureStatus::Unhealthy => quote!(#krate::FailureStatus::Unhealthy),

@@ -8,6 +8,7 @@
 //! panic: every failure is a `compile_error!` at the offending token.
 
 mod attr;
+mod builtin;
 mod errors;
 mod manifest;
 
@@ -15,7 +16,7 @@ use proc_macro::TokenStream;
 
 /// Declares a probe struct's metadata and checks it against the spec:
 ///
-/// ```ignore
+/// ```text
 /// #[zb_health(name = "cache", tags = [ready], timeout = "750ms", failure_status = degraded)]
 /// struct CacheProbe { /* ... */ }
 /// impl zb_health::Probe for CacheProbe { /* ... */ }
@@ -33,7 +34,7 @@ pub fn zb_health(args: TokenStream, item: TokenStream) -> TokenStream {
 /// Reads a `health.yaml` manifest at compile time and generates the
 /// service's typed health registration:
 ///
-/// ```ignore
+/// ```text
 /// zb_health::manifest!("health.yaml");          // relative to this file
 /// zb_health::manifest!(yaml = r#"service: x"#);  // inline
 /// ```

@@ -17,6 +17,7 @@ use zb_health_spec::manifest::{parse_manifest, Location, Manifest, ProbeDecl, Pr
 use zb_health_spec::{FailureStatus, Rule, Tag};
 
 use crate::attr::snake_case;
+use crate::builtin;
 use crate::errors::render;
 
 /// The macro's input: a path, or `yaml = "..."` inline, then options.
@@ -128,10 +129,10 @@ fn read(lit: &LitStr, caller: Option<&Path>) -> Result<(PathBuf, String), String
     ))
 }
 
-/// One generated dependency: a field of `HealthDeps` and how it registers.
+/// One generated registration: its `HealthDeps` field (none for cluster
+/// kinds, which share one view), its `ProbeRegistration` and its metadata.
 struct Dep {
-    field: syn::Ident,
-    ty: TokenStream,
+    field: Option<(syn::Ident, TokenStream)>,
     registration: TokenStream,
     meta: TokenStream,
 }
@@ -139,8 +140,13 @@ struct Dep {
 fn generate(m: &Manifest, file: &str, span: Span, krate: &TokenStream) -> syn::Result<TokenStream> {
     let mut deps = Vec::new();
     let mut asserts = Vec::new();
-    let mut errors: Option<syn::Error> = None;
+    let mut features: Vec<&str> = Vec::new();
     for probe in &m.probes {
+        if let Some(f) = builtin::feature(&probe.kind) {
+            if !features.contains(&f) {
+                features.push(f);
+            }
+        }
         match &probe.kind {
             ProbeKind::Custom { type_path } => {
                 let ty: syn::Path = syn::parse_str(&type_path.value).map_err(|_| {
@@ -149,31 +155,21 @@ fn generate(m: &Manifest, file: &str, span: Span, krate: &TokenStream) -> syn::R
                 let field = field_ident(probe, &ty);
                 asserts.extend(custom_asserts(m, probe, &ty, file, krate));
                 deps.push(Dep {
-                    ty: quote!(#ty),
                     registration: quote!(<#ty as #krate::ZbHealthProbe>::registration(deps.#field)),
                     meta: quote!(<#ty as #krate::ZbHealthProbe>::META),
-                    field,
+                    field: Some((field, quote!(#ty))),
                 });
             }
-            other => {
-                let name = probe.name.as_ref().map_or("?", |n| n.value.as_str());
-                let e = syn::Error::new(
-                    span,
-                    format!(
-                        "{file}:{}: probe `{name}` has kind `{}`, whose built-in probe is not built yet\n  = help: until it ships, declare the check as `kind: custom` with your own #[zb_health] probe type; the manifest never ignores a probe silently",
-                        probe.location,
-                        other.as_str()
-                    ),
-                );
-                match &mut errors {
-                    Some(all) => all.combine(e),
-                    None => errors = Some(e),
-                }
+            _ => {
+                let meta = builtin::meta(m, probe, krate);
+                let value = builtin::probe(probe, krate);
+                deps.push(Dep {
+                    registration: quote!((#meta).registration(#value)),
+                    meta,
+                    field: builtin::own_field(probe, krate),
+                });
             }
         }
-    }
-    if let Some(e) = errors {
-        return Err(e);
     }
     asserts.extend(unique_name_asserts(m, file, krate));
 
@@ -186,11 +182,45 @@ fn generate(m: &Manifest, file: &str, span: Span, krate: &TokenStream) -> syn::R
         }
         None => quote!(),
     };
-    let fields = deps.iter().map(|d| {
-        let (f, ty) = (&d.field, &d.ty);
-        let doc = format!("The `{f}` probe.");
-        quote!(#[doc = #doc] pub #f: #ty,)
+    let mut fields: Vec<TokenStream> = deps
+        .iter()
+        .filter_map(|d| d.field.as_ref())
+        .map(|(f, ty)| {
+            let doc = format!("The `{f}` probe.");
+            quote!(#[doc = #doc] pub #f: #ty,)
+        })
+        .collect();
+    if features.contains(&"cluster") {
+        let f = format_ident!("{}", builtin::CLUSTER_FIELD);
+        fields.push(quote! {
+            /// The cluster view every cluster probe of the manifest reads.
+            pub #f: ::std::sync::Arc<dyn #krate::cluster::ClusterView>,
+        });
+    }
+    let requires = features.iter().map(|f| {
+        let mac = format_ident!("__zb_require_{}", f);
+        quote!(#krate::#mac!();)
     });
+    let active_rules: Vec<TokenStream> = m.probes.iter().filter_map(|p| builtin::active_rule(p, krate)).collect();
+    let gate = match active_rules.as_slice() {
+        [rule] => quote! {
+            /// The manifest's `ClusterActiveNode` rule: the one the active-node
+            /// probe uses, for the gate and the application (ZB-2.3a).
+            pub fn active_node_rule() -> #krate::cluster::ClusterActiveNode {
+                #rule
+            }
+
+            /// The `ActiveNodeGate` over `view` with the same rule as the
+            /// active-node probe, so a gated endpoint and `/health/active`
+            /// cannot disagree (ZB-4).
+            pub fn active_node_gate(
+                view: ::std::sync::Arc<dyn #krate::cluster::ClusterView>,
+            ) -> #krate::cluster::ClusterActiveNodeGate {
+                #krate::cluster::ClusterActiveNodeGate::new(view, Self::active_node_rule())
+            }
+        },
+        _ => quote!(),
+    };
     let registrations = deps.iter().map(|d| &d.registration);
     let metas = deps.iter().map(|d| &d.meta);
     let deps_doc = format!(
@@ -198,6 +228,8 @@ fn generate(m: &Manifest, file: &str, span: Span, krate: &TokenStream) -> syn::R
     );
     let manifest_doc = format!("The health of service `{service}`, as declared in `{file}`.");
     Ok(quote! {
+        #(#requires)*
+
         #[doc = #deps_doc]
         pub struct HealthDeps {
             #(#fields)*
@@ -208,6 +240,8 @@ fn generate(m: &Manifest, file: &str, span: Span, krate: &TokenStream) -> syn::R
 
         #[allow(dead_code)]
         impl HealthManifest {
+            #gate
+
             /// The manifest's `service`.
             pub const SERVICE: &'static str = #service;
 
@@ -251,16 +285,12 @@ fn generate(m: &Manifest, file: &str, span: Span, krate: &TokenStream) -> syn::R
 
 /// `HealthDeps` field of a probe: its manifest name, or the type's name.
 fn field_ident(probe: &ProbeDecl, ty: &syn::Path) -> syn::Ident {
-    let base = match &probe.name {
-        Some(n) => n.value.replace(['-', '.'], "_").to_ascii_lowercase(),
-        None => ty
-            .segments
-            .last()
-            .map(|s| snake_case(&s.ident.to_string()))
-            .unwrap_or_else(|| "probe".into()),
-    };
-    let base = if base.starts_with(|c: char| c.is_ascii_digit()) { format!("p_{base}") } else { base };
-    syn::parse_str::<syn::Ident>(&base).unwrap_or_else(|_| format_ident!("r#{}", base))
+    match &probe.name {
+        Some(n) => builtin::ident_for(&n.value),
+        None => builtin::ident_for(
+            &ty.segments.last().map(|s| snake_case(&s.ident.to_string())).unwrap_or_else(|| "probe".into()),
+        ),
+    }
 }
 
 /// R7 and R5 for a custom probe: what the manifest states about it must
@@ -282,11 +312,7 @@ fn custom_asserts(m: &Manifest, p: &ProbeDecl, ty: &syn::Path, file: &str, krate
         contradiction("name", n.location, quote!(#krate::__private::str_eq(#meta.name, #v)));
     }
     if let Some(tags) = &p.tags {
-        let toks = tags.iter().map(|t| match t.value {
-            Tag::Ready => quote!(#krate::Tag::Ready),
-            Tag::Active => quote!(#krate::Tag::Active),
-            Tag::Live => quote!(#krate::Tag::Live),
-        });
+        let toks = tags.iter().map(|t| builtin::tag(t.value, krate));
         let loc = tags.first().map_or(p.location, |t| t.location);
         contradiction(
             "tags",

@@ -19,7 +19,14 @@
 //!   the canonical one.
 //! * [`ZbHealth`] maps the three tiers onto an actix `App` in one call.
 
+#[cfg(feature = "cluster")]
+pub mod cluster;
+#[cfg(feature = "database")]
+pub mod database;
+#[cfg(feature = "grpc")]
+pub mod grpc;
 mod executor;
+mod gate;
 mod http;
 mod meta;
 mod probe;
@@ -33,6 +40,7 @@ pub use zb_health_macros::{manifest, zb_health};
 /// The spec rules shared with the macros and the CLI.
 pub use zb_health_spec as spec;
 
+pub use gate::{ActiveNodeGate, RequireActiveNode, RequireActiveNodeService, STANDBY_BODY};
 pub use executor::{ERRORED_DESCRIPTION, PANICKED_DESCRIPTION};
 #[doc(hidden)]
 pub use meta::__private;

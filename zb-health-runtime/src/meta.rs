@@ -22,6 +22,17 @@ pub struct ProbeMeta {
     pub failure_status: FailureStatus,
 }
 
+impl ProbeMeta {
+    /// A registration of `probe` carrying this metadata; how generated
+    /// code registers built-in probes, and handy for programmatic ones.
+    pub fn registration(self, probe: impl Probe) -> ProbeRegistration {
+        ProbeRegistration::new(self.name, probe)
+            .tags(self.tags)
+            .timeout(self.timeout)
+            .failure_status(self.failure_status)
+    }
+}
+
 /// A probe type annotated with `#[zb_health(...)]`. Implemented by the
 /// attribute; a manifest's `kind: custom` entries require it.
 #[diagnostic::on_unimplemented(
@@ -35,10 +46,7 @@ pub trait ZbHealthProbe: Probe + Sized {
 
     /// A registration carrying the attribute's metadata.
     fn registration(self) -> ProbeRegistration {
-        ProbeRegistration::new(Self::META.name, self)
-            .tags(Self::META.tags)
-            .timeout(Self::META.timeout)
-            .failure_status(Self::META.failure_status)
+        Self::META.registration(self)
     }
 }
 
@@ -63,8 +71,44 @@ pub mod __private {
         true
     }
 
+    /// A role-scoped rule from roles the macro already checked (R2).
+    #[cfg(feature = "cluster")]
+    pub fn checked_roles(roles: &[&str]) -> crate::cluster::ClusterActiveNode {
+        crate::cluster::ClusterActiveNode::with_roles(roles.iter().copied())
+            .expect("the manifest's roles passed rule R2 at compile time")
+    }
+
     /// `const` equality of tag sets.
     pub const fn tags_eq(a: zb_health_spec::TagSet, b: zb_health_spec::TagSet) -> bool {
         a.bits() == b.bits()
     }
 }
+
+/// Feature guards for generated code: a manifest that uses a built-in kind
+/// whose feature is off gets an error that says which feature to enable.
+macro_rules! feature_guard {
+    ($name:ident, $feature:literal, $kinds:literal) => {
+        #[cfg(feature = $feature)]
+        #[doc(hidden)]
+        #[macro_export]
+        macro_rules! $name {
+            () => {};
+        }
+
+        #[cfg(not(feature = $feature))]
+        #[doc(hidden)]
+        #[macro_export]
+        macro_rules! $name {
+            () => {
+                ::core::compile_error!(concat!(
+                    "the health manifest uses ", $kinds, ", which needs the `", $feature,
+                    "` feature of zb-health-runtime\n  = help: enable it: `zb-health-runtime = { version = \"…\", features = [\"", $feature, "\"] }`"
+                ));
+            };
+        }
+    };
+}
+
+feature_guard!(__zb_require_database, "database", "`kind: database`");
+feature_guard!(__zb_require_grpc, "grpc", "`kind: grpc`");
+feature_guard!(__zb_require_cluster, "cluster", "a cluster kind (`cluster-membership`, `cluster-transport` or `active-node`)");

@@ -11,6 +11,7 @@
 //! parser and validator ([`manifest`]), at the cost of `serde` and
 //! `serde-saphyr`.
 
+mod cluster;
 mod duration;
 #[cfg(feature = "manifest")]
 pub mod manifest;
@@ -22,13 +23,14 @@ mod tag;
 
 #[cfg(feature = "manifest")]
 pub use manifest::{
-    parse_manifest, ActiveScope, Located, Location, MajorityGuard, Manifest, MembershipPolicy,
+    parse_manifest, ActiveScope, Located, Location, Manifest,
     ProbeDecl, ProbeKind, KINDS,
 };
+pub use cluster::{MajorityGuard, MembershipPolicy};
 pub use duration::{parse_duration, DurationError, DEFAULT_PROBE_TIMEOUT, MAX_PROBE_TIMEOUT};
 pub use paths::{EndpointPaths, PathsSource};
 pub use rules::{
-    check_duration_text, check_name, check_paths, check_probe_tags, check_timeout, check_unique_names, Rule,
+    check_duration_text, check_name, check_paths, check_role_preference, check_probe_tags, check_timeout, check_unique_names, Rule,
     Violation, Violations,
 };
 pub use status::{FailureStatus, HealthStatus};

@@ -5,7 +5,7 @@
 //! | Rule | Function | Cites |
 //! |---|---|---|
 //! | R1 `live-tag` | [`check_probe_tags`] | ZB-1.3 |
-//! | R2 `role-scope-needs-roles` | reported by the manifest's active-node options | ZB-2.3d |
+//! | R2 `role-scope-needs-roles` | [`check_role_preference`] | ZB-2.3d |
 //! | R3 `duplicate-name` | [`check_unique_names`] | AT-1 |
 //! | R4 `unknown` | reported where the unknown thing is parsed | |
 //! | R5 `duration` | [`check_timeout`], [`check_duration_text`] | BE-HLTH-006 |
@@ -234,6 +234,59 @@ pub fn check_probe_tags<L: Clone>(
     }
 }
 
+/// R2 (ZB-2.3d): a role-scoped active-node check lists its roles in order
+/// of preference: at least one, none empty, none twice.
+///
+/// `roles` is `None` when no list was given at all, else the list with its
+/// own location and each role's. Returns whether the list is usable.
+pub fn check_role_preference<L: Clone>(
+    probe: &str,
+    roles: Option<(&[(&str, L)], L)>,
+    scope_location: L,
+    sink: &mut Violations<L>,
+) -> bool {
+    const HELP: &str = "list the roles in order of preference, e.g. `[admin, driver]`; a node answers for the first listed role it holds, and a scope with no roles could never pick an active node";
+    let Some((list, list_location)) = roles else {
+        sink.push(
+            Rule::RoleScopeNeedsRoles,
+            scope_location,
+            format!("active-node probe `{probe}` is role-scoped but lists no roles"),
+            HELP,
+        );
+        return false;
+    };
+    if list.is_empty() {
+        sink.push(
+            Rule::RoleScopeNeedsRoles,
+            list_location,
+            format!("active-node probe `{probe}` is role-scoped with an empty role list"),
+            HELP,
+        );
+        return false;
+    }
+    let mut ok = true;
+    for (i, (role, loc)) in list.iter().enumerate() {
+        if role.is_empty() {
+            sink.push(
+                Rule::RoleScopeNeedsRoles,
+                loc.clone(),
+                format!("active-node probe `{probe}` lists an empty role name"),
+                "write the cluster role's name, e.g. `admin`",
+            );
+            ok = false;
+        } else if list[..i].iter().any(|(r, _)| r == role) {
+            sink.push(
+                Rule::RoleScopeNeedsRoles,
+                loc.clone(),
+                format!("active-node probe `{probe}` lists role `{role}` twice"),
+                "each role appears once in the preference order; remove the repeat",
+            );
+            ok = false;
+        }
+    }
+    ok
+}
+
 /// R5: a probe deadline is non-zero, at most [`MAX_PROBE_TIMEOUT`], and
 /// shorter than the orchestrator's probe timeout when one is declared
 /// (BE-HLTH-006), so the endpoint always answers before the orchestrator
@@ -406,6 +459,17 @@ mod tests {
         let mut s = Violations::new();
         check_paths(&[(Tag::Ready, "/a", ()), (Tag::Active, "/a/", ()), (Tag::Live, "/b", ())], &mut s);
         assert_eq!(rules(s), [Rule::EndpointPath]);
+    }
+
+    #[test]
+    fn role_preference_needs_roles() {
+        let mut s = Violations::new();
+        assert!(!check_role_preference("a", None, 0, &mut s));
+        assert!(!check_role_preference("a", Some((&[], 1)), 0, &mut s));
+        assert!(!check_role_preference("a", Some((&[("admin", 2), ("", 3), ("admin", 4)], 1)), 0, &mut s));
+        assert!(check_role_preference("a", Some((&[("admin", 2), ("driver", 3)], 1)), 0, &mut s));
+        let locations: Vec<i32> = s.into_result().unwrap_err().iter().map(|v| v.location).collect();
+        assert_eq!(locations, [0, 1, 3, 4]);
     }
 
     #[test]

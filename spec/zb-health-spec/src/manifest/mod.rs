@@ -52,6 +52,7 @@ mod tests;
 use std::fmt;
 use std::time::Duration;
 
+pub use crate::{MajorityGuard, MembershipPolicy};
 use crate::{
     DEFAULT_PROBE_TIMEOUT, EndpointPaths, FailureStatus, HealthStatus, Tag, TagSet, Violation,
 };
@@ -237,38 +238,6 @@ impl ProbeKind {
     }
 }
 
-/// How a membership status maps to health (ZB-2.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum MembershipPolicy {
-    /// `default`: Up/Joining → Healthy, Leaving/Exiting → Degraded, else
-    /// Unhealthy.
-    #[default]
-    Default,
-    /// `ot-opc-ua-compat`: Healthy only if self is Up among reachable
-    /// members, else Degraded.
-    OtOpcUaCompat,
-}
-
-impl MembershipPolicy {
-    /// The YAML spellings, for messages and suggestions.
-    pub const NAMES: [&'static str; 2] = ["default", "ot-opc-ua-compat"];
-
-    /// The YAML spelling.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            MembershipPolicy::Default => Self::NAMES[0],
-            MembershipPolicy::OtOpcUaCompat => Self::NAMES[1],
-        }
-    }
-
-    /// Parses the YAML spelling.
-    pub fn parse(s: &str) -> Option<Self> {
-        [MembershipPolicy::Default, MembershipPolicy::OtOpcUaCompat]
-            .into_iter()
-            .find(|p| p.as_str() == s)
-    }
-}
-
 /// Which members compete for "active" (ZB-2.3a).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ActiveScope {
@@ -284,15 +253,6 @@ impl ActiveScope {
     pub const NAMES: [&'static str; 2] = ["cluster", "role"];
 }
 
-/// `expected_size` / `require_majority`: the cluster size the probe expects,
-/// and whether fewer than a majority of it reachable fails the probe.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MajorityGuard {
-    /// `expected_size`, at least 1.
-    pub expected_size: u32,
-    /// `require_majority`, default `false`.
-    pub require_majority: bool,
-}
 
 /// Parses and validates a manifest.
 ///

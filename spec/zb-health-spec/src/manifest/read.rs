@@ -16,7 +16,8 @@ use super::{
 };
 use crate::{
     EndpointPaths, FailureStatus, HealthStatus, Rule, Tag, Violation, Violations,
-    check_duration_text, check_name, check_paths, check_probe_tags, check_timeout,
+    check_duration_text, check_name, check_paths, check_probe_tags, check_role_preference,
+    check_timeout,
     check_unique_names, did_you_mean,
 };
 
@@ -389,7 +390,7 @@ impl Reader {
                 );
             }
         }
-        let kind = kind_id.and_then(|id| self.kind(&label, id.value, &fields, node.loc));
+        let kind = kind_id.and_then(|id| self.kind(&name, &label, id.value, &fields, node.loc));
         let tags = fields
             .get("tags")
             .and_then(|f| self.tags(&name, &label, f.node));
@@ -456,6 +457,7 @@ impl Reader {
     /// reported by [`Reader::kind_options`] and is not read.
     fn kind(
         &mut self,
+        name: &str,
         label: &str,
         id: KindId,
         fields: &Fields,
@@ -479,7 +481,7 @@ impl Reader {
             KindId::ClusterTransport => Some(ProbeKind::ClusterTransport {
                 guard: self.guard(label, fields),
             }),
-            KindId::ActiveNode => self.active_node(label, fields),
+            KindId::ActiveNode => self.active_node(name, label, fields),
             KindId::Grpc => Some(ProbeKind::Grpc),
             KindId::Custom => self
                 .custom_type(label, fields, at)
@@ -514,7 +516,7 @@ impl Reader {
     /// `scope`, `roles`, `no_active_role_status` of an active-node probe:
     /// R2 for `scope: role` without roles (ZB-2.3d), R7 for role options on
     /// a cluster-wide scope.
-    fn active_node(&mut self, label: &str, fields: &Fields) -> Option<ProbeKind> {
+    fn active_node(&mut self, name: &str, label: &str, fields: &Fields) -> Option<ProbeKind> {
         let scope = fields.get("scope").and_then(|f| {
             self.keyword(
                 &format!("`scope` of {label}"),
@@ -537,7 +539,7 @@ impl Reader {
         let guard = self.guard(label, fields);
         let scope = match scope {
             Some(s) if s.value == ScopeName::Role => {
-                self.role_scope(label, s.location, roles_field, roles)
+                self.role_scope(name, s.location, roles_field, roles)
             }
             // An invalid `scope` was reported; do not guess what it meant.
             None if fields.get("scope").is_some() => None,
@@ -566,42 +568,34 @@ impl Reader {
         })
     }
 
-    /// R2 (ZB-2.3d): `scope: role` needs a non-empty `roles` list.
+    /// R2 (ZB-2.3d): `scope: role` needs a usable `roles` list; the rule
+    /// itself is [`check_role_preference`].
     fn role_scope(
         &mut self,
-        label: &str,
+        probe: &str,
         scope_at: Location,
         roles_field: Option<Field>,
         roles: Option<Vec<Located<String>>>,
     ) -> Option<ActiveScope> {
-        const HELP: &str = "list the roles in order of preference, e.g. `roles: [admin, driver]`; a node answers for the first listed role it holds";
         match (roles_field, roles) {
-            (None, _) => {
-                self.sink.push(
-                    Rule::RoleScopeNeedsRoles,
+            // A `roles` of the wrong type was reported as such.
+            (Some(_), None) => None,
+            (field, roles) => {
+                let roles = roles.unwrap_or_default();
+                let listed: Vec<(&str, Location)> =
+                    roles.iter().map(|r| (r.value.as_str(), r.location)).collect();
+                let ok = check_role_preference(
+                    probe,
+                    field.map(|f| (listed.as_slice(), f.node.loc)),
                     scope_at,
-                    format!("{label} has `scope: role` but no `roles`"),
-                    HELP,
+                    &mut self.sink,
                 );
-                None
+                ok.then_some(ActiveScope::Roles(roles))
             }
-            (Some(f), Some(roles))
-                if roles.is_empty()
-                    && matches!(&f.node.value, Value::Seq(items) if items.is_empty()) =>
-            {
-                self.sink.push(
-                    Rule::RoleScopeNeedsRoles,
-                    f.node.loc,
-                    format!("{label} has `scope: role` with an empty `roles` list"),
-                    HELP,
-                );
-                None
-            }
-            (Some(_), roles) => roles.filter(|r| !r.is_empty()).map(ActiveScope::Roles),
         }
     }
 
-    /// `roles`: a list of non-empty role names (an empty name is R2).
+    /// `roles`: a list of role names; [`check_role_preference`] judges it.
     fn roles(&mut self, label: &str, node: &Node) -> Option<Vec<Located<String>>> {
         let Value::Seq(items) = &node.value else {
             self.wrong_type(
@@ -614,17 +608,7 @@ impl Reader {
         };
         let mut roles = Vec::new();
         for item in items {
-            let Some(role) = self.string(&format!("a role of {label}"), item) else {
-                continue;
-            };
-            if role.value.is_empty() {
-                self.sink.push(
-                    Rule::RoleScopeNeedsRoles,
-                    role.location,
-                    format!("{label} lists an empty role name"),
-                    "write the cluster role's name, e.g. `admin`",
-                );
-            } else {
+            if let Some(role) = self.string(&format!("a role of {label}"), item) {
                 roles.push(role);
             }
         }

@@ -174,7 +174,7 @@ fn r2_role_scope_without_roles() {
         Rule::RoleScopeNeedsRoles,
         at(3, 43),
     );
-    assert!(v.message.contains("scope: role"));
+    assert!(v.message.contains("role-scoped but lists no roles"), "{}", v.message);
 }
 
 #[test]
@@ -428,7 +428,7 @@ fn error_texts_as_printed() {
     );
     assert_eq!(
         format!("{}: {v}", v.location),
-        "3:43: probe `an` has `scope: role` but no `roles`\n  = rule R2 (ZB-2.3d)\n  = help: list the roles in order of preference, e.g. `roles: [admin, driver]`; a node answers for the first listed role it holds"
+        "3:43: active-node probe `an` is role-scoped but lists no roles\n  = rule R2 (ZB-2.3d)\n  = help: list the roles in order of preference, e.g. `[admin, driver]`; a node answers for the first listed role it holds, and a scope with no roles could never pick an active node"
     );
 }
 

@@ -1,0 +1,458 @@
+//! The cluster probes, the rule and the gate over **real** chitchat nodes
+//! gossiping on loopback UDP (ZB-2.2, ZB-2.3a-c, ZB-4, AT-5, AT-6).
+//!
+//! Each test starts its own nodes on a [`Lan`]: chitchat's own UDP transport
+//! behind a relay the test can cut (see `support/chitchat.rs`). Node `i` has
+//! the `i`-th lowest address, and the tests choose generations (ages)
+//! independently of it, so "oldest" and "lowest address" can be told apart.
+//! Gossip runs every 100 ms; the phi-accrual detector writes a silent peer
+//! off after about a second. Every wait is bounded.
+
+#[path = "support/chitchat.rs"]
+mod lan;
+mod support;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix_web::dev::ServerHandle;
+use actix_web::{App, HttpResponse, HttpServer, web};
+use lan::{Cluster, GOSSIP_INTERVAL, Node, PHI_THRESHOLD, eventually};
+use serde_json::{Value, json};
+use support::request;
+use zb_health::cluster::{
+    ActiveDecision, ActiveNodeProbe, ClusterActiveNode, ClusterActiveNodeGate, ClusterMembershipProbe,
+    ClusterTransportProbe, ClusterView, MajorityGuard, MemberStatus,
+};
+use zb_health::{
+    ActiveNodeGate, HealthRegistry, HealthStatus, Probe, ProbeRegistration, ProbeResult, RequireActiveNode,
+    STANDBY_BODY, TagSet, map_zb_health,
+};
+
+/// Formation of a fresh cluster, on a loaded machine.
+const FORM: Duration = Duration::from_secs(20);
+/// Failure detection plus a gossip round, with room for a loaded machine.
+const DETECT: Duration = Duration::from_secs(15);
+
+async fn run(probe: &impl Probe) -> ProbeResult {
+    probe.check().await.expect("cluster probes do not error")
+}
+
+fn data(result: &ProbeResult, key: &str) -> Value {
+    result.data.as_ref().and_then(|d| d.get(key)).cloned().unwrap_or(Value::Null)
+}
+
+fn gate(node: &Node, rule: &ClusterActiveNode) -> bool {
+    ClusterActiveNodeGate::new(node.dyn_view(), rule.clone()).is_active_node()
+}
+
+/// Waits until every node in `indexes` names `expected` as the active node.
+async fn agree(
+    cluster: &Cluster,
+    indexes: &[usize],
+    rule: &ClusterActiveNode,
+    expected: &str,
+    deadline: Duration,
+) -> Duration {
+    eventually(&format!("nodes {indexes:?} to agree on {expected}"), deadline, || {
+        indexes.iter().all(|&i| cluster.nodes[i].active(rule).as_deref() == Some(expected)).then_some(())
+    })
+    .await
+    .1
+}
+
+fn ms(d: Duration) -> u128 {
+    d.as_millis()
+}
+
+/// Three nodes agree on one active node: the oldest Up member, through the
+/// rule, the active-node probe and the gate alike; every ready-tier probe
+/// is Healthy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_nodes_agree_the_oldest_member_is_active() {
+    let cluster = Cluster::start(&[(20, &[]), (10, &[]), (30, &[])]).await;
+    let took = cluster.converge(&[0, 1, 2], FORM).await;
+    println!("three nodes converged in {} ms", ms(took));
+    let rule = ClusterActiveNode::unscoped();
+    // Node 1 is the oldest (generation 10), though node 0 has the lowest address.
+    let oldest = cluster.nodes[1].address();
+    assert!(cluster.nodes[0].address().as_bytes() < oldest.as_bytes());
+    agree(&cluster, &[0, 1, 2], &rule, &oldest, FORM).await;
+
+    for node in &cluster.nodes {
+        let is_oldest = node.address() == oldest;
+        let active = run(&ActiveNodeProbe::new(node.dyn_view(), rule.clone())).await;
+        let expected = if is_oldest { HealthStatus::Healthy } else { HealthStatus::Unhealthy };
+        assert_eq!(active.status, expected, "active-node probe on {}", node.address());
+        assert_eq!(data(&active, "selfAddress"), json!(node.address()));
+        assert_eq!(data(&active, "activeNode"), json!(oldest));
+        assert_eq!(data(&active, "activeRole"), Value::Null, "unscoped rules carry no role");
+        assert_eq!(gate(node, &rule), is_oldest, "gate on {}", node.address());
+        let membership = run(&ClusterMembershipProbe::new(node.dyn_view())).await;
+        assert_eq!(membership.status, HealthStatus::Healthy);
+        assert_eq!(membership.description.as_deref(), Some("Member status: Up"));
+        let transport = run(&ClusterTransportProbe::new(node.dyn_view())).await;
+        assert_eq!(transport.status, HealthStatus::Healthy);
+        assert_eq!((data(&transport, "expectedPeers"), data(&transport, "reachablePeers")), (json!(2), json!(2)));
+    }
+}
+
+/// Killing the oldest node hands the active role to the next-oldest on
+/// every remaining node within the failure-detection time, which is
+/// measured and printed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killing_the_oldest_makes_the_next_oldest_active_within_the_detection_time() {
+    let mut cluster = Cluster::unscoped(3).await;
+    cluster.converge(&[0, 1, 2], FORM).await;
+    let rule = ClusterActiveNode::unscoped();
+    agree(&cluster, &[0, 1, 2], &rule, &cluster.nodes[0].address(), FORM).await;
+    // Let the detector learn the heartbeat rate before measuring.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let victim = cluster.nodes[0].id.clone();
+    let adaptive = cluster.nodes[1].detection_timeout(&victim).await;
+
+    let killed = Instant::now();
+    let mut first = cluster.nodes.remove(0);
+    first.kill(&cluster.lan).await;
+    let next = cluster.nodes[0].address();
+    // Poll every survivor together, so each time is its own.
+    let mut per_node: Vec<Option<Duration>> = vec![None; cluster.nodes.len()];
+    while per_node.iter().any(Option::is_none) {
+        for (node, seen) in cluster.nodes.iter().zip(&mut per_node) {
+            if seen.is_none() && node.active(&rule).as_deref() == Some(next.as_str()) {
+                *seen = Some(killed.elapsed());
+            }
+        }
+        assert!(killed.elapsed() < DETECT, "{next} not active everywhere after {DETECT:?}: {per_node:?}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let per_node: Vec<Duration> = per_node.into_iter().flatten().collect();
+    let worst = *per_node.iter().max().unwrap();
+    println!(
+        "failure detection: the next-oldest was active on every node {} ms after the kill \
+         (per node {:?} ms; chitchat's adaptive timeout at the kill {:?}; gossip {} ms, phi threshold {PHI_THRESHOLD})",
+        ms(worst),
+        per_node.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
+        adaptive,
+        ms(GOSSIP_INTERVAL),
+    );
+    assert!(worst < DETECT);
+    assert!(gate(&cluster.nodes[0], &rule) && !gate(&cluster.nodes[1], &rule));
+    // The dead node stays in the view, written off, so the transport probe
+    // still counts it as expected and passes on the remaining peer.
+    let state = cluster.nodes[1].view.state().unwrap();
+    let dead = state.members.iter().find(|m| m.age == 1).unwrap();
+    assert!(!dead.reachable && dead.status == MemberStatus::Up);
+    let transport = run(&ClusterTransportProbe::new(cluster.nodes[1].dyn_view())).await;
+    assert_eq!(transport.status, HealthStatus::Healthy);
+    // The killed node's own view reports it Removed: its probes fail, its gate is shut.
+    let own = run(&ClusterMembershipProbe::new(first.dyn_view())).await;
+    assert_eq!(own.status, HealthStatus::Unhealthy);
+    assert!(!gate(&first, &rule));
+}
+
+/// The restart regression behind "oldest, never leader" (ZB §2.3): the
+/// oldest node dies and comes back on the **same address**, which sorts
+/// before the current active node's, with a new, larger generation. It
+/// rejoins as the youngest and must not become active, not even for a
+/// moment while it catches up on gossip; an address-ordered leader would
+/// be the restarted node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_node_rejoins_as_the_youngest_and_never_becomes_active() {
+    let mut cluster = Cluster::unscoped(3).await;
+    cluster.converge(&[0, 1, 2], FORM).await;
+    let rule = ClusterActiveNode::unscoped();
+    let active = cluster.nodes[1].address();
+    cluster.nodes[0].kill(&cluster.lan).await;
+    agree(&cluster, &[1, 2], &rule, &active, DETECT).await;
+
+    let restarted = Node::start(&cluster.lan, 0, 4, &[]).await;
+    let restarted_address = restarted.address();
+    assert_eq!(restarted_address, cluster.nodes[0].address(), "same address");
+    assert!(restarted_address.as_bytes() < active.as_bytes(), "it holds the lower address");
+    cluster.nodes[0] = restarted;
+
+    // Sample the restarted node's gate and probe from its first moment on.
+    let expected = cluster.members(&[0, 1, 2]);
+    let start = Instant::now();
+    let mut converged_after = None;
+    let mut samples = 0u32;
+    while start.elapsed() < FORM {
+        let node = &cluster.nodes[0];
+        samples += 1;
+        assert!(!gate(node, &rule), "the restarted node's gate opened after {} ms", ms(start.elapsed()));
+        if let Some(state) = node.view.state() {
+            assert!(!rule.decide(&state).is_active(), "the restarted node decided it is active: {state:?}");
+        }
+        let all_agree =
+            cluster.nodes.iter().all(|n| n.sees_all_up(&expected) && n.active(&rule).as_deref() == Some(&*active));
+        match converged_after {
+            None if all_agree => converged_after = Some(start.elapsed()),
+            // Stay a while after convergence: the verdict must hold, not flicker.
+            Some(at) if start.elapsed() > at + Duration::from_secs(1) => break,
+            _ => {}
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let at = converged_after.expect("every node agreed on the current active node");
+    println!("restart: rejoined and agreed in {} ms ({samples} samples, the gate never opened)", ms(at));
+    let active_probe = run(&ActiveNodeProbe::new(cluster.nodes[0].dyn_view(), rule.clone())).await;
+    assert_eq!(active_probe.status, HealthStatus::Unhealthy);
+    assert_eq!(data(&active_probe, "activeNode"), json!(active));
+    for node in &cluster.nodes {
+        let state = node.view.state().unwrap();
+        // One member per address: the former incarnation is replaced.
+        let own_address: Vec<u64> =
+            state.members.iter().filter(|m| m.address == restarted_address).map(|m| m.age).collect();
+        assert_eq!(own_address, [4], "on {}", node.address());
+        assert_eq!(gate(node, &rule), node.address() == active);
+        // The trap the rule avoids: the lowest address is the restarted node.
+        let leader = state
+            .members
+            .iter()
+            .filter(|m| m.status == MemberStatus::Up && m.reachable)
+            .min_by(|a, b| a.address.as_bytes().cmp(b.address.as_bytes()))
+            .unwrap();
+        assert_eq!(leader.address, restarted_address);
+    }
+}
+
+/// Role scoping over gossip: the fused `[admin, driver]` node answers for
+/// `admin` (listed first), single-role nodes for their own role, and a node
+/// holding neither role is `NoActiveRole`, Unhealthy. `data` carries
+/// `selfAddress`, `activeRole` and `activeNode`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn roles_scope_the_active_node_by_preference() {
+    let cluster =
+        Cluster::start(&[(1, &["driver"]), (2, &["admin", "driver"]), (3, &["admin"]), (4, &["metrics"])]).await;
+    cluster.converge(&[0, 1, 2, 3], FORM).await;
+    let rule = ClusterActiveNode::with_roles(["admin", "driver"]).unwrap();
+    let [driver, fused, _admin, neither] = [0, 1, 2, 3].map(|i| cluster.nodes[i].address());
+    eventually("the roles to gossip", FORM, || {
+        cluster
+            .nodes
+            .iter()
+            .all(|n| n.view.state().is_some_and(|s| s.members.iter().all(|m| !m.roles.is_empty())))
+            .then_some(())
+    })
+    .await;
+
+    let expected = [
+        (ActiveDecision::Active { role: Some("driver".into()), active: driver.clone() }, HealthStatus::Healthy),
+        (ActiveDecision::Active { role: Some("admin".into()), active: fused.clone() }, HealthStatus::Healthy),
+        (ActiveDecision::Standby { role: Some("admin".into()), active: fused.clone() }, HealthStatus::Unhealthy),
+        (ActiveDecision::NoActiveRole, HealthStatus::Unhealthy),
+    ];
+    for (node, (decision, status)) in cluster.nodes.iter().zip(expected) {
+        let state = node.view.state().unwrap();
+        assert_eq!(rule.decide(&state), decision, "on {} with roles {:?}", node.address(), node.roles);
+        let result = run(&ActiveNodeProbe::new(node.dyn_view(), rule.clone())).await;
+        assert_eq!(result.status, status, "on {}", node.address());
+        assert_eq!(data(&result, "selfAddress"), json!(node.address()));
+        assert_eq!(data(&result, "activeRole"), decision.role().map_or(Value::Null, |r| json!(r)));
+        assert_eq!(data(&result, "activeNode"), decision.active_node().map_or(Value::Null, |a| json!(a)));
+        assert_eq!(gate(node, &rule), decision.is_active());
+    }
+    let none = run(&ActiveNodeProbe::new(cluster.nodes[3].dyn_view(), rule.clone())).await;
+    assert_eq!(none.description.as_deref(), Some("this node holds none of the active roles"));
+    assert_eq!(none.data.unwrap().len(), 1, "only selfAddress for {neither}");
+}
+
+/// A partition that isolates one node: its detector writes both peers off
+/// and its transport probe fails (AT-5), while the two connected nodes keep
+/// passing theirs; after healing, it passes again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_isolated_node_fails_its_transport_probe_and_the_majority_does_not() {
+    let cluster = Cluster::unscoped(3).await;
+    cluster.converge(&[0, 1, 2], FORM).await;
+    let [a, b, c] = [0, 1, 2].map(|i| cluster.nodes[i].address());
+    let transport = |i: usize| ClusterTransportProbe::new(cluster.nodes[i].dyn_view());
+
+    let cut = Instant::now();
+    cluster.lan.partition(&[&[0, 1], &[2]]);
+    eventually("the isolated node to write both peers off", DETECT, || {
+        cluster.nodes[2].sees_unreachable(&[a.as_str(), b.as_str()]).then_some(())
+    })
+    .await;
+    eventually("the majority to write the isolated node off", DETECT, || {
+        (cluster.nodes[0].sees_unreachable(&[c.as_str()]) && cluster.nodes[1].sees_unreachable(&[c.as_str()]))
+            .then_some(())
+    })
+    .await;
+    println!("partition: detected on both sides in {} ms", ms(cut.elapsed()));
+
+    let isolated = run(&transport(2)).await;
+    assert_eq!(isolated.status, HealthStatus::Unhealthy);
+    assert_eq!(isolated.description.as_deref(), Some("isolated from every expected peer"));
+    assert_eq!((data(&isolated, "expectedPeers"), data(&isolated, "reachablePeers")), (json!(2), json!(0)));
+    for i in [0, 1] {
+        let majority = run(&transport(i)).await;
+        assert_eq!(majority.status, HealthStatus::Healthy, "node {i}");
+        assert_eq!(data(&majority, "reachablePeers"), json!(1));
+    }
+    // Membership is self's own status: still Up on the isolated node.
+    assert_eq!(run(&ClusterMembershipProbe::new(cluster.nodes[2].dyn_view())).await.status, HealthStatus::Healthy);
+
+    let healed = Instant::now();
+    cluster.lan.heal();
+    cluster.converge(&[0, 1, 2], DETECT).await;
+    assert_eq!(run(&transport(2)).await.status, HealthStatus::Healthy);
+    println!("partition: healed and reconverged in {} ms", ms(healed.elapsed()));
+}
+
+/// Split brain, 2|1, with the oldest node alone on the minority side.
+///
+/// **Without a guard both sides have an active node:** the minority node
+/// sees itself as the only reachable `Up` member and stays active (probe
+/// Healthy, gate open), while the majority side elects its own oldest
+/// member, the next-oldest node (probe Healthy, gate open); the third node
+/// is a standby of the majority's. Gossip cannot tell a dead peer from an
+/// unreachable one.
+///
+/// **With `MajorityGuard { expected_size: 3, require_majority: true }`**
+/// the minority node decides `Minority` (1 of the 2 needed): its probe is
+/// Unhealthy and its gate shut, and the majority side keeps exactly one
+/// active node. After healing, the oldest node is the single active again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn split_brain_has_two_actives_without_a_guard_and_one_with_the_majority_guard() {
+    let cluster = Cluster::unscoped(3).await;
+    cluster.converge(&[0, 1, 2], FORM).await;
+    let [a, b, c] = [0, 1, 2].map(|i| cluster.nodes[i].address());
+    let plain = ClusterActiveNode::unscoped();
+    let guard = MajorityGuard { expected_size: 3, require_majority: true };
+    let guarded = ClusterActiveNode::unscoped().with_guard(guard);
+    agree(&cluster, &[0, 1, 2], &guarded, &a, FORM).await;
+
+    cluster.lan.partition(&[&[0], &[1, 2]]);
+    eventually("both sides to write each other off", DETECT, || {
+        (cluster.nodes[0].sees_unreachable(&[b.as_str(), c.as_str()])
+            && cluster.nodes[1].sees_unreachable(&[a.as_str()])
+            && cluster.nodes[2].sees_unreachable(&[a.as_str()]))
+        .then_some(())
+    })
+    .await;
+
+    // No guard: two active nodes, one per side.
+    let unguarded: Vec<bool> = cluster.nodes.iter().map(|n| gate(n, &plain)).collect();
+    assert_eq!(unguarded, [true, true, false], "minority and majority each have an active node");
+    assert_eq!(cluster.nodes[0].active(&plain), Some(a.clone()));
+    assert_eq!(cluster.nodes[2].active(&plain), Some(b.clone()));
+    for i in [0, 1] {
+        let probe = run(&ActiveNodeProbe::new(cluster.nodes[i].dyn_view(), plain.clone())).await;
+        assert_eq!(probe.status, HealthStatus::Healthy, "node {i} without a guard");
+    }
+
+    // The guard: the minority steps down, the majority keeps exactly one.
+    let minority = cluster.nodes[0].view.state().unwrap();
+    assert_eq!(guarded.decide(&minority), ActiveDecision::Minority { reachable: 1, needed: 2 });
+    let probe = run(&ActiveNodeProbe::new(cluster.nodes[0].dyn_view(), guarded.clone())).await;
+    assert_eq!(probe.status, HealthStatus::Unhealthy);
+    assert_eq!(probe.description.as_deref(), Some("fewer than a majority of the expected members reachable"));
+    let guarded_gates: Vec<bool> = cluster.nodes.iter().map(|n| gate(n, &guarded)).collect();
+    assert_eq!(guarded_gates, [false, true, false], "exactly one active node, on the majority side");
+    assert_eq!(cluster.nodes[2].active(&guarded), Some(b.clone()));
+    let transport = run(&ClusterTransportProbe::new(cluster.nodes[0].dyn_view()).with_guard(guard)).await;
+    assert_eq!(transport.status, HealthStatus::Unhealthy);
+
+    cluster.lan.heal();
+    cluster.converge(&[0, 1, 2], DETECT).await;
+    agree(&cluster, &[0, 1, 2], &guarded, &a, DETECT).await;
+    let healed: Vec<bool> = cluster.nodes.iter().map(|n| gate(n, &guarded)).collect();
+    assert_eq!(healed, [true, false, false]);
+}
+
+struct Http {
+    addr: std::net::SocketAddr,
+    handle: ServerHandle,
+}
+
+impl Drop for Http {
+    fn drop(&mut self) {
+        drop(self.handle.stop(false));
+    }
+}
+
+/// One node's app: `/admin/*` behind `RequireActiveNode` with the cluster
+/// gate, and the three health tiers, on 127.0.0.1 with an OS-chosen port.
+fn serve(node: &Node, rule: &ClusterActiveNode) -> Http {
+    let (view, rule) = (node.dyn_view(), rule.clone());
+    let registry = HealthRegistry::new();
+    registry.add(ProbeRegistration::new("cluster-membership", ClusterMembershipProbe::new(view.clone()))).unwrap();
+    registry.add(ProbeRegistration::new("cluster-transport", ClusterTransportProbe::new(view.clone()))).unwrap();
+    registry
+        .add(
+            ProbeRegistration::new("active-node", ActiveNodeProbe::new(view.clone(), rule.clone()))
+                .tags(TagSet::ACTIVE),
+        )
+        .unwrap();
+    let gate = Arc::new(ClusterActiveNodeGate::new(view, rule));
+    let endpoints = map_zb_health(registry);
+    let server = HttpServer::new(move || {
+        App::new().service(endpoints.clone()).service(
+            web::scope("/admin")
+                .wrap(RequireActiveNode::shared(gate.clone()))
+                .route("/x", web::get().to(|| async { HttpResponse::Ok().body("active") })),
+        )
+    })
+    .workers(1)
+    .disable_signals()
+    .bind(("127.0.0.1", 0))
+    .unwrap();
+    let addr = server.addrs()[0];
+    let server = server.run();
+    let handle = server.handle();
+    tokio::spawn(server);
+    Http { addr, handle }
+}
+
+/// `RequireActiveNode` with the chitchat cluster behind it, over HTTP: only
+/// the active node answers 200 on `/admin/x` (and on `/health/active`);
+/// standbys answer 503 with the standby body. When the active node's gossip
+/// dies, the next-oldest starts answering 200, and the dead node's own
+/// server answers 503 (its view reports it `Removed`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_active_node_serves_gated_routes_and_the_next_takes_over() {
+    let mut cluster = Cluster::unscoped(3).await;
+    cluster.converge(&[0, 1, 2], FORM).await;
+    let rule = ClusterActiveNode::unscoped();
+    let servers: Vec<Http> = cluster.nodes.iter().map(|n| serve(n, &rule)).collect();
+
+    async fn codes(servers: &[Http], path: &str) -> Vec<u16> {
+        let mut out = Vec::new();
+        for s in servers {
+            out.push(request(s.addr, "GET", path).await.status);
+        }
+        out
+    }
+    async fn wait_codes(servers: &[Http], path: &str, expected: [u16; 3]) -> Duration {
+        let start = Instant::now();
+        loop {
+            let now = codes(servers, path).await;
+            if now == expected {
+                return start.elapsed();
+            }
+            assert!(start.elapsed() < DETECT, "{path}: {now:?}, expected {expected:?}");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    wait_codes(&servers, "/admin/x", [200, 503, 503]).await;
+    let standby = request(servers[1].addr, "GET", "/admin/x").await;
+    assert_eq!(standby.header("content-type"), Some("application/json"));
+    assert_eq!(standby.json(), serde_json::from_str::<Value>(STANDBY_BODY).unwrap());
+    let active = request(servers[0].addr, "GET", "/admin/x").await;
+    assert_eq!(active.body, b"active");
+    assert_eq!(codes(&servers, "/health/active").await, [200, 503, 503]);
+    let body = request(servers[2].addr, "GET", "/health/active").await.json();
+    assert_eq!(body["entries"]["active-node"]["data"]["activeNode"], json!(cluster.nodes[0].address()));
+    assert_eq!(codes(&servers, "/health/ready").await, [200, 200, 200]);
+
+    let killed = Instant::now();
+    cluster.nodes[0].kill(&cluster.lan).await;
+    // The dead node's own server shuts its gate at once; the survivors
+    // follow within the detection time.
+    let took = wait_codes(&servers, "/admin/x", [503, 200, 503]).await;
+    println!("http: node 1 served /admin/x {} ms after node 0's gossip died", ms(killed.elapsed().max(took)));
+    assert_eq!(codes(&servers, "/health/active").await, [503, 200, 503]);
+    assert_eq!(codes(&servers, "/health/ready").await, [503, 200, 200], "the dead node is Removed: not ready (AT-6)");
+}

@@ -1,0 +1,160 @@
+//! `ClusterActiveNode` (ZB-2.3a): the oldest `Up` member, never the leader.
+
+use std::sync::Arc;
+
+use zb_health_spec::{check_role_preference, MajorityGuard, Violations};
+
+use super::view::{ClusterState, Member, MemberStatus};
+use crate::registry::RegistryError;
+
+/// The rule that picks the active node: the **oldest reachable `Up`
+/// member**, optionally scoped by an ordered role preference.
+///
+/// Leadership is address-ordered and survives restarts on the wrong node;
+/// age follows where the singletons (and the work) actually run, so age is
+/// the only safe choice (ZB §2.3). Ties in age are broken by address in
+/// byte order, never by locale. A member the failure detector wrote off is
+/// not a candidate, so the next-oldest takes over within the detection
+/// time.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ClusterActiveNode {
+    roles: Arc<[String]>,
+    guard: Option<MajorityGuard>,
+}
+
+/// What [`ClusterActiveNode`] decided for this node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ActiveDecision {
+    /// This node is the active one (for `role`, when scoped).
+    Active {
+        /// The role it answers for, when scoped.
+        role: Option<String>,
+        /// Its own address.
+        active: String,
+    },
+    /// Another node is active.
+    Standby {
+        /// The role this node answers for, when scoped.
+        role: Option<String>,
+        /// The active node's address.
+        active: String,
+    },
+    /// This node holds none of the listed roles.
+    NoActiveRole,
+    /// The cluster is reachable, but no `Up` member is in scope.
+    NoUpMemberInScope {
+        /// The role this node answers for, when scoped.
+        role: Option<String>,
+    },
+    /// The majority guard is on and this node reaches fewer than a majority
+    /// of the expected members: it may be the minority side of a partition.
+    Minority {
+        /// Members reachable from here, self included.
+        reachable: u32,
+        /// Members needed for a majority.
+        needed: u32,
+    },
+}
+
+impl ActiveDecision {
+    /// Whether this node is the active one.
+    pub fn is_active(&self) -> bool {
+        matches!(self, ActiveDecision::Active { .. })
+    }
+
+    /// The role this node answers for, when known.
+    pub fn role(&self) -> Option<&str> {
+        match self {
+            ActiveDecision::Active { role, .. }
+            | ActiveDecision::Standby { role, .. }
+            | ActiveDecision::NoUpMemberInScope { role } => role.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The active node's address, when there is one.
+    pub fn active_node(&self) -> Option<&str> {
+        match self {
+            ActiveDecision::Active { active, .. } | ActiveDecision::Standby { active, .. } => Some(active),
+            _ => None,
+        }
+    }
+}
+
+impl ClusterActiveNode {
+    /// Unscoped: the oldest `Up` member of the whole cluster.
+    pub fn unscoped() -> Self {
+        Self::default()
+    }
+
+    /// Role-scoped by an ordered preference: a node answers for the first
+    /// listed role it holds (a fused `admin`+`driver` node answers for
+    /// `admin` when that is listed first). An empty, blank or repeated list
+    /// is refused (rule R2, ZB-2.3d), as the manifest refuses it.
+    pub fn with_roles<I, S>(roles: I) -> Result<Self, RegistryError>
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let roles: Vec<String> = roles.into_iter().map(Into::into).collect();
+        let listed: Vec<(&str, ())> = roles.iter().map(|r| (r.as_str(), ())).collect();
+        let mut sink = Violations::new();
+        check_role_preference("active-node", Some((&listed, ())), (), &mut sink);
+        sink.into_result()?;
+        Ok(Self { roles: roles.into(), guard: None })
+    }
+
+    /// Adds the split-brain guard: with `require_majority`, a node that
+    /// reaches fewer than a majority of `expected_size` is never active.
+    pub fn with_guard(mut self, guard: MajorityGuard) -> Self {
+        self.guard = Some(guard);
+        self
+    }
+
+    /// The ordered role preference; empty when unscoped.
+    pub fn roles(&self) -> &[String] {
+        &self.roles
+    }
+
+    /// Whether the rule is role-scoped.
+    pub fn is_scoped(&self) -> bool {
+        !self.roles.is_empty()
+    }
+
+    /// Decides for this node of `state`.
+    pub fn decide(&self, state: &ClusterState) -> ActiveDecision {
+        if let Some(guard) = self.guard {
+            let reachable = state.reachable_count();
+            if !guard.allows(reachable) {
+                return ActiveDecision::Minority { reachable, needed: guard.majority() };
+            }
+        }
+        let role = if self.is_scoped() {
+            let own = state.self_member();
+            match self.roles.iter().find(|r| own.is_some_and(|m| m.has_role(r))) {
+                Some(r) => Some(r.clone()),
+                None => return ActiveDecision::NoActiveRole,
+            }
+        } else {
+            None
+        };
+        match self.oldest_up(state, role.as_deref()) {
+            None => ActiveDecision::NoUpMemberInScope { role },
+            Some(m) if m.address == state.self_address => {
+                ActiveDecision::Active { role, active: m.address.clone() }
+            }
+            Some(m) => ActiveDecision::Standby { role, active: m.address.clone() },
+        }
+    }
+
+    /// The oldest reachable `Up` member holding `role` (any member when
+    /// `None`): the whole rule in one expression.
+    pub fn oldest_up<'s>(&self, state: &'s ClusterState, role: Option<&str>) -> Option<&'s Member> {
+        state
+            .members
+            .iter()
+            .filter(|m| m.status == MemberStatus::Up && m.reachable)
+            .filter(|m| role.is_none_or(|r| m.has_role(r)))
+            .min_by(|a, b| a.age.cmp(&b.age).then_with(|| a.address.as_bytes().cmp(b.address.as_bytes())))
+    }
+}

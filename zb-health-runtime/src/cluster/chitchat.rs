@@ -1,0 +1,521 @@
+//! A [`ClusterView`] over [chitchat](https://github.com/quickwit-oss/chitchat)
+//! gossip, so the cluster probes, the gate and the app run on a real
+//! membership protocol without Akka.
+//!
+//! # How chitchat maps onto the model
+//!
+//! | [`Member`] field | chitchat source |
+//! |---|---|
+//! | `address` | the node's `gossip_advertise_addr`, e.g. `127.0.0.1:7001` |
+//! | `age` | its `generation_id`: smaller is older. A restarted node comes back with a new, larger generation, so it rejoins as the **youngest** even on its old address (ZB §2.3). |
+//! | `status` | the key [`STATUS_KEY`] in its key-value state ([`MemberStatus::as_str`]); missing or unknown reads as `Joining` |
+//! | `roles` | the key [`ROLES_KEY`], comma-separated |
+//! | `reachable` | chitchat's phi-accrual failure detector: `false` once the detector writes the node off |
+//!
+//! Nodes publish their own status and roles with [`member_key_values`] (as
+//! the initial key-values of `spawn_chitchat`) or later with
+//! [`ChitchatClusterView::publish`] / [`publish_member`].
+//!
+//! Generations must order ages **across** nodes: use the node's start time
+//! (e.g. Unix milliseconds), chitchat's own convention. Unlike Akka's
+//! leader-assigned up-numbers this relies on the hosts' clocks, so clock skew
+//! larger than the time between two node starts can misorder them.
+//!
+//! When a node restarts on the same address, gossip still carries its former
+//! incarnation (dead, until chitchat garbage-collects it). Addresses are
+//! unique in a [`ClusterState`], so the view keeps only the newest generation
+//! per address: like Akka, a new incarnation replaces the old one at once.
+//!
+//! # Snapshot, startup and shutdown
+//!
+//! [`ClusterView::state`] never touches chitchat's async mutex: a background
+//! task rebuilds an `Arc<ClusterState>` whenever chitchat's live-node watcher
+//! fires (a node joined, died or changed a key) and at least every
+//! [`ChitchatViewConfig::refresh`]; `state` clones that `Arc` under a
+//! short read lock. The task ends when the last handle to the view is dropped.
+//!
+//! `state` is `None` (startup safety: the probes answer `Degraded`, the gate
+//! is `false`) until the node has **joined**: every seed other than itself is
+//! live, or [`ChitchatViewConfig::join_timeout`] has passed. Before that a
+//! booting node may see only itself, and a node alone in its view is the
+//! oldest `Up` member: without this wait, a restarted node would call itself
+//! active until gossip told it otherwise.
+//!
+//! When the chitchat server stops (view made with
+//! [`ChitchatClusterView::for_handle`]), the last snapshot is frozen with
+//! this node `Removed` and every peer unreachable, so the membership probe,
+//! the active-node probe and the transport probe fail, and the gate is
+//! closed (AT-6), instead of reporting the last gossip forever.
+//!
+//! # Partitions and split brain
+//!
+//! Chitchat has no connections; "reachable" is only the failure detector's
+//! verdict, and it is transitive (a peer's heartbeat relayed by a third node
+//! keeps it alive). In a 2|1 partition of a three-node cluster each side's
+//! detector writes the other side off within the detection time, and then,
+//! **without** a [`MajorityGuard`](super::MajorityGuard):
+//!
+//! * the majority side answers `Healthy` on the oldest `Up` member among
+//!   its two nodes and `Unhealthy` (standby) on the other;
+//! * the minority node sees itself as the only reachable `Up` member and
+//!   answers `Healthy` too: **both sides have an active node**, and both
+//!   gates are open. Its `ClusterTransportProbe` fails (isolated from every
+//!   expected peer), so its readiness drops, but its active tier does not.
+//!
+//! With `MajorityGuard { expected_size: 3, require_majority: true }` on the
+//! rule, the minority node decides `Minority`: its active-node probe answers
+//! `Unhealthy` and its gate is closed, while the majority side keeps exactly
+//! one active node. After the partition heals the detector brings the peers
+//! back and every node agrees on the oldest `Up` member again.
+//!
+//! Chitchat garbage-collects a dead node after its
+//! `dead_node_grace_period` (24 h by default). From then on the node is no
+//! longer an expected peer here, so a node isolated for longer than that
+//! looks like a single-node cluster to `ClusterTransportProbe`. The majority
+//! guard counts against the configured `expected_size` and is not affected.
+
+use std::collections::{BTreeMap, HashSet};
+use std::future::{Future, pending, poll_fn};
+use std::net::SocketAddr;
+use std::pin::{Pin, pin};
+use std::sync::{Arc, RwLock};
+use std::task::Poll;
+use std::time::Duration;
+
+use ::chitchat::{Chitchat, ChitchatHandle, ChitchatId, NodeState};
+use tokio::sync::{Mutex, oneshot};
+use tokio::time::Instant;
+
+use super::view::{ClusterState, ClusterView, Member, MemberStatus};
+
+/// The key-value key holding a node's [`MemberStatus`], spelled by
+/// [`MemberStatus::as_str`]. Namespaced so it cannot collide with the
+/// application's own keys.
+pub const STATUS_KEY: &str = "zb.status";
+
+/// The key-value key holding a node's roles, comma-separated (role names
+/// therefore cannot contain commas).
+pub const ROLES_KEY: &str = "zb.roles";
+
+/// The key-values that announce `status` and `roles`: pass them as the
+/// `initial_key_values` of `chitchat::spawn_chitchat`, so the node is known
+/// with its status and roles from its very first gossip round.
+pub fn member_key_values<I, S>(status: MemberStatus, roles: I) -> Vec<(String, String)>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    vec![(STATUS_KEY.to_owned(), status.as_str().to_owned()), (ROLES_KEY.to_owned(), join_roles(roles))]
+}
+
+/// Publishes this node's status and roles into its gossip state, e.g.
+/// `Leaving` before a graceful shutdown. Peers see it within a few gossip
+/// rounds. Prefer [`ChitchatClusterView::publish`], which also refreshes
+/// the local snapshot at once.
+pub async fn publish_member<I, S>(chitchat: &Mutex<Chitchat>, status: MemberStatus, roles: I)
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    let roles = join_roles(roles);
+    let mut guard = chitchat.lock().await;
+    let own = guard.self_node_state();
+    own.set(STATUS_KEY, status.as_str());
+    own.set(ROLES_KEY, roles);
+}
+
+fn join_roles<I, S>(roles: I) -> String
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    roles.into_iter().map(|r| r.as_ref().trim().to_owned()).filter(|r| !r.is_empty()).collect::<Vec<_>>().join(",")
+}
+
+fn parse_roles(value: Option<&str>) -> Vec<String> {
+    value.unwrap_or_default().split(',').map(str::trim).filter(|r| !r.is_empty()).map(str::to_owned).collect()
+}
+
+/// The cluster as `chitchat` sees it right now, one [`Member`] per address
+/// (the newest generation wins; self always wins its own address).
+///
+/// For callers that already hold chitchat's lock; everyone else reads the
+/// cheap snapshot of [`ChitchatClusterView`].
+pub fn cluster_state(chitchat: &Chitchat) -> ClusterState {
+    let own = chitchat.self_chitchat_id();
+    let live: HashSet<&ChitchatId> = chitchat.live_nodes().collect();
+    let mut newest: BTreeMap<SocketAddr, (&ChitchatId, &NodeState)> = BTreeMap::new();
+    for (id, node) in chitchat.node_states() {
+        let addr = id.gossip_advertise_addr;
+        let replace = match newest.get(&addr) {
+            None => true,
+            Some((kept, _)) => *kept != own && (id == own || id.generation_id > kept.generation_id),
+        };
+        if replace {
+            newest.insert(addr, (id, node));
+        }
+    }
+    let self_address = own.gossip_advertise_addr.to_string();
+    let members = newest
+        .into_values()
+        .map(|(id, node)| Member {
+            address: id.gossip_advertise_addr.to_string(),
+            status: node.get(STATUS_KEY).and_then(MemberStatus::parse).unwrap_or(MemberStatus::Joining),
+            roles: parse_roles(node.get(ROLES_KEY)),
+            age: id.generation_id,
+            reachable: id == own || live.contains(id),
+        })
+        .collect();
+    ClusterState { self_address, members }
+}
+
+/// How a [`ChitchatClusterView`] keeps its snapshot and decides that the
+/// node has joined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChitchatViewConfig {
+    /// The longest the snapshot goes without a rebuild. Changes in
+    /// liveness and in key-values are picked up as chitchat reports them
+    /// (once per gossip round); this bounds everything else, such as the
+    /// end of the join wait or a dead node's garbage collection. Default
+    /// 500 ms.
+    pub refresh: Duration,
+    /// How long a booting node waits for **all** its seeds to be live
+    /// before it joins with whoever it reached (possibly no one: it then
+    /// forms the cluster alone, like Akka's first seed node). Until then
+    /// [`ClusterView::state`] is `None`. Default 5 s, Akka's
+    /// `seed-node-timeout`.
+    pub join_timeout: Duration,
+}
+
+impl Default for ChitchatViewConfig {
+    fn default() -> Self {
+        Self { refresh: Duration::from_millis(500), join_timeout: Duration::from_secs(5) }
+    }
+}
+
+/// What `state()` reads: the snapshot and whether gossip has stopped, under
+/// one lock so a late refresh cannot overwrite the final snapshot.
+#[derive(Default)]
+struct Cell {
+    state: Option<Arc<ClusterState>>,
+    joined: bool,
+    terminated: bool,
+}
+
+struct Shared {
+    cell: RwLock<Cell>,
+    started: Instant,
+    config: ChitchatViewConfig,
+}
+
+impl Shared {
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Cell> {
+        // Every write is a whole-value swap: poisoning cannot leave it torn.
+        self.cell.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Cell> {
+        self.cell.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether every seed other than self is live, or the wait is over.
+    fn has_joined(&self, chitchat: &Chitchat) -> bool {
+        if self.started.elapsed() >= self.config.join_timeout {
+            return true;
+        }
+        let own = chitchat.self_chitchat_id().gossip_advertise_addr;
+        let live: HashSet<SocketAddr> = chitchat.live_nodes().map(|id| id.gossip_advertise_addr).collect();
+        chitchat.seed_nodes().into_iter().filter(|s| *s != own).all(|s| live.contains(&s))
+    }
+
+    /// Rebuilds the snapshot from `chitchat` (whose lock the caller holds).
+    fn refresh(&self, chitchat: &Chitchat) {
+        let joined = self.read().joined || self.has_joined(chitchat);
+        if !joined {
+            return;
+        }
+        let state = Arc::new(cluster_state(chitchat));
+        let mut cell = self.write();
+        if !cell.terminated {
+            cell.joined = true;
+            cell.state = Some(state);
+        }
+    }
+
+    /// Freezes the final snapshot once gossip has stopped: self `Removed`,
+    /// every peer unreachable.
+    fn terminate(&self, chitchat: &Chitchat) {
+        let mut state = cluster_state(chitchat);
+        for m in &mut state.members {
+            if m.address == state.self_address {
+                m.status = MemberStatus::Removed;
+            } else {
+                m.reachable = false;
+            }
+        }
+        let mut cell = self.write();
+        cell.terminated = true;
+        cell.state = Some(Arc::new(state));
+    }
+}
+
+type Terminated = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// A [`ClusterView`] over a running chitchat node: a snapshot kept current
+/// by a background task, so [`state`](ClusterView::state) costs one
+/// `Arc` clone and never waits for gossip.
+///
+/// Share it as `Arc<dyn ClusterView>` with the probes and the gate; the
+/// background task stops when the last `Arc` is dropped.
+pub struct ChitchatClusterView {
+    shared: Arc<Shared>,
+    chitchat: Arc<Mutex<Chitchat>>,
+    /// Dropped with the view, which ends the background task.
+    _stop: oneshot::Sender<()>,
+}
+
+impl std::fmt::Debug for ChitchatClusterView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChitchatClusterView")
+            .field("config", &self.shared.config)
+            .field("state", &self.shared.read().state)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ChitchatClusterView {
+    /// The view of the node behind `handle`, which also watches the
+    /// server: once it stops (shutdown, abort, a fatal socket error), the
+    /// view reports this node `Removed` and its peers unreachable rather
+    /// than its last gossip. The usual constructor.
+    ///
+    /// Spawns a Tokio task: call it inside a Tokio runtime (actix's is one).
+    pub fn for_handle(handle: &ChitchatHandle, config: ChitchatViewConfig) -> Arc<Self> {
+        let terminated = handle.termination_watcher();
+        Self::start(
+            handle.chitchat(),
+            config,
+            Some(Box::pin(async move {
+                let _ = terminated.await;
+            })),
+        )
+    }
+
+    /// The view of a chitchat instance without its server handle. It cannot
+    /// tell when gossip stops, so prefer [`for_handle`](Self::for_handle).
+    ///
+    /// Spawns a Tokio task: call it inside a Tokio runtime.
+    pub fn spawn(chitchat: Arc<Mutex<Chitchat>>, config: ChitchatViewConfig) -> Arc<Self> {
+        Self::start(chitchat, config, None)
+    }
+
+    fn start(chitchat: Arc<Mutex<Chitchat>>, config: ChitchatViewConfig, terminated: Option<Terminated>) -> Arc<Self> {
+        let shared = Arc::new(Shared { cell: RwLock::default(), started: Instant::now(), config });
+        let (stop_tx, stop_rx) = oneshot::channel();
+        tokio::spawn(run(shared.clone(), chitchat.clone(), stop_rx, terminated));
+        Arc::new(Self { shared, chitchat, _stop: stop_tx })
+    }
+
+    /// Publishes this node's status and roles (see [`publish_member`]) and
+    /// refreshes the local snapshot at once, so this node's own probes and
+    /// gate see the change before the next gossip round.
+    pub async fn publish<I, S>(&self, status: MemberStatus, roles: I)
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        publish_member(&self.chitchat, status, roles).await;
+        self.refresh().await;
+    }
+
+    /// Rebuilds the snapshot now instead of at the next gossip round.
+    pub async fn refresh(&self) {
+        let guard = self.chitchat.lock().await;
+        self.shared.refresh(&guard);
+    }
+
+    /// The chitchat instance behind the view.
+    pub fn chitchat(&self) -> &Arc<Mutex<Chitchat>> {
+        &self.chitchat
+    }
+}
+
+impl ClusterView for ChitchatClusterView {
+    fn state(&self) -> Option<Arc<ClusterState>> {
+        self.shared.read().state.clone()
+    }
+}
+
+/// The background task: rebuild on every live-node change and at least
+/// every `refresh`, until the view is dropped or gossip stops.
+async fn run(
+    shared: Arc<Shared>,
+    chitchat: Arc<Mutex<Chitchat>>,
+    mut stop: oneshot::Receiver<()>,
+    terminated: Option<Terminated>,
+) {
+    let mut terminated = terminated.unwrap_or_else(|| Box::pin(pending()));
+    let mut watcher = chitchat.lock().await.live_nodes_watcher();
+    let mut watching = true;
+    loop {
+        shared.refresh(&*chitchat.lock().await);
+        let (watch_now, watcher) = (watching, &mut watcher);
+        let changed = async move { if watch_now { watcher.changed().await.is_ok() } else { pending().await } };
+        let tick = tokio::time::sleep(shared.config.refresh);
+        let (mut changed, mut tick) = (pin!(changed), pin!(tick));
+        let event = poll_fn(|cx| {
+            if Pin::new(&mut stop).poll(cx).is_ready() {
+                Poll::Ready(Event::Stop)
+            } else if terminated.as_mut().poll(cx).is_ready() {
+                Poll::Ready(Event::Terminated)
+            } else if let Poll::Ready(ok) = changed.as_mut().poll(cx) {
+                Poll::Ready(Event::Changed(ok))
+            } else if tick.as_mut().poll(cx).is_ready() {
+                Poll::Ready(Event::Changed(true))
+            } else {
+                Poll::Pending
+            }
+        })
+        .await;
+        match event {
+            Event::Stop => return,
+            Event::Terminated => {
+                shared.terminate(&*chitchat.lock().await);
+                return;
+            }
+            Event::Changed(ok) => watching &= ok,
+        }
+    }
+}
+
+/// What woke the background task.
+enum Event {
+    /// The view was dropped.
+    Stop,
+    /// The chitchat server stopped.
+    Terminated,
+    /// Time to rebuild; `false` when the live-node watcher has closed.
+    Changed(bool),
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use ::chitchat::{ChitchatConfig, DeletionStatus, FailureDetectorConfig, ProtocolVersion, VersionedValue};
+    use tokio::sync::watch;
+
+    use super::*;
+
+    fn id(name: &str, generation: u64, port: u16) -> ChitchatId {
+        ChitchatId::new(name, generation, SocketAddr::from(([127, 0, 0, 1], port)))
+    }
+
+    fn chitchat(own: ChitchatId, seeds: &[u16]) -> Chitchat {
+        let seeds: HashSet<SocketAddr> = seeds.iter().map(|p| SocketAddr::from(([127, 0, 0, 1], *p))).collect();
+        let (_tx, rx) = watch::channel(seeds);
+        let config = ChitchatConfig {
+            listen_addr: own.gossip_advertise_addr,
+            chitchat_id: own,
+            cluster_id: "unit".into(),
+            gossip_interval: Duration::from_millis(100),
+            seed_nodes: Vec::new(),
+            failure_detector_config: FailureDetectorConfig::default(),
+            marked_for_deletion_grace_period: Duration::from_secs(60),
+            catchup_callback: None,
+            extra_liveness_predicate: None,
+            protocol_version: ProtocolVersion::V0,
+        };
+        Chitchat::with_chitchat_id_and_seeds(config, rx, member_key_values(MemberStatus::Up, ["admin", "driver"]))
+    }
+
+    /// Adds a peer's state the way a catch-up would (it is not live: the
+    /// failure detector has heard no heartbeat from it).
+    fn add_peer(c: &mut Chitchat, peer: &ChitchatId, kvs: &[(&str, &str)]) {
+        let kvs: Vec<(String, VersionedValue)> = kvs
+            .iter()
+            .enumerate()
+            .map(|(i, (k, v))| {
+                (
+                    (*k).to_owned(),
+                    VersionedValue { value: (*v).to_owned(), version: i as u64 + 1, status: DeletionStatus::Set },
+                )
+            })
+            .collect();
+        let max = kvs.len() as u64;
+        c.reset_node_state_if_update(peer, kvs.into_iter(), max, 0);
+    }
+
+    #[test]
+    fn members_carry_generation_status_roles_and_liveness() {
+        let own = id("a", 20, 7001);
+        let mut c = chitchat(own.clone(), &[]);
+        add_peer(&mut c, &id("b", 10, 7002), &[(STATUS_KEY, "leaving"), (ROLES_KEY, " driver ,, x")]);
+        add_peer(&mut c, &id("c", 30, 7003), &[("app.key", "1")]);
+        let state = cluster_state(&c);
+        assert_eq!(state.self_address, "127.0.0.1:7001");
+        let me = state.self_member().unwrap();
+        assert_eq!((me.status, me.age, me.reachable), (MemberStatus::Up, 20, true));
+        assert_eq!(me.roles, ["admin", "driver"]);
+        let b = &state.members[1];
+        assert_eq!(
+            (b.address.as_str(), b.status, b.age, b.reachable),
+            ("127.0.0.1:7002", MemberStatus::Leaving, 10, false)
+        );
+        assert_eq!(b.roles, ["driver", "x"]);
+        let c3 = &state.members[2];
+        assert_eq!((c3.status, c3.roles.len()), (MemberStatus::Joining, 0), "no status key reads as Joining");
+    }
+
+    #[test]
+    fn a_restarted_node_replaces_its_former_incarnation() {
+        let own = id("a", 50, 7001);
+        let mut c = chitchat(own, &[]);
+        add_peer(&mut c, &id("b", 10, 7002), &[(STATUS_KEY, "up")]);
+        add_peer(&mut c, &id("b", 40, 7002), &[(STATUS_KEY, "up")]);
+        // A stale, higher-generation claim on our own address never hides self.
+        add_peer(&mut c, &id("a", 90, 7001), &[(STATUS_KEY, "down")]);
+        let state = cluster_state(&c);
+        let ages: Vec<(&str, u64)> = state.members.iter().map(|m| (m.address.as_str(), m.age)).collect();
+        assert_eq!(ages, [("127.0.0.1:7001", 50), ("127.0.0.1:7002", 40)]);
+        assert_eq!(state.self_member().unwrap().status, MemberStatus::Up);
+    }
+
+    #[tokio::test]
+    async fn no_state_until_the_seeds_are_live_and_removed_after_gossip_stops() {
+        let own = id("a", 1, 7001);
+        let c = Arc::new(Mutex::new(chitchat(own, &[7001, 7002])));
+        let config = ChitchatViewConfig { refresh: Duration::from_millis(10), join_timeout: Duration::from_secs(3600) };
+        let (stop_tx, stop_rx) = oneshot::channel::<()>();
+        let view = ChitchatClusterView::start(
+            c.clone(),
+            config,
+            Some(Box::pin(async move {
+                let _ = stop_rx.await;
+            })),
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(view.state(), None, "seed 7002 is not live yet");
+
+        // A lone node (no other seed) has joined at once.
+        let lone = ChitchatClusterView::spawn(Arc::new(Mutex::new(chitchat(id("z", 1, 7009), &[7009]))), config);
+        lone.refresh().await;
+        assert_eq!(lone.state().unwrap().members.len(), 1);
+
+        drop(stop_tx);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let state = view.state().expect("a final snapshot after gossip stopped");
+        assert_eq!(state.self_member().unwrap().status, MemberStatus::Removed);
+        view.publish(MemberStatus::Up, ["admin"]).await;
+        assert_eq!(view.state().unwrap().self_member().unwrap().status, MemberStatus::Removed, "frozen");
+    }
+
+    #[tokio::test]
+    async fn state_does_not_wait_for_the_chitchat_lock() {
+        let c = Arc::new(Mutex::new(chitchat(id("a", 1, 7001), &[])));
+        let view = ChitchatClusterView::spawn(c.clone(), ChitchatViewConfig::default());
+        view.refresh().await;
+        let _held = c.lock().await;
+        assert!(view.state().is_some());
+    }
+}

@@ -1,0 +1,32 @@
+//! Cluster health (ZB §2.2, §2.3, §4; AT-5, AT-6), over any membership
+//! source that implements [`ClusterView`].
+//!
+//! * [`ClusterActiveNode`] is the one rule that says which node is active:
+//!   the **oldest `Up` member**, never the leader. The active-node probe,
+//!   the gate and the application all call it, so they cannot disagree.
+//! * [`ClusterMembershipProbe`] maps this node's status through a
+//!   [`ClusterStatusPolicy`] (the spec's `AkkaClusterStatusPolicy`).
+//! * [`ActiveNodeProbe`] answers the `active` tier.
+//! * [`ClusterTransportProbe`] fails only on isolation from every expected
+//!   peer (AT-5).
+//! * [`ClusterActiveNodeGate`] is the cluster's [`crate::ActiveNodeGate`].
+//!
+//! Every probe here answers `Degraded` while the view reports no cluster
+//! yet (startup safety): a booting node is not a failed node.
+
+mod active;
+#[cfg(feature = "chitchat")]
+pub mod chitchat;
+mod probes;
+mod view;
+
+#[cfg(test)]
+mod tests;
+
+pub use active::{ActiveDecision, ClusterActiveNode};
+pub use probes::{
+    ActiveNodeProbe, CLUSTER_NOT_AVAILABLE, ClusterActiveNodeGate, ClusterMembershipProbe, ClusterStatusPolicy,
+    ClusterTransportProbe,
+};
+pub use view::{ClusterState, ClusterView, InMemoryClusterView, Member, MemberStatus};
+pub use zb_health_spec::{MajorityGuard, MembershipPolicy};

@@ -1,0 +1,252 @@
+//! The cluster probes and the cluster gate, all reading one [`ClusterView`].
+
+use std::fmt;
+use std::sync::Arc;
+
+use zb_health_spec::{HealthStatus, MajorityGuard, MembershipPolicy};
+
+use super::active::{ActiveDecision, ClusterActiveNode};
+use super::view::{ClusterState, ClusterView, MemberStatus};
+use crate::gate::ActiveNodeGate;
+use crate::probe::{Probe, ProbeOutcome, ProbeResult};
+
+/// The description of every cluster probe while no cluster is available.
+pub const CLUSTER_NOT_AVAILABLE: &str = "cluster not yet available";
+
+/// How this node's membership status maps to health: the spec's
+/// `AkkaClusterStatusPolicy` (ZB-2.2).
+#[derive(Clone, Default)]
+pub enum ClusterStatusPolicy {
+    /// The convergence target: Up/Joining → Healthy; Leaving/Exiting →
+    /// Degraded; WeaklyUp, Down, Removed or unknown → Unhealthy.
+    #[default]
+    Default,
+    /// OtOpcUa's legacy mapping: Healthy only if self is `Up` among the
+    /// reachable members; anything else Degraded.
+    OtOpcUaCompat,
+    /// An application's own table; `None` is "self not in the view".
+    Custom(Arc<dyn Fn(Option<MemberStatus>) -> HealthStatus + Send + Sync>),
+}
+
+impl fmt::Debug for ClusterStatusPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Default => "Default",
+            Self::OtOpcUaCompat => "OtOpcUaCompat",
+            Self::Custom(_) => "Custom",
+        })
+    }
+}
+
+impl From<MembershipPolicy> for ClusterStatusPolicy {
+    fn from(p: MembershipPolicy) -> Self {
+        match p {
+            MembershipPolicy::Default => Self::Default,
+            MembershipPolicy::OtOpcUaCompat => Self::OtOpcUaCompat,
+        }
+    }
+}
+
+impl ClusterStatusPolicy {
+    /// A custom table, e.g. one that also counts `WeaklyUp` as Healthy.
+    pub fn custom(map: impl Fn(Option<MemberStatus>) -> HealthStatus + Send + Sync + 'static) -> Self {
+        Self::Custom(Arc::new(map))
+    }
+
+    /// The health of this node in `state`.
+    pub fn evaluate(&self, state: &ClusterState) -> HealthStatus {
+        let own = state.self_member();
+        match self {
+            Self::Default => match own.map(|m| m.status) {
+                Some(MemberStatus::Up | MemberStatus::Joining) => HealthStatus::Healthy,
+                Some(MemberStatus::Leaving | MemberStatus::Exiting) => HealthStatus::Degraded,
+                _ => HealthStatus::Unhealthy,
+            },
+            Self::OtOpcUaCompat => {
+                if own.is_some_and(|m| m.status == MemberStatus::Up && m.reachable) {
+                    HealthStatus::Healthy
+                } else {
+                    HealthStatus::Degraded
+                }
+            }
+            Self::Custom(map) => map(own.map(|m| m.status)),
+        }
+    }
+}
+
+/// The cluster-membership probe (ZB-2.2, the spec's
+/// `AkkaClusterHealthCheck`); register it on `ready`.
+pub struct ClusterMembershipProbe {
+    view: Arc<dyn ClusterView>,
+    policy: ClusterStatusPolicy,
+}
+
+impl ClusterMembershipProbe {
+    /// The probe with the `Default` policy.
+    pub fn new(view: Arc<dyn ClusterView>) -> Self {
+        Self { view, policy: ClusterStatusPolicy::Default }
+    }
+
+    /// Sets the policy.
+    pub fn policy(mut self, policy: impl Into<ClusterStatusPolicy>) -> Self {
+        self.policy = policy.into();
+        self
+    }
+}
+
+impl Probe for ClusterMembershipProbe {
+    async fn check(&self) -> ProbeOutcome {
+        let Some(state) = self.view.state() else {
+            return Ok(ProbeResult::degraded(CLUSTER_NOT_AVAILABLE));
+        };
+        let status = self.policy.evaluate(&state);
+        let description = match state.self_member().map(|m| m.status) {
+            Some(MemberStatus::Joining) => "Member status: Joining",
+            Some(MemberStatus::WeaklyUp) => "Member status: WeaklyUp",
+            Some(MemberStatus::Up) => "Member status: Up",
+            Some(MemberStatus::Leaving) => "Member status: Leaving",
+            Some(MemberStatus::Exiting) => "Member status: Exiting",
+            Some(MemberStatus::Down) => "Member status: Down",
+            Some(MemberStatus::Removed) => "Member status: Removed",
+            None => "Member status: Unknown",
+        };
+        Ok(ProbeResult::new(status).with_description(description))
+    }
+}
+
+/// The active-node probe (ZB-2.3b, the spec's `ActiveNodeHealthCheck`);
+/// register it on `active`.
+///
+/// | Situation | Status |
+/// |---|---|
+/// | this node is the oldest `Up` member in scope | Healthy |
+/// | another node is | Unhealthy |
+/// | this node holds none of the listed roles | `no_active_role_status`, default Unhealthy |
+/// | no cluster yet (startup) | Degraded |
+/// | cluster reachable, no `Up` member in scope | Unhealthy |
+/// | majority guard on, minority side | Unhealthy |
+///
+/// `data` carries `selfAddress`, `activeRole` (when scoped) and
+/// `activeNode` (ZB-2.3c), so a standby says who is active.
+pub struct ActiveNodeProbe {
+    view: Arc<dyn ClusterView>,
+    rule: ClusterActiveNode,
+    no_active_role_status: HealthStatus,
+}
+
+impl ActiveNodeProbe {
+    /// The probe over `view` with `rule`.
+    pub fn new(view: Arc<dyn ClusterView>, rule: ClusterActiveNode) -> Self {
+        Self { view, rule, no_active_role_status: HealthStatus::Unhealthy }
+    }
+
+    /// The status of a node that holds none of the listed roles. Unhealthy
+    /// by default, deliberately: a node owning no active work must not be
+    /// in the active pool (ZB §2.3, lmxopcua#494).
+    pub fn no_active_role_status(mut self, status: HealthStatus) -> Self {
+        self.no_active_role_status = status;
+        self
+    }
+}
+
+impl Probe for ActiveNodeProbe {
+    async fn check(&self) -> ProbeOutcome {
+        let Some(state) = self.view.state() else {
+            return Ok(ProbeResult::degraded(CLUSTER_NOT_AVAILABLE));
+        };
+        let decision = self.rule.decide(&state);
+        let (status, description) = match &decision {
+            ActiveDecision::Active { .. } => (HealthStatus::Healthy, "this node is the oldest Up member in scope"),
+            ActiveDecision::Standby { .. } => (HealthStatus::Unhealthy, "standby: another node is the oldest Up member in scope"),
+            ActiveDecision::NoActiveRole => (self.no_active_role_status, "this node holds none of the active roles"),
+            ActiveDecision::NoUpMemberInScope { .. } => (HealthStatus::Unhealthy, "no Up member in scope"),
+            ActiveDecision::Minority { .. } => (HealthStatus::Unhealthy, "fewer than a majority of the expected members reachable"),
+        };
+        let mut result = ProbeResult::new(status)
+            .with_description(description)
+            .with_data("selfAddress", state.self_address.clone());
+        if self.rule.is_scoped() {
+            if let Some(role) = decision.role() {
+                result = result.with_data("activeRole", role);
+            }
+        }
+        if let Some(active) = decision.active_node() {
+            result = result.with_data("activeNode", active);
+        }
+        Ok(result)
+    }
+}
+
+/// The cluster-transport check (AT-5): fails only when this node reaches
+/// **none** of the peers it still expects. A partial partition keeps the
+/// node ready (the cluster copes); total isolation is where serving turns
+/// into split-brain risk. A single-node cluster expects no one and passes.
+pub struct ClusterTransportProbe {
+    view: Arc<dyn ClusterView>,
+    guard: Option<MajorityGuard>,
+}
+
+impl ClusterTransportProbe {
+    /// The probe over `view`.
+    pub fn new(view: Arc<dyn ClusterView>) -> Self {
+        Self { view, guard: None }
+    }
+
+    /// Expects `expected_size - 1` peers even when the view has forgotten
+    /// some, and also fails on the minority side of a partition when the
+    /// guard requires a majority. Recommended wherever the cluster size is
+    /// known.
+    pub fn with_guard(mut self, guard: MajorityGuard) -> Self {
+        self.guard = Some(guard);
+        self
+    }
+}
+
+impl Probe for ClusterTransportProbe {
+    async fn check(&self) -> ProbeOutcome {
+        let Some(state) = self.view.state() else {
+            return Ok(ProbeResult::degraded(CLUSTER_NOT_AVAILABLE));
+        };
+        // A source may forget dead peers after a grace period (chitchat
+        // does); a configured cluster size keeps an isolated node from then
+        // passing as a one-node cluster.
+        let known = state.expected_peers().count();
+        let configured = self.guard.map_or(0, |g| g.expected_size.saturating_sub(1) as usize);
+        let expected = known.max(configured);
+        let reached = state.expected_peers().filter(|m| m.reachable).count();
+        let result = if expected > 0 && reached == 0 {
+            ProbeResult::unhealthy("isolated from every expected peer")
+        } else if self.guard.is_some_and(|g| !g.allows(state.reachable_count())) {
+            ProbeResult::unhealthy("fewer than a majority of the expected members reachable")
+        } else if expected == 0 {
+            ProbeResult::healthy().with_description("single node: no peers expected")
+        } else {
+            ProbeResult::healthy().with_description("peers reachable")
+        };
+        Ok(result
+            .with_data("expectedPeers", expected as u64)
+            .with_data("reachablePeers", reached as u64))
+    }
+}
+
+/// The cluster's [`ActiveNodeGate`] (ZB-4, the spec's `AkkaActiveNodeGate`):
+/// reads the view directly with [`ClusterActiveNode`], so a gated endpoint
+/// and the `/health/active` probe cannot disagree. `false` while no
+/// cluster is available.
+pub struct ClusterActiveNodeGate {
+    view: Arc<dyn ClusterView>,
+    rule: ClusterActiveNode,
+}
+
+impl ClusterActiveNodeGate {
+    /// The gate over `view` with `rule`.
+    pub fn new(view: Arc<dyn ClusterView>, rule: ClusterActiveNode) -> Self {
+        Self { view, rule }
+    }
+}
+
+impl ActiveNodeGate for ClusterActiveNodeGate {
+    fn is_active_node(&self) -> bool {
+        self.view.state().is_some_and(|s| self.rule.decide(&s).is_active())
+    }
+}

@@ -1,0 +1,178 @@
+//! The membership model every cluster probe reads.
+
+use std::fmt;
+use std::sync::{Arc, RwLock};
+
+/// A member's lifecycle status, as Akka names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MemberStatus {
+    /// Joining; not yet admitted.
+    Joining,
+    /// Admitted while the cluster could not converge.
+    WeaklyUp,
+    /// A full member.
+    Up,
+    /// Leaving gracefully.
+    Leaving,
+    /// Handing over before removal.
+    Exiting,
+    /// Marked down (failed).
+    Down,
+    /// Gone from the cluster.
+    Removed,
+}
+
+impl MemberStatus {
+    /// Every status.
+    pub const ALL: [MemberStatus; 7] = [
+        Self::Joining,
+        Self::WeaklyUp,
+        Self::Up,
+        Self::Leaving,
+        Self::Exiting,
+        Self::Down,
+        Self::Removed,
+    ];
+
+    /// The lower-case name used in gossip state and logs.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Joining => "joining",
+            Self::WeaklyUp => "weakly-up",
+            Self::Up => "up",
+            Self::Leaving => "leaving",
+            Self::Exiting => "exiting",
+            Self::Down => "down",
+            Self::Removed => "removed",
+        }
+    }
+
+    /// Parses [`as_str`](Self::as_str)'s spelling.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.as_str() == s)
+    }
+
+    /// Whether a member in this status is still expected to take part:
+    /// peers that are down, removed or on their way out are not.
+    pub const fn is_expected(self) -> bool {
+        matches!(self, Self::Joining | Self::WeaklyUp | Self::Up)
+    }
+}
+
+impl fmt::Display for MemberStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One member as this node sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    /// Its address, e.g. `127.0.0.1:7001`; unique in the cluster.
+    pub address: String,
+    /// Its lifecycle status.
+    pub status: MemberStatus,
+    /// Its roles, e.g. `admin`, `driver`.
+    pub roles: Vec<String>,
+    /// Its age: lower is older (Akka's up-number, chitchat's generation,
+    /// which must be the node's start time). Ties are broken by address in
+    /// byte order, so a source that leaves every age equal silently turns
+    /// the rule into "lowest address", the leader semantics ZB §2.3 forbids.
+    pub age: u64,
+    /// Whether this node reaches it: connected **and** not written off by
+    /// the failure detector (AT-5). Always `true` for self.
+    pub reachable: bool,
+}
+
+impl Member {
+    /// Whether the member holds `role`.
+    pub fn has_role(&self, role: &str) -> bool {
+        self.roles.iter().any(|r| r == role)
+    }
+}
+
+/// A snapshot of the cluster as this node sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterState {
+    /// This node's address.
+    pub self_address: String,
+    /// Every known member, self included.
+    pub members: Vec<Member>,
+}
+
+impl ClusterState {
+    /// This node's own member record, if the view has one yet.
+    pub fn self_member(&self) -> Option<&Member> {
+        self.members.iter().find(|m| m.address == self.self_address)
+    }
+
+    /// Members other than self that are still expected to take part.
+    pub fn expected_peers(&self) -> impl Iterator<Item = &Member> {
+        self.members
+            .iter()
+            .filter(move |m| m.address != self.self_address && m.status.is_expected())
+    }
+
+    /// Self (when expected) plus the expected peers it reaches.
+    pub fn reachable_count(&self) -> u32 {
+        let own = self.self_member().is_some_and(|m| m.status.is_expected());
+        u32::from(own) + self.expected_peers().filter(|m| m.reachable).count() as u32
+    }
+}
+
+/// A source of cluster membership: Akka-style gossip, chitchat, or an
+/// in-memory table in tests.
+///
+/// `state` must be cheap and must not block: the gate calls it on every
+/// gated request. Adapters keep a snapshot current in the background.
+pub trait ClusterView: Send + Sync + 'static {
+    /// The current snapshot, or `None` while the cluster is not available
+    /// yet (the actor system or gossip has not started, or this node has not
+    /// joined). An adapter must not report a state holding only self
+    /// before it has joined: the rule would make a booting node the oldest
+    /// `Up` member, i.e. active.
+    fn state(&self) -> Option<Arc<ClusterState>>;
+}
+
+impl<V: ClusterView + ?Sized> ClusterView for Arc<V> {
+    fn state(&self) -> Option<Arc<ClusterState>> {
+        (**self).state()
+    }
+}
+
+/// A view set by hand: for apps that learn membership elsewhere, and for
+/// tests that flip a node between active and standby.
+#[derive(Debug, Default)]
+pub struct InMemoryClusterView {
+    state: RwLock<Option<Arc<ClusterState>>>,
+}
+
+impl InMemoryClusterView {
+    /// A view with no cluster yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A view already holding `state`.
+    pub fn with_state(state: ClusterState) -> Self {
+        let v = Self::new();
+        v.set(state);
+        v
+    }
+
+    /// Replaces the snapshot.
+    pub fn set(&self, state: ClusterState) {
+        *self.state.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(state));
+    }
+
+    /// Back to "no cluster yet".
+    pub fn clear(&self) {
+        *self.state.write().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+}
+
+impl ClusterView for InMemoryClusterView {
+    fn state(&self) -> Option<Arc<ClusterState>> {
+        self.state.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
