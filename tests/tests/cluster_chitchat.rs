@@ -15,11 +15,10 @@ mod support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use actix_web::dev::ServerHandle;
-use actix_web::{App, HttpResponse, HttpServer, web};
+use actix_web::{HttpResponse, web};
 use lan::{Cluster, GOSSIP_INTERVAL, Node, PHI_THRESHOLD, eventually};
 use serde_json::{Value, json};
-use support::request;
+use support::{Server, request};
 use zb_health::cluster::{
     ActiveDecision, ActiveNodeProbe, ClusterActiveNode, ClusterActiveNodeGate, ClusterMembershipProbe,
     ClusterTransportProbe, ClusterView, MajorityGuard, MemberStatus,
@@ -361,20 +360,9 @@ async fn split_brain_has_two_actives_without_a_guard_and_one_with_the_majority_g
     assert_eq!(healed, [true, false, false]);
 }
 
-struct Http {
-    addr: std::net::SocketAddr,
-    handle: ServerHandle,
-}
-
-impl Drop for Http {
-    fn drop(&mut self) {
-        drop(self.handle.stop(false));
-    }
-}
-
 /// One node's app: `/admin/*` behind `RequireActiveNode` with the cluster
 /// gate, and the three health tiers, on 127.0.0.1 with an OS-chosen port.
-fn serve(node: &Node, rule: &ClusterActiveNode) -> Http {
+fn serve(node: &Node, rule: &ClusterActiveNode) -> Server {
     let (view, rule) = (node.dyn_view(), rule.clone());
     let registry = HealthRegistry::new();
     registry.add(ProbeRegistration::new("cluster-membership", ClusterMembershipProbe::new(view.clone()))).unwrap();
@@ -387,22 +375,13 @@ fn serve(node: &Node, rule: &ClusterActiveNode) -> Http {
         .unwrap();
     let gate = Arc::new(ClusterActiveNodeGate::new(view, rule));
     let endpoints = map_zb_health(registry);
-    let server = HttpServer::new(move || {
-        App::new().service(endpoints.clone()).service(
+    support::serve_with(move |c| {
+        c.service(endpoints.clone()).service(
             web::scope("/admin")
                 .wrap(RequireActiveNode::shared(gate.clone()))
                 .route("/x", web::get().to(|| async { HttpResponse::Ok().body("active") })),
-        )
+        );
     })
-    .workers(1)
-    .disable_signals()
-    .bind(("127.0.0.1", 0))
-    .unwrap();
-    let addr = server.addrs()[0];
-    let server = server.run();
-    let handle = server.handle();
-    tokio::spawn(server);
-    Http { addr, handle }
 }
 
 /// `RequireActiveNode` with the chitchat cluster behind it, over HTTP: only
@@ -415,16 +394,16 @@ async fn only_the_active_node_serves_gated_routes_and_the_next_takes_over() {
     let mut cluster = Cluster::unscoped(3).await;
     cluster.converge(&[0, 1, 2], FORM).await;
     let rule = ClusterActiveNode::unscoped();
-    let servers: Vec<Http> = cluster.nodes.iter().map(|n| serve(n, &rule)).collect();
+    let servers: Vec<Server> = cluster.nodes.iter().map(|n| serve(n, &rule)).collect();
 
-    async fn codes(servers: &[Http], path: &str) -> Vec<u16> {
+    async fn codes(servers: &[Server], path: &str) -> Vec<u16> {
         let mut out = Vec::new();
         for s in servers {
             out.push(request(s.addr, "GET", path).await.status);
         }
         out
     }
-    async fn wait_codes(servers: &[Http], path: &str, expected: [u16; 3]) -> Duration {
+    async fn wait_codes(servers: &[Server], path: &str, expected: [u16; 3]) -> Duration {
         let start = Instant::now();
         loop {
             let now = codes(servers, path).await;

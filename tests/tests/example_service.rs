@@ -3,25 +3,14 @@
 
 mod support;
 
-use actix_web::{App, HttpServer};
 use plant_service::PlantHealth;
 use support::{assert_canonical, request};
 
 #[actix_web::test]
 async fn the_database_toggle_flips_ready_and_leaves_live_alone() {
     let health = PlantHealth::new(false);
-    let server = HttpServer::new(move || {
-        let health = health.clone();
-        App::new().configure(move |c| health.configure(c))
-    })
-    .workers(1)
-    .disable_signals()
-    .bind(("127.0.0.1", 0))
-    .unwrap();
-    let addr = server.addrs()[0];
-    let server = server.run();
-    let handle = server.handle();
-    actix_web::rt::spawn(server);
+    let server = support::serve_with(move |c| health.configure(c));
+    let addr = server.addr;
 
     let ready = request(addr, "GET", "/health/ready").await;
     assert_eq!(ready.status, 200);
@@ -41,5 +30,4 @@ async fn the_database_toggle_flips_ready_and_leaves_live_alone() {
 
     assert_eq!(request(addr, "POST", "/admin/database/recover").await.status, 204);
     assert_eq!(request(addr, "GET", "/health/ready").await.status, 200);
-    handle.stop(false).await;
 }

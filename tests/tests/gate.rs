@@ -6,7 +6,7 @@ mod support;
 
 use std::sync::Arc;
 
-use actix_web::{web, App, HttpResponse, HttpServer};
+use actix_web::{web, HttpResponse};
 use support::request;
 use zb_health::cluster::{
     ClusterActiveNode, ClusterActiveNodeGate, ClusterState, ClusterView, InMemoryClusterView, Member,
@@ -26,25 +26,15 @@ fn cluster(self_address: &str, oldest: &str) -> ClusterState {
     ClusterState { self_address: self_address.into(), members: vec![member(oldest, 1), member(other, 2)] }
 }
 
-fn serve(gate: impl ActiveNodeGate + Clone) -> (std::net::SocketAddr, actix_web::dev::ServerHandle) {
-    let server = HttpServer::new(move || {
-        App::new()
-            .service(
-                web::scope("/admin")
-                    .wrap(RequireActiveNode::new(gate.clone()))
-                    .route("/deploy", web::post().to(|| async { HttpResponse::Ok().body("deployed") })),
-            )
-            .route("/public", web::get().to(|| async { HttpResponse::Ok().body("open") }))
+fn serve(gate: impl ActiveNodeGate + Clone) -> support::Server {
+    support::serve_with(move |c| {
+        c.service(
+            web::scope("/admin")
+                .wrap(RequireActiveNode::new(gate.clone()))
+                .route("/deploy", web::post().to(|| async { HttpResponse::Ok().body("deployed") })),
+        )
+        .route("/public", web::get().to(|| async { HttpResponse::Ok().body("open") }));
     })
-    .workers(1)
-    .disable_signals()
-    .bind(("127.0.0.1", 0))
-    .unwrap();
-    let addr = server.addrs()[0];
-    let server = server.run();
-    let handle = server.handle();
-    actix_web::rt::spawn(server);
-    (addr, handle)
 }
 
 #[actix_web::test]
@@ -52,7 +42,8 @@ async fn the_gate_passes_on_the_active_node_and_refuses_on_a_standby() {
     let view = Arc::new(InMemoryClusterView::new());
     let dyn_view: Arc<dyn ClusterView> = view.clone();
     let gate = Arc::new(ClusterActiveNodeGate::new(dyn_view, ClusterActiveNode::unscoped()));
-    let (addr, handle) = serve(gate.clone());
+    let server = serve(gate.clone());
+    let addr = server.addr;
 
     // Startup: no cluster yet, so the node is treated as a standby.
     let r = request(addr, "POST", "/admin/deploy").await;
@@ -73,7 +64,6 @@ async fn the_gate_passes_on_the_active_node_and_refuses_on_a_standby() {
 
     view.set(cluster("a", "a"));
     assert_eq!(request(addr, "POST", "/admin/deploy").await.status, 200);
-    handle.stop(false).await;
 }
 
 #[actix_web::test]
@@ -81,9 +71,9 @@ async fn any_closure_is_a_gate() {
     use std::sync::atomic::{AtomicBool, Ordering};
     let active = Arc::new(AtomicBool::new(false));
     let flag = active.clone();
-    let (addr, handle) = serve(Arc::new(move || flag.load(Ordering::Relaxed)) as Arc<dyn ActiveNodeGate>);
+    let server = serve(Arc::new(move || flag.load(Ordering::Relaxed)) as Arc<dyn ActiveNodeGate>);
+    let addr = server.addr;
     assert_eq!(request(addr, "POST", "/admin/deploy").await.status, 503);
     active.store(true, Ordering::Relaxed);
     assert_eq!(request(addr, "POST", "/admin/deploy").await.status, 200);
-    handle.stop(false).await;
 }

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::sync::OnceLock;
 
 use actix_web::dev::ServerHandle;
-use actix_web::{App, HttpServer};
+use actix_web::{web, App, HttpServer};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use zb_health::{
@@ -51,9 +51,13 @@ impl Drop for Server {
     }
 }
 
-/// Serves `endpoints` on 127.0.0.1 with an OS-chosen port.
-pub fn serve(endpoints: ZbHealthEndpoints) -> Server {
-    let server = HttpServer::new(move || App::new().service(endpoints.clone()))
+/// Serves an app made by `configure` on 127.0.0.1 with an OS-chosen port
+/// and one worker; stopped when the returned [`Server`] drops.
+pub fn serve_with<F>(configure: F) -> Server
+where
+    F: Fn(&mut web::ServiceConfig) + Send + Clone + 'static,
+{
+    let server = HttpServer::new(move || App::new().configure(configure.clone()))
         .workers(1)
         .disable_signals()
         .bind(("127.0.0.1", 0))
@@ -61,8 +65,15 @@ pub fn serve(endpoints: ZbHealthEndpoints) -> Server {
     let addr = server.addrs()[0];
     let server = server.run();
     let handle = server.handle();
-    actix_web::rt::spawn(server);
+    tokio::spawn(server);
     Server { addr, handle }
+}
+
+/// Serves `endpoints` on 127.0.0.1 with an OS-chosen port.
+pub fn serve(endpoints: ZbHealthEndpoints) -> Server {
+    serve_with(move |c| {
+        c.service(endpoints.clone());
+    })
 }
 
 /// A response as read off the wire.
