@@ -1,15 +1,18 @@
 //! The three tiers on actix-web (ZB-1, ZB-5): one call maps them all.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
+use actix_web::web::Bytes;
 use actix_web::{web, HttpResponse};
 use zb_health_spec::{check_paths, EndpointPaths, HealthStatus, Tag, Violations};
 
 use crate::registry::{HealthRegistry, RegistryError};
-use crate::writer::{write_json, ResponseWriter};
+use crate::report::HealthReport;
+use crate::writer::{canonical_json, write_json, ResponseWriter};
 
 /// The HTTP status of a tier's answer (ZB-1.2): `live` is always 200;
 /// `ready` and `active` are 200 while serving (Healthy, Degraded) and 503
@@ -43,13 +46,16 @@ pub struct ZbHealth {
     registry: HealthRegistry,
     paths: EndpointPaths,
     writer: Arc<dyn ResponseWriter>,
+    /// Whether `writer` is still the canonical one, whose live answer is
+    /// the same bytes every time.
+    canonical: bool,
 }
 
 impl ZbHealth {
     /// The ZB defaults over `registry`: `/health/ready`, `/health/active`,
     /// `/healthz`, and the canonical JSON writer.
     pub fn new(registry: HealthRegistry) -> Self {
-        Self { registry, paths: EndpointPaths::zb(), writer: Arc::new(write_json) }
+        Self { registry, paths: EndpointPaths::zb(), writer: Arc::new(write_json), canonical: true }
     }
 
     /// Replaces all three paths, e.g. with [`EndpointPaths::be_hlth_009`].
@@ -79,6 +85,7 @@ impl ZbHealth {
     /// Overrides the response writer of all three tiers.
     pub fn writer(mut self, writer: impl ResponseWriter) -> Self {
         self.writer = Arc::new(writer);
+        self.canonical = false;
         self
     }
 
@@ -90,12 +97,18 @@ impl ZbHealth {
             Tag::ALL.iter().map(|t| (*t, self.paths.get(*t), ())).collect();
         check_paths(&paths, &mut sink);
         sink.into_result()?;
+        // The live tier carries no probes (ZB-1.3), so with the canonical
+        // writer its answer never changes: serialise it once.
+        let live_body = self
+            .canonical
+            .then(|| Bytes::from(canonical_json(&HealthReport::new(Tag::Live, Vec::new(), Duration::ZERO))));
         let tier = |tag| {
             Arc::new(TierEndpoint {
                 tag,
                 path: self.paths.get(tag).to_owned(),
                 registry: self.registry.clone(),
                 writer: self.writer.clone(),
+                fixed_body: if tag == Tag::Live { live_body.clone() } else { None },
             })
         };
         Ok(ZbHealthEndpoints { tiers: [tier(Tag::Ready), tier(Tag::Active), tier(Tag::Live)] })
@@ -151,10 +164,18 @@ struct TierEndpoint {
     path: String,
     registry: HealthRegistry,
     writer: Arc<dyn ResponseWriter>,
+    /// The precomputed body of a tier whose answer cannot change.
+    fixed_body: Option<Bytes>,
 }
 
 impl TierEndpoint {
     async fn respond(self: Arc<Self>) -> HttpResponse {
+        if let Some(body) = &self.fixed_body {
+            return HttpResponse::Ok()
+                .insert_header(no_store())
+                .insert_header((header::CONTENT_TYPE, HeaderValue::from_static("application/json")))
+                .body(body.clone());
+        }
         let report = self.registry.check(self.tag).await;
         let mut response = HttpResponse::build(tier_status_code(self.tag, report.status));
         response.insert_header(no_store());

@@ -89,14 +89,7 @@ fn main() -> ExitCode {
         }
     };
 
-    // Order matters only as the column order; rounds alternate zb, bare.
-    let (zb, bare) = (addrs.zb_clock.clone(), addrs.bare_clock.clone());
-    let endpoints = [
-        Endpoint { label: "zb /healthz", addr: addrs.zb, path: "/healthz", clock: zb.clone() },
-        Endpoint { label: "bare /healthz", addr: addrs.bare, path: "/healthz", clock: bare.clone() },
-        Endpoint { label: "zb /health/ready", addr: addrs.zb, path: "/health/ready", clock: zb },
-        Endpoint { label: "bare /ready3", addr: addrs.bare, path: BARE_READY_PATH, clock: bare },
-    ];
+    let endpoints = endpoints(&addrs);
 
     println!("zb-health-bench: zb-health endpoints vs bare actix-web handlers");
     println!("  load average at start: {}", loadavg());
@@ -159,6 +152,18 @@ fn main() -> ExitCode {
     report(&endpoints, &results);
     println!("  load average at end: {}", loadavg());
     ExitCode::SUCCESS
+}
+
+/// The four benchmarked endpoints. Order matters only as the column order;
+/// rounds alternate zb, bare.
+fn endpoints(addrs: &servers::Addresses) -> [Endpoint; 4] {
+    let (zb, bare) = (addrs.zb_clock.clone(), addrs.bare_clock.clone());
+    [
+        Endpoint { label: "zb /healthz", addr: addrs.zb, path: "/healthz", clock: zb.clone() },
+        Endpoint { label: "bare /healthz", addr: addrs.bare, path: "/healthz", clock: bare.clone() },
+        Endpoint { label: "zb /health/ready", addr: addrs.zb, path: "/health/ready", clock: zb },
+        Endpoint { label: "bare /ready3", addr: addrs.bare, path: BARE_READY_PATH, clock: bare },
+    ]
 }
 
 /// Fetches every endpoint once, prints its answer, and insists on 200s and
@@ -322,4 +327,16 @@ fn loadavg() -> String {
 /// unset or unparsable (a report should still run with a typo'd knob).
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+#[cfg(test)]
+mod smoke {
+    /// The benchmark's servers start and answer every endpoint it loads,
+    /// so a change to the example or the runtime cannot silently break the
+    /// benchmark between runs (it is not run in CI; this is).
+    #[test]
+    fn both_servers_start_and_answer_every_benchmarked_endpoint() {
+        let addrs = super::servers::start().expect("the benchmark servers start");
+        super::check_endpoints(&super::endpoints(&addrs)).expect("every endpoint answers 200 alike");
+    }
 }

@@ -117,7 +117,7 @@ pub fn start() -> io::Result<Addresses> {
     // endpoints were built: the registry is shared, so they see it.
     health
         .registry
-        .add(ProbeRegistration::new(CACHE_PROBE_NAME, CacheProbe))
+        .add(ProbeRegistration::new(CACHE_PROBE_NAME, CacheProbe).timeout(std::time::Duration::from_millis(300)))
         .map_err(|e| io::Error::other(e.to_string()))?;
     // The same probe *instances* where they have state (the database switch),
     // the same probe *types* otherwise: the bare handler calls the very same
