@@ -142,11 +142,10 @@ fn generate(m: &Manifest, file: &str, span: Span, krate: &TokenStream) -> syn::R
     let mut asserts = Vec::new();
     let mut features: Vec<&str> = Vec::new();
     for probe in &m.probes {
-        if let Some(f) = builtin::feature(&probe.kind) {
-            if !features.contains(&f) {
+        if let Some(f) = builtin::feature(&probe.kind)
+            && !features.contains(&f) {
                 features.push(f);
             }
-        }
         match &probe.kind {
             ProbeKind::Custom { type_path } => {
                 let ty: syn::Path = syn::parse_str(&type_path.value).map_err(|_| {

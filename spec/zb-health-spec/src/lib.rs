@@ -28,7 +28,7 @@ pub use manifest::{
 };
 pub use cluster::{MajorityGuard, MembershipPolicy};
 pub use duration::{parse_duration, DurationError, DEFAULT_PROBE_TIMEOUT, MAX_PROBE_TIMEOUT};
-pub use paths::{EndpointPaths, PathsSource};
+pub use paths::EndpointPaths;
 pub use rules::{
     check_duration_text, check_name, check_paths, check_role_preference, check_probe_tags, check_timeout, check_unique_names, Rule,
     Violation, Violations,

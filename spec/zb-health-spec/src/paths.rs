@@ -11,17 +11,6 @@ pub struct EndpointPaths {
     pub live: String,
 }
 
-/// Where a set of paths came from; used only to phrase errors.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PathsSource {
-    /// The ZB defaults.
-    Zb,
-    /// The BE-HLTH-009 preset.
-    BeHlth009,
-    /// Set by the user.
-    Custom,
-}
-
 impl EndpointPaths {
     /// The normative ZB paths: `/health/ready`, `/health/active`, `/healthz`.
     pub fn zb() -> Self {

@@ -313,8 +313,8 @@ pub fn check_timeout<L>(
             format!("probe `{name}` has a timeout of {ms} ms, longer than the {} s the spec allows", MAX_PROBE_TIMEOUT.as_secs()),
             "a health probe must answer within the orchestrator's probe timeout (Kubernetes' default is 1s); use a deadline below it",
         );
-    } else if let Some(orch) = orchestrator {
-        if timeout >= orch {
+    } else if let Some(orch) = orchestrator
+        && timeout >= orch {
             sink.push(
                 Rule::Duration,
                 location,
@@ -325,7 +325,6 @@ pub fn check_timeout<L>(
                 "each probe's deadline must be smaller than the orchestrator's, or the orchestrator gives up before the endpoint answers; lower the probe's `timeout`",
             );
         }
-    }
 }
 
 /// R5: parses a duration written by the user, reporting a malformed one at

@@ -165,11 +165,10 @@ impl Probe for ActiveNodeProbe {
         let mut result = ProbeResult::new(status)
             .with_description(description)
             .with_data("selfAddress", state.self_address.clone());
-        if self.rule.is_scoped() {
-            if let Some(role) = decision.role() {
+        if self.rule.is_scoped()
+            && let Some(role) = decision.role() {
                 result = result.with_data("activeRole", role);
             }
-        }
         if let Some(active) = decision.active_node() {
             result = result.with_data("activeNode", active);
         }
