@@ -5,8 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Later suites (PostgreSQL, chitchat, tonic) start their services here, so a
-# fresh clone needs nothing installed by hand.
+# The chitchat and tonic suites start their real peers in-process on
+# loopback; the PostgreSQL suite starts its own throwaway server from the
+# Debian binaries installed below, so a fresh clone needs nothing by hand.
 
 # PostgreSQL server binaries (Debian's): tests/tests/database.rs starts its
 # own throwaway server from /usr/lib/postgresql/*/bin on a loopback port, so
