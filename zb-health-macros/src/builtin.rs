@@ -22,23 +22,30 @@ pub fn feature(kind: &ProbeKind) -> Option<&'static str> {
     }
 }
 
-/// The field a kind needs of its own (database and gRPC probes: one per
-/// probe), as `(name, type)`.
-pub fn own_field(probe: &ProbeDecl, krate: &TokenStream) -> Option<(syn::Ident, TokenStream)> {
-    let name = probe.name.as_ref()?;
-    let ident = ident_for(&name.value);
-    match probe.kind {
-        ProbeKind::Database => Some((ident, quote!(#krate::database::DatabaseProbe))),
-        ProbeKind::Grpc => Some((ident, quote!(#krate::grpc::GrpcDependencyProbe))),
+/// The type of the field a kind needs of its own (database and gRPC
+/// probes: one per probe); `None` for kinds that need none of their own.
+pub fn own_field_type(kind: &ProbeKind, krate: &TokenStream) -> Option<TokenStream> {
+    match kind {
+        ProbeKind::Database => Some(quote!(#krate::database::DatabaseProbe)),
+        ProbeKind::Grpc => Some(quote!(#krate::grpc::GrpcDependencyProbe)),
         _ => None,
     }
 }
 
-/// `name-with.dots` → `name_with_dots`, a legal field name.
+/// A legal field name for `name`: `name-with.dots` → `name_with_dots`;
+/// keywords become raw identifiers, and names no identifier can spell
+/// (`_`, `self`, a leading digit) get a `p_` prefix. Never panics: probe
+/// names are whatever rule R9 lets through.
 pub fn ident_for(name: &str) -> syn::Ident {
     let base = name.replace(['-', '.'], "_").to_ascii_lowercase();
-    let base = if base.starts_with(|c: char| c.is_ascii_digit()) { format!("p_{base}") } else { base };
-    syn::parse_str::<syn::Ident>(&base).unwrap_or_else(|_| format_ident!("r#{}", base))
+    if let Ok(ident) = syn::parse_str::<syn::Ident>(&base) {
+        return ident;
+    }
+    if let Ok(raw) = syn::parse_str::<syn::Ident>(&format!("r#{base}")) {
+        return raw;
+    }
+    // `base` holds only ASCII letters, digits and `_`, so this is legal.
+    format_ident!("p_{}", base)
 }
 
 /// The `ProbeMeta` of a built-in probe, from the manifest alone.
@@ -65,15 +72,13 @@ pub fn meta(m: &Manifest, p: &ProbeDecl, krate: &TokenStream) -> TokenStream {
     }
 }
 
-/// The probe value of a built-in kind, built from `deps`.
-pub fn probe(p: &ProbeDecl, krate: &TokenStream) -> TokenStream {
+/// The probe value of a built-in kind, built from `deps`; `field` is the
+/// probe's own `HealthDeps` field, for kinds that have one.
+pub fn probe(p: &ProbeDecl, field: Option<&syn::Ident>, krate: &TokenStream) -> TokenStream {
     let view = format_ident!("{}", CLUSTER_FIELD);
     let view = quote!(::std::sync::Arc::clone(&deps.#view));
     match &p.kind {
-        ProbeKind::Database | ProbeKind::Grpc => {
-            let field = ident_for(p.name.as_ref().map_or("", |n| n.value.as_str()));
-            quote!(deps.#field)
-        }
+        ProbeKind::Database | ProbeKind::Grpc => quote!(deps.#field),
         ProbeKind::ClusterMembership { policy } => {
             let policy = match policy {
                 MembershipPolicy::Default => quote!(#krate::cluster::MembershipPolicy::Default),

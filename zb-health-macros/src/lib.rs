@@ -12,6 +12,9 @@ mod builtin;
 mod errors;
 mod manifest;
 
+#[cfg(test)]
+mod tests;
+
 use proc_macro::TokenStream;
 
 /// Declares a probe struct's metadata and checks it against the spec:

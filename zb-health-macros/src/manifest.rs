@@ -141,6 +141,19 @@ fn generate(m: &Manifest, file: &str, span: Span, krate: &TokenStream) -> syn::R
     let mut deps = Vec::new();
     let mut asserts = Vec::new();
     let mut features: Vec<&str> = Vec::new();
+    // Field names must be distinct even where probe names are not as
+    // identifiers (`a-b` and `a_b`), and must not take the cluster view's.
+    let mut fields_used = vec![builtin::CLUSTER_FIELD.to_owned()];
+    let mut unique = |ident: syn::Ident| -> syn::Ident {
+        let mut candidate = ident.clone();
+        let mut n: u32 = 2;
+        while fields_used.contains(&candidate.to_string()) {
+            candidate = format_ident!("{}_{}", ident, n);
+            n += 1;
+        }
+        fields_used.push(candidate.to_string());
+        candidate
+    };
     for probe in &m.probes {
         if let Some(f) = builtin::feature(&probe.kind)
             && !features.contains(&f) {
@@ -151,7 +164,7 @@ fn generate(m: &Manifest, file: &str, span: Span, krate: &TokenStream) -> syn::R
                 let ty: syn::Path = syn::parse_str(&type_path.value).map_err(|_| {
                     syn::Error::new(span, format!("{file}:{}: `{}` is not a Rust type path", type_path.location, type_path.value))
                 })?;
-                let field = field_ident(probe, &ty);
+                let field = unique(field_ident(probe, &ty));
                 asserts.extend(custom_asserts(m, probe, &ty, file, krate));
                 deps.push(Dep {
                     registration: quote!(<#ty as #krate::ZbHealthProbe>::registration(deps.#field)),
@@ -159,14 +172,14 @@ fn generate(m: &Manifest, file: &str, span: Span, krate: &TokenStream) -> syn::R
                     field: Some((field, quote!(#ty))),
                 });
             }
-            _ => {
-                let meta = builtin::meta(m, probe, krate);
-                let value = builtin::probe(probe, krate);
-                deps.push(Dep {
-                    registration: quote!((#meta).registration(#value)),
-                    meta,
-                    field: builtin::own_field(probe, krate),
+            kind => {
+                let field = builtin::own_field_type(kind, krate).map(|ty| {
+                    let name = probe.name.as_ref().map_or("probe", |n| n.value.as_str());
+                    (unique(builtin::ident_for(name)), ty)
                 });
+                let meta = builtin::meta(m, probe, krate);
+                let value = builtin::probe(probe, field.as_ref().map(|(f, _)| f), krate);
+                deps.push(Dep { registration: quote!((#meta).registration(#value)), meta, field });
             }
         }
     }
