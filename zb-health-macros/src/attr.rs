@@ -93,10 +93,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let (impl_generics, ty_generics, where_clause) = strukt.generics.split_for_impl();
     let tag_tokens = tags.iter().map(|(t, _)| crate::builtin::tag(*t, &krate));
     let millis = timeout.as_millis() as u64;
-    let failure = match settings.failure_status.unwrap_or_default() {
-        FailureStatus::Unhealthy => quote!(#krate::FailureStatus::Unhealthy),
-        FailureStatus::Degraded => quote!(#krate::FailureStatus::Degraded),
-    };
+    let failure = crate::builtin::failure_status(settings.failure_status.unwrap_or_default(), &krate);
     // The impl is spanned at the struct name, so "does not implement
     // Probe" points at the type the user must complete.
     let probe_impl = quote_spanned! {ident.span()=>

@@ -53,15 +53,10 @@ pub fn meta(m: &Manifest, p: &ProbeDecl, krate: &TokenStream) -> TokenStream {
     let name = p.name.as_ref().map_or("", |n| n.value.as_str());
     let tags = p.effective_tags().unwrap_or_default().iter().map(|t| tag(t, krate)).collect::<Vec<_>>();
     let ms = p.effective_timeout(m).as_millis() as u64;
-    let failure = match p
-        .failure_status
-        .as_ref()
-        .or(m.default_failure_status.as_ref())
-        .map_or(FailureStatus::Unhealthy, |f| f.value)
-    {
-        FailureStatus::Unhealthy => quote!(#krate::FailureStatus::Unhealthy),
-        FailureStatus::Degraded => quote!(#krate::FailureStatus::Degraded),
-    };
+    let failure = failure_status(
+        p.failure_status.as_ref().or(m.default_failure_status.as_ref()).map_or(FailureStatus::Unhealthy, |f| f.value),
+        krate,
+    );
     quote! {
         #krate::ProbeMeta {
             name: #name,
@@ -131,6 +126,14 @@ fn status(s: HealthStatus, krate: &TokenStream) -> TokenStream {
         HealthStatus::Healthy => quote!(#krate::HealthStatus::Healthy),
         HealthStatus::Degraded => quote!(#krate::HealthStatus::Degraded),
         HealthStatus::Unhealthy => quote!(#krate::HealthStatus::Unhealthy),
+    }
+}
+
+/// A failure status as a runtime expression.
+pub fn failure_status(f: FailureStatus, krate: &TokenStream) -> TokenStream {
+    match f {
+        FailureStatus::Unhealthy => quote!(#krate::FailureStatus::Unhealthy),
+        FailureStatus::Degraded => quote!(#krate::FailureStatus::Degraded),
     }
 }
 

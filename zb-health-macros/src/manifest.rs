@@ -14,7 +14,7 @@ use quote::{format_ident, quote};
 use syn::parse::{Parse, ParseStream};
 use syn::{LitStr, Token};
 use zb_health_spec::manifest::{parse_manifest, Location, Manifest, ProbeDecl, ProbeKind};
-use zb_health_spec::{FailureStatus, Rule, Tag};
+use zb_health_spec::{Rule, Tag};
 
 use crate::attr::snake_case;
 use crate::builtin;
@@ -337,10 +337,7 @@ fn custom_asserts(m: &Manifest, p: &ProbeDecl, ty: &syn::Path, file: &str, krate
         contradiction("timeout", t.location, quote!(#meta.timeout.as_millis() == #ms as u128));
     }
     if let Some(f) = &p.failure_status {
-        let v = match f.value {
-            FailureStatus::Unhealthy => quote!(#krate::FailureStatus::Unhealthy),
-            FailureStatus::Degraded => quote!(#krate::FailureStatus::Degraded),
-        };
+        let v = builtin::failure_status(f.value, krate);
         contradiction("failure_status", f.location, quote!(#meta.failure_status as u8 == #v as u8));
     }
     if let Some(o) = &m.orchestrator_timeout {

@@ -112,19 +112,6 @@ pub struct Violation<L> {
     pub help: String,
 }
 
-impl<L> Violation<L> {
-    /// Moves the violation to another location type, e.g. from a YAML
-    /// offset to a file:line:column.
-    pub fn map_location<M>(self, f: impl FnOnce(L) -> M) -> Violation<M> {
-        Violation {
-            rule: self.rule,
-            location: f(self.location),
-            message: self.message,
-            help: self.help,
-        }
-    }
-}
-
 impl<L> fmt::Display for Violation<L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}\n  = rule {}\n  = help: {}", self.message, self.rule, self.help)
