@@ -20,12 +20,12 @@ use lan::{Cluster, GOSSIP_INTERVAL, Node, PHI_THRESHOLD, eventually};
 use serde_json::{Value, json};
 use support::{Server, request};
 use zb_health::cluster::{
-    ActiveDecision, ActiveNodeProbe, ClusterActiveNode, ClusterActiveNodeGate, ClusterMembershipProbe,
-    ClusterTransportProbe, ClusterView, MajorityGuard, MemberStatus,
+    ActiveDecision, ActiveNodeProbe, ClusterActiveNode, ClusterActiveNodeGate,
+    ClusterMembershipProbe, ClusterTransportProbe, ClusterView, MajorityGuard, MemberStatus,
 };
 use zb_health::{
-    ActiveNodeGate, HealthRegistry, HealthStatus, Probe, ProbeRegistration, ProbeResult, RequireActiveNode,
-    STANDBY_BODY, TagSet, map_zb_health,
+    ActiveNodeGate, HealthRegistry, HealthStatus, Probe, ProbeRegistration, ProbeResult,
+    RequireActiveNode, STANDBY_BODY, TagSet, map_zb_health,
 };
 
 /// Formation of a fresh cluster, on a loaded machine.
@@ -38,7 +38,12 @@ async fn run(probe: &impl Probe) -> ProbeResult {
 }
 
 fn data(result: &ProbeResult, key: &str) -> Value {
-    result.data.as_ref().and_then(|d| d.get(key)).cloned().unwrap_or(Value::Null)
+    result
+        .data
+        .as_ref()
+        .and_then(|d| d.get(key))
+        .cloned()
+        .unwrap_or(Value::Null)
 }
 
 fn gate(node: &Node, rule: &ClusterActiveNode) -> bool {
@@ -53,9 +58,16 @@ async fn agree(
     expected: &str,
     deadline: Duration,
 ) -> Duration {
-    eventually(&format!("nodes {indexes:?} to agree on {expected}"), deadline, || {
-        indexes.iter().all(|&i| cluster.nodes[i].active(rule).as_deref() == Some(expected)).then_some(())
-    })
+    eventually(
+        &format!("nodes {indexes:?} to agree on {expected}"),
+        deadline,
+        || {
+            indexes
+                .iter()
+                .all(|&i| cluster.nodes[i].active(rule).as_deref() == Some(expected))
+                .then_some(())
+        },
+    )
     .await
     .1
 }
@@ -81,18 +93,37 @@ async fn three_nodes_agree_the_oldest_member_is_active() {
     for node in &cluster.nodes {
         let is_oldest = node.address() == oldest;
         let active = run(&ActiveNodeProbe::new(node.dyn_view(), rule.clone())).await;
-        let expected = if is_oldest { HealthStatus::Healthy } else { HealthStatus::Unhealthy };
-        assert_eq!(active.status, expected, "active-node probe on {}", node.address());
+        let expected = if is_oldest {
+            HealthStatus::Healthy
+        } else {
+            HealthStatus::Unhealthy
+        };
+        assert_eq!(
+            active.status,
+            expected,
+            "active-node probe on {}",
+            node.address()
+        );
         assert_eq!(data(&active, "selfAddress"), json!(node.address()));
         assert_eq!(data(&active, "activeNode"), json!(oldest));
-        assert_eq!(data(&active, "activeRole"), Value::Null, "unscoped rules carry no role");
+        assert_eq!(
+            data(&active, "activeRole"),
+            Value::Null,
+            "unscoped rules carry no role"
+        );
         assert_eq!(gate(node, &rule), is_oldest, "gate on {}", node.address());
         let membership = run(&ClusterMembershipProbe::new(node.dyn_view())).await;
         assert_eq!(membership.status, HealthStatus::Healthy);
         assert_eq!(membership.description.as_deref(), Some("Member status: Up"));
         let transport = run(&ClusterTransportProbe::new(node.dyn_view())).await;
         assert_eq!(transport.status, HealthStatus::Healthy);
-        assert_eq!((data(&transport, "expectedPeers"), data(&transport, "reachablePeers")), (json!(2), json!(2)));
+        assert_eq!(
+            (
+                data(&transport, "expectedPeers"),
+                data(&transport, "reachablePeers")
+            ),
+            (json!(2), json!(2))
+        );
     }
 }
 
@@ -104,7 +135,14 @@ async fn killing_the_oldest_makes_the_next_oldest_active_within_the_detection_ti
     let mut cluster = Cluster::unscoped(3).await;
     cluster.converge(&[0, 1, 2], FORM).await;
     let rule = ClusterActiveNode::unscoped();
-    agree(&cluster, &[0, 1, 2], &rule, &cluster.nodes[0].address(), FORM).await;
+    agree(
+        &cluster,
+        &[0, 1, 2],
+        &rule,
+        &cluster.nodes[0].address(),
+        FORM,
+    )
+    .await;
     // Let the detector learn the heartbeat rate before measuring.
     tokio::time::sleep(Duration::from_secs(1)).await;
     let victim = cluster.nodes[0].id.clone();
@@ -122,7 +160,10 @@ async fn killing_the_oldest_makes_the_next_oldest_active_within_the_detection_ti
                 *seen = Some(killed.elapsed());
             }
         }
-        assert!(killed.elapsed() < DETECT, "{next} not active everywhere after {DETECT:?}: {per_node:?}");
+        assert!(
+            killed.elapsed() < DETECT,
+            "{next} not active everywhere after {DETECT:?}: {per_node:?}"
+        );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let per_node: Vec<Duration> = per_node.into_iter().flatten().collect();
@@ -167,8 +208,15 @@ async fn a_restarted_node_rejoins_as_the_youngest_and_never_becomes_active() {
 
     let restarted = Node::start(&cluster.lan, 0, 4, &[]).await;
     let restarted_address = restarted.address();
-    assert_eq!(restarted_address, cluster.nodes[0].address(), "same address");
-    assert!(restarted_address.as_bytes() < active.as_bytes(), "it holds the lower address");
+    assert_eq!(
+        restarted_address,
+        cluster.nodes[0].address(),
+        "same address"
+    );
+    assert!(
+        restarted_address.as_bytes() < active.as_bytes(),
+        "it holds the lower address"
+    );
     cluster.nodes[0] = restarted;
 
     // Sample the restarted node's gate and probe from its first moment on.
@@ -179,12 +227,21 @@ async fn a_restarted_node_rejoins_as_the_youngest_and_never_becomes_active() {
     while start.elapsed() < FORM {
         let node = &cluster.nodes[0];
         samples += 1;
-        assert!(!gate(node, &rule), "the restarted node's gate opened after {} ms", ms(start.elapsed()));
+        assert!(
+            !gate(node, &rule),
+            "the restarted node's gate opened after {} ms",
+            ms(start.elapsed())
+        );
         if let Some(state) = node.view.state() {
-            assert!(!rule.decide(&state).is_active(), "the restarted node decided it is active: {state:?}");
+            assert!(
+                !rule.decide(&state).is_active(),
+                "the restarted node decided it is active: {state:?}"
+            );
         }
-        let all_agree =
-            cluster.nodes.iter().all(|n| n.sees_all_up(&expected) && n.active(&rule).as_deref() == Some(&*active));
+        let all_agree = cluster
+            .nodes
+            .iter()
+            .all(|n| n.sees_all_up(&expected) && n.active(&rule).as_deref() == Some(&*active));
         match converged_after {
             None if all_agree => converged_after = Some(start.elapsed()),
             // Stay a while after convergence: the verdict must hold, not flicker.
@@ -194,15 +251,26 @@ async fn a_restarted_node_rejoins_as_the_youngest_and_never_becomes_active() {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let at = converged_after.expect("every node agreed on the current active node");
-    println!("restart: rejoined and agreed in {} ms ({samples} samples, the gate never opened)", ms(at));
-    let active_probe = run(&ActiveNodeProbe::new(cluster.nodes[0].dyn_view(), rule.clone())).await;
+    println!(
+        "restart: rejoined and agreed in {} ms ({samples} samples, the gate never opened)",
+        ms(at)
+    );
+    let active_probe = run(&ActiveNodeProbe::new(
+        cluster.nodes[0].dyn_view(),
+        rule.clone(),
+    ))
+    .await;
     assert_eq!(active_probe.status, HealthStatus::Unhealthy);
     assert_eq!(data(&active_probe, "activeNode"), json!(active));
     for node in &cluster.nodes {
         let state = node.view.state().unwrap();
         // One member per address: the former incarnation is replaced.
-        let own_address: Vec<u64> =
-            state.members.iter().filter(|m| m.address == restarted_address).map(|m| m.age).collect();
+        let own_address: Vec<u64> = state
+            .members
+            .iter()
+            .filter(|m| m.address == restarted_address)
+            .map(|m| m.age)
+            .collect();
         assert_eq!(own_address, [4], "on {}", node.address());
         assert_eq!(gate(node, &rule), node.address() == active);
         // The trap the rule avoids: the lowest address is the restarted node.
@@ -222,8 +290,13 @@ async fn a_restarted_node_rejoins_as_the_youngest_and_never_becomes_active() {
 /// `selfAddress`, `activeRole` and `activeNode`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn roles_scope_the_active_node_by_preference() {
-    let cluster =
-        Cluster::start(&[(1, &["driver"]), (2, &["admin", "driver"]), (3, &["admin"]), (4, &["metrics"])]).await;
+    let cluster = Cluster::start(&[
+        (1, &["driver"]),
+        (2, &["admin", "driver"]),
+        (3, &["admin"]),
+        (4, &["metrics"]),
+    ])
+    .await;
     cluster.converge(&[0, 1, 2, 3], FORM).await;
     let rule = ClusterActiveNode::with_roles(["admin", "driver"]).unwrap();
     let [driver, fused, _admin, neither] = [0, 1, 2, 3].map(|i| cluster.nodes[i].address());
@@ -231,30 +304,75 @@ async fn roles_scope_the_active_node_by_preference() {
         cluster
             .nodes
             .iter()
-            .all(|n| n.view.state().is_some_and(|s| s.members.iter().all(|m| !m.roles.is_empty())))
+            .all(|n| {
+                n.view
+                    .state()
+                    .is_some_and(|s| s.members.iter().all(|m| !m.roles.is_empty()))
+            })
             .then_some(())
     })
     .await;
 
     let expected = [
-        (ActiveDecision::Active { role: Some("driver".into()), active: driver.clone() }, HealthStatus::Healthy),
-        (ActiveDecision::Active { role: Some("admin".into()), active: fused.clone() }, HealthStatus::Healthy),
-        (ActiveDecision::Standby { role: Some("admin".into()), active: fused.clone() }, HealthStatus::Unhealthy),
+        (
+            ActiveDecision::Active {
+                role: Some("driver".into()),
+                active: driver.clone(),
+            },
+            HealthStatus::Healthy,
+        ),
+        (
+            ActiveDecision::Active {
+                role: Some("admin".into()),
+                active: fused.clone(),
+            },
+            HealthStatus::Healthy,
+        ),
+        (
+            ActiveDecision::Standby {
+                role: Some("admin".into()),
+                active: fused.clone(),
+            },
+            HealthStatus::Unhealthy,
+        ),
         (ActiveDecision::NoActiveRole, HealthStatus::Unhealthy),
     ];
     for (node, (decision, status)) in cluster.nodes.iter().zip(expected) {
         let state = node.view.state().unwrap();
-        assert_eq!(rule.decide(&state), decision, "on {} with roles {:?}", node.address(), node.roles);
+        assert_eq!(
+            rule.decide(&state),
+            decision,
+            "on {} with roles {:?}",
+            node.address(),
+            node.roles
+        );
         let result = run(&ActiveNodeProbe::new(node.dyn_view(), rule.clone())).await;
         assert_eq!(result.status, status, "on {}", node.address());
         assert_eq!(data(&result, "selfAddress"), json!(node.address()));
-        assert_eq!(data(&result, "activeRole"), decision.role().map_or(Value::Null, |r| json!(r)));
-        assert_eq!(data(&result, "activeNode"), decision.active_node().map_or(Value::Null, |a| json!(a)));
+        assert_eq!(
+            data(&result, "activeRole"),
+            decision.role().map_or(Value::Null, |r| json!(r))
+        );
+        assert_eq!(
+            data(&result, "activeNode"),
+            decision.active_node().map_or(Value::Null, |a| json!(a))
+        );
         assert_eq!(gate(node, &rule), decision.is_active());
     }
-    let none = run(&ActiveNodeProbe::new(cluster.nodes[3].dyn_view(), rule.clone())).await;
-    assert_eq!(none.description.as_deref(), Some("this node holds none of the active roles"));
-    assert_eq!(none.data.unwrap().len(), 1, "only selfAddress for {neither}");
+    let none = run(&ActiveNodeProbe::new(
+        cluster.nodes[3].dyn_view(),
+        rule.clone(),
+    ))
+    .await;
+    assert_eq!(
+        none.description.as_deref(),
+        Some("this node holds none of the active roles")
+    );
+    assert_eq!(
+        none.data.unwrap().len(),
+        1,
+        "only selfAddress for {neither}"
+    );
 }
 
 /// A partition that isolates one node: its detector writes both peers off
@@ -270,33 +388,60 @@ async fn an_isolated_node_fails_its_transport_probe_and_the_majority_does_not() 
     let cut = Instant::now();
     cluster.lan.partition(&[&[0, 1], &[2]]);
     eventually("the isolated node to write both peers off", DETECT, || {
-        cluster.nodes[2].sees_unreachable(&[a.as_str(), b.as_str()]).then_some(())
-    })
-    .await;
-    eventually("the majority to write the isolated node off", DETECT, || {
-        (cluster.nodes[0].sees_unreachable(&[c.as_str()]) && cluster.nodes[1].sees_unreachable(&[c.as_str()]))
+        cluster.nodes[2]
+            .sees_unreachable(&[a.as_str(), b.as_str()])
             .then_some(())
     })
     .await;
-    println!("partition: detected on both sides in {} ms", ms(cut.elapsed()));
+    eventually(
+        "the majority to write the isolated node off",
+        DETECT,
+        || {
+            (cluster.nodes[0].sees_unreachable(&[c.as_str()])
+                && cluster.nodes[1].sees_unreachable(&[c.as_str()]))
+            .then_some(())
+        },
+    )
+    .await;
+    println!(
+        "partition: detected on both sides in {} ms",
+        ms(cut.elapsed())
+    );
 
     let isolated = run(&transport(2)).await;
     assert_eq!(isolated.status, HealthStatus::Unhealthy);
-    assert_eq!(isolated.description.as_deref(), Some("isolated from every expected peer"));
-    assert_eq!((data(&isolated, "expectedPeers"), data(&isolated, "reachablePeers")), (json!(2), json!(0)));
+    assert_eq!(
+        isolated.description.as_deref(),
+        Some("isolated from every expected peer")
+    );
+    assert_eq!(
+        (
+            data(&isolated, "expectedPeers"),
+            data(&isolated, "reachablePeers")
+        ),
+        (json!(2), json!(0))
+    );
     for i in [0, 1] {
         let majority = run(&transport(i)).await;
         assert_eq!(majority.status, HealthStatus::Healthy, "node {i}");
         assert_eq!(data(&majority, "reachablePeers"), json!(1));
     }
     // Membership is self's own status: still Up on the isolated node.
-    assert_eq!(run(&ClusterMembershipProbe::new(cluster.nodes[2].dyn_view())).await.status, HealthStatus::Healthy);
+    assert_eq!(
+        run(&ClusterMembershipProbe::new(cluster.nodes[2].dyn_view()))
+            .await
+            .status,
+        HealthStatus::Healthy
+    );
 
     let healed = Instant::now();
     cluster.lan.heal();
     cluster.converge(&[0, 1, 2], DETECT).await;
     assert_eq!(run(&transport(2)).await.status, HealthStatus::Healthy);
-    println!("partition: healed and reconverged in {} ms", ms(healed.elapsed()));
+    println!(
+        "partition: healed and reconverged in {} ms",
+        ms(healed.elapsed())
+    );
 }
 
 /// Split brain, 2|1, with the oldest node alone on the minority side.
@@ -318,7 +463,10 @@ async fn split_brain_has_two_actives_without_a_guard_and_one_with_the_majority_g
     cluster.converge(&[0, 1, 2], FORM).await;
     let [a, b, c] = [0, 1, 2].map(|i| cluster.nodes[i].address());
     let plain = ClusterActiveNode::unscoped();
-    let guard = MajorityGuard { expected_size: 3, require_majority: true };
+    let guard = MajorityGuard {
+        expected_size: 3,
+        require_majority: true,
+    };
     let guarded = ClusterActiveNode::unscoped().with_guard(guard);
     agree(&cluster, &[0, 1, 2], &guarded, &a, FORM).await;
 
@@ -333,24 +481,54 @@ async fn split_brain_has_two_actives_without_a_guard_and_one_with_the_majority_g
 
     // No guard: two active nodes, one per side.
     let unguarded: Vec<bool> = cluster.nodes.iter().map(|n| gate(n, &plain)).collect();
-    assert_eq!(unguarded, [true, true, false], "minority and majority each have an active node");
+    assert_eq!(
+        unguarded,
+        [true, true, false],
+        "minority and majority each have an active node"
+    );
     assert_eq!(cluster.nodes[0].active(&plain), Some(a.clone()));
     assert_eq!(cluster.nodes[2].active(&plain), Some(b.clone()));
     for i in [0, 1] {
-        let probe = run(&ActiveNodeProbe::new(cluster.nodes[i].dyn_view(), plain.clone())).await;
-        assert_eq!(probe.status, HealthStatus::Healthy, "node {i} without a guard");
+        let probe = run(&ActiveNodeProbe::new(
+            cluster.nodes[i].dyn_view(),
+            plain.clone(),
+        ))
+        .await;
+        assert_eq!(
+            probe.status,
+            HealthStatus::Healthy,
+            "node {i} without a guard"
+        );
     }
 
     // The guard: the minority steps down, the majority keeps exactly one.
     let minority = cluster.nodes[0].view.state().unwrap();
-    assert_eq!(guarded.decide(&minority), ActiveDecision::Minority { reachable: 1, needed: 2 });
-    let probe = run(&ActiveNodeProbe::new(cluster.nodes[0].dyn_view(), guarded.clone())).await;
+    assert_eq!(
+        guarded.decide(&minority),
+        ActiveDecision::Minority {
+            reachable: 1,
+            needed: 2
+        }
+    );
+    let probe = run(&ActiveNodeProbe::new(
+        cluster.nodes[0].dyn_view(),
+        guarded.clone(),
+    ))
+    .await;
     assert_eq!(probe.status, HealthStatus::Unhealthy);
-    assert_eq!(probe.description.as_deref(), Some("fewer than a majority of the expected members reachable"));
+    assert_eq!(
+        probe.description.as_deref(),
+        Some("fewer than a majority of the expected members reachable")
+    );
     let guarded_gates: Vec<bool> = cluster.nodes.iter().map(|n| gate(n, &guarded)).collect();
-    assert_eq!(guarded_gates, [false, true, false], "exactly one active node, on the majority side");
+    assert_eq!(
+        guarded_gates,
+        [false, true, false],
+        "exactly one active node, on the majority side"
+    );
     assert_eq!(cluster.nodes[2].active(&guarded), Some(b.clone()));
-    let transport = run(&ClusterTransportProbe::new(cluster.nodes[0].dyn_view()).with_guard(guard)).await;
+    let transport =
+        run(&ClusterTransportProbe::new(cluster.nodes[0].dyn_view()).with_guard(guard)).await;
     assert_eq!(transport.status, HealthStatus::Unhealthy);
 
     cluster.lan.heal();
@@ -365,12 +543,25 @@ async fn split_brain_has_two_actives_without_a_guard_and_one_with_the_majority_g
 fn serve(node: &Node, rule: &ClusterActiveNode) -> Server {
     let (view, rule) = (node.dyn_view(), rule.clone());
     let registry = HealthRegistry::new();
-    registry.add(ProbeRegistration::new("cluster-membership", ClusterMembershipProbe::new(view.clone()))).unwrap();
-    registry.add(ProbeRegistration::new("cluster-transport", ClusterTransportProbe::new(view.clone()))).unwrap();
+    registry
+        .add(ProbeRegistration::new(
+            "cluster-membership",
+            ClusterMembershipProbe::new(view.clone()),
+        ))
+        .unwrap();
+    registry
+        .add(ProbeRegistration::new(
+            "cluster-transport",
+            ClusterTransportProbe::new(view.clone()),
+        ))
+        .unwrap();
     registry
         .add(
-            ProbeRegistration::new("active-node", ActiveNodeProbe::new(view.clone(), rule.clone()))
-                .tags(TagSet::ACTIVE),
+            ProbeRegistration::new(
+                "active-node",
+                ActiveNodeProbe::new(view.clone(), rule.clone()),
+            )
+            .tags(TagSet::ACTIVE),
         )
         .unwrap();
     let gate = Arc::new(ClusterActiveNodeGate::new(view, rule));
@@ -379,7 +570,10 @@ fn serve(node: &Node, rule: &ClusterActiveNode) -> Server {
         c.service(endpoints.clone()).service(
             web::scope("/admin")
                 .wrap(RequireActiveNode::shared(gate.clone()))
-                .route("/x", web::get().to(|| async { HttpResponse::Ok().body("active") })),
+                .route(
+                    "/x",
+                    web::get().to(|| async { HttpResponse::Ok().body("active") }),
+                ),
         );
     })
 }
@@ -410,7 +604,10 @@ async fn only_the_active_node_serves_gated_routes_and_the_next_takes_over() {
             if now == expected {
                 return start.elapsed();
             }
-            assert!(start.elapsed() < DETECT, "{path}: {now:?}, expected {expected:?}");
+            assert!(
+                start.elapsed() < DETECT,
+                "{path}: {now:?}, expected {expected:?}"
+            );
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
@@ -418,12 +615,20 @@ async fn only_the_active_node_serves_gated_routes_and_the_next_takes_over() {
     wait_codes(&servers, "/admin/x", [200, 503, 503]).await;
     let standby = request(servers[1].addr, "GET", "/admin/x").await;
     assert_eq!(standby.header("content-type"), Some("application/json"));
-    assert_eq!(standby.json(), serde_json::from_str::<Value>(STANDBY_BODY).unwrap());
+    assert_eq!(
+        standby.json(),
+        serde_json::from_str::<Value>(STANDBY_BODY).unwrap()
+    );
     let active = request(servers[0].addr, "GET", "/admin/x").await;
     assert_eq!(active.body, b"active");
     assert_eq!(codes(&servers, "/health/active").await, [200, 503, 503]);
-    let body = request(servers[2].addr, "GET", "/health/active").await.json();
-    assert_eq!(body["entries"]["active-node"]["data"]["activeNode"], json!(cluster.nodes[0].address()));
+    let body = request(servers[2].addr, "GET", "/health/active")
+        .await
+        .json();
+    assert_eq!(
+        body["entries"]["active-node"]["data"]["activeNode"],
+        json!(cluster.nodes[0].address())
+    );
     assert_eq!(codes(&servers, "/health/ready").await, [200, 200, 200]);
 
     let killed = Instant::now();
@@ -431,7 +636,14 @@ async fn only_the_active_node_serves_gated_routes_and_the_next_takes_over() {
     // The dead node's own server shuts its gate at once; the survivors
     // follow within the detection time.
     let took = wait_codes(&servers, "/admin/x", [503, 200, 503]).await;
-    println!("http: node 1 served /admin/x {} ms after node 0's gossip died", ms(killed.elapsed().max(took)));
+    println!(
+        "http: node 1 served /admin/x {} ms after node 0's gossip died",
+        ms(killed.elapsed().max(took))
+    );
     assert_eq!(codes(&servers, "/health/active").await, [503, 200, 503]);
-    assert_eq!(codes(&servers, "/health/ready").await, [503, 200, 200], "the dead node is Removed: not ready (AT-6)");
+    assert_eq!(
+        codes(&servers, "/health/ready").await,
+        [503, 200, 200],
+        "the dead node is Removed: not ready (AT-6)"
+    );
 }

@@ -6,11 +6,11 @@ mod support;
 
 use std::sync::Arc;
 
-use actix_web::{web, HttpResponse};
+use actix_web::{HttpResponse, web};
 use support::request;
 use zb_health::cluster::{
-    ClusterActiveNode, ClusterActiveNodeGate, ClusterState, ClusterView, InMemoryClusterView, Member,
-    MemberStatus,
+    ClusterActiveNode, ClusterActiveNodeGate, ClusterState, ClusterView, InMemoryClusterView,
+    Member, MemberStatus,
 };
 use zb_health::{ActiveNodeGate, RequireActiveNode, STANDBY_BODY};
 
@@ -23,7 +23,10 @@ fn cluster(self_address: &str, oldest: &str) -> ClusterState {
         reachable: true,
     };
     let other = if oldest == "a" { "b" } else { "a" };
-    ClusterState { self_address: self_address.into(), members: vec![member(oldest, 1), member(other, 2)] }
+    ClusterState {
+        self_address: self_address.into(),
+        members: vec![member(oldest, 1), member(other, 2)],
+    }
 }
 
 fn serve(gate: impl ActiveNodeGate + Clone) -> support::Server {
@@ -31,9 +34,15 @@ fn serve(gate: impl ActiveNodeGate + Clone) -> support::Server {
         c.service(
             web::scope("/admin")
                 .wrap(RequireActiveNode::new(gate.clone()))
-                .route("/deploy", web::post().to(|| async { HttpResponse::Ok().body("deployed") })),
+                .route(
+                    "/deploy",
+                    web::post().to(|| async { HttpResponse::Ok().body("deployed") }),
+                ),
         )
-        .route("/public", web::get().to(|| async { HttpResponse::Ok().body("open") }));
+        .route(
+            "/public",
+            web::get().to(|| async { HttpResponse::Ok().body("open") }),
+        );
     })
 }
 
@@ -41,7 +50,10 @@ fn serve(gate: impl ActiveNodeGate + Clone) -> support::Server {
 async fn the_gate_passes_on_the_active_node_and_refuses_on_a_standby() {
     let view = Arc::new(InMemoryClusterView::new());
     let dyn_view: Arc<dyn ClusterView> = view.clone();
-    let gate = Arc::new(ClusterActiveNodeGate::new(dyn_view, ClusterActiveNode::unscoped()));
+    let gate = Arc::new(ClusterActiveNodeGate::new(
+        dyn_view,
+        ClusterActiveNode::unscoped(),
+    ));
     let server = serve(gate.clone());
     let addr = server.addr;
 

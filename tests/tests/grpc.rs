@@ -6,28 +6,28 @@
 mod support;
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use support::{request, serve};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
-use tokio_stream::wrappers::TcpListenerStream;
 use tokio_stream::StreamExt;
-use tonic_health::server::HealthReporter;
+use tokio_stream::wrappers::TcpListenerStream;
 use tonic_health::ServingStatus;
+use tonic_health::server::HealthReporter;
 use zb_health::grpc::tonic::transport::Endpoint;
-use zb_health::grpc::tonic_health::pb::health_client::HealthClient;
-use zb_health::grpc::tonic_health::pb::health_check_response::ServingStatus::Serving;
 use zb_health::grpc::tonic_health::pb::HealthCheckRequest;
+use zb_health::grpc::tonic_health::pb::health_check_response::ServingStatus::Serving;
+use zb_health::grpc::tonic_health::pb::health_client::HealthClient;
 use zb_health::grpc::{
     GrpcDependencyProbe, NOT_SERVING_DESCRIPTION, REACHABLE_DESCRIPTION, SERVING_DESCRIPTION,
 };
 use zb_health::{
-    map_zb_health, EntryOutcome, HealthRegistry, HealthReport, HealthStatus, Probe,
-    ProbeRegistration, Tag, ERRORED_DESCRIPTION,
+    ERRORED_DESCRIPTION, EntryOutcome, HealthRegistry, HealthReport, HealthStatus, Probe,
+    ProbeRegistration, Tag, map_zb_health,
 };
 
 /// Every probe's deadline in these tests.
@@ -85,7 +85,13 @@ impl Upstream {
                 .await
                 .unwrap();
         });
-        Self { addr, reporter, accepted, stop, task }
+        Self {
+            addr,
+            reporter,
+            accepted,
+            stop,
+            task,
+        }
     }
 
     /// The endpoint a client uses to reach this server.
@@ -112,7 +118,8 @@ fn endpoint(addr: SocketAddr) -> Endpoint {
 fn registry(probes: Vec<(&'static str, GrpcDependencyProbe)>) -> HealthRegistry {
     let reg = HealthRegistry::new();
     for (name, probe) in probes {
-        reg.add(ProbeRegistration::new(name, probe).timeout(TIMEOUT)).unwrap();
+        reg.add(ProbeRegistration::new(name, probe).timeout(TIMEOUT))
+            .unwrap();
     }
     reg
 }
@@ -122,22 +129,37 @@ fn registry(probes: Vec<(&'static str, GrpcDependencyProbe)>) -> HealthRegistry 
 fn connect_and_health(addr: SocketAddr) -> HealthRegistry {
     registry(vec![
         ("upstream", GrpcDependencyProbe::new(endpoint(addr))),
-        ("upstream-health", GrpcDependencyProbe::grpc_health(endpoint(addr), "")),
+        (
+            "upstream-health",
+            GrpcDependencyProbe::grpc_health(endpoint(addr), ""),
+        ),
     ])
 }
 
 /// `(status, description, outcome)` of the entry named `name`.
 fn entry(report: &HealthReport, name: &str) -> (HealthStatus, Option<String>, EntryOutcome) {
     let e = report.entries.iter().find(|e| &*e.name == name).unwrap();
-    (e.status, e.description.as_deref().map(str::to_owned), e.outcome)
+    (
+        e.status,
+        e.description.as_deref().map(str::to_owned),
+        e.outcome,
+    )
 }
 
 fn healthy(description: &str) -> (HealthStatus, Option<String>, EntryOutcome) {
-    (HealthStatus::Healthy, Some(description.to_owned()), EntryOutcome::Completed)
+    (
+        HealthStatus::Healthy,
+        Some(description.to_owned()),
+        EntryOutcome::Completed,
+    )
 }
 
 fn failed() -> (HealthStatus, Option<String>, EntryOutcome) {
-    (HealthStatus::Unhealthy, Some(ERRORED_DESCRIPTION.to_owned()), EntryOutcome::Errored)
+    (
+        HealthStatus::Unhealthy,
+        Some(ERRORED_DESCRIPTION.to_owned()),
+        EntryOutcome::Errored,
+    )
 }
 
 #[tokio::test]
@@ -147,7 +169,10 @@ async fn a_serving_server_is_healthy_by_connect_and_by_grpc_health() {
     let report = reg.check(Tag::Ready).await;
     assert_eq!(report.status, HealthStatus::Healthy, "{report:?}");
     assert_eq!(entry(&report, "upstream"), healthy(REACHABLE_DESCRIPTION));
-    assert_eq!(entry(&report, "upstream-health"), healthy(SERVING_DESCRIPTION));
+    assert_eq!(
+        entry(&report, "upstream-health"),
+        healthy(SERVING_DESCRIPTION)
+    );
     upstream.stop().await;
 }
 
@@ -174,21 +199,32 @@ async fn a_stopped_server_is_unhealthy_within_the_probe_timeout() {
 #[tokio::test]
 async fn not_serving_fails_the_health_delegates_but_not_the_connect_check() {
     let upstream = Upstream::start().await;
-    upstream.reporter.set_service_status("", ServingStatus::NotServing).await;
+    upstream
+        .reporter
+        .set_service_status("", ServingStatus::NotServing)
+        .await;
     // A caller-supplied delegate over the shared channel, the spec's
     // Func<GrpcChannel, CancellationToken, Task<bool>>.
     let custom = GrpcDependencyProbe::with_check(upstream.endpoint(), |channel| async move {
         let reply = HealthClient::new(channel)
-            .check(HealthCheckRequest { service: String::new() })
+            .check(HealthCheckRequest {
+                service: String::new(),
+            })
             .await?;
         Ok(reply.into_inner().status == Serving as i32)
     });
     let reg = registry(vec![
         ("upstream", GrpcDependencyProbe::new(upstream.endpoint())),
-        ("upstream-health", GrpcDependencyProbe::grpc_health(upstream.endpoint(), "")),
+        (
+            "upstream-health",
+            GrpcDependencyProbe::grpc_health(upstream.endpoint(), ""),
+        ),
         ("upstream-custom", custom),
         // A service the server does not know is an RPC error (NOT_FOUND).
-        ("upstream-unknown", GrpcDependencyProbe::grpc_health(upstream.endpoint(), "no.such.Service")),
+        (
+            "upstream-unknown",
+            GrpcDependencyProbe::grpc_health(upstream.endpoint(), "no.such.Service"),
+        ),
     ]);
     let report = reg.check(Tag::Ready).await;
     let not_serving = (
@@ -203,10 +239,19 @@ async fn not_serving_fails_the_health_delegates_but_not_the_connect_check() {
     assert_eq!(entry(&report, "upstream-unknown"), failed());
 
     // Back to SERVING: the same probes recover.
-    upstream.reporter.set_service_status("", ServingStatus::Serving).await;
+    upstream
+        .reporter
+        .set_service_status("", ServingStatus::Serving)
+        .await;
     let report = reg.check(Tag::Ready).await;
-    assert_eq!(entry(&report, "upstream-health"), healthy(SERVING_DESCRIPTION));
-    assert_eq!(entry(&report, "upstream-custom"), healthy(SERVING_DESCRIPTION));
+    assert_eq!(
+        entry(&report, "upstream-health"),
+        healthy(SERVING_DESCRIPTION)
+    );
+    assert_eq!(
+        entry(&report, "upstream-custom"),
+        healthy(SERVING_DESCRIPTION)
+    );
     upstream.stop().await;
 }
 
@@ -230,7 +275,10 @@ async fn a_server_restarted_on_the_same_port_is_healthy_again_with_the_same_prob
     }
     eprintln!("restarted server -> Healthy in {:?}", restarted.elapsed());
     assert_eq!(entry(&report, "upstream"), healthy(REACHABLE_DESCRIPTION));
-    assert_eq!(entry(&report, "upstream-health"), healthy(SERVING_DESCRIPTION));
+    assert_eq!(
+        entry(&report, "upstream-health"),
+        healthy(SERVING_DESCRIPTION)
+    );
     upstream.stop().await;
 }
 
@@ -245,16 +293,26 @@ async fn one_lazy_channel_is_reused_across_runs_and_survives_cancellation() {
         let hang = hang.swap(false, Ordering::SeqCst);
         async move {
             let mut client = HealthClient::new(channel);
-            let reply = client.check(HealthCheckRequest { service: String::new() }).await?;
+            let reply = client
+                .check(HealthCheckRequest {
+                    service: String::new(),
+                })
+                .await?;
             if hang {
-                let mut watch = client.watch(HealthCheckRequest { service: String::new() }).await?.into_inner();
+                let mut watch = client
+                    .watch(HealthCheckRequest {
+                        service: String::new(),
+                    })
+                    .await?
+                    .into_inner();
                 while watch.message().await?.is_some() {}
             }
             Ok(reply.into_inner().status == Serving as i32)
         }
     });
     let reg = HealthRegistry::new();
-    reg.add(ProbeRegistration::new("upstream", probe).timeout(Duration::from_millis(300))).unwrap();
+    reg.add(ProbeRegistration::new("upstream", probe).timeout(Duration::from_millis(300)))
+        .unwrap();
 
     let cancelled = reg.check(Tag::Ready).await;
     assert_eq!(cancelled.entries[0].outcome, EntryOutcome::TimedOut);
@@ -263,7 +321,11 @@ async fn one_lazy_channel_is_reused_across_runs_and_survives_cancellation() {
         let report = reg.check(Tag::Ready).await;
         assert_eq!(entry(&report, "upstream"), healthy(SERVING_DESCRIPTION));
     }
-    assert_eq!(upstream.accepted.load(Ordering::SeqCst), 1, "the channel was not reused");
+    assert_eq!(
+        upstream.accepted.load(Ordering::SeqCst),
+        1,
+        "the channel was not reused"
+    );
     upstream.stop().await;
 }
 
@@ -271,7 +333,10 @@ async fn one_lazy_channel_is_reused_across_runs_and_survives_cancellation() {
 async fn the_connect_check_opens_a_fresh_connection_each_run() {
     // What makes it detect a dead server: no cached "ready" state.
     let upstream = Upstream::start().await;
-    let reg = registry(vec![("upstream", GrpcDependencyProbe::new(upstream.endpoint()))]);
+    let reg = registry(vec![(
+        "upstream",
+        GrpcDependencyProbe::new(upstream.endpoint()),
+    )]);
     for _ in 0..3 {
         assert_eq!(reg.check(Tag::Ready).await.status, HealthStatus::Healthy);
     }
@@ -295,16 +360,23 @@ async fn a_hung_server_passes_connect_but_fails_grpc_health_by_its_deadline() {
     let deadline = Duration::from_millis(300);
     for (name, probe) in [
         ("upstream", GrpcDependencyProbe::new(endpoint(addr))),
-        ("upstream-health", GrpcDependencyProbe::grpc_health(endpoint(addr), "")),
+        (
+            "upstream-health",
+            GrpcDependencyProbe::grpc_health(endpoint(addr), ""),
+        ),
     ] {
-        reg.add(ProbeRegistration::new(name, probe).timeout(deadline)).unwrap();
+        reg.add(ProbeRegistration::new(name, probe).timeout(deadline))
+            .unwrap();
     }
     let started = Instant::now();
     let report = reg.check(Tag::Ready).await;
     let elapsed = started.elapsed();
     assert_eq!(entry(&report, "upstream"), healthy(REACHABLE_DESCRIPTION));
     let (status, description, outcome) = entry(&report, "upstream-health");
-    assert_eq!((status, outcome), (HealthStatus::Unhealthy, EntryOutcome::TimedOut));
+    assert_eq!(
+        (status, outcome),
+        (HealthStatus::Unhealthy, EntryOutcome::TimedOut)
+    );
     assert_eq!(description.as_deref(), Some("timed out after 300 ms"));
     assert!(elapsed <= deadline + SLACK, "took {elapsed:?}");
     drop(listener);
@@ -322,11 +394,19 @@ async fn an_address_that_never_listens_is_unhealthy_fast_and_leaks_nothing_into_
     let elapsed = started.elapsed();
     eprintln!("never-listening address -> Unhealthy in {elapsed:?}");
     assert!(elapsed <= TIMEOUT + SLACK, "took {elapsed:?}");
-    assert_eq!(entry(&report, "upstream"), failed(), "a refusal is an error, not a hang");
+    assert_eq!(
+        entry(&report, "upstream"),
+        failed(),
+        "a refusal is an error, not a hang"
+    );
     assert_eq!(entry(&report, "upstream-health"), failed());
 
     // The real cause goes to the log: the error says why.
-    let error = GrpcDependencyProbe::new(endpoint(addr)).check().await.unwrap_err().to_string();
+    let error = GrpcDependencyProbe::new(endpoint(addr))
+        .check()
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(error.to_lowercase().contains("refused"), "{error}");
 
     let server = serve(map_zb_health(reg));
@@ -335,10 +415,24 @@ async fn an_address_that_never_listens_is_unhealthy_fast_and_leaks_nothing_into_
     let body = String::from_utf8(ready.body.clone()).unwrap();
     let json = ready.json();
     for name in ["upstream", "upstream-health"] {
-        assert_eq!(json["entries"][name]["description"], ERRORED_DESCRIPTION, "{body}");
+        assert_eq!(
+            json["entries"][name]["description"], ERRORED_DESCRIPTION,
+            "{body}"
+        );
     }
     let port = format!(":{}", addr.port());
-    for leak in ["127.0.0.1", port.as_str(), "transport", "refused", "tcp connect", "os error", "http://"] {
-        assert!(!body.to_lowercase().contains(leak), "{leak:?} leaked into {body}");
+    for leak in [
+        "127.0.0.1",
+        port.as_str(),
+        "transport",
+        "refused",
+        "tcp connect",
+        "os error",
+        "http://",
+    ] {
+        assert!(
+            !body.to_lowercase().contains(leak),
+            "{leak:?} leaked into {body}"
+        );
     }
 }

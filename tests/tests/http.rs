@@ -4,12 +4,12 @@
 mod support;
 
 use actix_web::http::StatusCode;
-use actix_web::{test as actix_test, App};
-use serde_json::{json, Value};
+use actix_web::{App, test as actix_test};
+use serde_json::{Value, json};
 use support::{assert_canonical, fixed, registry, request, serve};
 use zb_health::{
-    canonical_json, map_zb_health, write_json, EndpointPaths, HealthRegistry, HealthStatus, Rule,
-    ZbHealth,
+    EndpointPaths, HealthRegistry, HealthStatus, Rule, ZbHealth, canonical_json, map_zb_health,
+    write_json,
 };
 
 use HealthStatus::{Degraded, Healthy, Unhealthy};
@@ -24,13 +24,19 @@ const CODES: [(HealthStatus, HealthStatus, u16, u16); 3] = [
 #[actix_web::test]
 async fn status_codes_per_tier_through_actix_test() {
     for (ready, active, ready_code, active_code) in CODES {
-        let app = actix_test::init_service(App::new().service(map_zb_health(registry(ready, active)))).await;
+        let app =
+            actix_test::init_service(App::new().service(map_zb_health(registry(ready, active))))
+                .await;
         for (path, code, status) in [
             ("/health/ready", ready_code, ready),
             ("/health/active", active_code, active),
             ("/healthz", 200, Healthy),
         ] {
-            let res = actix_test::call_service(&app, actix_test::TestRequest::get().uri(path).to_request()).await;
+            let res = actix_test::call_service(
+                &app,
+                actix_test::TestRequest::get().uri(path).to_request(),
+            )
+            .await;
             assert_eq!(res.status().as_u16(), code, "{path} with {status:?}");
             let body: Value = actix_test::read_body_json(res).await;
             assert_eq!(body["status"], status.as_str(), "{path}");
@@ -48,7 +54,10 @@ async fn status_codes_per_tier_over_a_real_socket() {
         assert_eq!(r.json()["entries"]["database"]["status"], ready.as_str());
         let a = request(server.addr, "GET", "/health/active").await;
         assert_eq!(a.status, active_code);
-        assert_eq!(a.json()["entries"]["active-node"]["status"], active.as_str());
+        assert_eq!(
+            a.json()["entries"]["active-node"]["status"],
+            active.as_str()
+        );
         let l = request(server.addr, "GET", "/healthz").await;
         assert_eq!(l.status, 200, "live is 200 even when ready is {ready:?}");
         for w in [&r, &a, &l] {
@@ -62,7 +71,10 @@ async fn live_is_always_200_with_no_entries() {
     let server = serve(map_zb_health(registry(Unhealthy, Unhealthy)));
     let l = request(server.addr, "GET", "/healthz").await;
     assert_eq!(l.status, 200);
-    assert_eq!(l.json(), json!({"status": "Healthy", "totalDurationMs": 0, "entries": {}}));
+    assert_eq!(
+        l.json(),
+        json!({"status": "Healthy", "totalDurationMs": 0, "entries": {}})
+    );
 }
 
 #[actix_web::test]
@@ -80,8 +92,15 @@ async fn other_methods_get_405_with_allow_over_a_real_socket() {
 
 #[actix_web::test]
 async fn other_methods_get_405_through_actix_test() {
-    let app = actix_test::init_service(App::new().service(map_zb_health(HealthRegistry::new()))).await;
-    let res = actix_test::call_service(&app, actix_test::TestRequest::post().uri("/health/ready").to_request()).await;
+    let app =
+        actix_test::init_service(App::new().service(map_zb_health(HealthRegistry::new()))).await;
+    let res = actix_test::call_service(
+        &app,
+        actix_test::TestRequest::post()
+            .uri("/health/ready")
+            .to_request(),
+    )
+    .await;
     assert_eq!(res.status(), StatusCode::METHOD_NOT_ALLOWED);
     assert_eq!(res.headers().get("allow").unwrap(), "GET, HEAD");
 }
@@ -89,11 +108,19 @@ async fn other_methods_get_405_through_actix_test() {
 #[actix_web::test]
 async fn head_answers_like_get_without_a_body() {
     let server = serve(map_zb_health(registry(Healthy, Unhealthy)));
-    for (path, code) in [("/health/ready", 200), ("/health/active", 503), ("/healthz", 200)] {
+    for (path, code) in [
+        ("/health/ready", 200),
+        ("/health/active", 503),
+        ("/healthz", 200),
+    ] {
         let get = request(server.addr, "GET", path).await;
         let head = request(server.addr, "HEAD", path).await;
         assert_eq!(head.status, code, "{path}");
-        assert!(head.body.is_empty(), "HEAD {path} sent a body: {:?}", head.body);
+        assert!(
+            head.body.is_empty(),
+            "HEAD {path} sent a body: {:?}",
+            head.body
+        );
         assert_eq!(head.header("content-type"), Some("application/json"));
         assert_eq!(head.header("cache-control"), Some("no-store"));
         assert!(!get.body.is_empty());
@@ -118,9 +145,16 @@ async fn the_body_has_the_canonical_shape() {
     let ready = request(server.addr, "GET", "/health/ready").await.json();
     assert!(ready["totalDurationMs"].is_u64(), "{ready}");
     let db = &ready["entries"]["database"];
-    assert_eq!(db["description"], Value::Null, "a missing description is null");
+    assert_eq!(
+        db["description"],
+        Value::Null,
+        "a missing description is null"
+    );
     assert!(db["durationMs"].is_number());
-    assert!(db.get("data").is_none(), "data appears only when a probe gives it");
+    assert!(
+        db.get("data").is_none(),
+        "data appears only when a probe gives it"
+    );
     let active = request(server.addr, "GET", "/health/active").await.json();
     let node = &active["entries"]["active-node"];
     assert_eq!(node["description"], "oldest Up member");
@@ -147,11 +181,13 @@ async fn entries_keep_registration_order() {
 async fn paths_and_writer_can_be_overridden() {
     let endpoints = ZbHealth::new(registry(Unhealthy, Healthy))
         .paths(EndpointPaths::be_hlth_009())
-        .writer(|report: &zb_health::HealthReport, mut res: actix_web::HttpResponseBuilder| {
-            res.content_type("application/json").json(json!({
-                "status": if report.status.is_serving() { "pass" } else { "fail" }
-            }))
-        })
+        .writer(
+            |report: &zb_health::HealthReport, mut res: actix_web::HttpResponseBuilder| {
+                res.content_type("application/json").json(json!({
+                    "status": if report.status.is_serving() { "pass" } else { "fail" }
+                }))
+            },
+        )
         .build()
         .unwrap();
     let server = serve(endpoints);
@@ -159,12 +195,15 @@ async fn paths_and_writer_can_be_overridden() {
     assert_eq!((r.status, r.json()), (503, json!({"status": "fail"})));
     let l = request(server.addr, "GET", "/healthz/live").await;
     assert_eq!((l.status, l.json()), (200, json!({"status": "pass"})));
-    assert_eq!(request(server.addr, "GET", "/health/ready").await.status, 404);
+    assert_eq!(
+        request(server.addr, "GET", "/health/ready").await.status,
+        404
+    );
 }
 
 #[actix_web::test]
 async fn the_canonical_writer_serves_custom_handlers_too() {
-    use actix_web::{web, HttpResponse};
+    use actix_web::{HttpResponse, web};
     let reg = registry(Degraded, Healthy);
     let app = actix_test::init_service(App::new().route(
         "/custom",
@@ -177,8 +216,15 @@ async fn the_canonical_writer_serves_custom_handlers_too() {
         }),
     ))
     .await;
-    let res = actix_test::call_service(&app, actix_test::TestRequest::get().uri("/custom").to_request()).await;
-    assert_eq!(res.headers().get("content-type").unwrap(), "application/json");
+    let res = actix_test::call_service(
+        &app,
+        actix_test::TestRequest::get().uri("/custom").to_request(),
+    )
+    .await;
+    assert_eq!(
+        res.headers().get("content-type").unwrap(),
+        "application/json"
+    );
     let body: Value = actix_test::read_body_json(res).await;
     assert_eq!(body["status"], "Degraded");
     assert_canonical(&body);
@@ -193,7 +239,11 @@ fn colliding_or_relative_paths_are_refused() {
         .err()
         .unwrap();
     assert_eq!(err.rules(), [Rule::EndpointPath]);
-    let err = ZbHealth::new(HealthRegistry::new()).live_path("healthz").build().err().unwrap();
+    let err = ZbHealth::new(HealthRegistry::new())
+        .live_path("healthz")
+        .build()
+        .err()
+        .unwrap();
     assert_eq!(err.rules(), [Rule::EndpointPath]);
     assert!(err.to_string().contains("write `/healthz`"), "{err}");
 }
@@ -208,4 +258,37 @@ async fn degraded_and_unhealthy_bodies_validate_against_the_schema() {
             assert_canonical(&body);
         }
     }
+}
+
+/// AT-3 over a real socket: a check that panics in its synchronous part
+/// (here a `from_fn` closure that panics before it returns its future)
+/// fails only its own entry; the worker survives and keeps answering.
+#[actix_web::test]
+async fn a_synchronous_panic_fails_only_its_entry_over_a_real_socket() {
+    use zb_health::{ProbeRegistration, ProbeResult, from_fn};
+    let reg = HealthRegistry::new();
+    reg.add(fixed("database", Healthy)).unwrap();
+    #[allow(unreachable_code)]
+    reg.add(ProbeRegistration::new(
+        "exploding",
+        from_fn(|| {
+            panic!("secret synchronous panic text");
+            async { Ok(ProbeResult::healthy()) }
+        }),
+    ))
+    .unwrap();
+    let server = serve(map_zb_health(reg));
+    for _ in 0..3 {
+        let r = request(server.addr, "GET", "/health/ready").await;
+        assert_eq!(r.status, 503);
+        let body = r.json();
+        assert_eq!(body["entries"]["database"]["status"], "Healthy");
+        assert_eq!(body["entries"]["exploding"]["status"], "Unhealthy");
+        assert_eq!(
+            body["entries"]["exploding"]["description"],
+            "check panicked"
+        );
+        assert!(!String::from_utf8_lossy(&r.body).contains("secret"));
+    }
+    assert_eq!(request(server.addr, "GET", "/healthz").await.status, 200);
 }

@@ -33,8 +33,15 @@ fn every_manifest_the_compiler_accepts_validates_against_the_schema() {
     assert!(paths.len() >= 4, "{paths:?}");
     for path in paths {
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(parse_manifest(&text).is_ok(), "{} does not parse", path.display());
-        let errors: Vec<String> = schema.iter_errors(&as_json(&text)).map(|e| e.to_string()).collect();
+        assert!(
+            parse_manifest(&text).is_ok(),
+            "{} does not parse",
+            path.display()
+        );
+        let errors: Vec<String> = schema
+            .iter_errors(&as_json(&text))
+            .map(|e| e.to_string())
+            .collect();
         assert!(errors.is_empty(), "{}: {errors:?}", path.display());
     }
 }
@@ -43,15 +50,15 @@ fn every_manifest_the_compiler_accepts_validates_against_the_schema() {
 fn shape_errors_are_refused_by_schema_and_parser_alike() {
     let schema = schema();
     for yaml in [
-        "probes: []\n",                                                              // no service
-        "service: s\nprobez: []\n",                                                  // unknown key
-        "service: s\nprobes:\n  - { name: db, kind: databse }\n",                    // unknown kind
-        "service: s\nprobes:\n  - { name: db, kind: database, tags: [live] }\n",     // live tag
-        "service: s\nprobes:\n  - { name: a, kind: active-node, scope: role }\n",    // R2
+        "probes: []\n",                                                           // no service
+        "service: s\nprobez: []\n",                                               // unknown key
+        "service: s\nprobes:\n  - { name: db, kind: databse }\n",                 // unknown kind
+        "service: s\nprobes:\n  - { name: db, kind: database, tags: [live] }\n",  // live tag
+        "service: s\nprobes:\n  - { name: a, kind: active-node, scope: role }\n", // R2
         "service: s\nprobes:\n  - { name: a, kind: active-node, scope: role, roles: [] }\n",
-        "service: s\nprobes:\n  - { name: db, kind: database, policy: default }\n",  // option of another kind
-        "service: s\nprobes:\n  - { kind: custom }\n",                               // custom without type
-        "service: s\nprobes:\n  - { name: db, kind: database, timeout: 1.5s }\n",    // malformed duration
+        "service: s\nprobes:\n  - { name: db, kind: database, policy: default }\n", // option of another kind
+        "service: s\nprobes:\n  - { kind: custom }\n", // custom without type
+        "service: s\nprobes:\n  - { name: db, kind: database, timeout: 1.5s }\n", // malformed duration
     ] {
         assert!(parse_manifest(yaml).is_err(), "parser accepted {yaml}");
         assert!(!schema.is_valid(&as_json(yaml)), "schema accepted {yaml}");

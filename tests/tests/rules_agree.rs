@@ -5,12 +5,16 @@
 use std::time::Duration;
 
 use zb_health::{
-    from_fn, HealthRegistry, ProbeRegistration, ProbeResult, Rule, Tag, TagSet, ZbHealth,
+    HealthRegistry, ProbeRegistration, ProbeResult, Rule, Tag, TagSet, ZbHealth, from_fn,
 };
 use zb_health_spec::manifest::parse_manifest;
 
 fn manifest_rules(yaml: &str) -> Vec<Rule> {
-    let mut rules: Vec<Rule> = parse_manifest(yaml).unwrap_err().into_iter().map(|v| v.rule).collect();
+    let mut rules: Vec<Rule> = parse_manifest(yaml)
+        .unwrap_err()
+        .into_iter()
+        .map(|v| v.rule)
+        .collect();
     rules.dedup();
     rules
 }
@@ -22,7 +26,10 @@ fn probe(name: &str) -> ProbeRegistration {
 #[test]
 fn r1_live_tag() {
     let m = manifest_rules("service: s\nprobes:\n  - { name: db, kind: database, tags: [live] }\n");
-    let r = HealthRegistry::new().add(probe("db").tags(TagSet::of(&[Tag::Live]))).unwrap_err().rules();
+    let r = HealthRegistry::new()
+        .add(probe("db").tags(TagSet::of(&[Tag::Live])))
+        .unwrap_err()
+        .rules();
     assert_eq!((m, r), (vec![Rule::LiveTag], vec![Rule::LiveTag]));
 }
 
@@ -31,8 +38,14 @@ fn r3_duplicate_name() {
     let m = manifest_rules(
         "service: s\nprobes:\n  - { name: db, kind: database }\n  - { name: db, kind: grpc }\n",
     );
-    let r = HealthRegistry::new().add_all([probe("db"), probe("db")]).unwrap_err().rules();
-    assert_eq!((m, r), (vec![Rule::DuplicateName], vec![Rule::DuplicateName]));
+    let r = HealthRegistry::new()
+        .add_all([probe("db"), probe("db")])
+        .unwrap_err()
+        .rules();
+    assert_eq!(
+        (m, r),
+        (vec![Rule::DuplicateName], vec![Rule::DuplicateName])
+    );
 }
 
 #[test]
@@ -52,7 +65,10 @@ fn r5_timeout_not_below_the_orchestrator() {
 #[test]
 fn r5_zero_timeout() {
     let m = manifest_rules("service: s\nprobes:\n  - { name: db, kind: database, timeout: 0ms }\n");
-    let r = HealthRegistry::new().add(probe("db").timeout(Duration::ZERO)).unwrap_err().rules();
+    let r = HealthRegistry::new()
+        .add(probe("db").timeout(Duration::ZERO))
+        .unwrap_err()
+        .rules();
     assert_eq!((m, r), (vec![Rule::Duration], vec![Rule::Duration]));
 }
 
@@ -72,6 +88,9 @@ fn r6_colliding_paths() {
 #[test]
 fn r9_probe_name() {
     let m = manifest_rules("service: s\nprobes:\n  - { name: \"data base\", kind: database }\n");
-    let r = HealthRegistry::new().add(probe("data base")).unwrap_err().rules();
+    let r = HealthRegistry::new()
+        .add(probe("data base"))
+        .unwrap_err()
+        .rules();
     assert_eq!((m, r), (vec![Rule::ProbeName], vec![Rule::ProbeName]));
 }

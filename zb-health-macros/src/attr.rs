@@ -4,14 +4,14 @@
 use std::time::Duration;
 
 use proc_macro2::{Span, TokenStream};
-use quote::{quote, quote_spanned, ToTokens};
+use quote::{ToTokens, quote, quote_spanned};
 use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Lit, Meta, Token};
 use zb_health_spec::{
-    check_duration_text, check_name, check_probe_tags, check_timeout, did_you_mean, FailureStatus,
-    Rule, Tag, Violations, DEFAULT_PROBE_TIMEOUT,
+    DEFAULT_PROBE_TIMEOUT, FailureStatus, Rule, Tag, Violations, check_duration_text, check_name,
+    check_probe_tags, check_timeout, did_you_mean,
 };
 
 use crate::errors::Errors;
@@ -77,7 +77,9 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     if !settings.tags_invalid {
         check_probe_tags(&name, &tags, tags_span, &mut sink);
     }
-    let (timeout, timeout_span) = settings.timeout.unwrap_or((DEFAULT_PROBE_TIMEOUT, Span::call_site()));
+    let (timeout, timeout_span) = settings
+        .timeout
+        .unwrap_or((DEFAULT_PROBE_TIMEOUT, Span::call_site()));
     check_timeout(&name, timeout, None, timeout_span, &mut sink);
     errors.violations(sink);
     if !errors.is_empty() {
@@ -93,7 +95,8 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let (impl_generics, ty_generics, where_clause) = strukt.generics.split_for_impl();
     let tag_tokens = tags.iter().map(|(t, _)| crate::builtin::tag(*t, &krate));
     let millis = timeout.as_millis() as u64;
-    let failure = crate::builtin::failure_status(settings.failure_status.unwrap_or_default(), &krate);
+    let failure =
+        crate::builtin::failure_status(settings.failure_status.unwrap_or_default(), &krate);
     // The impl is spanned at the struct name, so "does not implement
     // Probe" points at the type the user must complete.
     let probe_impl = quote_spanned! {ident.span()=>
@@ -136,7 +139,11 @@ fn parse_settings(args: TokenStream, errors: &mut Errors) -> Settings {
             ));
             continue;
         };
-        let key = nv.path.get_ident().map(ToString::to_string).unwrap_or_default();
+        let key = nv
+            .path
+            .get_ident()
+            .map(ToString::to_string)
+            .unwrap_or_default();
         match key.as_str() {
             "name" => {
                 if let Some(lit) = string_lit(&nv.value, "name = \"cache\"", errors) {
@@ -220,9 +227,14 @@ fn parse_tags(value: &Expr, errors: &mut Errors) -> Option<(Vec<(Tag, Span)>, Sp
 
 fn string_lit<'a>(value: &'a Expr, example: &str, errors: &mut Errors) -> Option<&'a syn::LitStr> {
     match value {
-        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Some(s),
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => Some(s),
         other => {
-            errors.push(syn::Error::new(other.span(), format!("expected a string literal, e.g. `{example}`")));
+            errors.push(syn::Error::new(
+                other.span(),
+                format!("expected a string literal, e.g. `{example}`"),
+            ));
             None
         }
     }

@@ -15,9 +15,9 @@ pub fn feature(kind: &ProbeKind) -> Option<&'static str> {
     match kind {
         ProbeKind::Database => Some("database"),
         ProbeKind::Grpc => Some("grpc"),
-        ProbeKind::ClusterMembership { .. } | ProbeKind::ClusterTransport { .. } | ProbeKind::ActiveNode { .. } => {
-            Some("cluster")
-        }
+        ProbeKind::ClusterMembership { .. }
+        | ProbeKind::ClusterTransport { .. }
+        | ProbeKind::ActiveNode { .. } => Some("cluster"),
         ProbeKind::Custom { .. } => None,
     }
 }
@@ -51,10 +51,18 @@ pub fn ident_for(name: &str) -> syn::Ident {
 /// The `ProbeMeta` of a built-in probe, from the manifest alone.
 pub fn meta(m: &Manifest, p: &ProbeDecl, krate: &TokenStream) -> TokenStream {
     let name = p.name.as_ref().map_or("", |n| n.value.as_str());
-    let tags = p.effective_tags().unwrap_or_default().iter().map(|t| tag(t, krate)).collect::<Vec<_>>();
+    let tags = p
+        .effective_tags()
+        .unwrap_or_default()
+        .iter()
+        .map(|t| tag(t, krate))
+        .collect::<Vec<_>>();
     let ms = p.effective_timeout(m).as_millis() as u64;
     let failure = failure_status(
-        p.failure_status.as_ref().or(m.default_failure_status.as_ref()).map_or(FailureStatus::Unhealthy, |f| f.value),
+        p.failure_status
+            .as_ref()
+            .or(m.default_failure_status.as_ref())
+            .map_or(FailureStatus::Unhealthy, |f| f.value),
         krate,
     );
     quote! {
@@ -77,7 +85,9 @@ pub fn probe(p: &ProbeDecl, field: Option<&syn::Ident>, krate: &TokenStream) -> 
         ProbeKind::ClusterMembership { policy } => {
             let policy = match policy {
                 MembershipPolicy::Default => quote!(#krate::cluster::MembershipPolicy::Default),
-                MembershipPolicy::OtOpcUaCompat => quote!(#krate::cluster::MembershipPolicy::OtOpcUaCompat),
+                MembershipPolicy::OtOpcUaCompat => {
+                    quote!(#krate::cluster::MembershipPolicy::OtOpcUaCompat)
+                }
             };
             quote!(#krate::cluster::ClusterMembershipProbe::new(#view).policy(#policy))
         }
@@ -88,7 +98,10 @@ pub fn probe(p: &ProbeDecl, field: Option<&syn::Ident>, krate: &TokenStream) -> 
             });
             quote!(#krate::cluster::ClusterTransportProbe::new(#view) #guard)
         }
-        ProbeKind::ActiveNode { no_active_role_status, .. } => {
+        ProbeKind::ActiveNode {
+            no_active_role_status,
+            ..
+        } => {
             let rule = active_rule(p, krate).unwrap_or_default();
             let status = status(*no_active_role_status, krate);
             quote!(#krate::cluster::ActiveNodeProbe::new(#view, #rule).no_active_role_status(#status))
@@ -100,7 +113,9 @@ pub fn probe(p: &ProbeDecl, field: Option<&syn::Ident>, krate: &TokenStream) -> 
 /// The `ClusterActiveNode` rule of an active-node probe; the same
 /// expression serves the probe and the generated gate (ZB-2.3a).
 pub fn active_rule(p: &ProbeDecl, krate: &TokenStream) -> Option<TokenStream> {
-    let ProbeKind::ActiveNode { scope, guard, .. } = &p.kind else { return None };
+    let ProbeKind::ActiveNode { scope, guard, .. } = &p.kind else {
+        return None;
+    };
     let base = match scope {
         ActiveScope::Cluster => quote!(#krate::cluster::ClusterActiveNode::unscoped()),
         ActiveScope::Roles(roles) => {

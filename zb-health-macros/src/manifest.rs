@@ -13,7 +13,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::parse::{Parse, ParseStream};
 use syn::{LitStr, Token};
-use zb_health_spec::manifest::{parse_manifest, Location, Manifest, ProbeDecl, ProbeKind};
+use zb_health_spec::manifest::{Location, Manifest, ProbeDecl, ProbeKind, parse_manifest};
 use zb_health_spec::{Rule, Tag};
 
 use crate::attr::snake_case;
@@ -50,7 +50,10 @@ impl Parse for Input {
         while input.parse::<Option<Token![,]>>()?.is_some() && !input.is_empty() {
             let key: syn::Ident = input.call(syn::ext::IdentExt::parse_any)?;
             if key != "crate" {
-                return Err(syn::Error::new(key.span(), "unknown option; the only option is `crate = \"path\"`"));
+                return Err(syn::Error::new(
+                    key.span(),
+                    "unknown option; the only option is `crate = \"path\"`",
+                ));
             }
             input.parse::<Token![=]>()?;
             krate = Some(input.parse::<LitStr>()?.parse()?);
@@ -67,7 +70,12 @@ pub fn expand(input: TokenStream, caller: Option<PathBuf>) -> TokenStream {
         Err(e) => return e.to_compile_error(),
     };
     let (text, file_label, span, tracked) = match &input.source {
-        Source::Inline(lit) => (lit.value(), "<inline manifest>".to_owned(), lit.span(), None),
+        Source::Inline(lit) => (
+            lit.value(),
+            "<inline manifest>".to_owned(),
+            lit.span(),
+            None,
+        ),
         Source::File(lit) => match read(lit, caller.as_deref()) {
             Ok((path, text)) => (text, lit.value(), lit.span(), Some(path)),
             Err(message) => return syn::Error::new(lit.span(), message).to_compile_error(),
@@ -76,20 +84,27 @@ pub fn expand(input: TokenStream, caller: Option<PathBuf>) -> TokenStream {
     let manifest = match parse_manifest(&text) {
         Ok(m) => m,
         Err(violations) => {
-            let mut errors = violations
-                .iter()
-                .map(|v| syn::Error::new(span, format!("{file_label}:{}: {}", v.location, render(v))));
-            let mut all = errors.next().unwrap_or_else(|| syn::Error::new(span, "invalid manifest"));
+            let mut errors = violations.iter().map(|v| {
+                syn::Error::new(span, format!("{file_label}:{}: {}", v.location, render(v)))
+            });
+            let mut all = errors
+                .next()
+                .unwrap_or_else(|| syn::Error::new(span, "invalid manifest"));
             all.extend(errors);
             return all.to_compile_error();
         }
     };
-    let krate = input.krate.map(|p| quote!(#p)).unwrap_or_else(|| quote!(::zb_health));
+    let krate = input
+        .krate
+        .map(|p| quote!(#p))
+        .unwrap_or_else(|| quote!(::zb_health));
     match generate(&manifest, &file_label, span, &krate) {
         Ok(tokens) => {
             let track = tracked.map(|p| {
                 let p = p.to_string_lossy().into_owned();
-                quote!(const _: &[u8] = include_bytes!(#p);)
+                quote!(
+                    const _: &[u8] = include_bytes!(#p);
+                )
             });
             quote!(#track #tokens)
         }
@@ -156,13 +171,20 @@ fn generate(m: &Manifest, file: &str, span: Span, krate: &TokenStream) -> syn::R
     };
     for probe in &m.probes {
         if let Some(f) = builtin::feature(&probe.kind)
-            && !features.contains(&f) {
-                features.push(f);
-            }
+            && !features.contains(&f)
+        {
+            features.push(f);
+        }
         match &probe.kind {
             ProbeKind::Custom { type_path } => {
                 let ty: syn::Path = syn::parse_str(&type_path.value).map_err(|_| {
-                    syn::Error::new(span, format!("{file}:{}: `{}` is not a Rust type path", type_path.location, type_path.value))
+                    syn::Error::new(
+                        span,
+                        format!(
+                            "{file}:{}: `{}` is not a Rust type path",
+                            type_path.location, type_path.value
+                        ),
+                    )
                 })?;
                 let field = unique(field_ident(probe, &ty));
                 asserts.extend(custom_asserts(m, probe, &ty, file, krate));
@@ -179,7 +201,11 @@ fn generate(m: &Manifest, file: &str, span: Span, krate: &TokenStream) -> syn::R
                 });
                 let meta = builtin::meta(m, probe, krate);
                 let value = builtin::probe(probe, field.as_ref().map(|(f, _)| f), krate);
-                deps.push(Dep { registration: quote!((#meta).registration(#value)), meta, field });
+                deps.push(Dep {
+                    registration: quote!((#meta).registration(#value)),
+                    meta,
+                    field,
+                });
             }
         }
     }
@@ -213,7 +239,11 @@ fn generate(m: &Manifest, file: &str, span: Span, krate: &TokenStream) -> syn::R
         let mac = format_ident!("__zb_require_{}", f);
         quote!(#krate::#mac!();)
     });
-    let active_rules: Vec<TokenStream> = m.probes.iter().filter_map(|p| builtin::active_rule(p, krate)).collect();
+    let active_rules: Vec<TokenStream> = m
+        .probes
+        .iter()
+        .filter_map(|p| builtin::active_rule(p, krate))
+        .collect();
     let gate = match active_rules.as_slice() {
         [rule] => quote! {
             /// The manifest's `ClusterActiveNode` rule: the one the active-node
@@ -300,7 +330,10 @@ fn field_ident(probe: &ProbeDecl, ty: &syn::Path) -> syn::Ident {
     match &probe.name {
         Some(n) => builtin::ident_for(&n.value),
         None => builtin::ident_for(
-            &ty.segments.last().map(|s| snake_case(&s.ident.to_string())).unwrap_or_else(|| "probe".into()),
+            &ty.segments
+                .last()
+                .map(|s| snake_case(&s.ident.to_string()))
+                .unwrap_or_else(|| "probe".into()),
         ),
     }
 }
@@ -308,7 +341,13 @@ fn field_ident(probe: &ProbeDecl, ty: &syn::Path) -> syn::Ident {
 /// R7 and R5 for a custom probe: what the manifest states about it must
 /// match its attribute, and its attribute timeout must fit the
 /// orchestrator's.
-fn custom_asserts(m: &Manifest, p: &ProbeDecl, ty: &syn::Path, file: &str, krate: &TokenStream) -> Vec<TokenStream> {
+fn custom_asserts(
+    m: &Manifest,
+    p: &ProbeDecl,
+    ty: &syn::Path,
+    file: &str,
+    krate: &TokenStream,
+) -> Vec<TokenStream> {
     let meta = quote!(<#ty as #krate::ZbHealthProbe>::META);
     let tyname = quote!(#ty).to_string().replace(' ', "");
     let mut out = Vec::new();
@@ -321,7 +360,11 @@ fn custom_asserts(m: &Manifest, p: &ProbeDecl, ty: &syn::Path, file: &str, krate
     };
     if let Some(n) = &p.name {
         let v = &n.value;
-        contradiction("name", n.location, quote!(#krate::__private::str_eq(#meta.name, #v)));
+        contradiction(
+            "name",
+            n.location,
+            quote!(#krate::__private::str_eq(#meta.name, #v)),
+        );
     }
     if let Some(tags) = &p.tags {
         let toks = tags.iter().map(|t| builtin::tag(t.value, krate));
@@ -334,11 +377,19 @@ fn custom_asserts(m: &Manifest, p: &ProbeDecl, ty: &syn::Path, file: &str, krate
     }
     if let Some(t) = &p.timeout {
         let ms = t.value.as_millis() as u64;
-        contradiction("timeout", t.location, quote!(#meta.timeout.as_millis() == #ms as u128));
+        contradiction(
+            "timeout",
+            t.location,
+            quote!(#meta.timeout.as_millis() == #ms as u128),
+        );
     }
     if let Some(f) = &p.failure_status {
         let v = builtin::failure_status(f.value, krate);
-        contradiction("failure_status", f.location, quote!(#meta.failure_status as u8 == #v as u8));
+        contradiction(
+            "failure_status",
+            f.location,
+            quote!(#meta.failure_status as u8 == #v as u8),
+        );
     }
     if let Some(o) = &m.orchestrator_timeout {
         let ms = o.value.as_millis() as u64;
@@ -369,10 +420,12 @@ fn unique_name_asserts(m: &Manifest, file: &str, krate: &TokenStream) -> Vec<Tok
             let v = &n.value;
             quote!(#v)
         }
-        (ProbeKind::Custom { type_path }, None) => match syn::parse_str::<syn::Path>(&type_path.value) {
-            Ok(ty) => quote!(<#ty as #krate::ZbHealthProbe>::META.name),
-            Err(_) => quote!(""),
-        },
+        (ProbeKind::Custom { type_path }, None) => {
+            match syn::parse_str::<syn::Path>(&type_path.value) {
+                Ok(ty) => quote!(<#ty as #krate::ZbHealthProbe>::META.name),
+                Err(_) => quote!(""),
+            }
+        }
         (_, None) => quote!(""),
     });
     let messages = m.probes.iter().map(|p| {

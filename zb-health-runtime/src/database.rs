@@ -71,7 +71,10 @@ impl DatabaseProbe {
     /// the ZB-2.1 default. For a pooled connection it takes a connection
     /// from the pool (opening one if needed) and pings the server over it.
     pub fn new(conn: DatabaseConnection) -> Self {
-        Self::with_check(conn, |conn: DatabaseConnection| async move { conn.ping().await })
+        Self::with_check(
+            conn,
+            |conn: DatabaseConnection| async move { conn.ping().await },
+        )
     }
 }
 
@@ -104,7 +107,10 @@ where
         F: Fn(C) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<(), DbErr>> + Send + 'static,
     {
-        Self { conn, check: Box::new(move |conn| Box::pin(check(conn))) }
+        Self {
+            conn,
+            check: Box::new(move |conn| Box::pin(check(conn))),
+        }
     }
 
     /// The connection the probe checks.

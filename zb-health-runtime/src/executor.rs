@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use futures_util::future::join_all;
 use futures_util::FutureExt;
+use futures_util::future::join_all;
 use zb_health_spec::Tag;
 
 use crate::registry::{HealthRegistry, Registered};
@@ -50,7 +50,13 @@ impl HealthRegistry {
                 Ok(slot) => Ok(slot),
                 Err(_) => limiter.acquire().await,
             };
-            AssertUnwindSafe(probe.probe.check_boxed()).catch_unwind().await
+            // `check_boxed` is called inside the guarded future, so a panic
+            // in a check's synchronous part (a closure that panics before
+            // it returns its future, a hand-written `DynProbe`) is caught
+            // like one in its `async` part (AT-3).
+            AssertUnwindSafe(async { probe.probe.check_boxed().await })
+                .catch_unwind()
+                .await
         };
         let result = tokio::time::timeout_at(started + probe.timeout, guarded).await;
         let duration = started.elapsed();
@@ -64,12 +70,22 @@ impl HealthRegistry {
             }
             Ok(Ok(Err(error))) => {
                 tracing::warn!(probe = %probe.name, error = %error, "health probe failed");
-                (failed, Some(Cow::Borrowed(ERRORED_DESCRIPTION)), None, EntryOutcome::Errored)
+                (
+                    failed,
+                    Some(Cow::Borrowed(ERRORED_DESCRIPTION)),
+                    None,
+                    EntryOutcome::Errored,
+                )
             }
             Ok(Err(panic)) => {
                 let message = panic_message(&*panic);
                 tracing::warn!(probe = %probe.name, panic = %message, "health probe panicked");
-                (failed, Some(Cow::Borrowed(PANICKED_DESCRIPTION)), None, EntryOutcome::Panicked)
+                (
+                    failed,
+                    Some(Cow::Borrowed(PANICKED_DESCRIPTION)),
+                    None,
+                    EntryOutcome::Panicked,
+                )
             }
             Err(_elapsed) => {
                 tracing::warn!(
@@ -85,7 +101,14 @@ impl HealthRegistry {
                 )
             }
         };
-        HealthEntry { name: probe.name.clone(), status, description, duration, data, outcome }
+        HealthEntry {
+            name: probe.name.clone(),
+            status,
+            description,
+            duration,
+            data,
+            outcome,
+        }
     }
 }
 
@@ -99,17 +122,20 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::time::Duration;
 
     use crate::{
-        canonical_json, from_fn, EntryOutcome, FailureStatus, HealthRegistry, HealthStatus,
-        ProbeRegistration, ProbeResult, Rule, Tag, TagSet,
+        EntryOutcome, FailureStatus, HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult,
+        Rule, Tag, TagSet, canonical_json, from_fn,
     };
 
     fn ok(name: &'static str, status: HealthStatus) -> ProbeRegistration {
-        ProbeRegistration::new(name, from_fn(move || async move { Ok(ProbeResult::new(status)) }))
+        ProbeRegistration::new(
+            name,
+            from_fn(move || async move { Ok(ProbeResult::new(status)) }),
+        )
     }
 
     #[tokio::test(start_paused = true)]
@@ -136,12 +162,19 @@ mod tests {
     async fn tiers_run_only_their_own_probes() {
         let reg = HealthRegistry::new();
         reg.add(ok("db", HealthStatus::Unhealthy)).unwrap();
-        reg.add(ok("primary", HealthStatus::Healthy).tags(TagSet::ACTIVE)).unwrap();
+        reg.add(ok("primary", HealthStatus::Healthy).tags(TagSet::ACTIVE))
+            .unwrap();
         assert_eq!(reg.check(Tag::Ready).await.entries.len(), 1);
         let active = reg.check(Tag::Active).await;
-        assert_eq!((active.entries.len(), active.status), (1, HealthStatus::Healthy));
+        assert_eq!(
+            (active.entries.len(), active.status),
+            (1, HealthStatus::Healthy)
+        );
         let live = reg.check(Tag::Live).await;
-        assert_eq!((live.entries.len(), live.status), (0, HealthStatus::Healthy));
+        assert_eq!(
+            (live.entries.len(), live.status),
+            (0, HealthStatus::Healthy)
+        );
     }
 
     struct SetOnDrop(Arc<AtomicBool>);
@@ -174,9 +207,15 @@ mod tests {
         let report = reg.check(Tag::Ready).await;
         let e = &report.entries[0];
         assert_eq!(&*e.name, "hung-dependency");
-        assert_eq!((e.status, e.outcome), (HealthStatus::Unhealthy, EntryOutcome::TimedOut));
+        assert_eq!(
+            (e.status, e.outcome),
+            (HealthStatus::Unhealthy, EntryOutcome::TimedOut)
+        );
         assert_eq!(e.description.as_deref(), Some("timed out after 50 ms"));
-        assert!(dropped.load(Ordering::SeqCst), "the hung probe's future was not dropped");
+        assert!(
+            dropped.load(Ordering::SeqCst),
+            "the hung probe's future was not dropped"
+        );
         assert_eq!(report.total_duration, Duration::from_millis(50));
     }
 
@@ -191,7 +230,11 @@ mod tests {
         .unwrap();
         reg.add(ok("after", HealthStatus::Healthy)).unwrap();
         let report = reg.check(Tag::Ready).await;
-        let statuses: Vec<_> = report.entries.iter().map(|e| (&*e.name, e.status, e.outcome)).collect();
+        let statuses: Vec<_> = report
+            .entries
+            .iter()
+            .map(|e| (&*e.name, e.status, e.outcome))
+            .collect();
         assert_eq!(
             statuses,
             [
@@ -202,7 +245,53 @@ mod tests {
         );
         let body = String::from_utf8(canonical_json(&report)).unwrap();
         assert!(body.contains("\"check panicked\""));
-        assert!(!body.contains("secret") && !body.contains("10.0.0.7"), "{body}");
+        assert!(
+            !body.contains("secret") && !body.contains("10.0.0.7"),
+            "{body}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_panic_before_the_future_exists_fails_only_its_own_entry() {
+        let reg = HealthRegistry::new();
+        reg.add(ok("before", HealthStatus::Healthy)).unwrap();
+        #[allow(unreachable_code)]
+        reg.add(ProbeRegistration::new(
+            "sync-panic",
+            from_fn(|| {
+                panic!("secret synchronous panic");
+                async { Ok(ProbeResult::healthy()) }
+            }),
+        ))
+        .unwrap();
+        let report = reg.check(Tag::Ready).await;
+        let outcomes: Vec<_> = report
+            .entries
+            .iter()
+            .map(|e| (&*e.name, e.outcome))
+            .collect();
+        assert_eq!(
+            outcomes,
+            [
+                ("before", EntryOutcome::Completed),
+                ("sync-panic", EntryOutcome::Panicked)
+            ]
+        );
+    }
+
+    #[test]
+    fn an_active_probe_is_never_optional() {
+        let reg = HealthRegistry::new();
+        let err = reg
+            .add(
+                ok("primary", HealthStatus::Healthy)
+                    .tags(TagSet::ACTIVE)
+                    .failure_status(FailureStatus::Degraded),
+            )
+            .unwrap_err();
+        assert_eq!(err.rules(), [Rule::ActiveNotOptional]);
+        reg.add(ok("cache", HealthStatus::Healthy).failure_status(FailureStatus::Degraded))
+            .unwrap();
     }
 
     #[tokio::test(start_paused = true)]
@@ -236,7 +325,12 @@ mod tests {
         )
         .unwrap();
         let report = reg.check(Tag::Ready).await;
-        assert!(report.entries.iter().all(|e| e.status == HealthStatus::Degraded));
+        assert!(
+            report
+                .entries
+                .iter()
+                .all(|e| e.status == HealthStatus::Degraded)
+        );
         assert_eq!(report.status, HealthStatus::Degraded);
     }
 
@@ -293,7 +387,12 @@ mod tests {
         reg.add(ok("db", HealthStatus::Healthy)).unwrap();
         let err = reg.add(ok("db", HealthStatus::Healthy)).unwrap_err();
         assert_eq!(err.rules(), [Rule::DuplicateName]);
-        let err = reg.add_all([ok("x", HealthStatus::Healthy), ok("x", HealthStatus::Healthy)]).unwrap_err();
+        let err = reg
+            .add_all([
+                ok("x", HealthStatus::Healthy),
+                ok("x", HealthStatus::Healthy),
+            ])
+            .unwrap_err();
         assert_eq!(err.rules(), [Rule::DuplicateName]);
         assert_eq!(reg.names().len(), 1, "a refused batch adds nothing");
     }
@@ -311,7 +410,9 @@ mod tests {
 
     #[test]
     fn every_violation_is_reported_at_once() {
-        let reg = HealthRegistry::builder().orchestrator_timeout(Duration::from_secs(1)).build();
+        let reg = HealthRegistry::builder()
+            .orchestrator_timeout(Duration::from_secs(1))
+            .build();
         let err = reg
             .add(
                 ok("", HealthStatus::Healthy)
@@ -319,7 +420,10 @@ mod tests {
                     .timeout(Duration::from_secs(2)),
             )
             .unwrap_err();
-        assert_eq!(err.rules(), [Rule::ProbeName, Rule::LiveTag, Rule::Duration]);
+        assert_eq!(
+            err.rules(),
+            [Rule::ProbeName, Rule::LiveTag, Rule::Duration]
+        );
     }
 
     #[tokio::test(start_paused = true)]

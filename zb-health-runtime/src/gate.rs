@@ -5,14 +5,14 @@
 //! the trait itself; the cluster implementation is
 //! `cluster::ClusterActiveNodeGate`.
 
-use std::future::{ready, Ready};
+use std::future::{Ready, ready};
 use std::rc::Rc;
 use std::sync::Arc;
 
+use actix_web::HttpResponse;
 use actix_web::body::{BoxBody, EitherBody};
 use actix_web::dev::{Service, ServiceRequest, ServiceResponse, Transform};
 use actix_web::http::header::{self, HeaderValue};
-use actix_web::HttpResponse;
 use futures_util::future::LocalBoxFuture;
 
 /// Whether this node is the active one: the spec's `IActiveNodeGate`
@@ -61,7 +61,9 @@ pub struct RequireActiveNode {
 impl RequireActiveNode {
     /// Gates on `gate`.
     pub fn new(gate: impl ActiveNodeGate) -> Self {
-        Self { gate: Arc::new(gate) }
+        Self {
+            gate: Arc::new(gate),
+        }
     }
 
     /// Gates on a gate shared with other parts of the app.
@@ -85,7 +87,10 @@ where
     type Future = Ready<Result<Self::Transform, Self::InitError>>;
 
     fn new_transform(&self, service: S) -> Self::Future {
-        ready(Ok(RequireActiveNodeService { service: Rc::new(service), gate: self.gate.clone() }))
+        ready(Ok(RequireActiveNodeService {
+            service: Rc::new(service),
+            gate: self.gate.clone(),
+        }))
     }
 }
 
@@ -112,11 +117,16 @@ where
             Box::pin(async move { fut.await.map(ServiceResponse::map_into_left_body) })
         } else {
             let response = HttpResponse::ServiceUnavailable()
-                .insert_header((header::CONTENT_TYPE, HeaderValue::from_static("application/json")))
+                .insert_header((
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                ))
                 .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-store")))
                 .body(STANDBY_BODY);
             let (req, _) = req.into_parts();
-            Box::pin(ready(Ok(ServiceResponse::new(req, response).map_into_right_body())))
+            Box::pin(ready(Ok(
+                ServiceResponse::new(req, response).map_into_right_body()
+            )))
         }
     }
 }

@@ -106,7 +106,11 @@ impl GrpcDependencyProbe {
     /// completes the handshake; [`grpc_health`](Self::grpc_health) catches
     /// that.
     pub fn new(endpoint: Endpoint) -> Self {
-        Self { endpoint, channel: Mutex::new(None), check: Check::Connect }
+        Self {
+            endpoint,
+            channel: Mutex::new(None),
+            check: Check::Connect,
+        }
     }
 
     /// A probe running `check` over the dependency's shared, lazily
@@ -123,7 +127,11 @@ impl GrpcDependencyProbe {
         Fut: Future<Output = Result<bool, ProbeError>> + Send + 'static,
     {
         let delegate: Delegate = Arc::new(move |channel| Box::pin(check(channel)));
-        Self { endpoint, channel: Mutex::new(None), check: Check::Delegate(delegate) }
+        Self {
+            endpoint,
+            channel: Mutex::new(None),
+            check: Check::Delegate(delegate),
+        }
     }
 
     /// A probe asking the dependency's standard `grpc.health.v1.Health`
@@ -136,9 +144,9 @@ impl GrpcDependencyProbe {
     /// `grpc.health.v1`: it reflects the dependency's own readiness, not
     /// just an open port.
     pub fn grpc_health(endpoint: Endpoint, service: impl Into<String>) -> Self {
+        use tonic_health::pb::HealthCheckRequest;
         use tonic_health::pb::health_check_response::ServingStatus;
         use tonic_health::pb::health_client::HealthClient;
-        use tonic_health::pb::HealthCheckRequest;
 
         let service: Arc<str> = service.into().into();
         Self::with_check(endpoint, move |channel| {
@@ -278,9 +286,13 @@ mod tests {
 
     #[test]
     fn the_logged_error_carries_the_whole_cause_chain() {
-        let inner = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "connection refused");
+        let inner =
+            std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "connection refused");
         let e = Failed("connect", Box::new(Outer(inner)));
-        assert_eq!(e.to_string(), "gRPC dependency connect failed: transport error: connection refused");
+        assert_eq!(
+            e.to_string(),
+            "gRPC dependency connect failed: transport error: connection refused"
+        );
     }
 
     #[test]
@@ -290,7 +302,8 @@ mod tests {
         let endpoint = Endpoint::from_static("http://127.0.0.1:1");
         let p = GrpcDependencyProbe::grpc_health(endpoint.clone(), "");
         assert!(p.channel.lock().unwrap().is_none());
-        let p = GrpcDependencyProbe::new(endpoint).connect_timeout(std::time::Duration::from_millis(10));
+        let p = GrpcDependencyProbe::new(endpoint)
+            .connect_timeout(std::time::Duration::from_millis(10));
         assert!(format!("{p:?}").contains("connect"));
     }
 }

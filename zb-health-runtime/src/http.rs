@@ -4,15 +4,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::dev::{AppService, HttpServiceFactory};
-use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderValue};
 use actix_web::web::Bytes;
-use actix_web::{web, HttpResponse};
-use zb_health_spec::{check_paths, EndpointPaths, HealthStatus, Tag, Violations};
+use actix_web::{HttpResponse, web};
+use zb_health_spec::{EndpointPaths, HealthStatus, Tag, Violations, check_paths};
 
 use crate::registry::{HealthRegistry, RegistryError};
 use crate::report::HealthReport;
-use crate::writer::{canonical_json, write_json, ResponseWriter};
+use crate::writer::{ResponseWriter, canonical_json, write_json};
 
 /// The HTTP status of a tier's answer (ZB-1.2): `live` is always 200;
 /// `ready` and `active` are 200 while serving (Healthy, Degraded) and 503
@@ -55,7 +55,12 @@ impl ZbHealth {
     /// The ZB defaults over `registry`: `/health/ready`, `/health/active`,
     /// `/healthz`, and the canonical JSON writer.
     pub fn new(registry: HealthRegistry) -> Self {
-        Self { registry, paths: EndpointPaths::zb(), writer: Arc::new(write_json), canonical: true }
+        Self {
+            registry,
+            paths: EndpointPaths::zb(),
+            writer: Arc::new(write_json),
+            canonical: true,
+        }
     }
 
     /// Replaces all three paths, e.g. with [`EndpointPaths::be_hlth_009`].
@@ -93,25 +98,37 @@ impl ZbHealth {
     /// the endpoints.
     pub fn build(self) -> Result<ZbHealthEndpoints, RegistryError> {
         let mut sink = Violations::new();
-        let paths: Vec<(Tag, &str, ())> =
-            Tag::ALL.iter().map(|t| (*t, self.paths.get(*t), ())).collect();
+        let paths: Vec<(Tag, &str, ())> = Tag::ALL
+            .iter()
+            .map(|t| (*t, self.paths.get(*t), ()))
+            .collect();
         check_paths(&paths, &mut sink);
         sink.into_result()?;
         // The live tier carries no probes (ZB-1.3), so with the canonical
         // writer its answer never changes: serialise it once.
-        let live_body = self
-            .canonical
-            .then(|| Bytes::from(canonical_json(&HealthReport::new(Tag::Live, Vec::new(), Duration::ZERO))));
+        let live_body = self.canonical.then(|| {
+            Bytes::from(canonical_json(&HealthReport::new(
+                Tag::Live,
+                Vec::new(),
+                Duration::ZERO,
+            )))
+        });
         let tier = |tag| {
             Arc::new(TierEndpoint {
                 tag,
                 path: self.paths.get(tag).to_owned(),
                 registry: self.registry.clone(),
                 writer: self.writer.clone(),
-                fixed_body: if tag == Tag::Live { live_body.clone() } else { None },
+                fixed_body: if tag == Tag::Live {
+                    live_body.clone()
+                } else {
+                    None
+                },
             })
         };
-        Ok(ZbHealthEndpoints { tiers: [tier(Tag::Ready), tier(Tag::Active), tier(Tag::Live)] })
+        Ok(ZbHealthEndpoints {
+            tiers: [tier(Tag::Ready), tier(Tag::Active), tier(Tag::Live)],
+        })
     }
 }
 
@@ -173,7 +190,10 @@ impl TierEndpoint {
         if let Some(body) = &self.fixed_body {
             return HttpResponse::Ok()
                 .insert_header(no_store())
-                .insert_header((header::CONTENT_TYPE, HeaderValue::from_static("application/json")))
+                .insert_header((
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                ))
                 .body(body.clone());
         }
         let report = self.registry.check(self.tag).await;

@@ -23,10 +23,10 @@
 pub mod cluster;
 #[cfg(feature = "database")]
 pub mod database;
-#[cfg(feature = "grpc")]
-pub mod grpc;
 mod executor;
 mod gate;
+#[cfg(feature = "grpc")]
+pub mod grpc;
 mod http;
 mod meta;
 mod probe;
@@ -40,17 +40,21 @@ pub use zb_health_macros::{manifest, zb_health};
 /// The spec rules shared with the macros and the CLI.
 pub use zb_health_spec as spec;
 
-pub use gate::{ActiveNodeGate, RequireActiveNode, RequireActiveNodeService, STANDBY_BODY};
 pub use executor::{ERRORED_DESCRIPTION, PANICKED_DESCRIPTION};
+pub use gate::{ActiveNodeGate, RequireActiveNode, RequireActiveNodeService, STANDBY_BODY};
+pub use http::{ZbHealth, ZbHealthEndpoints, map_zb_health, tier_status_code};
 #[doc(hidden)]
 pub use meta::__private;
 pub use meta::{ProbeMeta, ZbHealthProbe};
-pub use http::{map_zb_health, tier_status_code, ZbHealth, ZbHealthEndpoints};
-pub use probe::{from_fn, BoxProbeFuture, DynProbe, FnProbe, Probe, ProbeError, ProbeOutcome, ProbeResult};
-pub use registry::{HealthRegistry, HealthRegistryBuilder, ProbeRegistration, RegistrationHandle, RegistryError};
+pub use probe::{
+    BoxProbeFuture, DynProbe, FnProbe, Probe, ProbeError, ProbeOutcome, ProbeResult, from_fn,
+};
+pub use registry::{
+    HealthRegistry, HealthRegistryBuilder, ProbeRegistration, RegistrationHandle, RegistryError,
+};
 pub use report::{EntryOutcome, HealthEntry, HealthReport};
-pub use writer::{canonical_json, write_json, ResponseWriter};
+pub use writer::{ResponseWriter, canonical_json, write_json};
 pub use zb_health_spec::{
-    EndpointPaths, FailureStatus, HealthStatus, Rule, Tag, TagSet, ZbHealthTags,
-    DEFAULT_PROBE_TIMEOUT,
+    DEFAULT_PROBE_TIMEOUT, EndpointPaths, FailureStatus, HealthStatus, Rule, Tag, TagSet,
+    ZbHealthTags,
 };

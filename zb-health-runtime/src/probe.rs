@@ -110,7 +110,11 @@ pub struct ProbeResult {
 impl ProbeResult {
     /// A result with `status` and nothing else.
     pub const fn new(status: HealthStatus) -> Self {
-        Self { status, description: None, data: None }
+        Self {
+            status,
+            description: None,
+            data: None,
+        }
     }
 
     /// `Healthy`.

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use tokio::sync::Semaphore;
 use zb_health_spec::{
-    check_name, check_probe_tags, check_timeout, check_unique_names, FailureStatus, Rule, Tag,
-    TagSet, Violation, Violations, DEFAULT_PROBE_TIMEOUT,
+    DEFAULT_PROBE_TIMEOUT, FailureStatus, Rule, Tag, TagSet, Violation, Violations,
+    check_active_not_optional, check_name, check_probe_tags, check_timeout, check_unique_names,
 };
 
 use crate::probe::{DynProbe, Probe};
@@ -71,6 +71,7 @@ impl ProbeRegistration {
         let tags: Vec<(Tag, ())> = self.tags.iter().map(|t| (t, ())).collect();
         check_probe_tags(&self.name, &tags, (), sink);
         check_timeout(&self.name, self.timeout, orchestrator, (), sink);
+        check_active_not_optional(&self.name, self.tags, self.failure_status, (), sink);
     }
 }
 
@@ -145,7 +146,13 @@ struct State {
 
 impl State {
     fn rebuild_tiers(&mut self) {
-        let table = |tag| self.all.iter().filter(|r| r.tags.contains(tag)).cloned().collect();
+        let table = |tag| {
+            self.all
+                .iter()
+                .filter(|r| r.tags.contains(tag))
+                .cloned()
+                .collect()
+        };
         self.ready = table(Tag::Ready);
         self.active = table(Tag::Active);
     }
@@ -179,7 +186,9 @@ impl Default for HealthRegistry {
 impl std::fmt::Debug for HealthRegistry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let names: Vec<String> = self.read().all.iter().map(|r| r.name.to_string()).collect();
-        f.debug_struct("HealthRegistry").field("probes", &names).finish()
+        f.debug_struct("HealthRegistry")
+            .field("probes", &names)
+            .finish()
     }
 }
 
@@ -205,7 +214,10 @@ impl HealthRegistry {
     /// Adds a probe. Refused, with every broken rule, if its name is empty
     /// or taken (R9, R3), it is tagged `live` or nothing (R1), or its
     /// deadline is zero, absurd or not below the orchestrator's (R5).
-    pub fn add(&self, registration: ProbeRegistration) -> Result<RegistrationHandle, RegistryError> {
+    pub fn add(
+        &self,
+        registration: ProbeRegistration,
+    ) -> Result<RegistrationHandle, RegistryError> {
         let mut handles = self.commit(vec![registration], None)?;
         Ok(handles.remove(0))
     }
@@ -301,7 +313,10 @@ pub struct HealthRegistryBuilder {
 
 impl Default for HealthRegistryBuilder {
     fn default() -> Self {
-        Self { max_in_flight: 16, orchestrator_timeout: None }
+        Self {
+            max_in_flight: 16,
+            orchestrator_timeout: None,
+        }
     }
 }
 
@@ -390,7 +405,9 @@ impl RegistrationHandle {
     /// Removes the probe, for teardown of what it watches. Returns whether
     /// it was still registered.
     pub fn remove(self) -> bool {
-        let Some(inner) = self.registry.upgrade() else { return false };
+        let Some(inner) = self.registry.upgrade() else {
+            return false;
+        };
         let registry = HealthRegistry { inner };
         let mut state = registry.write();
         let before = state.all.len();

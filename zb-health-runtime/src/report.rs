@@ -28,7 +28,12 @@ impl HealthReport {
     /// cannot disagree with the entries.
     pub fn new(tier: Tag, entries: Vec<HealthEntry>, total_duration: Duration) -> Self {
         let status = HealthStatus::aggregate(entries.iter().map(|e| e.status));
-        Self { tier, status, total_duration, entries }
+        Self {
+            tier,
+            status,
+            total_duration,
+            entries,
+        }
     }
 
     /// The entry named `name`, if any.

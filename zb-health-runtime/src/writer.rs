@@ -31,7 +31,10 @@ where
 /// `{"status","totalDurationMs","entries":{name:{"status","description","durationMs","data"?}}}`
 pub fn write_json(report: &HealthReport, mut response: HttpResponseBuilder) -> HttpResponse {
     response
-        .insert_header((header::CONTENT_TYPE, HeaderValue::from_static("application/json")))
+        .insert_header((
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        ))
         .body(canonical_json(report))
 }
 

@@ -20,7 +20,10 @@ pub struct Response {
 impl Response {
     /// The first value of header `name` (lower-case).
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
     }
 
     /// The body as text, for printing.
@@ -34,7 +37,10 @@ impl Response {
 pub fn get(addr: SocketAddr, path: &str) -> io::Result<Response> {
     let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5))?;
     stream.set_read_timeout(Some(Duration::from_secs(5)))?;
-    write!(stream, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n")?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )?;
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw)?;
     parse(&raw)
@@ -42,7 +48,10 @@ pub fn get(addr: SocketAddr, path: &str) -> io::Result<Response> {
 
 fn parse(raw: &[u8]) -> io::Result<Response> {
     let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, what.to_owned());
-    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").ok_or_else(|| bad("no header end"))?;
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or_else(|| bad("no header end"))?;
     let head = std::str::from_utf8(&raw[..split]).map_err(|_| bad("non-UTF-8 headers"))?;
     let mut lines = head.split("\r\n");
     let status = lines
@@ -57,14 +66,21 @@ fn parse(raw: &[u8]) -> io::Result<Response> {
     let mut body = raw[split + 4..].to_vec();
     // Health bodies are sized, so actix sends Content-Length; a chunked body
     // would mean the server changed and the comparison must be re-checked.
-    if headers.iter().any(|(n, v)| n == "transfer-encoding" && v.contains("chunked")) {
+    if headers
+        .iter()
+        .any(|(n, v)| n == "transfer-encoding" && v.contains("chunked"))
+    {
         return Err(bad("chunked response; expected a sized body"));
     }
     if let Some(len) = headers.iter().find(|(n, _)| n == "content-length") {
         let len: usize = len.1.parse().map_err(|_| bad("bad content-length"))?;
         body.truncate(len);
     }
-    Ok(Response { status, headers, body })
+    Ok(Response {
+        status,
+        headers,
+        body,
+    })
 }
 
 #[cfg(test)]
@@ -73,7 +89,8 @@ mod tests {
 
     #[test]
     fn parses_status_headers_and_sized_body() {
-        let raw = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nContent-Type: application/json\r\n\r\n{}";
+        let raw =
+            b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nContent-Type: application/json\r\n\r\n{}";
         let r = parse(raw).unwrap();
         assert_eq!(r.status, 200);
         assert_eq!(r.header("content-type"), Some("application/json"));

@@ -22,7 +22,7 @@ mod wrk;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 
-use servers::{WorkerClock, BARE_READY_PATH, BACKLOG, CACHE_PROBE_NAME, KEEP_ALIVE, WORKERS};
+use servers::{BACKLOG, BARE_READY_PATH, CACHE_PROBE_NAME, KEEP_ALIVE, WORKERS, WorkerClock};
 
 /// `/healthz` zb-health ÷ bare static handler must reach this: the live
 /// tier has no probes, so anything beyond a static answer is overhead.
@@ -57,7 +57,10 @@ impl Endpoint {
             }
             _ => None,
         };
-        Ok(Sample { run, cpu_us_per_request })
+        Ok(Sample {
+            run,
+            cpu_us_per_request,
+        })
     }
 }
 
@@ -78,7 +81,9 @@ fn main() -> ExitCode {
     let warmup = std::env::var("WARMUP").unwrap_or_else(|_| "1s".into());
 
     if !wrk::available() {
-        eprintln!("error: wrk is not installed; run examples/bench/run.sh, or `apt-get install -y wrk`");
+        eprintln!(
+            "error: wrk is not installed; run examples/bench/run.sh, or `apt-get install -y wrk`"
+        );
         return ExitCode::from(2);
     }
     let addrs = match servers::start() {
@@ -97,12 +102,25 @@ fn main() -> ExitCode {
         "  both servers: HttpServer .workers({WORKERS}) .backlog({BACKLOG}) .keep_alive({}s), bound to 127.0.0.1:0",
         KEEP_ALIVE.as_secs()
     );
-    println!("  zb-health  http://{}  plant_service::PlantHealth::new(false), mounted as in its main.rs;", addrs.zb);
+    println!(
+        "  zb-health  http://{}  plant_service::PlantHealth::new(false), mounted as in its main.rs;",
+        addrs.zb
+    );
     println!("             ready tier = the plant service's registry (database, disk-space)");
-    println!("             + `{CACHE_PROBE_NAME}` (bench's CacheProbe) added via registry.add(...)");
-    println!("  bare       http://{}  /healthz: the bytes fetched from zb-health's /healthz at startup;", addrs.bare);
-    println!("             {BARE_READY_PATH}: tokio::join! of DatabaseProbe, DiskSpaceProbe, CacheProbe ::check, serde_json body");
-    println!("  load: {} per run, {rounds} rounds, each round: zb, bare, zb, bare (columns left to right)", load.describe());
+    println!(
+        "             + `{CACHE_PROBE_NAME}` (bench's CacheProbe) added via registry.add(...)"
+    );
+    println!(
+        "  bare       http://{}  /healthz: the bytes fetched from zb-health's /healthz at startup;",
+        addrs.bare
+    );
+    println!(
+        "             {BARE_READY_PATH}: tokio::join! of DatabaseProbe, DiskSpaceProbe, CacheProbe ::check, serde_json body"
+    );
+    println!(
+        "  load: {} per run, {rounds} rounds, each round: zb, bare, zb, bare (columns left to right)",
+        load.describe()
+    );
     println!();
 
     // Checked before loading: a throughput of error answers means nothing,
@@ -116,7 +134,10 @@ fn main() -> ExitCode {
     if warmup != "0" {
         // Warms the worker's allocator, connection slabs and CPU caches so
         // round 1 is not systematically slower for whichever side goes first.
-        let warm = wrk::Load { duration: warmup.clone(), ..load.clone() };
+        let warm = wrk::Load {
+            duration: warmup.clone(),
+            ..load.clone()
+        };
         for e in &endpoints {
             if let Err(err) = wrk::run(&e.url(), &warm) {
                 eprintln!("error: warm-up of {} failed: {err}", e.label);
@@ -135,7 +156,9 @@ fn main() -> ExitCode {
                         "  round {round}/{rounds}  {:<17} {:>10.0} req/s  {:>7} us CPU/req",
                         e.label,
                         sample.run.requests_per_sec,
-                        sample.cpu_us_per_request.map_or("n/a".into(), |us| format!("{us:.2}")),
+                        sample
+                            .cpu_us_per_request
+                            .map_or("n/a".into(), |us| format!("{us:.2}")),
                     );
                     row.push(sample);
                 }
@@ -145,7 +168,9 @@ fn main() -> ExitCode {
                 }
             }
         }
-        let Ok(row) = <[Sample; 4]>::try_from(row) else { unreachable!("one run per endpoint") };
+        let Ok(row) = <[Sample; 4]>::try_from(row) else {
+            unreachable!("one run per endpoint")
+        };
         results.push(row);
     }
 
@@ -159,10 +184,30 @@ fn main() -> ExitCode {
 fn endpoints(addrs: &servers::Addresses) -> [Endpoint; 4] {
     let (zb, bare) = (addrs.zb_clock.clone(), addrs.bare_clock.clone());
     [
-        Endpoint { label: "zb /healthz", addr: addrs.zb, path: "/healthz", clock: zb.clone() },
-        Endpoint { label: "bare /healthz", addr: addrs.bare, path: "/healthz", clock: bare.clone() },
-        Endpoint { label: "zb /health/ready", addr: addrs.zb, path: "/health/ready", clock: zb },
-        Endpoint { label: "bare /ready3", addr: addrs.bare, path: BARE_READY_PATH, clock: bare },
+        Endpoint {
+            label: "zb /healthz",
+            addr: addrs.zb,
+            path: "/healthz",
+            clock: zb.clone(),
+        },
+        Endpoint {
+            label: "bare /healthz",
+            addr: addrs.bare,
+            path: "/healthz",
+            clock: bare.clone(),
+        },
+        Endpoint {
+            label: "zb /health/ready",
+            addr: addrs.zb,
+            path: "/health/ready",
+            clock: zb,
+        },
+        Endpoint {
+            label: "bare /ready3",
+            addr: addrs.bare,
+            path: BARE_READY_PATH,
+            clock: bare,
+        },
     ]
 }
 
@@ -198,7 +243,12 @@ fn check_endpoints(endpoints: &[Endpoint; 4]) -> Result<(), String> {
 
 /// The per-round tables, the medians and the two ratios with their goals.
 fn report(endpoints: &[Endpoint; 4], results: &[[Sample; 4]]) {
-    let rps = |i: usize| results.iter().map(|r| r[i].run.requests_per_sec).collect::<Vec<_>>();
+    let rps = |i: usize| {
+        results
+            .iter()
+            .map(|r| r[i].run.requests_per_sec)
+            .collect::<Vec<_>>()
+    };
     let medians: Vec<f64> = (0..4).map(|i| wrk::median(&rps(i))).collect();
     // Paired per-round ratios are shown too: each pair ran back to back, so
     // background load (a concurrent build) hits both sides of a pair alike.
@@ -225,7 +275,11 @@ fn report(endpoints: &[Endpoint; 4], results: &[[Sample; 4]]) {
     for m in &medians {
         print!(" | {m:>17.0}");
     }
-    println!(" | {:>10.3} | {:>11.3}", wrk::median(&live_pairs), wrk::median(&ready_pairs));
+    println!(
+        " | {:>10.3} | {:>11.3}",
+        wrk::median(&live_pairs),
+        wrk::median(&ready_pairs)
+    );
     if results.iter().flatten().any(|s| !s.run.is_clean()) {
         println!("  ! = wrk saw non-2xx answers or socket errors in that run:");
         for (i, row) in results.iter().enumerate() {
@@ -265,13 +319,22 @@ fn report(endpoints: &[Endpoint; 4], results: &[[Sample; 4]]) {
 /// throughput ratio: the throughput zb-health would reach relative to bare
 /// if each had a core to itself.
 fn report_cpu(endpoints: &[Endpoint; 4], results: &[[Sample; 4]]) {
-    let cpu = |i: usize| results.iter().filter_map(|r| r[i].cpu_us_per_request).collect::<Vec<_>>();
+    let cpu = |i: usize| {
+        results
+            .iter()
+            .filter_map(|r| r[i].cpu_us_per_request)
+            .collect::<Vec<_>>()
+    };
     if (0..4).any(|i| cpu(i).len() != results.len()) {
-        println!("worker CPU per request: not available (needs Linux /proc/<pid>/task/<tid>/schedstat)");
+        println!(
+            "worker CPU per request: not available (needs Linux /proc/<pid>/task/<tid>/schedstat)"
+        );
         return;
     }
     let medians: Vec<f64> = (0..4).map(|i| wrk::median(&cpu(i))).collect();
-    println!("server worker CPU µs per request (lower is better); ratios are bare ÷ zb of that round");
+    println!(
+        "server worker CPU µs per request (lower is better); ratios are bare ÷ zb of that round"
+    );
     let rule = header(endpoints, "live ratio", "ready ratio");
     let mut pairs = (Vec::new(), Vec::new());
     for (i, row) in results.iter().enumerate() {
@@ -289,12 +352,20 @@ fn report_cpu(endpoints: &[Endpoint; 4], results: &[[Sample; 4]]) {
     for m in &medians {
         print!(" | {m:>17.2}");
     }
-    println!(" | {:>10.3} | {:>11.3}", wrk::median(&pairs.0), wrk::median(&pairs.1));
+    println!(
+        " | {:>10.3} | {:>11.3}",
+        wrk::median(&pairs.0),
+        wrk::median(&pairs.1)
+    );
     let (live, ready) = (medians[1] / medians[0], medians[3] / medians[2]);
     println!(
         "  CPU-based ratios of medians: /healthz {live:.3} ({} the {LIVE_GOAL:.2} goal), /health/ready {ready:.3} ({} the {READY_GOAL:.2} goal)",
         if live >= LIVE_GOAL { "within" } else { "below" },
-        if ready >= READY_GOAL { "within" } else { "below" },
+        if ready >= READY_GOAL {
+            "within"
+        } else {
+            "below"
+        },
     );
 }
 
@@ -326,7 +397,10 @@ fn loadavg() -> String {
 /// A numeric setting from the environment, falling back to `default` when
 /// unset or unparsable (a report should still run with a typo'd knob).
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 #[cfg(test)]
@@ -337,6 +411,7 @@ mod smoke {
     #[test]
     fn both_servers_start_and_answer_every_benchmarked_endpoint() {
         let addrs = super::servers::start().expect("the benchmark servers start");
-        super::check_endpoints(&super::endpoints(&addrs)).expect("every endpoint answers 200 alike");
+        super::check_endpoints(&super::endpoints(&addrs))
+            .expect("every endpoint answers 200 alike");
     }
 }

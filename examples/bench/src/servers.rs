@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderValue};
 use actix_web::web::{self, Bytes};
 use actix_web::{App, HttpResponse};
 use plant_service::{DatabaseProbe, DiskSpaceProbe, PlantHealth};
@@ -91,7 +91,9 @@ impl WorkerClock {
     fn record_current_thread(&self) {
         // `/proc/thread-self` names the calling thread: `<pid>/task/<tid>`.
         if let Ok(task) = std::fs::read_link("/proc/thread-self") {
-            let _ = self.0.set(PathBuf::from("/proc").join(task).join("schedstat"));
+            let _ = self
+                .0
+                .set(PathBuf::from("/proc").join(task).join("schedstat"));
         }
     }
 
@@ -117,7 +119,10 @@ pub fn start() -> io::Result<Addresses> {
     // endpoints were built: the registry is shared, so they see it.
     health
         .registry
-        .add(ProbeRegistration::new(CACHE_PROBE_NAME, CacheProbe).timeout(std::time::Duration::from_millis(300)))
+        .add(
+            ProbeRegistration::new(CACHE_PROBE_NAME, CacheProbe)
+                .timeout(std::time::Duration::from_millis(300)),
+        )
         .map_err(|e| io::Error::other(e.to_string()))?;
     // The same probe *instances* where they have state (the database switch),
     // the same probe *types* otherwise: the bare handler calls the very same
@@ -131,30 +136,38 @@ pub fn start() -> io::Result<Addresses> {
     let (zb_clock, bare_clock) = (WorkerClock::default(), WorkerClock::default());
     let clocks = (zb_clock.clone(), bare_clock.clone());
     let (tx, rx) = std::sync::mpsc::channel::<io::Result<Addresses>>();
-    std::thread::Builder::new().name("bench-servers".into()).spawn(move || {
-        actix_web::rt::System::new().block_on(async move {
-            let zb = match start_zb(health, clocks.0) {
-                Ok(zb) => zb,
-                Err(e) => return drop(tx.send(Err(e))),
-            };
-            let zb_addr = zb.0;
-            actix_web::rt::spawn(zb.1);
-            // Fetched from the running server rather than hard-coded, so the
-            // bare baseline serves exactly what zb-health serves today.
-            let live = match web::block(move || crate::client::get(zb_addr, "/healthz")).await {
-                Ok(Ok(resp)) => Bytes::from(resp.body),
-                Ok(Err(e)) => return drop(tx.send(Err(e))),
-                Err(e) => return drop(tx.send(Err(io::Error::other(e.to_string())))),
-            };
-            let bare = match start_bare(live, probes, clocks.1) {
-                Ok(bare) => bare,
-                Err(e) => return drop(tx.send(Err(e))),
-            };
-            let _ = tx.send(Ok(Addresses { zb: zb_addr, bare: bare.0, zb_clock, bare_clock }));
-            let _ = bare.1.await;
-        });
-    })?;
-    rx.recv().map_err(|_| io::Error::other("server thread died before binding"))?
+    std::thread::Builder::new()
+        .name("bench-servers".into())
+        .spawn(move || {
+            actix_web::rt::System::new().block_on(async move {
+                let zb = match start_zb(health, clocks.0) {
+                    Ok(zb) => zb,
+                    Err(e) => return drop(tx.send(Err(e))),
+                };
+                let zb_addr = zb.0;
+                actix_web::rt::spawn(zb.1);
+                // Fetched from the running server rather than hard-coded, so the
+                // bare baseline serves exactly what zb-health serves today.
+                let live = match web::block(move || crate::client::get(zb_addr, "/healthz")).await {
+                    Ok(Ok(resp)) => Bytes::from(resp.body),
+                    Ok(Err(e)) => return drop(tx.send(Err(e))),
+                    Err(e) => return drop(tx.send(Err(io::Error::other(e.to_string())))),
+                };
+                let bare = match start_bare(live, probes, clocks.1) {
+                    Ok(bare) => bare,
+                    Err(e) => return drop(tx.send(Err(e))),
+                };
+                let _ = tx.send(Ok(Addresses {
+                    zb: zb_addr,
+                    bare: bare.0,
+                    zb_clock,
+                    bare_clock,
+                }));
+                let _ = bare.1.await;
+            });
+        })?;
+    rx.recv()
+        .map_err(|_| io::Error::other("server thread died before binding"))?
 }
 
 /// The plant service, mounted exactly as `examples/plant-service/src/main.rs`
@@ -229,9 +242,17 @@ async fn ready3(probes: &BareProbes) -> HttpResponse {
     let body = ReadyBody {
         status: status.as_str(),
         total_duration_ms: started.elapsed().as_millis() as u64,
-        entries: ReadyEntries { database: database.1, disk_space: disk_space.1, cache: cache.1 },
+        entries: ReadyEntries {
+            database: database.1,
+            disk_space: disk_space.1,
+            cache: cache.1,
+        },
     };
-    let code = if status.is_serving() { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+    let code = if status.is_serving() {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
     // Serialising strings, numbers and a JSON map cannot fail.
     let bytes = serde_json::to_vec(&body).unwrap_or_default();
     json_response(code, Bytes::from(bytes))
@@ -241,7 +262,10 @@ async fn ready3(probes: &BareProbes) -> HttpResponse {
 /// apart from the body.
 fn json_response(code: StatusCode, body: Bytes) -> HttpResponse {
     HttpResponse::build(code)
-        .insert_header((header::CONTENT_TYPE, HeaderValue::from_static("application/json")))
+        .insert_header((
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        ))
         .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-store")))
         .body(body)
 }
@@ -258,7 +282,11 @@ async fn timed(check: impl Future<Output = ProbeOutcome>) -> (ProbeOutcome, Dura
 fn entry((outcome, duration): (ProbeOutcome, Duration)) -> (HealthStatus, EntryBody) {
     let (status, description, data) = match outcome {
         Ok(r) => (r.status, r.description, r.data),
-        Err(_) => (HealthStatus::Unhealthy, Some(Cow::Borrowed("check failed")), None),
+        Err(_) => (
+            HealthStatus::Unhealthy,
+            Some(Cow::Borrowed("check failed")),
+            None,
+        ),
     };
     let body = EntryBody {
         status: status.as_str(),

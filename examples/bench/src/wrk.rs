@@ -16,7 +16,10 @@ pub struct Load {
 impl Load {
     /// The command line, for the report.
     pub fn describe(&self) -> String {
-        format!("wrk -t{} -c{} -d{}", self.threads, self.connections, self.duration)
+        format!(
+            "wrk -t{} -c{} -d{}",
+            self.threads, self.connections, self.duration
+        )
     }
 }
 
@@ -66,18 +69,31 @@ pub fn run(url: &str, load: &Load) -> Result<Run, String> {
 /// Reads the summary lines of wrk's output.
 pub fn parse(output: &str) -> Result<Run, String> {
     let value = |label: &str| {
-        output.lines().find_map(|l| l.trim().strip_prefix(label).map(|v| v.trim().to_owned()))
+        output
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(label).map(|v| v.trim().to_owned()))
     };
     let requests_per_sec = value("Requests/sec:")
         .and_then(|v| v.parse::<f64>().ok())
         .ok_or_else(|| format!("no \"Requests/sec:\" in wrk's output:\n{output}"))?;
     let requests = output
         .lines()
-        .find_map(|l| l.trim().split_once(" requests in ").and_then(|(n, _)| n.parse().ok()))
+        .find_map(|l| {
+            l.trim()
+                .split_once(" requests in ")
+                .and_then(|(n, _)| n.parse().ok())
+        })
         .ok_or_else(|| format!("no \"requests in\" in wrk's output:\n{output}"))?;
-    let non_2xx = value("Non-2xx or 3xx responses:").and_then(|v| v.parse().ok()).unwrap_or(0);
+    let non_2xx = value("Non-2xx or 3xx responses:")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
     let socket_errors = value("Socket errors:");
-    Ok(Run { requests_per_sec, requests, non_2xx, socket_errors })
+    Ok(Run {
+        requests_per_sec,
+        requests,
+        non_2xx,
+        socket_errors,
+    })
 }
 
 /// The median; the middle pair's mean for an even count. Medians rather

@@ -13,11 +13,11 @@
 //! The library half exists so tests and the benchmark start exactly the
 //! service that `cargo run -p plant-service` starts.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use actix_web::{web, HttpResponse};
-use zb_health::{zb_health, HealthRegistry, Probe, ProbeOutcome, ProbeResult, ZbHealthEndpoints};
+use actix_web::{HttpResponse, web};
+use zb_health::{HealthRegistry, Probe, ProbeOutcome, ProbeResult, ZbHealthEndpoints, zb_health};
 
 zb_health::manifest!("health.yaml");
 
@@ -94,7 +94,11 @@ impl PlantHealth {
             },
         )
         .expect("a fresh registry holds no other probe");
-        Self { registry, database, endpoints }
+        Self {
+            registry,
+            database,
+            endpoints,
+        }
     }
 
     /// Mounts the health tiers and the admin toggles on an `App`.

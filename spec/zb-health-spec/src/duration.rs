@@ -89,10 +89,22 @@ mod tests {
 
     #[test]
     fn rejects_fractions_bare_numbers_and_junk() {
-        assert!(matches!(parse_duration("1.5s"), Err(DurationError::Malformed(_))));
-        assert!(matches!(parse_duration("1000"), Err(DurationError::MissingUnit(_))));
-        assert!(matches!(parse_duration("soon"), Err(DurationError::Malformed(_))));
-        assert!(matches!(parse_duration(""), Err(DurationError::Malformed(_))));
+        assert!(matches!(
+            parse_duration("1.5s"),
+            Err(DurationError::Malformed(_))
+        ));
+        assert!(matches!(
+            parse_duration("1000"),
+            Err(DurationError::MissingUnit(_))
+        ));
+        assert!(matches!(
+            parse_duration("soon"),
+            Err(DurationError::Malformed(_))
+        ));
+        assert!(matches!(
+            parse_duration(""),
+            Err(DurationError::Malformed(_))
+        ));
         assert!(matches!(
             parse_duration("99999999999999999999s"),
             Err(DurationError::Malformed(_))

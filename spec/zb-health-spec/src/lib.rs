@@ -21,17 +21,16 @@ mod status;
 mod suggest;
 mod tag;
 
+pub use cluster::{MajorityGuard, MembershipPolicy};
+pub use duration::{DEFAULT_PROBE_TIMEOUT, DurationError, MAX_PROBE_TIMEOUT, parse_duration};
 #[cfg(feature = "manifest")]
 pub use manifest::{
-    parse_manifest, ActiveScope, Located, Location, Manifest,
-    ProbeDecl, ProbeKind, KINDS,
+    ActiveScope, KINDS, Located, Location, Manifest, ProbeDecl, ProbeKind, parse_manifest,
 };
-pub use cluster::{MajorityGuard, MembershipPolicy};
-pub use duration::{parse_duration, DurationError, DEFAULT_PROBE_TIMEOUT, MAX_PROBE_TIMEOUT};
 pub use paths::EndpointPaths;
 pub use rules::{
-    check_duration_text, check_name, check_paths, check_role_preference, check_probe_tags, check_timeout, check_unique_names, Rule,
-    Violation, Violations,
+    Rule, Violation, Violations, check_active_not_optional, check_duration_text, check_name,
+    check_paths, check_probe_tags, check_role_preference, check_timeout, check_unique_names,
 };
 pub use status::{FailureStatus, HealthStatus};
 pub use suggest::did_you_mean;

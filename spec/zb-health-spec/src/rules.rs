@@ -13,6 +13,7 @@
 //! | R7 `contradiction` | reported where two sources meet | |
 //! | R8 `manifest-file` | reported by the manifest reader | |
 //! | R9 `probe-name` | [`check_name`] | ZB-3 |
+//! | R10 `active-not-optional` | [`check_active_not_optional`] | ZB-2.3b, BE-HLTH-003 |
 //!
 //! Each function takes the user's own location type `L` (a YAML span, a
 //! `proc_macro2::Span`, or `()` for the runtime builder) and pushes into a
@@ -21,7 +22,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::{Tag, MAX_PROBE_TIMEOUT};
+use crate::{FailureStatus, MAX_PROBE_TIMEOUT, Tag, TagSet};
 
 /// A rule of the spec that can be broken before anything runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -45,11 +46,14 @@ pub enum Rule {
     ManifestFile,
     /// R9: an empty or unprintable probe name.
     ProbeName,
+    /// R10: a probe on the `active` tier whose failure status is
+    /// `degraded`: its failure would answer 200, "route the writes here".
+    ActiveNotOptional,
 }
 
 impl Rule {
     /// Every rule, in index order.
-    pub const ALL: [Rule; 9] = [
+    pub const ALL: [Rule; 10] = [
         Rule::LiveTag,
         Rule::RoleScopeNeedsRoles,
         Rule::DuplicateName,
@@ -59,6 +63,7 @@ impl Rule {
         Rule::Contradiction,
         Rule::ManifestFile,
         Rule::ProbeName,
+        Rule::ActiveNotOptional,
     ];
 
     /// The short stable code, `R1` … `R9`, that tests and docs use.
@@ -73,6 +78,7 @@ impl Rule {
             Rule::Contradiction => "R7",
             Rule::ManifestFile => "R8",
             Rule::ProbeName => "R9",
+            Rule::ActiveNotOptional => "R10",
         }
     }
 
@@ -85,6 +91,7 @@ impl Rule {
             Rule::Duration => Some("BE-HLTH-006"),
             Rule::EndpointPath => Some("ZB-5"),
             Rule::ProbeName => Some("ZB-3"),
+            Rule::ActiveNotOptional => Some("ZB-2.3b"),
             Rule::Unknown | Rule::Contradiction | Rule::ManifestFile => None,
         }
     }
@@ -114,7 +121,11 @@ pub struct Violation<L> {
 
 impl<L> fmt::Display for Violation<L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}\n  = rule {}\n  = help: {}", self.message, self.rule, self.help)
+        write!(
+            f,
+            "{}\n  = rule {}\n  = help: {}",
+            self.message, self.rule, self.help
+        )
     }
 }
 
@@ -141,7 +152,13 @@ impl<L> Violations<L> {
     }
 
     /// Records a violation.
-    pub fn push(&mut self, rule: Rule, location: L, message: impl Into<String>, help: impl Into<String>) {
+    pub fn push(
+        &mut self,
+        rule: Rule,
+        location: L,
+        message: impl Into<String>,
+        help: impl Into<String>,
+    ) {
         self.found.push(Violation {
             rule,
             location,
@@ -301,8 +318,9 @@ pub fn check_timeout<L>(
             "a health probe must answer within the orchestrator's probe timeout (Kubernetes' default is 1s); use a deadline below it",
         );
     } else if let Some(orch) = orchestrator
-        && timeout >= orch {
-            sink.push(
+        && timeout >= orch
+    {
+        sink.push(
                 Rule::Duration,
                 location,
                 format!(
@@ -311,18 +329,48 @@ pub fn check_timeout<L>(
                 ),
                 "each probe's deadline must be smaller than the orchestrator's, or the orchestrator gives up before the endpoint answers; lower the probe's `timeout`",
             );
-        }
+    }
 }
 
 /// R5: parses a duration written by the user, reporting a malformed one at
 /// its location. Returns `None` after reporting.
-pub fn check_duration_text<L>(text: &str, location: L, sink: &mut Violations<L>) -> Option<Duration> {
+pub fn check_duration_text<L>(
+    text: &str,
+    location: L,
+    sink: &mut Violations<L>,
+) -> Option<Duration> {
     match crate::parse_duration(text) {
         Ok(d) => Some(d),
         Err(e) => {
             sink.push(Rule::Duration, location, e.message(), e.help());
             None
         }
+    }
+}
+
+/// R10: no probe on the `active` tier may be optional (ZB-2.3b,
+/// lmxopcua#494).
+///
+/// A `degraded` failure status caps the probe's failures at Degraded, which
+/// answers 200. On `ready` that is how an optional dependency is declared
+/// (BE-HLTH-003); on `active` a 200 means "this is the active node, route
+/// the writes here", so every standby would claim the role. The rule covers
+/// every probe tagged `active`, not only the built-in active-node kind: any
+/// entry of that tier answers the same question.
+pub fn check_active_not_optional<L>(
+    name: &str,
+    tags: TagSet,
+    failure_status: FailureStatus,
+    location: L,
+    sink: &mut Violations<L>,
+) {
+    if tags.contains(Tag::Active) && failure_status == FailureStatus::Degraded {
+        sink.push(
+            Rule::ActiveNotOptional,
+            location,
+            format!("probe `{name}` is on the `active` tier with failure status `degraded`"),
+            "on `/health/active` a 200 means \"route the writes here\", so a degraded failure would make every standby answer active; remove `failure_status: degraded` (an optional dependency belongs on `ready` only)",
+        );
     }
 }
 
@@ -356,7 +404,10 @@ pub fn check_paths<L: Clone>(paths: &[(Tag, &str, L)], sink: &mut Violations<L>)
                 Rule::EndpointPath,
                 loc.clone(),
                 format!("the `{tag}` endpoint path is empty"),
-                format!("give it an absolute path such as `{}`", crate::EndpointPaths::zb().get(*tag)),
+                format!(
+                    "give it an absolute path such as `{}`",
+                    crate::EndpointPaths::zb().get(*tag)
+                ),
             );
             continue;
         }
@@ -376,7 +427,10 @@ pub fn check_paths<L: Clone>(paths: &[(Tag, &str, L)], sink: &mut Violations<L>)
                 "use a literal path with no spaces, `{}` patterns, `?` or `#`",
             );
         }
-        if let Some((other, _, _)) = paths[..i].iter().find(|(_, p, _)| normalize(p) == normalize(path)) {
+        if let Some((other, _, _)) = paths[..i]
+            .iter()
+            .find(|(_, p, _)| normalize(p) == normalize(path))
+        {
             sink.push(
                 Rule::EndpointPath,
                 loc.clone(),
@@ -397,7 +451,12 @@ mod tests {
     use super::*;
 
     fn rules<L>(sink: Violations<L>) -> Vec<Rule> {
-        sink.into_result().err().unwrap_or_default().into_iter().map(|v| v.rule).collect()
+        sink.into_result()
+            .err()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|v| v.rule)
+            .collect()
     }
 
     #[test]
@@ -421,8 +480,20 @@ mod tests {
         let mut s = Violations::new();
         check_timeout("a", Duration::ZERO, None, (), &mut s);
         check_timeout("b", Duration::from_secs(3600), None, (), &mut s);
-        check_timeout("c", Duration::from_secs(1), Some(Duration::from_secs(1)), (), &mut s);
-        check_timeout("d", Duration::from_millis(800), Some(Duration::from_secs(1)), (), &mut s);
+        check_timeout(
+            "c",
+            Duration::from_secs(1),
+            Some(Duration::from_secs(1)),
+            (),
+            &mut s,
+        );
+        check_timeout(
+            "d",
+            Duration::from_millis(800),
+            Some(Duration::from_secs(1)),
+            (),
+            &mut s,
+        );
         assert_eq!(rules(s), [Rule::Duration; 3]);
     }
 
@@ -438,12 +509,23 @@ mod tests {
     fn paths_empty_relative_and_colliding() {
         let mut s = Violations::new();
         check_paths(
-            &[(Tag::Ready, "/health", ()), (Tag::Active, "health/", ()), (Tag::Live, "", ())],
+            &[
+                (Tag::Ready, "/health", ()),
+                (Tag::Active, "health/", ()),
+                (Tag::Live, "", ()),
+            ],
             &mut s,
         );
         assert_eq!(rules(s), [Rule::EndpointPath; 2]);
         let mut s = Violations::new();
-        check_paths(&[(Tag::Ready, "/a", ()), (Tag::Active, "/a/", ()), (Tag::Live, "/b", ())], &mut s);
+        check_paths(
+            &[
+                (Tag::Ready, "/a", ()),
+                (Tag::Active, "/a/", ()),
+                (Tag::Live, "/b", ()),
+            ],
+            &mut s,
+        );
         assert_eq!(rules(s), [Rule::EndpointPath]);
     }
 
@@ -452,10 +534,45 @@ mod tests {
         let mut s = Violations::new();
         assert!(!check_role_preference("a", None, 0, &mut s));
         assert!(!check_role_preference("a", Some((&[], 1)), 0, &mut s));
-        assert!(!check_role_preference("a", Some((&[("admin", 2), ("", 3), ("admin", 4)], 1)), 0, &mut s));
-        assert!(check_role_preference("a", Some((&[("admin", 2), ("driver", 3)], 1)), 0, &mut s));
-        let locations: Vec<i32> = s.into_result().unwrap_err().iter().map(|v| v.location).collect();
+        assert!(!check_role_preference(
+            "a",
+            Some((&[("admin", 2), ("", 3), ("admin", 4)], 1)),
+            0,
+            &mut s
+        ));
+        assert!(check_role_preference(
+            "a",
+            Some((&[("admin", 2), ("driver", 3)], 1)),
+            0,
+            &mut s
+        ));
+        let locations: Vec<i32> = s
+            .into_result()
+            .unwrap_err()
+            .iter()
+            .map(|v| v.location)
+            .collect();
         assert_eq!(locations, [0, 1, 3, 4]);
+    }
+
+    #[test]
+    fn an_active_probe_is_never_optional() {
+        let mut s = Violations::new();
+        check_active_not_optional("a", TagSet::ACTIVE, FailureStatus::Degraded, 1, &mut s);
+        check_active_not_optional("b", TagSet::READY, FailureStatus::Degraded, 2, &mut s);
+        check_active_not_optional("c", TagSet::ACTIVE, FailureStatus::Unhealthy, 3, &mut s);
+        let both = TagSet::READY.with(Tag::Active);
+        check_active_not_optional("d", both, FailureStatus::Degraded, 4, &mut s);
+        let found: Vec<(Rule, i32)> = s
+            .into_result()
+            .unwrap_err()
+            .iter()
+            .map(|v| (v.rule, v.location))
+            .collect();
+        assert_eq!(
+            found,
+            [(Rule::ActiveNotOptional, 1), (Rule::ActiveNotOptional, 4)]
+        );
     }
 
     #[test]

@@ -71,7 +71,10 @@ mod tests {
     #[test]
     fn aggregate_is_the_worst_entry() {
         assert_eq!(HealthStatus::aggregate([Healthy, Degraded]), Degraded);
-        assert_eq!(HealthStatus::aggregate([Degraded, Unhealthy, Healthy]), Unhealthy);
+        assert_eq!(
+            HealthStatus::aggregate([Degraded, Unhealthy, Healthy]),
+            Unhealthy
+        );
         assert_eq!(HealthStatus::aggregate([Healthy, Healthy]), Healthy);
     }
 

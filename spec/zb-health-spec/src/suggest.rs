@@ -48,8 +48,14 @@ mod tests {
 
     #[test]
     fn suggests_near_misses_only() {
-        assert_eq!(did_you_mean("raedy", ["ready", "active", "live"]), Some("ready"));
-        assert_eq!(did_you_mean("actve", ["ready", "active", "live"]), Some("active"));
+        assert_eq!(
+            did_you_mean("raedy", ["ready", "active", "live"]),
+            Some("ready")
+        );
+        assert_eq!(
+            did_you_mean("actve", ["ready", "active", "live"]),
+            Some("active")
+        );
         assert_eq!(did_you_mean("database", ["ready", "active", "live"]), None);
     }
 }

@@ -76,7 +76,11 @@ pub struct UnknownTag {
 
 impl fmt::Display for UnknownTag {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "unknown tag `{}`; the tags are `ready` and `active`", self.given)?;
+        write!(
+            f,
+            "unknown tag `{}`; the tags are `ready` and `active`",
+            self.given
+        )?;
         if let Some(s) = self.suggestion {
             write!(f, " (did you mean `{s}`?)")?;
         }

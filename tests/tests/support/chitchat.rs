@@ -21,7 +21,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use chitchat::transport::UdpTransport;
-use chitchat::{ChitchatConfig, ChitchatHandle, ChitchatId, FailureDetectorConfig, ProtocolVersion, spawn_chitchat};
+use chitchat::{
+    ChitchatConfig, ChitchatHandle, ChitchatId, FailureDetectorConfig, ProtocolVersion,
+    spawn_chitchat,
+};
 use tokio::net::UdpSocket;
 use tokio::task::JoinHandle;
 use zb_health::cluster::chitchat::{ChitchatClusterView, ChitchatViewConfig, member_key_values};
@@ -49,7 +52,10 @@ pub fn failure_detector() -> FailureDetectorConfig {
 
 /// The view settings of every test node.
 pub fn view_config() -> ChitchatViewConfig {
-    ChitchatViewConfig { refresh: Duration::from_millis(200), join_timeout: Duration::from_secs(20) }
+    ChitchatViewConfig {
+        refresh: Duration::from_millis(200),
+        join_timeout: Duration::from_secs(20),
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -79,7 +85,9 @@ impl Switch {
     fn route(&self, from: usize, to: usize) -> Option<SocketAddr> {
         let ports = self.ports();
         let (a, b) = (ports[from], ports[to]);
-        (a.listen.is_some() && a.group == b.group).then_some(b.listen).flatten()
+        (a.listen.is_some() && a.group == b.group)
+            .then_some(b.listen)
+            .flatten()
     }
 
     fn keep(&self, task: JoinHandle<()>) {
@@ -113,7 +121,13 @@ impl Lan {
         sockets.sort_by_cached_key(|s| s.local_addr().unwrap().to_string().into_bytes());
         let fronts: Vec<SocketAddr> = sockets.iter().map(|s| s.local_addr().unwrap()).collect();
         let switch = Arc::new(Switch {
-            ports: Mutex::new(vec![Port { listen: None, group: 0 }; n]),
+            ports: Mutex::new(vec![
+                Port {
+                    listen: None,
+                    group: 0
+                };
+                n
+            ]),
             tasks: Mutex::new(Vec::new()),
         });
         for (i, socket) in sockets.into_iter().enumerate() {
@@ -164,7 +178,9 @@ async fn front(switch: Arc<Switch>, i: usize, socket: UdpSocket) {
             tokio::time::sleep(Duration::from_millis(1)).await;
             continue;
         };
-        let Some(x) = switch.node_of(src) else { continue };
+        let Some(x) = switch.node_of(src) else {
+            continue;
+        };
         let relay = match relays.get(&x) {
             Some(r) => r.clone(),
             None => {
@@ -215,7 +231,10 @@ impl Node {
         let id = ChitchatId::new(format!("node-{index}"), generation, lan.advertise(index));
         for _ in 0..20 {
             // chitchat binds the port itself, so find a free one first.
-            let listen = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+            let listen = std::net::UdpSocket::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap();
             lan.plug(index, Some(listen));
             let config = ChitchatConfig {
                 chitchat_id: id.clone(),
@@ -233,7 +252,13 @@ impl Node {
             if let Ok(handle) = spawn_chitchat(config, initial, &UdpTransport).await {
                 let view = ChitchatClusterView::for_handle(&handle, view_config());
                 let roles = roles.iter().map(|r| (*r).to_owned()).collect();
-                return Node { index, id, roles, view, handle: Some(handle) };
+                return Node {
+                    index,
+                    id,
+                    roles,
+                    view,
+                    handle: Some(handle),
+                };
             }
             lan.plug(index, None);
         }
@@ -260,7 +285,11 @@ impl Node {
 
     /// chitchat's current adaptive failure-detection timeout for `peer`.
     pub async fn detection_timeout(&self, peer: &ChitchatId) -> Option<Duration> {
-        self.view.chitchat().lock().await.failure_detection_timeout(peer)
+        self.view
+            .chitchat()
+            .lock()
+            .await
+            .failure_detection_timeout(peer)
     }
 
     /// The active node by `rule` in this node's view, if it has one.
@@ -272,7 +301,9 @@ impl Node {
     /// Whether this node sees exactly `expected` (address, age) members, all
     /// reachable and `Up`.
     pub fn sees_all_up(&self, expected: &[(String, u64)]) -> bool {
-        let Some(state) = self.view.state() else { return false };
+        let Some(state) = self.view.state() else {
+            return false;
+        };
         let mut seen: Vec<(String, u64)> = state
             .members
             .iter()
@@ -287,8 +318,15 @@ impl Node {
 
     /// Whether this node's detector has written off every node in `peers`.
     pub fn sees_unreachable(&self, peers: &[&str]) -> bool {
-        let Some(state) = self.view.state() else { return false };
-        peers.iter().all(|p| state.members.iter().any(|m| m.address == *p && !m.reachable))
+        let Some(state) = self.view.state() else {
+            return false;
+        };
+        peers.iter().all(|p| {
+            state
+                .members
+                .iter()
+                .any(|m| m.address == *p && !m.reachable)
+        })
     }
 }
 
@@ -319,7 +357,10 @@ impl Cluster {
 
     /// (address, age) of the nodes in `indexes`.
     pub fn members(&self, indexes: &[usize]) -> Vec<(String, u64)> {
-        indexes.iter().map(|&i| (self.nodes[i].address(), self.nodes[i].id.generation_id)).collect()
+        indexes
+            .iter()
+            .map(|&i| (self.nodes[i].address(), self.nodes[i].id.generation_id))
+            .collect()
     }
 
     /// Waits until every node in `indexes` sees exactly those nodes, all
@@ -327,7 +368,10 @@ impl Cluster {
     pub async fn converge(&self, indexes: &[usize], deadline: Duration) -> Duration {
         let expected = self.members(indexes);
         eventually("the cluster to converge", deadline, || {
-            indexes.iter().all(|&i| self.nodes[i].sees_all_up(&expected)).then_some(())
+            indexes
+                .iter()
+                .all(|&i| self.nodes[i].sees_all_up(&expected))
+                .then_some(())
         })
         .await
         .1
@@ -336,13 +380,20 @@ impl Cluster {
 
 /// Polls `check` every 5 ms until it answers `Some`, for at most
 /// `deadline`; returns the answer and how long it took.
-pub async fn eventually<T>(what: &str, deadline: Duration, mut check: impl FnMut() -> Option<T>) -> (T, Duration) {
+pub async fn eventually<T>(
+    what: &str,
+    deadline: Duration,
+    mut check: impl FnMut() -> Option<T>,
+) -> (T, Duration) {
     let start = Instant::now();
     loop {
         if let Some(value) = check() {
             return (value, start.elapsed());
         }
-        assert!(start.elapsed() < deadline, "timed out after {deadline:?} waiting for {what}");
+        assert!(
+            start.elapsed() < deadline,
+            "timed out after {deadline:?} waiting for {what}"
+        );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }

@@ -7,11 +7,12 @@ use std::net::SocketAddr;
 use std::sync::OnceLock;
 
 use actix_web::dev::ServerHandle;
-use actix_web::{web, App, HttpServer};
+use actix_web::{App, HttpServer, web};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use zb_health::{
-    from_fn, HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, TagSet, ZbHealthEndpoints,
+    HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, TagSet, ZbHealthEndpoints,
+    from_fn,
 };
 
 /// A registry whose ready tier answers `ready` and active tier `active`.
@@ -36,7 +37,10 @@ pub fn registry(ready: HealthStatus, active: HealthStatus) -> HealthRegistry {
 
 /// A ready-tier probe that always answers `status` with no description.
 pub fn fixed(name: &'static str, status: HealthStatus) -> ProbeRegistration {
-    ProbeRegistration::new(name, from_fn(move || async move { Ok(ProbeResult::new(status)) }))
+    ProbeRegistration::new(
+        name,
+        from_fn(move || async move { Ok(ProbeResult::new(status)) }),
+    )
 }
 
 /// A running server and its address; stopped on drop.
@@ -103,19 +107,35 @@ impl Wire {
 /// server closes it: no client library between the test and the bytes.
 pub async fn request(addr: SocketAddr, method: &str, path: &str) -> Wire {
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let req = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+    );
     stream.write_all(req.as_bytes()).await.unwrap();
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw).await.unwrap();
-    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("a header block");
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a header block");
     let head = String::from_utf8(raw[..split].to_vec()).unwrap();
     let mut lines = head.split("\r\n");
-    let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
     let headers = lines
         .filter_map(|l| l.split_once(':'))
         .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
         .collect();
-    Wire { status, headers, body: raw[split + 4..].to_vec() }
+    Wire {
+        status,
+        headers,
+        body: raw[split + 4..].to_vec(),
+    }
 }
 
 /// `spec/health-response.schema.json`, compiled once.

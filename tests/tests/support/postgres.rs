@@ -44,9 +44,17 @@ impl Postgres {
         ));
         let _ = std::fs::remove_dir_all(&root);
         std::fs::create_dir_all(&root).unwrap();
-        let as_postgres_user = std::fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false);
+        let as_postgres_user = std::fs::metadata("/proc/self")
+            .map(|m| m.uid() == 0)
+            .unwrap_or(false);
         // From here on, `Drop` cleans up whatever was created.
-        let mut pg = Self { bin, data: root.join("data"), root, port: free_port(), as_postgres_user };
+        let mut pg = Self {
+            bin,
+            data: root.join("data"),
+            root,
+            port: free_port(),
+            as_postgres_user,
+        };
         if as_postgres_user {
             pg.run(Command::new("chown").arg("postgres:").arg(&pg.root));
         }
@@ -88,7 +96,10 @@ impl Postgres {
 
     /// The URL of the test role for another database name.
     pub fn url_for(&self, database: &str) -> String {
-        format!("postgres://{USER}:{PASSWORD}@127.0.0.1:{}/{database}", self.port)
+        format!(
+            "postgres://{USER}:{PASSWORD}@127.0.0.1:{}/{database}",
+            self.port
+        )
     }
 
     /// Kills the server at once (`pg_ctl stop -m immediate`), like a crash:
@@ -109,7 +120,9 @@ impl Postgres {
         let log = self.root.join("postgres.log");
         let options = format!("-p {}", self.port);
         let mut cmd = self.pg_ctl();
-        cmd.arg("-l").arg(log).args(["-o", &options, "-w", "-t", "60", "start"]);
+        cmd.arg("-l")
+            .arg(log)
+            .args(["-o", &options, "-w", "-t", "60", "start"]);
         self.try_run(&mut cmd).map(drop)
     }
 
@@ -120,7 +133,14 @@ impl Postgres {
             self.server_cmd("psql")
                 .arg("-h")
                 .arg(&self.root)
-                .args(["-p", &self.port.to_string(), "-U", "postgres", "-d", "postgres"])
+                .args([
+                    "-p",
+                    &self.port.to_string(),
+                    "-U",
+                    "postgres",
+                    "-d",
+                    "postgres",
+                ])
                 .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", sql]),
         );
     }
@@ -147,13 +167,16 @@ impl Postgres {
     }
 
     fn run(&self, cmd: &mut Command) -> Output {
-        self.try_run(cmd).unwrap_or_else(|failure| panic!("{failure}"))
+        self.try_run(cmd)
+            .unwrap_or_else(|failure| panic!("{failure}"))
     }
 
     /// Runs `cmd`; on failure, says what failed with its output and the
     /// server log.
     fn try_run(&self, cmd: &mut Command) -> Result<Output, String> {
-        let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+        let out = cmd
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
         if out.status.success() {
             return Ok(out);
         }
@@ -170,7 +193,10 @@ impl Postgres {
 impl Drop for Postgres {
     fn drop(&mut self) {
         if self.data.join("postmaster.pid").exists() {
-            let _ = self.pg_ctl().args(["-m", "immediate", "-w", "stop"]).output();
+            let _ = self
+                .pg_ctl()
+                .args(["-m", "immediate", "-w", "stop"])
+                .output();
         }
         let _ = std::fs::remove_dir_all(&self.root);
     }
@@ -203,5 +229,9 @@ fn server_binaries() -> PathBuf {
 
 /// A loopback port nobody listens on right now.
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use zb_health_spec::{check_role_preference, MajorityGuard, Violations};
+use zb_health_spec::{MajorityGuard, Violations, check_role_preference};
 
 use super::view::{ClusterState, Member, MemberStatus};
 use crate::registry::RegistryError;
@@ -75,7 +75,9 @@ impl ActiveDecision {
     /// The active node's address, when there is one.
     pub fn active_node(&self) -> Option<&str> {
         match self {
-            ActiveDecision::Active { active, .. } | ActiveDecision::Standby { active, .. } => Some(active),
+            ActiveDecision::Active { active, .. } | ActiveDecision::Standby { active, .. } => {
+                Some(active)
+            }
             _ => None,
         }
     }
@@ -101,7 +103,10 @@ impl ClusterActiveNode {
         let mut sink = Violations::new();
         check_role_preference("active-node", Some((&listed, ())), (), &mut sink);
         sink.into_result()?;
-        Ok(Self { roles: roles.into(), guard: None })
+        Ok(Self {
+            roles: roles.into(),
+            guard: None,
+        })
     }
 
     /// Adds the split-brain guard: with `require_majority`, a node that
@@ -126,12 +131,19 @@ impl ClusterActiveNode {
         if let Some(guard) = self.guard {
             let reachable = state.reachable_count();
             if !guard.allows(reachable) {
-                return ActiveDecision::Minority { reachable, needed: guard.majority() };
+                return ActiveDecision::Minority {
+                    reachable,
+                    needed: guard.majority(),
+                };
             }
         }
         let role = if self.is_scoped() {
             let own = state.self_member();
-            match self.roles.iter().find(|r| own.is_some_and(|m| m.has_role(r))) {
+            match self
+                .roles
+                .iter()
+                .find(|r| own.is_some_and(|m| m.has_role(r)))
+            {
                 Some(r) => Some(r.clone()),
                 None => return ActiveDecision::NoActiveRole,
             }
@@ -140,10 +152,14 @@ impl ClusterActiveNode {
         };
         match self.oldest_up(state, role.as_deref()) {
             None => ActiveDecision::NoUpMemberInScope { role },
-            Some(m) if m.address == state.self_address => {
-                ActiveDecision::Active { role, active: m.address.clone() }
-            }
-            Some(m) => ActiveDecision::Standby { role, active: m.address.clone() },
+            Some(m) if m.address == state.self_address => ActiveDecision::Active {
+                role,
+                active: m.address.clone(),
+            },
+            Some(m) => ActiveDecision::Standby {
+                role,
+                active: m.address.clone(),
+            },
         }
     }
 
@@ -155,6 +171,10 @@ impl ClusterActiveNode {
             .iter()
             .filter(|m| m.status == MemberStatus::Up && m.reachable)
             .filter(|m| role.is_none_or(|r| m.has_role(r)))
-            .min_by(|a, b| a.age.cmp(&b.age).then_with(|| a.address.as_bytes().cmp(b.address.as_bytes())))
+            .min_by(|a, b| {
+                a.age
+                    .cmp(&b.age)
+                    .then_with(|| a.address.as_bytes().cmp(b.address.as_bytes()))
+            })
     }
 }

@@ -105,7 +105,10 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<str>,
 {
-    vec![(STATUS_KEY.to_owned(), status.as_str().to_owned()), (ROLES_KEY.to_owned(), join_roles(roles))]
+    vec![
+        (STATUS_KEY.to_owned(), status.as_str().to_owned()),
+        (ROLES_KEY.to_owned(), join_roles(roles)),
+    ]
 }
 
 /// Publishes this node's status and roles into its gossip state, e.g.
@@ -129,11 +132,22 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<str>,
 {
-    roles.into_iter().map(|r| r.as_ref().trim().to_owned()).filter(|r| !r.is_empty()).collect::<Vec<_>>().join(",")
+    roles
+        .into_iter()
+        .map(|r| r.as_ref().trim().to_owned())
+        .filter(|r| !r.is_empty())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 fn parse_roles(value: Option<&str>) -> Vec<String> {
-    value.unwrap_or_default().split(',').map(str::trim).filter(|r| !r.is_empty()).map(str::to_owned).collect()
+    value
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 /// The cluster as `chitchat` sees it right now, one [`Member`] per address
@@ -160,13 +174,19 @@ pub fn cluster_state(chitchat: &Chitchat) -> ClusterState {
         .into_values()
         .map(|(id, node)| Member {
             address: id.gossip_advertise_addr.to_string(),
-            status: node.get(STATUS_KEY).and_then(MemberStatus::parse).unwrap_or(MemberStatus::Joining),
+            status: node
+                .get(STATUS_KEY)
+                .and_then(MemberStatus::parse)
+                .unwrap_or(MemberStatus::Joining),
             roles: parse_roles(node.get(ROLES_KEY)),
             age: id.generation_id,
             reachable: id == own || live.contains(id),
         })
         .collect();
-    ClusterState { self_address, members }
+    ClusterState {
+        self_address,
+        members,
+    }
 }
 
 /// How a [`ChitchatClusterView`] keeps its snapshot and decides that the
@@ -189,7 +209,10 @@ pub struct ChitchatViewConfig {
 
 impl Default for ChitchatViewConfig {
     fn default() -> Self {
-        Self { refresh: Duration::from_millis(500), join_timeout: Duration::from_secs(5) }
+        Self {
+            refresh: Duration::from_millis(500),
+            join_timeout: Duration::from_secs(5),
+        }
     }
 }
 
@@ -224,8 +247,15 @@ impl Shared {
             return true;
         }
         let own = chitchat.self_chitchat_id().gossip_advertise_addr;
-        let live: HashSet<SocketAddr> = chitchat.live_nodes().map(|id| id.gossip_advertise_addr).collect();
-        chitchat.seed_nodes().into_iter().filter(|s| *s != own).all(|s| live.contains(&s))
+        let live: HashSet<SocketAddr> = chitchat
+            .live_nodes()
+            .map(|id| id.gossip_advertise_addr)
+            .collect();
+        chitchat
+            .seed_nodes()
+            .into_iter()
+            .filter(|s| *s != own)
+            .all(|s| live.contains(&s))
     }
 
     /// Rebuilds the snapshot from `chitchat` (whose lock the caller holds).
@@ -309,11 +339,23 @@ impl ChitchatClusterView {
         Self::start(chitchat, config, None)
     }
 
-    fn start(chitchat: Arc<Mutex<Chitchat>>, config: ChitchatViewConfig, terminated: Option<Terminated>) -> Arc<Self> {
-        let shared = Arc::new(Shared { cell: RwLock::default(), started: Instant::now(), config });
+    fn start(
+        chitchat: Arc<Mutex<Chitchat>>,
+        config: ChitchatViewConfig,
+        terminated: Option<Terminated>,
+    ) -> Arc<Self> {
+        let shared = Arc::new(Shared {
+            cell: RwLock::default(),
+            started: Instant::now(),
+            config,
+        });
         let (stop_tx, stop_rx) = oneshot::channel();
         tokio::spawn(run(shared.clone(), chitchat.clone(), stop_rx, terminated));
-        Arc::new(Self { shared, chitchat, _stop: stop_tx })
+        Arc::new(Self {
+            shared,
+            chitchat,
+            _stop: stop_tx,
+        })
     }
 
     /// Publishes this node's status and roles (see [`publish_member`]) and
@@ -360,7 +402,13 @@ async fn run(
     loop {
         shared.refresh(&*chitchat.lock().await);
         let (watch_now, watcher) = (watching, &mut watcher);
-        let changed = async move { if watch_now { watcher.changed().await.is_ok() } else { pending().await } };
+        let changed = async move {
+            if watch_now {
+                watcher.changed().await.is_ok()
+            } else {
+                pending().await
+            }
+        };
         let tick = tokio::time::sleep(shared.config.refresh);
         let (mut changed, mut tick) = (pin!(changed), pin!(tick));
         let event = poll_fn(|cx| {
@@ -402,7 +450,9 @@ enum Event {
 mod tests {
     use std::collections::HashSet;
 
-    use ::chitchat::{ChitchatConfig, DeletionStatus, FailureDetectorConfig, ProtocolVersion, VersionedValue};
+    use ::chitchat::{
+        ChitchatConfig, DeletionStatus, FailureDetectorConfig, ProtocolVersion, VersionedValue,
+    };
     use tokio::sync::watch;
 
     use super::*;
@@ -412,7 +462,10 @@ mod tests {
     }
 
     fn chitchat(own: ChitchatId, seeds: &[u16]) -> Chitchat {
-        let seeds: HashSet<SocketAddr> = seeds.iter().map(|p| SocketAddr::from(([127, 0, 0, 1], *p))).collect();
+        let seeds: HashSet<SocketAddr> = seeds
+            .iter()
+            .map(|p| SocketAddr::from(([127, 0, 0, 1], *p)))
+            .collect();
         let (_tx, rx) = watch::channel(seeds);
         let config = ChitchatConfig {
             listen_addr: own.gossip_advertise_addr,
@@ -426,7 +479,11 @@ mod tests {
             extra_liveness_predicate: None,
             protocol_version: ProtocolVersion::V0,
         };
-        Chitchat::with_chitchat_id_and_seeds(config, rx, member_key_values(MemberStatus::Up, ["admin", "driver"]))
+        Chitchat::with_chitchat_id_and_seeds(
+            config,
+            rx,
+            member_key_values(MemberStatus::Up, ["admin", "driver"]),
+        )
     }
 
     /// Adds a peer's state the way a catch-up would (it is not live: the
@@ -438,7 +495,11 @@ mod tests {
             .map(|(i, (k, v))| {
                 (
                     (*k).to_owned(),
-                    VersionedValue { value: (*v).to_owned(), version: i as u64 + 1, status: DeletionStatus::Set },
+                    VersionedValue {
+                        value: (*v).to_owned(),
+                        version: i as u64 + 1,
+                        status: DeletionStatus::Set,
+                    },
                 )
             })
             .collect();
@@ -450,12 +511,19 @@ mod tests {
     fn members_carry_generation_status_roles_and_liveness() {
         let own = id("a", 20, 7001);
         let mut c = chitchat(own.clone(), &[]);
-        add_peer(&mut c, &id("b", 10, 7002), &[(STATUS_KEY, "leaving"), (ROLES_KEY, " driver ,, x")]);
+        add_peer(
+            &mut c,
+            &id("b", 10, 7002),
+            &[(STATUS_KEY, "leaving"), (ROLES_KEY, " driver ,, x")],
+        );
         add_peer(&mut c, &id("c", 30, 7003), &[("app.key", "1")]);
         let state = cluster_state(&c);
         assert_eq!(state.self_address, "127.0.0.1:7001");
         let me = state.self_member().unwrap();
-        assert_eq!((me.status, me.age, me.reachable), (MemberStatus::Up, 20, true));
+        assert_eq!(
+            (me.status, me.age, me.reachable),
+            (MemberStatus::Up, 20, true)
+        );
         assert_eq!(me.roles, ["admin", "driver"]);
         let b = &state.members[1];
         assert_eq!(
@@ -464,7 +532,11 @@ mod tests {
         );
         assert_eq!(b.roles, ["driver", "x"]);
         let c3 = &state.members[2];
-        assert_eq!((c3.status, c3.roles.len()), (MemberStatus::Joining, 0), "no status key reads as Joining");
+        assert_eq!(
+            (c3.status, c3.roles.len()),
+            (MemberStatus::Joining, 0),
+            "no status key reads as Joining"
+        );
     }
 
     #[test]
@@ -476,7 +548,11 @@ mod tests {
         // A stale, higher-generation claim on our own address never hides self.
         add_peer(&mut c, &id("a", 90, 7001), &[(STATUS_KEY, "down")]);
         let state = cluster_state(&c);
-        let ages: Vec<(&str, u64)> = state.members.iter().map(|m| (m.address.as_str(), m.age)).collect();
+        let ages: Vec<(&str, u64)> = state
+            .members
+            .iter()
+            .map(|m| (m.address.as_str(), m.age))
+            .collect();
         assert_eq!(ages, [("127.0.0.1:7001", 50), ("127.0.0.1:7002", 40)]);
         assert_eq!(state.self_member().unwrap().status, MemberStatus::Up);
     }
@@ -485,7 +561,10 @@ mod tests {
     async fn no_state_until_the_seeds_are_live_and_removed_after_gossip_stops() {
         let own = id("a", 1, 7001);
         let c = Arc::new(Mutex::new(chitchat(own, &[7001, 7002])));
-        let config = ChitchatViewConfig { refresh: Duration::from_millis(10), join_timeout: Duration::from_secs(3600) };
+        let config = ChitchatViewConfig {
+            refresh: Duration::from_millis(10),
+            join_timeout: Duration::from_secs(3600),
+        };
         let (stop_tx, stop_rx) = oneshot::channel::<()>();
         let view = ChitchatClusterView::start(
             c.clone(),
@@ -498,7 +577,10 @@ mod tests {
         assert_eq!(view.state(), None, "seed 7002 is not live yet");
 
         // A lone node (no other seed) has joined at once.
-        let lone = ChitchatClusterView::spawn(Arc::new(Mutex::new(chitchat(id("z", 1, 7009), &[7009]))), config);
+        let lone = ChitchatClusterView::spawn(
+            Arc::new(Mutex::new(chitchat(id("z", 1, 7009), &[7009]))),
+            config,
+        );
         lone.refresh().await;
         assert_eq!(lone.state().unwrap().members.len(), 1);
 
@@ -507,7 +589,11 @@ mod tests {
         let state = view.state().expect("a final snapshot after gossip stopped");
         assert_eq!(state.self_member().unwrap().status, MemberStatus::Removed);
         view.publish(MemberStatus::Up, ["admin"]).await;
-        assert_eq!(view.state().unwrap().self_member().unwrap().status, MemberStatus::Removed, "frozen");
+        assert_eq!(
+            view.state().unwrap().self_member().unwrap().status,
+            MemberStatus::Removed,
+            "frozen"
+        );
     }
 
     #[tokio::test]

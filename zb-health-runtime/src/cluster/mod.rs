@@ -25,8 +25,8 @@ mod tests;
 
 pub use active::{ActiveDecision, ClusterActiveNode};
 pub use probes::{
-    ActiveNodeProbe, CLUSTER_NOT_AVAILABLE, ClusterActiveNodeGate, ClusterMembershipProbe, ClusterStatusPolicy,
-    ClusterTransportProbe,
+    ActiveNodeProbe, CLUSTER_NOT_AVAILABLE, ClusterActiveNodeGate, ClusterMembershipProbe,
+    ClusterStatusPolicy, ClusterTransportProbe,
 };
 pub use view::{ClusterState, ClusterView, InMemoryClusterView, Member, MemberStatus};
 pub use zb_health_spec::{MajorityGuard, MembershipPolicy};

@@ -49,7 +49,9 @@ impl From<MembershipPolicy> for ClusterStatusPolicy {
 
 impl ClusterStatusPolicy {
     /// A custom table, e.g. one that also counts `WeaklyUp` as Healthy.
-    pub fn custom(map: impl Fn(Option<MemberStatus>) -> HealthStatus + Send + Sync + 'static) -> Self {
+    pub fn custom(
+        map: impl Fn(Option<MemberStatus>) -> HealthStatus + Send + Sync + 'static,
+    ) -> Self {
         Self::Custom(Arc::new(map))
     }
 
@@ -84,7 +86,10 @@ pub struct ClusterMembershipProbe {
 impl ClusterMembershipProbe {
     /// The probe with the `Default` policy.
     pub fn new(view: Arc<dyn ClusterView>) -> Self {
-        Self { view, policy: ClusterStatusPolicy::Default }
+        Self {
+            view,
+            policy: ClusterStatusPolicy::Default,
+        }
     }
 
     /// Sets the policy.
@@ -137,7 +142,11 @@ pub struct ActiveNodeProbe {
 impl ActiveNodeProbe {
     /// The probe over `view` with `rule`.
     pub fn new(view: Arc<dyn ClusterView>, rule: ClusterActiveNode) -> Self {
-        Self { view, rule, no_active_role_status: HealthStatus::Unhealthy }
+        Self {
+            view,
+            rule,
+            no_active_role_status: HealthStatus::Unhealthy,
+        }
     }
 
     /// The status of a node that holds none of the listed roles. Unhealthy
@@ -156,19 +165,34 @@ impl Probe for ActiveNodeProbe {
         };
         let decision = self.rule.decide(&state);
         let (status, description) = match &decision {
-            ActiveDecision::Active { .. } => (HealthStatus::Healthy, "this node is the oldest Up member in scope"),
-            ActiveDecision::Standby { .. } => (HealthStatus::Unhealthy, "standby: another node is the oldest Up member in scope"),
-            ActiveDecision::NoActiveRole => (self.no_active_role_status, "this node holds none of the active roles"),
-            ActiveDecision::NoUpMemberInScope { .. } => (HealthStatus::Unhealthy, "no Up member in scope"),
-            ActiveDecision::Minority { .. } => (HealthStatus::Unhealthy, "fewer than a majority of the expected members reachable"),
+            ActiveDecision::Active { .. } => (
+                HealthStatus::Healthy,
+                "this node is the oldest Up member in scope",
+            ),
+            ActiveDecision::Standby { .. } => (
+                HealthStatus::Unhealthy,
+                "standby: another node is the oldest Up member in scope",
+            ),
+            ActiveDecision::NoActiveRole => (
+                self.no_active_role_status,
+                "this node holds none of the active roles",
+            ),
+            ActiveDecision::NoUpMemberInScope { .. } => {
+                (HealthStatus::Unhealthy, "no Up member in scope")
+            }
+            ActiveDecision::Minority { .. } => (
+                HealthStatus::Unhealthy,
+                "fewer than a majority of the expected members reachable",
+            ),
         };
         let mut result = ProbeResult::new(status)
             .with_description(description)
             .with_data("selfAddress", state.self_address.clone());
         if self.rule.is_scoped()
-            && let Some(role) = decision.role() {
-                result = result.with_data("activeRole", role);
-            }
+            && let Some(role) = decision.role()
+        {
+            result = result.with_data("activeRole", role);
+        }
         if let Some(active) = decision.active_node() {
             result = result.with_data("activeNode", active);
         }
@@ -210,12 +234,17 @@ impl Probe for ClusterTransportProbe {
         // does); a configured cluster size keeps an isolated node from then
         // passing as a one-node cluster.
         let known = state.expected_peers().count();
-        let configured = self.guard.map_or(0, |g| g.expected_size.saturating_sub(1) as usize);
+        let configured = self
+            .guard
+            .map_or(0, |g| g.expected_size.saturating_sub(1) as usize);
         let expected = known.max(configured);
         let reached = state.expected_peers().filter(|m| m.reachable).count();
         let result = if expected > 0 && reached == 0 {
             ProbeResult::unhealthy("isolated from every expected peer")
-        } else if self.guard.is_some_and(|g| !g.allows(state.reachable_count())) {
+        } else if self
+            .guard
+            .is_some_and(|g| !g.allows(state.reachable_count()))
+        {
             ProbeResult::unhealthy("fewer than a majority of the expected members reachable")
         } else if expected == 0 {
             ProbeResult::healthy().with_description("single node: no peers expected")
@@ -246,6 +275,8 @@ impl ClusterActiveNodeGate {
 
 impl ActiveNodeGate for ClusterActiveNodeGate {
     fn is_active_node(&self) -> bool {
-        self.view.state().is_some_and(|s| self.rule.decide(&s).is_active())
+        self.view
+            .state()
+            .is_some_and(|s| self.rule.decide(&s).is_active())
     }
 }

@@ -20,7 +20,10 @@ fn member(address: &str, status: MemberStatus, age: u64, roles: &[&str]) -> Memb
 }
 
 fn state(self_address: &str, members: Vec<Member>) -> ClusterState {
-    ClusterState { self_address: self_address.into(), members }
+    ClusterState {
+        self_address: self_address.into(),
+        members,
+    }
 }
 
 fn view(s: ClusterState) -> Arc<dyn ClusterView> {
@@ -55,7 +58,10 @@ async fn default_policy_maps_each_status_as_zb_2_2() {
         assert_eq!(desc.unwrap(), format!("Member status: {st:?}"));
     }
     let absent = view(state("a", vec![member("b", Up, 1, &[])]));
-    assert_eq!(status_of(ClusterMembershipProbe::new(absent)).await.0, HealthStatus::Unhealthy);
+    assert_eq!(
+        status_of(ClusterMembershipProbe::new(absent)).await.0,
+        HealthStatus::Unhealthy
+    );
 }
 
 #[tokio::test]
@@ -64,7 +70,11 @@ async fn ot_opc_ua_compat_is_healthy_only_when_up_among_reachable_members() {
     for st in MemberStatus::ALL {
         let v = view(state("a", vec![member("a", st, 1, &[])]));
         let probe = ClusterMembershipProbe::new(v).policy(MembershipPolicy::OtOpcUaCompat);
-        let want = if st == Up { HealthStatus::Healthy } else { HealthStatus::Degraded };
+        let want = if st == Up {
+            HealthStatus::Healthy
+        } else {
+            HealthStatus::Degraded
+        };
         assert_eq!(status_of(probe).await.0, want, "{st:?}");
     }
     let mut unreachable_self = member("a", Up, 1, &[]);
@@ -80,8 +90,16 @@ async fn a_custom_policy_table_is_used() {
         Some(MemberStatus::WeaklyUp | MemberStatus::Up) => HealthStatus::Healthy,
         _ => HealthStatus::Degraded,
     });
-    let v = view(state("a", vec![member("a", MemberStatus::WeaklyUp, 1, &[])]));
-    assert_eq!(status_of(ClusterMembershipProbe::new(v).policy(policy)).await.0, HealthStatus::Healthy);
+    let v = view(state(
+        "a",
+        vec![member("a", MemberStatus::WeaklyUp, 1, &[])],
+    ));
+    assert_eq!(
+        status_of(ClusterMembershipProbe::new(v).policy(policy))
+            .await
+            .0,
+        HealthStatus::Healthy
+    );
 }
 
 #[tokio::test]
@@ -89,7 +107,11 @@ async fn every_probe_is_degraded_while_the_cluster_is_not_available() {
     let v: Arc<dyn ClusterView> = Arc::new(InMemoryClusterView::new());
     let all = [
         status_of(ClusterMembershipProbe::new(v.clone())).await,
-        status_of(ActiveNodeProbe::new(v.clone(), ClusterActiveNode::unscoped())).await,
+        status_of(ActiveNodeProbe::new(
+            v.clone(),
+            ClusterActiveNode::unscoped(),
+        ))
+        .await,
         status_of(ClusterTransportProbe::new(v.clone())).await,
     ];
     for (status, desc, _) in all {
@@ -114,15 +136,33 @@ async fn the_oldest_up_member_is_active_not_the_lowest_address() {
     };
     let rule = ClusterActiveNode::unscoped();
     let active = rule.decide(&state("10.0.0.2:1", members()));
-    assert_eq!(active, ActiveDecision::Active { role: None, active: "10.0.0.2:1".into() });
+    assert_eq!(
+        active,
+        ActiveDecision::Active {
+            role: None,
+            active: "10.0.0.2:1".into()
+        }
+    );
     let standby = rule.decide(&state("10.0.0.1:1", members()));
-    assert_eq!(standby, ActiveDecision::Standby { role: None, active: "10.0.0.2:1".into() });
-    let (status, _, data) =
-        status_of(ActiveNodeProbe::new(view(state("10.0.0.1:1", members())), rule)).await;
+    assert_eq!(
+        standby,
+        ActiveDecision::Standby {
+            role: None,
+            active: "10.0.0.2:1".into()
+        }
+    );
+    let (status, _, data) = status_of(ActiveNodeProbe::new(
+        view(state("10.0.0.1:1", members())),
+        rule,
+    ))
+    .await;
     assert_eq!(status, HealthStatus::Unhealthy);
     assert_eq!(data["selfAddress"], "10.0.0.1:1");
     assert_eq!(data["activeNode"], "10.0.0.2:1");
-    assert!(data.get("activeRole").is_none(), "unscoped results carry no activeRole");
+    assert!(
+        data.get("activeRole").is_none(),
+        "unscoped results carry no activeRole"
+    );
 }
 
 #[test]
@@ -130,8 +170,14 @@ fn age_ties_break_by_address_bytes_not_locale() {
     use MemberStatus::*;
     // Byte order puts "B" (0x42) before "a" (0x61); a case-insensitive
     // locale order would not.
-    let s = state("a:1", vec![member("a:1", Up, 3, &[]), member("B:1", Up, 3, &[])]);
-    assert_eq!(ClusterActiveNode::unscoped().decide(&s).active_node(), Some("B:1"));
+    let s = state(
+        "a:1",
+        vec![member("a:1", Up, 3, &[]), member("B:1", Up, 3, &[])],
+    );
+    assert_eq!(
+        ClusterActiveNode::unscoped().decide(&s).active_node(),
+        Some("B:1")
+    );
 }
 
 #[test]
@@ -156,39 +202,92 @@ async fn role_preference_answers_for_the_first_held_role() {
     };
     let rule = ClusterActiveNode::with_roles(["admin", "driver"]).unwrap();
     let fused = rule.decide(&state("fused", members()));
-    assert_eq!(fused, ActiveDecision::Standby { role: Some("admin".into()), active: "admin-2".into() });
+    assert_eq!(
+        fused,
+        ActiveDecision::Standby {
+            role: Some("admin".into()),
+            active: "admin-2".into()
+        }
+    );
     let admin = rule.decide(&state("admin-2", members()));
-    assert_eq!(admin, ActiveDecision::Active { role: Some("admin".into()), active: "admin-2".into() });
+    assert_eq!(
+        admin,
+        ActiveDecision::Active {
+            role: Some("admin".into()),
+            active: "admin-2".into()
+        }
+    );
     // The oldest Up driver-holder is driver-1 (age 2) vs fused (age 3).
     let driver = rule.decide(&state("driver-1", members()));
-    assert_eq!(driver, ActiveDecision::Active { role: Some("driver".into()), active: "driver-1".into() });
-    assert_eq!(rule.decide(&state("web", members())), ActiveDecision::NoActiveRole);
+    assert_eq!(
+        driver,
+        ActiveDecision::Active {
+            role: Some("driver".into()),
+            active: "driver-1".into()
+        }
+    );
+    assert_eq!(
+        rule.decide(&state("web", members())),
+        ActiveDecision::NoActiveRole
+    );
 
-    let (status, desc, data) = status_of(ActiveNodeProbe::new(view(state("web", members())), rule.clone())).await;
-    assert_eq!(status, HealthStatus::Unhealthy, "NoActiveRoleStatus defaults to Unhealthy (lmxopcua#494)");
-    assert_eq!(desc.as_deref(), Some("this node holds none of the active roles"));
+    let (status, desc, data) = status_of(ActiveNodeProbe::new(
+        view(state("web", members())),
+        rule.clone(),
+    ))
+    .await;
+    assert_eq!(
+        status,
+        HealthStatus::Unhealthy,
+        "NoActiveRoleStatus defaults to Unhealthy (lmxopcua#494)"
+    );
+    assert_eq!(
+        desc.as_deref(),
+        Some("this node holds none of the active roles")
+    );
     assert_eq!(data["selfAddress"], "web");
     let relaxed = ActiveNodeProbe::new(view(state("web", members())), rule.clone())
         .no_active_role_status(HealthStatus::Degraded);
     assert_eq!(status_of(relaxed).await.0, HealthStatus::Degraded);
     let (_, _, data) = status_of(ActiveNodeProbe::new(view(state("fused", members())), rule)).await;
-    assert_eq!((data["activeRole"].as_str(), data["activeNode"].as_str()), (Some("admin"), Some("admin-2")));
+    assert_eq!(
+        (data["activeRole"].as_str(), data["activeNode"].as_str()),
+        (Some("admin"), Some("admin-2"))
+    );
 }
 
 #[tokio::test]
 async fn no_up_member_in_scope_is_unhealthy_once_the_cluster_is_reachable() {
     use MemberStatus::*;
-    let s = state("a", vec![member("a", Joining, 1, &[]), member("b", Leaving, 0, &[])]);
-    assert_eq!(ClusterActiveNode::unscoped().decide(&s), ActiveDecision::NoUpMemberInScope { role: None });
-    let (status, desc, _) = status_of(ActiveNodeProbe::new(view(s), ClusterActiveNode::unscoped())).await;
-    assert_eq!((status, desc.as_deref()), (HealthStatus::Unhealthy, Some("no Up member in scope")));
+    let s = state(
+        "a",
+        vec![member("a", Joining, 1, &[]), member("b", Leaving, 0, &[])],
+    );
+    assert_eq!(
+        ClusterActiveNode::unscoped().decide(&s),
+        ActiveDecision::NoUpMemberInScope { role: None }
+    );
+    let (status, desc, _) =
+        status_of(ActiveNodeProbe::new(view(s), ClusterActiveNode::unscoped())).await;
+    assert_eq!(
+        (status, desc.as_deref()),
+        (HealthStatus::Unhealthy, Some("no Up member in scope"))
+    );
 }
 
 #[test]
 fn role_scope_without_roles_is_refused_as_r2() {
     let empty: [&str; 0] = [];
-    assert_eq!(ClusterActiveNode::with_roles(empty).unwrap_err().rules(), [Rule::RoleScopeNeedsRoles]);
-    assert_eq!(ClusterActiveNode::with_roles(["admin", ""]).unwrap_err().rules(), [Rule::RoleScopeNeedsRoles]);
+    assert_eq!(
+        ClusterActiveNode::with_roles(empty).unwrap_err().rules(),
+        [Rule::RoleScopeNeedsRoles]
+    );
+    assert_eq!(
+        ClusterActiveNode::with_roles(["admin", ""])
+            .unwrap_err()
+            .rules(),
+        [Rule::RoleScopeNeedsRoles]
+    );
 }
 
 #[tokio::test]
@@ -201,24 +300,68 @@ async fn transport_fails_only_on_total_isolation() {
         c.reachable = reach[1];
         view(state("a", vec![member("a", Up, 1, &[]), b, c]))
     };
-    assert_eq!(status_of(ClusterTransportProbe::new(with([true, true]))).await.0, HealthStatus::Healthy);
-    assert_eq!(status_of(ClusterTransportProbe::new(with([true, false]))).await.0, HealthStatus::Healthy);
-    assert_eq!(status_of(ClusterTransportProbe::new(with([false, false]))).await.0, HealthStatus::Unhealthy);
+    assert_eq!(
+        status_of(ClusterTransportProbe::new(with([true, true])))
+            .await
+            .0,
+        HealthStatus::Healthy
+    );
+    assert_eq!(
+        status_of(ClusterTransportProbe::new(with([true, false])))
+            .await
+            .0,
+        HealthStatus::Healthy
+    );
+    assert_eq!(
+        status_of(ClusterTransportProbe::new(with([false, false])))
+            .await
+            .0,
+        HealthStatus::Unhealthy
+    );
     let single = view(state("a", vec![member("a", Up, 1, &[])]));
     let (status, desc, _) = status_of(ClusterTransportProbe::new(single)).await;
-    assert_eq!((status, desc.as_deref()), (HealthStatus::Healthy, Some("single node: no peers expected")));
-    // A peer on its way out is no longer expected.
-    let leaving = view(state("a", vec![member("a", Up, 1, &[]), { let mut b = member("b", Leaving, 2, &[]); b.reachable = false; b }]));
-    assert_eq!(status_of(ClusterTransportProbe::new(leaving)).await.0, HealthStatus::Healthy);
-    let guard = MajorityGuard { expected_size: 3, require_majority: true };
     assert_eq!(
-        status_of(ClusterTransportProbe::new(with([true, false])).with_guard(guard)).await.0,
+        (status, desc.as_deref()),
+        (
+            HealthStatus::Healthy,
+            Some("single node: no peers expected")
+        )
+    );
+    // A peer on its way out is no longer expected.
+    let leaving = view(state(
+        "a",
+        vec![member("a", Up, 1, &[]), {
+            let mut b = member("b", Leaving, 2, &[]);
+            b.reachable = false;
+            b
+        }],
+    ));
+    assert_eq!(
+        status_of(ClusterTransportProbe::new(leaving)).await.0,
+        HealthStatus::Healthy
+    );
+    let guard = MajorityGuard {
+        expected_size: 3,
+        require_majority: true,
+    };
+    assert_eq!(
+        status_of(ClusterTransportProbe::new(with([true, false])).with_guard(guard))
+            .await
+            .0,
         HealthStatus::Healthy
     );
     // The view forgot its dead peers; the configured size still expects them.
     let forgotten = view(state("a", vec![member("a", Up, 1, &[])]));
-    let sized = MajorityGuard { expected_size: 3, require_majority: false };
-    assert_eq!(status_of(ClusterTransportProbe::new(forgotten).with_guard(sized)).await.0, HealthStatus::Unhealthy);
+    let sized = MajorityGuard {
+        expected_size: 3,
+        require_majority: false,
+    };
+    assert_eq!(
+        status_of(ClusterTransportProbe::new(forgotten).with_guard(sized))
+            .await
+            .0,
+        HealthStatus::Unhealthy
+    );
 }
 
 #[tokio::test]
@@ -230,16 +373,36 @@ async fn the_majority_guard_keeps_a_minority_side_from_answering_active() {
     b.reachable = false;
     c.reachable = false;
     let minority = state("a", vec![member("a", Up, 1, &[]), b, c]);
-    assert!(ClusterActiveNode::unscoped().decide(&minority).is_active(), "without the guard both sides can be active");
-    let guard = MajorityGuard { expected_size: 3, require_majority: true };
+    assert!(
+        ClusterActiveNode::unscoped().decide(&minority).is_active(),
+        "without the guard both sides can be active"
+    );
+    let guard = MajorityGuard {
+        expected_size: 3,
+        require_majority: true,
+    };
     let rule = ClusterActiveNode::unscoped().with_guard(guard);
-    assert_eq!(rule.decide(&minority), ActiveDecision::Minority { reachable: 1, needed: 2 });
+    assert_eq!(
+        rule.decide(&minority),
+        ActiveDecision::Minority {
+            reachable: 1,
+            needed: 2
+        }
+    );
     assert!(!ClusterActiveNodeGate::new(view(minority.clone()), rule.clone()).is_active_node());
-    assert_eq!(status_of(ActiveNodeProbe::new(view(minority), rule.clone())).await.0, HealthStatus::Unhealthy);
+    assert_eq!(
+        status_of(ActiveNodeProbe::new(view(minority), rule.clone()))
+            .await
+            .0,
+        HealthStatus::Unhealthy
+    );
     // The majority side {b, c} elects b.
     let mut a = member("a", Up, 1, &[]);
     a.reachable = false;
-    let majority = state("b", vec![a, member("b", Up, 2, &[]), member("c", Up, 3, &[])]);
+    let majority = state(
+        "b",
+        vec![a, member("b", Up, 2, &[]), member("c", Up, 3, &[])],
+    );
     assert!(rule.decide(&majority).is_active());
 }
 
@@ -247,25 +410,48 @@ async fn the_majority_guard_keeps_a_minority_side_from_answering_active() {
 async fn leaving_keeps_the_checks_registered_and_failing_and_a_rejoin_replaces_them() {
     use MemberStatus::*;
     let registry = HealthRegistry::new();
-    let first = Arc::new(InMemoryClusterView::with_state(state("a", vec![member("a", Up, 1, &[])])));
+    let first = Arc::new(InMemoryClusterView::with_state(state(
+        "a",
+        vec![member("a", Up, 1, &[])],
+    )));
     let v: Arc<dyn ClusterView> = first.clone();
-    let handle = registry.add(ProbeRegistration::new("cluster-membership", ClusterMembershipProbe::new(v))).unwrap();
-    assert_eq!(registry.check(Tag::Ready).await.status, HealthStatus::Healthy);
+    let handle = registry
+        .add(ProbeRegistration::new(
+            "cluster-membership",
+            ClusterMembershipProbe::new(v),
+        ))
+        .unwrap();
+    assert_eq!(
+        registry.check(Tag::Ready).await.status,
+        HealthStatus::Healthy
+    );
 
     // leave(): the node goes Leaving, then Removed; the probe stays and fails.
     first.set(state("a", vec![member("a", Leaving, 1, &[])]));
-    assert_eq!(registry.check(Tag::Ready).await.status, HealthStatus::Degraded);
+    assert_eq!(
+        registry.check(Tag::Ready).await.status,
+        HealthStatus::Degraded
+    );
     first.set(state("a", vec![member("a", Removed, 1, &[])]));
     let report = registry.check(Tag::Ready).await;
-    assert_eq!((report.status, report.entries.len()), (HealthStatus::Unhealthy, 1));
+    assert_eq!(
+        (report.status, report.entries.len()),
+        (HealthStatus::Unhealthy, 1)
+    );
 
     // A re-join on the same system replaces the old check with its own.
     let rejoined: Arc<dyn ClusterView> = view(state("a", vec![member("a", Up, 7, &[])]));
     let _handle = handle
-        .replace(ProbeRegistration::new("cluster-membership", ClusterMembershipProbe::new(rejoined)))
+        .replace(ProbeRegistration::new(
+            "cluster-membership",
+            ClusterMembershipProbe::new(rejoined),
+        ))
         .unwrap();
     let report = registry.check(Tag::Ready).await;
-    assert_eq!((report.status, report.entries.len()), (HealthStatus::Healthy, 1));
+    assert_eq!(
+        (report.status, report.entries.len()),
+        (HealthStatus::Healthy, 1)
+    );
 }
 
 /// A small deterministic generator, so the property test needs no crate.
@@ -291,7 +477,11 @@ async fn property_one_active_node_and_the_gate_never_disagrees_with_the_probe() 
         let n = 1 + rng.below(6) as usize;
         let mut members: Vec<Member> = (0..n)
             .map(|i| {
-                let roles: Vec<&str> = role_names.iter().copied().filter(|_| rng.below(2) == 0).collect();
+                let roles: Vec<&str> = role_names
+                    .iter()
+                    .copied()
+                    .filter(|_| rng.below(2) == 0)
+                    .collect();
                 let status = MemberStatus::ALL[rng.below(7) as usize];
                 // Small age range so ties (broken by address) happen often.
                 member(&format!("10.0.0.{i}:7000"), status, rng.below(3), &roles)
@@ -305,18 +495,32 @@ async fn property_one_active_node_and_the_gate_never_disagrees_with_the_probe() 
                 members.rotate_left(shift);
                 let s = state(&format!("10.0.0.{i}:7000"), members.clone());
                 let decision = rule.decide(&s);
-                let gate = ClusterActiveNodeGate::new(view(s.clone()), rule.clone()).is_active_node();
+                let gate =
+                    ClusterActiveNodeGate::new(view(s.clone()), rule.clone()).is_active_node();
                 let (status, _, _) = status_of(ActiveNodeProbe::new(view(s), rule.clone())).await;
-                assert_eq!(gate, status == HealthStatus::Healthy, "case {case}: gate and probe disagree");
+                assert_eq!(
+                    gate,
+                    status == HealthStatus::Healthy,
+                    "case {case}: gate and probe disagree"
+                );
                 assert_eq!(gate, decision.is_active());
                 if decision.is_active() {
-                    *active_per_role.entry(decision.role().map(str::to_owned)).or_default() += 1;
+                    *active_per_role
+                        .entry(decision.role().map(str::to_owned))
+                        .or_default() += 1;
                 }
             }
-            assert!(active_per_role.values().all(|&c| c == 1), "case {case}: {active_per_role:?}");
+            assert!(
+                active_per_role.values().all(|&c| c == 1),
+                "case {case}: {active_per_role:?}"
+            );
             if !rule.is_scoped() {
                 let any_up = members.iter().any(|m| m.status == MemberStatus::Up);
-                assert_eq!(active_per_role.values().sum::<usize>(), usize::from(any_up), "case {case}");
+                assert_eq!(
+                    active_per_role.values().sum::<usize>(),
+                    usize::from(any_up),
+                    "case {case}"
+                );
             }
         }
     }

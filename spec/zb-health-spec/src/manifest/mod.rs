@@ -52,10 +52,10 @@ mod tests;
 use std::fmt;
 use std::time::Duration;
 
-pub use crate::{MajorityGuard, MembershipPolicy};
 use crate::{
     DEFAULT_PROBE_TIMEOUT, EndpointPaths, FailureStatus, HealthStatus, Tag, TagSet, Violation,
 };
+pub use crate::{MajorityGuard, MembershipPolicy};
 
 /// A 1-based line and column in the YAML text, so a violation can point at
 /// the very value that broke a rule. Displays as `line:column`.
@@ -252,7 +252,6 @@ impl ActiveScope {
     /// The YAML spellings of `scope`.
     pub const NAMES: [&'static str; 2] = ["cluster", "role"];
 }
-
 
 /// Parses and validates a manifest.
 ///

@@ -17,8 +17,7 @@ use super::{
 use crate::{
     EndpointPaths, FailureStatus, HealthStatus, Rule, Tag, Violation, Violations,
     check_duration_text, check_name, check_paths, check_probe_tags, check_role_preference,
-    check_timeout,
-    check_unique_names, did_you_mean,
+    check_timeout, check_unique_names, did_you_mean,
 };
 
 /// The top-level keys.
@@ -394,7 +393,9 @@ impl Reader {
         let tags = fields
             .get("tags")
             .and_then(|f| self.tags(&name, &label, f.node));
-        let custom = kind_id.as_ref().is_some_and(|id| id.value == KindId::Custom);
+        let custom = kind_id
+            .as_ref()
+            .is_some_and(|id| id.value == KindId::Custom);
         let timeout = self.probe_timeout(&name, &label, &fields, node.loc, settings, custom);
         let failure_status = fields.get("failure_status").and_then(|f| {
             self.keyword(
@@ -582,8 +583,10 @@ impl Reader {
             (Some(_), None) => None,
             (field, roles) => {
                 let roles = roles.unwrap_or_default();
-                let listed: Vec<(&str, Location)> =
-                    roles.iter().map(|r| (r.value.as_str(), r.location)).collect();
+                let listed: Vec<(&str, Location)> = roles
+                    .iter()
+                    .map(|r| (r.value.as_str(), r.location))
+                    .collect();
                 let ok = check_role_preference(
                     probe,
                     field.map(|f| (listed.as_slice(), f.node.loc)),

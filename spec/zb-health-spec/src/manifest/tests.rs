@@ -174,7 +174,11 @@ fn r2_role_scope_without_roles() {
         Rule::RoleScopeNeedsRoles,
         at(3, 43),
     );
-    assert!(v.message.contains("role-scoped but lists no roles"), "{}", v.message);
+    assert!(
+        v.message.contains("role-scoped but lists no roles"),
+        "{}",
+        v.message
+    );
 }
 
 #[test]
