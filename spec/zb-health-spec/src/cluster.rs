@@ -1,5 +1,7 @@
 //! Cluster vocabulary shared by the manifest and the runtime's cluster probes.
 
+use crate::vocab::keyword;
+
 /// How a membership status maps to health (ZB-2.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MembershipPolicy {
@@ -12,25 +14,10 @@ pub enum MembershipPolicy {
     OtOpcUaCompat,
 }
 
-impl MembershipPolicy {
-    /// The YAML spellings, for messages and suggestions.
-    pub const NAMES: [&'static str; 2] = ["default", "ot-opc-ua-compat"];
-
-    /// The YAML spelling.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            MembershipPolicy::Default => Self::NAMES[0],
-            MembershipPolicy::OtOpcUaCompat => Self::NAMES[1],
-        }
-    }
-
-    /// Parses the YAML spelling.
-    pub fn parse(s: &str) -> Option<Self> {
-        [MembershipPolicy::Default, MembershipPolicy::OtOpcUaCompat]
-            .into_iter()
-            .find(|p| p.as_str() == s)
-    }
-}
+keyword!(MembershipPolicy, "policy", {
+    Default => "default",
+    OtOpcUaCompat => "ot-opc-ua-compat",
+});
 
 /// `expected_size` / `require_majority`: the cluster size the probe expects,
 /// and whether fewer than a majority of it reachable fails the probe.

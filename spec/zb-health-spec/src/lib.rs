@@ -20,18 +20,21 @@ mod rules;
 mod status;
 mod suggest;
 mod tag;
+mod vocab;
 
 pub use cluster::{MajorityGuard, MembershipPolicy};
 pub use duration::{DEFAULT_PROBE_TIMEOUT, DurationError, MAX_PROBE_TIMEOUT, parse_duration};
 #[cfg(feature = "manifest")]
 pub use manifest::{
-    ActiveScope, KINDS, Located, Location, Manifest, ProbeDecl, ProbeKind, parse_manifest,
+    ActiveScope, Located, Location, Manifest, ProbeDecl, ProbeKind, parse_manifest,
 };
 pub use paths::EndpointPaths;
 pub use rules::{
-    Rule, Violation, Violations, check_active_not_optional, check_duration_text, check_name,
-    check_paths, check_probe_tags, check_role_preference, check_timeout, check_unique_names,
+    Rule, SpecError, Violation, Violations, check_active_not_optional, check_cluster_size,
+    check_duration_text, check_name, check_paths, check_probe_tags, check_role_preference,
+    check_timeout, check_unique_names, missing_key,
 };
 pub use status::{FailureStatus, HealthStatus};
 pub use suggest::did_you_mean;
 pub use tag::{Tag, TagSet, UnknownTag, ZbHealthTags};
+pub use vocab::{Keyword, Kind, Preset, Scope};

@@ -14,6 +14,11 @@
 //! | R8 `manifest-file` | reported by the manifest reader | |
 //! | R9 `probe-name` | [`check_name`] | ZB-3 |
 //! | R10 `active-not-optional` | [`check_active_not_optional`] | ZB-2.3b, BE-HLTH-003 |
+//! | R11 `missing-key` | [`missing_key`] | ZB-5 |
+//! | R12 `cluster-size` | [`check_cluster_size`] | AT-5, ZB-2.3a |
+//! | R13 `no-tags` | [`check_probe_tags`] | ZB-1.1 |
+//!
+//! Codes are stable: a new rule gets the next number, never a reused one.
 //!
 //! Each function takes the user's own location type `L` (a YAML span, a
 //! `proc_macro2::Span`, or `()` for the runtime builder) and pushes into a
@@ -27,13 +32,14 @@ use crate::{FailureStatus, MAX_PROBE_TIMEOUT, Tag, TagSet};
 /// A rule of the spec that can be broken before anything runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Rule {
-    /// R1: a probe registered to `live` or to no tier at all.
+    /// R1: a probe registered to the `live` tier.
     LiveTag,
     /// R2: a role-scoped active-node check without roles.
     RoleScopeNeedsRoles,
     /// R3: two probes with one name.
     DuplicateName,
-    /// R4: a key, tag, kind, policy or type the spec does not know.
+    /// R4: a key, tag, kind, policy or type the spec does not know, or a
+    /// custom `type` that is not a Rust path.
     Unknown,
     /// R5: a malformed, zero or absurd duration, or one that cannot fit the
     /// orchestrator's probe timeout.
@@ -49,11 +55,19 @@ pub enum Rule {
     /// R10: a probe on the `active` tier whose failure status is
     /// `degraded`: its failure would answer 200, "route the writes here".
     ActiveNotOptional,
+    /// R11: a required key is absent: `service`, a probe's `kind`, a
+    /// built-in probe's `name`, a custom probe's `type`, the
+    /// `expected_size` that `require_majority` counts against.
+    MissingKey,
+    /// R12: an `expected_size` below one node.
+    ClusterSize,
+    /// R13: a probe with no tags, which no tier would ever run.
+    NoTags,
 }
 
 impl Rule {
     /// Every rule, in index order.
-    pub const ALL: [Rule; 10] = [
+    pub const ALL: [Rule; 13] = [
         Rule::LiveTag,
         Rule::RoleScopeNeedsRoles,
         Rule::DuplicateName,
@@ -64,9 +78,12 @@ impl Rule {
         Rule::ManifestFile,
         Rule::ProbeName,
         Rule::ActiveNotOptional,
+        Rule::MissingKey,
+        Rule::ClusterSize,
+        Rule::NoTags,
     ];
 
-    /// The short stable code, `R1` … `R9`, that tests and docs use.
+    /// The short stable code, `R1` … `R13`, that tests and docs use.
     pub const fn code(self) -> &'static str {
         match self {
             Rule::LiveTag => "R1",
@@ -79,6 +96,28 @@ impl Rule {
             Rule::ManifestFile => "R8",
             Rule::ProbeName => "R9",
             Rule::ActiveNotOptional => "R10",
+            Rule::MissingKey => "R11",
+            Rule::ClusterSize => "R12",
+            Rule::NoTags => "R13",
+        }
+    }
+
+    /// The rule's short name, as `spec/rules.md` titles it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Rule::LiveTag => "live-tag",
+            Rule::RoleScopeNeedsRoles => "role-scope-needs-roles",
+            Rule::DuplicateName => "duplicate-name",
+            Rule::Unknown => "unknown",
+            Rule::Duration => "duration",
+            Rule::EndpointPath => "endpoint-path",
+            Rule::Contradiction => "contradiction",
+            Rule::ManifestFile => "manifest-file",
+            Rule::ProbeName => "probe-name",
+            Rule::ActiveNotOptional => "active-not-optional",
+            Rule::MissingKey => "missing-key",
+            Rule::ClusterSize => "cluster-size",
+            Rule::NoTags => "no-tags",
         }
     }
 
@@ -92,6 +131,9 @@ impl Rule {
             Rule::EndpointPath => Some("ZB-5"),
             Rule::ProbeName => Some("ZB-3"),
             Rule::ActiveNotOptional => Some("ZB-2.3b"),
+            Rule::MissingKey => Some("ZB-5"),
+            Rule::ClusterSize => Some("AT-5"),
+            Rule::NoTags => Some("ZB-1.1"),
             Rule::Unknown | Rule::Contradiction | Rule::ManifestFile => None,
         }
     }
@@ -182,6 +224,46 @@ impl<L> Violations<L> {
     }
 }
 
+/// Rules broken outside a compiler: what the runtime builder, the endpoint
+/// builder and `ClusterActiveNode::with_roles` return, every violation and
+/// not only the first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecError {
+    violations: Vec<Violation<()>>,
+}
+
+impl SpecError {
+    /// Every violation, in the order found.
+    pub fn violations(&self) -> &[Violation<()>] {
+        &self.violations
+    }
+
+    /// The rules broken, in the order found (convenient in tests).
+    pub fn rules(&self) -> Vec<Rule> {
+        self.violations.iter().map(|v| v.rule).collect()
+    }
+}
+
+impl From<Vec<Violation<()>>> for SpecError {
+    fn from(violations: Vec<Violation<()>>) -> Self {
+        Self { violations }
+    }
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, v) in self.violations.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "error: {v}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for SpecError {}
+
 /// R9: a probe name is a low-cardinality identifier (it becomes a JSON key,
 /// a log field and a metric label): 1 to 64 ASCII letters, digits, `-`, `_`
 /// or `.`.
@@ -207,11 +289,11 @@ pub fn check_name<L>(name: &str, location: L, sink: &mut Violations<L>) {
     }
 }
 
-/// R1: a probe serves `ready` and/or `active`, never `live`, and at least
-/// one tier (ZB-1.3).
+/// R1: a probe serves `ready` and/or `active`, never `live` (ZB-1.3); and
+/// R13: at least one tier (ZB-1.1).
 ///
 /// `tags` pairs each tag with where it was written, so the error points at
-/// the `live` itself.
+/// the `live` itself; an empty list is reported at `probe_location`.
 pub fn check_probe_tags<L: Clone>(
     name: &str,
     tags: &[(Tag, L)],
@@ -230,7 +312,7 @@ pub fn check_probe_tags<L: Clone>(
     }
     if tags.is_empty() {
         sink.push(
-            Rule::LiveTag,
+            Rule::NoTags,
             probe_location,
             format!("probe `{name}` has no tags, so no tier would ever run it"),
             "tag it `ready` for a dependency, or `active` for an active-node check",
@@ -346,6 +428,47 @@ pub fn check_duration_text<L>(
             None
         }
     }
+}
+
+/// R11: a required key is absent. `what` names it in context
+/// ("the manifest has no `service`"); `help` says what to add.
+pub fn missing_key<L>(
+    what: impl Into<String>,
+    help: impl Into<String>,
+    location: L,
+    sink: &mut Violations<L>,
+) {
+    sink.push(Rule::MissingKey, location, what, help);
+}
+
+/// R12: an expected cluster size counts nodes, so it is at least one
+/// (AT-5: a single-node cluster is legal; ZB-2.3a: the majority guard
+/// divides it). Returns the size when legal.
+pub fn check_cluster_size<L>(
+    what: &str,
+    size: i128,
+    location: L,
+    sink: &mut Violations<L>,
+) -> Option<u32> {
+    if size < 1 {
+        sink.push(
+            Rule::ClusterSize,
+            location,
+            format!("{what} is `{size}`, but a cluster has at least one node"),
+            "set it to the number of nodes the cluster is meant to have, e.g. `3`",
+        );
+        return None;
+    }
+    let fits = u32::try_from(size).ok();
+    if fits.is_none() {
+        sink.push(
+            Rule::ClusterSize,
+            location,
+            format!("{what} is `{size}`, more nodes than any cluster has"),
+            "set it to the number of nodes the cluster is meant to have, e.g. `3`",
+        );
+    }
+    fits
 }
 
 /// R10: no probe on the `active` tier may be optional (ZB-2.3b,
@@ -469,10 +592,41 @@ mod tests {
     }
 
     #[test]
-    fn no_tags_is_refused() {
+    fn no_tags_is_its_own_rule() {
         let mut s = Violations::new();
         check_probe_tags("db", &[], (), &mut s);
-        assert_eq!(rules(s), [Rule::LiveTag]);
+        assert_eq!(rules(s), [Rule::NoTags]);
+    }
+
+    #[test]
+    fn cluster_size_is_at_least_one_node() {
+        let mut s = Violations::new();
+        assert_eq!(check_cluster_size("n", 0, (), &mut s), None);
+        assert_eq!(check_cluster_size("n", -3, (), &mut s), None);
+        assert_eq!(check_cluster_size("n", 1 << 40, (), &mut s), None);
+        assert_eq!(check_cluster_size("n", 3, (), &mut s), Some(3));
+        assert_eq!(rules(s), [Rule::ClusterSize; 3]);
+    }
+
+    #[test]
+    fn codes_are_stable_and_distinct() {
+        let codes: Vec<&str> = Rule::ALL.iter().map(|r| r.code()).collect();
+        let expected: Vec<String> = (1..=Rule::ALL.len()).map(|i| format!("R{i}")).collect();
+        assert_eq!(codes, expected);
+        let mut names: Vec<&str> = Rule::ALL.iter().map(|r| r.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Rule::ALL.len());
+    }
+
+    #[test]
+    fn spec_error_lists_every_violation() {
+        let mut s = Violations::new();
+        check_name("", (), &mut s);
+        check_probe_tags("x", &[], (), &mut s);
+        let err = SpecError::from(s.into_result().unwrap_err());
+        assert_eq!(err.rules(), [Rule::ProbeName, Rule::NoTags]);
+        assert_eq!(err.to_string().matches("error: ").count(), 2);
     }
 
     #[test]

@@ -1,5 +1,8 @@
 use std::fmt;
 
+use crate::Keyword;
+use crate::vocab::keyword;
+
 /// The health of one probe or of a whole tier (ZB-1.2).
 ///
 /// The order is the severity: `Healthy < Degraded < Unhealthy`, so a tier's
@@ -44,12 +47,29 @@ impl HealthStatus {
         !matches!(self, Self::Unhealthy)
     }
 
-    /// Parses the lower-case manifest/attribute spelling (`healthy`,
-    /// `degraded`, `unhealthy`); the canonical capitalised form is accepted too.
+    /// The manifest spelling: `healthy`, `degraded`, `unhealthy`.
+    pub const fn keyword(self) -> &'static str {
+        match self {
+            Self::Healthy => "healthy",
+            Self::Degraded => "degraded",
+            Self::Unhealthy => "unhealthy",
+        }
+    }
+
+    /// Parses the manifest spelling, exactly and lower-case, as
+    /// [`FailureStatus::parse`] does; the capitalised [`as_str`](Self::as_str)
+    /// form is the JSON body's, never the manifest's.
     pub fn parse(s: &str) -> Option<HealthStatus> {
-        Self::ALL
-            .into_iter()
-            .find(|st| st.as_str().eq_ignore_ascii_case(s))
+        <Self as Keyword>::from_keyword(s)
+    }
+}
+
+impl Keyword for HealthStatus {
+    const WHAT: &'static str = "status";
+    const ALL: &'static [Self] = &HealthStatus::ALL;
+
+    fn keyword(self) -> &'static str {
+        HealthStatus::keyword(self)
     }
 }
 
@@ -86,9 +106,9 @@ mod tests {
     }
 
     #[test]
-    fn parse_accepts_manifest_and_canonical_spellings() {
+    fn parse_accepts_the_manifest_spelling_only() {
         assert_eq!(HealthStatus::parse("degraded"), Some(Degraded));
-        assert_eq!(HealthStatus::parse("Unhealthy"), Some(Unhealthy));
+        assert_eq!(HealthStatus::parse("Unhealthy"), None);
         assert_eq!(HealthStatus::parse("sick"), None);
     }
 }
@@ -116,13 +136,9 @@ impl FailureStatus {
             FailureStatus::Degraded => HealthStatus::Degraded,
         }
     }
-
-    /// Parses the attribute/manifest spelling, `unhealthy` or `degraded`.
-    pub fn parse(s: &str) -> Option<FailureStatus> {
-        match s {
-            "unhealthy" => Some(FailureStatus::Unhealthy),
-            "degraded" => Some(FailureStatus::Degraded),
-            _ => None,
-        }
-    }
 }
+
+keyword!(FailureStatus, "failure status", {
+    Unhealthy => "unhealthy",
+    Degraded => "degraded",
+});

@@ -59,6 +59,15 @@ impl Tag {
     }
 }
 
+impl crate::Keyword for Tag {
+    const WHAT: &'static str = "tag";
+    const ALL: &'static [Self] = &Tag::ALL;
+
+    fn keyword(self) -> &'static str {
+        self.as_str()
+    }
+}
+
 impl fmt::Display for Tag {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

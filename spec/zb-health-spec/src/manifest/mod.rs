@@ -53,7 +53,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::{
-    DEFAULT_PROBE_TIMEOUT, EndpointPaths, FailureStatus, HealthStatus, Tag, TagSet, Violation,
+    DEFAULT_PROBE_TIMEOUT, EndpointPaths, FailureStatus, HealthStatus, Kind, Tag, TagSet, Violation,
 };
 pub use crate::{MajorityGuard, MembershipPolicy};
 
@@ -96,7 +96,7 @@ impl<T> Located<T> {
 
 /// A validated `health.yaml`: which probes a service runs and how its tiers
 /// are served (ZB-5). Only [`parse_manifest`] builds one, so holding a
-/// `Manifest` means every rule R1–R9 that the file alone can break holds.
+/// `Manifest` means every rule that the file alone can break holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Manifest {
     /// `service`: the service's short name (R9).
@@ -163,17 +163,6 @@ fn effective_timeout(
     own.or(default).map_or(DEFAULT_PROBE_TIMEOUT, |t| t.value)
 }
 
-/// The `kind` spellings, in the order of the docs: the built-in probes of
-/// ZB §2 and AT-5, then `custom` for the application's own.
-pub const KINDS: [&str; 6] = [
-    "database",
-    "cluster-membership",
-    "cluster-transport",
-    "active-node",
-    "grpc",
-    "custom",
-];
-
 /// What a probe checks, with the options only that kind takes. A closed set,
 /// so an option that a kind does not take is an error, not silently ignored.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -189,7 +178,8 @@ pub enum ProbeKind {
     /// `cluster-transport`: fails only on isolation from the expected peers
     /// (AT-5).
     ClusterTransport {
-        /// `expected_size` / `require_majority`, when given.
+        /// `expected_size` / `require_majority`, when `expected_size` is
+        /// given; `require_majority` then defaults to `true`.
         guard: Option<MajorityGuard>,
     },
     /// `active-node`: is this node the oldest `Up` member in scope (ZB-2.3).
@@ -199,7 +189,8 @@ pub enum ProbeKind {
         /// `no_active_role_status`: the status when this node holds none of
         /// the roles; default `Unhealthy` (ZB-2.3b).
         no_active_role_status: HealthStatus,
-        /// `expected_size` / `require_majority`, when given.
+        /// `expected_size` / `require_majority`, when `expected_size` is
+        /// given; `require_majority` then defaults to `true`.
         guard: Option<MajorityGuard>,
     },
     /// `grpc`: a gRPC dependency, "connect" by default (ZB-2.4).
@@ -213,16 +204,21 @@ pub enum ProbeKind {
 }
 
 impl ProbeKind {
-    /// The YAML spelling, one of [`KINDS`].
-    pub const fn as_str(&self) -> &'static str {
+    /// The kind without its options.
+    pub const fn kind(&self) -> Kind {
         match self {
-            ProbeKind::Database => KINDS[0],
-            ProbeKind::ClusterMembership { .. } => KINDS[1],
-            ProbeKind::ClusterTransport { .. } => KINDS[2],
-            ProbeKind::ActiveNode { .. } => KINDS[3],
-            ProbeKind::Grpc => KINDS[4],
-            ProbeKind::Custom { .. } => KINDS[5],
+            ProbeKind::Database => Kind::Database,
+            ProbeKind::ClusterMembership { .. } => Kind::ClusterMembership,
+            ProbeKind::ClusterTransport { .. } => Kind::ClusterTransport,
+            ProbeKind::ActiveNode { .. } => Kind::ActiveNode,
+            ProbeKind::Grpc => Kind::Grpc,
+            ProbeKind::Custom { .. } => Kind::Custom,
         }
+    }
+
+    /// The YAML spelling, one of [`Kind::NAMES`].
+    pub const fn as_str(&self) -> &'static str {
+        self.kind().as_str()
     }
 
     /// The tags a probe of this kind has when the manifest gives none:
@@ -230,11 +226,7 @@ impl ProbeKind {
     /// dependency (ZB-2.1, 2.2, 2.4), and `None` for `custom`, whose tags
     /// are the attribute's.
     pub fn default_tags(&self) -> Option<TagSet> {
-        match self {
-            ProbeKind::ActiveNode { .. } => Some(TagSet::ACTIVE),
-            ProbeKind::Custom { .. } => None,
-            _ => Some(TagSet::READY),
-        }
+        self.kind().default_tags()
     }
 }
 
@@ -246,11 +238,6 @@ pub enum ActiveScope {
     /// `scope: role` with `roles`: the ordered role preference; a node
     /// answers for the first listed role it holds. Never empty (ZB-2.3d).
     Roles(Vec<Located<String>>),
-}
-
-impl ActiveScope {
-    /// The YAML spellings of `scope`.
-    pub const NAMES: [&'static str; 2] = ["cluster", "role"];
 }
 
 /// Parses and validates a manifest.
@@ -265,7 +252,8 @@ impl ActiveScope {
 ///
 /// # Errors
 ///
-/// Every [`Violation`] of rules R1–R9 the file contains; never an empty list.
+/// Every [`Violation`] of the rules the file alone can break; never an
+/// empty list.
 pub fn parse_manifest(yaml: &str) -> Result<Manifest, Vec<Violation<Location>>> {
     let root = tree::load(yaml).map_err(|v| vec![v])?;
     read::manifest(&root)

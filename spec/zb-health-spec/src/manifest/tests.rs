@@ -61,7 +61,7 @@ fn full_manifest_parses() {
         Some(FailureStatus::Unhealthy)
     );
     let kinds: Vec<&str> = m.probes.iter().map(|p| p.kind.as_str()).collect();
-    assert_eq!(kinds, KINDS);
+    assert_eq!(kinds, crate::Kind::NAMES);
 
     let db = &m.probes[0];
     assert_eq!(db.location, at(7, 5));
@@ -159,10 +159,10 @@ fn r1_live_tag_points_at_the_tag() {
 }
 
 #[test]
-fn r1_empty_tag_list() {
+fn r13_empty_tag_list() {
     only(
         &with_probe("{ name: db, kind: database, tags: [] }"),
-        Rule::LiveTag,
+        Rule::NoTags,
         at(3, 39),
     );
 }
@@ -262,8 +262,8 @@ fn r4_option_of_another_kind() {
 }
 
 #[test]
-fn r4_custom_needs_a_valid_type() {
-    only(&with_probe("{ kind: custom }"), Rule::Unknown, at(3, 5));
+fn r11_custom_needs_a_type_r4_a_valid_one() {
+    only(&with_probe("{ kind: custom }"), Rule::MissingKey, at(3, 5));
     let v = only(
         &with_probe("{ kind: custom, type: crate::my-probe }"),
         Rule::Unknown,
@@ -273,9 +273,19 @@ fn r4_custom_needs_a_valid_type() {
 }
 
 #[test]
-fn r4_missing_name_and_service() {
-    only(&with_probe("{ kind: database }"), Rule::Unknown, at(3, 5));
-    only("probes: []\n", Rule::Unknown, at(1, 1));
+fn r11_missing_name_kind_service_and_size() {
+    only(
+        &with_probe("{ kind: database }"),
+        Rule::MissingKey,
+        at(3, 5),
+    );
+    only(&with_probe("{ name: db }"), Rule::MissingKey, at(3, 5));
+    only("probes: []\n", Rule::MissingKey, at(1, 1));
+    only(
+        &with_probe("{ name: t, kind: cluster-transport, require_majority: true }"),
+        Rule::MissingKey,
+        at(3, 41),
+    );
 }
 
 #[test]
@@ -298,7 +308,7 @@ fn r5_timeout_not_below_the_orchestrator() {
 }
 
 #[test]
-fn r5_zero_settings_and_expected_size() {
+fn r5_zero_settings_r12_zero_expected_size() {
     let yaml = "service: s\norchestrator: { timeout: 0s }\ndefaults: { timeout: 0ms }\nprobes:\n  - { name: t, kind: cluster-transport, expected_size: 0 }\n";
     let found: Vec<(Rule, Location)> = violations(yaml)
         .iter()
@@ -309,7 +319,7 @@ fn r5_zero_settings_and_expected_size() {
         [
             (Rule::Duration, at(2, 26)),
             (Rule::Duration, at(3, 22)),
-            (Rule::Duration, at(5, 56))
+            (Rule::ClusterSize, at(5, 56))
         ]
     );
 }
@@ -381,6 +391,70 @@ fn r9_names_are_short_identifiers() {
 }
 
 #[test]
+fn r10_an_active_probe_is_never_optional_located_where_the_status_is_written() {
+    // On the probe itself.
+    only(
+        &with_probe("{ name: a, kind: active-node, failure_status: degraded }"),
+        Rule::ActiveNotOptional,
+        at(3, 51),
+    );
+    // Inherited from `defaults`: reported at the default, naming the probe.
+    let yaml = "service: s\ndefaults: { failure_status: degraded }\nprobes:\n  - { name: db, kind: database }\n  - { name: a, kind: active-node }\n";
+    let v = only(yaml, Rule::ActiveNotOptional, at(2, 29));
+    assert!(v.message.contains("`a`"), "{}", v.message);
+    // Any probe tagged `active`, not only the active-node kind.
+    only(
+        &with_probe("{ name: g, kind: grpc, tags: [ready, active], failure_status: degraded }"),
+        Rule::ActiveNotOptional,
+        at(3, 67),
+    );
+    only(
+        &with_probe("{ kind: custom, type: C, tags: [active], failure_status: degraded }"),
+        Rule::ActiveNotOptional,
+        at(3, 62),
+    );
+    // The probe's own `unhealthy` overrides a `degraded` default.
+    let yaml = "service: s\ndefaults: { failure_status: degraded }\nprobes:\n  - { name: a, kind: active-node, failure_status: unhealthy }\n";
+    assert!(parse_manifest(yaml).is_ok());
+    // A custom probe without manifest tags: its attribute decides (and
+    // checks R10 itself); the defaults do not apply to it.
+    let yaml = "service: s\ndefaults: { failure_status: degraded }\nprobes:\n  - { kind: custom, type: C }\n";
+    assert!(parse_manifest(yaml).is_ok());
+}
+
+#[test]
+fn an_expected_size_requires_a_majority_unless_opted_out() {
+    let guard = |probe: &str| match parse_manifest(&with_probe(probe)) {
+        Ok(m) => match &m.probes[0].kind {
+            ProbeKind::ClusterTransport { guard } | ProbeKind::ActiveNode { guard, .. } => *guard,
+            other => panic!("{other:?}"),
+        },
+        Err(v) => panic!("{v:#?}"),
+    };
+    let on = Some(MajorityGuard {
+        expected_size: 3,
+        require_majority: true,
+    });
+    let off = Some(MajorityGuard {
+        expected_size: 3,
+        require_majority: false,
+    });
+    assert_eq!(
+        guard("{ name: a, kind: active-node, expected_size: 3 }"),
+        on
+    );
+    assert_eq!(
+        guard("{ name: t, kind: cluster-transport, expected_size: 3 }"),
+        on
+    );
+    assert_eq!(
+        guard("{ name: a, kind: active-node, expected_size: 3, require_majority: false }"),
+        off
+    );
+    assert_eq!(guard("{ name: a, kind: active-node }"), None);
+}
+
+#[test]
 fn reports_all_violations_at_once() {
     let yaml = "\
 service: ''
@@ -396,7 +470,11 @@ probes:
     let mut rules: Vec<&str> = v.iter().map(|v| v.rule.code()).collect();
     rules.sort_unstable();
     rules.dedup();
-    assert_eq!(rules, ["R1", "R2", "R3", "R4", "R5", "R6", "R9"], "{v:#?}");
+    assert_eq!(
+        rules,
+        ["R1", "R11", "R2", "R3", "R4", "R5", "R6", "R9"],
+        "{v:#?}"
+    );
     assert!(v.len() >= 9, "{v:#?}");
     let positions: Vec<(usize, usize)> = v
         .iter()

@@ -1,0 +1,280 @@
+//! The second pass: the located tree to a [`Manifest`], one function per
+//! section and per kind, every problem pushed into one sink.
+//!
+//! By concern: this file reads the top-level sections; `probes` one entry of
+//! `probes` with its kind's options; `values` typed values (mappings,
+//! strings, durations, keywords); `rust_path` a custom probe's `type`.
+//!
+//! Unknown keys are found by [`Reader::mapping`]: every mapping is read as a
+//! list of `(key, value)` pairs and each key is looked up in the section's
+//! known keys, so an unknown key is one R4 violation and never stops the read.
+//! Wrong types are R8 at the value. Every spec rule is the shared function of
+//! `crate::rules`; these files only find the values and their locations.
+
+mod probes;
+mod rust_path;
+mod values;
+
+use std::time::Duration;
+
+use super::tree::{Node, Value};
+use super::{Located, Location, Manifest, ProbeDecl};
+use crate::{
+    EndpointPaths, FailureStatus, Preset, Rule, Tag, Violation, Violations, check_name,
+    check_paths, check_unique_names, missing_key,
+};
+
+/// The top-level keys.
+const TOP_KEYS: [&str; 5] = ["service", "endpoints", "orchestrator", "defaults", "probes"];
+/// The keys of `endpoints`: the preset and one path per tier.
+const ENDPOINT_KEYS: [&str; 4] = ["preset", "ready", "active", "live"];
+/// The keys of `orchestrator`.
+const ORCHESTRATOR_KEYS: [&str; 1] = ["timeout"];
+/// The keys of `defaults`.
+const DEFAULT_KEYS: [&str; 2] = ["timeout", "failure_status"];
+
+/// One entry of a mapping whose key is a string.
+#[derive(Clone, Copy)]
+struct Field<'a> {
+    key: &'a str,
+    key_loc: Location,
+    node: &'a Node,
+}
+
+/// A mapping's string-keyed entries, unknown keys included (already reported).
+struct Fields<'a> {
+    loc: Location,
+    entries: Vec<Field<'a>>,
+}
+
+impl<'a> Fields<'a> {
+    fn get(&self, key: &str) -> Option<Field<'a>> {
+        self.entries.iter().find(|f| f.key == key).copied()
+    }
+}
+
+/// A value as the file has it. Telling "not written" from "written but
+/// invalid (already reported)" keeps one mistake from being reported twice.
+#[derive(Clone, Copy)]
+enum Written<T> {
+    Absent,
+    Invalid,
+    Valid(Located<T>),
+}
+
+impl<T: Copy> Written<T> {
+    fn read<'a>(
+        field: Option<Field<'a>>,
+        read: impl FnOnce(Field<'a>) -> Option<Located<T>>,
+    ) -> Self {
+        match field {
+            None => Written::Absent,
+            Some(f) => read(f).map_or(Written::Invalid, Written::Valid),
+        }
+    }
+
+    fn valid(self) -> Option<Located<T>> {
+        match self {
+            Written::Valid(v) => Some(v),
+            Written::Absent | Written::Invalid => None,
+        }
+    }
+}
+
+/// What the probes inherit from the top-level sections.
+struct Settings {
+    /// `orchestrator.timeout`, when valid and non-zero.
+    orchestrator: Option<Duration>,
+    /// `defaults.timeout`, when valid.
+    default_timeout: Option<Located<Duration>>,
+    /// `defaults.timeout` is present but malformed or zero: already reported
+    /// there, so probes inheriting it are not checked again.
+    default_timeout_reported: bool,
+    /// `defaults.failure_status`, when valid: R10 is reported there for
+    /// the active probes that inherit it.
+    default_failure_status: Option<Located<FailureStatus>>,
+}
+
+/// Reads `root` into a manifest, or returns every violation.
+pub(super) fn manifest(root: &Node) -> Result<Manifest, Vec<Violation<Location>>> {
+    let mut reader = Reader::default();
+    let built = reader.root(root);
+    match (reader.sink.into_result(), built) {
+        (Err(mut found), _) => {
+            // Sections are read in a fixed order; the user reads the file top
+            // to bottom. A stable sort keeps same-position reports in order.
+            found.sort_by_key(|v| (v.location.line, v.location.column));
+            Err(found)
+        }
+        (Ok(()), Some(manifest)) => Ok(manifest),
+        // Every `None` above is preceded by a violation; this arm only keeps
+        // the function total.
+        (Ok(()), None) => Err(vec![Violation {
+            rule: Rule::ManifestFile,
+            location: root.loc,
+            message: "the manifest could not be read".into(),
+            help: "compare the file with the shape in spec/manifest.md".into(),
+        }]),
+    }
+}
+
+#[derive(Default)]
+struct Reader {
+    sink: Violations<Location>,
+}
+
+impl Reader {
+    fn root(&mut self, root: &Node) -> Option<Manifest> {
+        if matches!(root.value, Value::Null) {
+            self.sink.push(
+                Rule::ManifestFile,
+                root.loc,
+                "the manifest is empty",
+                "a manifest needs at least `service: <name>`; see spec/manifest.md",
+            );
+            return None;
+        }
+        let top = self.mapping("the manifest", root, &TOP_KEYS)?;
+        let service = self.service(&top);
+        let paths = self.endpoints(&top);
+        let orchestrator_timeout = self.orchestrator(&top);
+        let (default_timeout, default_failure_status) = self.defaults(&top);
+        let settings = Settings {
+            orchestrator: orchestrator_timeout
+                .valid()
+                .map(|t| t.value)
+                .filter(|t| !t.is_zero()),
+            default_timeout: default_timeout.valid(),
+            default_timeout_reported: match default_timeout {
+                Written::Absent => false,
+                Written::Invalid => true,
+                Written::Valid(t) => t.value.is_zero(),
+            },
+            default_failure_status,
+        };
+        let probes = self.probes(&top, &settings);
+        Some(Manifest {
+            service: service?,
+            paths,
+            orchestrator_timeout: orchestrator_timeout.valid(),
+            default_timeout: default_timeout.valid(),
+            default_failure_status,
+            probes: probes?,
+        })
+    }
+
+    /// `service`: required, and a short identifier (R9).
+    fn service(&mut self, top: &Fields) -> Option<Located<String>> {
+        let Some(f) = top.get("service") else {
+            missing_key(
+                "the manifest has no `service`",
+                "add `service: <name>`, the service's short identifier, e.g. `service: scadabridge`",
+                top.loc,
+                &mut self.sink,
+            );
+            return None;
+        };
+        let service = self.string("`service`", f.node)?;
+        check_name(&service.value, service.location, &mut self.sink);
+        Some(service)
+    }
+
+    /// `endpoints`: the preset, then per-tier overrides; R6 on the result,
+    /// each path located where it was set.
+    fn endpoints(&mut self, top: &Fields) -> EndpointPaths {
+        let mut paths = EndpointPaths::zb();
+        let mut set_at = [top.loc; 3];
+        if let Some(section) = self.section(top, "endpoints", &ENDPOINT_KEYS) {
+            set_at = [section.loc; 3];
+            let preset = section
+                .get("preset")
+                .and_then(|f| self.keyword::<Preset>("`endpoints.preset`", f.node));
+            if let Some(preset) = preset {
+                paths = preset.value.paths();
+                set_at = [preset.location; 3];
+            }
+            for (tag, at) in Tag::ALL.into_iter().zip(&mut set_at) {
+                let what = format!("`endpoints.{tag}`");
+                if let Some(path) = section
+                    .get(tag.as_str())
+                    .and_then(|f| self.string(&what, f.node))
+                {
+                    *paths.get_mut(tag) = path.value;
+                    *at = path.location;
+                }
+            }
+        }
+        let resolved: Vec<(Tag, &str, Location)> = Tag::ALL
+            .into_iter()
+            .zip(set_at)
+            .map(|(tag, at)| (tag, paths.get(tag), at))
+            .collect();
+        check_paths(&resolved, &mut self.sink);
+        paths
+    }
+
+    /// `orchestrator`: the orchestrator's probe timeout.
+    fn orchestrator(&mut self, top: &Fields) -> Written<Duration> {
+        let section = self.section(top, "orchestrator", &ORCHESTRATOR_KEYS);
+        let field = section.and_then(|s| s.get("timeout"));
+        Written::read(field, |f| self.setting_timeout("`orchestrator.timeout`", f))
+    }
+
+    /// `defaults`: the timeout and failure status probes inherit.
+    fn defaults(&mut self, top: &Fields) -> (Written<Duration>, Option<Located<FailureStatus>>) {
+        let section = self.section(top, "defaults", &DEFAULT_KEYS);
+        let field = |key| section.as_ref().and_then(|s| s.get(key));
+        let timeout = Written::read(field("timeout"), |f| {
+            self.setting_timeout("`defaults.timeout`", f)
+        });
+        let failure_status = field("failure_status")
+            .and_then(|f| self.keyword::<FailureStatus>("`defaults.failure_status`", f.node));
+        (timeout, failure_status)
+    }
+
+    /// `orchestrator.timeout` or `defaults.timeout`: a duration, not zero
+    /// (R5; a zero one is still returned, so it is reported only here).
+    fn setting_timeout(&mut self, what: &str, f: Field) -> Option<Located<Duration>> {
+        let timeout = self.duration(what, f.node)?;
+        if timeout.value.is_zero() {
+            self.sink.push(
+                Rule::Duration,
+                timeout.location,
+                format!("{what} is zero"),
+                "give it a positive duration such as `1s`; a zero deadline can never be met",
+            );
+        }
+        Some(timeout)
+    }
+
+    /// `probes`: a list (missing or empty means no probes), then R3 over the
+    /// declared names.
+    fn probes(&mut self, top: &Fields, settings: &Settings) -> Option<Vec<ProbeDecl>> {
+        let items = match top.get("probes").map(|f| &f.node.value) {
+            None | Some(Value::Null) => return Some(Vec::new()),
+            Some(Value::Seq(items)) => items,
+            Some(_) => {
+                let node = top.get("probes")?.node;
+                self.wrong_type(
+                    "`probes`",
+                    "a list of probes",
+                    node,
+                    "write one `- { name: …, kind: … }` item per probe",
+                );
+                return None;
+            }
+        };
+        let mut names = Vec::new();
+        let mut decls = Vec::new();
+        for (index, item) in items.iter().enumerate() {
+            let (name, decl) = self.probe(index, item, settings);
+            names.extend(name);
+            decls.push(decl);
+        }
+        check_unique_names(
+            names.iter().map(|n| (n.value.as_str(), n.location)),
+            &mut self.sink,
+        );
+        decls.into_iter().collect()
+    }
+}

@@ -1,0 +1,420 @@
+//! One entry of `probes`: its common keys, its kind and the options only
+//! that kind takes, then the rules over the probe as a whole.
+
+use std::time::Duration;
+
+use super::super::tree::{Node, Value, shown};
+use super::values::{all_of, hint, one_of, subject_name};
+use super::{Field, Fields, Reader, Settings, Written};
+use crate::manifest::{
+    ActiveScope, Located, Location, MajorityGuard, ProbeDecl, ProbeKind, effective_timeout,
+};
+use crate::{
+    FailureStatus, HealthStatus, Kind, MembershipPolicy, Rule, Scope, Tag, TagSet,
+    check_active_not_optional, check_name, check_probe_tags, check_role_preference, check_timeout,
+    missing_key,
+};
+
+/// The keys every probe may have.
+const COMMON_PROBE_KEYS: [&str; 5] = ["name", "kind", "tags", "timeout", "failure_status"];
+/// The kind-specific probe keys, each with the kinds that take it.
+const KIND_OPTIONS: [(&str, &[Kind]); 7] = [
+    ("policy", &[Kind::ClusterMembership]),
+    ("expected_size", &[Kind::ClusterTransport, Kind::ActiveNode]),
+    (
+        "require_majority",
+        &[Kind::ClusterTransport, Kind::ActiveNode],
+    ),
+    ("scope", &[Kind::ActiveNode]),
+    ("roles", &[Kind::ActiveNode]),
+    ("no_active_role_status", &[Kind::ActiveNode]),
+    ("type", &[Kind::Custom]),
+];
+
+/// Every key a probe may have, common ones first.
+fn probe_keys() -> Vec<&'static str> {
+    COMMON_PROBE_KEYS
+        .into_iter()
+        .chain(KIND_OPTIONS.iter().map(|(k, _)| *k))
+        .collect()
+}
+
+impl Reader {
+    /// One probe: its declared name (for R3, even when the rest is invalid)
+    /// and the declaration, if it could be built.
+    pub(super) fn probe(
+        &mut self,
+        index: usize,
+        node: &Node,
+        settings: &Settings,
+    ) -> (Option<Located<String>>, Option<ProbeDecl>) {
+        let name = subject_name(node, index);
+        let label = format!("probe `{}`", shown(&name));
+        let Some(fields) = self.mapping(&label, node, &probe_keys()) else {
+            return (None, None);
+        };
+        let declared = fields
+            .get("name")
+            .and_then(|f| self.string(&format!("`name` of {label}"), f.node));
+        if let Some(n) = &declared {
+            check_name(&n.value, n.location, &mut self.sink);
+        }
+        let kind_id = self.kind_id(&label, &fields);
+        if let Some(id) = &kind_id {
+            self.kind_options(&label, id, &fields);
+            if id.value != Kind::Custom && fields.get("name").is_none() {
+                missing_key(
+                    format!("{label} of kind `{}` has no `name`", id.value),
+                    "add `name: <short-id>`; only `custom` probes may take their name from the `#[zb_health]` attribute",
+                    node.loc,
+                    &mut self.sink,
+                );
+            }
+        }
+        let kind = kind_id.and_then(|id| self.kind(&name, &label, id.value, &fields, node.loc));
+        let tags_field = fields.get("tags");
+        let tags = tags_field.and_then(|f| self.tags(&name, &label, f.node));
+        let custom = kind_id.as_ref().is_some_and(|id| id.value == Kind::Custom);
+        let timeout = self.probe_timeout(&name, &label, &fields, node.loc, settings, custom);
+        let failure_status = fields.get("failure_status").and_then(|f| {
+            self.keyword::<FailureStatus>(&format!("`failure_status` of {label}"), f.node)
+        });
+        // Tags written but invalid were reported; R10 does not guess them.
+        let effective_tags = match (&tags, tags_field) {
+            (Some(tags), _) => Some(tags.iter().map(|t| t.value).collect()),
+            (None, Some(_)) => None,
+            (None, None) => kind_id.and_then(|k| k.value.default_tags()),
+        };
+        if let (Some(kind), Some(tags)) = (kind_id, effective_tags) {
+            self.active_not_optional(&name, kind.value, tags, failure_status, settings);
+        }
+        let decl = kind.map(|kind| ProbeDecl {
+            location: node.loc,
+            name: declared.clone(),
+            kind,
+            tags,
+            timeout,
+            failure_status,
+        });
+        (declared, decl)
+    }
+
+    /// R10 (ZB-2.3b): a probe whose effective tags include `active` is
+    /// never optional. The effective failure status is the probe's own,
+    /// else `defaults.failure_status`; the violation is reported where that
+    /// status was written. A custom probe without manifest `tags` takes
+    /// its tags and status from its attribute, which checks R10 itself, so
+    /// `tags` is only known here when the manifest or the kind states them.
+    fn active_not_optional(
+        &mut self,
+        name: &str,
+        kind: Kind,
+        tags: TagSet,
+        own: Option<Located<FailureStatus>>,
+        settings: &Settings,
+    ) {
+        let status = match (own, kind) {
+            (Some(own), _) => own,
+            // A custom probe's status is its attribute's, not the defaults'.
+            (None, Kind::Custom) => return,
+            (None, _) => match settings.default_failure_status {
+                Some(default) => default,
+                None => return,
+            },
+        };
+        check_active_not_optional(name, tags, status.value, status.location, &mut self.sink);
+    }
+
+    /// `kind`: required (R11), one of [`Kind::NAMES`].
+    fn kind_id(&mut self, label: &str, fields: &Fields) -> Option<Located<Kind>> {
+        let Some(f) = fields.get("kind") else {
+            missing_key(
+                format!("{label} has no `kind`"),
+                format!("add `kind:` with one of {}", one_of(Kind::NAMES)),
+                fields.loc,
+                &mut self.sink,
+            );
+            return None;
+        };
+        self.keyword::<Kind>(&format!("`kind` of {label}"), f.node)
+    }
+
+    /// R4 for each kind-specific key on a kind that does not take it.
+    fn kind_options(&mut self, label: &str, kind: &Located<Kind>, fields: &Fields) {
+        for field in &fields.entries {
+            let Some((key, kinds)) = KIND_OPTIONS.iter().find(|(k, _)| *k == field.key) else {
+                continue;
+            };
+            if !kinds.contains(&kind.value) {
+                let takers: Vec<&str> = kinds.iter().map(|k| k.as_str()).collect();
+                self.sink.push(
+                    Rule::Unknown,
+                    field.key_loc,
+                    format!(
+                        "`{key}` does not apply to {label}, a `{}` probe",
+                        kind.value
+                    ),
+                    format!(
+                        "`{key}` is an option of {} probes only; remove it, or change `kind`",
+                        all_of(&takers)
+                    ),
+                );
+            }
+        }
+    }
+
+    /// The kind with its options; every option key of another kind was
+    /// reported by [`Reader::kind_options`] and is not read.
+    fn kind(
+        &mut self,
+        name: &str,
+        label: &str,
+        id: Kind,
+        fields: &Fields,
+        at: Location,
+    ) -> Option<ProbeKind> {
+        match id {
+            Kind::Database => Some(ProbeKind::Database),
+            Kind::ClusterMembership => {
+                let policy = fields.get("policy").and_then(|f| {
+                    self.keyword::<MembershipPolicy>(&format!("`policy` of {label}"), f.node)
+                });
+                Some(ProbeKind::ClusterMembership {
+                    policy: policy.map_or_else(MembershipPolicy::default, |p| p.value),
+                })
+            }
+            Kind::ClusterTransport => Some(ProbeKind::ClusterTransport {
+                guard: self.guard(label, fields),
+            }),
+            Kind::ActiveNode => self.active_node(name, label, fields),
+            Kind::Grpc => Some(ProbeKind::Grpc),
+            Kind::Custom => self
+                .custom_type(label, fields, at)
+                .map(|type_path| ProbeKind::Custom { type_path }),
+        }
+    }
+
+    /// `expected_size` (≥ 1, R12) and `require_majority`, which needs it
+    /// (R11). With an expected size, a majority is required unless the
+    /// manifest says `require_majority: false`: split-brain safety is the
+    /// default wherever the size is known (ZB-2.3a).
+    fn guard(&mut self, label: &str, fields: &Fields) -> Option<MajorityGuard> {
+        let size = fields
+            .get("expected_size")
+            .and_then(|f| self.expected_size(label, f.node));
+        let majority = fields
+            .get("require_majority")
+            .and_then(|f| self.boolean(&format!("`require_majority` of {label}"), f.node));
+        if let (None, Some(f)) = (fields.get("expected_size"), fields.get("require_majority")) {
+            missing_key(
+                format!(
+                    "`require_majority` of {label} has no `expected_size` to count a majority of"
+                ),
+                "add `expected_size: <nodes in the cluster>`, or remove `require_majority`",
+                f.key_loc,
+                &mut self.sink,
+            );
+        }
+        size.map(|expected_size| MajorityGuard {
+            expected_size,
+            require_majority: majority.is_none_or(|m| m.value),
+        })
+    }
+
+    /// `scope`, `roles`, `no_active_role_status` of an active-node probe:
+    /// R2 for `scope: role` without roles (ZB-2.3d), R7 for role options on
+    /// a cluster-wide scope.
+    fn active_node(&mut self, name: &str, label: &str, fields: &Fields) -> Option<ProbeKind> {
+        let scope = fields
+            .get("scope")
+            .and_then(|f| self.keyword::<Scope>(&format!("`scope` of {label}"), f.node));
+        let roles_field = fields.get("roles");
+        let roles = roles_field.and_then(|f| self.roles(label, f.node));
+        let status_field = fields.get("no_active_role_status");
+        let status = status_field.and_then(|f| {
+            self.keyword::<HealthStatus>(&format!("`no_active_role_status` of {label}"), f.node)
+        });
+        let guard = self.guard(label, fields);
+        let scope = match scope {
+            Some(s) if s.value == Scope::Role => {
+                self.role_scope(name, s.location, roles_field, roles)
+            }
+            // An invalid `scope` was reported; do not guess what it meant.
+            None if fields.get("scope").is_some() => None,
+            _ => {
+                for f in [roles_field, status_field].into_iter().flatten() {
+                    self.sink.push(
+                        Rule::Contradiction,
+                        f.key_loc,
+                        format!(
+                            "{label} sets `{}` but its scope is the whole cluster",
+                            f.key
+                        ),
+                        format!(
+                            "add `scope: role` to choose the active node per role, or remove `{}`",
+                            f.key
+                        ),
+                    );
+                }
+                Some(ActiveScope::Cluster)
+            }
+        };
+        Some(ProbeKind::ActiveNode {
+            scope: scope?,
+            no_active_role_status: status.map_or(HealthStatus::Unhealthy, |s| s.value),
+            guard,
+        })
+    }
+
+    /// R2 (ZB-2.3d): `scope: role` needs a usable `roles` list; the rule
+    /// itself is [`check_role_preference`].
+    fn role_scope(
+        &mut self,
+        probe: &str,
+        scope_at: Location,
+        roles_field: Option<Field>,
+        roles: Option<Vec<Located<String>>>,
+    ) -> Option<ActiveScope> {
+        match (roles_field, roles) {
+            // A `roles` of the wrong type was reported as such.
+            (Some(_), None) => None,
+            (field, roles) => {
+                let roles = roles.unwrap_or_default();
+                let listed: Vec<(&str, Location)> = roles
+                    .iter()
+                    .map(|r| (r.value.as_str(), r.location))
+                    .collect();
+                let ok = check_role_preference(
+                    probe,
+                    field.map(|f| (listed.as_slice(), f.node.loc)),
+                    scope_at,
+                    &mut self.sink,
+                );
+                ok.then_some(ActiveScope::Roles(roles))
+            }
+        }
+    }
+
+    /// `roles`: a list of role names; [`check_role_preference`] judges it.
+    fn roles(&mut self, label: &str, node: &Node) -> Option<Vec<Located<String>>> {
+        let Value::Seq(items) = &node.value else {
+            self.wrong_type(
+                &format!("`roles` of {label}"),
+                "a list of role names",
+                node,
+                "write a YAML list, e.g. `roles: [admin, driver]`",
+            );
+            return None;
+        };
+        let mut roles = Vec::new();
+        for item in items {
+            if let Some(role) = self.string(&format!("a role of {label}"), item) {
+                roles.push(role);
+            }
+        }
+        Some(roles)
+    }
+
+    /// `type` of a custom probe: required (R11), and a Rust path (R4).
+    fn custom_type(
+        &mut self,
+        label: &str,
+        fields: &Fields,
+        at: Location,
+    ) -> Option<Located<String>> {
+        let Some(f) = fields.get("type") else {
+            missing_key(
+                format!("{label} has kind `custom` but no `type`"),
+                "add `type: crate::path::to::YourProbe`, the struct that carries `#[zb_health]`",
+                at,
+                &mut self.sink,
+            );
+            return None;
+        };
+        let path = self.string(&format!("`type` of {label}"), f.node)?;
+        if !super::rust_path::is_rust_path(&path.value) {
+            self.sink.push(
+                Rule::Unknown,
+                path.location,
+                format!("`type` of {label} is `{}`, which is not a Rust path", shown(&path.value)),
+                "write the path of the probe struct, e.g. `crate::probes::CacheProbe`: identifiers joined by `::`, optionally starting with `crate::`, `self::`, `super::` or `::`",
+            );
+            return None;
+        }
+        Some(path)
+    }
+
+    /// `tags`: each one known (R4), then R1 and R13 on the list. A list
+    /// whose every tag is unknown is not also reported as empty.
+    fn tags(&mut self, name: &str, label: &str, node: &Node) -> Option<Vec<Located<Tag>>> {
+        let Value::Seq(items) = &node.value else {
+            self.wrong_type(
+                &format!("`tags` of {label}"),
+                "a list of tags",
+                node,
+                "write a YAML list, e.g. `tags: [ready]`",
+            );
+            return None;
+        };
+        let mut tags = Vec::new();
+        for item in items {
+            let Some(text) = self.string(&format!("a tag of {label}"), item) else {
+                continue;
+            };
+            match Tag::parse(&text.value) {
+                Ok(tag) => tags.push(Located::new(tag, text.location)),
+                Err(unknown) => self.sink.push(
+                    Rule::Unknown,
+                    text.location,
+                    format!("unknown tag `{}` on {label}", shown(&unknown.given)),
+                    format!(
+                        "the tags are `ready` and `active`{}",
+                        hint(unknown.suggestion)
+                    ),
+                ),
+            }
+        }
+        if tags.is_empty() && !items.is_empty() {
+            return None;
+        }
+        let located: Vec<(Tag, Location)> = tags.iter().map(|t| (t.value, t.location)).collect();
+        check_probe_tags(name, &located, node.loc, &mut self.sink);
+        Some(tags)
+    }
+
+    /// `timeout` of a probe, then R5 on the deadline it will really run with
+    /// ([`effective_timeout`]), located where that deadline was written.
+    /// A `custom` probe without its own `timeout` runs with its attribute's
+    /// deadline, which only the generated code can see; it checks R5 there.
+    fn probe_timeout(
+        &mut self,
+        name: &str,
+        label: &str,
+        fields: &Fields,
+        at: Location,
+        settings: &Settings,
+        custom: bool,
+    ) -> Option<Located<Duration>> {
+        let own = Written::read(fields.get("timeout"), |f| {
+            self.duration(&format!("`timeout` of {label}"), f.node)
+        });
+        let checked = match own {
+            Written::Invalid => false,
+            Written::Valid(_) => true,
+            Written::Absent => !custom && !settings.default_timeout_reported,
+        };
+        if checked {
+            let own = own.valid();
+            let written_at = own.or(settings.default_timeout).map_or(at, |t| t.location);
+            let deadline = effective_timeout(own.as_ref(), settings.default_timeout.as_ref());
+            check_timeout(
+                name,
+                deadline,
+                settings.orchestrator,
+                written_at,
+                &mut self.sink,
+            );
+        }
+        own.valid()
+    }
+}

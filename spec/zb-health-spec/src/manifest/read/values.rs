@@ -1,0 +1,220 @@
+//! Typed values: a mapping with its known keys, strings, booleans,
+//! durations and keywords, each read with its location and every mistake
+//! reported, never the first only.
+
+use std::time::Duration;
+
+use super::super::tree::{Node, Value, shown};
+use super::{Field, Fields, Reader};
+use crate::manifest::Located;
+use crate::{Keyword, Rule, check_cluster_size, check_duration_text, did_you_mean};
+
+impl Reader {
+    /// A mapping with string keys; R8 if it is something else, R4 for each
+    /// key not in `known`.
+    pub(super) fn mapping<'a>(
+        &mut self,
+        what: &str,
+        node: &'a Node,
+        known: &[&'static str],
+    ) -> Option<Fields<'a>> {
+        let Value::Map(pairs) = &node.value else {
+            self.wrong_type(
+                what,
+                "a mapping of `key: value` pairs",
+                node,
+                "see spec/manifest.md for the keys",
+            );
+            return None;
+        };
+        let mut entries = Vec::new();
+        for (key, value) in pairs {
+            let Value::Str(text) = &key.value else {
+                self.wrong_type(
+                    &format!("a key in {what}"),
+                    "a name",
+                    key,
+                    format!("the keys are {}", one_of(known)),
+                );
+                continue;
+            };
+            if !known.contains(&text.as_str()) {
+                self.sink.push(
+                    Rule::Unknown,
+                    key.loc,
+                    format!("unknown key `{}` in {what}", shown(text)),
+                    format!("the keys are {}{}", one_of(known), suggestion(text, known)),
+                );
+            }
+            entries.push(Field {
+                key: text,
+                key_loc: key.loc,
+                node: value,
+            });
+        }
+        Some(Fields {
+            loc: node.loc,
+            entries,
+        })
+    }
+
+    /// An optional section: absent or `null` is `None`; otherwise a mapping.
+    pub(super) fn section<'a>(
+        &mut self,
+        top: &Fields<'a>,
+        key: &str,
+        known: &[&'static str],
+    ) -> Option<Fields<'a>> {
+        let f = top.get(key)?;
+        if matches!(f.node.value, Value::Null) {
+            return None;
+        }
+        self.mapping(&format!("`{key}`"), f.node, known)
+    }
+
+    pub(super) fn string(&mut self, what: &str, node: &Node) -> Option<Located<String>> {
+        if let Value::Str(s) = &node.value {
+            return Some(Located::new(s.clone(), node.loc));
+        }
+        self.wrong_type(
+            what,
+            "a string",
+            node,
+            "write it as text; quote it if YAML reads it as something else",
+        );
+        None
+    }
+
+    pub(super) fn boolean(&mut self, what: &str, node: &Node) -> Option<Located<bool>> {
+        if let Value::Bool(b) = node.value {
+            return Some(Located::new(b, node.loc));
+        }
+        self.wrong_type(what, "`true` or `false`", node, "write `true` or `false`");
+        None
+    }
+
+    /// `expected_size`: a whole number of nodes (R8 otherwise), at least
+    /// one (R12).
+    pub(super) fn expected_size(&mut self, label: &str, node: &Node) -> Option<u32> {
+        let what = format!("`expected_size` of {label}");
+        if let Value::Int(n) = node.value {
+            return check_cluster_size(&what, n, node.loc, &mut self.sink);
+        }
+        self.wrong_type(
+            &what,
+            "a whole number of nodes",
+            node,
+            "set it to the number of nodes, e.g. `3`",
+        );
+        None
+    }
+
+    /// A duration (R5 via [`check_duration_text`]). A bare YAML number
+    /// is read as its text, so `1000` gets the "no unit" message, not a type
+    /// error.
+    pub(super) fn duration(&mut self, what: &str, node: &Node) -> Option<Located<Duration>> {
+        let text = match &node.value {
+            Value::Str(s) => s.clone(),
+            Value::Int(n) => n.to_string(),
+            Value::Float(x) => x.to_string(),
+            _ => {
+                self.wrong_type(
+                    what,
+                    "a duration such as `800ms`",
+                    node,
+                    "write an integer and a unit: `ms`, `s` or `m`",
+                );
+                return None;
+            }
+        };
+        check_duration_text(&text, node.loc, &mut self.sink).map(|d| Located::new(d, node.loc))
+    }
+
+    /// One of a closed set of words ([`Keyword`]); R4 with a "did you
+    /// mean" otherwise.
+    pub(super) fn keyword<K: Keyword>(&mut self, what: &str, node: &Node) -> Option<Located<K>> {
+        let text = self.string(what, node)?;
+        if let Some(value) = K::from_keyword(&text.value) {
+            return Some(Located::new(value, text.location));
+        }
+        let names: Vec<&str> = K::keywords().collect();
+        self.sink.push(
+            Rule::Unknown,
+            text.location,
+            format!("unknown value `{}` for {what}", shown(&text.value)),
+            format!("use {}{}", one_of(&names), hint(K::suggest(&text.value))),
+        );
+        None
+    }
+
+    /// R8: the value has the wrong YAML type.
+    pub(super) fn wrong_type(
+        &mut self,
+        what: &str,
+        expected: &str,
+        node: &Node,
+        help: impl Into<String>,
+    ) {
+        self.sink.push(
+            Rule::ManifestFile,
+            node.loc,
+            format!("{what} must be {expected}, not {}", node.value.describe()),
+            help,
+        );
+    }
+}
+
+/// The name a probe's messages use, read before validation: its `name`, else
+/// its custom `type`, else its position (`#1` is the first).
+pub(super) fn subject_name(node: &Node, index: usize) -> String {
+    let text_of = |key: &str| match &node.value {
+        Value::Map(pairs) => pairs.iter().find_map(|(k, v)| match (&k.value, &v.value) {
+            (Value::Str(k), Value::Str(v)) if k == key => Some(v.clone()),
+            _ => None,
+        }),
+        _ => None,
+    };
+    text_of("name")
+        .or_else(|| text_of("type"))
+        .unwrap_or_else(|| format!("#{}", index + 1))
+}
+
+/// "`a`, `b` or `c`".
+pub(super) fn one_of(names: &[&str]) -> String {
+    join(names, "or")
+}
+
+/// "`a`, `b` and `c`".
+pub(super) fn all_of(names: &[&str]) -> String {
+    join(names, "and")
+}
+
+fn join(names: &[&str], last: &str) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    match quoted.split_last() {
+        None => String::new(),
+        Some((only, [])) => only.clone(),
+        Some((tail, head)) => format!("{} {last} {tail}", head.join(", ")),
+    }
+}
+
+/// "; did you mean `x`?" for a near miss among `names`, else "".
+fn suggestion(input: &str, names: &[&'static str]) -> String {
+    hint(did_you_mean(input, names.iter().copied()))
+}
+
+pub(super) fn hint(suggestion: Option<&str>) -> String {
+    suggestion.map_or_else(String::new, |s| format!("; did you mean `{s}`?"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn joins_read_as_prose() {
+        assert_eq!(one_of(&["a"]), "`a`");
+        assert_eq!(one_of(&["a", "b", "c"]), "`a`, `b` or `c`");
+        assert_eq!(all_of(&["a", "b"]), "`a` and `b`");
+    }
+}
