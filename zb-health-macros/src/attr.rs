@@ -1,5 +1,11 @@
 //! `#[zb_health(...)]`: parse the arguments into typed settings, check
 //! them with the shared spec rules, generate `ZbHealthProbe`.
+//!
+//! As in serde_derive, each setting is an [`Attr`] that remembers where it
+//! was written, so a key given twice is refused at its second occurrence;
+//! and an attribute with errors still expands to the struct and an impl
+//! built from whatever parsed, so the user sees only the real errors, not a
+//! cascade of "is not a #[zb_health] probe" at every use of the type.
 
 use std::time::Duration;
 
@@ -10,35 +16,86 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Lit, Meta, Token};
 use zb_health_spec::{
-    DEFAULT_PROBE_TIMEOUT, FailureStatus, Rule, Tag, Violations, check_duration_text, check_name,
-    check_probe_tags, check_timeout, did_you_mean,
+    DEFAULT_PROBE_TIMEOUT, FailureStatus, Keyword, Rule, Tag, TagSet, Violations,
+    check_active_not_optional, check_duration_text, check_name, check_probe_tags, check_timeout,
+    did_you_mean, hint, missing_key, one_of,
 };
 
 use crate::errors::Errors;
 
 const KEYS: [&str; 5] = ["name", "tags", "timeout", "failure_status", "crate"];
 
+/// One setting of the attribute and where its value was written. The
+/// first occurrence of the key wins; a second is an error at its own key
+/// (serde_derive's `Attr::set`).
+struct Attr<T> {
+    key: &'static str,
+    written: bool,
+    value: Option<(T, Span)>,
+}
+
+impl<T> Attr<T> {
+    const fn none(key: &'static str) -> Self {
+        Self {
+            key,
+            written: false,
+            value: None,
+        }
+    }
+
+    /// Records that the key was written at `key_span`; `false`, after
+    /// reporting R14, if it was written before.
+    fn first(&mut self, key_span: Span, sink: &mut Violations<Span>) -> bool {
+        if self.written {
+            sink.push(
+                Rule::DuplicateKey,
+                key_span,
+                format!("`{}` is set twice in #[zb_health]", self.key),
+                format!(
+                    "each key is written once; remove this `{}` or the earlier one",
+                    self.key
+                ),
+            );
+            return false;
+        }
+        self.written = true;
+        true
+    }
+
+    fn set(&mut self, value: T, span: Span) {
+        self.value = Some((value, span));
+    }
+}
+
+/// The `tags` as parsed: the tags that are known, with their spans, the
+/// list's span, and whether every element was a known tag.
+struct Tags {
+    known: Vec<(Tag, Span)>,
+    span: Span,
+    complete: bool,
+}
+
 /// The attribute's settings, each with the span it was written at.
 struct Settings {
-    name: Option<(String, Span)>,
-    tags: Option<(Vec<(Tag, Span)>, Span)>,
-    /// Set when a tag failed to parse, so "no tags" is not reported on top.
-    tags_invalid: bool,
-    timeout: Option<(Duration, Span)>,
-    failure_status: Option<FailureStatus>,
-    krate: Option<syn::Path>,
+    name: Attr<String>,
+    tags: Attr<Tags>,
+    timeout: Attr<Duration>,
+    failure_status: Attr<FailureStatus>,
+    krate: Attr<syn::Path>,
 }
 
 pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
+    let mut sink = Violations::new();
     let item_tokens = item.clone();
     let strukt = match syn::parse2::<syn::Item>(item) {
         Ok(syn::Item::Struct(s)) => Some(s),
         Ok(other) => {
-            errors.push(syn::Error::new(
+            errors.help(
                 item_keyword_span(&other),
-                "#[zb_health] goes on a struct\n  = help: declare the probe as a struct (unit structs are fine) and implement `zb_health::Probe` for it; a probe needs a type so the manifest can name it",
-            ));
+                "#[zb_health] goes on a struct",
+                "declare the probe as a struct (unit structs are fine) and implement `zb_health::Probe` for it; a probe needs a type so the manifest can name it",
+            );
             None
         }
         Err(e) => {
@@ -46,59 +103,75 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             None
         }
     };
-    let settings = parse_settings(args, &mut errors);
+    let settings = parse_settings(args, &mut errors, &mut sink);
     let Some(strukt) = strukt else {
         // Keep the user's item so that follow-on errors stay about it.
+        errors.violations(sink);
         let errs = errors.into_tokens();
         return quote!(#errs #item_tokens);
     };
-    let (name, name_span) = match settings.name.clone() {
-        Some(n) => n,
+    let name = match &settings.name.value {
+        Some((name, span)) => {
+            check_name(name, *span, &mut sink);
+            name.clone()
+        }
         None => {
-            errors.push(syn::Error::new(
-                Span::call_site(),
-                format!(
-                    "#[zb_health] needs a `name`\n  = rule {}\n  = help: write #[zb_health(name = \"{}\")]; the name keys the probe's entry in the JSON body",
-                    Rule::ProbeName,
-                    snake_case(&strukt.ident.to_string())
-                ),
-            ));
-            (String::new(), Span::call_site())
+            // Written but not a string literal: reported where it is.
+            if !settings.name.written {
+                missing_key(
+                    "#[zb_health] needs a `name`",
+                    format!(
+                        "write #[zb_health(name = \"{}\")]; the name keys the probe's entry in the JSON body",
+                        snake_case(&strukt.ident.to_string())
+                    ),
+                    Span::call_site(),
+                    &mut sink,
+                );
+            }
+            String::new()
         }
     };
-    let mut sink = Violations::new();
-    if settings.name.is_some() {
-        check_name(&name, name_span, &mut sink);
-    }
-    let (tags, tags_span) = settings
-        .tags
-        .clone()
-        .unwrap_or_else(|| (vec![(Tag::Ready, Span::call_site())], Span::call_site()));
-    if !settings.tags_invalid {
-        check_probe_tags(&name, &tags, tags_span, &mut sink);
-    }
-    let (timeout, timeout_span) = settings
-        .timeout
-        .unwrap_or((DEFAULT_PROBE_TIMEOUT, Span::call_site()));
-    check_timeout(&name, timeout, None, timeout_span, &mut sink);
+    let tags = match &settings.tags.value {
+        Some((tags, _)) => {
+            // Unknown tags were reported; an all-unknown list is not also
+            // "no tags" (R13), and nothing else is guessed.
+            if tags.complete || !tags.known.is_empty() {
+                check_probe_tags(&name, &tags.known, tags.span, &mut sink);
+            }
+            tags.known.iter().map(|(t, _)| *t).collect()
+        }
+        None => TagSet::READY,
+    };
+    let timeout = match settings.timeout.value {
+        Some((timeout, span)) => {
+            check_timeout(&name, timeout, None, span, &mut sink);
+            timeout
+        }
+        None => DEFAULT_PROBE_TIMEOUT,
+    };
+    let failure_status = match settings.failure_status.value {
+        Some((status, span)) => {
+            check_active_not_optional(&name, tags, status, span, &mut sink);
+            status
+        }
+        None => FailureStatus::default(),
+    };
     errors.violations(sink);
-    if !errors.is_empty() {
-        let errs = errors.into_tokens();
-        return quote!(#errs #strukt);
-    }
 
     let krate = settings
         .krate
-        .map(|p| p.to_token_stream())
+        .value
+        .map(|(p, _)| p.to_token_stream())
         .unwrap_or_else(|| quote!(::zb_health));
     let ident = &strukt.ident;
     let (impl_generics, ty_generics, where_clause) = strukt.generics.split_for_impl();
-    let tag_tokens = tags.iter().map(|(t, _)| crate::builtin::tag(*t, &krate));
-    let millis = timeout.as_millis() as u64;
-    let failure =
-        crate::builtin::failure_status(settings.failure_status.unwrap_or_default(), &krate);
+    let tag_tokens = tags.iter().map(|t| crate::builtin::tag(t, &krate));
+    let millis = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
+    let failure = crate::builtin::failure_status(failure_status, &krate);
     // The impl is spanned at the struct name, so "does not implement
-    // Probe" points at the type the user must complete.
+    // Probe" points at the type the user must complete. With errors it is
+    // still emitted, from what parsed, so uses of the type (a manifest's
+    // `type:`) do not add a misleading "is not a #[zb_health] probe".
     let probe_impl = quote_spanned! {ident.span()=>
         impl #impl_generics #krate::ZbHealthProbe for #ident #ty_generics #where_clause {
             const META: #krate::ProbeMeta = #krate::ProbeMeta {
@@ -109,20 +182,21 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             };
         }
     };
+    let errs = errors.into_tokens();
     quote! {
+        #errs
         #strukt
         #probe_impl
     }
 }
 
-fn parse_settings(args: TokenStream, errors: &mut Errors) -> Settings {
+fn parse_settings(args: TokenStream, errors: &mut Errors, sink: &mut Violations<Span>) -> Settings {
     let mut s = Settings {
-        name: None,
-        tags: None,
-        tags_invalid: false,
-        timeout: None,
-        failure_status: None,
-        krate: None,
+        name: Attr::none("name"),
+        tags: Attr::none("tags"),
+        timeout: Attr::none("timeout"),
+        failure_status: Attr::none("failure_status"),
+        krate: Attr::none("crate"),
     };
     let metas = match Punctuated::<Meta, Token![,]>::parse_terminated.parse2(args) {
         Ok(m) => m,
@@ -144,66 +218,81 @@ fn parse_settings(args: TokenStream, errors: &mut Errors) -> Settings {
             .get_ident()
             .map(ToString::to_string)
             .unwrap_or_default();
+        let key_span = nv.path.span();
         match key.as_str() {
             "name" => {
-                if let Some(lit) = string_lit(&nv.value, "name = \"cache\"", errors) {
-                    s.name = Some((lit.value(), lit.span()));
+                if s.name.first(key_span, sink)
+                    && let Some(lit) = string_lit(&nv.value, "name = \"cache\"", errors)
+                {
+                    s.name.set(lit.value(), lit.span());
                 }
             }
             "tags" => {
-                let before = errors.is_empty();
-                s.tags = parse_tags(&nv.value, errors);
-                s.tags_invalid = before != errors.is_empty() || s.tags.is_none();
+                if s.tags.first(key_span, sink)
+                    && let Some(tags) = parse_tags(&nv.value, errors, sink)
+                {
+                    let span = tags.span;
+                    s.tags.set(tags, span);
+                }
             }
             "timeout" => {
-                if let Some(lit) = string_lit(&nv.value, "timeout = \"750ms\"", errors) {
-                    let mut sink = Violations::new();
-                    s.timeout = check_duration_text(&lit.value(), lit.span(), &mut sink)
-                        .map(|d| (d, lit.span()));
-                    errors.violations(sink);
+                if s.timeout.first(key_span, sink)
+                    && let Some(lit) = string_lit(&nv.value, "timeout = \"750ms\"", errors)
+                    && let Some(d) = check_duration_text(&lit.value(), lit.span(), sink)
+                {
+                    s.timeout.set(d, lit.span());
                 }
             }
             "failure_status" => {
-                let word = path_word(&nv.value);
-                match word.as_deref().and_then(FailureStatus::parse) {
-                    Some(f) => s.failure_status = Some(f),
-                    None => errors.push(syn::Error::new(
-                        nv.value.span(),
-                        format!(
-                            "unknown failure_status `{}`\n  = rule {}\n  = help: write `failure_status = unhealthy` (the default) or `failure_status = degraded` for an optional dependency",
-                            nv.value.to_token_stream(),
-                            Rule::Unknown
+                if s.failure_status.first(key_span, sink) {
+                    let word = path_word(&nv.value);
+                    match word.as_deref().and_then(FailureStatus::parse) {
+                        Some(f) => s.failure_status.set(f, nv.value.span()),
+                        None => sink.push(
+                            Rule::Unknown,
+                            nv.value.span(),
+                            format!(
+                                "unknown failure_status `{}`",
+                                nv.value.to_token_stream()
+                            ),
+                            format!(
+                                "write {}: `unhealthy` (the default) fails the tier, `degraded` declares an optional dependency{}",
+                                one_of(FailureStatus::NAMES),
+                                hint(word.as_deref().and_then(FailureStatus::suggest))
+                            ),
                         ),
-                    )),
+                    }
                 }
             }
             "crate" => {
-                if let Some(lit) = string_lit(&nv.value, "crate = \"zb_health\"", errors) {
+                if s.krate.first(key_span, sink)
+                    && let Some(lit) = string_lit(&nv.value, "crate = \"zb_health\"", errors)
+                {
                     match lit.parse::<syn::Path>() {
-                        Ok(p) => s.krate = Some(p),
+                        Ok(p) => s.krate.set(p, lit.span()),
                         Err(e) => errors.push(e),
                     }
                 }
             }
-            _ => {
-                let hint = did_you_mean(&key, KEYS)
-                    .map(|k| format!(" (did you mean `{k}`?)"))
-                    .unwrap_or_default();
-                errors.push(syn::Error::new(
-                    nv.path.span(),
-                    format!(
-                        "unknown key `{}` in #[zb_health]{hint}\n  = rule {}\n  = help: the keys are `name`, `tags`, `timeout`, `failure_status` and `crate`",
-                        nv.path.to_token_stream(),
-                        Rule::Unknown
-                    ),
-                ));
-            }
+            _ => sink.push(
+                Rule::Unknown,
+                key_span,
+                format!(
+                    "unknown key `{}` in #[zb_health]",
+                    nv.path.to_token_stream()
+                ),
+                format!(
+                    "the keys are {}{}",
+                    one_of(&KEYS),
+                    hint(did_you_mean(&key, KEYS))
+                ),
+            ),
         }
     }
     s
 }
 
-fn parse_tags(value: &Expr, errors: &mut Errors) -> Option<(Vec<(Tag, Span)>, Span)> {
+fn parse_tags(value: &Expr, errors: &mut Errors, sink: &mut Violations<Span>) -> Option<Tags> {
     let Expr::Array(array) = value else {
         errors.push(syn::Error::new(
             value.span(),
@@ -211,18 +300,30 @@ fn parse_tags(value: &Expr, errors: &mut Errors) -> Option<(Vec<(Tag, Span)>, Sp
         ));
         return None;
     };
-    let mut tags = Vec::new();
+    let mut tags = Tags {
+        known: Vec::new(),
+        span: array.span(),
+        complete: true,
+    };
     for elem in &array.elems {
         let word = path_word(elem).unwrap_or_else(|| elem.to_token_stream().to_string());
         match Tag::parse(&word) {
-            Ok(t) => tags.push((t, elem.span())),
-            Err(e) => errors.push(syn::Error::new(
-                elem.span(),
-                format!("{e}\n  = rule {}\n  = help: a probe serves `ready` or `active`; `live` carries no probes", Rule::Unknown),
-            )),
+            Ok(t) => tags.known.push((t, elem.span())),
+            Err(unknown) => {
+                tags.complete = false;
+                sink.push(
+                    Rule::Unknown,
+                    elem.span(),
+                    format!("unknown tag `{}`", unknown.given),
+                    format!(
+                        "a probe serves `ready` or `active`; `live` carries no probes{}",
+                        hint(unknown.suggestion)
+                    ),
+                );
+            }
         }
     }
-    Some((tags, array.span()))
+    Some(tags)
 }
 
 fn string_lit<'a>(value: &'a Expr, example: &str, errors: &mut Errors) -> Option<&'a syn::LitStr> {

@@ -19,6 +19,15 @@ impl Errors {
         }
     }
 
+    /// Adds an error that breaks no spec rule (a misplaced attribute), in
+    /// the same layout as a violation: what is wrong, then the fix.
+    pub fn help(&mut self, span: Span, message: &str, help: &str) {
+        self.push(syn::Error::new(
+            span,
+            format!("{message}\n  = help: {help}"),
+        ));
+    }
+
     /// Adds a spec violation located at a token.
     pub fn violation(&mut self, v: Violation<Span>) {
         self.push(syn::Error::new(v.location, render(&v)));
@@ -31,11 +40,6 @@ impl Errors {
                 self.violation(v);
             }
         }
-    }
-
-    /// Whether no error was recorded.
-    pub fn is_empty(&self) -> bool {
-        self.all.is_none()
     }
 
     /// The errors as `compile_error!` invocations, or nothing.

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tokio::sync::Semaphore;
 use zb_health_spec::{
-    DEFAULT_PROBE_TIMEOUT, FailureStatus, Rule, Tag, TagSet, Violation, Violations,
+    DEFAULT_PROBE_TIMEOUT, FailureStatus, Rule, SpecError, Tag, TagSet, Violation, Violations,
     check_active_not_optional, check_name, check_probe_tags, check_timeout, check_unique_names,
 };
 
@@ -86,38 +86,69 @@ impl std::fmt::Debug for ProbeRegistration {
     }
 }
 
-/// A registration refused by the spec rules: every violation, not just the
-/// first, as the same [`Rule`]s the compile-time checks report.
+/// Why the registry refused a change.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RegistryError {
-    /// What was broken.
-    pub violations: Vec<Violation<()>>,
+#[non_exhaustive]
+pub enum RegistryError {
+    /// The registration breaks spec rules: every violation, not just the
+    /// first, as the same [`Rule`]s the compile-time checks report.
+    Rules(SpecError),
+    /// `replace` on a registration that is no longer there: the probe was
+    /// removed or the registry dropped.
+    Gone {
+        /// The name the probe was registered under.
+        name: String,
+    },
 }
 
 impl RegistryError {
-    /// The rules broken, in the order found.
+    /// The rules broken, in the order found; empty for [`Gone`](Self::Gone).
     pub fn rules(&self) -> Vec<Rule> {
-        self.violations.iter().map(|v| v.rule).collect()
+        match self {
+            RegistryError::Rules(e) => e.rules(),
+            RegistryError::Gone { .. } => Vec::new(),
+        }
+    }
+
+    /// The violations, in the order found; empty for [`Gone`](Self::Gone).
+    pub fn violations(&self) -> &[Violation<()>] {
+        match self {
+            RegistryError::Rules(e) => e.violations(),
+            RegistryError::Gone { .. } => &[],
+        }
     }
 }
 
 impl std::fmt::Display for RegistryError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        for (i, v) in self.violations.iter().enumerate() {
-            if i > 0 {
-                f.write_str("\n")?;
-            }
-            write!(f, "error: {v}")?;
+        match self {
+            RegistryError::Rules(e) => e.fmt(f),
+            RegistryError::Gone { name } => write!(
+                f,
+                "probe `{name}` is no longer registered: the registry was dropped or the probe was removed; add it again with `HealthRegistry::add`"
+            ),
         }
-        Ok(())
     }
 }
 
-impl std::error::Error for RegistryError {}
+impl std::error::Error for RegistryError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            RegistryError::Rules(e) => Some(e),
+            RegistryError::Gone { .. } => None,
+        }
+    }
+}
+
+impl From<SpecError> for RegistryError {
+    fn from(e: SpecError) -> Self {
+        RegistryError::Rules(e)
+    }
+}
 
 impl From<Vec<Violation<()>>> for RegistryError {
     fn from(violations: Vec<Violation<()>>) -> Self {
-        Self { violations }
+        RegistryError::Rules(violations.into())
     }
 }
 
@@ -241,7 +272,9 @@ impl HealthRegistry {
         let mut state = self.write();
         let slot = match replacing {
             Some(id) => Some(state.all.iter().position(|r| r.id == id).ok_or_else(|| {
-                RegistryError::from(vec![gone(registrations.first().map_or("?", |r| &*r.name))])
+                RegistryError::Gone {
+                    name: registrations.first().map_or("?", |r| &*r.name).to_owned(),
+                }
             })?),
             None => None,
         };
@@ -394,7 +427,8 @@ impl RegistrationHandle {
         registration: ProbeRegistration,
     ) -> Result<RegistrationHandle, (RegistryError, RegistrationHandle)> {
         let Some(inner) = self.registry.upgrade() else {
-            return Err((vec![gone(&self.name)].into(), self));
+            let name = self.name.to_string();
+            return Err((RegistryError::Gone { name }, self));
         };
         match (HealthRegistry { inner }).commit(vec![registration], Some(self.id)) {
             Ok(mut handles) => Ok(handles.remove(0)),
@@ -417,14 +451,5 @@ impl RegistrationHandle {
             state.rebuild_tiers();
         }
         removed
-    }
-}
-
-fn gone(name: &str) -> Violation<()> {
-    Violation {
-        rule: Rule::Unknown,
-        location: (),
-        message: format!("probe `{name}` is no longer registered"),
-        help: "the registry was dropped or the probe was removed; add it again with `HealthRegistry::add`".into(),
     }
 }

@@ -35,6 +35,6 @@ pub use rules::{
     check_timeout, check_unique_names, missing_key,
 };
 pub use status::{FailureStatus, HealthStatus};
-pub use suggest::did_you_mean;
+pub use suggest::{all_of, did_you_mean, hint, one_of};
 pub use tag::{Tag, TagSet, UnknownTag, ZbHealthTags};
 pub use vocab::{Keyword, Kind, Preset, Scope};

@@ -17,6 +17,7 @@
 //! | R11 `missing-key` | [`missing_key`] | ZB-5 |
 //! | R12 `cluster-size` | [`check_cluster_size`] | AT-5, ZB-2.3a |
 //! | R13 `no-tags` | [`check_probe_tags`] | ZB-1.1 |
+//! | R14 `duplicate-key` | the attribute parser and the YAML reader | |
 //!
 //! Codes are stable: a new rule gets the next number, never a reused one.
 //!
@@ -63,11 +64,14 @@ pub enum Rule {
     ClusterSize,
     /// R13: a probe with no tags, which no tier would ever run.
     NoTags,
+    /// R14: one key written twice in one attribute or YAML mapping; the
+    /// first would be silently overridden.
+    DuplicateKey,
 }
 
 impl Rule {
     /// Every rule, in index order.
-    pub const ALL: [Rule; 13] = [
+    pub const ALL: [Rule; 14] = [
         Rule::LiveTag,
         Rule::RoleScopeNeedsRoles,
         Rule::DuplicateName,
@@ -81,9 +85,10 @@ impl Rule {
         Rule::MissingKey,
         Rule::ClusterSize,
         Rule::NoTags,
+        Rule::DuplicateKey,
     ];
 
-    /// The short stable code, `R1` … `R13`, that tests and docs use.
+    /// The short stable code, `R1` … `R14`, that tests and docs use.
     pub const fn code(self) -> &'static str {
         match self {
             Rule::LiveTag => "R1",
@@ -99,6 +104,7 @@ impl Rule {
             Rule::MissingKey => "R11",
             Rule::ClusterSize => "R12",
             Rule::NoTags => "R13",
+            Rule::DuplicateKey => "R14",
         }
     }
 
@@ -118,6 +124,7 @@ impl Rule {
             Rule::MissingKey => "missing-key",
             Rule::ClusterSize => "cluster-size",
             Rule::NoTags => "no-tags",
+            Rule::DuplicateKey => "duplicate-key",
         }
     }
 
@@ -134,7 +141,7 @@ impl Rule {
             Rule::MissingKey => Some("ZB-5"),
             Rule::ClusterSize => Some("AT-5"),
             Rule::NoTags => Some("ZB-1.1"),
-            Rule::Unknown | Rule::Contradiction | Rule::ManifestFile => None,
+            Rule::Unknown | Rule::Contradiction | Rule::ManifestFile | Rule::DuplicateKey => None,
         }
     }
 }

@@ -14,6 +14,31 @@ where
         .map(|(_, c)| c)
 }
 
+/// "`a`, `b` or `c`": how every message lists the legal words.
+pub fn one_of(names: &[&str]) -> String {
+    join(names, "or")
+}
+
+/// "`a`, `b` and `c`".
+pub fn all_of(names: &[&str]) -> String {
+    join(names, "and")
+}
+
+fn join(names: &[&str], last: &str) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    match quoted.split_last() {
+        None => String::new(),
+        Some((only, [])) => only.clone(),
+        Some((tail, head)) => format!("{} {last} {tail}", head.join(", ")),
+    }
+}
+
+/// "; did you mean `x`?" for a near miss, else "": the one wording of a
+/// suggestion, appended to a help text.
+pub fn hint(suggestion: Option<&str>) -> String {
+    suggestion.map_or_else(String::new, |s| format!("; did you mean `{s}`?"))
+}
+
 /// Edit distance counting a swap of two neighbours as one edit (optimal
 /// string alignment), since transposed letters are the commonest typo.
 fn levenshtein(a: &str, b: &str) -> usize {
@@ -57,5 +82,15 @@ mod tests {
             Some("active")
         );
         assert_eq!(did_you_mean("database", ["ready", "active", "live"]), None);
+    }
+
+    #[test]
+    fn lists_and_hints_read_as_prose() {
+        use super::{all_of, hint, one_of};
+        assert_eq!(one_of(&["a"]), "`a`");
+        assert_eq!(one_of(&["a", "b", "c"]), "`a`, `b` or `c`");
+        assert_eq!(all_of(&["a", "b"]), "`a` and `b`");
+        assert_eq!(hint(Some("x")), "; did you mean `x`?");
+        assert_eq!(hint(None), "");
     }
 }

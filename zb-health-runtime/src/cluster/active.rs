@@ -2,10 +2,9 @@
 
 use std::sync::Arc;
 
-use zb_health_spec::{MajorityGuard, Violations, check_role_preference};
+use zb_health_spec::{MajorityGuard, SpecError, Violations, check_role_preference};
 
 use super::view::{ClusterState, Member, MemberStatus};
-use crate::registry::RegistryError;
 
 /// The rule that picks the active node: the **oldest reachable `Up`
 /// member**, optionally scoped by an ordered role preference.
@@ -93,7 +92,7 @@ impl ClusterActiveNode {
     /// listed role it holds (a fused `admin`+`driver` node answers for
     /// `admin` when that is listed first). An empty, blank or repeated list
     /// is refused (rule R2, ZB-2.3d), as the manifest refuses it.
-    pub fn with_roles<I, S>(roles: I) -> Result<Self, RegistryError>
+    pub fn with_roles<I, S>(roles: I) -> Result<Self, SpecError>
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,

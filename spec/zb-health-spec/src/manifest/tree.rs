@@ -223,15 +223,27 @@ pub(super) fn load(yaml: &str) -> Result<Node, Violation<Location>> {
     }));
     match parsed {
         Ok(Ok(node)) => Ok(node),
-        Ok(Err(e)) => Err(unreadable(
-            e.location()
-                .map_or(Location { line: 1, column: 1 }, Location::from),
-            format!(
-                "the manifest is not valid YAML: {}",
-                escaped(&UserMessageFormatter.format_message(&e))
-            ),
-            "fix the YAML at this position; the manifest is one YAML mapping (see spec/manifest.md)",
-        )),
+        Ok(Err(e)) => {
+            let location = e
+                .location()
+                .map_or(Location { line: 1, column: 1 }, Location::from);
+            let message = escaped(&UserMessageFormatter.format_message(&e));
+            // A key written twice is its own rule (R14), as in the
+            // attribute; every other reader error is an unreadable file.
+            if matches!(e, serde_saphyr::Error::DuplicateMappingKey { .. }) {
+                return Err(Violation {
+                    rule: Rule::DuplicateKey,
+                    location,
+                    message: format!("a key is written twice: {message}"),
+                    help: "each key is written once; remove one of the two".into(),
+                });
+            }
+            Err(unreadable(
+                location,
+                format!("the manifest is not valid YAML: {message}"),
+                "fix the YAML at this position; the manifest is one YAML mapping (see spec/manifest.md)",
+            ))
+        }
         Err(_) => Err(unreadable(
             Location { line: 1, column: 1 },
             "the YAML reader failed on this manifest",

@@ -4,15 +4,15 @@
 use std::time::Duration;
 
 use super::super::tree::{Node, Value, shown};
-use super::values::{all_of, hint, one_of, subject_name};
+use super::values::subject_name;
 use super::{Field, Fields, Reader, Settings, Written};
 use crate::manifest::{
     ActiveScope, Located, Location, MajorityGuard, ProbeDecl, ProbeKind, effective_timeout,
 };
 use crate::{
-    FailureStatus, HealthStatus, Kind, MembershipPolicy, Rule, Scope, Tag, TagSet,
+    FailureStatus, HealthStatus, Kind, MembershipPolicy, Rule, Scope, Tag, TagSet, all_of,
     check_active_not_optional, check_name, check_probe_tags, check_role_preference, check_timeout,
-    missing_key,
+    hint, missing_key, one_of,
 };
 
 /// The keys every probe may have.

@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::super::tree::{Node, Value, shown};
 use super::{Field, Fields, Reader};
 use crate::manifest::Located;
-use crate::{Keyword, Rule, check_cluster_size, check_duration_text, did_you_mean};
+use crate::{Keyword, Rule, check_cluster_size, check_duration_text, did_you_mean, hint, one_of};
 
 impl Reader {
     /// A mapping with string keys; R8 if it is something else, R4 for each
@@ -179,42 +179,7 @@ pub(super) fn subject_name(node: &Node, index: usize) -> String {
         .unwrap_or_else(|| format!("#{}", index + 1))
 }
 
-/// "`a`, `b` or `c`".
-pub(super) fn one_of(names: &[&str]) -> String {
-    join(names, "or")
-}
-
-/// "`a`, `b` and `c`".
-pub(super) fn all_of(names: &[&str]) -> String {
-    join(names, "and")
-}
-
-fn join(names: &[&str], last: &str) -> String {
-    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
-    match quoted.split_last() {
-        None => String::new(),
-        Some((only, [])) => only.clone(),
-        Some((tail, head)) => format!("{} {last} {tail}", head.join(", ")),
-    }
-}
-
 /// "; did you mean `x`?" for a near miss among `names`, else "".
 fn suggestion(input: &str, names: &[&'static str]) -> String {
     hint(did_you_mean(input, names.iter().copied()))
-}
-
-pub(super) fn hint(suggestion: Option<&str>) -> String {
-    suggestion.map_or_else(String::new, |s| format!("; did you mean `{s}`?"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn joins_read_as_prose() {
-        assert_eq!(one_of(&["a"]), "`a`");
-        assert_eq!(one_of(&["a", "b", "c"]), "`a`, `b` or `c`");
-        assert_eq!(all_of(&["a", "b"]), "`a` and `b`");
-    }
 }
