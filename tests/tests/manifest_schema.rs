@@ -1,12 +1,16 @@
 //! `spec/health-manifest.schema.json` agrees with the parser on the
 //! manifests this repository ships: every manifest the compiler accepts
-//! validates against the schema, and shape errors the schema can express
-//! are refused by both.
+//! validates against the schema, shape errors the schema can express are
+//! refused by both, and every closed word list of the schema is the spec
+//! crate's vocabulary, compared in both directions.
 
 use std::path::Path;
 
 use serde_json::Value;
 use zb_health_spec::manifest::parse_manifest;
+use zb_health_spec::{
+    FailureStatus, HealthStatus, Keyword, Kind, MembershipPolicy, Preset, Scope, Tag,
+};
 
 fn schema() -> jsonschema::Validator {
     let text = include_str!("../../spec/health-manifest.schema.json");
@@ -59,8 +63,63 @@ fn shape_errors_are_refused_by_schema_and_parser_alike() {
         "service: s\nprobes:\n  - { name: db, kind: database, policy: default }\n", // option of another kind
         "service: s\nprobes:\n  - { kind: custom }\n", // custom without type
         "service: s\nprobes:\n  - { name: db, kind: database, timeout: 1.5s }\n", // malformed duration
+        "service: s\nprobes:\n  - { name: t, kind: cluster-transport, expected_size: 0 }\n", // R12
+        "service: s\nprobes:\n  - { name: a, kind: active-node, failure_status: degraded }\n", // R10
+        "service: s\nprobes:\n  - { name: a, kind: active-node, no_active_role_status: Degraded, scope: role, roles: [x] }\n", // exact lower-case
     ] {
         assert!(parse_manifest(yaml).is_err(), "parser accepted {yaml}");
         assert!(!schema.is_valid(&as_json(yaml)), "schema accepted {yaml}");
     }
+}
+
+fn schema_json() -> Value {
+    serde_json::from_str(include_str!("../../spec/health-manifest.schema.json")).unwrap()
+}
+
+/// The schema's `enum` at `pointer`, as strings.
+fn schema_enum(schema: &Value, pointer: &str) -> Vec<String> {
+    let values = schema
+        .pointer(pointer)
+        .and_then(Value::as_array)
+        .unwrap_or_else(|| panic!("no enum at {pointer}"));
+    values
+        .iter()
+        .map(|v| v.as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Both directions: every schema value parses as `K`, and every `K` the
+/// manifest may write (all but `except`) is in the schema's enum.
+fn agrees<K: Keyword>(schema: &Value, pointer: &str, except: &[K]) {
+    let listed = schema_enum(schema, pointer);
+    for value in &listed {
+        assert!(
+            K::from_keyword(value).is_some(),
+            "{pointer}: schema value `{value}` is not a {}",
+            K::WHAT
+        );
+    }
+    for value in K::ALL.iter().filter(|v| !except.contains(v)) {
+        assert!(
+            listed.iter().any(|l| l == value.keyword()),
+            "{pointer}: {} `{}` is missing from the schema",
+            K::WHAT,
+            value.keyword()
+        );
+    }
+    assert_eq!(listed.len(), K::ALL.len() - except.len(), "{pointer}");
+}
+
+#[test]
+fn every_word_list_of_the_schema_is_the_vocabulary() {
+    let schema = schema_json();
+    agrees::<Kind>(&schema, "/$defs/probe/properties/kind/enum", &[]);
+    agrees::<Scope>(&schema, "/$defs/probe/properties/scope/enum", &[]);
+    agrees::<MembershipPolicy>(&schema, "/$defs/probe/properties/policy/enum", &[]);
+    agrees::<Preset>(&schema, "/properties/endpoints/properties/preset/enum", &[]);
+    agrees::<FailureStatus>(&schema, "/$defs/failureStatus/enum", &[]);
+    agrees::<HealthStatus>(&schema, "/$defs/healthStatus/enum", &[]);
+    // `live` is a tag, but no probe may carry it (R1): the schema leaves it
+    // out so that an editor never offers it.
+    agrees::<Tag>(&schema, "/$defs/tag/enum", &[Tag::Live]);
 }

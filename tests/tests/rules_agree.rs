@@ -4,8 +4,10 @@
 
 use std::time::Duration;
 
+use zb_health::cluster::ClusterActiveNode;
 use zb_health::{
-    HealthRegistry, ProbeRegistration, ProbeResult, Rule, Tag, TagSet, ZbHealth, from_fn,
+    FailureStatus, HealthRegistry, ProbeRegistration, ProbeResult, RegistryError, Rule, Tag,
+    TagSet, ZbHealth, from_fn,
 };
 use zb_health_spec::manifest::parse_manifest;
 
@@ -31,6 +33,68 @@ fn r1_live_tag() {
         .unwrap_err()
         .rules();
     assert_eq!((m, r), (vec![Rule::LiveTag], vec![Rule::LiveTag]));
+}
+
+#[test]
+fn r13_no_tags() {
+    let m = manifest_rules("service: s\nprobes:\n  - { name: db, kind: database, tags: [] }\n");
+    let r = HealthRegistry::new()
+        .add(probe("db").tags(TagSet::EMPTY))
+        .unwrap_err()
+        .rules();
+    assert_eq!((m, r), (vec![Rule::NoTags], vec![Rule::NoTags]));
+}
+
+#[test]
+fn r2_role_scope_needs_roles() {
+    let m = manifest_rules(
+        "service: s\nprobes:\n  - { name: a, kind: active-node, scope: role, roles: [] }\n",
+    );
+    let r = ClusterActiveNode::with_roles(Vec::<String>::new())
+        .unwrap_err()
+        .rules();
+    assert_eq!(
+        (m, r),
+        (
+            vec![Rule::RoleScopeNeedsRoles],
+            vec![Rule::RoleScopeNeedsRoles]
+        )
+    );
+}
+
+#[test]
+fn r10_active_not_optional() {
+    let m = manifest_rules(
+        "service: s\ndefaults: { failure_status: degraded }\nprobes:\n  - { name: g, kind: grpc, tags: [active] }\n",
+    );
+    let r = HealthRegistry::new()
+        .add(
+            probe("g")
+                .tags(TagSet::ACTIVE)
+                .failure_status(FailureStatus::Degraded),
+        )
+        .unwrap_err()
+        .rules();
+    assert_eq!(
+        (m, r),
+        (vec![Rule::ActiveNotOptional], vec![Rule::ActiveNotOptional])
+    );
+}
+
+/// A registration that is gone is not a broken rule: `RegistryError`
+/// says which, and `rules()` stays empty.
+#[test]
+fn a_gone_registration_is_not_a_rule_violation() {
+    let registry = HealthRegistry::new();
+    let handle = registry.add(probe("db")).unwrap();
+    drop(registry);
+    let (err, _handle) = handle.replace(probe("db")).unwrap_err();
+    assert!(
+        matches!(&err, RegistryError::Gone { name } if name == "db"),
+        "{err:?}"
+    );
+    assert!(err.rules().is_empty());
+    assert!(err.to_string().contains("no longer registered"), "{err}");
 }
 
 #[test]
