@@ -25,7 +25,8 @@ keyword!(MembershipPolicy, "policy", {
 pub struct MajorityGuard {
     /// `expected_size`, at least 1.
     pub expected_size: u32,
-    /// `require_majority`, default `false`.
+    /// `require_majority`: the manifest sets it to `true` whenever it gives
+    /// `expected_size`, unless it says `require_majority: false`.
     pub require_majority: bool,
 }
 
