@@ -423,6 +423,14 @@ fn r10_an_active_probe_is_never_optional_located_where_the_status_is_written() {
 }
 
 #[test]
+fn r14_duplicate_keys_are_their_own_rule() {
+    let v = violations("service: s\nservice: t\n");
+    assert_eq!(v.len(), 1, "{v:#?}");
+    assert_eq!(v[0].rule, Rule::DuplicateKey, "{v:#?}");
+    assert_eq!(v[0].location.line, 2, "{v:#?}");
+}
+
+#[test]
 fn an_expected_size_requires_a_majority_unless_opted_out() {
     let guard = |probe: &str| match parse_manifest(&with_probe(probe)) {
         Ok(m) => match &m.probes[0].kind {
