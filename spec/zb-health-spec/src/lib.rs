@@ -2,9 +2,11 @@
 //!
 //! Every rule of the health spec that can be checked without running a probe
 //! lives here exactly once: tag legality (ZB-1.3), unique names, timeout bounds
-//! (BE-HLTH-006), endpoint paths. The `#[zb_health]` macro turns a violation
-//! into a compile error, the runtime builder into an `Err`, and the CLI into a
-//! report, so the three can never disagree about what is legal.
+//! (BE-HLTH-006), endpoint paths, and the rest of the index in [`Rule`]. The
+//! `#[zb_health]` and `manifest!` macros turn a violation into a compile
+//! error and the runtime builder into an `Err` ([`SpecError`]), so the two can
+//! never disagree about what is legal. The words the rules speak of are one
+//! vocabulary ([`Keyword`]).
 //!
 //! This crate has no `proc_macro` types and no dependencies, so any of those
 //! callers can use it. The `manifest` feature adds the `health.yaml` model,

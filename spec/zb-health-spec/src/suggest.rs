@@ -1,6 +1,6 @@
 /// The closest candidate to a misspelt name, if it is close enough to be a
 /// plausible typo. Used by every "unknown X" message so that the hint reads
-/// the same from the macro, the runtime builder and the CLI.
+/// the same from the attribute and the manifest.
 pub fn did_you_mean<'a, I>(input: &str, candidates: I) -> Option<&'a str>
 where
     I: IntoIterator<Item = &'a str>,

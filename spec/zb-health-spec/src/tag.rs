@@ -33,6 +33,12 @@ pub enum Tag {
 impl Tag {
     /// All tags, in the order the tiers are served (ZB §1).
     pub const ALL: [Tag; 3] = [Tag::Ready, Tag::Active, Tag::Live];
+    /// Their spellings, in [`ALL`](Self::ALL) order.
+    pub const NAMES: [&'static str; 3] = [
+        ZbHealthTags::READY,
+        ZbHealthTags::ACTIVE,
+        ZbHealthTags::LIVE,
+    ];
 
     /// The tag's canonical name.
     pub const fn as_str(self) -> &'static str {
@@ -50,7 +56,7 @@ impl Tag {
             .find(|t| t.as_str() == s)
             .ok_or_else(|| UnknownTag {
                 given: s.to_owned(),
-                suggestion: did_you_mean(s, Tag::ALL.map(Tag::as_str)),
+                suggestion: did_you_mean(s, Tag::NAMES),
             })
     }
 

@@ -4,7 +4,7 @@
 //!
 //! The `#[zb_health]` macro reads the manifest at compile time and turns every
 //! [`Violation`] that [`parse_manifest`] returns into a compile error at the
-//! YAML line:column; the CLI prints the same list. Every rule check calls the
+//! YAML line:column. Every rule check calls the
 //! shared functions of [`crate::rules`](crate::Rule), so the manifest, the
 //! attribute and the runtime builder cannot disagree.
 //!

@@ -198,7 +198,7 @@ fn options() -> serde_saphyr::Options {
         },
         // `yes`, `on`, `no`, `off` stay strings: `name: on` is a name.
         strict_booleans: true,
-        // The snippet is the caller's business (the macro and CLI print their own).
+        // The snippet is the caller's business (the macro prints its own).
         with_snippet: false,
     }
 }
