@@ -13,6 +13,7 @@
 
 mod cluster;
 mod duration;
+pub mod facts;
 #[cfg(feature = "manifest")]
 pub mod manifest;
 mod paths;
