@@ -135,6 +135,18 @@ mod tests {
         assert!(!name_unique_at(&names, 5), "out of range never passes");
     }
 
+    #[test]
+    fn the_runtime_rule_and_the_generated_check_agree_on_the_orchestrator() {
+        let orch = Duration::from_millis(1000);
+        for ms in [1, 500, 999, 1000, 1001, 5000] {
+            let timeout = Duration::from_millis(ms);
+            let mut sink = crate::Violations::new();
+            crate::check_timeout("p", timeout, Some(orch), (), &mut sink);
+            let refused = sink.into_result().is_err();
+            assert_eq!(refused, !fits_orchestrator(timeout, orch), "{ms} ms");
+        }
+    }
+
     // The generated code runs these in `const` items: they must stay `const`.
     const _: () = assert!(same_name("a", "a") && fits_orchestrator(Duration::ZERO, Duration::MAX));
 }
