@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix_web::{HttpResponse, web};
-use lan::{Cluster, GOSSIP_INTERVAL, Node, PHI_THRESHOLD, eventually};
+use lan::{Cluster, GOSSIP_INTERVAL, Node, PHI_THRESHOLD, Settle, eventually};
 use serde_json::{Value, json};
 use support::{Server, request};
 use zb_health::cluster::chitchat::ChitchatViewConfig;
@@ -223,18 +223,26 @@ async fn a_restarted_node_rejoins_as_the_youngest_and_never_becomes_active() {
     );
     cluster.nodes[0] = restarted;
 
-    // Sample the restarted node's gate and probe from its first moment on.
+    // Sample the restarted node's gate and probe from its first moment on:
+    // while its view is not available yet, both say "not active" (the
+    // probe answers 503, not ZB-2.3b's literal Degraded 200).
     let expected = cluster.members(&[0, 1, 2]);
-    let start = Instant::now();
-    let mut converged_after = None;
+    let mut phase = Settle::new("every node to agree on the current active node", FORM, HOLD);
     let mut samples = 0u32;
-    while start.elapsed() < FORM {
+    loop {
         let node = &cluster.nodes[0];
         samples += 1;
         assert!(
             !gate(node, &rule),
             "the restarted node's gate opened after {} ms",
-            ms(start.elapsed())
+            ms(phase.elapsed())
+        );
+        let probe = run(&ActiveNodeProbe::new(node.dyn_view(), rule.clone())).await;
+        assert!(
+            !probe.status.is_serving(),
+            "the restarted node's active-node probe answered {:?} after {} ms",
+            probe.status,
+            ms(phase.elapsed())
         );
         if let Some(state) = node.view.state() {
             assert!(
@@ -246,18 +254,15 @@ async fn a_restarted_node_rejoins_as_the_youngest_and_never_becomes_active() {
             .nodes
             .iter()
             .all(|n| n.sees_all_up(&expected) && n.active(&rule).as_deref() == Some(&*active));
-        match converged_after {
-            None if all_agree => converged_after = Some(start.elapsed()),
-            // Stay a while after convergence: the verdict must hold, not flicker.
-            Some(at) if start.elapsed() > at + Duration::from_secs(1) => break,
-            _ => {}
+        if phase.done(all_agree) {
+            break;
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    let at = converged_after.expect("every node agreed on the current active node");
     println!(
-        "restart: rejoined and agreed in {} ms ({samples} samples, the gate never opened)",
-        ms(at)
+        "restart: rejoined and agreed in {} ms ({samples} samples, the gate never opened, \
+         the active-node probe never answered 200)",
+        ms(phase.reached().unwrap())
     );
     let active_probe = run(&ActiveNodeProbe::new(
         cluster.nodes[0].dyn_view(),
@@ -474,13 +479,12 @@ async fn with_a_known_size_the_minority_never_answers_active_and_the_majority_ke
     let rule = ClusterActiveNode::unscoped().expected_size(3);
     agree(&cluster, &[0, 1, 2], &rule, &a, FORM).await;
 
-    let cut = Instant::now();
+    let mut phase = Settle::new("both sides to detect the partition", DETECT, HOLD);
     cluster.lan.partition(&[&[0, 1], &[2]]);
-    let mut detected_after = None;
     let mut samples = 0u32;
     loop {
         samples += 1;
-        let at = ms(cut.elapsed());
+        let at = ms(phase.elapsed());
         let mut statuses = Vec::new();
         for node in &cluster.nodes {
             statuses.push(
@@ -506,21 +510,15 @@ async fn with_a_known_size_the_minority_never_answers_active_and_the_majority_ke
         let detected = cluster.nodes[2].sees_unreachable(&[a.as_str(), b.as_str()])
             && cluster.nodes[0].sees_unreachable(&[c.as_str()])
             && cluster.nodes[1].sees_unreachable(&[c.as_str()]);
-        match detected_after {
-            None if detected => detected_after = Some(cut.elapsed()),
-            Some(when) if cut.elapsed() > when + HOLD => break,
-            None => assert!(
-                cut.elapsed() < DETECT,
-                "the partition was not detected on both sides within {DETECT:?}"
-            ),
-            _ => {}
+        if phase.done(detected) {
+            break;
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     println!(
         "partition with a known size: detected on both sides {} ms after the cut; \
          {samples} samples, the isolated standby never answered active",
-        ms(detected_after.unwrap())
+        ms(phase.reached().unwrap())
     );
     let minority = cluster.nodes[2].view.state().unwrap();
     assert_eq!(
@@ -807,14 +805,13 @@ async fn a_node_restarted_while_a_peer_is_down_never_answers_200_on_the_active_t
         ..lan::view_config()
     };
     let restarted = Node::start_with(&cluster.lan, 1, 4, &[], config).await;
-    let started = Instant::now();
+    let mut phase = Settle::new("the cluster to converge after the restart", FORM, HOLD);
     servers[1] = serve(&restarted, &rule);
     cluster.nodes[1] = restarted;
 
     let mut rounds = 0u32;
     let mut unavailable_rounds = 0u32;
     let mut available_after = None;
-    let mut converged_after = None;
     loop {
         let mut answers = Vec::new();
         for s in &servers {
@@ -826,7 +823,7 @@ async fn a_node_restarted_while_a_peer_is_down_never_answers_200_on_the_active_t
         assert!(
             codes.iter().filter(|&&code| code == 200).count() <= 1,
             "round {rounds}, {} ms after the restart: /health/active answered {codes:?}",
-            ms(started.elapsed())
+            ms(phase.elapsed())
         );
         // A view never goes back to "unavailable", so one that still is
         // after the round was unavailable throughout it.
@@ -845,7 +842,7 @@ async fn a_node_restarted_while_a_peer_is_down_never_answers_200_on_the_active_t
                 "while unavailable, the ready tier keeps ZB's startup Degraded"
             );
         } else if available_after.is_none() {
-            available_after = Some(started.elapsed());
+            available_after = Some(phase.elapsed());
         }
         let node0_sees_the_restart = cluster.nodes[0].view.state().is_some_and(|s| {
             s.members
@@ -857,14 +854,8 @@ async fn a_node_restarted_while_a_peer_is_down_never_answers_200_on_the_active_t
             && [0, 1]
                 .iter()
                 .all(|&i| cluster.nodes[i].active(&rule).as_deref() == Some(active.as_str()));
-        match converged_after {
-            None if converged => converged_after = Some(started.elapsed()),
-            Some(at) if started.elapsed() > at + HOLD => break,
-            None => assert!(
-                started.elapsed() < FORM,
-                "no convergence {FORM:?} after the restart: /health/active {codes:?}"
-            ),
-            _ => {}
+        if phase.done(converged) {
+            break;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
@@ -877,7 +868,7 @@ async fn a_node_restarted_while_a_peer_is_down_never_answers_200_on_the_active_t
          ({unavailable_rounds} of {rounds} rounds, each answering 503 on /health/active there); \
          converged after {} ms; never more than one 200",
         ms(available_after.unwrap()),
-        ms(converged_after.unwrap())
+        ms(phase.reached().unwrap())
     );
     let mut last = Vec::new();
     for s in &servers {

@@ -427,3 +427,56 @@ pub async fn eventually<T>(
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
+
+/// A sampling loop's end: "until a condition holds, then for `hold` more",
+/// with a deadline on the condition. Tests sample an invariant every round
+/// and stop once a verdict has been reached and has held, so a flicker
+/// right after it would be caught.
+pub struct Settle {
+    what: String,
+    start: Instant,
+    deadline: Duration,
+    hold: Duration,
+    reached: Option<Duration>,
+}
+
+impl Settle {
+    /// Starts the clock now.
+    pub fn new(what: impl Into<String>, deadline: Duration, hold: Duration) -> Settle {
+        Settle {
+            what: what.into(),
+            start: Instant::now(),
+            deadline,
+            hold,
+            reached: None,
+        }
+    }
+
+    /// Time since [`new`](Self::new).
+    pub fn elapsed(&self) -> Duration {
+        self.start.elapsed()
+    }
+
+    /// Records this round's `condition`; `true` once it has held for
+    /// `hold` since it was first seen. Panics when it is not seen within
+    /// the deadline.
+    pub fn done(&mut self, condition: bool) -> bool {
+        let now = self.start.elapsed();
+        match self.reached {
+            None if condition => self.reached = Some(now),
+            None => assert!(
+                now < self.deadline,
+                "timed out after {:?} waiting for {}",
+                self.deadline,
+                self.what
+            ),
+            Some(at) => return now > at + self.hold,
+        }
+        false
+    }
+
+    /// When the condition was first seen, measured from [`new`](Self::new).
+    pub fn reached(&self) -> Option<Duration> {
+        self.reached
+    }
+}
