@@ -13,13 +13,9 @@ use futures_util::future::join_all;
 use zb_health_spec::Tag;
 
 use crate::registry::{HealthRegistry, Registered};
-use crate::report::{EntryOutcome, HealthEntry, HealthReport};
-
-/// The fixed description of a probe that returned `Err`. The error itself
-/// goes to the log only (BE-HLTH-007).
-pub const ERRORED_DESCRIPTION: &str = "check failed";
-/// The fixed description of a probe that panicked.
-pub const PANICKED_DESCRIPTION: &str = "check panicked";
+use crate::report::{
+    ERRORED_DESCRIPTION, EntryOutcome, HealthEntry, HealthReport, PANICKED_DESCRIPTION,
+};
 
 impl HealthRegistry {
     /// Runs every probe of `tier` and reports the result.
