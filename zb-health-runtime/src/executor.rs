@@ -34,8 +34,8 @@ impl HealthRegistry {
         HealthReport::new(tier, entries, started.elapsed())
     }
 
-    /// The one place a probe's result is obtained. Caching and single-flight
-    /// wrap this, so every tier, server and view sees the same result.
+    /// The one place a probe's result is obtained, so that the planned
+    /// single-flight and result cache (issue 8) have one place to wrap.
     async fn run_probe(&self, probe: &Registered, started: Instant) -> HealthEntry {
         let limiter = &self.inner.limiter;
         let guarded = async {

@@ -69,7 +69,8 @@ mod writer;
 #[cfg(feature = "macros")]
 pub use zb_health_macros::{manifest, zb_health};
 
-/// The spec rules shared with the macros and the CLI.
+/// The spec rules, the same functions the macros call (and that the
+/// planned `zb-health` CLI of issue 10 will call).
 pub use zb_health_spec as spec;
 
 pub use gate::{ActiveNodeGate, RequireActiveNode, STANDBY_BODY};
