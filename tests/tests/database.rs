@@ -269,6 +269,11 @@ async fn postgres_probe_keeps_its_connection_and_replaces_a_cut_one_in_the_same_
     for _ in 0..3 {
         assert_healthy(&check(&reg).await.0);
     }
+    // Concurrent runs take turns on it rather than opening more.
+    let runs = tokio::join!(check(&reg), check(&reg), check(&reg), check(&reg));
+    for (entry, _) in [runs.0, runs.1, runs.2, runs.3] {
+        assert_healthy(&entry);
+    }
     assert_eq!(other_backends(&conn).await, first, "kept between runs");
 
     // An administrator cuts it (the server says "terminating connection"
@@ -279,6 +284,33 @@ async fn postgres_probe_keeps_its_connection_and_replaces_a_cut_one_in_the_same_
     let second = other_backends(&conn).await;
     assert_eq!(second.len(), 1, "{second:?}");
     assert_ne!(second, first, "a new connection replaced the cut one");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_a_run_dropped_at_the_deadline_leaves_the_probe_usable() {
+    let pg = Postgres::start();
+    let conn = connect(&mut ConnectOptions::new(pg.url())).await;
+    conn.execute_unprepared("CREATE TABLE slow (x INT)")
+        .await
+        .unwrap();
+    // Sleeps past the deadline while `slow` has a row: the executor drops
+    // the run mid-query, with the probe's connection in use.
+    let sql = "SELECT pg_sleep(CASE WHEN EXISTS (SELECT 1 FROM public.slow) THEN 10 ELSE 0 END)";
+    let reg = registry(DatabaseProbe::with_query(conn.clone(), sql));
+    assert_healthy(&check(&reg).await.0);
+
+    conn.execute_unprepared("INSERT INTO slow VALUES (1)")
+        .await
+        .unwrap();
+    let (entry, _) = check(&reg).await;
+    assert_eq!(
+        (entry.status, entry.outcome),
+        (HealthStatus::Unhealthy, EntryOutcome::TimedOut)
+    );
+
+    // Nothing was left locked or half-read: the same probe passes at once.
+    conn.execute_unprepared("DELETE FROM slow").await.unwrap();
+    assert_healthy(&check(&reg).await.0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -418,6 +450,7 @@ async fn postgres_errors_never_reach_the_http_body() {
     let wrong = pg.url_for("no_such_db");
     let conn = connect(ConnectOptions::new(&wrong).connect_lazy(true)).await;
     let probe = DatabaseProbe::new(conn);
+    assert_eq!(format!("{probe:?}"), "DatabaseProbe { .. }");
     let error = probe
         .check()
         .await
