@@ -319,6 +319,9 @@ where
 
     async fn check(&self, sql: Option<Arc<str>>) -> Result<(), ProbeError> {
         if self.pool.is_closed() {
+            // The application is shutting down: so does the probe's
+            // connection, rather than outlive the pool it shadows.
+            drop(self.kept.lock().await.take());
             return Err(sqlx::Error::PoolClosed.into());
         }
         let mut kept = self.kept.lock().await;
