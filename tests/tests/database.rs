@@ -99,6 +99,25 @@ fn pool_ping_probe(conn: DatabaseConnection) -> DatabaseProbe {
     )
 }
 
+/// Asserts that `by_query` (a `with_query` probe over `conn`) and the same
+/// query through `with_check` are Errored while `deployments` is missing
+/// and Healthy once `conn` creates it. Returns `by_query`'s registry.
+async fn custom_queries_follow_the_table(
+    conn: &DatabaseConnection,
+    by_query: DatabaseProbe,
+) -> HealthRegistry {
+    let by_query = registry(by_query);
+    let by_check = registry(deployments_check_probe(conn.clone()));
+    for reg in [&by_query, &by_check] {
+        assert_errored(&check(reg).await.0);
+    }
+    create_deployments(conn).await;
+    for reg in [&by_query, &by_check] {
+        assert_healthy(&check(reg).await.0);
+    }
+    by_query
+}
+
 async fn create_deployments(conn: &DatabaseConnection) {
     conn.execute_unprepared("CREATE TABLE deployments (id BIGINT PRIMARY KEY)")
         .await
@@ -129,15 +148,11 @@ async fn sqlite_custom_query_fails_on_a_missing_table_and_passes_once_it_exists(
     // A shared in-memory database: the probe's own connection and the
     // application's pool see the same tables.
     let conn = connect(&mut ConnectOptions::new("sqlite::memory:")).await;
-    let by_query = registry(DatabaseProbe::with_query(conn.clone(), DEPLOYMENTS_SQL));
-    let by_check = registry(deployments_check_probe(conn.clone()));
-    for reg in [&by_query, &by_check] {
-        assert_errored(&check(reg).await.0);
-    }
-    create_deployments(&conn).await;
-    for reg in [&by_query, &by_check] {
-        assert_healthy(&check(reg).await.0);
-    }
+    custom_queries_follow_the_table(
+        &conn,
+        DatabaseProbe::with_query(conn.clone(), DEPLOYMENTS_SQL),
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -363,18 +378,11 @@ async fn postgres_exhausted_pool_does_not_hold_up_the_probe() {
 async fn postgres_custom_query_fails_on_a_missing_table_and_passes_once_it_exists() {
     let pg = Postgres::start();
     let conn = connect(&mut ConnectOptions::new(pg.url())).await;
-    let by_query = registry(DatabaseProbe::with_query(
-        conn.clone(),
-        String::from("SELECT id FROM public.deployments LIMIT 1"),
-    ));
-    let by_check = registry(deployments_check_probe(conn.clone()));
-    for reg in [&by_query, &by_check] {
-        assert_errored(&check(reg).await.0);
-    }
-    create_deployments(&conn).await;
-    for reg in [&by_query, &by_check] {
-        assert_healthy(&check(reg).await.0);
-    }
+    // An owned string, schema-qualified: the probe's connection runs no
+    // `after_connect` hook that could set a search path.
+    let sql = String::from("SELECT id FROM public.deployments LIMIT 1");
+    let by_query =
+        custom_queries_follow_the_table(&conn, DatabaseProbe::with_query(conn.clone(), sql)).await;
     // The query runs on the probe's own connection, so it fails fast too.
     pg.stop();
     assert_errored(&check(&by_query).await.0);
