@@ -24,9 +24,10 @@ use zb_health::database::DatabaseProbe;
 use zb_health::database::sea_orm::{
     ConnectOptions, ConnectionTrait, Database, DatabaseConnection, Statement, TransactionTrait,
 };
+use zb_health::report::ERRORED_DESCRIPTION;
 use zb_health::{
-    ERRORED_DESCRIPTION, EntryOutcome, HealthEntry, HealthRegistry, HealthStatus, Probe,
-    ProbeRegistration, Tag, map_zb_health,
+    EntryOutcome, HealthEntry, HealthRegistry, HealthStatus, Probe, ProbeRegistration, Tag,
+    map_zb_health,
 };
 
 /// The probe deadline every test registers.

@@ -7,6 +7,8 @@
 //! [`errors`] collects all violations into compile errors. The macros never
 //! panic: every failure is a `compile_error!` at the offending token.
 
+#![warn(missing_docs)]
+
 mod attr;
 mod builtin;
 mod errors;

@@ -168,7 +168,7 @@ pub(crate) struct Inner {
 /// to the same object, and every endpoint reads it.
 ///
 /// Cloning is cheap and shares the registry, so the actix server, a
-/// management port and a gRPC health service can all serve one notion of
+/// management port (and the planned gRPC health service) can all serve one notion of
 /// "ready". Use [`HealthRegistry::process`] in an application; use
 /// [`HealthRegistry::new`] in a unit test, where it holds only what the test
 /// adds (AT-9).

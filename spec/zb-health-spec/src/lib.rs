@@ -11,6 +11,8 @@
 //! parser and validator ([`manifest`]), at the cost of `serde` and
 //! `serde-saphyr`.
 
+#![warn(missing_docs)]
+
 mod cluster;
 mod duration;
 #[cfg(feature = "manifest")]
