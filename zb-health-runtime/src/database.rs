@@ -43,14 +43,17 @@
 //! while a run is in flight waits for that run (a round trip, or at worst
 //! the deadline), never for the application.
 //!
-//! PostgreSQL and SQLite pools get this path. Any other sea-orm connection
-//! (MySQL, a mock, a proxy) is pinged through its own pool as before.
+//! PostgreSQL and SQLite pools get this path. For SQLite, "reachable" means
+//! the database file opens; a ping does not read it, a `with_query` does.
+//! Any other sea-orm connection (MySQL, a mock, a proxy) is checked through
+//! its own pool, as sea-orm checks it.
 //!
 //! [`DatabaseProbe::with_check`] is the general override: the caller's own
 //! async function over the caller's own handle. It runs exactly as written,
 //! so over the application's pool it waits and retries as that pool does,
 //! bounded by the probe's deadline (`TimedOut`). Prefer `with_query` unless
-//! the check needs more than one statement of SQL.
+//! the check needs more than SQL text (sea-orm entities, logic between
+//! statements).
 //!
 //! # Deadline and cancellation
 //!
