@@ -20,4 +20,16 @@ if ! compgen -G '/usr/lib/postgresql/*/bin/pg_ctl' > /dev/null; then
     $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql > /dev/null
 fi
 
+# Style first: it is the cheapest failure.
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --all-features -- -D warnings
+
+# Feature guards: the runtime with no default features and with each
+# feature alone, so a `#[cfg(feature = …)]` that leans on another feature
+# cannot hide behind `--all-features`.
+for features in "" macros cluster chitchat database grpc; do
+    echo "cargo check: zb-health-runtime, features [${features}]"
+    cargo check --quiet -p zb-health-runtime --no-default-features ${features:+--features "$features"}
+done
+
 cargo test --workspace --all-features "$@"

@@ -3,12 +3,33 @@
 
 mod support;
 
+use std::sync::OnceLock;
+use std::time::Duration;
+
 use plant_service::PlantHealth;
 use support::{assert_canonical, request};
+use zb_health::HealthRegistry;
+
+/// The service's one install into the process registry, as its `main`
+/// does; shared because a second install would register every name again.
+fn plant() -> PlantHealth {
+    static PLANT: OnceLock<PlantHealth> = OnceLock::new();
+    PLANT.get_or_init(|| PlantHealth::new(false)).clone()
+}
+
+#[test]
+fn the_example_installs_into_the_process_registry_with_its_orchestrator_timeout() {
+    let health = plant();
+    let process = HealthRegistry::process();
+    assert_eq!(process.names(), health.registry.names());
+    let names: Vec<String> = process.names().iter().map(|n| n.to_string()).collect();
+    assert_eq!(names, ["database", "disk-space", "primary"]);
+    assert_eq!(process.orchestrator_timeout(), Some(Duration::from_secs(1)));
+}
 
 #[actix_web::test]
 async fn the_database_toggle_flips_ready_and_leaves_live_alone() {
-    let health = PlantHealth::new(false);
+    let health = plant();
     let server = support::serve_with(move |c| health.configure(c));
     let addr = server.addr;
 

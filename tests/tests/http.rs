@@ -292,3 +292,29 @@ async fn a_synchronous_panic_fails_only_its_entry_over_a_real_socket() {
     }
     assert_eq!(request(server.addr, "GET", "/healthz").await.status, 200);
 }
+
+/// ZB-5 and the management-port seam: one tier mounted on its own answers
+/// like the bundle does, from the same registry, and the other tiers are
+/// simply not there.
+#[actix_web::test]
+async fn one_tier_can_be_mounted_alone_over_a_real_socket() {
+    use zb_health::Tag;
+    let endpoints = map_zb_health(registry(Unhealthy, Healthy));
+    let ready = endpoints.tier(Tag::Ready);
+    assert_eq!((ready.tag(), ready.path()), (Tag::Ready, "/health/ready"));
+    let server = support::serve_with(move |c| {
+        c.service(ready.clone());
+    });
+    let r = request(server.addr, "GET", "/health/ready").await;
+    assert_eq!(r.status, 503);
+    assert_eq!(r.json()["entries"]["database"]["status"], "Unhealthy");
+    assert_eq!(
+        request(server.addr, "POST", "/health/ready").await.status,
+        405
+    );
+    assert_eq!(request(server.addr, "GET", "/healthz").await.status, 404);
+    assert_eq!(
+        request(server.addr, "GET", "/health/active").await.status,
+        404
+    );
+}

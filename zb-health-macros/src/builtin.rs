@@ -1,12 +1,12 @@
 //! Registration of the built-in probe kinds: each kind demands its typed
-//! dependency in `HealthDeps` and is built with the manifest's options.
+//! dependency in the generated deps struct and is built with the manifest's options.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use zb_health_spec::manifest::{ActiveScope, Manifest, ProbeDecl, ProbeKind};
 use zb_health_spec::{FailureStatus, HealthStatus, MajorityGuard, MembershipPolicy, Tag};
 
-/// The shared `HealthDeps` field every cluster kind reads, so membership,
+/// The shared deps field every cluster kind reads, so membership,
 /// transport, active node and the gate all see one view.
 pub const CLUSTER_FIELD: &str = "cluster_view";
 
@@ -76,7 +76,7 @@ pub fn meta(m: &Manifest, p: &ProbeDecl, krate: &TokenStream) -> TokenStream {
 }
 
 /// The probe value of a built-in kind, built from `deps`; `field` is the
-/// probe's own `HealthDeps` field, for kinds that have one.
+/// probe's own deps field, for kinds that have one.
 pub fn probe(p: &ProbeDecl, field: Option<&syn::Ident>, krate: &TokenStream) -> TokenStream {
     let view = format_ident!("{}", CLUSTER_FIELD);
     let view = quote!(::std::sync::Arc::clone(&deps.#view));

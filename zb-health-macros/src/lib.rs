@@ -7,6 +7,8 @@
 //! [`errors`] collects all violations into compile errors. The macros never
 //! panic: every failure is a `compile_error!` at the offending token.
 
+#![warn(missing_docs)]
+
 mod attr;
 mod builtin;
 mod errors;
@@ -35,17 +37,42 @@ pub fn zb_health(args: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// Reads a `health.yaml` manifest at compile time and generates the
-/// service's typed health registration:
+/// service's typed health registration, under a name the caller chooses
+/// (as sqlx's `query_as!(Record, ...)` does):
 ///
 /// ```text
-/// zb_health::manifest!("health.yaml");          // relative to this file
-/// zb_health::manifest!(yaml = r#"service: x"#);  // inline
+/// zb_health::manifest!(pub Health = "health.yaml");            // relative to this file
+/// zb_health::manifest!(pub Health, yaml = r#"service: x"#);    // inline
+/// zb_health::manifest!(Health = "health.yaml", crate = "zbh"); // renamed runtime crate
 /// ```
 ///
-/// It expands to `HealthDeps`, a struct with one field per probe the
-/// manifest names, and `HealthManifest`, whose `install(&registry, deps)`
-/// registers them and yields the endpoints. Every spec violation in the
-/// file is a compile error naming its line and column; editing the file
+/// `VIS NAME` generates two items with that visibility:
+///
+/// * `NAME`, a unit struct with `SERVICE`, `ORCHESTRATOR_TIMEOUT`, `PROBES`,
+///   `paths()`, `registrations(deps)`, `install(deps)` and
+///   `install_into(&registry, deps)` (and, with one `active-node` probe,
+///   `active_node_rule()` and `active_node_gate(view)`). `install` puts
+///   every probe into `HealthRegistry::process()`, sets its orchestrator
+///   timeout, and returns the endpoints serving that registry;
+///   `install_into` does the same on a registry of your own, for tests.
+/// * `NAMEDeps` (`HealthDeps` for `Health`), a struct with one field per
+///   dependency the manifest names, so forgetting one is a compile error
+///   naming it.
+///
+/// Field names depend only on what the user wrote, never on position: the
+/// probe's `name` with `-` and `.` turned into `_` (keywords become raw
+/// identifiers, `r#match`; names no identifier can spell get `p_`,
+/// `p_self`); for a `kind: custom` entry without `name:`, the type's name
+/// in snake case (`CacheProbe` → `cache_probe`, `HTTPProbe` →
+/// `http_probe`), because that probe's name lives on its `#[zb_health]`
+/// attribute, which a macro cannot read: write `name:` in the entry to
+/// name the field after the probe. Cluster kinds share one
+/// `cluster_view` field. Two probes that would get one field are a
+/// compile error naming both.
+///
+/// Every spec violation in the file is a compile error naming its line and
+/// column; so is each contradiction between a custom entry and its
+/// attribute, each reported on its own, all at once. Editing the file
 /// rebuilds the crate.
 #[proc_macro]
 pub fn manifest(input: TokenStream) -> TokenStream {

@@ -1,27 +1,35 @@
 //! `manifest!`: read `health.yaml` at compile time, check it with the
-//! shared spec rules, and generate typed registration.
+//! shared spec rules, and generate typed registration under names the
+//! caller chooses.
 //!
 //! What the manifest alone can break is checked here, by
 //! `zb_health_spec::manifest::parse_manifest`. What needs the attribute of
-//! another item (a custom probe's name, tags, timeout) is checked by
-//! `const` assertions in the generated code, since a macro cannot see other
-//! items; their messages still name the manifest's line and column.
+//! another item (a custom probe's name, tags, timeout) is checked in the
+//! generated code, since a macro cannot see other items: one `const` item
+//! per fact, each calling a `const fn` of `zb_health_spec::facts`, so rustc
+//! reports every broken fact at once (axum's `debug_handler` does the
+//! same). Their messages still name the manifest's line and column.
 
 use std::path::{Path, PathBuf};
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
 use syn::parse::{Parse, ParseStream};
 use syn::{LitStr, Token};
 use zb_health_spec::manifest::{Location, Manifest, ProbeDecl, ProbeKind, parse_manifest};
-use zb_health_spec::{Rule, Tag};
+use zb_health_spec::{Rule, Tag, Violation, facts};
 
-use crate::attr::snake_case;
 use crate::builtin;
 use crate::errors::render;
 
-/// The macro's input: a path, or `yaml = "..."` inline, then options.
+const USAGE: &str = "write `manifest!(pub Health = \"health.yaml\")` (a path) or `manifest!(pub Health, yaml = r#\"...\"#)` (inline); it generates the type `Health` and its dependencies struct `HealthDeps`";
+
+/// The macro's input: the generated type's visibility and name, then a
+/// path (`= "health.yaml"`) or an inline manifest (`, yaml = "..."`), then
+/// options.
 struct Input {
+    vis: syn::Visibility,
+    name: syn::Ident,
     source: Source,
     krate: Option<syn::Path>,
 }
@@ -33,15 +41,29 @@ enum Source {
 
 impl Parse for Input {
     fn parse(input: ParseStream) -> syn::Result<Self> {
-        let source = if input.peek(LitStr) {
-            Source::File(input.parse()?)
+        if input.peek(LitStr) {
+            // The unnamed form of earlier versions: say what replaced it.
+            return Err(input.error(format!(
+                "name the generated items: {USAGE}, so two manifests in one module cannot collide"
+            )));
+        }
+        let vis: syn::Visibility = input.parse()?;
+        let name: syn::Ident = input
+            .parse()
+            .map_err(|e| syn::Error::new(e.span(), USAGE))?;
+        let source = if input.parse::<Option<Token![=]>>()?.is_some() {
+            Source::File(
+                input
+                    .parse()
+                    .map_err(|e| syn::Error::new(e.span(), USAGE))?,
+            )
         } else {
+            input
+                .parse::<Token![,]>()
+                .map_err(|e| syn::Error::new(e.span(), USAGE))?;
             let key: syn::Ident = input.parse()?;
             if key != "yaml" {
-                return Err(syn::Error::new(
-                    key.span(),
-                    "expected a manifest path, `manifest!(\"health.yaml\")`, or an inline manifest, `manifest!(yaml = r#\"...\"#)`",
-                ));
+                return Err(syn::Error::new(key.span(), USAGE));
             }
             input.parse::<Token![=]>()?;
             Source::Inline(input.parse()?)
@@ -58,7 +80,12 @@ impl Parse for Input {
             input.parse::<Token![=]>()?;
             krate = Some(input.parse::<LitStr>()?.parse()?);
         }
-        Ok(Input { source, krate })
+        Ok(Input {
+            vis,
+            name,
+            source,
+            krate,
+        })
     }
 }
 
@@ -96,14 +123,20 @@ pub fn expand(input: TokenStream, caller: Option<PathBuf>) -> TokenStream {
     };
     let krate = input
         .krate
+        .clone()
         .map(|p| quote!(#p))
         .unwrap_or_else(|| quote!(::zb_health));
-    match generate(&manifest, &file_label, span, &krate) {
+    let names = Names {
+        vis: &input.vis,
+        ty: &input.name,
+        deps: format_ident!("{}Deps", input.name),
+    };
+    match generate(&manifest, &file_label, span, &krate, &names) {
         Ok(tokens) => {
             let track = tracked.map(|p| {
                 let p = p.to_string_lossy().into_owned();
                 quote!(
-                    const _: &[u8] = include_bytes!(#p);
+                    const _: &[u8] = ::core::include_bytes!(#p);
                 )
             });
             quote!(#track #tokens)
@@ -144,32 +177,92 @@ fn read(lit: &LitStr, caller: Option<&Path>) -> Result<(PathBuf, String), String
     ))
 }
 
-/// One generated registration: its `HealthDeps` field (none for cluster
-/// kinds, which share one view), its `ProbeRegistration` and its metadata.
+/// The names the caller chose: `VIS NAME` generates `NAME` and `NAMEDeps`.
+struct Names<'a> {
+    vis: &'a syn::Visibility,
+    ty: &'a syn::Ident,
+    deps: syn::Ident,
+}
+
+/// One generated registration: its deps field (none for cluster kinds,
+/// which share one view), its `ProbeRegistration` and its metadata.
 struct Dep {
-    field: Option<(syn::Ident, TokenStream)>,
+    field: Option<Field>,
     registration: TokenStream,
     meta: TokenStream,
 }
 
-fn generate(m: &Manifest, file: &str, span: Span, krate: &TokenStream) -> syn::Result<TokenStream> {
+/// A field of the deps struct, with the doc that says where its name
+/// comes from.
+struct Field {
+    ident: syn::Ident,
+    ty: TokenStream,
+    doc: String,
+}
+
+/// Who claimed a deps field name first, to name both probes on a clash.
+struct Claim {
+    field: String,
+    probe: String,
+    location: Location,
+}
+
+fn generate(
+    m: &Manifest,
+    file: &str,
+    span: Span,
+    krate: &TokenStream,
+    names: &Names<'_>,
+) -> syn::Result<TokenStream> {
+    let Names {
+        vis,
+        ty: name,
+        deps: deps_name,
+    } = names;
     let mut deps = Vec::new();
-    let mut asserts = Vec::new();
+    let mut checks = Vec::new();
     let mut features: Vec<&str> = Vec::new();
-    // Field names must be distinct even where probe names are not as
-    // identifiers (`a-b` and `a_b`), and must not take the cluster view's.
-    let mut fields_used = vec![builtin::CLUSTER_FIELD.to_owned()];
-    let mut unique = |ident: syn::Ident| -> syn::Ident {
-        let mut candidate = ident.clone();
-        let mut n: u32 = 2;
-        while fields_used.contains(&candidate.to_string()) {
-            candidate = format_ident!("{}_{}", ident, n);
-            n += 1;
-        }
-        fields_used.push(candidate.to_string());
-        candidate
+    let mut errors: Option<syn::Error> = None;
+    let mut push_error = |e: syn::Error| match &mut errors {
+        Some(all) => all.combine(e),
+        None => errors = Some(e),
     };
-    for probe in &m.probes {
+    // Field names are a stable function of what the user wrote: two
+    // probes that would share one are an error, never a silent suffix.
+    let mut claims = vec![Claim {
+        field: builtin::CLUSTER_FIELD.to_owned(),
+        probe: String::new(),
+        location: Location::default(),
+    }];
+    let mut claim = |ident: &syn::Ident, probe: &ProbeDecl, label: &str| -> Option<syn::Error> {
+        let field = ident.to_string();
+        let error = claims.iter().find(|c| c.field == field).map(|first| {
+            let message = if first.probe.is_empty() {
+                format!(
+                    "probe {label} would get the `{deps_name}` field `{field}`, which holds the cluster view shared by the cluster kinds"
+                )
+            } else {
+                format!(
+                    "probes {} (at {file}:{}) and {label} would both get the `{deps_name}` field `{field}`",
+                    first.probe, first.location
+                )
+            };
+            let v = Violation {
+                rule: Rule::DuplicateName,
+                location: probe.location,
+                message,
+                help: "a field is named after the probe's `name` (`-` and `.` become `_`), or, for a `kind: custom` entry without `name:`, after its type in snake case; give one of the entries a `name:` that differs as an identifier".into(),
+            };
+            syn::Error::new(span, format!("{file}:{}: {}", v.location, render(&v)))
+        });
+        claims.push(Claim {
+            field,
+            probe: label.to_owned(),
+            location: probe.location,
+        });
+        error
+    };
+    for (index, probe) in m.probes.iter().enumerate() {
         if let Some(f) = builtin::feature(&probe.kind)
             && !features.contains(&f)
         {
@@ -186,21 +279,46 @@ fn generate(m: &Manifest, file: &str, span: Span, krate: &TokenStream) -> syn::R
                         ),
                     )
                 })?;
-                let field = unique(field_ident(probe, &ty));
-                asserts.extend(custom_asserts(m, probe, &ty, file, krate));
+                let tyname = quote!(#ty).to_string().replace(' ', "");
+                let (ident, doc) = custom_field(probe, &ty, &tyname);
+                let label = match &probe.name {
+                    Some(n) => format!("`{}`", n.value),
+                    None => format!("`{tyname}`"),
+                };
+                if let Some(e) = claim(&ident, probe, &label) {
+                    push_error(e);
+                }
+                checks.extend(custom_facts(
+                    m, probe, index, &ty, &tyname, file, span, krate, name,
+                ));
                 deps.push(Dep {
-                    registration: quote!(<#ty as #krate::ZbHealthProbe>::registration(deps.#field)),
+                    registration: quote!(<#ty as #krate::ZbHealthProbe>::registration(deps.#ident)),
                     meta: quote!(<#ty as #krate::ZbHealthProbe>::META),
-                    field: Some((field, quote!(#ty))),
+                    field: Some(Field {
+                        ident,
+                        ty: quote!(#ty),
+                        doc,
+                    }),
                 });
             }
             kind => {
                 let field = builtin::own_field_type(kind, krate).map(|ty| {
-                    let name = probe.name.as_ref().map_or("probe", |n| n.value.as_str());
-                    (unique(builtin::ident_for(name)), ty)
+                    let probe_name = probe.name.as_ref().map_or("probe", |n| n.value.as_str());
+                    let ident = builtin::ident_for(probe_name);
+                    if let Some(e) = claim(&ident, probe, &format!("`{probe_name}`")) {
+                        push_error(e);
+                    }
+                    Field {
+                        doc: format!(
+                            "The `{probe_name}` probe (`kind: {}`); the field is named after its `name`.",
+                            kind.as_str()
+                        ),
+                        ident,
+                        ty,
+                    }
                 });
                 let meta = builtin::meta(m, probe, krate);
-                let value = builtin::probe(probe, field.as_ref().map(|(f, _)| f), krate);
+                let value = builtin::probe(probe, field.as_ref().map(|f| &f.ident), krate);
                 deps.push(Dep {
                     registration: quote!((#meta).registration(#value)),
                     meta,
@@ -209,24 +327,28 @@ fn generate(m: &Manifest, file: &str, span: Span, krate: &TokenStream) -> syn::R
             }
         }
     }
-    asserts.extend(unique_name_asserts(m, file, krate));
+    if let Some(e) = errors {
+        return Err(e);
+    }
+    let (names_table, unique) = unique_name_facts(m, file, span, krate, name);
+    checks.extend(unique);
 
     let service = &m.service.value;
     let [ready, active, live] = Tag::ALL.map(|t| m.paths.get(t).to_owned());
-    let orchestrator = match &m.orchestrator_timeout {
+    let (orchestrator, set_orchestrator) = match &m.orchestrator_timeout {
         Some(t) => {
             let ms = t.value.as_millis() as u64;
-            quote!(.orchestrator_timeout(#krate::__private::Duration::from_millis(#ms)))
+            (
+                quote!(::core::option::Option::Some(#krate::__private::Duration::from_millis(#ms))),
+                quote!(registry.set_orchestrator_timeout(#krate::__private::Duration::from_millis(#ms))?;),
+            )
         }
-        None => quote!(),
+        None => (quote!(::core::option::Option::None), quote!()),
     };
     let mut fields: Vec<TokenStream> = deps
         .iter()
         .filter_map(|d| d.field.as_ref())
-        .map(|(f, ty)| {
-            let doc = format!("The `{f}` probe.");
-            quote!(#[doc = #doc] pub #f: #ty,)
-        })
+        .map(|Field { ident, ty, doc }| quote!(#[doc = #doc] pub #ident: #ty,))
         .collect();
     if features.contains(&"cluster") {
         let f = format_ident!("{}", builtin::CLUSTER_FIELD);
@@ -266,29 +388,38 @@ fn generate(m: &Manifest, file: &str, span: Span, krate: &TokenStream) -> syn::R
     let registrations = deps.iter().map(|d| &d.registration);
     let metas = deps.iter().map(|d| &d.meta);
     let deps_doc = format!(
-        "What the health manifest `{file}` needs from the application: one field per probe it names. Leaving one out is a compile error naming it."
+        "What the health manifest `{file}` needs from the application, for [`{name}`]: one field per probe it names (leaving one out is a compile error naming it), plus `cluster_view` if it has cluster kinds.\n\n\
+         A field is named after the probe's `name` in the manifest, with `-` and `.` turned into `_` (`disk-space` → `disk_space`). A `kind: custom` entry without `name:` takes its name from its `#[zb_health]` attribute, which the macro cannot read, so its field is named after its type in snake case (`CacheProbe` → `cache_probe`); write `name:` in the entry to name the field after the probe."
     );
-    let manifest_doc = format!("The health of service `{service}`, as declared in `{file}`.");
+    let manifest_doc = format!(
+        "The health of service `{service}`, as declared in `{file}`. Its dependencies are [`{deps_name}`]; `install` registers them in the process registry and returns the tier endpoints."
+    );
     Ok(quote! {
         #(#requires)*
 
         #[doc = #deps_doc]
-        pub struct HealthDeps {
+        #vis struct #deps_name {
             #(#fields)*
         }
 
         #[doc = #manifest_doc]
-        pub struct HealthManifest;
+        #vis struct #name;
 
         #[allow(dead_code)]
-        impl HealthManifest {
+        impl #name {
             #gate
 
             /// The manifest's `service`.
             pub const SERVICE: &'static str = #service;
 
+            /// The manifest's `orchestrator.timeout`, if it states one: every
+            /// probe of the registry it is installed into must answer within it.
+            pub const ORCHESTRATOR_TIMEOUT: ::core::option::Option<#krate::__private::Duration> = #orchestrator;
+
             /// Every probe's metadata, in manifest order.
             pub const PROBES: &'static [#krate::ProbeMeta] = &[#(#metas),*];
+
+            #names_table
 
             /// The tier paths the manifest declares.
             pub fn paths() -> #krate::EndpointPaths {
@@ -299,71 +430,171 @@ fn generate(m: &Manifest, file: &str, span: Span, krate: &TokenStream) -> syn::R
                 }
             }
 
-            /// A registry with the manifest's limits (its orchestrator timeout).
-            pub fn registry() -> #krate::HealthRegistry {
-                #krate::HealthRegistry::builder() #orchestrator .build()
-            }
-
             /// The registrations, in manifest order.
-            pub fn registrations(deps: HealthDeps) -> ::std::vec::Vec<#krate::ProbeRegistration> {
+            pub fn registrations(deps: #deps_name) -> ::std::vec::Vec<#krate::ProbeRegistration> {
                 ::std::vec![#(#registrations),*]
             }
 
-            /// Registers every probe on `registry` and yields the three tier
-            /// endpoints. Errors only if `registry` already holds a probe of
-            /// the same name (R3), which only the running process can know.
+            /// Installs the manifest into the process registry,
+            /// `HealthRegistry::process()` (AT-1: one per process), and
+            /// returns the three tier endpoints, which serve that registry.
+            ///
+            /// Sets the registry's orchestrator timeout (if the manifest
+            /// states one), so probes registered later in code are held to it
+            /// too, then adds every probe, all or none. Errors if the process
+            /// registry already holds a probe of the same name (R3), a probe
+            /// whose deadline does not fit the timeout, or another
+            /// orchestrator timeout (R5): facts only the running process knows.
             pub fn install(
+                deps: #deps_name,
+            ) -> ::core::result::Result<#krate::ZbHealthEndpoints, #krate::RegistryError> {
+                Self::install_into(#krate::HealthRegistry::process(), deps)
+            }
+
+            /// [`install`](Self::install) into `registry` instead of the
+            /// process registry: for tests, each with its own
+            /// `HealthRegistry::new()` (AT-9). A failed install may leave the
+            /// orchestrator timeout set, but adds no probe.
+            pub fn install_into(
                 registry: &#krate::HealthRegistry,
-                deps: HealthDeps,
-            ) -> ::std::result::Result<#krate::ZbHealthEndpoints, #krate::RegistryError> {
+                deps: #deps_name,
+            ) -> ::core::result::Result<#krate::ZbHealthEndpoints, #krate::RegistryError> {
+                #set_orchestrator
                 registry.add_all(Self::registrations(deps))?;
-                #krate::ZbHealth::new(registry.clone()).paths(Self::paths()).build()
+                #krate::ZbHealth::new(::core::clone::Clone::clone(registry)).paths(Self::paths()).build()
             }
         }
 
-        const _: () = { #(#asserts)* };
+        #(#checks)*
     })
 }
 
-/// `HealthDeps` field of a probe: its manifest name, or the type's name.
-fn field_ident(probe: &ProbeDecl, ty: &syn::Path) -> syn::Ident {
+/// `CacheProbe` → `cache_probe`, `HTTPProbe` → `http_probe`,
+/// `Http2Probe` → `http2_probe`: a word starts at an upper-case letter
+/// after a lower-case letter or digit, or at the last capital of an
+/// acronym that a lower-case letter follows.
+pub fn snake_case(ident: &str) -> String {
+    let chars: Vec<char> = ident.chars().collect();
+    let mut out = String::with_capacity(ident.len() + 4);
+    for (i, &c) in chars.iter().enumerate() {
+        if c.is_ascii_uppercase() {
+            let prev = i.checked_sub(1).map(|p| chars[p]);
+            let next = chars.get(i + 1);
+            let boundary = match prev {
+                Some(p) if p.is_ascii_lowercase() || p.is_ascii_digit() => true,
+                Some(p) if p.is_ascii_uppercase() => next.is_some_and(char::is_ascii_lowercase),
+                _ => false,
+            };
+            if boundary {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The deps field of a custom probe and its doc: the manifest's `name`,
+/// else the type's name in snake case.
+fn custom_field(probe: &ProbeDecl, ty: &syn::Path, tyname: &str) -> (syn::Ident, String) {
     match &probe.name {
-        Some(n) => builtin::ident_for(&n.value),
-        None => builtin::ident_for(
-            &ty.segments
-                .last()
-                .map(|s| snake_case(&s.ident.to_string()))
-                .unwrap_or_else(|| "probe".into()),
+        Some(n) => (
+            builtin::ident_for(&n.value),
+            format!(
+                "The `{}` probe, `{tyname}`; the field is named after the manifest entry's `name`.",
+                n.value
+            ),
         ),
+        None => {
+            let last = ty
+                .segments
+                .last()
+                .map(|s| s.ident.to_string())
+                .unwrap_or_default();
+            let last = last.strip_prefix("r#").unwrap_or(&last);
+            (
+                builtin::ident_for(&snake_case(last)),
+                format!(
+                    "The `{tyname}` probe. The field is named after the type: the probe's name is on its #[zb_health] attribute, which `manifest!` cannot read. Write `name:` in the manifest entry to name the field after the probe."
+                ),
+            )
+        }
     }
 }
 
+/// One `const` item checking one fact: `ok` must hold, else compilation
+/// fails with `message`. The item is named after the manifest type, the
+/// probe's position and the fact, so rustc's "evaluation of `…` failed"
+/// line says which fact broke.
+fn fact_item(
+    name: &syn::Ident,
+    index: usize,
+    fact: &str,
+    span: Span,
+    ok: TokenStream,
+    message: &str,
+) -> TokenStream {
+    let item = format_ident!("{}__probe{}__{}", name, index + 1, fact);
+    quote_spanned! {span=>
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals, dead_code)]
+        const #item: () = if !(#ok) {
+            ::core::panic!("{}", #message)
+        };
+    }
+}
+
+/// A violation rendered as the generated code's panic message: the one
+/// wording of every compile error, prefixed with the YAML position.
+fn message(file: &str, rule: Rule, location: Location, text: String, help: &str) -> String {
+    let v = Violation {
+        rule,
+        location,
+        message: text,
+        help: help.to_owned(),
+    };
+    format!("{file}:{}: {}", v.location, render(&v))
+}
+
 /// R7 and R5 for a custom probe: what the manifest states about it must
-/// match its attribute, and its attribute timeout must fit the
-/// orchestrator's.
-fn custom_asserts(
+/// match its attribute, one item per key it states, and its attribute
+/// timeout must fit the orchestrator's.
+#[allow(clippy::too_many_arguments)]
+fn custom_facts(
     m: &Manifest,
     p: &ProbeDecl,
+    index: usize,
     ty: &syn::Path,
+    tyname: &str,
     file: &str,
+    span: Span,
     krate: &TokenStream,
+    name: &syn::Ident,
 ) -> Vec<TokenStream> {
     let meta = quote!(<#ty as #krate::ZbHealthProbe>::META);
-    let tyname = quote!(#ty).to_string().replace(' ', "");
+    let f = quote!(#krate::__private::facts);
     let mut out = Vec::new();
-    let mut contradiction = |what: &str, loc: Location, cond: TokenStream| {
-        let msg = format!(
-            "{file}:{loc}: the manifest's `{what}` for `{tyname}` contradicts its #[zb_health] attribute\n  = rule {}\n  = help: state each fact in one place: delete `{what}` from the manifest entry, or make it equal to the attribute",
-            Rule::Contradiction
+    let mut contradiction = |key: &str, fact: &str, loc: Location, ok: TokenStream| {
+        let text =
+            format!("the manifest's `{key}` for `{tyname}` contradicts its #[zb_health] attribute");
+        let msg = message(
+            file,
+            Rule::Contradiction,
+            loc,
+            text,
+            facts::CONTRADICTION_HELP,
         );
-        out.push(quote!(if !(#cond) { ::core::panic!(#msg) }));
+        out.push(fact_item(name, index, fact, span, ok, &msg));
     };
     if let Some(n) = &p.name {
         let v = &n.value;
         contradiction(
             "name",
+            "name_agrees",
             n.location,
-            quote!(#krate::__private::str_eq(#meta.name, #v)),
+            quote!(#f::same_name(#meta.name, #v)),
         );
     }
     if let Some(tags) = &p.tags {
@@ -371,50 +602,71 @@ fn custom_asserts(
         let loc = tags.first().map_or(p.location, |t| t.location);
         contradiction(
             "tags",
+            "tags_agree",
             loc,
-            quote!(#krate::__private::tags_eq(#meta.tags, #krate::TagSet::of(&[#(#toks),*]))),
+            quote!(#f::same_tags(#meta.tags, #krate::TagSet::of(&[#(#toks),*]))),
         );
     }
     if let Some(t) = &p.timeout {
         let ms = t.value.as_millis() as u64;
         contradiction(
             "timeout",
+            "timeout_agrees",
             t.location,
-            quote!(#meta.timeout.as_millis() == #ms as u128),
+            quote!(#f::same_timeout(#meta.timeout, #krate::__private::Duration::from_millis(#ms))),
         );
     }
-    if let Some(f) = &p.failure_status {
-        let v = builtin::failure_status(f.value, krate);
+    if let Some(fs) = &p.failure_status {
+        let v = builtin::failure_status(fs.value, krate);
         contradiction(
             "failure_status",
-            f.location,
-            quote!(#meta.failure_status as u8 == #v as u8),
+            "failure_status_agrees",
+            fs.location,
+            quote!(#f::same_failure_status(#meta.failure_status, #v)),
         );
     }
     if let Some(o) = &m.orchestrator_timeout {
         let ms = o.value.as_millis() as u64;
-        let msg = format!(
-            "{file}:{}: the #[zb_health] timeout of `{tyname}` is not below the orchestrator's probe timeout of {ms} ms\n  = rule {}\n  = help: each probe's deadline must be smaller than the orchestrator's, or the orchestrator gives up before the endpoint answers; lower the attribute's `timeout`",
-            p.location,
-            Rule::Duration
+        let text = format!(
+            "the #[zb_health] timeout of `{tyname}` is not below the orchestrator's probe timeout of {ms} ms"
         );
-        out.push(quote!(if !(#meta.timeout.as_millis() < #ms as u128) { ::core::panic!(#msg) }));
+        let msg = message(
+            file,
+            Rule::Duration,
+            p.location,
+            text,
+            facts::ORCHESTRATOR_HELP,
+        );
+        out.push(fact_item(
+            name,
+            index,
+            "fits_orchestrator",
+            span,
+            quote!(#f::fits_orchestrator(#meta.timeout, #krate::__private::Duration::from_millis(#ms))),
+            &msg,
+        ));
     }
     out
 }
 
-/// R3 across the manifest and the attributes: a custom probe's attribute
-/// name must not repeat another probe's name.
+/// R3 across the manifest and the attributes: a probe's name must not
+/// repeat an earlier probe's, where one of the two comes from an attribute
+/// (literal names the parser has already compared).
 ///
-/// One `const` loop over a table of names, rather than one assertion per
-/// pair, keeps expansion linear in the number of probes (100 unnamed
-/// custom probes: one loop instead of 4,950 assertions).
-fn unique_name_asserts(m: &Manifest, file: &str, krate: &TokenStream) -> Vec<TokenStream> {
+/// One item per probe over one table of names (a hidden associated
+/// `const` of the generated type), so expansion stays linear in the number
+/// of probes; returns the table and the items.
+fn unique_name_facts(
+    m: &Manifest,
+    file: &str,
+    span: Span,
+    krate: &TokenStream,
+    name: &syn::Ident,
+) -> (TokenStream, Vec<TokenStream>) {
     let dynamic = |p: &ProbeDecl| matches!(p.kind, ProbeKind::Custom { .. }) && p.name.is_none();
-    if !m.probes.iter().any(dynamic) {
-        // Literal names only: the parser has already compared them.
-        return Vec::new();
-    }
+    let Some(first_dynamic) = m.probes.iter().position(dynamic) else {
+        return (quote!(), Vec::new());
+    };
     let names = m.probes.iter().map(|p| match (&p.kind, &p.name) {
         (_, Some(n)) => {
             let v = &n.value;
@@ -428,27 +680,34 @@ fn unique_name_asserts(m: &Manifest, file: &str, krate: &TokenStream) -> Vec<Tok
         }
         (_, None) => quote!(""),
     });
-    let messages = m.probes.iter().map(|p| {
-        format!(
-            "{file}:{}: this probe's name is already used by an earlier probe of the manifest\n  = rule {}\n  = help: names key the JSON entries, so each must be unique; rename one of the probes in its #[zb_health] attribute",
-            p.location,
-            Rule::DuplicateName
-        )
-    });
     let n = m.probes.len();
-    vec![quote! {
-        const NAMES: [&str; #n] = [#(#names),*];
-        const MESSAGES: [&str; #n] = [#(#messages),*];
-        let mut i = 1;
-        while i < #n {
-            let mut j = 0;
-            while j < i {
-                if !NAMES[i].is_empty() && #krate::__private::str_eq(NAMES[i], NAMES[j]) {
-                    ::core::panic!("{}", MESSAGES[i]);
-                }
-                j += 1;
-            }
-            i += 1;
-        }
-    }]
+    let table = quote! {
+        /// Every probe's name, for the generated uniqueness checks (R3).
+        #[doc(hidden)]
+        const __PROBE_NAMES: [&'static str; #n] = [#(#names),*];
+    };
+    let items = m
+        .probes
+        .iter()
+        .enumerate()
+        .skip(first_dynamic.max(1))
+        .map(|(i, p)| {
+            let msg = message(
+                file,
+                Rule::DuplicateName,
+                p.location,
+                "this probe's name is already used by an earlier probe of the manifest".into(),
+                facts::DUPLICATE_NAME_HELP,
+            );
+            fact_item(
+                name,
+                i,
+                "name_unique",
+                span,
+                quote!(#krate::__private::facts::name_unique_at(&#name::__PROBE_NAMES, #i)),
+                &msg,
+            )
+        })
+        .collect();
+    (table, items)
 }

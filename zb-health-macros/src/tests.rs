@@ -101,7 +101,7 @@ fn manifest_expansion_never_panics_and_is_valid_rust() {
         }
         let lit = syn::LitStr::new(&yaml, proc_macro2::Span::call_site());
         let out = catch_unwind(AssertUnwindSafe(|| {
-            crate::manifest::expand(quote!(yaml = #lit), None)
+            crate::manifest::expand(quote!(pub Health, yaml = #lit), None)
         }));
         let out = out.unwrap_or_else(|_| panic!("case {case}: manifest! panicked on\n{yaml}"));
         if let Err(e) = syn::parse2::<syn::File>(out.clone()) {
@@ -178,5 +178,91 @@ fn attribute_expansion_never_panics_and_is_valid_rust() {
                 "case {case}: invalid expansion ({e}) of #[zb_health({arg_text})] {item_text}:\n{out}"
             );
         }
+    }
+}
+
+#[test]
+fn type_names_become_snake_case_fields_with_acronyms_as_words() {
+    let cases = [
+        ("CacheProbe", "cache_probe"),
+        ("HTTPProbe", "http_probe"),
+        ("Http2Probe", "http2_probe"),
+        ("MyDB", "my_db"),
+        ("GRPC", "grpc"),
+        ("Self_", "self_"),
+        ("probe", "probe"),
+    ];
+    for (ty, field) in cases {
+        assert_eq!(crate::manifest::snake_case(ty), field, "{ty}");
+    }
+}
+
+fn expand_inline(yaml: &str) -> String {
+    let lit = syn::LitStr::new(yaml, proc_macro2::Span::call_site());
+    crate::manifest::expand(quote!(pub Health, yaml = #lit), None).to_string()
+}
+
+#[test]
+fn field_names_do_not_depend_on_position() {
+    let a = expand_inline(
+        "service: s\nprobes:\n  - { name: db, kind: database }\n  - { kind: custom, type: crate::HTTPProbe }\n",
+    );
+    let b = expand_inline(
+        "service: s\nprobes:\n  - { kind: custom, type: crate::HTTPProbe }\n  - { name: db, kind: database }\n",
+    );
+    for out in [&a, &b] {
+        assert!(out.contains("pub struct HealthDeps"), "{out}");
+        assert!(out.contains("pub http_probe : crate :: HTTPProbe"), "{out}");
+        assert!(out.contains("pub db :"), "{out}");
+        assert!(!out.contains("compile_error"), "{out}");
+    }
+}
+
+#[test]
+fn a_field_clash_is_an_error_naming_both_probes() {
+    let out = expand_inline(
+        "service: s\nprobes:\n  - { name: a-b, kind: database }\n  - { name: a_b, kind: grpc }\n",
+    );
+    assert!(out.contains("compile_error"), "{out}");
+    assert!(
+        out.contains("probes `a-b` (at <inline manifest>:3:5) and `a_b` would both get the `HealthDeps` field `a_b`"),
+        "{out}"
+    );
+    assert!(out.contains("name:"), "the help names the fix: {out}");
+    let out = expand_inline(
+        "service: s\nprobes:\n  - { kind: custom, type: crate::CacheProbe }\n  - { kind: custom, type: other::CacheProbe }\n",
+    );
+    assert!(
+        out.contains(
+            "probes `crate::CacheProbe` (at <inline manifest>:3:5) and `other::CacheProbe`"
+        ),
+        "{out}"
+    );
+    let out = expand_inline("service: s\nprobes:\n  - { name: cluster-view, kind: grpc }\n");
+    assert!(out.contains("holds the cluster view"), "{out}");
+}
+
+#[test]
+fn the_unnamed_form_says_how_to_name_the_items() {
+    let out = crate::manifest::expand(quote!("health.yaml"), None).to_string();
+    assert!(
+        out.contains("manifest!(pub Health = \\\"health.yaml\\\")"),
+        "{out}"
+    );
+}
+
+#[test]
+fn every_fact_is_its_own_item() {
+    let out = expand_inline(
+        "service: s\norchestrator: { timeout: 1s }\nprobes:\n  - { name: cache, kind: custom, type: crate::CacheProbe, tags: [active], timeout: 500ms }\n",
+    );
+    for fact in [
+        "name_agrees",
+        "tags_agree",
+        "timeout_agrees",
+        "fits_orchestrator",
+    ] {
+        let item = format!("const Health__probe1__{fact} : ()");
+        assert_eq!(out.matches(&item).count(), 1, "{item} in {out}");
     }
 }

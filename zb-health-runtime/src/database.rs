@@ -1,32 +1,87 @@
 //! The database probe (ZB-2.1), over sea-orm.
 //!
-//! [`DatabaseProbe::new`] answers "can this service reach its database": a
-//! ping through the connection's pool. [`DatabaseProbe::with_check`] swaps
-//! in the caller's own async check, such as reading one row of the table
-//! the service cannot work without.
+//! [`DatabaseProbe::new`] answers "can this service reach its database";
+//! [`DatabaseProbe::with_query`] runs the caller's own read-only SQL, such as
+//! reading one row of the table the service cannot work without. Both run on
+//! **the probe's own connection**, not on the application's pool.
+//!
+//! # Why a connection of its own
+//!
+//! A readiness check must say "down" as soon as the database is down, and it
+//! must never wait in the application's request queue (BE-HLTH-006). The
+//! application's sqlx pool does neither: when it has to open a connection
+//! and the server refuses it, it retries with backoff until its acquire
+//! deadline (it takes a refusal for a server still starting), and when all
+//! its connections are checked out it queues the caller behind the
+//! application's requests. Through the pool, a stopped PostgreSQL answered
+//! `timed out` at the probe's deadline on every readiness request, and an
+//! exhausted pool did the same although the database was fine.
+//!
+//! So the probe opens one connection directly with the pool's current
+//! connect options (URL, credentials, TLS; read again at every reconnect, so
+//! `set_connect_options` is honoured) and keeps it between runs:
+//!
+//! * a run pings (or queries) over the kept connection, a round trip;
+//! * a kept connection whose check fails is dropped, and one fresh
+//!   connection is opened and checked in the same run, so a stale one (the
+//!   server restarted, an idle connection was cut, an administrator
+//!   terminated it) never shows as an outage; only a connection whose check
+//!   passed is kept;
+//! * opening a connection is one attempt: a refused connection is an error
+//!   in milliseconds, reported as the probe's error (`Errored`, not
+//!   `TimedOut`). Only a server that does not answer at all (a dropped SYN,
+//!   a hung host) still runs into the executor's deadline.
+//!
+//! The cost is one extra server connection per probe while the database is
+//! up; count it in the server's `max_connections`. The pool's
+//! `after_connect` hooks (and sea-orm's `set_schema_search_path`, which is
+//! one) do not run on it, so [`with_query`](DatabaseProbe::with_query) SQL
+//! should schema-qualify its tables. A closed application pool (the
+//! application is shutting down) answers Unhealthy without connecting.
+//!
+//! Runs of one probe take turns on its connection: a request that arrives
+//! while a run is in flight waits for that run (a round trip, or at worst
+//! the deadline), never for the application.
+//!
+//! PostgreSQL and SQLite pools get this path. For SQLite, "reachable" means
+//! the database file opens; a ping does not read it, a `with_query` does.
+//! Any other sea-orm connection (MySQL, a mock, a proxy) is checked through
+//! its own pool, as sea-orm checks it.
+//!
+//! [`DatabaseProbe::with_check`] is the general override: the caller's own
+//! async function over the caller's own handle. It runs exactly as written,
+//! so over the application's pool it waits and retries as that pool does,
+//! bounded by the probe's deadline (`TimedOut`). Prefer `with_query` unless
+//! the check needs more than SQL text (sea-orm entities, logic between
+//! statements).
+//!
+//! # Deadline and cancellation
 //!
 //! The probe sets no timeout of its own: the executor runs it under the
 //! registration's deadline and drops the future when that passes (AT-4).
-//! That bounds everything the check waits on, including the wait for a free
-//! pool connection, whatever `acquire_timeout` the pool was built with.
-//! Dropping is safe here: sqlx releases a pending acquire, and a pooled
-//! connection interrupted mid-query, through `Drop`.
+//! Dropping is safe: the kept connection is taken out of its slot while a
+//! run uses it, so a run dropped mid-round-trip drops that connection
+//! (closing its socket) instead of leaving it half-way through the protocol
+//! for the next run, which opens a fresh one.
+//!
+//! # Disclosure
 //!
 //! A failed check is returned as `Err`, so its text (which may name hosts,
 //! databases or users) goes to the log and never into the response body
 //! (BE-HLTH-007); the body shows only the executor's fixed description.
-//!
-//! Readiness should not queue behind the application's own requests
-//! (BE-HLTH-006): when the application's pool can be exhausted, give the
-//! probe a connection of its own, e.g. a separate one-connection pool.
+//! `Debug` shows neither the connection nor the SQL.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::future::Future;
+use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
-use sea_orm::{DatabaseConnection, DbErr};
+use sea_orm::sqlx::{self, ConnectOptions as _, Connection as _};
+use sea_orm::{ConnectionTrait, DatabaseConnection, DatabaseConnectionType, DbErr};
+use tokio::sync::Mutex;
 
-use crate::probe::{Probe, ProbeOutcome, ProbeResult};
+use crate::probe::{Probe, ProbeError, ProbeOutcome, ProbeResult};
 
 /// The sea-orm this crate was built with, so applications and generated code
 /// name the same `DatabaseConnection` type the probe accepts.
@@ -38,17 +93,19 @@ pub const REACHABLE_DESCRIPTION: &str = "database reachable";
 
 /// The check a probe runs: given a clone of the connection, it resolves to
 /// `Ok(())` when the database is usable.
-type Check<C> = Box<dyn Fn(C) -> BoxFuture<'static, Result<(), DbErr>> + Send + Sync>;
+type Check<C> = Box<dyn Fn(C) -> BoxFuture<'static, Result<(), ProbeError>> + Send + Sync>;
 
 /// The database probe (ZB-2.1): tag `ready`, healthy when its check passes.
 ///
-/// Generic over the connection `C`, so it serves a plain
-/// [`DatabaseConnection`] (the default, checked with a ping) as well as any
-/// other handle a caller's check knows how to use: a wrapper type, a
-/// restricted connection, an `Arc` around one.
+/// Generic over the connection `C`, so [`with_check`](Self::with_check)
+/// serves any handle a caller's check knows how to use: a wrapper type, a
+/// restricted connection, an `Arc` around one. [`new`](Self::new) and
+/// [`with_query`](Self::with_query) take a plain [`DatabaseConnection`] and
+/// check over a connection of the probe's own (see the [module
+/// docs](self)).
 ///
 /// On success the entry is `Healthy` with the fixed description
-/// `"database reachable"`; on failure the check's `DbErr` is returned as the
+/// `"database reachable"`; on failure the check's error is returned as the
 /// probe's error, which the executor logs and reports as `"check failed"`.
 ///
 /// ```no_run
@@ -67,14 +124,66 @@ pub struct DatabaseProbe<C = DatabaseConnection> {
 }
 
 impl DatabaseProbe {
-    /// A probe whose check is [`DatabaseConnection::ping`]: "can connect",
-    /// the ZB-2.1 default. For a pooled connection it takes a connection
-    /// from the pool (opening one if needed) and pings the server over it.
+    /// A probe that pings the database (the ZB-2.1 default, "can connect")
+    /// over a connection of its own, opened with `conn`'s connect options
+    /// and kept between runs. It never takes a connection from `conn`'s
+    /// pool, so it neither waits behind the application nor retries a
+    /// refused connect: with the server down it fails at once.
+    ///
+    /// No connection is opened here; the first run opens it.
     pub fn new(conn: DatabaseConnection) -> Self {
-        Self::with_check(
+        Self::direct(conn, None)
+    }
+
+    /// A probe that runs `sql` (the ZB-2.1 custom-query override) over the
+    /// probe's own connection, as [`new`](Self::new) pings over it: healthy
+    /// when the statement runs without error, whatever rows it returns.
+    ///
+    /// Use it to catch what a ping misses, such as a missing table or a
+    /// revoked permission. Keep it read-only and cheap (BE-HLTH-006): it
+    /// runs on every readiness request. It is sent as a simple query with no
+    /// parameters, so it must be a constant of the application, never user
+    /// input. The pool's `after_connect` hooks (e.g. a search path) do not
+    /// run on the probe's connection: schema-qualify the tables.
+    ///
+    /// ```no_run
+    /// use zb_health::database::sea_orm::DatabaseConnection;
+    /// use zb_health::database::DatabaseProbe;
+    ///
+    /// fn probe(conn: DatabaseConnection) -> DatabaseProbe {
+    ///     DatabaseProbe::with_query(conn, "SELECT 1 FROM public.deployments LIMIT 1")
+    /// }
+    /// ```
+    pub fn with_query(conn: DatabaseConnection, sql: impl Into<Cow<'static, str>>) -> Self {
+        let sql: Arc<str> = match sql.into() {
+            Cow::Borrowed(sql) => Arc::from(sql),
+            Cow::Owned(sql) => Arc::from(sql),
+        };
+        Self::direct(conn, Some(sql))
+    }
+
+    /// The probe over its own connection to `conn`'s database, running
+    /// `sql` or, without it, a ping.
+    fn direct(conn: DatabaseConnection, sql: Option<Arc<str>>) -> Self {
+        let backend = Arc::new(match &conn.inner {
+            DatabaseConnectionType::SqlxPostgresPoolConnection(_) => {
+                Backend::Postgres(Direct::new(conn.get_postgres_connection_pool().clone()))
+            }
+            DatabaseConnectionType::SqlxSqlitePoolConnection(_) => {
+                Backend::Sqlite(Direct::new(conn.get_sqlite_connection_pool().clone()))
+            }
+            // No direct path for this backend: through its own pool, as
+            // `DatabaseConnection` itself checks it.
+            _ => Backend::Pooled,
+        });
+        Self {
             conn,
-            |conn: DatabaseConnection| async move { conn.ping().await },
-        )
+            check: Box::new(move |conn| {
+                let backend = Arc::clone(&backend);
+                let sql = sql.clone();
+                Box::pin(async move { backend.check(&conn, sql).await })
+            }),
+        }
     }
 }
 
@@ -82,13 +191,18 @@ impl<C> DatabaseProbe<C>
 where
     C: Clone + Send + Sync + 'static,
 {
-    /// A probe whose check is the caller's own async function (the ZB-2.1
-    /// override), e.g. selecting one row from the table the service needs,
-    /// which catches a missing schema or permission that a ping misses.
+    /// A probe whose check is the caller's own async function over the
+    /// caller's own handle (the general ZB-2.1 override), for a check that
+    /// needs more than [`with_query`](DatabaseProbe::with_query)'s one
+    /// statement, or a handle that is not a plain `DatabaseConnection`.
     ///
     /// `check` gets a clone of `conn` on every run, so its future owns what
-    /// it uses and can be dropped at the deadline at any point. Keep it
-    /// read-only and cheap (BE-HLTH-006): it runs on every readiness request.
+    /// it uses and can be dropped at the deadline at any point. It runs as
+    /// written: over the application's pool it waits for a free connection
+    /// and retries a refused connect as that pool does, until the probe's
+    /// deadline (`TimedOut`). To fail fast, give it a handle of its own
+    /// (e.g. a one-connection pool) or use `with_query`. Keep it read-only
+    /// and cheap (BE-HLTH-006): it runs on every readiness request.
     ///
     /// ```no_run
     /// use zb_health::database::sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
@@ -109,11 +223,15 @@ where
     {
         Self {
             conn,
-            check: Box::new(move |conn| Box::pin(check(conn))),
+            check: Box::new(move |conn| {
+                let run = check(conn);
+                Box::pin(async move { run.await.map_err(ProbeError::from) })
+            }),
         }
     }
 
-    /// The connection the probe checks.
+    /// The connection the probe was built over: the application's, not the
+    /// probe's own.
     pub fn connection(&self) -> &C {
         &self.conn
     }
@@ -134,8 +252,6 @@ where
     }
 }
 
-/// Shows no connection: a connection's `Debug` may print its URL and
-/// password, and probes end up in logs.
 /// `conn.into()` where a `DatabaseProbe` is expected, e.g. the field a
 /// manifest's `kind: database` entry adds to `HealthDeps`.
 impl From<DatabaseConnection> for DatabaseProbe {
@@ -144,8 +260,105 @@ impl From<DatabaseConnection> for DatabaseProbe {
     }
 }
 
+/// Shows no connection and no SQL: a connection's `Debug` may print its URL
+/// and password, and probes end up in logs.
 impl<C> fmt::Debug for DatabaseProbe<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("DatabaseProbe").finish_non_exhaustive()
+    }
+}
+
+/// How [`DatabaseProbe::new`] and [`DatabaseProbe::with_query`] reach the
+/// database, by backend.
+enum Backend {
+    Postgres(Direct<sqlx::Postgres>),
+    Sqlite(Direct<sqlx::Sqlite>),
+    /// A backend with no direct path: pinged through its pool.
+    Pooled,
+}
+
+impl Backend {
+    async fn check(
+        &self,
+        conn: &DatabaseConnection,
+        sql: Option<Arc<str>>,
+    ) -> Result<(), ProbeError> {
+        match self {
+            Self::Postgres(direct) => direct.check(sql).await,
+            Self::Sqlite(direct) => direct.check(sql).await,
+            Self::Pooled => match sql {
+                None => conn.ping().await.map_err(Into::into),
+                Some(sql) => conn
+                    .execute_unprepared(&sql)
+                    .await
+                    .map(drop)
+                    .map_err(Into::into),
+            },
+        }
+    }
+}
+
+/// The probe's own connection to the database behind an application pool.
+struct Direct<DB: sqlx::Database> {
+    /// The application's pool: only its connect options are used, and
+    /// whether it is closed; never its connections.
+    pool: sqlx::Pool<DB>,
+    /// The kept connection, `None` before the first run and after a failed
+    /// or cancelled one. The lock makes runs take turns on it.
+    kept: Mutex<Option<DB::Connection>>,
+}
+
+impl<DB> Direct<DB>
+where
+    DB: sqlx::Database,
+    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
+{
+    fn new(pool: sqlx::Pool<DB>) -> Self {
+        Self {
+            pool,
+            kept: Mutex::new(None),
+        }
+    }
+
+    async fn check(&self, sql: Option<Arc<str>>) -> Result<(), ProbeError> {
+        if self.pool.is_closed() {
+            // The application is shutting down: so does the probe's
+            // connection, rather than outlive the pool it shadows.
+            drop(self.kept.lock().await.take());
+            return Err(sqlx::Error::PoolClosed.into());
+        }
+        let mut kept = self.kept.lock().await;
+        // Out of the slot while in use: if this run is dropped at the
+        // deadline, the connection goes with it, mid-protocol or not.
+        if let Some(mut conn) = kept.take()
+            && run::<DB>(&mut conn, sql.as_ref()).await.is_ok()
+        {
+            *kept = Some(conn);
+            return Ok(());
+        }
+        // A kept connection that failed is dropped by now. Whatever failed
+        // (a restarted server, a cut socket, or the server's own
+        // "terminating connection" error), one fresh connection decides, so
+        // a stale one never reads as an outage.
+        // One attempt, no retry: a refused connection fails here at once.
+        let mut conn = self.pool.connect_options().connect().await?;
+        run::<DB>(&mut conn, sql.as_ref()).await?;
+        *kept = Some(conn);
+        Ok(())
+    }
+}
+
+/// One check over `conn`: `sql` when given, else a ping.
+async fn run<DB>(conn: &mut DB::Connection, sql: Option<&Arc<str>>) -> Result<(), sqlx::Error>
+where
+    DB: sqlx::Database,
+    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
+{
+    match sql {
+        None => conn.ping().await,
+        Some(sql) => sqlx::raw_sql(sqlx::AssertSqlSafe(Arc::clone(sql)))
+            .execute(conn)
+            .await
+            .map(drop),
     }
 }

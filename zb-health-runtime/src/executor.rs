@@ -13,13 +13,9 @@ use futures_util::future::join_all;
 use zb_health_spec::Tag;
 
 use crate::registry::{HealthRegistry, Registered};
-use crate::report::{EntryOutcome, HealthEntry, HealthReport};
-
-/// The fixed description of a probe that returned `Err`. The error itself
-/// goes to the log only (BE-HLTH-007).
-pub const ERRORED_DESCRIPTION: &str = "check failed";
-/// The fixed description of a probe that panicked.
-pub const PANICKED_DESCRIPTION: &str = "check panicked";
+use crate::report::{
+    ERRORED_DESCRIPTION, EntryOutcome, HealthEntry, HealthReport, PANICKED_DESCRIPTION,
+};
 
 impl HealthRegistry {
     /// Runs every probe of `tier` and reports the result.
@@ -38,8 +34,8 @@ impl HealthRegistry {
         HealthReport::new(tier, entries, started.elapsed())
     }
 
-    /// The one place a probe's result is obtained. Caching and single-flight
-    /// wrap this, so every tier, server and view sees the same result.
+    /// The one place a probe's result is obtained, so that the planned
+    /// single-flight and result cache (issue 8) have one place to wrap.
     async fn run_probe(&self, probe: &Registered, started: Instant) -> HealthEntry {
         let limiter = &self.inner.limiter;
         let guarded = async {

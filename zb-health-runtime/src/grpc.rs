@@ -224,8 +224,8 @@ impl Probe for GrpcDependencyProbe {
 
 /// `endpoint.into()` where a `GrpcDependencyProbe` is expected, e.g. the
 /// field a manifest's `kind: grpc` entry adds to `HealthDeps`.
-impl From<tonic::transport::Endpoint> for GrpcDependencyProbe {
-    fn from(endpoint: tonic::transport::Endpoint) -> Self {
+impl From<Endpoint> for GrpcDependencyProbe {
+    fn from(endpoint: Endpoint) -> Self {
         Self::new(endpoint)
     }
 }

@@ -165,14 +165,58 @@ impl ZbHealthEndpoints {
 impl HttpServiceFactory for ZbHealthEndpoints {
     fn register(self, config: &mut AppService) {
         for tier in self.tiers {
-            let get = tier.clone();
-            let head = tier.clone();
-            web::resource(tier.path.clone())
-                .route(web::get().to(move || get.clone().respond()))
-                .route(web::head().to(move || head.clone().respond()))
-                .default_service(web::to(method_not_allowed))
-                .register(config);
+            ZbHealthTier(tier).register(config);
         }
+    }
+}
+
+impl ZbHealthEndpoints {
+    /// One tier on its own, to mount where the others are not: on a
+    /// management server, behind its own middleware, or alone. It answers
+    /// from the same registry as the bundle, so every mount of a tier
+    /// reports the same probes.
+    ///
+    /// ```no_run
+    /// use actix_web::App;
+    /// use zb_health::{map_zb_health, HealthRegistry, Tag};
+    ///
+    /// let endpoints = map_zb_health(HealthRegistry::process().clone());
+    /// let live_only = App::new().service(endpoints.tier(Tag::Live));
+    /// # let _ = live_only;
+    /// ```
+    pub fn tier(&self, tier: Tag) -> ZbHealthTier {
+        ZbHealthTier(self.tiers[tier as usize].clone())
+    }
+}
+
+/// One tier's endpoint, from [`ZbHealthEndpoints::tier`]: `GET` and `HEAD`
+/// on its path, `405` with `Allow` for any other method. Cheap to clone
+/// into each actix worker's `App` factory.
+#[derive(Clone)]
+pub struct ZbHealthTier(Arc<TierEndpoint>);
+
+impl ZbHealthTier {
+    /// The tier it serves.
+    pub fn tag(&self) -> Tag {
+        self.0.tag
+    }
+
+    /// The path it is served on.
+    pub fn path(&self) -> &str {
+        &self.0.path
+    }
+}
+
+impl HttpServiceFactory for ZbHealthTier {
+    fn register(self, config: &mut AppService) {
+        let tier = self.0;
+        let get = tier.clone();
+        let head = tier.clone();
+        web::resource(tier.path.clone())
+            .route(web::get().to(move || get.clone().respond()))
+            .route(web::head().to(move || head.clone().respond()))
+            .default_service(web::to(method_not_allowed))
+            .register(config);
     }
 }
 

@@ -5,50 +5,80 @@
 //! (`/health/active`) and `live` (`/healthz`), each a tag-filtered set of
 //! probes answered with one canonical JSON body.
 //!
-//! How the parts fit:
+//! Applications start with [`prelude`]: `use zb_health::prelude::*;`.
+//!
+//! # How the parts fit
 //!
 //! * [`Probe`] is a check; [`ProbeRegistration`] says which tiers run it,
-//!   its deadline and its failure status.
-//! * [`HealthRegistry`] is the one registry per process (AT-1). Adding a
-//!   probe checks it against the spec rules of [`spec`], the same code the
-//!   compile-time checks use.
+//!   its deadline and its failure status. `#[zb_health]` writes the same
+//!   facts on a probe struct ([`ZbHealthProbe`]).
+//! * [`HealthRegistry`] is the one registry per process (AT-1):
+//!   [`HealthRegistry::process`]. Adding a probe checks it against the spec
+//!   rules of [`spec`], the same code the compile-time checks use.
 //! * [`HealthRegistry::check`] runs a tier: concurrently, bounded, each
 //!   probe under a deadline that cancels it and a guard that catches its
 //!   panics, producing a [`HealthReport`].
 //! * A [`ResponseWriter`] turns the report into a body; [`write_json`] is
 //!   the canonical one.
-//! * [`ZbHealth`] maps the three tiers onto an actix `App` in one call.
+//! * [`ZbHealth`] maps the three tiers onto an actix `App`;
+//!   [`ZbHealthEndpoints::tier`] serves one tier alone.
+//! * [`ActiveNodeGate`] and [`RequireActiveNode`] keep active-only routes
+//!   on the active node (ZB-4).
+//!
+//! # Wiring
+//!
+//! The one path the README teaches: a `health.yaml` read by
+//! [`manifest!`], whose generated `install` registers the manifest's probes
+//! into the process registry and returns the [`ZbHealthEndpoints`] to
+//! mount with `App::service`.
+//!
+//! Other paths, each for a reason:
+//!
+//! * no manifest: [`map_zb_health`] over [`HealthRegistry::process`] with
+//!   probes added in code ([`HealthRegistry::add`]);
+//! * other paths or another writer: [`ZbHealth`] (the builder
+//!   `map_zb_health` uses);
+//! * a unit test of a probe: [`HealthRegistry::new`], a plain registry
+//!   holding only what the test adds (AT-9);
+//! * one tier on its own server or scope: [`ZbHealthEndpoints::tier`].
+//!
+//! # Modules for lower-level items
+//!
+//! [`probe`] holds the object-safe probe machinery ([`probe::DynProbe`],
+//! [`probe::FnProbe`]); [`report`] the fixed failure descriptions;
+//! [`gate`] the middleware's service type; [`spec`] the rules and the tag
+//! name constants (`spec::ZbHealthTags`).
+
+#![warn(missing_docs)]
 
 #[cfg(feature = "cluster")]
 pub mod cluster;
 #[cfg(feature = "database")]
 pub mod database;
 mod executor;
-mod gate;
+pub mod gate;
 #[cfg(feature = "grpc")]
 pub mod grpc;
 mod http;
 mod meta;
-mod probe;
+pub mod probe;
 mod registry;
-mod report;
+pub mod report;
 mod writer;
 
 #[cfg(feature = "macros")]
 pub use zb_health_macros::{manifest, zb_health};
 
-/// The spec rules shared with the macros and the CLI.
+/// The spec rules, the same functions the macros call (and that the
+/// planned `zb-health` CLI of issue 10 will call).
 pub use zb_health_spec as spec;
 
-pub use executor::{ERRORED_DESCRIPTION, PANICKED_DESCRIPTION};
-pub use gate::{ActiveNodeGate, RequireActiveNode, RequireActiveNodeService, STANDBY_BODY};
-pub use http::{ZbHealth, ZbHealthEndpoints, map_zb_health, tier_status_code};
+pub use gate::{ActiveNodeGate, RequireActiveNode, STANDBY_BODY};
+pub use http::{ZbHealth, ZbHealthEndpoints, ZbHealthTier, map_zb_health, tier_status_code};
 #[doc(hidden)]
 pub use meta::__private;
 pub use meta::{ProbeMeta, ZbHealthProbe};
-pub use probe::{
-    BoxProbeFuture, DynProbe, FnProbe, Probe, ProbeError, ProbeOutcome, ProbeResult, from_fn,
-};
+pub use probe::{Probe, ProbeError, ProbeOutcome, ProbeResult, from_fn};
 pub use registry::{
     HealthRegistry, HealthRegistryBuilder, ProbeRegistration, RegistrationHandle, RegistryError,
 };
@@ -56,5 +86,19 @@ pub use report::{EntryOutcome, HealthEntry, HealthReport};
 pub use writer::{ResponseWriter, canonical_json, write_json};
 pub use zb_health_spec::{
     DEFAULT_PROBE_TIMEOUT, EndpointPaths, FailureStatus, HealthStatus, Rule, Tag, TagSet,
-    ZbHealthTags,
 };
+
+/// What an application writes: `use zb_health::prelude::*;`.
+///
+/// The probe trait and its result, the registry and registration, the
+/// endpoint mapping, the gate, and the two macros. Lower-level items stay
+/// in their modules.
+pub mod prelude {
+    pub use crate::{
+        ActiveNodeGate, FailureStatus, HealthRegistry, HealthStatus, Probe, ProbeOutcome,
+        ProbeRegistration, ProbeResult, RequireActiveNode, Tag, TagSet, ZbHealth, ZbHealthProbe,
+        map_zb_health,
+    };
+    #[cfg(feature = "macros")]
+    pub use crate::{manifest, zb_health};
+}

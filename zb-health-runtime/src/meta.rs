@@ -55,32 +55,15 @@ pub trait ZbHealthProbe: Probe + Sized {
 pub mod __private {
     pub use std::time::Duration;
 
-    /// `const` string equality, for compile-time comparisons of names.
-    pub const fn str_eq(a: &str, b: &str) -> bool {
-        let (a, b) = (a.as_bytes(), b.as_bytes());
-        if a.len() != b.len() {
-            return false;
-        }
-        let mut i = 0;
-        while i < a.len() {
-            if a[i] != b[i] {
-                return false;
-            }
-            i += 1;
-        }
-        true
-    }
+    /// The `const fn` comparisons of the generated per-fact checks: the
+    /// same functions the runtime rules call.
+    pub use zb_health_spec::facts;
 
     /// A role-scoped rule from roles the macro already checked (R2).
     #[cfg(feature = "cluster")]
     pub fn checked_roles(roles: &[&str]) -> crate::cluster::ClusterActiveNode {
         crate::cluster::ClusterActiveNode::with_roles(roles.iter().copied())
             .expect("the manifest's roles passed rule R2 at compile time")
-    }
-
-    /// `const` equality of tag sets.
-    pub const fn tags_eq(a: zb_health_spec::TagSet, b: zb_health_spec::TagSet) -> bool {
-        a.bits() == b.bits()
     }
 }
 

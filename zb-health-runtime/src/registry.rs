@@ -173,6 +173,10 @@ struct State {
     ready: TierTable,
     active: TierTable,
     next_id: u64,
+    /// The orchestrator's probe timeout, once known. Under the same lock as
+    /// the probes, so no `add` can slip in between the check of the
+    /// registered deadlines and the setting (R5 at registration).
+    orchestrator_timeout: Option<Duration>,
 }
 
 impl State {
@@ -192,14 +196,13 @@ impl State {
 pub(crate) struct Inner {
     state: RwLock<State>,
     pub(crate) limiter: Semaphore,
-    orchestrator_timeout: Option<Duration>,
 }
 
 /// The health registry (AT-1): framework components and the app add probes
 /// to the same object, and every endpoint reads it.
 ///
 /// Cloning is cheap and shares the registry, so the actix server, a
-/// management port and a gRPC health service can all serve one notion of
+/// management port (and the planned gRPC health service) can all serve one notion of
 /// "ready". Use [`HealthRegistry::process`] in an application; use
 /// [`HealthRegistry::new`] in a unit test, where it holds only what the test
 /// adds (AT-9).
@@ -231,7 +234,9 @@ impl HealthRegistry {
 
     /// The process-wide registry: the single one that framework components
     /// and the application share (AT-1). Built with default limits on first
-    /// use.
+    /// use; a manifest's generated `install` sets its orchestrator timeout
+    /// ([`set_orchestrator_timeout`](Self::set_orchestrator_timeout)) and
+    /// adds its probes here.
     pub fn process() -> &'static HealthRegistry {
         static PROCESS: OnceLock<HealthRegistry> = OnceLock::new();
         PROCESS.get_or_init(HealthRegistry::new)
@@ -240,6 +245,47 @@ impl HealthRegistry {
     /// Configures limits before building a registry.
     pub fn builder() -> HealthRegistryBuilder {
         HealthRegistryBuilder::default()
+    }
+
+    /// Sets the orchestrator's probe timeout on a registry that already
+    /// exists, such as [`process`](Self::process): from then on every `add`,
+    /// from a manifest or from code, must have a deadline below it (R5,
+    /// BE-HLTH-006).
+    ///
+    /// Refused with R5 violations, and nothing changes, if a registered
+    /// probe's deadline does not fit, or if a *different* timeout is already
+    /// set (one process has one orchestrator; two manifests that disagree
+    /// about it are a mistake). Setting the same value again is a no-op.
+    pub fn set_orchestrator_timeout(&self, timeout: Duration) -> Result<(), RegistryError> {
+        let mut state = self.write();
+        let mut sink = Violations::new();
+        match state.orchestrator_timeout {
+            Some(set) if set == timeout => return Ok(()),
+            Some(set) => sink.push(
+                Rule::Duration,
+                (),
+                format!(
+                    "the registry's orchestrator timeout is already {} ms; refusing {} ms",
+                    set.as_millis(),
+                    timeout.as_millis()
+                ),
+                "one process answers one orchestrator: make every manifest installed into this registry state the same `orchestrator.timeout`",
+            ),
+            None => {
+                for r in &state.all {
+                    check_timeout(&r.name, r.timeout, Some(timeout), (), &mut sink);
+                }
+            }
+        }
+        sink.into_result()?;
+        state.orchestrator_timeout = Some(timeout);
+        Ok(())
+    }
+
+    /// The orchestrator's probe timeout every deadline is checked against,
+    /// if one is set.
+    pub fn orchestrator_timeout(&self) -> Option<Duration> {
+        self.read().orchestrator_timeout
     }
 
     /// Adds a probe. Refused, with every broken rule, if its name is empty
@@ -280,7 +326,7 @@ impl HealthRegistry {
         };
         let mut sink = Violations::new();
         for r in &registrations {
-            r.validate(self.inner.orchestrator_timeout, &mut sink);
+            r.validate(state.orchestrator_timeout, &mut sink);
         }
         check_unique_names(
             state
@@ -379,9 +425,9 @@ impl HealthRegistryBuilder {
                     ready: empty.clone(),
                     active: empty,
                     next_id: 0,
+                    orchestrator_timeout: self.orchestrator_timeout,
                 }),
                 limiter: Semaphore::new(self.max_in_flight),
-                orchestrator_timeout: self.orchestrator_timeout,
             }),
         }
     }
@@ -451,5 +497,59 @@ impl RegistrationHandle {
             state.rebuild_tiers();
         }
         removed
+    }
+}
+
+#[cfg(test)]
+mod orchestrator_tests {
+    use super::*;
+    use crate::probe::{ProbeResult, from_fn};
+
+    fn probe(name: &'static str, ms: u64) -> ProbeRegistration {
+        ProbeRegistration::new(name, from_fn(|| async { Ok(ProbeResult::healthy()) }))
+            .timeout(Duration::from_millis(ms))
+    }
+
+    #[test]
+    fn a_timeout_set_later_holds_every_later_add_to_r5() {
+        let registry = HealthRegistry::new();
+        registry.add(probe("early", 900)).unwrap();
+        registry
+            .set_orchestrator_timeout(Duration::from_secs(1))
+            .unwrap();
+        assert_eq!(
+            registry.orchestrator_timeout(),
+            Some(Duration::from_secs(1))
+        );
+        let refused = registry.add(probe("slow", 1000)).unwrap_err();
+        assert_eq!(refused.rules(), [Rule::Duration]);
+        assert!(registry.add(probe("quick", 999)).is_ok());
+        assert_eq!(&*registry.names(), ["early", "quick"].map(Arc::from));
+    }
+
+    #[test]
+    fn a_timeout_that_a_registered_deadline_does_not_fit_is_refused() {
+        let registry = HealthRegistry::new();
+        registry.add(probe("a", 800)).unwrap();
+        registry.add(probe("b", 1500)).unwrap();
+        let refused = registry
+            .set_orchestrator_timeout(Duration::from_secs(1))
+            .unwrap_err();
+        assert_eq!(refused.rules(), [Rule::Duration]);
+        assert!(refused.to_string().contains("probe `b`"), "{refused}");
+        assert_eq!(registry.orchestrator_timeout(), None, "nothing changed");
+    }
+
+    #[test]
+    fn the_same_timeout_again_is_a_no_op_and_another_is_refused() {
+        let registry = HealthRegistry::new();
+        let one = Duration::from_secs(1);
+        registry.set_orchestrator_timeout(one).unwrap();
+        registry.set_orchestrator_timeout(one).unwrap();
+        let refused = registry
+            .set_orchestrator_timeout(Duration::from_secs(2))
+            .unwrap_err();
+        assert_eq!(refused.rules(), [Rule::Duration]);
+        assert_eq!(registry.orchestrator_timeout(), Some(one));
     }
 }

@@ -1,5 +1,5 @@
-//! The result of running one tier: the value every response writer, and
-//! later the gRPC view and the metrics, consume.
+//! The result of running one tier: the value every response writer
+//! consumes, and the fixed descriptions the executor gives failed entries.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -8,6 +8,13 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::{HealthStatus, Tag};
+
+/// The fixed description of a probe that returned `Err`. The error itself
+/// goes to the log only (BE-HLTH-007).
+pub const ERRORED_DESCRIPTION: &str = "check failed";
+/// The fixed description of a probe that panicked. The panic message goes
+/// to the log only (BE-HLTH-007).
+pub const PANICKED_DESCRIPTION: &str = "check panicked";
 
 /// One tier's run (ZB-3): the aggregate and one entry per probe, in
 /// registration order.

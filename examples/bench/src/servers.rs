@@ -121,7 +121,7 @@ pub fn start() -> io::Result<Addresses> {
         .registry
         .add(
             ProbeRegistration::new(CACHE_PROBE_NAME, CacheProbe)
-                .timeout(std::time::Duration::from_millis(300)),
+                .timeout(Duration::from_millis(300)),
         )
         .map_err(|e| io::Error::other(e.to_string()))?;
     // The same probe *instances* where they have state (the database switch),

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use actix_web::{HttpResponse, web};
 use zb_health::{HealthRegistry, Probe, ProbeOutcome, ProbeResult, ZbHealthEndpoints, zb_health};
 
-zb_health::manifest!("health.yaml");
+zb_health::manifest!(pub Health = "health.yaml");
 
 /// Simulated database: healthy until told to fail.
 #[zb_health(name = "database", tags = [ready], timeout = "800ms")]
@@ -71,7 +71,8 @@ impl Probe for PrimaryProbe {
 /// The service's health state: the registry and the database switch.
 #[derive(Clone)]
 pub struct PlantHealth {
-    /// Every probe of the service.
+    /// Every probe of the service: the process registry, unless built by
+    /// [`PlantHealth::with_registry`].
     pub registry: HealthRegistry,
     /// The switch behind the `database` probe.
     pub database: DatabaseProbe,
@@ -80,22 +81,29 @@ pub struct PlantHealth {
 }
 
 impl PlantHealth {
-    /// Registers the manifest's probes on a fresh registry.
+    /// Installs the manifest's probes into the process registry (AT-1), as
+    /// a service does once at start. Panics if called twice in a process:
+    /// the second install would register every name again (R3).
     pub fn new(database_failing: bool) -> Self {
-        let registry = HealthManifest::registry();
+        Self::with_registry(HealthRegistry::process(), database_failing)
+    }
+
+    /// Installs the manifest's probes into `registry`; for a test that
+    /// needs a registry of its own (AT-9).
+    pub fn with_registry(registry: &HealthRegistry, database_failing: bool) -> Self {
         let database = DatabaseProbe::default();
         database.set_failing(database_failing);
-        let endpoints = HealthManifest::install(
-            &registry,
+        let endpoints = Health::install_into(
+            registry,
             HealthDeps {
                 database_probe: database.clone(),
                 disk_space_probe: DiskSpaceProbe,
                 primary_probe: PrimaryProbe,
             },
         )
-        .expect("a fresh registry holds no other probe");
+        .expect("the plant probes are installed once per registry");
         Self {
-            registry,
+            registry: registry.clone(),
             database,
             endpoints,
         }

@@ -13,8 +13,11 @@
 //! parser and validator ([`manifest`]), at the cost of `serde` and
 //! `serde-saphyr`.
 
+#![warn(missing_docs)]
+
 mod cluster;
 mod duration;
+pub mod facts;
 #[cfg(feature = "manifest")]
 pub mod manifest;
 mod paths;

@@ -407,7 +407,7 @@ pub fn check_timeout<L>(
             "a health probe must answer within the orchestrator's probe timeout (Kubernetes' default is 1s); use a deadline below it",
         );
     } else if let Some(orch) = orchestrator
-        && timeout >= orch
+        && !crate::facts::fits_orchestrator(timeout, orch)
     {
         sink.push(
                 Rule::Duration,
@@ -416,7 +416,7 @@ pub fn check_timeout<L>(
                     "probe `{name}` has a timeout of {ms} ms, not below the orchestrator's probe timeout of {} ms",
                     orch.as_millis()
                 ),
-                "each probe's deadline must be smaller than the orchestrator's, or the orchestrator gives up before the endpoint answers; lower the probe's `timeout`",
+                crate::facts::ORCHESTRATOR_HELP,
             );
     }
 }
@@ -512,12 +512,12 @@ pub fn check_unique_names<'a, L: 'a + Clone>(
 ) {
     let mut seen: Vec<&str> = Vec::new();
     for (name, loc) in names {
-        if seen.contains(&name) {
+        if seen.iter().any(|s| crate::facts::same_name(s, name)) {
             sink.push(
                 Rule::DuplicateName,
                 loc,
                 format!("probe name `{name}` is used twice"),
-                "names key the JSON entries, so each must be unique; rename one of the probes",
+                crate::facts::DUPLICATE_NAME_HELP,
             );
         } else {
             seen.push(name);

@@ -228,6 +228,18 @@ impl Node {
     /// Starts node `index` of `lan` with `generation` (its age: smaller is
     /// older) and `roles`, announced `Up` from its first gossip round.
     pub async fn start(lan: &Lan, index: usize, generation: u64, roles: &[&str]) -> Node {
+        Self::start_with(lan, index, generation, roles, view_config()).await
+    }
+
+    /// [`start`](Self::start) with its own view settings, e.g. a shorter
+    /// join wait.
+    pub async fn start_with(
+        lan: &Lan,
+        index: usize,
+        generation: u64,
+        roles: &[&str],
+        view_config: ChitchatViewConfig,
+    ) -> Node {
         let id = ChitchatId::new(format!("node-{index}"), generation, lan.advertise(index));
         for _ in 0..20 {
             // chitchat binds the port itself, so find a free one first.
@@ -250,7 +262,7 @@ impl Node {
             };
             let initial = member_key_values(MemberStatus::Up, roles);
             if let Ok(handle) = spawn_chitchat(config, initial, &UdpTransport).await {
-                let view = ChitchatClusterView::for_handle(&handle, view_config());
+                let view = ChitchatClusterView::for_handle(&handle, view_config);
                 let roles = roles.iter().map(|r| (*r).to_owned()).collect();
                 return Node {
                     index,
@@ -290,6 +302,24 @@ impl Node {
             .lock()
             .await
             .failure_detection_timeout(peer)
+    }
+
+    /// Waits until this node's failure detector has sampled `peer`'s
+    /// heartbeat intervals (it needs two heartbeats before it can time the
+    /// peer out), for at most `deadline`; returns the adaptive timeout.
+    pub async fn learned_heartbeat(&self, peer: &ChitchatId, deadline: Duration) -> Duration {
+        let start = Instant::now();
+        loop {
+            if let Some(timeout) = self.detection_timeout(peer).await {
+                return timeout;
+            }
+            assert!(
+                start.elapsed() < deadline,
+                "node {} learned no heartbeat of {peer:?} in {deadline:?}",
+                self.index
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
     }
 
     /// The active node by `rule` in this node's view, if it has one.
@@ -395,5 +425,58 @@ pub async fn eventually<T>(
             "timed out after {deadline:?} waiting for {what}"
         );
         tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// A sampling loop's end: "until a condition holds, then for `hold` more",
+/// with a deadline on the condition. Tests sample an invariant every round
+/// and stop once a verdict has been reached and has held, so a flicker
+/// right after it would be caught.
+pub struct Settle {
+    what: String,
+    start: Instant,
+    deadline: Duration,
+    hold: Duration,
+    reached: Option<Duration>,
+}
+
+impl Settle {
+    /// Starts the clock now.
+    pub fn new(what: impl Into<String>, deadline: Duration, hold: Duration) -> Settle {
+        Settle {
+            what: what.into(),
+            start: Instant::now(),
+            deadline,
+            hold,
+            reached: None,
+        }
+    }
+
+    /// Time since [`new`](Self::new).
+    pub fn elapsed(&self) -> Duration {
+        self.start.elapsed()
+    }
+
+    /// Records this round's `condition`; `true` once it has held for
+    /// `hold` since it was first seen. Panics when it is not seen within
+    /// the deadline.
+    pub fn done(&mut self, condition: bool) -> bool {
+        let now = self.start.elapsed();
+        match self.reached {
+            None if condition => self.reached = Some(now),
+            None => assert!(
+                now < self.deadline,
+                "timed out after {:?} waiting for {}",
+                self.deadline,
+                self.what
+            ),
+            Some(at) => return now > at + self.hold,
+        }
+        false
+    }
+
+    /// When the condition was first seen, measured from [`new`](Self::new).
+    pub fn reached(&self) -> Option<Duration> {
+        self.reached
     }
 }

@@ -1,4 +1,4 @@
 // R8: a manifest file that does not exist.
-zb_health::manifest!("manifests/does-not-exist.yaml");
+zb_health::manifest!(Health = "manifests/does-not-exist.yaml");
 
 fn main() {}

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use zb_health::cluster::{ClusterView, InMemoryClusterView};
 use zb_health::{FailureStatus, Tag, TagSet};
 
-zb_health::manifest!("manifests/scadabridge.yaml");
+zb_health::manifest!(Health = "manifests/scadabridge.yaml");
 
 /// Compiles only if every dependency has the type the manifest implies.
 #[allow(dead_code)]
@@ -18,15 +18,15 @@ fn deps(
 }
 
 fn main() {
-    let names: Vec<&str> = HealthManifest::PROBES.iter().map(|p| p.name).collect();
+    let names: Vec<&str> = Health::PROBES.iter().map(|p| p.name).collect();
     assert_eq!(names, ["database", "akka-cluster", "akka-legacy", "cluster-transport", "active-node", "upstream"]);
-    let meta = |n: &str| HealthManifest::PROBES.iter().find(|p| p.name == n).copied().unwrap();
+    let meta = |n: &str| Health::PROBES.iter().find(|p| p.name == n).copied().unwrap();
     assert_eq!(meta("database").timeout.as_millis(), 1500);
     assert_eq!(meta("akka-cluster").timeout.as_millis(), 800, "defaults.timeout applies to built-ins");
     assert_eq!(meta("active-node").tags, TagSet::of(&[Tag::Active]));
     assert_eq!(meta("upstream").failure_status, FailureStatus::Degraded);
-    assert_eq!(HealthManifest::active_node_rule().roles(), ["admin", "driver"]);
+    assert_eq!(Health::active_node_rule().roles(), ["admin", "driver"]);
     let view: Arc<dyn ClusterView> = Arc::new(InMemoryClusterView::new());
-    let gate = HealthManifest::active_node_gate(view);
+    let gate = Health::active_node_gate(view);
     assert!(!zb_health::ActiveNodeGate::is_active_node(&gate), "no cluster yet: standby");
 }

@@ -1,9 +1,10 @@
-// MxGateway style: all three tiers, zero probes.
-zb_health::manifest!("manifests/mxgateway.yaml");
+// MxGateway style: all three tiers, zero probes, installed into the process
+// registry, whose endpoints the application mounts.
+zb_health::manifest!(Health = "manifests/mxgateway.yaml");
 
 fn main() {
-    let registry = HealthManifest::registry();
-    let endpoints = HealthManifest::install(&registry, HealthDeps {}).unwrap();
+    let endpoints = Health::install(HealthDeps {}).unwrap();
     assert_eq!(endpoints.path(zb_health::Tag::Live), "/healthz");
-    assert!(HealthManifest::PROBES.is_empty());
+    assert!(Health::PROBES.is_empty());
+    assert_eq!(Health::ORCHESTRATOR_TIMEOUT, None);
 }

@@ -24,17 +24,18 @@ mod probes {
     healthy!(CacheProbe, PrimaryProbe, SearchProbe);
 }
 
-zb_health::manifest!("manifests/full.yaml");
+zb_health::manifest!(Health = "manifests/full.yaml");
 
 fn main() {
-    assert_eq!(HealthManifest::SERVICE, "scadabridge");
-    let paths = HealthManifest::paths();
+    assert_eq!(Health::SERVICE, "scadabridge");
+    let paths = Health::paths();
     assert_eq!((paths.ready.as_str(), paths.active.as_str(), paths.live.as_str()), ("/healthz/ready", "/healthz/primary", "/healthz/live"));
-    let names: Vec<&str> = HealthManifest::PROBES.iter().map(|p| p.name).collect();
+    let names: Vec<&str> = Health::PROBES.iter().map(|p| p.name).collect();
     assert_eq!(names, ["cache", "primary", "search"]);
-    let registry = HealthManifest::registry();
+    // A registry of its own, as a test would use (AT-9).
+    let registry = zb_health::HealthRegistry::new();
     let deps = HealthDeps { cache: probes::CacheProbe, primary_probe: probes::PrimaryProbe, search_probe: probes::SearchProbe };
-    let endpoints = HealthManifest::install(&registry, deps).unwrap();
+    let endpoints = Health::install_into(&registry, deps).unwrap();
     assert_eq!(endpoints.path(zb_health::Tag::Active), "/healthz/primary");
     assert_eq!(registry.names().len(), 3);
 }

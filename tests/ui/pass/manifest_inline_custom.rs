@@ -12,7 +12,7 @@ impl Probe for QueueProbe {
     }
 }
 
-zb_health::manifest!(yaml = r#"
+zb_health::manifest!(Health, yaml = r#"
 service: ot-opc-ua
 orchestrator: { timeout: 1s }
 probes:
@@ -20,8 +20,8 @@ probes:
 "#);
 
 fn main() {
-    let regs = HealthManifest::registrations(HealthDeps { queue_probe: QueueProbe { depth_limit: 10 } });
+    let regs = Health::registrations(HealthDeps { queue_probe: QueueProbe { depth_limit: 10 } });
     assert_eq!(regs.len(), 1);
     assert_eq!(regs[0].name(), "queue");
-    assert_eq!(HealthManifest::PROBES[0].tags, TagSet::of(&[Tag::Ready, Tag::Active]));
+    assert_eq!(Health::PROBES[0].tags, TagSet::of(&[Tag::Ready, Tag::Active]));
 }

@@ -9,6 +9,13 @@ use super::view::{ClusterState, Member, MemberStatus};
 /// The rule that picks the active node: the **oldest reachable `Up`
 /// member**, optionally scoped by an ordered role preference.
 ///
+/// "Reachable" is this crate's reading of ZB-2.3a's "oldest `Up` member":
+/// without downing (chitchat has none) a dead member stays `Up` forever,
+/// so without the filter the cluster could never fail over. The price is
+/// that each side of a partition has its own oldest reachable member; give
+/// the rule the cluster's [`expected_size`](Self::expected_size) and the
+/// minority side steps down (`spec/conflicts.md`).
+///
 /// Leadership is address-ordered and survives restarts on the wrong node;
 /// age follows where the singletons (and the work) actually run, so age is
 /// the only safe choice (ZB §2.3). Ties in age are broken by address in
@@ -108,11 +115,34 @@ impl ClusterActiveNode {
         })
     }
 
-    /// Adds the split-brain guard: with `require_majority`, a node that
-    /// reaches fewer than a majority of `expected_size` is never active.
+    /// The cluster has `size` nodes: a node that reaches fewer than a
+    /// majority of them (self included) is never active, so the minority
+    /// side of a partition cannot answer active beside the majority's node.
+    /// Split-brain safety is the default once the size is known; opt out
+    /// with [`allow_minority`](Self::allow_minority).
+    pub fn expected_size(self, size: u32) -> Self {
+        self.with_guard(MajorityGuard::new(size))
+    }
+
+    /// Lets a node on the minority side of a partition be active: **both
+    /// sides then answer active** (split brain). Only for clusters where
+    /// something else keeps two active nodes from doing harm. Without an
+    /// expected size there is no majority to give up, and this does nothing.
+    pub fn allow_minority(mut self) -> Self {
+        self.guard = self.guard.map(MajorityGuard::allow_minority);
+        self
+    }
+
+    /// Sets the guard as a whole, e.g. from a manifest's `expected_size` /
+    /// `require_majority`. In code prefer [`expected_size`](Self::expected_size).
     pub fn with_guard(mut self, guard: MajorityGuard) -> Self {
         self.guard = Some(guard);
         self
+    }
+
+    /// The split-brain guard, when the expected size is known.
+    pub fn guard(&self) -> Option<MajorityGuard> {
+        self.guard
     }
 
     /// The ordered role preference; empty when unscoped.

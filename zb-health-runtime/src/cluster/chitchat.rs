@@ -34,8 +34,10 @@
 //! [`ChitchatViewConfig::refresh`]; `state` clones that `Arc` under a
 //! short read lock. The task ends when the last handle to the view is dropped.
 //!
-//! `state` is `None` (startup safety: the probes answer `Degraded`, the gate
-//! is `false`) until the node has **joined**: every seed other than itself is
+//! `state` is `None` (startup safety: the ready-tier probes answer
+//! `Degraded`; the active-node probe answers `Unhealthy` and the gate is
+//! `false`, so a booting node never claims the active role) until the node
+//! has **joined**: every seed other than itself is
 //! live, or [`ChitchatViewConfig::join_timeout`] has passed. Before that a
 //! booting node may see only itself, and a node alone in its view is the
 //! oldest `Up` member: without this wait, a restarted node would call itself
@@ -53,7 +55,8 @@
 //! verdict, and it is transitive (a peer's heartbeat relayed by a third node
 //! keeps it alive). In a 2|1 partition of a three-node cluster each side's
 //! detector writes the other side off within the detection time, and then,
-//! **without** a [`MajorityGuard`](super::MajorityGuard):
+//! **without** a majority guard (no expected size on the rule, or one
+//! opted out with [`allow_minority`](super::ClusterActiveNode::allow_minority)):
 //!
 //! * the majority side answers `Healthy` on the oldest `Up` member among
 //!   its two nodes and `Unhealthy` (standby) on the other;
@@ -62,11 +65,19 @@
 //!   gates are open. Its `ClusterTransportProbe` fails (isolated from every
 //!   expected peer), so its readiness drops, but its active tier does not.
 //!
-//! With `MajorityGuard { expected_size: 3, require_majority: true }` on the
-//! rule, the minority node decides `Minority`: its active-node probe answers
-//! `Unhealthy` and its gate is closed, while the majority side keeps exactly
-//! one active node. After the partition heals the detector brings the peers
-//! back and every node agrees on the oldest `Up` member again.
+//! With the cluster's size on the rule,
+//! [`ClusterActiveNode::expected_size(3)`](super::ClusterActiveNode::expected_size)
+//! (a majority is then required by default), the minority node decides
+//! `Minority`: its active-node probe answers `Unhealthy` and its gate is
+//! closed, while the majority side keeps exactly one active node. After the
+//! partition heals the detector brings the peers back and every node agrees
+//! on the oldest `Up` member again.
+//!
+//! The guard acts on this node's own detector verdicts, so it cannot close
+//! the window in which the old active node, cut off alone, has not yet
+//! written its peers off while they have already elected a successor: the
+//! two detections race, and for up to their difference both may answer
+//! active. A standby cut off alone never becomes active.
 //!
 //! Chitchat garbage-collects a dead node after its
 //! `dead_node_grace_period` (24 h by default). From then on the node is no
@@ -573,7 +584,9 @@ mod tests {
                 let _ = stop_rx.await;
             })),
         );
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        // A rebuild of our own (the task's first one may not have run yet)
+        // decides the same way the task would: no state while a seed is down.
+        view.refresh().await;
         assert_eq!(view.state(), None, "seed 7002 is not live yet");
 
         // A lone node (no other seed) has joined at once.
@@ -585,8 +598,19 @@ mod tests {
         assert_eq!(lone.state().unwrap().members.len(), 1);
 
         drop(stop_tx);
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        let state = view.state().expect("a final snapshot after gossip stopped");
+        // The background task freezes the final snapshot: wait for it with
+        // a deadline rather than for a fixed time.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let state = loop {
+            if let Some(state) = view.state() {
+                break state;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no final snapshot 10 s after gossip stopped"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        };
         assert_eq!(state.self_member().unwrap().status, MemberStatus::Removed);
         view.publish(MemberStatus::Up, ["admin"]).await;
         assert_eq!(

@@ -11,8 +11,15 @@
 //!   peer (AT-5).
 //! * [`ClusterActiveNodeGate`] is the cluster's [`crate::ActiveNodeGate`].
 //!
-//! Every probe here answers `Degraded` while the view reports no cluster
-//! yet (startup safety): a booting node is not a failed node.
+//! While the view reports no cluster yet, the ready-tier probes
+//! (membership, transport) answer `Degraded` (startup safety: a booting
+//! node is not a failed node), and the active-node probe answers
+//! `Unhealthy`, like the gate: a booting node is not the active node.
+//!
+//! The rule picks the oldest **reachable** `Up` member; with an
+//! [`expected_size`](ClusterActiveNode::expected_size) it also requires a
+//! majority, so a partition leaves at most one active node. Both choices
+//! are recorded in `spec/conflicts.md`.
 
 mod active;
 #[cfg(feature = "chitchat")]

@@ -127,16 +127,25 @@ impl Probe for ClusterMembershipProbe {
 /// | this node is the oldest `Up` member in scope | Healthy |
 /// | another node is | Unhealthy |
 /// | this node holds none of the listed roles | `no_active_role_status`, default Unhealthy |
-/// | no cluster yet (startup) | Degraded |
+/// | no cluster yet (startup) | Unhealthy ([`CLUSTER_NOT_AVAILABLE`]) |
 /// | cluster reachable, no `Up` member in scope | Unhealthy |
 /// | majority guard on, minority side | Unhealthy |
 ///
 /// `data` carries `selfAddress`, `activeRole` (when scoped) and
 /// `activeNode` (ZB-2.3c), so a standby says who is active.
+///
+/// "No cluster yet" answers **Unhealthy** (503), not ZB-2.3b's Degraded
+/// (200): on `/health/active` a 200 means "route the writes here", and a
+/// booting node next to the real active one must not say that. It also
+/// keeps the probe in step with [`ClusterActiveNodeGate`], which is closed
+/// while no cluster is available (ZB-4). The startup Degraded belongs to
+/// the ready tier, where [`ClusterMembershipProbe`] keeps it (see
+/// `spec/conflicts.md`).
 pub struct ActiveNodeProbe {
     view: Arc<dyn ClusterView>,
     rule: ClusterActiveNode,
     no_active_role_status: HealthStatus,
+    unavailable_status: HealthStatus,
 }
 
 impl ActiveNodeProbe {
@@ -146,7 +155,19 @@ impl ActiveNodeProbe {
             view,
             rule,
             no_active_role_status: HealthStatus::Unhealthy,
+            unavailable_status: HealthStatus::Unhealthy,
         }
+    }
+
+    /// ZB-2.3b's literal startup rule: Degraded (200) while no cluster is
+    /// available. **Unsafe on the active tier**: a booting node then
+    /// answers 200 on `/health/active` beside the real active node, and the
+    /// probe disagrees with the gate until the view is available. Only for
+    /// a deployment whose router does not read `/health/active` as "route
+    /// the writes here".
+    pub fn degraded_while_unavailable_unsafe(mut self) -> Self {
+        self.unavailable_status = HealthStatus::Degraded;
+        self
     }
 
     /// The status of a node that holds none of the listed roles. Unhealthy
@@ -161,7 +182,9 @@ impl ActiveNodeProbe {
 impl Probe for ActiveNodeProbe {
     async fn check(&self) -> ProbeOutcome {
         let Some(state) = self.view.state() else {
-            return Ok(ProbeResult::degraded(CLUSTER_NOT_AVAILABLE));
+            return Ok(
+                ProbeResult::new(self.unavailable_status).with_description(CLUSTER_NOT_AVAILABLE)
+            );
         };
         let decision = self.rule.decide(&state);
         let (status, description) = match &decision {
@@ -215,10 +238,24 @@ impl ClusterTransportProbe {
         Self { view, guard: None }
     }
 
-    /// Expects `expected_size - 1` peers even when the view has forgotten
-    /// some, and also fails on the minority side of a partition when the
-    /// guard requires a majority. Recommended wherever the cluster size is
-    /// known.
+    /// The cluster has `size` nodes: expects `size - 1` peers even when the
+    /// view has forgotten some, and fails on the minority side of a
+    /// partition (fewer than a majority of `size` reachable, self
+    /// included). Recommended wherever the cluster size is known; opt out
+    /// of the majority part with [`allow_minority`](Self::allow_minority).
+    pub fn expected_size(self, size: u32) -> Self {
+        self.with_guard(MajorityGuard::new(size))
+    }
+
+    /// Keeps a minority-side node ready: only total isolation fails the
+    /// probe. Does nothing without an expected size.
+    pub fn allow_minority(mut self) -> Self {
+        self.guard = self.guard.map(MajorityGuard::allow_minority);
+        self
+    }
+
+    /// Sets the guard as a whole, e.g. from a manifest's `expected_size` /
+    /// `require_majority`. In code prefer [`expected_size`](Self::expected_size).
     pub fn with_guard(mut self, guard: MajorityGuard) -> Self {
         self.guard = Some(guard);
         self

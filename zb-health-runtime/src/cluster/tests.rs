@@ -102,23 +102,46 @@ async fn a_custom_policy_table_is_used() {
     );
 }
 
+/// ZB-2.3b's startup Degraded stays on the ready tier (membership,
+/// transport); on the active tier "not yet available" is Unhealthy, like
+/// the gate, so a booting node never answers 200 on `/health/active`.
 #[tokio::test]
-async fn every_probe_is_degraded_while_the_cluster_is_not_available() {
+async fn while_unavailable_ready_probes_are_degraded_and_the_active_probe_unhealthy() {
     let v: Arc<dyn ClusterView> = Arc::new(InMemoryClusterView::new());
-    let all = [
+    let ready = [
         status_of(ClusterMembershipProbe::new(v.clone())).await,
-        status_of(ActiveNodeProbe::new(
-            v.clone(),
-            ClusterActiveNode::unscoped(),
-        ))
-        .await,
         status_of(ClusterTransportProbe::new(v.clone())).await,
+        status_of(ClusterTransportProbe::new(v.clone()).expected_size(3)).await,
     ];
-    for (status, desc, _) in all {
+    for (status, desc, _) in ready {
         assert_eq!(status, HealthStatus::Degraded);
         assert_eq!(desc.as_deref(), Some(CLUSTER_NOT_AVAILABLE));
     }
-    assert!(!ClusterActiveNodeGate::new(v, ClusterActiveNode::unscoped()).is_active_node());
+    for rule in [
+        ClusterActiveNode::unscoped(),
+        ClusterActiveNode::unscoped().expected_size(3),
+        ClusterActiveNode::with_roles(["admin"]).unwrap(),
+    ] {
+        let (status, desc, data) = status_of(ActiveNodeProbe::new(v.clone(), rule.clone())).await;
+        assert_eq!(status, HealthStatus::Unhealthy, "{rule:?}");
+        assert_eq!(desc.as_deref(), Some(CLUSTER_NOT_AVAILABLE));
+        assert_eq!(data, serde_json::json!({}), "no view, no addresses");
+        assert!(
+            !ClusterActiveNodeGate::new(v.clone(), rule).is_active_node(),
+            "the gate agrees: closed"
+        );
+    }
+    // ZB's literal rule survives only as an opt-in that names its risk;
+    // the description stays the same fixed text.
+    let (status, desc, _) = status_of(
+        ActiveNodeProbe::new(v.clone(), ClusterActiveNode::unscoped())
+            .degraded_while_unavailable_unsafe(),
+    )
+    .await;
+    assert_eq!(
+        (status, desc.as_deref()),
+        (HealthStatus::Degraded, Some(CLUSTER_NOT_AVAILABLE))
+    );
 }
 
 #[tokio::test]
@@ -340,27 +363,70 @@ async fn transport_fails_only_on_total_isolation() {
         status_of(ClusterTransportProbe::new(leaving)).await.0,
         HealthStatus::Healthy
     );
-    let guard = MajorityGuard {
-        expected_size: 3,
-        require_majority: true,
-    };
     assert_eq!(
-        status_of(ClusterTransportProbe::new(with([true, false])).with_guard(guard))
+        status_of(ClusterTransportProbe::new(with([true, false])).expected_size(3))
             .await
             .0,
         HealthStatus::Healthy
     );
     // The view forgot its dead peers; the configured size still expects them.
-    let forgotten = view(state("a", vec![member("a", Up, 1, &[])]));
-    let sized = MajorityGuard {
+    let forgotten = || view(state("a", vec![member("a", Up, 1, &[])]));
+    let (status, desc, _) = status_of(
+        ClusterTransportProbe::new(forgotten())
+            .expected_size(3)
+            .allow_minority(),
+    )
+    .await;
+    assert_eq!(
+        (status, desc.as_deref()),
+        (
+            HealthStatus::Unhealthy,
+            Some("isolated from every expected peer")
+        )
+    );
+    // The guard as a manifest builds it (a struct literal) acts the same.
+    let literal = MajorityGuard {
         expected_size: 3,
         require_majority: false,
     };
     assert_eq!(
-        status_of(ClusterTransportProbe::new(forgotten).with_guard(sized))
+        status_of(ClusterTransportProbe::new(forgotten()).with_guard(literal))
             .await
             .0,
         HealthStatus::Unhealthy
+    );
+}
+
+#[tokio::test]
+async fn a_known_size_makes_the_transport_probe_fail_on_the_minority_side_unless_opted_out() {
+    use MemberStatus::*;
+    // Five expected, this node reaches one peer: 2 of 5, not a majority,
+    // but not isolated either.
+    let mut members = vec![member("a", Up, 1, &[]), member("b", Up, 2, &[])];
+    for (i, name) in ["c", "d", "e"].into_iter().enumerate() {
+        let mut m = member(name, Up, 3 + i as u64, &[]);
+        m.reachable = false;
+        members.push(m);
+    }
+    let minority = || view(state("a", members.clone()));
+    let (status, desc, _) =
+        status_of(ClusterTransportProbe::new(minority()).expected_size(5)).await;
+    assert_eq!(
+        (status, desc.as_deref()),
+        (
+            HealthStatus::Unhealthy,
+            Some("fewer than a majority of the expected members reachable")
+        )
+    );
+    assert_eq!(
+        status_of(
+            ClusterTransportProbe::new(minority())
+                .expected_size(5)
+                .allow_minority()
+        )
+        .await
+        .0,
+        HealthStatus::Healthy
     );
 }
 
@@ -377,11 +443,19 @@ async fn the_majority_guard_keeps_a_minority_side_from_answering_active() {
         ClusterActiveNode::unscoped().decide(&minority).is_active(),
         "without the guard both sides can be active"
     );
-    let guard = MajorityGuard {
-        expected_size: 3,
-        require_majority: true,
-    };
-    let rule = ClusterActiveNode::unscoped().with_guard(guard);
+    // Knowing the size is enough: a majority is required by default.
+    let rule = ClusterActiveNode::unscoped().expected_size(3);
+    assert_eq!(
+        rule.guard(),
+        Some(MajorityGuard {
+            expected_size: 3,
+            require_majority: true
+        })
+    );
+    assert!(
+        rule.clone().allow_minority().decide(&minority).is_active(),
+        "the explicit opt-out brings split brain back"
+    );
     assert_eq!(
         rule.decide(&minority),
         ActiveDecision::Minority {
@@ -498,9 +572,23 @@ async fn property_one_active_node_and_the_gate_never_disagrees_with_the_probe() 
                 let gate =
                     ClusterActiveNodeGate::new(view(s.clone()), rule.clone()).is_active_node();
                 let (status, _, _) = status_of(ActiveNodeProbe::new(view(s), rule.clone())).await;
+                // A view that is not available yet: both say "not active".
+                let booting: Arc<dyn ClusterView> = Arc::new(InMemoryClusterView::new());
+                let booting_gate =
+                    ClusterActiveNodeGate::new(booting.clone(), rule.clone()).is_active_node();
+                let (booting_status, _, _) =
+                    status_of(ActiveNodeProbe::new(booting, rule.clone())).await;
+                assert_eq!(
+                    booting_gate,
+                    booting_status.is_serving(),
+                    "case {case}: gate and probe disagree while booting"
+                );
+                assert!(!booting_gate);
+                // "Agree" as the router reads it: 200 on /health/active
+                // exactly when the gate is open.
                 assert_eq!(
                     gate,
-                    status == HealthStatus::Healthy,
+                    status.is_serving(),
                     "case {case}: gate and probe disagree"
                 );
                 assert_eq!(gate, decision.is_active());

@@ -61,7 +61,7 @@ fn full_manifest_parses() {
         Some(FailureStatus::Unhealthy)
     );
     let kinds: Vec<&str> = m.probes.iter().map(|p| p.kind.as_str()).collect();
-    assert_eq!(kinds, crate::Kind::NAMES);
+    assert_eq!(kinds, Kind::NAMES);
 
     let db = &m.probes[0];
     assert_eq!(db.location, at(7, 5));

@@ -1,0 +1,152 @@
+//! The comparisons behind the checks that span two items, as `const fn`s.
+//!
+//! `manifest!` cannot see a custom probe's `#[zb_health]` attribute, so it
+//! emits one `const` item per fact that compares the manifest with the
+//! attribute's `ZbHealthProbe::META` (axum's `debug_handler` does the same:
+//! one item per fact, so rustc reports every broken fact, not the first).
+//! Each comparison is one of these functions, and the rule functions in
+//! [`crate::rules`](crate::Rule) that check the same fact at run time call
+//! the same function, so the compile-time and run-time verdicts cannot
+//! drift apart. Each help text exists once, here, for both.
+
+use std::time::Duration;
+
+use crate::{FailureStatus, TagSet};
+
+/// Help for R5 when a deadline does not fit the orchestrator's timeout.
+pub const ORCHESTRATOR_HELP: &str = "each probe's deadline must be smaller than the orchestrator's, or the orchestrator gives up before the endpoint answers; lower the probe's `timeout`";
+
+/// Help for R3, a name used by two probes.
+pub const DUPLICATE_NAME_HELP: &str =
+    "names key the JSON entries, so each must be unique; rename one of the probes";
+
+/// Help for R7, a manifest entry restating a custom probe's attribute with
+/// another value.
+pub const CONTRADICTION_HELP: &str = "state each fact in one place: delete the key from the manifest entry (the #[zb_health] attribute already states it), or make it equal to the attribute";
+
+/// Whether two probe names are the same (R3, R7).
+pub const fn same_name(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Whether two tag sets are the same (R7).
+pub const fn same_tags(a: TagSet, b: TagSet) -> bool {
+    a.bits() == b.bits()
+}
+
+/// Whether two deadlines are the same (R7).
+pub const fn same_timeout(a: Duration, b: Duration) -> bool {
+    a.as_nanos() == b.as_nanos()
+}
+
+/// Whether two failure statuses are the same (R7).
+pub const fn same_failure_status(a: FailureStatus, b: FailureStatus) -> bool {
+    a as u8 == b as u8
+}
+
+/// R5 (BE-HLTH-006): whether a probe deadline fits the orchestrator's probe
+/// timeout, i.e. is strictly below it, so the endpoint answers before the
+/// orchestrator gives up.
+pub const fn fits_orchestrator(timeout: Duration, orchestrator: Duration) -> bool {
+    timeout.as_nanos() < orchestrator.as_nanos()
+}
+
+/// R3: whether `names[i]` differs from every earlier name of the table.
+/// An empty name stands for one not known here and is never compared.
+/// `false` also for an index outside the table, so a generator bug cannot
+/// pass silently.
+pub const fn name_unique_at(names: &[&str], i: usize) -> bool {
+    if i >= names.len() {
+        return false;
+    }
+    if names[i].is_empty() {
+        return true;
+    }
+    let mut j = 0;
+    while j < i {
+        if same_name(names[i], names[j]) {
+            return false;
+        }
+        j += 1;
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{FailureStatus, Tag};
+
+    #[test]
+    fn names_compare_bytewise() {
+        assert!(same_name("cache", "cache"));
+        assert!(!same_name("cache", "cach"));
+        assert!(!same_name("a-b", "a_b"));
+    }
+
+    #[test]
+    fn tags_timeouts_and_statuses_compare_by_value() {
+        assert!(same_tags(TagSet::READY, TagSet::of(&[Tag::Ready])));
+        assert!(!same_tags(TagSet::READY, TagSet::READY.with(Tag::Active)));
+        assert!(same_timeout(
+            Duration::from_millis(1500),
+            Duration::from_secs_f64(1.5)
+        ));
+        assert!(!same_timeout(
+            Duration::from_millis(1),
+            Duration::from_micros(1001)
+        ));
+        assert!(same_failure_status(
+            FailureStatus::Degraded,
+            FailureStatus::Degraded
+        ));
+        assert!(!same_failure_status(
+            FailureStatus::Degraded,
+            FailureStatus::Unhealthy
+        ));
+    }
+
+    #[test]
+    fn a_deadline_fits_only_strictly_below_the_orchestrator() {
+        let orch = Duration::from_secs(1);
+        assert!(fits_orchestrator(Duration::from_millis(999), orch));
+        assert!(!fits_orchestrator(orch, orch));
+        assert!(!fits_orchestrator(Duration::from_millis(1001), orch));
+    }
+
+    #[test]
+    fn uniqueness_is_judged_at_the_later_occurrence() {
+        let names = ["db", "", "cache", "db", ""];
+        let verdicts: Vec<bool> = (0..names.len())
+            .map(|i| name_unique_at(&names, i))
+            .collect();
+        assert_eq!(verdicts, [true, true, true, false, true]);
+        assert!(!name_unique_at(&names, 5), "out of range never passes");
+    }
+
+    #[test]
+    fn the_runtime_rule_and_the_generated_check_agree_on_the_orchestrator() {
+        let orch = Duration::from_millis(1000);
+        for ms in [1, 500, 999, 1000, 1001, 5000] {
+            let timeout = Duration::from_millis(ms);
+            let mut sink = crate::Violations::new();
+            crate::check_timeout("p", timeout, Some(orch), (), &mut sink);
+            let refused = sink.into_result().is_err();
+            assert_eq!(refused, !fits_orchestrator(timeout, orch), "{ms} ms");
+        }
+    }
+
+    // The generated code runs these in `const` items: they must stay `const`.
+    const _: () = assert!(same_name("a", "a") && fits_orchestrator(Duration::ZERO, Duration::MAX));
+}
