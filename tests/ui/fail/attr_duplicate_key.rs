@@ -2,21 +2,13 @@
 // silently last-wins (the manifest refuses duplicate keys too).
 use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
 
-#[zb_health(name = "cache", timeout = "500ms", name = "kv")]
+#[zb_health(name = "cache", tags = [ready], name = "kv", tags = [active])]
 struct CacheProbe;
 
-#[zb_health(name = "db", tags = [ready], tags = [active])]
-struct DbProbe;
-
-macro_rules! probe {
-    ($($t:ty),*) => {$(
-        impl Probe for $t {
-            async fn check(&self) -> ProbeOutcome {
-                Ok(ProbeResult::healthy())
-            }
-        }
-    )*};
+impl Probe for CacheProbe {
+    async fn check(&self) -> ProbeOutcome {
+        Ok(ProbeResult::healthy())
+    }
 }
-probe!(CacheProbe, DbProbe);
 
 fn main() {}

@@ -13,7 +13,7 @@ impl Probe for CacheProbe {
     }
 }
 
-zb_health::manifest!(yaml = r#"
+zb_health::manifest!(Health, yaml = r#"
 service: s
 probes:
   - { kind: custom, type: CacheProbe }
