@@ -169,12 +169,17 @@ fn read(lit: &LitStr, caller: Option<&Path>) -> Result<(PathBuf, String), String
         .and_then(|p| std::fs::read_to_string(p).err())
         .map(|e| e.to_string())
         .unwrap_or_else(|| "no place to look".into());
-    Err(format!(
-        "cannot read the health manifest `{}`: {why}\n  = rule {}\n  = note: looked for {}\n  = help: a relative path is resolved from the directory of the file that calls `manifest!` (as `include_str!` does), then from the crate root; create the file or fix the path",
-        lit.value(),
-        Rule::ManifestFile,
-        looked.join(" and ")
-    ))
+    // Rendered like every other violation (R8), by the one renderer.
+    Err(render(&Violation {
+        rule: Rule::ManifestFile,
+        location: (),
+        message: format!(
+            "cannot read the health manifest `{}` (looked for {}): {why}",
+            lit.value(),
+            looked.join(" and ")
+        ),
+        help: "a relative path is resolved from the directory of the file that calls `manifest!` (as `include_str!` does), then from the crate root; create the file or fix the path".into(),
+    }))
 }
 
 /// The names the caller chose: `VIS NAME` generates `NAME` and `NAMEDeps`.
