@@ -466,7 +466,10 @@ fn generate(
             ) -> ::core::result::Result<#krate::ZbHealthEndpoints, #krate::RegistryError> {
                 #set_orchestrator
                 registry.add_all(Self::registrations(deps))?;
-                #krate::ZbHealth::new(::core::clone::Clone::clone(registry)).paths(Self::paths()).build()
+                let endpoints = #krate::ZbHealth::new(::core::clone::Clone::clone(registry))
+                    .paths(Self::paths())
+                    .build()?;
+                ::core::result::Result::Ok(endpoints)
             }
         }
 

@@ -8,9 +8,9 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::web::Bytes;
 use actix_web::{HttpResponse, web};
-use zb_health_spec::{EndpointPaths, HealthStatus, Tag, Violations, check_paths};
+use zb_health_spec::{EndpointPaths, HealthStatus, SpecError, Tag, Violations, check_paths};
 
-use crate::registry::{HealthRegistry, RegistryError};
+use crate::registry::HealthRegistry;
 use crate::report::HealthReport;
 use crate::writer::{ResponseWriter, canonical_json, write_json};
 
@@ -96,7 +96,7 @@ impl ZbHealth {
 
     /// Checks the paths (rule R6: non-empty, absolute, distinct) and yields
     /// the endpoints.
-    pub fn build(self) -> Result<ZbHealthEndpoints, RegistryError> {
+    pub fn build(self) -> Result<ZbHealthEndpoints, SpecError> {
         let mut sink = Violations::new();
         let paths: Vec<(Tag, &str, ())> = Tag::ALL
             .iter()
