@@ -21,6 +21,7 @@ fn cluster(self_address: &str, oldest: &str) -> ClusterState {
         roles: vec![],
         age,
         reachable: true,
+        last_heard: None,
     };
     let other = if oldest == "a" { "b" } else { "a" };
     ClusterState {

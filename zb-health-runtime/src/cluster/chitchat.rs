@@ -166,6 +166,9 @@ fn parse_roles(value: Option<&str>) -> Vec<String> {
 ///
 /// For callers that already hold chitchat's lock; everyone else reads the
 /// cheap snapshot of [`ChitchatClusterView`].
+///
+/// It does not track heartbeats, so every `last_heard` is `None`;
+/// [`ChitchatClusterView`] fills them in.
 pub fn cluster_state(chitchat: &Chitchat) -> ClusterState {
     let own = chitchat.self_chitchat_id();
     let live: HashSet<&ChitchatId> = chitchat.live_nodes().collect();
@@ -192,6 +195,7 @@ pub fn cluster_state(chitchat: &Chitchat) -> ClusterState {
             roles: parse_roles(node.get(ROLES_KEY)),
             age: id.generation_id,
             reachable: id == own || live.contains(id),
+            last_heard: None,
         })
         .collect();
     ClusterState {
@@ -227,6 +231,49 @@ impl Default for ChitchatViewConfig {
     }
 }
 
+/// When this node noted each peer's heartbeat advance: the view's part of
+/// the hand-over ([`Handover`](super::Handover)).
+///
+/// chitchat does not expose when a heartbeat arrived, so a hearing is
+/// recorded at the rebuild that notices it: never earlier than it
+/// happened (a successor cannot take over early), at most one
+/// [`refresh`](ChitchatViewConfig::refresh) late (part of the slack). A
+/// peer seen for the first time counts as heard then, which only delays a
+/// take-over.
+#[derive(Default)]
+struct Heartbeats {
+    seen: std::collections::HashMap<ChitchatId, (::chitchat::Heartbeat, std::time::Instant)>,
+}
+
+impl Heartbeats {
+    /// Notes the heartbeats in `chitchat` at `now` and fills in
+    /// `last_heard` for every peer of `state`.
+    fn note(&mut self, chitchat: &Chitchat, state: &mut ClusterState, now: std::time::Instant) {
+        let own = chitchat.self_chitchat_id();
+        self.seen.retain(|id, _| chitchat.node_state(id).is_some());
+        let mut heard: BTreeMap<String, std::time::Instant> = BTreeMap::new();
+        for (id, node) in chitchat.node_states() {
+            if id == own {
+                continue;
+            }
+            let beat = node.heartbeat();
+            let entry = self.seen.entry(id.clone()).or_insert((beat, now));
+            if beat > entry.0 {
+                *entry = (beat, now);
+            }
+            let at = heard
+                .entry(id.gossip_advertise_addr.to_string())
+                .or_insert(entry.1);
+            *at = (*at).max(entry.1);
+        }
+        for m in &mut state.members {
+            if m.address != state.self_address {
+                m.last_heard = heard.get(&m.address).copied();
+            }
+        }
+    }
+}
+
 /// What `state()` reads: the snapshot and whether gossip has stopped, under
 /// one lock so a late refresh cannot overwrite the final snapshot.
 #[derive(Default)]
@@ -238,6 +285,7 @@ struct Cell {
 
 struct Shared {
     cell: RwLock<Cell>,
+    heartbeats: std::sync::Mutex<Heartbeats>,
     started: Instant,
     config: ChitchatViewConfig,
 }
@@ -275,7 +323,12 @@ impl Shared {
         if !joined {
             return;
         }
-        let state = Arc::new(cluster_state(chitchat));
+        let mut state = cluster_state(chitchat);
+        self.heartbeats
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .note(chitchat, &mut state, std::time::Instant::now());
+        let state = Arc::new(state);
         let mut cell = self.write();
         if !cell.terminated {
             cell.joined = true;
@@ -357,6 +410,7 @@ impl ChitchatClusterView {
     ) -> Arc<Self> {
         let shared = Arc::new(Shared {
             cell: RwLock::default(),
+            heartbeats: std::sync::Mutex::default(),
             started: Instant::now(),
             config,
         });
