@@ -22,6 +22,7 @@ fn cluster(self_address: &str, oldest: &str) -> ClusterState {
         age,
         reachable: true,
         last_heard: None,
+        reachable_since: None,
     };
     let other = if oldest == "a" { "b" } else { "a" };
     ClusterState {

@@ -54,10 +54,18 @@ pub struct ClusterActiveNode {
 ///   than the old node's last hearing of a majority, and the old node may
 ///   note that hearing up to one refresh late. So the old node has stepped
 ///   down before any successor starts (`spec/conflicts.md`).
+/// * **Coming back.** A peer counts towards the majority only once it has
+///   been reachable for the slack. After a partition heals, the old active
+///   node (the oldest) would otherwise act on its first heartbeats from
+///   the others, before the successor has heard it; the successor steps
+///   down as soon as it notes a heartbeat of an older member, within a
+///   gossip round and a refresh, which the slack covers. A freshly formed
+///   cluster likewise has its first active node after the slack.
 ///
-/// The cost is failover time: a crashed or cut-off active node is replaced
-/// after about `margin` (or the detection time, if longer) instead of the
-/// detection time alone.
+/// The cost is time: a crashed or cut-off active node is replaced after
+/// about `margin` (or the detection time, if longer) instead of the
+/// detection time alone, and a node that rejoins, or a new cluster, waits
+/// the slack before it acts.
 ///
 /// [`immediate_unsafe`](Self::immediate_unsafe) keeps the detector race:
 /// faster failover, but for up to the difference of two detections two
@@ -122,6 +130,15 @@ impl Handover {
         match self.lease {
             Some((_, margin)) => Some(margin),
             None => None,
+        }
+    }
+
+    /// `margin - lease`: also how long a peer must have been reachable
+    /// before it counts towards a majority. Zero when immediate.
+    pub const fn slack(self) -> Duration {
+        match self.lease {
+            Some((lease, margin)) => margin.saturating_sub(lease),
+            None => Duration::ZERO,
         }
     }
 
@@ -312,7 +329,7 @@ impl ClusterActiveNode {
         let handover = self.effective_handover();
         if let Some(guard) = self.guard {
             let reachable = match handover.lease_duration() {
-                Some(lease) => state.heard_count(lease, now),
+                Some(lease) => state.heard_count(lease, handover.slack(), now),
                 None => state.reachable_count(),
             };
             if !guard.allows(reachable) {

@@ -196,6 +196,7 @@ pub fn cluster_state(chitchat: &Chitchat) -> ClusterState {
             age: id.generation_id,
             reachable: id == own || live.contains(id),
             last_heard: None,
+            reachable_since: None,
         })
         .collect();
     ClusterState {
@@ -240,17 +241,35 @@ impl Default for ChitchatViewConfig {
 /// [`refresh`](ChitchatViewConfig::refresh) late (part of the slack). A
 /// peer seen for the first time counts as heard then, which only delays a
 /// take-over.
+///
+/// It also notes since when each peer has been live without a break.
 #[derive(Default)]
 struct Heartbeats {
     seen: std::collections::HashMap<ChitchatId, (::chitchat::Heartbeat, std::time::Instant)>,
+    live_since: std::collections::HashMap<ChitchatId, std::time::Instant>,
 }
 
 impl Heartbeats {
-    /// Notes the heartbeats in `chitchat` at `now` and fills in
-    /// `last_heard` for every peer of `state`.
+    /// Notes the heartbeats and liveness in `chitchat` at `now` and fills
+    /// in `last_heard` and `reachable_since` for every peer of `state`.
     fn note(&mut self, chitchat: &Chitchat, state: &mut ClusterState, now: std::time::Instant) {
         let own = chitchat.self_chitchat_id();
         self.seen.retain(|id, _| chitchat.node_state(id).is_some());
+        let live: HashSet<&ChitchatId> = chitchat.live_nodes().collect();
+        self.live_since.retain(|id, _| live.contains(id));
+        for id in live {
+            self.live_since.entry(id.clone()).or_insert(now);
+        }
+        let mut since: BTreeMap<String, std::time::Instant> = BTreeMap::new();
+        for (id, at) in &self.live_since {
+            if id != own {
+                // Two incarnations on one address: the later start wins.
+                let at_addr = since
+                    .entry(id.gossip_advertise_addr.to_string())
+                    .or_insert(*at);
+                *at_addr = (*at_addr).max(*at);
+            }
+        }
         let mut heard: BTreeMap<String, std::time::Instant> = BTreeMap::new();
         for (id, node) in chitchat.node_states() {
             if id == own {
@@ -269,6 +288,8 @@ impl Heartbeats {
         for m in &mut state.members {
             if m.address != state.self_address {
                 m.last_heard = heard.get(&m.address).copied();
+                // Only a reachable member has been reachable since.
+                m.reachable_since = since.get(&m.address).copied().filter(|_| m.reachable);
             }
         }
     }

@@ -19,6 +19,7 @@ fn member(address: &str, status: MemberStatus, age: u64, roles: &[&str]) -> Memb
         age,
         reachable: true,
         last_heard: None,
+        reachable_since: None,
     }
 }
 
@@ -910,5 +911,54 @@ fn property_the_handover_never_lets_two_nodes_answer_active_across_a_cut() {
     assert!(
         racy_overlaps > 0,
         "the simulation has teeth: the detector race does overlap"
+    );
+}
+
+#[test]
+fn a_node_coming_back_counts_a_peer_only_once_it_was_reachable_for_the_slack() {
+    let now = Instant::now();
+    let rule = ClusterActiveNode::unscoped().expected_size(3);
+    let slack = Handover::DEFAULT_SLACK;
+    // "a", the oldest, just healed: b and c are heard again, reachable
+    // since `ago`.
+    let a_sees = |ago: Duration| {
+        let back = |address: &str, age| Member {
+            reachable_since: Some(now - ago),
+            ..heard(address, age, now, Duration::ZERO, true)
+        };
+        state(
+            "a",
+            vec![
+                member("a", MemberStatus::Up, 1, &[]),
+                back("b", 2),
+                back("c", 3),
+            ],
+        )
+    };
+    assert_eq!(
+        rule.decide_at(&a_sees(Duration::from_millis(300)), now),
+        ActiveDecision::Minority {
+            reachable: 1,
+            needed: 2
+        },
+        "not before the successor has had the slack to hear it and step down"
+    );
+    assert!(rule.decide_at(&a_sees(slack), now).is_active());
+    // Meanwhile the successor "b" yields as soon as it hears "a" again,
+    // even before its detector holds "a" live.
+    let b_sees = state(
+        "b",
+        vec![
+            heard("a", 1, now, Duration::ZERO, false),
+            member("b", MemberStatus::Up, 2, &[]),
+            heard("c", 3, now, Duration::ZERO, true),
+        ],
+    );
+    assert!(!rule.decide_at(&b_sees, now).is_active());
+    // The opt-out does not wait.
+    let racy = rule.handover(Handover::immediate_unsafe());
+    assert!(
+        racy.decide_at(&a_sees(Duration::from_millis(300)), now)
+            .is_active()
     );
 }

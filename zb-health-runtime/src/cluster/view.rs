@@ -96,12 +96,27 @@ pub struct Member {
     /// one snapshot refresh late is allowed and is part of the hand-over's
     /// slack.
     pub last_heard: Option<Instant>,
+    /// Since when this node has held the member reachable without a break
+    /// (set when it becomes reachable, cleared when it is written off).
+    /// `None` for self and from a source that does not track it. The
+    /// hand-over counts a peer towards a majority only once it has been
+    /// reachable for the slack, so a node coming back from a partition
+    /// does not act before the node that replaced it has heard it and
+    /// stepped down.
+    pub reachable_since: Option<Instant>,
 }
 
 impl Member {
     /// Whether the member holds `role`.
     pub fn has_role(&self, role: &str) -> bool {
         self.roles.iter().any(|r| r == role)
+    }
+
+    /// How long the member has been reachable without a break at `now`,
+    /// when the source tracks it.
+    pub fn reachable_for(&self, now: Instant) -> Option<Duration> {
+        self.reachable_since
+            .map(|t| now.saturating_duration_since(t))
     }
 
     /// How long the member has been silent at `now`, when the source tracks
@@ -138,11 +153,15 @@ impl ClusterState {
         self.count_with(|m| m.reachable)
     }
 
-    /// Self (when expected) plus the expected peers it reaches **and** has
-    /// heard within `lease` at `now` (a peer whose heartbeats the source does
-    /// not track counts when reachable).
-    pub fn heard_count(&self, lease: Duration, now: Instant) -> u32 {
-        self.count_with(|m| m.reachable && m.silent_for(now).is_none_or(|s| s < lease))
+    /// Self (when expected) plus the expected peers it reaches, has heard
+    /// within `lease` and has held reachable for at least `stable`, at
+    /// `now` (what the source does not track is not checked).
+    pub fn heard_count(&self, lease: Duration, stable: Duration, now: Instant) -> u32 {
+        self.count_with(|m| {
+            m.reachable
+                && m.silent_for(now).is_none_or(|s| s < lease)
+                && m.reachable_for(now).is_none_or(|r| r >= stable)
+        })
     }
 
     fn count_with(&self, counts: impl Fn(&Member) -> bool) -> u32 {
