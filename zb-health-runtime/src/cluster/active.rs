@@ -16,7 +16,9 @@ use crate::registry::RegistryError;
 /// so without the filter the cluster could never fail over. The price is
 /// that each side of a partition has its own oldest reachable member; give
 /// the rule the cluster's [`expected_size`](Self::expected_size) and the
-/// minority side steps down (`spec/conflicts.md`).
+/// minority side steps down, with a [`Handover`] lease and margin so the
+/// old active node has stepped down before its successor starts
+/// (`spec/conflicts.md`).
 ///
 /// Leadership is address-ordered and survives restarts on the wrong node;
 /// age follows where the singletons (and the work) actually run, so age is

@@ -11,6 +11,8 @@
 //! | `status` | the key [`STATUS_KEY`] in its key-value state ([`MemberStatus::as_str`]); missing or unknown reads as `Joining` |
 //! | `roles` | the key [`ROLES_KEY`], comma-separated |
 //! | `reachable` | chitchat's phi-accrual failure detector: `false` once the detector writes the node off |
+//! | `last_heard` | when this view's rebuild noticed the node's heartbeat advance (chitchat does not say when it arrived, so up to one `refresh` late, never early); first sight counts as heard |
+//! | `reachable_since` | when this view first saw the node live after it was not |
 //!
 //! Nodes publish their own status and roles with [`member_key_values`] (as
 //! the initial key-values of `spawn_chitchat`) or later with
@@ -73,11 +75,21 @@
 //! partition heals the detector brings the peers back and every node agrees
 //! on the oldest `Up` member again.
 //!
-//! The guard acts on this node's own detector verdicts, so it cannot close
-//! the window in which the old active node, cut off alone, has not yet
-//! written its peers off while they have already elected a successor: the
-//! two detections race, and for up to their difference both may answer
-//! active. A standby cut off alone never becomes active.
+//! When the partition cuts the **active** node off alone, the two sides'
+//! detectors race: the majority may write the old node off before the old
+//! node writes off its peers. The rule's default hand-over
+//! ([`Handover`](super::Handover), on whenever a majority is required)
+//! takes the race out: the old node steps down once it has not heard a
+//! majority for the lease (2 s), and the majority side elects the
+//! next-oldest only after the old node has been silent for the margin
+//! (5 s), so at no instant do two nodes answer active. The view supplies
+//! what that needs: each peer's `last_heard` (when this node noted its
+//! heartbeat advance, at most one [`refresh`](ChitchatViewConfig::refresh)
+//! late, never early) and `reachable_since`. The margin must exceed the
+//! lease plus the gossip interval plus `refresh`; the default covers up to
+//! 3 s of those two together. [`Handover::immediate_unsafe`](super::Handover::immediate_unsafe)
+//! brings the race back for a faster failover. A standby cut off alone
+//! never becomes active either way.
 //!
 //! Chitchat garbage-collects a dead node after its
 //! `dead_node_grace_period` (24 h by default). From then on the node is no
@@ -212,8 +224,10 @@ pub struct ChitchatViewConfig {
     /// The longest the snapshot goes without a rebuild. Changes in
     /// liveness and in key-values are picked up as chitchat reports them
     /// (once per gossip round); this bounds everything else, such as the
-    /// end of the join wait or a dead node's garbage collection. Default
-    /// 500 ms.
+    /// end of the join wait or a dead node's garbage collection. Heartbeats
+    /// are noted at rebuilds, so `refresh` is also part of the hand-over's
+    /// slack ([`Handover`](super::Handover)): keep gossip interval plus
+    /// `refresh` below the slack (3 s by default). Default 500 ms.
     pub refresh: Duration,
     /// How long a booting node waits for **all** its seeds to be live
     /// before it joins with whoever it reached (possibly no one: it then
