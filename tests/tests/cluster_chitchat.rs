@@ -22,7 +22,7 @@ use support::{Server, request};
 use zb_health::cluster::chitchat::ChitchatViewConfig;
 use zb_health::cluster::{
     ActiveDecision, ActiveNodeProbe, CLUSTER_NOT_AVAILABLE, ClusterActiveNode,
-    ClusterActiveNodeGate, ClusterMembershipProbe, ClusterTransportProbe, ClusterView,
+    ClusterActiveNodeGate, ClusterMembershipProbe, ClusterTransportProbe, ClusterView, Handover,
     MemberStatus,
 };
 use zb_health::{
@@ -545,27 +545,39 @@ async fn with_a_known_size_the_minority_never_answers_active_and_the_majority_ke
     assert_eq!(gates(&cluster, &rule), [true, false, false]);
 }
 
-/// Split brain, 2|1, with the oldest (active) node alone on the minority
-/// side.
+/// Which nodes' active-node probes answer 200 (Healthy or Degraded) under `rule`.
+async fn active_probes(cluster: &Cluster, rule: &ClusterActiveNode) -> Vec<bool> {
+    let mut serving = Vec::new();
+    for node in &cluster.nodes {
+        let probe = run(&ActiveNodeProbe::new(node.dyn_view(), rule.clone())).await;
+        serving.push(probe.status.is_serving());
+    }
+    serving
+}
+
+/// Split brain, 2|1, with the oldest (**active**) node cut off alone: the
+/// case the majority guard alone cannot close (`spec/conflicts.md`).
 ///
-/// **Without a majority guard both sides have an active node**, whether the
-/// size is unknown (`unscoped()`) or the guard is opted out of
-/// (`expected_size(3).allow_minority()`): the minority node sees itself as
-/// the only reachable `Up` member and stays active (probe Healthy, gate
-/// open), while the majority side elects its own oldest member, the
-/// next-oldest node; the third node is a standby of the majority's. Gossip
-/// cannot tell a dead peer from an unreachable one.
+/// One partition, four rules read from the same three views at every
+/// sample (every 5 ms), from the cut through both sides' detection, the
+/// hand-over and [`HOLD`] after it, then through the heal:
 ///
-/// **With the default for a known size, `expected_size(3)`**, the minority
-/// node decides `Minority` (1 of the 2 needed): its probe is Unhealthy and
-/// its gate shut, and the majority side keeps exactly one active node.
-/// Until the old active node's own detector has written its peers off it
-/// cannot know it is the minority; the window in which the majority has
-/// already elected a successor is measured and printed (it is the race of
-/// the two detections, not a bound this crate can assert). After healing,
-/// the oldest node is the single active again.
+/// * **The default for a known size, `expected_size(3)`**: at every sample
+///   at most one gate is open and at most one active-node probe answers
+///   200; the majority side's next-oldest node becomes the single active
+///   node once the old one has been silent for the hand-over margin; after
+///   the heal the oldest node is the single active node again, never
+///   beside the successor.
+/// * **`expected_size(3).handover(Handover::immediate_unsafe())`**: the
+///   successor takes over as soon as its detector writes the old node off;
+///   whether the old node's detector was first is a race, so the overlap
+///   is measured and printed, not asserted.
+/// * **No guard** (`unscoped()`, or `expected_size(3).allow_minority()`):
+///   both sides keep an active node after detection.
+///
+/// The failover times with and without the margin are printed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn split_brain_has_two_actives_without_a_guard_and_one_with_a_known_size() {
+async fn cutting_the_active_node_off_alone_never_leaves_two_actives_by_default() {
     let cluster = Cluster::unscoped(3).await;
     cluster.converge(&[0, 1, 2], FORM).await;
     let [a, b, c] = [0, 1, 2].map(|i| cluster.nodes[i].address());
@@ -574,38 +586,70 @@ async fn split_brain_has_two_actives_without_a_guard_and_one_with_a_known_size()
         .expected_size(3)
         .allow_minority();
     let guarded = ClusterActiveNode::unscoped().expected_size(3);
+    let racy = guarded.clone().handover(Handover::immediate_unsafe());
+    assert_eq!(guarded.effective_handover(), Handover::DEFAULT);
     agree(&cluster, &[0, 1, 2], &guarded, &a, FORM).await;
+    agree(&cluster, &[0, 1, 2], &racy, &a, FORM).await;
 
-    let cut = Instant::now();
+    let mut phase = Settle::new(
+        "the hand-over to the majority side's next-oldest node",
+        DETECT,
+        HOLD,
+    );
     cluster.lan.partition(&[&[0], &[1, 2]]);
-    // Sample the guarded gates until both sides have detected the cut, to
-    // measure how long two nodes were open at once.
-    let mut overlap = Duration::ZERO;
-    let mut last = cut.elapsed();
+    let mut samples = 0u32;
+    let (mut racy_overlap, mut last) = (Duration::ZERO, Duration::ZERO);
+    let (mut safe_failover, mut racy_failover, mut detected_at) = (None, None, None);
     loop {
-        let open = gates(&cluster, &guarded).into_iter().filter(|&g| g).count();
-        let now = cut.elapsed();
-        if open > 1 {
-            overlap += now - last;
+        samples += 1;
+        let gates_now = gates(&cluster, &guarded);
+        let probes_now = active_probes(&cluster, &guarded).await;
+        let racy_now = gates(&cluster, &racy);
+        let now = phase.elapsed();
+        assert!(
+            gates_now.iter().filter(|&&g| g).count() <= 1,
+            "{} ms after the cut, gates {gates_now:?}: two nodes active with the default hand-over",
+            ms(now)
+        );
+        assert!(
+            probes_now.iter().filter(|&&p| p).count() <= 1,
+            "{} ms after the cut, active-node probes serving {probes_now:?}",
+            ms(now)
+        );
+        if racy_now.iter().filter(|&&g| g).count() > 1 {
+            racy_overlap += now - last;
         }
         last = now;
-        if cluster.nodes[0].sees_unreachable(&[b.as_str(), c.as_str()])
+        if racy_failover.is_none() && racy_now[1] {
+            racy_failover = Some(now);
+        }
+        let handed_over = gates_now == [false, true, false] && probes_now == [false, true, false];
+        if safe_failover.is_none() && handed_over {
+            safe_failover = Some(now);
+        }
+        let detected = cluster.nodes[0].sees_unreachable(&[b.as_str(), c.as_str()])
             && cluster.nodes[1].sees_unreachable(&[a.as_str()])
-            && cluster.nodes[2].sees_unreachable(&[a.as_str()])
-        {
+            && cluster.nodes[2].sees_unreachable(&[a.as_str()]);
+        if detected_at.is_none() && detected {
+            detected_at = Some(now);
+        }
+        if phase.done(handed_over && detected && racy_failover.is_some()) {
             break;
         }
-        assert!(
-            now < DETECT,
-            "the partition was not detected on both sides within {DETECT:?}"
-        );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+    let margin = Handover::DEFAULT.margin().unwrap();
     println!(
-        "split brain, active node cut off alone: detected on both sides in {} ms; \
-         with expected_size(3) two gates were open for about {} ms (the detections' race)",
-        ms(last),
-        ms(overlap)
+        "active node cut off alone ({samples} samples): detected on both sides after {} ms; \
+         failover with the default hand-over (lease {} ms, margin {} ms) {} ms, never two \
+         active; with Handover::immediate_unsafe() {} ms, two gates open together for about \
+         {} ms (the detectors' race)",
+        ms(detected_at.unwrap()),
+        ms(Handover::DEFAULT_LEASE),
+        ms(margin),
+        ms(safe_failover.unwrap()),
+        ms(racy_failover.unwrap()),
+        ms(racy_overlap),
     );
 
     // No guard: two active nodes, one per side.
@@ -626,8 +670,11 @@ async fn split_brain_has_two_actives_without_a_guard_and_one_with_a_known_size()
             assert_eq!(probe.status, HealthStatus::Healthy, "node {i}, {rule:?}");
         }
     }
+    // The racy opt-out still keeps a majority: once both detectors have
+    // spoken, one active node.
+    assert_eq!(gates(&cluster, &racy), [false, true, false]);
 
-    // A known size: the minority steps down, the majority keeps exactly one.
+    // The default: the minority stepped down, the majority has exactly one.
     let minority = cluster.nodes[0].view.state().unwrap();
     assert_eq!(
         guarded.decide(&minority),
@@ -646,20 +693,44 @@ async fn split_brain_has_two_actives_without_a_guard_and_one_with_a_known_size()
         probe.description.as_deref(),
         Some("fewer than a majority of the expected members reachable")
     );
-    assert_eq!(
-        gates(&cluster, &guarded),
-        [false, true, false],
-        "exactly one active node, on the majority side"
-    );
     assert_eq!(cluster.nodes[2].active(&guarded), Some(b.clone()));
     let transport =
         run(&ClusterTransportProbe::new(cluster.nodes[0].dyn_view()).expected_size(3)).await;
     assert_eq!(transport.status, HealthStatus::Unhealthy);
 
+    // Heal: the oldest node comes back and is the single active node again;
+    // the successor steps down on the first heartbeat it hears from it.
+    let mut phase = Settle::new("the oldest node to be active again", DETECT, HOLD);
     cluster.lan.heal();
-    cluster.converge(&[0, 1, 2], DETECT).await;
-    agree(&cluster, &[0, 1, 2], &guarded, &a, DETECT).await;
-    assert_eq!(gates(&cluster, &guarded), [true, false, false]);
+    let expected = cluster.members(&[0, 1, 2]);
+    let mut back = None;
+    loop {
+        let gates_now = gates(&cluster, &guarded);
+        let probes_now = active_probes(&cluster, &guarded).await;
+        assert!(
+            gates_now.iter().filter(|&&g| g).count() <= 1
+                && probes_now.iter().filter(|&&p| p).count() <= 1,
+            "{} ms after the heal: gates {gates_now:?}, probes serving {probes_now:?}",
+            ms(phase.elapsed())
+        );
+        let healed = gates_now == [true, false, false]
+            && cluster
+                .nodes
+                .iter()
+                .all(|n| n.sees_all_up(&expected) && n.active(&guarded).as_deref() == Some(&*a));
+        if back.is_none() && healed {
+            back = Some(phase.elapsed());
+        }
+        if phase.done(healed) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    println!(
+        "heal: the oldest node was the single active node again after {} ms, never beside \
+         the successor",
+        ms(back.unwrap())
+    );
 }
 
 /// One node's app: `/admin/*` behind `RequireActiveNode` with the cluster

@@ -21,6 +21,8 @@ fn cluster(self_address: &str, oldest: &str) -> ClusterState {
         roles: vec![],
         age,
         reachable: true,
+        last_heard: None,
+        reachable_since: None,
     };
     let other = if oldest == "a" { "b" } else { "a" };
     ClusterState {

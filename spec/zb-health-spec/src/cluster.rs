@@ -26,6 +26,12 @@ keyword!(MembershipPolicy, "policy", {
 /// [`MajorityGuard::new`] requires a majority, and only
 /// [`allow_minority`](Self::allow_minority) turns that off. (The struct
 /// literal stays public because generated code builds it from a manifest.)
+///
+/// On the runtime's active-node rule a guard that requires a majority also
+/// brings the default hand-over (`zb_health::cluster::Handover`: a lease
+/// the active node must keep, and a margin its successor waits out), so
+/// the old active node and its successor never answer active together;
+/// see `spec/conflicts.md`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MajorityGuard {
     /// `expected_size`, at least 1.

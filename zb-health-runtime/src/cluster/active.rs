@@ -1,6 +1,7 @@
 //! `ClusterActiveNode` (ZB-2.3a): the oldest `Up` member, never the leader.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use zb_health_spec::{MajorityGuard, SpecError, Violations, check_role_preference};
 
@@ -14,7 +15,9 @@ use super::view::{ClusterState, Member, MemberStatus};
 /// so without the filter the cluster could never fail over. The price is
 /// that each side of a partition has its own oldest reachable member; give
 /// the rule the cluster's [`expected_size`](Self::expected_size) and the
-/// minority side steps down (`spec/conflicts.md`).
+/// minority side steps down, with a [`Handover`] lease and margin so the
+/// old active node has stepped down before its successor starts
+/// (`spec/conflicts.md`).
 ///
 /// Leadership is address-ordered and survives restarts on the wrong node;
 /// age follows where the singletons (and the work) actually run, so age is
@@ -26,6 +29,130 @@ use super::view::{ClusterState, Member, MemberStatus};
 pub struct ClusterActiveNode {
     roles: Arc<[String]>,
     guard: Option<MajorityGuard>,
+    /// `None`: the default for the guard ([`Handover::DEFAULT`] when a
+    /// majority is required).
+    handover: Option<Handover>,
+}
+
+/// How the active role moves when the active node goes silent: the
+/// deterministic hand-over that keeps "exactly one active node" (ZB-1)
+/// true at every instant across a partition, instead of a race between
+/// two failure detectors.
+///
+/// With a lease (the default whenever a majority is required):
+///
+/// * **Step-down.** A node answers active only while it has heard, within
+///   [`lease`](Self::lease), from a majority of the expected members
+///   (self included). Cut off from them, it stops answering active at most
+///   `lease` after the last heartbeat it received, whatever its failure
+///   detector says.
+/// * **Take-over.** An older `Up` member in scope stays the rule's choice
+///   (so no one else is active) until it has been silent for
+///   [`margin`](Self::margin) **and** the detector has written it off.
+///   `margin = lease + slack`, with `slack` at least the membership
+///   source's gossip interval plus its snapshot refresh: the successor's
+///   last hearing of the old active node is at most one gossip round older
+///   than the old node's last hearing of a majority, and the old node may
+///   note that hearing up to one refresh late. So the old node has stepped
+///   down before any successor starts (`spec/conflicts.md`).
+/// * **Coming back.** A peer counts towards the majority only once it has
+///   been reachable for the slack. After a partition heals, the old active
+///   node (the oldest) would otherwise act on its first heartbeats from
+///   the others, before the successor has heard it; the successor steps
+///   down as soon as it notes a heartbeat of an older member, within a
+///   gossip round and a refresh, which the slack covers. A freshly formed
+///   cluster likewise has its first active node after the slack.
+///
+/// The cost is time: a crashed or cut-off active node is replaced after
+/// about `margin` (or the detection time, if longer) instead of the
+/// detection time alone, and a node that rejoins, or a new cluster, waits
+/// the slack before it acts.
+///
+/// [`immediate_unsafe`](Self::immediate_unsafe) keeps the detector race:
+/// faster failover, but for up to the difference of two detections two
+/// nodes can answer active.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Handover {
+    /// `None`: immediate.
+    lease: Option<(Duration, Duration)>,
+}
+
+impl Handover {
+    /// The default lease, 2 s: long enough that a healthy active node does
+    /// not step down between two heartbeats (gossip interval plus snapshot
+    /// refresh, 1.5 s with a 1 s gossip and the chitchat view's 500 ms
+    /// refresh).
+    pub const DEFAULT_LEASE: Duration = Duration::from_secs(2);
+    /// The default slack, 3 s: covers a gossip interval plus a snapshot
+    /// refresh of up to 3 s together (1.5 s to spare with a 1 s gossip and
+    /// a 500 ms refresh), so the default margin is 5 s.
+    pub const DEFAULT_SLACK: Duration = Duration::from_secs(3);
+    /// The default: a [`DEFAULT_LEASE`](Self::DEFAULT_LEASE) lease and a
+    /// [`DEFAULT_SLACK`](Self::DEFAULT_SLACK) slack (5 s margin).
+    pub const DEFAULT: Handover = Handover::lease(Self::DEFAULT_LEASE, Self::DEFAULT_SLACK);
+
+    /// A lease of `lease`, and a successor that waits `lease + slack` of
+    /// silence. `slack` must be more than the membership source's gossip
+    /// interval plus its snapshot refresh (plus any scheduling delay you
+    /// want to survive); a zero slack is raised to 1 ms so the margin stays
+    /// strictly greater than the lease.
+    pub const fn lease(lease: Duration, slack: Duration) -> Self {
+        let slack = if slack.is_zero() {
+            Duration::from_millis(1)
+        } else {
+            slack
+        };
+        Self {
+            lease: Some((lease, lease.saturating_add(slack))),
+        }
+    }
+
+    /// **Racy**: no lease and no margin; the successor takes over as soon
+    /// as its own failure detector writes the active node off, which may be
+    /// before the active node's detector writes its peers off. For that
+    /// difference (0 to 0.3 s measured on loopback with a 100 ms gossip)
+    /// **two nodes answer active**. Only where something else (a fencing
+    /// token, a single-writer store) makes two active nodes harmless.
+    pub const fn immediate_unsafe() -> Self {
+        Self { lease: None }
+    }
+
+    /// The lease, unless immediate.
+    pub const fn lease_duration(self) -> Option<Duration> {
+        match self.lease {
+            Some((lease, _)) => Some(lease),
+            None => None,
+        }
+    }
+
+    /// The silence after which a successor may take over, unless
+    /// immediate.
+    pub const fn margin(self) -> Option<Duration> {
+        match self.lease {
+            Some((_, margin)) => Some(margin),
+            None => None,
+        }
+    }
+
+    /// `margin - lease`: also how long a peer must have been reachable
+    /// before it counts towards a majority. Zero when immediate.
+    pub const fn slack(self) -> Duration {
+        match self.lease {
+            Some((lease, margin)) => margin.saturating_sub(lease),
+            None => Duration::ZERO,
+        }
+    }
+
+    /// Whether this is [`immediate_unsafe`](Self::immediate_unsafe).
+    pub const fn is_immediate(self) -> bool {
+        self.lease.is_none()
+    }
+}
+
+impl Default for Handover {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
 }
 
 /// What [`ClusterActiveNode`] decided for this node.
@@ -52,6 +179,17 @@ pub enum ActiveDecision {
         /// The role this node answers for, when scoped.
         role: Option<String>,
     },
+    /// The active node (the oldest `Up` member in scope) has gone silent,
+    /// but not yet for the hand-over margin: no node is active until then,
+    /// so the old one has stepped down before a successor starts.
+    HandingOver {
+        /// The role this node answers for, when scoped.
+        role: Option<String>,
+        /// The silent node's address.
+        from: String,
+        /// How long it has been silent.
+        silent_for: Duration,
+    },
     /// The majority guard is on and this node reaches fewer than a majority
     /// of the expected members: it may be the minority side of a partition.
     Minority {
@@ -73,7 +211,8 @@ impl ActiveDecision {
         match self {
             ActiveDecision::Active { role, .. }
             | ActiveDecision::Standby { role, .. }
-            | ActiveDecision::NoUpMemberInScope { role } => role.as_deref(),
+            | ActiveDecision::NoUpMemberInScope { role }
+            | ActiveDecision::HandingOver { role, .. } => role.as_deref(),
             _ => None,
         }
     }
@@ -112,14 +251,19 @@ impl ClusterActiveNode {
         Ok(Self {
             roles: roles.into(),
             guard: None,
+            handover: None,
         })
     }
 
     /// The cluster has `size` nodes: a node that reaches fewer than a
     /// majority of them (self included) is never active, so the minority
     /// side of a partition cannot answer active beside the majority's node.
-    /// Split-brain safety is the default once the size is known; opt out
-    /// with [`allow_minority`](Self::allow_minority).
+    /// Split-brain safety is the default once the size is known, including
+    /// the [`Handover::DEFAULT`] lease and margin that keep the old active
+    /// node and its successor from overlapping; opt out with
+    /// [`allow_minority`](Self::allow_minority) (no majority at all) or
+    /// [`handover`](Self::handover)`(`[`Handover::immediate_unsafe`]`())`
+    /// (a majority, but the detector race).
     pub fn expected_size(self, size: u32) -> Self {
         self.with_guard(MajorityGuard::new(size))
     }
@@ -135,14 +279,34 @@ impl ClusterActiveNode {
 
     /// Sets the guard as a whole, e.g. from a manifest's `expected_size` /
     /// `require_majority`. In code prefer [`expected_size`](Self::expected_size).
+    /// A guard that requires a majority gets [`Handover::DEFAULT`] unless
+    /// [`handover`](Self::handover) says otherwise.
     pub fn with_guard(mut self, guard: MajorityGuard) -> Self {
         self.guard = Some(guard);
+        self
+    }
+
+    /// Sets how the active role moves when the active node goes silent.
+    /// Takes effect only with a guard that requires a majority: without
+    /// one there is no majority to hold a lease from, and the hand-over is
+    /// always immediate.
+    pub fn handover(mut self, handover: Handover) -> Self {
+        self.handover = Some(handover);
         self
     }
 
     /// The split-brain guard, when the expected size is known.
     pub fn guard(&self) -> Option<MajorityGuard> {
         self.guard
+    }
+
+    /// The hand-over in effect: the one set, or [`Handover::DEFAULT`], when
+    /// a majority is required; otherwise immediate.
+    pub fn effective_handover(&self) -> Handover {
+        match self.guard {
+            Some(g) if g.require_majority => self.handover.unwrap_or(Handover::DEFAULT),
+            _ => Handover::immediate_unsafe(),
+        }
     }
 
     /// The ordered role preference; empty when unscoped.
@@ -155,10 +319,20 @@ impl ClusterActiveNode {
         !self.roles.is_empty()
     }
 
-    /// Decides for this node of `state`.
+    /// Decides for this node of `state`, now.
     pub fn decide(&self, state: &ClusterState) -> ActiveDecision {
+        self.decide_at(state, Instant::now())
+    }
+
+    /// Decides for this node of `state` at `now` (silences are measured
+    /// from each member's `last_heard` to `now`).
+    pub fn decide_at(&self, state: &ClusterState, now: Instant) -> ActiveDecision {
+        let handover = self.effective_handover();
         if let Some(guard) = self.guard {
-            let reachable = state.reachable_count();
+            let reachable = match handover.lease_duration() {
+                Some(lease) => state.heard_count(lease, handover.slack(), now),
+                None => state.reachable_count(),
+            };
             if !guard.allows(reachable) {
                 return ActiveDecision::Minority {
                     reachable,
@@ -179,11 +353,23 @@ impl ClusterActiveNode {
         } else {
             None
         };
-        match self.oldest_up(state, role.as_deref()) {
+        let margin = handover.margin();
+        // A member the detector wrote off stays the choice until it has been
+        // silent for the margin: until then no one else may be active.
+        let candidate = |m: &Member| {
+            m.reachable
+                || margin.is_some_and(|margin| m.silent_for(now).is_some_and(|s| s < margin))
+        };
+        match oldest(state, role.as_deref(), candidate) {
             None => ActiveDecision::NoUpMemberInScope { role },
             Some(m) if m.address == state.self_address => ActiveDecision::Active {
                 role,
                 active: m.address.clone(),
+            },
+            Some(m) if !m.reachable => ActiveDecision::HandingOver {
+                role,
+                from: m.address.clone(),
+                silent_for: m.silent_for(now).unwrap_or_default(),
             },
             Some(m) => ActiveDecision::Standby {
                 role,
@@ -193,17 +379,28 @@ impl ClusterActiveNode {
     }
 
     /// The oldest reachable `Up` member holding `role` (any member when
-    /// `None`): the whole rule in one expression.
+    /// `None`): the rule's choice once every silence is past the
+    /// hand-over margin (and with [`Handover::immediate_unsafe`] always).
     pub fn oldest_up<'s>(&self, state: &'s ClusterState, role: Option<&str>) -> Option<&'s Member> {
-        state
-            .members
-            .iter()
-            .filter(|m| m.status == MemberStatus::Up && m.reachable)
-            .filter(|m| role.is_none_or(|r| m.has_role(r)))
-            .min_by(|a, b| {
-                a.age
-                    .cmp(&b.age)
-                    .then_with(|| a.address.as_bytes().cmp(b.address.as_bytes()))
-            })
+        oldest(state, role, |m| m.reachable)
     }
+}
+
+/// The oldest `Up` member holding `role` among those `candidate` accepts:
+/// age first, then address bytes, never a leader.
+fn oldest<'s>(
+    state: &'s ClusterState,
+    role: Option<&str>,
+    candidate: impl Fn(&Member) -> bool,
+) -> Option<&'s Member> {
+    state
+        .members
+        .iter()
+        .filter(|m| m.status == MemberStatus::Up && candidate(m))
+        .filter(|m| role.is_none_or(|r| m.has_role(r)))
+        .min_by(|a, b| {
+            a.age
+                .cmp(&b.age)
+                .then_with(|| a.address.as_bytes().cmp(b.address.as_bytes()))
+        })
 }

@@ -11,6 +11,8 @@
 //! | `status` | the key [`STATUS_KEY`] in its key-value state ([`MemberStatus::as_str`]); missing or unknown reads as `Joining` |
 //! | `roles` | the key [`ROLES_KEY`], comma-separated |
 //! | `reachable` | chitchat's phi-accrual failure detector: `false` once the detector writes the node off |
+//! | `last_heard` | when this view's rebuild noticed the node's heartbeat advance (chitchat does not say when it arrived, so up to one `refresh` late, never early); first sight counts as heard |
+//! | `reachable_since` | when this view first saw the node live after it was not |
 //!
 //! Nodes publish their own status and roles with [`member_key_values`] (as
 //! the initial key-values of `spawn_chitchat`) or later with
@@ -73,11 +75,21 @@
 //! partition heals the detector brings the peers back and every node agrees
 //! on the oldest `Up` member again.
 //!
-//! The guard acts on this node's own detector verdicts, so it cannot close
-//! the window in which the old active node, cut off alone, has not yet
-//! written its peers off while they have already elected a successor: the
-//! two detections race, and for up to their difference both may answer
-//! active. A standby cut off alone never becomes active.
+//! When the partition cuts the **active** node off alone, the two sides'
+//! detectors race: the majority may write the old node off before the old
+//! node writes off its peers. The rule's default hand-over
+//! ([`Handover`](super::Handover), on whenever a majority is required)
+//! takes the race out: the old node steps down once it has not heard a
+//! majority for the lease (2 s), and the majority side elects the
+//! next-oldest only after the old node has been silent for the margin
+//! (5 s), so at no instant do two nodes answer active. The view supplies
+//! what that needs: each peer's `last_heard` (when this node noted its
+//! heartbeat advance, at most one [`refresh`](ChitchatViewConfig::refresh)
+//! late, never early) and `reachable_since`. The margin must exceed the
+//! lease plus the gossip interval plus `refresh`; the default covers up to
+//! 3 s of those two together. [`Handover::immediate_unsafe`](super::Handover::immediate_unsafe)
+//! brings the race back for a faster failover. A standby cut off alone
+//! never becomes active either way.
 //!
 //! Chitchat garbage-collects a dead node after its
 //! `dead_node_grace_period` (24 h by default). From then on the node is no
@@ -166,6 +178,9 @@ fn parse_roles(value: Option<&str>) -> Vec<String> {
 ///
 /// For callers that already hold chitchat's lock; everyone else reads the
 /// cheap snapshot of [`ChitchatClusterView`].
+///
+/// It does not track heartbeats, so every `last_heard` is `None`;
+/// [`ChitchatClusterView`] fills them in.
 pub fn cluster_state(chitchat: &Chitchat) -> ClusterState {
     let own = chitchat.self_chitchat_id();
     let live: HashSet<&ChitchatId> = chitchat.live_nodes().collect();
@@ -192,6 +207,8 @@ pub fn cluster_state(chitchat: &Chitchat) -> ClusterState {
             roles: parse_roles(node.get(ROLES_KEY)),
             age: id.generation_id,
             reachable: id == own || live.contains(id),
+            last_heard: None,
+            reachable_since: None,
         })
         .collect();
     ClusterState {
@@ -207,8 +224,10 @@ pub struct ChitchatViewConfig {
     /// The longest the snapshot goes without a rebuild. Changes in
     /// liveness and in key-values are picked up as chitchat reports them
     /// (once per gossip round); this bounds everything else, such as the
-    /// end of the join wait or a dead node's garbage collection. Default
-    /// 500 ms.
+    /// end of the join wait or a dead node's garbage collection. Heartbeats
+    /// are noted at rebuilds, so `refresh` is also part of the hand-over's
+    /// slack ([`Handover`](super::Handover)): keep gossip interval plus
+    /// `refresh` below the slack (3 s by default). Default 500 ms.
     pub refresh: Duration,
     /// How long a booting node waits for **all** its seeds to be live
     /// before it joins with whoever it reached (possibly no one: it then
@@ -227,6 +246,69 @@ impl Default for ChitchatViewConfig {
     }
 }
 
+/// When this node noted each peer's heartbeat advance: the view's part of
+/// the hand-over ([`Handover`](super::Handover)).
+///
+/// chitchat does not expose when a heartbeat arrived, so a hearing is
+/// recorded at the rebuild that notices it: never earlier than it
+/// happened (a successor cannot take over early), at most one
+/// [`refresh`](ChitchatViewConfig::refresh) late (part of the slack). A
+/// peer seen for the first time counts as heard then, which only delays a
+/// take-over.
+///
+/// It also notes since when each peer has been live without a break.
+#[derive(Default)]
+struct Heartbeats {
+    seen: std::collections::HashMap<ChitchatId, (::chitchat::Heartbeat, std::time::Instant)>,
+    live_since: std::collections::HashMap<ChitchatId, std::time::Instant>,
+}
+
+impl Heartbeats {
+    /// Notes the heartbeats and liveness in `chitchat` at `now` and fills
+    /// in `last_heard` and `reachable_since` for every peer of `state`.
+    fn note(&mut self, chitchat: &Chitchat, state: &mut ClusterState, now: std::time::Instant) {
+        let own = chitchat.self_chitchat_id();
+        self.seen.retain(|id, _| chitchat.node_state(id).is_some());
+        let live: HashSet<&ChitchatId> = chitchat.live_nodes().collect();
+        self.live_since.retain(|id, _| live.contains(id));
+        for id in live {
+            self.live_since.entry(id.clone()).or_insert(now);
+        }
+        let mut since: BTreeMap<String, std::time::Instant> = BTreeMap::new();
+        for (id, at) in &self.live_since {
+            if id != own {
+                // Two incarnations on one address: the later start wins.
+                let at_addr = since
+                    .entry(id.gossip_advertise_addr.to_string())
+                    .or_insert(*at);
+                *at_addr = (*at_addr).max(*at);
+            }
+        }
+        let mut heard: BTreeMap<String, std::time::Instant> = BTreeMap::new();
+        for (id, node) in chitchat.node_states() {
+            if id == own {
+                continue;
+            }
+            let beat = node.heartbeat();
+            let entry = self.seen.entry(id.clone()).or_insert((beat, now));
+            if beat > entry.0 {
+                *entry = (beat, now);
+            }
+            let at = heard
+                .entry(id.gossip_advertise_addr.to_string())
+                .or_insert(entry.1);
+            *at = (*at).max(entry.1);
+        }
+        for m in &mut state.members {
+            if m.address != state.self_address {
+                m.last_heard = heard.get(&m.address).copied();
+                // Only a reachable member has been reachable since.
+                m.reachable_since = since.get(&m.address).copied().filter(|_| m.reachable);
+            }
+        }
+    }
+}
+
 /// What `state()` reads: the snapshot and whether gossip has stopped, under
 /// one lock so a late refresh cannot overwrite the final snapshot.
 #[derive(Default)]
@@ -238,6 +320,7 @@ struct Cell {
 
 struct Shared {
     cell: RwLock<Cell>,
+    heartbeats: std::sync::Mutex<Heartbeats>,
     started: Instant,
     config: ChitchatViewConfig,
 }
@@ -275,7 +358,12 @@ impl Shared {
         if !joined {
             return;
         }
-        let state = Arc::new(cluster_state(chitchat));
+        let mut state = cluster_state(chitchat);
+        self.heartbeats
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .note(chitchat, &mut state, std::time::Instant::now());
+        let state = Arc::new(state);
         let mut cell = self.write();
         if !cell.terminated {
             cell.joined = true;
@@ -357,6 +445,7 @@ impl ChitchatClusterView {
     ) -> Arc<Self> {
         let shared = Arc::new(Shared {
             cell: RwLock::default(),
+            heartbeats: std::sync::Mutex::default(),
             started: Instant::now(),
             config,
         });

@@ -18,8 +18,11 @@
 //!
 //! The rule picks the oldest **reachable** `Up` member; with an
 //! [`expected_size`](ClusterActiveNode::expected_size) it also requires a
-//! majority, so a partition leaves at most one active node. Both choices
-//! are recorded in `spec/conflicts.md`.
+//! majority, and by default a [`Handover`] lease and margin: the active
+//! node steps down when it has not heard a majority within the lease, and
+//! a successor waits until the old one has been silent for the margin, so
+//! a partition leaves at most one active node at every instant. These
+//! choices are recorded in `spec/conflicts.md`.
 
 mod active;
 #[cfg(feature = "chitchat")]
@@ -30,7 +33,7 @@ mod view;
 #[cfg(test)]
 mod tests;
 
-pub use active::{ActiveDecision, ClusterActiveNode};
+pub use active::{ActiveDecision, ClusterActiveNode, Handover};
 pub use probes::{
     ActiveNodeProbe, CLUSTER_NOT_AVAILABLE, ClusterActiveNodeGate, ClusterMembershipProbe,
     ClusterStatusPolicy, ClusterTransportProbe,

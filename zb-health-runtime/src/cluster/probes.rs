@@ -207,6 +207,10 @@ impl Probe for ActiveNodeProbe {
                 HealthStatus::Unhealthy,
                 "fewer than a majority of the expected members reachable",
             ),
+            ActiveDecision::HandingOver { .. } => (
+                HealthStatus::Unhealthy,
+                "handing over: the active node went silent, waiting out its lease",
+            ),
         };
         let mut result = ProbeResult::new(status)
             .with_description(description)
@@ -218,6 +222,9 @@ impl Probe for ActiveNodeProbe {
         }
         if let Some(active) = decision.active_node() {
             result = result.with_data("activeNode", active);
+        }
+        if let ActiveDecision::HandingOver { from, .. } = &decision {
+            result = result.with_data("handingOverFrom", from.clone());
         }
         Ok(result)
     }

@@ -2,7 +2,9 @@
 //! ZB-2.3b, AT-5's transport rule, and a property test that the gate and
 //! the probe never disagree.
 
+use std::future::Future;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use zb_health_spec::{HealthStatus, MajorityGuard, MembershipPolicy};
 
@@ -16,6 +18,8 @@ fn member(address: &str, status: MemberStatus, age: u64, roles: &[&str]) -> Memb
         roles: roles.iter().map(|r| r.to_string()).collect(),
         age,
         reachable: true,
+        last_heard: None,
+        reachable_since: None,
     }
 }
 
@@ -612,4 +616,349 @@ async fn property_one_active_node_and_the_gate_never_disagrees_with_the_probe() 
             }
         }
     }
+}
+
+/// A member last heard `ago` before `now`, reachable or written off.
+fn heard(address: &str, age: u64, now: Instant, ago: Duration, reachable: bool) -> Member {
+    Member {
+        last_heard: Some(now - ago),
+        reachable,
+        ..member(address, MemberStatus::Up, age, &[])
+    }
+}
+
+#[test]
+fn the_active_node_steps_down_when_no_majority_was_heard_within_the_lease() {
+    let now = Instant::now();
+    let rule = ClusterActiveNode::unscoped().expected_size(3);
+    let lease = Handover::DEFAULT_LEASE;
+    // "a", the oldest, cut off alone: its detector still holds b and c
+    // live, but their heartbeats stopped `silence` ago.
+    let a_sees = |silence: Duration| {
+        state(
+            "a",
+            vec![
+                member("a", MemberStatus::Up, 1, &[]),
+                heard("b", 2, now, silence, true),
+                heard("c", 3, now, silence, true),
+            ],
+        )
+    };
+    let just_inside = a_sees(lease - Duration::from_millis(1));
+    assert!(rule.decide_at(&just_inside, now).is_active());
+    assert_eq!(
+        rule.decide_at(&a_sees(lease), now),
+        ActiveDecision::Minority {
+            reachable: 1,
+            needed: 2
+        },
+        "the lease has run out: step down whatever the detector says"
+    );
+    // One peer heard recently is a majority with self.
+    let mut one = a_sees(lease * 3);
+    one.members[1].last_heard = Some(now - Duration::from_millis(100));
+    assert!(rule.decide_at(&one, now).is_active());
+    // The opt-out keeps only the detector: still active (the race).
+    let racy = rule.clone().handover(Handover::immediate_unsafe());
+    assert!(racy.decide_at(&a_sees(lease * 3), now).is_active());
+    // The gate and the probe read the same rule.
+    let (status, description, _) = futures_lite_block(status_of(ActiveNodeProbe::new(
+        view(a_sees(lease * 3)),
+        rule.clone(),
+    )));
+    assert_eq!(status, HealthStatus::Unhealthy);
+    assert_eq!(
+        description.as_deref(),
+        Some("fewer than a majority of the expected members reachable")
+    );
+}
+
+/// Runs a probe future to completion on a fresh current-thread runtime.
+fn futures_lite_block<F: Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
+#[test]
+fn a_successor_waits_until_the_old_active_node_was_silent_for_the_margin() {
+    let now = Instant::now();
+    let rule = ClusterActiveNode::unscoped().expected_size(3);
+    let margin = Handover::DEFAULT.margin().unwrap();
+    assert_eq!(margin, Handover::DEFAULT_LEASE + Handover::DEFAULT_SLACK);
+    // The majority side {b, c}: the detector has written "a" off already.
+    let seen_from = |me: &str, silence: Duration| {
+        state(
+            me,
+            vec![
+                heard("a", 1, now, silence, false),
+                Member {
+                    last_heard: (me != "b").then_some(now),
+                    ..member("b", MemberStatus::Up, 2, &[])
+                },
+                Member {
+                    last_heard: (me != "c").then_some(now),
+                    ..member("c", MemberStatus::Up, 3, &[])
+                },
+            ],
+        )
+    };
+    let early = seen_from("b", Duration::from_millis(1300));
+    assert_eq!(
+        rule.decide_at(&early, now),
+        ActiveDecision::HandingOver {
+            role: None,
+            from: "a".into(),
+            silent_for: Duration::from_millis(1300)
+        }
+    );
+    assert!(!ClusterActiveNodeGate::new(view(early.clone()), rule.clone()).is_active_node());
+    let (status, _, data) = futures_lite_block(status_of(ActiveNodeProbe::new(
+        view(early.clone()),
+        rule.clone(),
+    )));
+    assert_eq!(status, HealthStatus::Unhealthy);
+    assert_eq!(data["handingOverFrom"], serde_json::json!("a"));
+    let almost = seen_from("b", margin - Duration::from_millis(1));
+    assert!(matches!(
+        rule.decide_at(&almost, now),
+        ActiveDecision::HandingOver { .. }
+    ));
+    assert!(rule.decide_at(&seen_from("b", margin), now).is_active());
+    assert_eq!(
+        rule.decide_at(&seen_from("c", margin), now),
+        ActiveDecision::Standby {
+            role: None,
+            active: "b".into()
+        }
+    );
+    // Silent past the margin but still held live by the detector: not
+    // written off, so still the choice.
+    let mut live = seen_from("b", margin * 2);
+    live.members[0].reachable = true;
+    assert_eq!(
+        rule.decide_at(&live, now).active_node(),
+        Some("a"),
+        "both the detector and the margin must agree"
+    );
+    // The opt-out takes over as soon as the detector writes "a" off.
+    let racy = rule.clone().handover(Handover::immediate_unsafe());
+    assert!(racy.decide_at(&early, now).is_active());
+    // A source without heartbeats (last_heard None) falls back on the
+    // detector alone.
+    let mut untracked = early.clone();
+    untracked.members[0].last_heard = None;
+    assert!(rule.decide_at(&untracked, now).is_active());
+}
+
+#[test]
+fn a_guard_that_requires_a_majority_gets_the_safe_handover_by_default() {
+    let guarded = ClusterActiveNode::unscoped().with_guard(MajorityGuard {
+        expected_size: 3,
+        require_majority: true,
+    });
+    assert_eq!(guarded.effective_handover(), Handover::DEFAULT);
+    assert_eq!(
+        ClusterActiveNode::unscoped()
+            .expected_size(3)
+            .effective_handover(),
+        Handover::DEFAULT
+    );
+    let scoped = ClusterActiveNode::with_roles(["admin"])
+        .unwrap()
+        .with_guard(MajorityGuard::new(5));
+    assert_eq!(scoped.effective_handover(), Handover::DEFAULT);
+    for immediate in [
+        ClusterActiveNode::unscoped(),
+        ClusterActiveNode::unscoped()
+            .expected_size(3)
+            .allow_minority(),
+        ClusterActiveNode::unscoped().with_guard(MajorityGuard {
+            expected_size: 3,
+            require_majority: false,
+        }),
+        guarded.clone().handover(Handover::immediate_unsafe()),
+    ] {
+        assert!(
+            immediate.effective_handover().is_immediate(),
+            "{immediate:?}"
+        );
+    }
+    let custom = Handover::lease(Duration::from_millis(500), Duration::ZERO);
+    assert!(custom.margin().unwrap() > custom.lease_duration().unwrap());
+    assert_eq!(
+        guarded.handover(custom).effective_handover(),
+        custom,
+        "an explicit hand-over wins"
+    );
+}
+
+/// One simulated 2|1 partition that cuts the active node "a" off alone,
+/// under the contract a source must keep (`Member::last_heard` noted at
+/// the first snapshot refresh after the heartbeat arrived). Heartbeats
+/// arrive at most `gossip` apart, refreshes happen at most `refresh`
+/// apart, and each node's detector writes a silent peer off after its own
+/// random delay (the race). Returns, per 5 ms step from the cut, the
+/// nodes that decided active.
+fn simulate_cut(
+    rng: &mut XorShift,
+    rule: &ClusterActiveNode,
+    gossip: u64,
+    refresh: u64,
+    base: Instant,
+) -> Vec<Vec<usize>> {
+    const CUT: u64 = 10_000;
+    const END: u64 = 30_000;
+    let names = ["a", "b", "c"];
+    let cut_link = |x: usize, y: usize| x == 0 || y == 0;
+    let ms = |t: u64| base + Duration::from_millis(t);
+    // receipts[x][y]: when x received y's heartbeats.
+    let mut receipts = vec![vec![Vec::new(); 3]; 3];
+    let mut refreshes = vec![Vec::new(); 3];
+    let mut detect = [[0u64; 3]; 3];
+    for x in 0..3 {
+        for y in 0..3 {
+            // A detector never writes off a peer that keeps to its gossip.
+            detect[x][y] = gossip + 100 + rng.below(3_000);
+            if x == y {
+                continue;
+            }
+            let mut t = rng.below(gossip);
+            while t < END {
+                if cut_link(x, y) && t >= CUT {
+                    break;
+                }
+                receipts[x][y].push(t);
+                t += 1 + rng.below(gossip);
+            }
+        }
+        let mut t = rng.below(refresh);
+        while t < END {
+            refreshes[x].push(t);
+            t += 1 + rng.below(refresh);
+        }
+    }
+    let mut actives = Vec::new();
+    for now in (CUT..END).step_by(5) {
+        let mut active = Vec::new();
+        for x in 0..3 {
+            // Sorted times: the last one at or before `t`, the first at or after.
+            let before =
+                |times: &[u64], t: u64| times[..times.partition_point(|&r| r <= t)].last().copied();
+            let last_refresh = before(&refreshes[x], now).unwrap();
+            let members: Vec<Member> = (0..3)
+                .map(|y| {
+                    if x == y {
+                        return member(names[y], MemberStatus::Up, y as u64 + 1, &[]);
+                    }
+                    // Noted at the first refresh at or after the receipt.
+                    let noted = before(&receipts[x][y], last_refresh)
+                        .map(|r| refreshes[x][refreshes[x].partition_point(|&f| f < r)]);
+                    let reachable =
+                        before(&receipts[x][y], now).is_some_and(|r| now < r + detect[x][y]);
+                    Member {
+                        reachable,
+                        last_heard: noted.map(ms),
+                        ..member(names[y], MemberStatus::Up, y as u64 + 1, &[])
+                    }
+                })
+                .collect();
+            if rule
+                .decide_at(&state(names[x], members), ms(now))
+                .is_active()
+            {
+                active.push(x);
+            }
+        }
+        actives.push(active);
+    }
+    actives
+}
+
+#[test]
+fn property_the_handover_never_lets_two_nodes_answer_active_across_a_cut() {
+    let mut rng = XorShift(0x0dd_ba11_5eed);
+    let base = Instant::now();
+    let mut racy_overlaps = 0;
+    for case in 0..100 {
+        let gossip = 20 + rng.below(1_000);
+        let refresh = 10 + rng.below(500);
+        // Any slack above gossip + refresh will do.
+        let slack = Duration::from_millis(gossip + refresh + 1 + rng.below(200));
+        let lease = Duration::from_millis(gossip + refresh + rng.below(2_000));
+        let safe = ClusterActiveNode::unscoped()
+            .expected_size(3)
+            .handover(Handover::lease(lease, slack));
+        let steps = simulate_cut(&mut rng, &safe, gossip, refresh, base);
+        for (i, active) in steps.iter().enumerate() {
+            assert!(
+                active.len() <= 1,
+                "case {case} (gossip {gossip} ms, refresh {refresh} ms, lease {lease:?}, \
+                 slack {slack:?}): {active:?} active {} ms after the cut",
+                i * 5
+            );
+        }
+        assert_eq!(
+            steps.last().unwrap(),
+            &[1],
+            "case {case}: the next-oldest takes over"
+        );
+        let racy = safe.clone().handover(Handover::immediate_unsafe());
+        let steps = simulate_cut(&mut rng, &racy, gossip, refresh, base);
+        racy_overlaps += steps.iter().filter(|a| a.len() > 1).count();
+    }
+    assert!(
+        racy_overlaps > 0,
+        "the simulation has teeth: the detector race does overlap"
+    );
+}
+
+#[test]
+fn a_node_coming_back_counts_a_peer_only_once_it_was_reachable_for_the_slack() {
+    let now = Instant::now();
+    let rule = ClusterActiveNode::unscoped().expected_size(3);
+    let slack = Handover::DEFAULT_SLACK;
+    // "a", the oldest, just healed: b and c are heard again, reachable
+    // since `ago`.
+    let a_sees = |ago: Duration| {
+        let back = |address: &str, age| Member {
+            reachable_since: Some(now - ago),
+            ..heard(address, age, now, Duration::ZERO, true)
+        };
+        state(
+            "a",
+            vec![
+                member("a", MemberStatus::Up, 1, &[]),
+                back("b", 2),
+                back("c", 3),
+            ],
+        )
+    };
+    assert_eq!(
+        rule.decide_at(&a_sees(Duration::from_millis(300)), now),
+        ActiveDecision::Minority {
+            reachable: 1,
+            needed: 2
+        },
+        "not before the successor has had the slack to hear it and step down"
+    );
+    assert!(rule.decide_at(&a_sees(slack), now).is_active());
+    // Meanwhile the successor "b" yields as soon as it hears "a" again,
+    // even before its detector holds "a" live.
+    let b_sees = state(
+        "b",
+        vec![
+            heard("a", 1, now, Duration::ZERO, false),
+            member("b", MemberStatus::Up, 2, &[]),
+            heard("c", 3, now, Duration::ZERO, true),
+        ],
+    );
+    assert!(!rule.decide_at(&b_sees, now).is_active());
+    // The opt-out does not wait.
+    let racy = rule.handover(Handover::immediate_unsafe());
+    assert!(
+        racy.decide_at(&a_sees(Duration::from_millis(300)), now)
+            .is_active()
+    );
 }

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
 
 /// A member's lifecycle status, as Akka names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -82,12 +83,46 @@ pub struct Member {
     /// Whether this node reaches it: connected **and** not written off by
     /// the failure detector (AT-5). Always `true` for self.
     pub reachable: bool,
+    /// When this node last saw the member's heartbeat advance (first saw
+    /// it, if it has not advanced since), as an instant of this process, so
+    /// a snapshot does not go stale on it: the silence is `now -
+    /// last_heard`, whenever it is read. `None` for self, and from a source
+    /// that does not track heartbeats; the hand-over
+    /// ([`Handover`](super::Handover)) then falls back on `reachable` alone
+    /// for that member.
+    ///
+    /// A source must never record a hearing **earlier** than it happened
+    /// (that would let a successor take over too soon); recording it up to
+    /// one snapshot refresh late is allowed and is part of the hand-over's
+    /// slack.
+    pub last_heard: Option<Instant>,
+    /// Since when this node has held the member reachable without a break
+    /// (set when it becomes reachable, cleared when it is written off).
+    /// `None` for self and from a source that does not track it. The
+    /// hand-over counts a peer towards a majority only once it has been
+    /// reachable for the slack, so a node coming back from a partition
+    /// does not act before the node that replaced it has heard it and
+    /// stepped down.
+    pub reachable_since: Option<Instant>,
 }
 
 impl Member {
     /// Whether the member holds `role`.
     pub fn has_role(&self, role: &str) -> bool {
         self.roles.iter().any(|r| r == role)
+    }
+
+    /// How long the member has been reachable without a break at `now`,
+    /// when the source tracks it.
+    pub fn reachable_for(&self, now: Instant) -> Option<Duration> {
+        self.reachable_since
+            .map(|t| now.saturating_duration_since(t))
+    }
+
+    /// How long the member has been silent at `now`, when the source tracks
+    /// heartbeats.
+    pub fn silent_for(&self, now: Instant) -> Option<Duration> {
+        self.last_heard.map(|t| now.saturating_duration_since(t))
     }
 }
 
@@ -115,8 +150,23 @@ impl ClusterState {
 
     /// Self (when expected) plus the expected peers it reaches.
     pub fn reachable_count(&self) -> u32 {
+        self.count_with(|m| m.reachable)
+    }
+
+    /// Self (when expected) plus the expected peers it reaches, has heard
+    /// within `lease` and has held reachable for at least `stable`, at
+    /// `now` (what the source does not track is not checked).
+    pub fn heard_count(&self, lease: Duration, stable: Duration, now: Instant) -> u32 {
+        self.count_with(|m| {
+            m.reachable
+                && m.silent_for(now).is_none_or(|s| s < lease)
+                && m.reachable_for(now).is_none_or(|r| r >= stable)
+        })
+    }
+
+    fn count_with(&self, counts: impl Fn(&Member) -> bool) -> u32 {
         let own = self.self_member().is_some_and(|m| m.status.is_expected());
-        u32::from(own) + self.expected_peers().filter(|m| m.reachable).count() as u32
+        u32::from(own) + self.expected_peers().filter(|m| counts(m)).count() as u32
     }
 }
 
