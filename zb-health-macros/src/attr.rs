@@ -207,10 +207,15 @@ fn parse_settings(args: TokenStream, errors: &mut Errors, sink: &mut Violations<
     };
     for meta in metas {
         let Meta::NameValue(nv) = &meta else {
-            errors.push(syn::Error::new(
+            sink.push(
+                Rule::ValueType,
                 meta.span(),
-                "expected `key = value`, e.g. `name = \"cache\"`, `tags = [ready]`, `timeout = \"750ms\"`, `failure_status = degraded`",
-            ));
+                format!(
+                    "`{}` is not a `key = value` setting",
+                    meta.to_token_stream()
+                ),
+                "write `key = value`, e.g. `name = \"cache\"`, `tags = [ready]`, `timeout = \"750ms\"`, `failure_status = degraded`",
+            );
             continue;
         };
         let key = nv
@@ -222,14 +227,14 @@ fn parse_settings(args: TokenStream, errors: &mut Errors, sink: &mut Violations<
         match key.as_str() {
             "name" => {
                 if s.name.first(key_span, sink)
-                    && let Some(lit) = string_lit(&nv.value, "name = \"cache\"", errors)
+                    && let Some(lit) = string_lit(&nv.value, "name", "name = \"cache\"", sink)
                 {
                     s.name.set(lit.value(), lit.span());
                 }
             }
             "tags" => {
                 if s.tags.first(key_span, sink)
-                    && let Some(tags) = parse_tags(&nv.value, errors, sink)
+                    && let Some(tags) = parse_tags(&nv.value, sink)
                 {
                     let span = tags.span;
                     s.tags.set(tags, span);
@@ -237,7 +242,7 @@ fn parse_settings(args: TokenStream, errors: &mut Errors, sink: &mut Violations<
             }
             "timeout" => {
                 if s.timeout.first(key_span, sink)
-                    && let Some(lit) = string_lit(&nv.value, "timeout = \"750ms\"", errors)
+                    && let Some(lit) = string_lit(&nv.value, "timeout", "timeout = \"750ms\"", sink)
                     && let Some(d) = check_duration_text(&lit.value(), lit.span(), sink)
                 {
                     s.timeout.set(d, lit.span());
@@ -266,11 +271,16 @@ fn parse_settings(args: TokenStream, errors: &mut Errors, sink: &mut Violations<
             }
             "crate" => {
                 if s.krate.first(key_span, sink)
-                    && let Some(lit) = string_lit(&nv.value, "crate = \"zb_health\"", errors)
+                    && let Some(lit) = string_lit(&nv.value, "crate", "crate = \"zb_health\"", sink)
                 {
                     match lit.parse::<syn::Path>() {
                         Ok(p) => s.krate.set(p, lit.span()),
-                        Err(e) => errors.push(e),
+                        Err(_) => sink.push(
+                            Rule::ValueType,
+                            lit.span(),
+                            format!("`crate = {:?}` is not a path", lit.value()),
+                            "name the zb-health runtime as a path, e.g. `crate = \"zb_health\"` or `crate = \"::my_reexport::zb_health\"`",
+                        ),
                     }
                 }
             }
@@ -292,12 +302,14 @@ fn parse_settings(args: TokenStream, errors: &mut Errors, sink: &mut Violations<
     s
 }
 
-fn parse_tags(value: &Expr, errors: &mut Errors, sink: &mut Violations<Span>) -> Option<Tags> {
+fn parse_tags(value: &Expr, sink: &mut Violations<Span>) -> Option<Tags> {
     let Expr::Array(array) = value else {
-        errors.push(syn::Error::new(
+        sink.push(
+            Rule::ValueType,
             value.span(),
-            "`tags` takes a list: `tags = [ready]` or `tags = [ready, active]`",
-        ));
+            format!("`tags = {}` is not a list", value.to_token_stream()),
+            "write a list: `tags = [ready]` or `tags = [ready, active]`",
+        );
         return None;
     };
     let mut tags = Tags {
@@ -326,16 +338,25 @@ fn parse_tags(value: &Expr, errors: &mut Errors, sink: &mut Violations<Span>) ->
     Some(tags)
 }
 
-fn string_lit<'a>(value: &'a Expr, example: &str, errors: &mut Errors) -> Option<&'a syn::LitStr> {
+/// A string literal, or R15 at the value. `key` and `example` word the
+/// message.
+fn string_lit<'a>(
+    value: &'a Expr,
+    key: &str,
+    example: &str,
+    sink: &mut Violations<Span>,
+) -> Option<&'a syn::LitStr> {
     match value {
         Expr::Lit(ExprLit {
             lit: Lit::Str(s), ..
         }) => Some(s),
         other => {
-            errors.push(syn::Error::new(
+            sink.push(
+                Rule::ValueType,
                 other.span(),
-                format!("expected a string literal, e.g. `{example}`"),
-            ));
+                format!("`{key} = {}` is not a string", other.to_token_stream()),
+                format!("write it as a string literal, e.g. `{example}`"),
+            );
             None
         }
     }

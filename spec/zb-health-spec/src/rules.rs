@@ -18,6 +18,7 @@
 //! | R12 `cluster-size` | [`check_cluster_size`] | AT-5, ZB-2.3a |
 //! | R13 `no-tags` | [`check_probe_tags`] | ZB-1.1 |
 //! | R14 `duplicate-key` | the attribute parser and the YAML reader | |
+//! | R15 `value-type` | the attribute parser and the manifest reader | |
 //!
 //! Codes are stable: a new rule gets the next number, never a reused one.
 //!
@@ -49,7 +50,7 @@ pub enum Rule {
     EndpointPath,
     /// R7: two sources stating different values for one fact.
     Contradiction,
-    /// R8: a manifest that cannot be read or parsed.
+    /// R8: a manifest that cannot be read or parsed as YAML.
     ManifestFile,
     /// R9: an empty or unprintable probe name.
     ProbeName,
@@ -67,11 +68,14 @@ pub enum Rule {
     /// R14: one key written twice in one attribute or YAML mapping; the
     /// first would be silently overridden.
     DuplicateKey,
+    /// R15: a value of the wrong shape: a number where a duration string
+    /// goes, `tags = ready` instead of a list, a mapping where a name goes.
+    ValueType,
 }
 
 impl Rule {
     /// Every rule, in index order.
-    pub const ALL: [Rule; 14] = [
+    pub const ALL: [Rule; 15] = [
         Rule::LiveTag,
         Rule::RoleScopeNeedsRoles,
         Rule::DuplicateName,
@@ -86,9 +90,10 @@ impl Rule {
         Rule::ClusterSize,
         Rule::NoTags,
         Rule::DuplicateKey,
+        Rule::ValueType,
     ];
 
-    /// The short stable code, `R1` … `R14`, that tests and docs use.
+    /// The short stable code, `R1` … `R15`, that tests and docs use.
     pub const fn code(self) -> &'static str {
         match self {
             Rule::LiveTag => "R1",
@@ -105,6 +110,7 @@ impl Rule {
             Rule::ClusterSize => "R12",
             Rule::NoTags => "R13",
             Rule::DuplicateKey => "R14",
+            Rule::ValueType => "R15",
         }
     }
 
@@ -125,6 +131,7 @@ impl Rule {
             Rule::ClusterSize => "cluster-size",
             Rule::NoTags => "no-tags",
             Rule::DuplicateKey => "duplicate-key",
+            Rule::ValueType => "value-type",
         }
     }
 
@@ -141,7 +148,11 @@ impl Rule {
             Rule::MissingKey => Some("ZB-5"),
             Rule::ClusterSize => Some("AT-5"),
             Rule::NoTags => Some("ZB-1.1"),
-            Rule::Unknown | Rule::Contradiction | Rule::ManifestFile | Rule::DuplicateKey => None,
+            Rule::Unknown
+            | Rule::Contradiction
+            | Rule::ManifestFile
+            | Rule::DuplicateKey
+            | Rule::ValueType => None,
         }
     }
 }

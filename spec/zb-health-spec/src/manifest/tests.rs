@@ -360,14 +360,14 @@ fn r8_invalid_yaml_uses_the_parsers_position() {
 }
 
 #[test]
-fn r8_wrong_types() {
+fn r15_wrong_types() {
     only(
         &with_probe("{ name: db, kind: database, tags: ready }"),
-        Rule::ManifestFile,
+        Rule::ValueType,
         at(3, 39),
     );
-    only("service: s\nprobes: 3\n", Rule::ManifestFile, at(2, 9));
-    only("- service: s\n", Rule::ManifestFile, at(1, 1));
+    only("service: s\nprobes: 3\n", Rule::ValueType, at(2, 9));
+    only("- service: s\n", Rule::ValueType, at(1, 1));
 }
 
 #[test]

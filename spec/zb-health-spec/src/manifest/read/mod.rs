@@ -8,7 +8,7 @@
 //! Unknown keys are found by [`Reader::mapping`]: every mapping is read as a
 //! list of `(key, value)` pairs and each key is looked up in the section's
 //! known keys, so an unknown key is one R4 violation and never stops the read.
-//! Wrong types are R8 at the value. Every spec rule is the shared function of
+//! Wrong types are R15 at the value. Every spec rule is the shared function of
 //! `crate::rules`; these files only find the values and their locations.
 
 mod probes;

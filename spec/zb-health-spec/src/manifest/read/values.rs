@@ -10,7 +10,7 @@ use crate::manifest::Located;
 use crate::{Keyword, Rule, check_cluster_size, check_duration_text, did_you_mean, hint, one_of};
 
 impl Reader {
-    /// A mapping with string keys; R8 if it is something else, R4 for each
+    /// A mapping with string keys; R15 if it is something else, R4 for each
     /// key not in `known`.
     pub(super) fn mapping<'a>(
         &mut self,
@@ -93,7 +93,7 @@ impl Reader {
         None
     }
 
-    /// `expected_size`: a whole number of nodes (R8 otherwise), at least
+    /// `expected_size`: a whole number of nodes (R15 otherwise), at least
     /// one (R12).
     pub(super) fn expected_size(&mut self, label: &str, node: &Node) -> Option<u32> {
         let what = format!("`expected_size` of {label}");
@@ -147,7 +147,7 @@ impl Reader {
         None
     }
 
-    /// R8: the value has the wrong YAML type.
+    /// R15: the value has the wrong YAML type.
     pub(super) fn wrong_type(
         &mut self,
         what: &str,
@@ -156,7 +156,7 @@ impl Reader {
         help: impl Into<String>,
     ) {
         self.sink.push(
-            Rule::ManifestFile,
+            Rule::ValueType,
             node.loc,
             format!("{what} must be {expected}, not {}", node.value.describe()),
             help,
