@@ -122,7 +122,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
                     "#[zb_health] needs a `name`",
                     format!(
                         "write #[zb_health(name = \"{}\")]; the name keys the probe's entry in the JSON body",
-                        snake_case(&strukt.ident.to_string())
+                        crate::manifest::snake_case(&strukt.ident.to_string())
                     ),
                     Span::call_site(),
                     &mut sink,
@@ -378,20 +378,4 @@ fn item_keyword_span(item: &syn::Item) -> Span {
         syn::Item::Impl(i) => i.impl_token.span,
         other => other.span(),
     }
-}
-
-/// `CacheProbe` → `cache_probe`; used in hints and generated field names.
-pub fn snake_case(ident: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in ident.chars().enumerate() {
-        if c.is_ascii_uppercase() {
-            if i > 0 {
-                out.push('_');
-            }
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }

@@ -85,7 +85,7 @@ pub use registry::{
 pub use report::{EntryOutcome, HealthEntry, HealthReport};
 pub use writer::{ResponseWriter, canonical_json, write_json};
 pub use zb_health_spec::{
-    DEFAULT_PROBE_TIMEOUT, EndpointPaths, FailureStatus, HealthStatus, Rule, Tag, TagSet,
+    DEFAULT_PROBE_TIMEOUT, EndpointPaths, FailureStatus, HealthStatus, Rule, SpecError, Tag, TagSet,
 };
 
 /// What an application writes: `use zb_health::prelude::*;`.
