@@ -2,20 +2,15 @@
 //! panic guard, within the registry's in-flight bound (AT-2, AT-3, AT-4,
 //! BE-HLTH-006).
 
-use std::borrow::Cow;
-use std::panic::AssertUnwindSafe;
 use std::time::Duration;
 
 use tokio::time::Instant;
 
-use futures_util::FutureExt;
 use futures_util::future::join_all;
 use zb_health_spec::Tag;
 
-use crate::registry::{HealthRegistry, Registered};
-use crate::report::{
-    ERRORED_DESCRIPTION, EntryOutcome, HealthEntry, HealthReport, PANICKED_DESCRIPTION,
-};
+use crate::registry::HealthRegistry;
+use crate::report::HealthReport;
 
 impl HealthRegistry {
     /// Runs every probe of `tier` and reports the result.
@@ -23,97 +18,19 @@ impl HealthRegistry {
     /// The probes run concurrently on the calling task, so the tier takes
     /// as long as its slowest probe, never the sum. A probe that misses its
     /// deadline is dropped, which cancels it, so hung calls cannot pile up.
+    /// Concurrent requests for one probe share one execution, and a probe
+    /// may be cached or run in the background (see [`crate::policy`]).
     /// The `live` tier carries no probes (ZB-1.3) and is always `Healthy`.
     pub async fn check(&self, tier: Tag) -> HealthReport {
         let Some(table) = self.table(tier) else {
             return HealthReport::new(tier, Vec::new(), Duration::ZERO);
         };
-        // One clock read serves every probe's deadline and start time.
         let started = Instant::now();
-        let entries = join_all(table.iter().map(|probe| self.run_probe(probe, started))).await;
+        // Each entry comes through the probe's execution policy: a shared
+        // flight (single-flight), a cached or a background result.
+        let entries = join_all(table.iter().map(|probe| self.probe_entry(probe))).await;
         HealthReport::new(tier, entries, started.elapsed())
     }
-
-    /// The one place a probe's result is obtained, so that the planned
-    /// single-flight and result cache (issue 8) have one place to wrap.
-    async fn run_probe(&self, probe: &Registered, started: Instant) -> HealthEntry {
-        let limiter = &self.inner.limiter;
-        let guarded = async {
-            // Waiting for a slot counts against the deadline: the endpoint
-            // must answer in time even when the bound is saturated. A free
-            // slot is taken without queueing.
-            let _slot = match limiter.try_acquire() {
-                Ok(slot) => Ok(slot),
-                Err(_) => limiter.acquire().await,
-            };
-            // `check_boxed` is called inside the guarded future, so a panic
-            // in a check's synchronous part (a closure that panics before
-            // it returns its future, a hand-written `DynProbe`) is caught
-            // like one in its `async` part (AT-3).
-            AssertUnwindSafe(async { probe.probe.check_boxed().await })
-                .catch_unwind()
-                .await
-        };
-        let result = tokio::time::timeout_at(started + probe.timeout, guarded).await;
-        let duration = started.elapsed();
-        let failed = probe.failure_status.status();
-        let (status, description, data, outcome) = match result {
-            Ok(Ok(Ok(r))) => {
-                // A probe's own "Unhealthy" is a failure too, so an optional
-                // dependency registered as Degraded never fails the tier.
-                let status = r.status.min(failed);
-                (status, r.description, r.data, EntryOutcome::Completed)
-            }
-            Ok(Ok(Err(error))) => {
-                tracing::warn!(probe = %probe.name, error = %error, "health probe failed");
-                (
-                    failed,
-                    Some(Cow::Borrowed(ERRORED_DESCRIPTION)),
-                    None,
-                    EntryOutcome::Errored,
-                )
-            }
-            Ok(Err(panic)) => {
-                let message = panic_message(&*panic);
-                tracing::warn!(probe = %probe.name, panic = %message, "health probe panicked");
-                (
-                    failed,
-                    Some(Cow::Borrowed(PANICKED_DESCRIPTION)),
-                    None,
-                    EntryOutcome::Panicked,
-                )
-            }
-            Err(_elapsed) => {
-                tracing::warn!(
-                    probe = %probe.name,
-                    timeout_ms = probe.timeout.as_millis() as u64,
-                    "health probe timed out and was cancelled"
-                );
-                (
-                    failed,
-                    Some(Cow::Owned(probe.timeout_description.clone())),
-                    None,
-                    EntryOutcome::TimedOut,
-                )
-            }
-        };
-        HealthEntry {
-            name: probe.name.clone(),
-            status,
-            description,
-            duration,
-            data,
-            outcome,
-        }
-    }
-}
-
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
-    panic
-        .downcast_ref::<&'static str>()
-        .copied()
-        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("non-string panic payload")
 }
 
 #[cfg(test)]

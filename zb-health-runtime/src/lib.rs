@@ -61,6 +61,7 @@ pub mod gate;
 pub mod grpc;
 mod http;
 mod meta;
+pub mod policy;
 pub mod probe;
 mod registry;
 pub mod report;

@@ -4,6 +4,11 @@
 use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use futures_util::FutureExt;
+use futures_util::future::{BoxFuture, Shared};
 
 use serde_json::{Map, Value};
 
@@ -144,5 +149,147 @@ impl ProbeResult {
             .get_or_insert_with(Map::new)
             .insert(key.into(), value.into());
         self
+    }
+}
+
+/// A probe made from a closure that calls **blocking** code (a synchronous
+/// driver, file I/O, a C library), run on tokio's blocking pool
+/// (`spawn_blocking`) so it never stalls the actix worker that serves the
+/// request.
+///
+/// It is bounded like every probe: the executor's deadline and in-flight
+/// bound apply to the wait for it. But a blocking call cannot be
+/// cancelled, so the deadline means: the entry reports `timed out` at the
+/// deadline and the request is answered, while the call's thread runs on
+/// until the closure returns. Meanwhile no second call starts: a run that
+/// finds the previous call still running waits for *that* call (under its
+/// own deadline) instead of starting another, so a hung blocking
+/// dependency holds at most one blocking-pool thread per probe, and a
+/// request during it sees `timed out` at its deadline, or the old call's
+/// result if it returns in time. Needs a tokio runtime with the blocking
+/// pool (every actix worker has one).
+///
+/// ```
+/// use zb_health::{ProbeResult, probe::from_blocking_fn};
+/// let probe = from_blocking_fn(|| {
+///     // e.g. a synchronous client's ping
+///     Ok(ProbeResult::healthy())
+/// });
+/// # let _ = probe;
+/// ```
+pub fn from_blocking_fn<F>(f: F) -> BlockingFnProbe<F>
+where
+    F: Fn() -> ProbeOutcome + Send + Sync + 'static,
+{
+    BlockingFnProbe {
+        f: Arc::new(f),
+        running: Mutex::new(None),
+    }
+}
+
+/// A probe built by [`from_blocking_fn`].
+pub struct BlockingFnProbe<F> {
+    f: Arc<F>,
+    /// The latest call: joined while it runs, replaced once it is done.
+    running: Mutex<Option<BlockingCall>>,
+}
+
+struct BlockingCall {
+    done: Arc<AtomicBool>,
+    result: Shared<BoxFuture<'static, BlockingResult>>,
+}
+
+/// A blocking call's outcome in a shareable form: an error is shared, a
+/// panic is kept as its message only.
+#[derive(Clone)]
+enum BlockingResult {
+    Done(Result<ProbeResult, Arc<ProbeError>>),
+    Panicked(Arc<str>),
+    Cancelled,
+}
+
+/// The error of a blocking call that several runs waited on.
+#[derive(Debug)]
+struct SharedError(Arc<ProbeError>);
+
+impl std::fmt::Display for SharedError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for SharedError {}
+
+/// Marks a blocking call done when its closure returns or unwinds.
+struct MarkDone(Arc<AtomicBool>);
+
+impl Drop for MarkDone {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+impl<F> BlockingFnProbe<F>
+where
+    F: Fn() -> ProbeOutcome + Send + Sync + 'static,
+{
+    /// The running call, or a new one if none runs.
+    fn call(&self) -> Shared<BoxFuture<'static, BlockingResult>> {
+        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(call) = &*running
+            && !call.done.load(Ordering::SeqCst)
+        {
+            return call.result.clone();
+        }
+        let done = Arc::new(AtomicBool::new(false));
+        let (f, mark) = (self.f.clone(), MarkDone(done.clone()));
+        let handle = tokio::task::spawn_blocking(move || {
+            let _mark = mark;
+            f()
+        });
+        let result = async move {
+            match handle.await {
+                Ok(outcome) => BlockingResult::Done(outcome.map_err(Arc::new)),
+                Err(e) if e.is_panic() => {
+                    let panic = e.into_panic();
+                    let message = panic
+                        .downcast_ref::<&'static str>()
+                        .copied()
+                        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+                        .unwrap_or("non-string panic payload");
+                    BlockingResult::Panicked(Arc::from(message))
+                }
+                Err(_) => BlockingResult::Cancelled,
+            }
+        }
+        .boxed()
+        .shared();
+        *running = Some(BlockingCall {
+            done,
+            result: result.clone(),
+        });
+        result
+    }
+}
+
+impl<F> Probe for BlockingFnProbe<F>
+where
+    F: Fn() -> ProbeOutcome + Send + Sync + 'static,
+{
+    fn check(&self) -> impl Future<Output = ProbeOutcome> + Send {
+        let call = self.call();
+        async move {
+            match call.await {
+                BlockingResult::Done(Ok(result)) => Ok(result),
+                BlockingResult::Done(Err(error)) => Err(Box::new(SharedError(error)) as ProbeError),
+                // Re-raised so the executor's guard reports it as a panic.
+                BlockingResult::Panicked(message) => {
+                    std::panic::resume_unwind(Box::new(message.to_string()))
+                }
+                BlockingResult::Cancelled => {
+                    Err("blocking check cancelled: runtime shut down".into())
+                }
+            }
+        }
     }
 }

@@ -8,9 +8,11 @@ use std::time::Duration;
 use tokio::sync::Semaphore;
 use zb_health_spec::{
     DEFAULT_PROBE_TIMEOUT, FailureStatus, Rule, SpecError, Tag, TagSet, Violation, Violations,
-    check_active_not_optional, check_name, check_probe_tags, check_timeout, check_unique_names,
+    check_active_not_optional, check_execution_policy, check_name, check_probe_tags, check_timeout,
+    check_unique_names,
 };
 
+use crate::policy::{Policy, ProbeState};
 use crate::probe::{DynProbe, Probe};
 
 /// How a probe is registered: its name, tiers, deadline and failure status.
@@ -20,6 +22,7 @@ pub struct ProbeRegistration {
     pub(crate) timeout: Duration,
     pub(crate) failure_status: FailureStatus,
     pub(crate) probe: Arc<dyn DynProbe>,
+    pub(crate) policy: Policy,
 }
 
 impl ProbeRegistration {
@@ -37,6 +40,7 @@ impl ProbeRegistration {
             timeout: DEFAULT_PROBE_TIMEOUT,
             failure_status: FailureStatus::Unhealthy,
             probe,
+            policy: Policy::default(),
         }
     }
 
@@ -59,6 +63,30 @@ impl ProbeRegistration {
         self
     }
 
+    /// Serves a result younger than `cache` without running the probe
+    /// (BE-HLTH-006); failures are cached too. Not on an `active` probe
+    /// (R17). See [`crate::policy`].
+    pub fn cache(mut self, cache: Duration) -> Self {
+        self.policy.cache = Some(cache);
+        self
+    }
+
+    /// Runs the probe in the background every `refresh`; requests read the
+    /// latest result and never wait (BE-HLTH-006). Not with `cache` (R16),
+    /// not on an `active` probe (R17). See [`crate::policy`].
+    pub fn refresh(mut self, refresh: Duration) -> Self {
+        self.policy.refresh = Some(refresh);
+        self
+    }
+
+    /// With [`refresh`](Self::refresh): a result older than this is
+    /// reported with the failure status as stale. Must be greater than
+    /// `refresh` (R16); default twice `refresh` plus the deadline.
+    pub fn max_staleness(mut self, max_staleness: Duration) -> Self {
+        self.policy.max_staleness = Some(max_staleness);
+        self
+    }
+
     /// The registered name.
     pub fn name(&self) -> &str {
         &self.name
@@ -72,6 +100,16 @@ impl ProbeRegistration {
         check_probe_tags(&self.name, &tags, (), sink);
         check_timeout(&self.name, self.timeout, orchestrator, (), sink);
         check_active_not_optional(&self.name, self.tags, self.failure_status, (), sink);
+        let p = self.policy;
+        check_execution_policy(
+            &self.name,
+            self.tags,
+            p.cache,
+            p.refresh,
+            p.max_staleness,
+            (),
+            sink,
+        );
     }
 }
 
@@ -82,6 +120,7 @@ impl std::fmt::Debug for ProbeRegistration {
             .field("tags", &self.tags)
             .field("timeout", &self.timeout)
             .field("failure_status", &self.failure_status)
+            .field("policy", &self.policy)
             .finish_non_exhaustive()
     }
 }
@@ -162,6 +201,9 @@ pub(crate) struct Registered {
     pub(crate) probe: Arc<dyn DynProbe>,
     /// Computed once so a timeout costs no formatting on the request path.
     pub(crate) timeout_description: String,
+    pub(crate) policy: Policy,
+    /// Single-flight, cache and schedule state (BE-HLTH-006).
+    pub(crate) state: ProbeState,
 }
 
 /// A tier's probes, precomputed at registration so a request does no tag
@@ -438,6 +480,8 @@ impl Registered {
         Self {
             id,
             timeout_description: format!("timed out after {} ms", r.timeout.as_millis()),
+            state: ProbeState::new(r.policy, r.timeout),
+            policy: r.policy,
             name: r.name,
             tags: r.tags,
             timeout: r.timeout,

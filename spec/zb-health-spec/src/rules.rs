@@ -19,6 +19,8 @@
 //! | R13 `no-tags` | [`check_probe_tags`] | ZB-1.1 |
 //! | R14 `duplicate-key` | the attribute parser and the YAML reader | |
 //! | R15 `value-type` | the attribute parser and the manifest reader | |
+//! | R16 `refresh-policy` | [`check_execution_policy`] | BE-HLTH-006 |
+//! | R17 `live-answer` | [`check_execution_policy`] | BE-HLTH-006, ZB-2.3b |
 //!
 //! Codes are stable: a new rule gets the next number, never a reused one.
 //!
@@ -71,11 +73,18 @@ pub enum Rule {
     /// R15: a value of the wrong shape: a number where a duration string
     /// goes, `tags = ready` instead of a list, a mapping where a name goes.
     ValueType,
+    /// R16: a background probe's timing that cannot work: `max_staleness`
+    /// without `refresh`, or not greater than it; `cache` together with
+    /// `refresh`.
+    RefreshPolicy,
+    /// R17: `cache` or `refresh` on a probe whose answer must be live (one
+    /// tagged `active`).
+    LiveAnswer,
 }
 
 impl Rule {
     /// Every rule, in index order.
-    pub const ALL: [Rule; 15] = [
+    pub const ALL: [Rule; 17] = [
         Rule::LiveTag,
         Rule::RoleScopeNeedsRoles,
         Rule::DuplicateName,
@@ -91,9 +100,11 @@ impl Rule {
         Rule::NoTags,
         Rule::DuplicateKey,
         Rule::ValueType,
+        Rule::RefreshPolicy,
+        Rule::LiveAnswer,
     ];
 
-    /// The short stable code, `R1` … `R15`, that tests and docs use.
+    /// The short stable code, `R1` … `R17`, that tests and docs use.
     pub const fn code(self) -> &'static str {
         match self {
             Rule::LiveTag => "R1",
@@ -111,6 +122,8 @@ impl Rule {
             Rule::NoTags => "R13",
             Rule::DuplicateKey => "R14",
             Rule::ValueType => "R15",
+            Rule::RefreshPolicy => "R16",
+            Rule::LiveAnswer => "R17",
         }
     }
 
@@ -132,6 +145,8 @@ impl Rule {
             Rule::NoTags => "no-tags",
             Rule::DuplicateKey => "duplicate-key",
             Rule::ValueType => "value-type",
+            Rule::RefreshPolicy => "refresh-policy",
+            Rule::LiveAnswer => "live-answer",
         }
     }
 
@@ -148,6 +163,7 @@ impl Rule {
             Rule::MissingKey => Some("ZB-5"),
             Rule::ClusterSize => Some("AT-5"),
             Rule::NoTags => Some("ZB-1.1"),
+            Rule::RefreshPolicy | Rule::LiveAnswer => Some("BE-HLTH-006"),
             Rule::Unknown
             | Rule::Contradiction
             | Rule::ManifestFile
@@ -515,6 +531,87 @@ pub fn check_active_not_optional<L>(
     }
 }
 
+/// R5, R16, R17: a probe's execution policy (BE-HLTH-006).
+///
+/// * R5: `cache`, `refresh` and `max_staleness` are non-zero.
+/// * R16: `max_staleness` needs `refresh` and must be greater than it (a
+///   result is due every `refresh`, so a bound at or below it would report
+///   every result stale); `cache` and `refresh` exclude each other (a
+///   background probe is never run by a request, so there is nothing to
+///   cache).
+/// * R17: no probe tagged `active` may be cached or refreshed in the
+///   background. Its 200 means "this node is the active one, route the
+///   writes here" (ZB-2.3b); an answer up to `cache` or `max_staleness` old
+///   would let a node that lost the role keep claiming it, so two nodes
+///   answer active at once. Readiness tolerates a bounded stale answer
+///   (the orchestrator itself probes only every few seconds); the active
+///   role does not. As for R10, the rule covers every `active`-tagged
+///   probe, not only the built-in active-node kind: every entry of that
+///   tier answers the same question.
+pub fn check_execution_policy<L: Clone>(
+    name: &str,
+    tags: TagSet,
+    cache: Option<Duration>,
+    refresh: Option<Duration>,
+    max_staleness: Option<Duration>,
+    location: L,
+    sink: &mut Violations<L>,
+) {
+    for (key, value) in [
+        ("cache", cache),
+        ("refresh", refresh),
+        ("max_staleness", max_staleness),
+    ] {
+        if value.is_some_and(|d| d.is_zero()) {
+            sink.push(
+                Rule::Duration,
+                location.clone(),
+                format!("probe `{name}` has a zero `{key}`"),
+                "leave the key out for the default, or give a positive duration such as `5s`",
+            );
+        }
+    }
+    match (refresh, max_staleness) {
+        (None, Some(_)) => sink.push(
+            Rule::RefreshPolicy,
+            location.clone(),
+            format!("probe `{name}` has `max_staleness` but no `refresh`"),
+            "`max_staleness` bounds the age of a background result; add `refresh` or remove `max_staleness`",
+        ),
+        (Some(r), Some(m)) if m <= r => sink.push(
+            Rule::RefreshPolicy,
+            location.clone(),
+            format!(
+                "probe `{name}` has `max_staleness` {} ms, not greater than its `refresh` {} ms",
+                m.as_millis(),
+                r.as_millis()
+            ),
+            "a result is due every `refresh`, so every result would be reported stale; make `max_staleness` greater, e.g. twice `refresh` plus the timeout",
+        ),
+        _ => {}
+    }
+    if cache.is_some() && refresh.is_some() {
+        sink.push(
+            Rule::RefreshPolicy,
+            location.clone(),
+            format!("probe `{name}` has both `cache` and `refresh`"),
+            "a background probe is never run by a request, so there is nothing to cache; keep one of them",
+        );
+    }
+    if tags.contains(Tag::Active) {
+        for (key, value) in [("cache", cache), ("refresh", refresh)] {
+            if value.is_some() {
+                sink.push(
+                    Rule::LiveAnswer,
+                    location.clone(),
+                    format!("probe `{name}` is on the `active` tier with `{key}`"),
+                    "`/health/active` answers \"route the writes here\"; an old answer would let a node that lost the role keep claiming it; remove the key",
+                );
+            }
+        }
+    }
+}
+
 /// R3: probe names are unique in one registry (AT-1): the name is the key of
 /// the JSON entry, so a second probe with it would hide the first.
 pub fn check_unique_names<'a, L: 'a + Clone>(
@@ -624,6 +721,58 @@ mod tests {
         assert_eq!(check_cluster_size("n", 1 << 40, (), &mut s), None);
         assert_eq!(check_cluster_size("n", 3, (), &mut s), Some(3));
         assert_eq!(rules(s), [Rule::ClusterSize; 3]);
+    }
+
+    #[test]
+    fn execution_policy_rules() {
+        let ms = Duration::from_millis;
+        let mut s = Violations::new();
+        check_execution_policy("a", TagSet::READY, Some(ms(0)), None, None, (), &mut s);
+        check_execution_policy("b", TagSet::READY, None, None, Some(ms(5)), (), &mut s);
+        check_execution_policy(
+            "c",
+            TagSet::READY,
+            None,
+            Some(ms(5)),
+            Some(ms(5)),
+            (),
+            &mut s,
+        );
+        check_execution_policy(
+            "d",
+            TagSet::READY,
+            Some(ms(1)),
+            Some(ms(5)),
+            None,
+            (),
+            &mut s,
+        );
+        check_execution_policy("e", TagSet::ACTIVE, Some(ms(1)), None, None, (), &mut s);
+        check_execution_policy("f", TagSet::ACTIVE, None, Some(ms(1)), None, (), &mut s);
+        assert_eq!(
+            rules(s),
+            [
+                Rule::Duration,
+                Rule::RefreshPolicy,
+                Rule::RefreshPolicy,
+                Rule::RefreshPolicy,
+                Rule::LiveAnswer,
+                Rule::LiveAnswer,
+            ]
+        );
+        let mut s = Violations::new();
+        check_execution_policy("g", TagSet::READY, Some(ms(1)), None, None, (), &mut s);
+        check_execution_policy(
+            "h",
+            TagSet::READY,
+            None,
+            Some(ms(5)),
+            Some(ms(6)),
+            (),
+            &mut s,
+        );
+        check_execution_policy("i", TagSet::ACTIVE, None, None, None, (), &mut s);
+        assert!(s.is_empty());
     }
 
     #[test]
