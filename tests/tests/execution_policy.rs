@@ -1,0 +1,234 @@
+//! Execution policy across threads, runtimes and a real socket
+//! (BE-HLTH-006): single-flight between actix workers and between OS
+//! threads with their own runtimes, and blocking probes on tokio's
+//! blocking pool. The paused-time tests (cache, background probes, a hung
+//! probe under 64 requests) are unit tests of `zb_health::policy`.
+
+mod support;
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::pin::pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::task::Poll;
+use std::thread::ThreadId;
+use std::time::Duration;
+
+use actix_web::dev::Service;
+use actix_web::{App, HttpServer};
+use tokio::sync::watch;
+use tokio::time::Instant;
+use zb_health::probe::from_blocking_fn;
+use zb_health::{
+    EntryOutcome, HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, Tag, ZbHealth,
+    from_fn,
+};
+
+/// A probe that counts its executions and answers once `release` is true.
+fn gated(name: &'static str) -> (ProbeRegistration, Arc<AtomicUsize>, watch::Sender<bool>) {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let (release, rx) = watch::channel(false);
+    let counter = runs.clone();
+    let probe = from_fn(move || {
+        let (counter, mut rx) = (counter.clone(), rx.clone());
+        async move {
+            counter.fetch_add(1, Ordering::SeqCst);
+            rx.wait_for(|open| *open).await?;
+            Ok(ProbeResult::healthy())
+        }
+    });
+    let registration = ProbeRegistration::new(name, probe).timeout(Duration::from_secs(5));
+    (registration, runs, release)
+}
+
+/// Waits until `condition` holds, failing after a generous deadline.
+fn wait_until(what: &str, condition: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !condition() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        std::thread::yield_now();
+    }
+}
+
+/// Polls `fut` once, so it has joined whatever it joins, and hands it back.
+async fn poll_once<F: Future>(fut: &mut std::pin::Pin<&mut F>) {
+    std::future::poll_fn(|cx| {
+        assert!(fut.as_mut().poll(cx).is_pending());
+        Poll::Ready(())
+    })
+    .await;
+}
+
+fn current_thread_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn two_threads_with_their_own_runtimes_share_one_execution() {
+    // Like two actix workers: each thread runs its own current-thread
+    // runtime; the registry is the only thing they share.
+    let reg = HealthRegistry::new();
+    let (registration, runs, release) = gated("db");
+    reg.add(registration).unwrap();
+
+    let first = std::thread::spawn({
+        let reg = reg.clone();
+        move || current_thread_runtime().block_on(reg.check(Tag::Ready))
+    });
+    wait_until("the first execution to start", || {
+        runs.load(Ordering::SeqCst) == 1
+    });
+    let (joined_tx, joined_rx) = mpsc::channel();
+    let second = std::thread::spawn({
+        let reg = reg.clone();
+        move || {
+            current_thread_runtime().block_on(async move {
+                let mut check = pin!(reg.check(Tag::Ready));
+                poll_once(&mut check).await;
+                joined_tx.send(()).unwrap();
+                check.await
+            })
+        }
+    });
+    joined_rx.recv().unwrap();
+    assert_eq!(reg.waiting("db"), 2);
+    release.send(true).unwrap();
+    for report in [first.join().unwrap(), second.join().unwrap()] {
+        assert_eq!(report.status, HealthStatus::Healthy);
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}
+
+#[actix_web::test]
+async fn concurrent_http_requests_on_two_workers_cause_one_execution() {
+    const CLIENTS: usize = 32;
+    let reg = HealthRegistry::new();
+    let (registration, runs, release) = gated("db");
+    reg.add(registration).unwrap();
+    let endpoints = ZbHealth::new(reg.clone()).build().unwrap();
+    // The worker threads that served a request, to show both took part.
+    let workers = Arc::new(Mutex::new(HashSet::new()));
+    let seen = workers.clone();
+    let server = HttpServer::new(move || {
+        let seen = seen.clone();
+        App::new()
+            .wrap_fn(move |req, srv| {
+                seen.lock().unwrap().insert(std::thread::current().id());
+                srv.call(req)
+            })
+            .service(endpoints.clone())
+    })
+    .workers(2)
+    .disable_signals()
+    .bind(("127.0.0.1", 0))
+    .unwrap();
+    let addr = server.addrs()[0];
+    let server = server.run();
+    let handle = server.handle();
+    tokio::spawn(server);
+
+    let clients: Vec<_> = (0..CLIENTS)
+        .map(|_| tokio::spawn(support::request(addr, "GET", "/health/ready")))
+        .collect();
+    // Every request is waiting on the one execution before it may end.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while reg.waiting("db") < CLIENTS {
+        assert!(
+            Instant::now() < deadline,
+            "only {} waiting",
+            reg.waiting("db")
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    release.send(true).unwrap();
+    for client in clients {
+        let wire = client.await.unwrap();
+        assert_eq!(wire.status, 200);
+        assert_eq!(wire.json()["status"], "Healthy");
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    assert_eq!(workers.lock().unwrap().len(), 2, "both workers served");
+    handle.stop(false).await;
+}
+
+/// A blocking probe that records its thread and blocks until released.
+struct Blocking {
+    calls: AtomicUsize,
+    thread: Mutex<Option<ThreadId>>,
+    release: Mutex<Option<mpsc::Receiver<()>>>,
+}
+
+#[tokio::test]
+async fn a_blocking_probe_runs_off_the_caller_thread_and_never_twice_at_once() {
+    let (release_tx, release_rx) = mpsc::channel();
+    let state = Arc::new(Blocking {
+        calls: AtomicUsize::new(0),
+        thread: Mutex::new(None),
+        release: Mutex::new(Some(release_rx)),
+    });
+    let s = state.clone();
+    let probe = from_blocking_fn(move || {
+        s.calls.fetch_add(1, Ordering::SeqCst);
+        *s.thread.lock().unwrap() = Some(std::thread::current().id());
+        // The first call blocks until released; later ones return at once.
+        if let Some(rx) = s.release.lock().unwrap().take() {
+            rx.recv().unwrap();
+        }
+        Ok(ProbeResult::healthy())
+    });
+    let reg = HealthRegistry::new();
+    reg.add(ProbeRegistration::new("sync-driver", probe).timeout(Duration::from_millis(50)))
+        .unwrap();
+
+    // The call is stuck: the request is answered at the deadline anyway.
+    let first = reg.check(Tag::Ready).await;
+    assert_eq!(first.entries[0].outcome, EntryOutcome::TimedOut);
+    assert_ne!(
+        *state.thread.lock().unwrap(),
+        Some(std::thread::current().id()),
+        "ran on the caller's thread"
+    );
+    // The thread runs on; the next request joins it instead of calling again.
+    let second = reg.check(Tag::Ready).await;
+    assert_eq!(second.entries[0].outcome, EntryOutcome::TimedOut);
+    assert_eq!(state.calls.load(Ordering::SeqCst), 1);
+
+    // Once released, the stuck call ends and a new request calls afresh.
+    release_tx.send(()).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let report = reg.check(Tag::Ready).await;
+        if report.status == HealthStatus::Healthy {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the blocking call never returned"
+        );
+    }
+    assert!(state.calls.load(Ordering::SeqCst) <= 2);
+}
+
+#[tokio::test]
+async fn a_panicking_blocking_probe_fails_only_its_entry() {
+    let reg = HealthRegistry::new();
+    reg.add(ProbeRegistration::new(
+        "sync-driver",
+        from_blocking_fn(|| panic!("secret blocking panic")),
+    ))
+    .unwrap();
+    let report = reg.check(Tag::Ready).await;
+    let e = &report.entries[0];
+    assert_eq!(
+        (e.status, e.outcome),
+        (HealthStatus::Unhealthy, EntryOutcome::Panicked)
+    );
+    assert_eq!(e.description.as_deref(), Some("check panicked"));
+}
