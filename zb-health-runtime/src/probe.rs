@@ -177,18 +177,23 @@ impl ProbeResult {
 /// });
 /// # let _ = probe;
 /// ```
-pub fn from_blocking_fn<F>(f: F) -> BlockingFnProbe<F>
+///
+/// The returned probe has no type of its own to name (it is a [`FnProbe`]
+/// inside), so that the set of probe types in compiler messages stays the
+/// user-facing one.
+pub fn from_blocking_fn<F>(f: F) -> impl Probe
 where
     F: Fn() -> ProbeOutcome + Send + Sync + 'static,
 {
-    BlockingFnProbe {
+    let calls = Arc::new(BlockingCalls {
         f: Arc::new(f),
         running: Mutex::new(None),
-    }
+    });
+    from_fn(move || calls.check())
 }
 
-/// A probe built by [`from_blocking_fn`].
-pub struct BlockingFnProbe<F> {
+/// The state of a [`from_blocking_fn`] probe.
+struct BlockingCalls<F> {
     f: Arc<F>,
     /// The latest call: joined while it runs, replaced once it is done.
     running: Mutex<Option<BlockingCall>>,
@@ -229,7 +234,7 @@ impl Drop for MarkDone {
     }
 }
 
-impl<F> BlockingFnProbe<F>
+impl<F> BlockingCalls<F>
 where
     F: Fn() -> ProbeOutcome + Send + Sync + 'static,
 {
@@ -272,11 +277,12 @@ where
     }
 }
 
-impl<F> Probe for BlockingFnProbe<F>
+impl<F> BlockingCalls<F>
 where
     F: Fn() -> ProbeOutcome + Send + Sync + 'static,
 {
-    fn check(&self) -> impl Future<Output = ProbeOutcome> + Send {
+    /// One run: joins the running call or starts one, then waits for it.
+    fn check(&self) -> impl Future<Output = ProbeOutcome> + Send + use<F> {
         let call = self.call();
         async move {
             match call.await {
