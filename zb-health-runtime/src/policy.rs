@@ -37,11 +37,12 @@
 //!   requests wait on it; the `catch_unwind` guard is inside too, so a
 //!   panicking probe never poisons the shared future.
 //!
-//! A flight's timer belongs to the runtime of the request that started it;
-//! the waiters of another runtime are woken from there. Actix workers live
-//! as long as the server, so this only matters for a runtime shut down
-//! while its flight is awaited elsewhere, which then waits for its own
-//! deadline.
+//! A flight's timer (and the probe's own I/O) belongs to the runtime of
+//! the request that started it; waiters on other runtimes are woken from
+//! there. So that a stalled runtime (a worker blocked by a synchronous
+//! handler) cannot stretch another worker's answer, every waiter also
+//! keeps the flight's deadline on its *own* runtime and answers `timed
+//! out` at it whatever the flight does.
 //!
 //! # Result cache (`cache`)
 //!
@@ -128,6 +129,7 @@ struct CurrentFlight {
     generation: u64,
     flight: WeakShared<BoxFuture<'static, HealthEntry>>,
     waiting: Arc<AtomicUsize>,
+    started: Instant,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -176,7 +178,7 @@ impl HealthRegistry {
             ensure_task(probe, &self.inner);
             return background_entry(probe);
         }
-        let (flight, waiting) = {
+        let (flight, waiting, started) = {
             let mut slot = lock(&probe.state.slot);
             if let (Some(cache), Some((at, entry))) = (probe.policy.cache, &slot.last)
                 && at.elapsed() < cache
@@ -186,13 +188,14 @@ impl HealthRegistry {
             let current = slot
                 .flight
                 .as_ref()
-                .and_then(|c| Some((c.flight.upgrade()?, c.waiting.clone())));
+                .and_then(|c| Some((c.flight.upgrade()?, c.waiting.clone(), c.started)));
             match current {
                 Some(joined) => joined,
                 None => {
                     let generation = slot.next_generation;
                     slot.next_generation += 1;
-                    let flight = execute(self.inner.clone(), probe.clone(), generation)
+                    let started = Instant::now();
+                    let flight = execute(self.inner.clone(), probe.clone(), generation, started)
                         .boxed()
                         .shared();
                     let waiting = Arc::new(AtomicUsize::new(0));
@@ -201,13 +204,26 @@ impl HealthRegistry {
                         // `downgrade` fails only for a finished flight.
                         flight: flight.downgrade().expect("a new flight is pending"),
                         waiting: waiting.clone(),
+                        started,
                     });
-                    (flight, waiting)
+                    (flight, waiting, started)
                 }
             }
         };
         let _waiting = Waiting::new(waiting);
-        flight.await
+        // The flight's own deadline ends it in time, but its timer belongs
+        // to the runtime that started it; this one, on the waiter's own
+        // runtime, keeps the bound even if that runtime is stalled.
+        match tokio::time::timeout_at(started + probe.timeout, flight).await {
+            Ok(entry) => entry,
+            Err(_elapsed) => {
+                // Kept for the cache like the flight's own timeout would
+                // be; the flight itself retires when it ends.
+                let entry = timed_out(probe, started.elapsed());
+                remember(probe, &mut lock(&probe.state.slot), &entry);
+                entry
+            }
+        }
     }
 
     /// How many requests are waiting right now on the in-flight execution
@@ -238,8 +254,8 @@ fn execute(
     inner: Arc<Inner>,
     probe: Arc<Registered>,
     generation: u64,
+    started: Instant,
 ) -> impl Future<Output = HealthEntry> + Send + 'static {
-    let started = Instant::now();
     async move {
         let guarded = async {
             // Waiting for a slot counts against the deadline: the endpoint
@@ -295,18 +311,28 @@ fn execute(
             data,
             outcome,
         };
-        let mut slot = lock(&probe.state.slot);
-        if slot
-            .flight
-            .as_ref()
-            .is_some_and(|c| c.generation == generation)
-        {
-            slot.flight = None;
-        }
-        if probe.policy.cache.is_some() || probe.policy.refresh.is_some() {
-            slot.last = Some((Instant::now(), entry.clone()));
-        }
+        record(&probe, generation, &entry);
         entry
+    }
+}
+
+/// Retires the flight and keeps its result for the cache or readers.
+fn record(probe: &Registered, generation: u64, entry: &HealthEntry) {
+    let mut slot = lock(&probe.state.slot);
+    if slot
+        .flight
+        .as_ref()
+        .is_some_and(|c| c.generation == generation)
+    {
+        slot.flight = None;
+    }
+    remember(probe, &mut slot, entry);
+}
+
+/// Keeps a result where the cache or the background readers find it.
+fn remember(probe: &Registered, slot: &mut Slot, entry: &HealthEntry) {
+    if probe.policy.cache.is_some() || probe.policy.refresh.is_some() {
+        slot.last = Some((Instant::now(), entry.clone()));
     }
 }
 
@@ -316,6 +342,18 @@ pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
         .copied()
         .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
         .unwrap_or("non-string panic payload")
+}
+
+/// The entry of a run that missed its deadline.
+fn timed_out(probe: &Registered, duration: Duration) -> HealthEntry {
+    HealthEntry {
+        name: probe.name.clone(),
+        status: probe.failure_status.status(),
+        description: Some(Cow::Owned(probe.timeout_description.clone())),
+        duration,
+        data: None,
+        outcome: EntryOutcome::TimedOut,
+    }
 }
 
 /// The latest background result as this request sees it; never waits.
@@ -375,7 +413,7 @@ async fn schedule(probe: Weak<Registered>, registry: Weak<Inner>, mut stop: ones
             slot.next_generation += 1;
             slot.next_generation
         };
-        let run = execute(inner, p, generation);
+        let run = execute(inner, p, generation, Instant::now());
         if let Either::Right(_) = select(pin!(run), &mut stop).await {
             return;
         }
