@@ -250,70 +250,68 @@ impl HealthRegistry {
 /// One run of a probe: in-flight slot, deadline and panic guard, then the
 /// result is recorded and the flight retired, so no request can join a
 /// finished flight and get an old answer from it.
-fn execute(
+async fn execute(
     inner: Arc<Inner>,
     probe: Arc<Registered>,
     generation: u64,
     started: Instant,
-) -> impl Future<Output = HealthEntry> + Send + 'static {
-    async move {
-        let guarded = async {
-            // Waiting for a slot counts against the deadline: the endpoint
-            // must answer in time even when the bound is saturated. A free
-            // slot is taken without queueing.
-            let _slot = match inner.limiter.try_acquire() {
-                Ok(slot) => Ok(slot),
-                Err(_) => inner.limiter.acquire().await,
-            };
-            // `check_boxed` is called inside the guarded future, so a panic
-            // in a check's synchronous part is caught like one in its
-            // `async` part (AT-3).
-            AssertUnwindSafe(async { probe.probe.check_boxed().await })
-                .catch_unwind()
-                .await
+) -> HealthEntry {
+    let guarded = async {
+        // Waiting for a slot counts against the deadline: the endpoint
+        // must answer in time even when the bound is saturated. A free
+        // slot is taken without queueing.
+        let _slot = match inner.limiter.try_acquire() {
+            Ok(slot) => Ok(slot),
+            Err(_) => inner.limiter.acquire().await,
         };
-        let result = tokio::time::timeout_at(started + probe.timeout, guarded).await;
-        let duration = started.elapsed();
-        let failed = probe.failure_status.status();
-        let (status, description, data, outcome) = match result {
-            Ok(Ok(Ok(r))) => {
-                // A probe's own "Unhealthy" is a failure too, so an optional
-                // dependency registered as Degraded never fails the tier.
-                let status = r.status.min(failed);
-                (status, r.description, r.data, EntryOutcome::Completed)
-            }
-            Ok(Ok(Err(error))) => {
-                tracing::warn!(probe = %probe.name, error = %error, "health probe failed");
-                let d = Some(Cow::Borrowed(ERRORED_DESCRIPTION));
-                (failed, d, None, EntryOutcome::Errored)
-            }
-            Ok(Err(panic)) => {
-                let message = panic_message(&*panic);
-                tracing::warn!(probe = %probe.name, panic = %message, "health probe panicked");
-                let d = Some(Cow::Borrowed(PANICKED_DESCRIPTION));
-                (failed, d, None, EntryOutcome::Panicked)
-            }
-            Err(_elapsed) => {
-                tracing::warn!(
-                    probe = %probe.name,
-                    timeout_ms = probe.timeout.as_millis() as u64,
-                    "health probe timed out and was cancelled"
-                );
-                let d = Some(Cow::Owned(probe.timeout_description.clone()));
-                (failed, d, None, EntryOutcome::TimedOut)
-            }
-        };
-        let entry = HealthEntry {
-            name: probe.name.clone(),
-            status,
-            description,
-            duration,
-            data,
-            outcome,
-        };
-        record(&probe, generation, &entry);
-        entry
-    }
+        // `check_boxed` is called inside the guarded future, so a panic
+        // in a check's synchronous part is caught like one in its
+        // `async` part (AT-3).
+        AssertUnwindSafe(async { probe.probe.check_boxed().await })
+            .catch_unwind()
+            .await
+    };
+    let result = tokio::time::timeout_at(started + probe.timeout, guarded).await;
+    let duration = started.elapsed();
+    let failed = probe.failure_status.status();
+    let (status, description, data, outcome) = match result {
+        Ok(Ok(Ok(r))) => {
+            // A probe's own "Unhealthy" is a failure too, so an optional
+            // dependency registered as Degraded never fails the tier.
+            let status = r.status.min(failed);
+            (status, r.description, r.data, EntryOutcome::Completed)
+        }
+        Ok(Ok(Err(error))) => {
+            tracing::warn!(probe = %probe.name, error = %error, "health probe failed");
+            let d = Some(Cow::Borrowed(ERRORED_DESCRIPTION));
+            (failed, d, None, EntryOutcome::Errored)
+        }
+        Ok(Err(panic)) => {
+            let message = panic_message(&*panic);
+            tracing::warn!(probe = %probe.name, panic = %message, "health probe panicked");
+            let d = Some(Cow::Borrowed(PANICKED_DESCRIPTION));
+            (failed, d, None, EntryOutcome::Panicked)
+        }
+        Err(_elapsed) => {
+            tracing::warn!(
+                probe = %probe.name,
+                timeout_ms = probe.timeout.as_millis() as u64,
+                "health probe timed out and was cancelled"
+            );
+            let d = Some(Cow::Owned(probe.timeout_description.clone()));
+            (failed, d, None, EntryOutcome::TimedOut)
+        }
+    };
+    let entry = HealthEntry {
+        name: probe.name.clone(),
+        status,
+        description,
+        duration,
+        data,
+        outcome,
+    };
+    record(&probe, generation, &entry);
+    entry
 }
 
 /// Retires the flight and keeps its result for the cache or readers.
