@@ -16,6 +16,7 @@
 //! are: it is a report, not a test.
 
 mod client;
+mod policy;
 mod servers;
 mod wrk;
 
@@ -80,6 +81,17 @@ fn main() -> ExitCode {
     };
     let warmup = std::env::var("WARMUP").unwrap_or_else(|_| "1s".into());
 
+    // `BENCH=policy` prints only the execution-policy table, which needs
+    // no wrk: its clients are in-process.
+    if std::env::var("BENCH").as_deref() == Ok("policy") {
+        return match policy::run() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: execution policy: {e}");
+                ExitCode::from(1)
+            }
+        };
+    }
     if !wrk::available() {
         eprintln!(
             "error: wrk is not installed; run examples/bench/run.sh, or `apt-get install -y wrk`"
@@ -175,6 +187,10 @@ fn main() -> ExitCode {
     }
 
     report(&endpoints, &results);
+    if let Err(e) = policy::run() {
+        eprintln!("error: execution policy: {e}");
+        return ExitCode::from(1);
+    }
     println!("  load average at end: {}", loadavg());
     ExitCode::SUCCESS
 }
