@@ -16,7 +16,7 @@ use std::thread::ThreadId;
 use std::time::Duration;
 
 use actix_web::dev::Service;
-use actix_web::{App, HttpServer};
+use actix_web::web;
 use tokio::sync::watch;
 use tokio::time::Instant;
 use zb_health::probe::from_blocking_fn;
@@ -116,23 +116,18 @@ async fn concurrent_http_requests_on_two_workers_cause_one_execution() {
     // The worker threads that served a request, to show both took part.
     let workers = Arc::new(Mutex::new(HashSet::new()));
     let seen = workers.clone();
-    let server = HttpServer::new(move || {
+    let server = support::serve_on_workers(2, move |c| {
         let seen = seen.clone();
-        App::new()
-            .wrap_fn(move |req, srv| {
-                seen.lock().unwrap().insert(std::thread::current().id());
-                srv.call(req)
-            })
-            .service(endpoints.clone())
-    })
-    .workers(2)
-    .disable_signals()
-    .bind(("127.0.0.1", 0))
-    .unwrap();
-    let addr = server.addrs()[0];
-    let server = server.run();
-    let handle = server.handle();
-    tokio::spawn(server);
+        c.service(
+            web::scope("")
+                .wrap_fn(move |req, srv| {
+                    seen.lock().unwrap().insert(std::thread::current().id());
+                    srv.call(req)
+                })
+                .service(endpoints.clone()),
+        );
+    });
+    let addr = server.addr;
 
     let clients: Vec<_> = (0..CLIENTS)
         .map(|_| tokio::spawn(support::request(addr, "GET", "/health/ready")))
@@ -155,7 +150,6 @@ async fn concurrent_http_requests_on_two_workers_cause_one_execution() {
     }
     assert_eq!(runs.load(Ordering::SeqCst), 1);
     assert_eq!(workers.lock().unwrap().len(), 2, "both workers served");
-    handle.stop(false).await;
 }
 
 /// A blocking probe that records its thread and blocks until released.

@@ -483,6 +483,12 @@ mod tests {
         (ProbeRegistration::new(name, probe), c)
     }
 
+    /// A ready check on its own task, to be dropped or awaited later.
+    fn spawn_check(reg: &HealthRegistry) -> tokio::task::JoinHandle<crate::HealthReport> {
+        let reg = reg.clone();
+        tokio::spawn(async move { reg.check(Tag::Ready).await })
+    }
+
     #[tokio::test(start_paused = true)]
     async fn concurrent_checks_share_one_execution() {
         let reg = HealthRegistry::new();
@@ -514,14 +520,8 @@ mod tests {
         let reg = HealthRegistry::new();
         let (r, c) = counted("db", ms(50));
         reg.add(r).unwrap();
-        let first = tokio::spawn({
-            let reg = reg.clone();
-            async move { reg.check(Tag::Ready).await }
-        });
-        let second = tokio::spawn({
-            let reg = reg.clone();
-            async move { reg.check(Tag::Ready).await }
-        });
+        let first = spawn_check(&reg);
+        let second = spawn_check(&reg);
         tokio::time::sleep(ms(10)).await;
         assert_eq!(reg.waiting("db"), 2);
         first.abort();
@@ -537,10 +537,7 @@ mod tests {
         let reg = HealthRegistry::new();
         let (r, c) = counted("db", ms(50));
         reg.add(r).unwrap();
-        let only = tokio::spawn({
-            let reg = reg.clone();
-            async move { reg.check(Tag::Ready).await }
-        });
+        let only = spawn_check(&reg);
         tokio::time::sleep(ms(10)).await;
         only.abort();
         let _ = only.await;
@@ -578,10 +575,7 @@ mod tests {
         let (r, c) = counted("hung", ms(0));
         c.hang.store(true, Ordering::SeqCst);
         reg.add(r.timeout(ms(200))).unwrap();
-        let first = tokio::spawn({
-            let reg = reg.clone();
-            async move { reg.check(Tag::Ready).await }
-        });
+        let first = spawn_check(&reg);
         tokio::time::sleep(ms(150)).await;
         let late = reg.check(Tag::Ready).await;
         assert_eq!(late.total_duration, ms(50));

@@ -61,8 +61,17 @@ pub fn serve_with<F>(configure: F) -> Server
 where
     F: Fn(&mut web::ServiceConfig) + Send + Clone + 'static,
 {
+    serve_on_workers(1, configure)
+}
+
+/// Like [`serve_with`] with `workers` actix workers, each its own thread
+/// and single-threaded runtime.
+pub fn serve_on_workers<F>(workers: usize, configure: F) -> Server
+where
+    F: Fn(&mut web::ServiceConfig) + Send + Clone + 'static,
+{
     let server = HttpServer::new(move || App::new().configure(configure.clone()))
-        .workers(1)
+        .workers(workers)
         .disable_signals()
         .bind(("127.0.0.1", 0))
         .unwrap();
