@@ -62,7 +62,9 @@
 //! reported with the probe's failure status and [the fixed stale
 //! description](stale_description). Before the first result, a request
 //! gets the failure status and [`NO_RESULT_YET_DESCRIPTION`]: the honest
-//! answer, and a readiness probe simply retries.
+//! answer, and a readiness probe simply retries. Both entries have the
+//! outcome [`EntryOutcome::TimedOut`] (no result within the bound) and a
+//! zero duration (nothing ran for this request).
 //!
 //! The schedule is a tokio task, started on the runtime of the first
 //! request that reads the probe (a runtime always exists there; `add` may

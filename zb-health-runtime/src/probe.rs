@@ -169,6 +169,10 @@ impl ProbeResult {
 /// result if it returns in time. Needs a tokio runtime with the blocking
 /// pool (every actix worker has one).
 ///
+/// The returned probe has no type of its own to name (it is a [`FnProbe`]
+/// inside), so the probe types listed in compiler messages stay the ones
+/// users implement or name.
+///
 /// ```
 /// use zb_health::{ProbeResult, probe::from_blocking_fn};
 /// let probe = from_blocking_fn(|| {
@@ -177,10 +181,6 @@ impl ProbeResult {
 /// });
 /// # let _ = probe;
 /// ```
-///
-/// The returned probe has no type of its own to name (it is a [`FnProbe`]
-/// inside), so that the set of probe types in compiler messages stays the
-/// user-facing one.
 pub fn from_blocking_fn<F>(f: F) -> impl Probe
 where
     F: Fn() -> ProbeOutcome + Send + Sync + 'static,
