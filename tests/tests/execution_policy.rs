@@ -50,7 +50,7 @@ fn wait_until(what: &str, condition: impl Fn() -> bool) {
             std::time::Instant::now() < deadline,
             "timed out waiting for {what}"
         );
-        std::thread::yield_now();
+        std::thread::sleep(Duration::from_millis(1));
     }
 }
 
