@@ -17,7 +17,9 @@
 //!   rules of [`spec`], the same code the compile-time checks use.
 //! * [`HealthRegistry::check`] runs a tier: concurrently, bounded, each
 //!   probe under a deadline that cancels it and a guard that catches its
-//!   panics, producing a [`HealthReport`].
+//!   panics, producing a [`HealthReport`]. [`policy`] is how a probe's
+//!   result is obtained: one shared execution per probe (single-flight),
+//!   a result cache, or a background schedule.
 //! * A [`ResponseWriter`] turns the report into a body; [`write_json`] is
 //!   the canonical one.
 //! * [`ZbHealth`] maps the three tiers onto an actix `App`;
