@@ -213,6 +213,32 @@ impl HealthRegistry {
     }
 }
 
+/// Makes a drain take this node out of the chitchat cluster cleanly: on
+/// [`HealthRegistry::begin_drain`] the node gossips `Leaving` (keeping
+/// `roles`), so its peers stop counting it as an `Up` candidate and the
+/// next-oldest node takes the active role within a few gossip rounds,
+/// without waiting for failure detection (AT-6).
+///
+/// Publishing needs chitchat's async lock, so the hook spawns it on the
+/// current tokio runtime (the drain runs on one under [`serve`]); with no
+/// runtime it logs and does nothing.
+#[cfg(feature = "chitchat")]
+pub fn leave_cluster_on_drain(
+    registry: &HealthRegistry,
+    view: std::sync::Arc<crate::cluster::chitchat::ChitchatClusterView>,
+    roles: Vec<String>,
+) {
+    registry.on_drain(move || match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => {
+            runtime.spawn(async move {
+                view.publish(crate::cluster::MemberStatus::Leaving, roles)
+                    .await;
+            });
+        }
+        Err(_) => tracing::warn!("drain outside a tokio runtime: cannot announce Leaving"),
+    });
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // The guarded values are replaced whole, never left half-written.
     m.lock().unwrap_or_else(|e| e.into_inner())
