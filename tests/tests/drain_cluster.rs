@@ -56,20 +56,10 @@ async fn a_drain_on_the_active_node_moves_the_active_role_to_the_next_oldest() {
 
     let drained = Instant::now();
     assert!(registry.begin_drain());
-    let mut per_node: Vec<Option<Duration>> = vec![None; cluster.nodes.len()];
-    while per_node.iter().any(Option::is_none) {
-        for (node, seen) in cluster.nodes.iter().zip(&mut per_node) {
-            if seen.is_none() && node.active(&rule).as_deref() == Some(next.as_str()) {
-                *seen = Some(drained.elapsed());
-            }
-        }
-        assert!(
-            drained.elapsed() < HANDOVER,
-            "{next} not active everywhere after {HANDOVER:?}: {per_node:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    let per_node: Vec<u128> = per_node.iter().flatten().map(|d| d.as_millis()).collect();
+    let per_node = cluster
+        .until_active_everywhere(&rule, &next, drained, HANDOVER)
+        .await;
+    let per_node: Vec<u128> = per_node.iter().map(Duration::as_millis).collect();
     println!(
         "drain hand-over: the next-oldest was active on every node {} ms after the drain \
          (per node {per_node:?} ms, node 0 first; gossip {} ms)",
