@@ -240,9 +240,7 @@ impl TierEndpoint {
         }
         // The startup gate and the drain put their entries first (BE-HLTH-004,
         // -005); in the steady state the report passes through unchanged.
-        let report = self
-            .registry
-            .with_lifecycle(self.registry.check(self.tag).await);
+        let report = self.registry.answer(self.tag).await;
         let mut response = HttpResponse::build(tier_status_code(self.tag, report.status));
         response.insert_header(no_store());
         self.writer.write(&report, response)

@@ -26,7 +26,7 @@
 //!   on the active node (ZB-4).
 //! * [`lifecycle`]: the startup gate ([`HealthRegistry::startup_gate`]),
 //!   the liveness watchdog ([`HealthRegistry::watchdog`]) and the shutdown
-//!   drain ([`lifecycle::serve`]).
+//!   drain ([`lifecycle::serve`](fn@lifecycle::serve)).
 //!
 //! # Wiring
 //!

@@ -10,7 +10,7 @@
 //!   and `active` answer 503 with a first entry `startup` (`starting`).
 //! * [`HealthRegistry::watchdog`] registers a loop's [`Heartbeat`]; a
 //!   missed deadline turns `live` to 503 and names the loop.
-//! * [`serve`] runs an actix `HttpServer` with SIGTERM and SIGINT wired to
+//! * [`serve`](fn@serve) runs an actix `HttpServer` with SIGTERM and SIGINT wired to
 //!   [`HealthRegistry::begin_drain`]: `ready` and `active` answer 503 with
 //!   a first entry `shutdown` (`draining`) at once, the server keeps serving
 //!   for the drain delay, then stops gracefully.
@@ -159,7 +159,7 @@ impl HealthRegistry {
     /// run, once, in registration order. `live` is unaffected. There is no
     /// way back: a drain ends with the process.
     ///
-    /// [`serve`] calls this on SIGTERM or SIGINT; call it yourself when
+    /// [`serve`](fn@serve) calls this on SIGTERM or SIGINT; call it yourself when
     /// something else decides the process is going away. Returns `true` the
     /// first time.
     pub fn begin_drain(&self) -> bool {
@@ -203,13 +203,21 @@ impl HealthRegistry {
         self.inner.lifecycle.watchdogs.live()
     }
 
-    /// `report` with the lifecycle entries first; what the HTTP tiers
-    /// serve for `ready` and `active`.
-    pub(crate) fn with_lifecycle(&self, report: HealthReport) -> HealthReport {
-        if report.tier == Tag::Live {
-            return report;
+    /// A tier's whole answer, as every server should serve it: for `ready`
+    /// and `active`, [`check`](Self::check) with the startup and shutdown
+    /// entries first while they apply; for `live`, one entry per watchdog,
+    /// `Unhealthy` for a stalled loop (an empty, `Healthy` report without
+    /// watchdogs). Map its status with [`tier_status_code`](crate::tier_status_code),
+    /// except that a stalled `live` is a 503.
+    pub async fn answer(&self, tier: Tag) -> HealthReport {
+        match tier {
+            Tag::Live => match self.live_answer() {
+                LiveAnswer::Fixed => HealthReport::new(Tag::Live, Vec::new(), Duration::ZERO),
+                LiveAnswer::Healthy(_, healthy) => healthy.report(),
+                LiveAnswer::Stalled(report) => report,
+            },
+            Tag::Ready | Tag::Active => self.inner.lifecycle.apply(self.check(tier).await),
         }
-        self.inner.lifecycle.apply(report)
     }
 }
 
@@ -220,7 +228,7 @@ impl HealthRegistry {
 /// without waiting for failure detection (AT-6).
 ///
 /// Publishing needs chitchat's async lock, so the hook spawns it on the
-/// current tokio runtime (the drain runs on one under [`serve`]); with no
+/// current tokio runtime (the drain runs on one under [`serve`](fn@serve)); with no
 /// runtime it logs and does nothing.
 #[cfg(feature = "chitchat")]
 pub fn leave_cluster_on_drain(
@@ -328,7 +336,7 @@ mod tests {
         let registry = degraded_registry();
         let gate = registry.startup_gate();
         assert!(!registry.is_started());
-        let report = registry.with_lifecycle(registry.check(Tag::Ready).await);
+        let report = registry.answer(Tag::Ready).await;
         assert_eq!(report.status, HealthStatus::Unhealthy);
         assert_eq!(
             names(&report),
@@ -343,9 +351,42 @@ mod tests {
         );
         gate.ready();
         assert!(registry.is_started());
-        let report = registry.with_lifecycle(registry.check(Tag::Ready).await);
+        let report = registry.answer(Tag::Ready).await;
         assert_eq!(report.status, HealthStatus::Degraded);
         assert_eq!(names(&report).len(), 1, "no startup entry once started");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn answer_live_is_the_watchdogs_and_ignores_the_gate_and_the_drain() {
+        let registry = degraded_registry();
+        let _gate = registry.startup_gate();
+        registry.begin_drain();
+        let empty = registry.answer(Tag::Live).await;
+        assert_eq!(
+            (empty.status, empty.entries.len()),
+            (HealthStatus::Healthy, 0)
+        );
+        let consumer = registry
+            .watchdog("consumer", Duration::from_millis(10))
+            .unwrap();
+        tokio::time::advance(Duration::from_millis(11)).await;
+        let stalled = registry.answer(Tag::Live).await;
+        assert_eq!(
+            names(&stalled),
+            [(
+                "consumer",
+                HealthStatus::Unhealthy,
+                Some("no heartbeat within 10 ms")
+            )]
+        );
+        consumer.beat();
+        let healthy = registry.answer(Tag::Live).await;
+        assert_eq!(names(&healthy), [("consumer", HealthStatus::Healthy, None)]);
+        let ready = registry.answer(Tag::Ready).await;
+        assert_eq!(
+            names(&ready).iter().map(|e| e.0).collect::<Vec<_>>(),
+            [STARTUP_ENTRY, SHUTDOWN_ENTRY, "cluster"]
+        );
     }
 
     #[test]

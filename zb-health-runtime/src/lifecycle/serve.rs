@@ -12,7 +12,7 @@ use actix_web::{Error, HttpServer};
 
 use crate::registry::HealthRegistry;
 
-/// The drain's timings, for [`serve`].
+/// The drain's timings, for [`serve`](fn@serve).
 ///
 /// ```
 /// # use std::time::Duration;
@@ -73,10 +73,10 @@ impl Drain {
 ///    [`Drain::shutdown_timeout`]);
 /// 4. it returns `Ok(())`, so `main` can exit 0.
 ///
-/// `live` answers 200 throughout. Bind the server before calling; the
-/// signal handlers are installed before this returns its future's first
-/// poll completes, so a signal that arrives once the server is listening
-/// is never lost to the default "terminate" action.
+/// `live` answers 200 throughout (unless a watchdog stalls). Bind the
+/// server before calling. The signal handlers are installed on the first
+/// poll, before the server starts, so a signal that arrives once the server
+/// is listening is never lost to the default "terminate" action.
 ///
 /// ```no_run
 /// use std::time::Duration;

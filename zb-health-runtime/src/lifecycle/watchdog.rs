@@ -85,15 +85,15 @@ pub(crate) enum LiveAnswer {
     /// No watchdog registered: the tier's fixed body.
     Fixed,
     /// Every loop beat in time: this precomputed canonical body, 200.
-    Healthy(Bytes, HealthReportFn),
+    Healthy(Bytes, HealthyReport),
     /// At least one loop stalled: this report, 503.
     Stalled(HealthReport),
 }
 
 /// Builds the healthy report for a non-canonical writer, only when asked.
-pub(crate) struct HealthReportFn(Arc<Table>);
+pub(crate) struct HealthyReport(Arc<Table>);
 
-impl HealthReportFn {
+impl HealthyReport {
     pub(crate) fn report(&self) -> HealthReport {
         let entries = self
             .0
@@ -123,7 +123,7 @@ impl Watchdogs {
         let now = self.now_ms();
         let stalled = |s: &Slot| now.saturating_sub(s.last.load(Ordering::Relaxed)) > s.deadline_ms;
         if !table.slots.iter().any(|s| stalled(s)) {
-            return LiveAnswer::Healthy(table.healthy_body.clone(), HealthReportFn(table));
+            return LiveAnswer::Healthy(table.healthy_body.clone(), HealthyReport(table));
         }
         let entries = table
             .slots
