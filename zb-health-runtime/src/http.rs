@@ -10,11 +10,14 @@ use actix_web::web::Bytes;
 use actix_web::{HttpResponse, web};
 use zb_health_spec::{EndpointPaths, HealthStatus, SpecError, Tag, Violations, check_paths};
 
+use crate::lifecycle::LiveAnswer;
 use crate::registry::HealthRegistry;
 use crate::report::HealthReport;
 use crate::writer::{ResponseWriter, canonical_json, write_json};
 
-/// The HTTP status of a tier's answer (ZB-1.2): `live` is always 200;
+/// The HTTP status of a tier's answer from its probes (ZB-1.2): `live` is
+/// always 200 here (only a stalled watchdog, which is not a probe, makes the
+/// live endpoint 503);
 /// `ready` and `active` are 200 while serving (Healthy, Degraded) and 503
 /// when Unhealthy. Public so custom endpoints map statuses the same way.
 pub fn tier_status_code(tier: Tag, status: HealthStatus) -> StatusCode {
@@ -225,26 +228,58 @@ struct TierEndpoint {
     path: String,
     registry: HealthRegistry,
     writer: Arc<dyn ResponseWriter>,
-    /// The precomputed body of a tier whose answer cannot change.
+    /// The precomputed body of `live` with the canonical writer and no
+    /// watchdog registered, when its answer cannot change.
     fixed_body: Option<Bytes>,
 }
 
 impl TierEndpoint {
     async fn respond(self: Arc<Self>) -> HttpResponse {
-        if let Some(body) = &self.fixed_body {
-            return HttpResponse::Ok()
-                .insert_header(no_store())
-                .insert_header((
-                    header::CONTENT_TYPE,
-                    HeaderValue::from_static("application/json"),
-                ))
-                .body(body.clone());
+        if self.tag == Tag::Live {
+            return self.respond_live();
         }
-        let report = self.registry.check(self.tag).await;
+        // The startup gate and the drain put their entries first (BE-HLTH-004,
+        // -005); in the steady state the report passes through unchanged.
+        let report = self.registry.answer(self.tag).await;
         let mut response = HttpResponse::build(tier_status_code(self.tag, report.status));
         response.insert_header(no_store());
         self.writer.write(&report, response)
     }
+
+    /// `live` runs no probes (ZB-1.3); only a stalled watchdog makes it 503
+    /// (BE-HLTH-002). With the canonical writer and every loop in time the
+    /// answer is a precomputed body.
+    fn respond_live(&self) -> HttpResponse {
+        let (status, report) = match self.registry.live_answer() {
+            LiveAnswer::Fixed => match &self.fixed_body {
+                Some(body) => return fixed_json(StatusCode::OK, body.clone()),
+                None => (
+                    StatusCode::OK,
+                    HealthReport::new(Tag::Live, Vec::new(), Duration::ZERO),
+                ),
+            },
+            LiveAnswer::Healthy(body, report) => {
+                if self.fixed_body.is_some() {
+                    return fixed_json(StatusCode::OK, body);
+                }
+                (StatusCode::OK, report.report())
+            }
+            LiveAnswer::Stalled(report) => (StatusCode::SERVICE_UNAVAILABLE, report),
+        };
+        let mut response = HttpResponse::build(status);
+        response.insert_header(no_store());
+        self.writer.write(&report, response)
+    }
+}
+
+fn fixed_json(status: StatusCode, body: Bytes) -> HttpResponse {
+    HttpResponse::build(status)
+        .insert_header(no_store())
+        .insert_header((
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        ))
+        .body(body)
 }
 
 async fn method_not_allowed() -> HttpResponse {

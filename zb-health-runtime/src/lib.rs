@@ -26,6 +26,9 @@
 //!   [`ZbHealthEndpoints::tier`] serves one tier alone.
 //! * [`ActiveNodeGate`] and [`RequireActiveNode`] keep active-only routes
 //!   on the active node (ZB-4).
+//! * [`lifecycle`]: the startup gate ([`HealthRegistry::startup_gate`]),
+//!   the liveness watchdog ([`HealthRegistry::watchdog`]) and the shutdown
+//!   drain ([`lifecycle::serve`](fn@lifecycle::serve)).
 //!
 //! # Wiring
 //!
@@ -62,6 +65,7 @@ pub mod gate;
 #[cfg(feature = "grpc")]
 pub mod grpc;
 mod http;
+pub mod lifecycle;
 mod meta;
 pub mod policy;
 pub mod probe;
@@ -78,6 +82,7 @@ pub use zb_health_spec as spec;
 
 pub use gate::{ActiveNodeGate, RequireActiveNode, STANDBY_BODY};
 pub use http::{ZbHealth, ZbHealthEndpoints, ZbHealthTier, map_zb_health, tier_status_code};
+pub use lifecycle::{Heartbeat, StartupGate};
 #[doc(hidden)]
 pub use meta::__private;
 pub use meta::{ProbeMeta, ZbHealthProbe};

@@ -238,6 +238,7 @@ impl State {
 pub(crate) struct Inner {
     state: RwLock<State>,
     pub(crate) limiter: Semaphore,
+    pub(crate) lifecycle: crate::lifecycle::Lifecycle,
 }
 
 /// The health registry (AT-1): framework components and the app add probes
@@ -470,6 +471,7 @@ impl HealthRegistryBuilder {
                     orchestrator_timeout: self.orchestrator_timeout,
                 }),
                 limiter: Semaphore::new(self.max_in_flight),
+                lifecycle: Default::default(),
             }),
         }
     }

@@ -408,6 +408,34 @@ impl Cluster {
     }
 }
 
+impl Cluster {
+    /// How long after `since` each node first saw `next` as the active
+    /// node under `rule`, in node order; every node is polled together so
+    /// each time is its own. Panics after `deadline`.
+    pub async fn until_active_everywhere(
+        &self,
+        rule: &ClusterActiveNode,
+        next: &str,
+        since: Instant,
+        deadline: Duration,
+    ) -> Vec<Duration> {
+        let mut per_node: Vec<Option<Duration>> = vec![None; self.nodes.len()];
+        while per_node.iter().any(Option::is_none) {
+            for (node, seen) in self.nodes.iter().zip(&mut per_node) {
+                if seen.is_none() && node.active(rule).as_deref() == Some(next) {
+                    *seen = Some(since.elapsed());
+                }
+            }
+            assert!(
+                since.elapsed() < deadline,
+                "{next} not active everywhere after {deadline:?}: {per_node:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        per_node.into_iter().flatten().collect()
+    }
+}
+
 /// Polls `check` every 5 ms until it answers `Some`, for at most
 /// `deadline`; returns the answer and how long it took.
 pub async fn eventually<T>(

@@ -115,36 +115,40 @@ impl Wire {
 /// One HTTP/1.1 request over a fresh TCP connection, read until the
 /// server closes it: no client library between the test and the bytes.
 pub async fn request(addr: SocketAddr, method: &str, path: &str) -> Wire {
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    try_request(addr, method, path).await.unwrap()
+}
+
+/// [`request`] that reports a refused, reset or empty exchange as an
+/// error instead of panicking: for a server that is going away.
+pub async fn try_request(addr: SocketAddr, method: &str, path: &str) -> std::io::Result<Wire> {
+    let mut stream = tokio::net::TcpStream::connect(addr).await?;
     let req = format!(
         "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
     );
-    stream.write_all(req.as_bytes()).await.unwrap();
+    stream.write_all(req.as_bytes()).await?;
     let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).await.unwrap();
+    stream.read_to_end(&mut raw).await?;
+    let invalid = || std::io::Error::new(std::io::ErrorKind::InvalidData, "not an HTTP response");
     let split = raw
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
-        .expect("a header block");
-    let head = String::from_utf8(raw[..split].to_vec()).unwrap();
+        .ok_or_else(invalid)?;
+    let head = String::from_utf8(raw[..split].to_vec()).map_err(|_| invalid())?;
     let mut lines = head.split("\r\n");
     let status = lines
         .next()
-        .unwrap()
-        .split(' ')
-        .nth(1)
-        .unwrap()
-        .parse()
-        .unwrap();
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(invalid)?;
     let headers = lines
         .filter_map(|l| l.split_once(':'))
         .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
         .collect();
-    Wire {
+    Ok(Wire {
         status,
         headers,
         body: raw[split + 4..].to_vec(),
-    }
+    })
 }
 
 /// `spec/health-response.schema.json`, compiled once.

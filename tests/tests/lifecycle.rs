@@ -1,0 +1,248 @@
+//! Each tier's answer in each lifecycle state, over a real socket: the
+//! startup gate (BE-HLTH-004) starting, failed and ready; the liveness
+//! watchdog (BE-HLTH-002) healthy, stalled and recovered; the drain
+//! (BE-HLTH-005). Every body is checked against the canonical schema.
+//! The real-signal drain is `drain.rs`.
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::{Wire, assert_canonical, fixed, request, serve};
+use tokio::time::timeout;
+use zb_health::cluster::{ClusterMembershipProbe, InMemoryClusterView};
+use zb_health::lifecycle::{
+    DRAINING_DESCRIPTION, SHUTDOWN_ENTRY, STARTING_DESCRIPTION, STARTUP_ENTRY,
+    STARTUP_FAILED_DESCRIPTION,
+};
+use zb_health::{
+    HealthRegistry, HealthStatus, ProbeRegistration, TagSet, ZbHealth, map_zb_health, write_json,
+};
+
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// A ready-tier database probe and an active-tier primary probe, both
+/// healthy.
+fn registry() -> HealthRegistry {
+    let registry = HealthRegistry::new();
+    registry
+        .add(fixed("database", HealthStatus::Healthy))
+        .unwrap();
+    registry
+        .add(fixed("primary", HealthStatus::Healthy).tags(TagSet::ACTIVE))
+        .unwrap();
+    registry
+}
+
+/// Status and canonical body of one GET.
+async fn get(addr: std::net::SocketAddr, path: &str) -> (u16, Value) {
+    let wire: Wire = request(addr, "GET", path).await;
+    let body = wire.json();
+    assert_canonical(&body);
+    (wire.status, body)
+}
+
+fn entry_names(body: &Value) -> Vec<&str> {
+    body["entries"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect()
+}
+
+#[actix_web::test]
+async fn a_pending_gate_holds_ready_and_active_at_503_with_the_startup_entry_first() {
+    let registry = registry();
+    let gate = registry.startup_gate();
+    let server = serve(map_zb_health(registry.clone()));
+
+    for (path, probe) in [("/health/ready", "database"), ("/health/active", "primary")] {
+        let (status, body) = get(server.addr, path).await;
+        assert_eq!(status, 503, "{path}");
+        assert_eq!(body["status"], "Unhealthy");
+        assert_eq!(entry_names(&body), [STARTUP_ENTRY, probe], "{path}");
+        assert_eq!(
+            body["entries"][STARTUP_ENTRY],
+            json!({"status": "Unhealthy", "description": STARTING_DESCRIPTION, "durationMs": 0.0})
+        );
+    }
+    let (status, body) = get(server.addr, "/healthz").await;
+    assert_eq!((status, entry_names(&body).len()), (200, 0));
+
+    gate.ready();
+    for (path, probe) in [("/health/ready", "database"), ("/health/active", "primary")] {
+        let (status, body) = get(server.addr, path).await;
+        assert_eq!(status, 200, "{path}");
+        assert_eq!(entry_names(&body), [probe], "{path}: the entry is gone");
+    }
+}
+
+#[actix_web::test]
+async fn a_failed_start_stays_503_with_a_fixed_description_and_no_error_text() {
+    let registry = registry();
+    let server = serve(map_zb_health(registry.clone()));
+    registry
+        .startup_gate()
+        .failed("migration 42 failed: password=hunter2");
+    for path in ["/health/ready", "/health/active"] {
+        let wire = request(server.addr, "GET", path).await;
+        assert_eq!(wire.status, 503, "{path}");
+        let text = String::from_utf8(wire.body.clone()).unwrap();
+        assert!(!text.contains("hunter2"), "{text}");
+        let body = wire.json();
+        assert_canonical(&body);
+        assert_eq!(entry_names(&body)[0], STARTUP_ENTRY);
+        assert_eq!(
+            body["entries"][STARTUP_ENTRY]["description"],
+            STARTUP_FAILED_DESCRIPTION
+        );
+    }
+    assert_eq!(get(server.addr, "/healthz").await.0, 200);
+}
+
+#[actix_web::test]
+async fn the_cluster_probes_startup_degraded_does_not_make_a_gated_service_look_ready() {
+    // No cluster view yet: the membership probe answers Degraded (a 200 on
+    // its own, ZB-2.2's startup safety).
+    let registry = HealthRegistry::new();
+    let view = Arc::new(InMemoryClusterView::default());
+    registry
+        .add(ProbeRegistration::new(
+            "cluster",
+            ClusterMembershipProbe::new(view),
+        ))
+        .unwrap();
+    let server = serve(map_zb_health(registry.clone()));
+    let (status, body) = get(server.addr, "/health/ready").await;
+    assert_eq!(
+        (status, &body["entries"]["cluster"]["status"]),
+        (200, &json!("Degraded")),
+        "without a gate the booting node stays in rotation"
+    );
+
+    let gate = registry.startup_gate();
+    let (status, body) = get(server.addr, "/health/ready").await;
+    assert_eq!(status, 503, "with a declared gate it does not look ready");
+    assert_eq!(entry_names(&body), [STARTUP_ENTRY, "cluster"]);
+    assert_eq!(body["entries"]["cluster"]["status"], "Degraded");
+    gate.ready();
+    assert_eq!(get(server.addr, "/health/ready").await.0, 200);
+}
+
+#[actix_web::test]
+async fn a_drain_turns_ready_and_active_503_with_the_shutdown_entry_first_and_live_stays_200() {
+    let registry = registry();
+    let server = serve(map_zb_health(registry.clone()));
+    assert_eq!(get(server.addr, "/health/ready").await.0, 200);
+    assert!(registry.begin_drain());
+    for (path, probe) in [("/health/ready", "database"), ("/health/active", "primary")] {
+        let (status, body) = get(server.addr, path).await;
+        assert_eq!(status, 503, "{path}");
+        assert_eq!(entry_names(&body), [SHUTDOWN_ENTRY, probe], "{path}");
+        assert_eq!(
+            body["entries"][SHUTDOWN_ENTRY]["description"],
+            DRAINING_DESCRIPTION
+        );
+    }
+    assert_eq!(get(server.addr, "/healthz").await.0, 200);
+}
+
+/// Polls `/healthz` until it answers `status`; returns the body.
+async fn live_until(addr: std::net::SocketAddr, status: u16) -> Value {
+    timeout(DEADLINE, async {
+        loop {
+            let (got, body) = get(addr, "/healthz").await;
+            if got == status {
+                return body;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("/healthz never answered {status}"))
+}
+
+#[actix_web::test]
+async fn a_stalled_loop_makes_live_503_and_names_it_and_its_next_beats_recover_it() {
+    let registry = registry();
+    let server = serve(map_zb_health(registry.clone()));
+    let consumer = Arc::new(
+        registry
+            .watchdog("consumer", Duration::from_millis(100))
+            .unwrap(),
+    );
+    let _scheduler = registry
+        .watchdog("scheduler", Duration::from_secs(3600))
+        .unwrap();
+
+    // The consumer never beats: live turns 503 and names it.
+    let body = live_until(server.addr, 503).await;
+    assert_eq!(body["status"], "Unhealthy");
+    assert_eq!(
+        body["entries"],
+        json!({
+            "consumer": {"status": "Unhealthy", "description": "no heartbeat within 100 ms", "durationMs": 0.0},
+            "scheduler": {"status": "Healthy", "description": null, "durationMs": 0.0},
+        })
+    );
+    // Readiness is not liveness: the stall does not touch ready.
+    assert_eq!(get(server.addr, "/health/ready").await.0, 200);
+
+    // The loop resumes: live returns to 200.
+    let running = Arc::new(AtomicBool::new(true));
+    let beating = {
+        let (consumer, running) = (consumer.clone(), running.clone());
+        tokio::spawn(async move {
+            while running.load(Ordering::Relaxed) {
+                consumer.beat();
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+    };
+    let body = live_until(server.addr, 200).await;
+    assert_eq!(body["status"], "Healthy");
+    assert_eq!(entry_names(&body), ["consumer", "scheduler"]);
+
+    // It stalls again.
+    running.store(false, Ordering::Relaxed);
+    beating.await.unwrap();
+    live_until(server.addr, 503).await;
+}
+
+#[actix_web::test]
+async fn dropping_every_heartbeat_restores_the_fixed_live_body() {
+    let registry = registry();
+    let server = serve(map_zb_health(registry.clone()));
+    let before = request(server.addr, "GET", "/healthz").await.body;
+    let heartbeat = registry
+        .watchdog("consumer", Duration::from_millis(1))
+        .unwrap();
+    live_until(server.addr, 503).await;
+    drop(heartbeat);
+    let after = request(server.addr, "GET", "/healthz").await;
+    assert_eq!(after.status, 200);
+    assert_eq!(after.body, before);
+    assert_eq!(
+        after.body,
+        br#"{"status":"Healthy","totalDurationMs":0,"entries":{}}"#
+    );
+}
+
+#[actix_web::test]
+async fn a_custom_writer_gets_the_stalled_report_with_a_503() {
+    let registry = registry();
+    let endpoints = ZbHealth::new(registry.clone())
+        .writer(|report: &zb_health::HealthReport, response| write_json(report, response))
+        .build()
+        .unwrap();
+    let server = serve(endpoints);
+    let _heartbeat = registry
+        .watchdog("consumer", Duration::from_millis(1))
+        .unwrap();
+    let body = live_until(server.addr, 503).await;
+    assert_eq!(entry_names(&body), ["consumer"]);
+}

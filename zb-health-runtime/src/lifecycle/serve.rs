@@ -1,0 +1,182 @@
+//! Running an actix `HttpServer` with the shutdown drain (BE-HLTH-005).
+
+use std::fmt;
+use std::io;
+use std::time::Duration;
+
+use actix_http::{Request, Response};
+use actix_service::IntoServiceFactory;
+use actix_web::body::MessageBody;
+use actix_web::dev::{AppConfig, Service, ServiceFactory};
+use actix_web::{Error, HttpServer};
+
+use crate::registry::HealthRegistry;
+
+/// The drain's timings, for [`serve`](fn@serve).
+///
+/// ```
+/// # use std::time::Duration;
+/// # use zb_health::lifecycle::Drain;
+/// let drain = Drain::new(Duration::from_secs(5)).shutdown_timeout(Duration::from_secs(20));
+/// # let _ = drain;
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Drain {
+    delay: Duration,
+    shutdown_timeout: Duration,
+}
+
+impl Drain {
+    /// Keeps serving, new requests included, for `delay` after the signal
+    /// while `ready` answers 503: the time the orchestrator needs to see
+    /// the 503 and take the pod out of its endpoints (Kubernetes' preStop /
+    /// endpoint propagation). In-flight requests then get actix's default
+    /// 30 s to finish.
+    pub const fn new(delay: Duration) -> Self {
+        Self {
+            delay,
+            shutdown_timeout: Duration::from_secs(30),
+        }
+    }
+
+    /// How long in-flight requests may run after the delay before workers
+    /// are dropped (actix's `shutdown_timeout`, whole seconds, rounded up).
+    /// Keep `delay + shutdown_timeout` under the orchestrator's termination
+    /// grace period, or it kills the process first.
+    pub const fn shutdown_timeout(mut self, timeout: Duration) -> Self {
+        self.shutdown_timeout = timeout;
+        self
+    }
+
+    /// The drain delay.
+    pub const fn delay(&self) -> Duration {
+        self.delay
+    }
+
+    /// The graceful-stop timeout.
+    pub const fn graceful_timeout(&self) -> Duration {
+        self.shutdown_timeout
+    }
+}
+
+/// Runs `server` with `registry` wired to SIGTERM and SIGINT (Ctrl-C on
+/// non-Unix), replacing actix's own signal handling. On the first signal,
+/// in order:
+///
+/// 1. [`HealthRegistry::begin_drain`]: `ready` and `active` answer 503 at
+///    once (entry `shutdown`, `draining`) and the
+///    [`on_drain`](HealthRegistry::on_drain) hooks run, e.g. to give up the
+///    active role;
+/// 2. the server keeps serving, new requests included, for
+///    [`Drain::new`]'s delay; a second signal cuts the delay short;
+/// 3. a graceful stop lets in-flight requests finish (up to
+///    [`Drain::shutdown_timeout`]);
+/// 4. it returns `Ok(())`, so `main` can exit 0.
+///
+/// `live` answers 200 throughout (unless a watchdog stalls). Bind the
+/// server before calling. The signal handlers are installed on the first
+/// poll, before the server starts, so a signal that arrives once the server
+/// is listening is never lost to the default "terminate" action.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use actix_web::{App, HttpServer};
+/// use zb_health::lifecycle::{serve, Drain};
+/// use zb_health::{map_zb_health, HealthRegistry};
+///
+/// #[actix_web::main]
+/// async fn main() -> std::io::Result<()> {
+///     let registry = HealthRegistry::process();
+///     let health = map_zb_health(registry.clone());
+///     let server = HttpServer::new(move || App::new().service(health.clone()))
+///         .bind(("127.0.0.1", 8080))?;
+///     serve(server, registry, Drain::new(Duration::from_secs(5))).await
+/// }
+/// ```
+pub async fn serve<F, I, S, B>(
+    server: HttpServer<F, I, S, B>,
+    registry: &HealthRegistry,
+    drain: Drain,
+) -> io::Result<()>
+where
+    F: Fn() -> I + Send + Clone + 'static,
+    I: IntoServiceFactory<S, Request>,
+    S: ServiceFactory<Request, Config = AppConfig> + 'static,
+    S::Error: Into<Error> + 'static,
+    S::InitError: fmt::Debug,
+    S::Response: Into<Response<B>> + 'static,
+    <S::Service as Service<Request>>::Future: 'static,
+    S::Service: 'static,
+    B: MessageBody + 'static,
+{
+    let mut signals = Signals::install()?;
+    let timeout_secs =
+        drain.shutdown_timeout.as_secs() + u64::from(drain.shutdown_timeout.subsec_nanos() > 0);
+    let server = server
+        .disable_signals()
+        .shutdown_timeout(timeout_secs)
+        .run();
+    let handle = server.handle();
+    let registry = registry.clone();
+    let drainer = tokio::spawn(async move {
+        let signal = signals.next().await;
+        tracing::info!(
+            signal,
+            delay_ms = drain.delay.as_millis() as u64,
+            "drain: ready and active answer 503; serving on until the delay ends"
+        );
+        registry.begin_drain();
+        tokio::select! {
+            () = tokio::time::sleep(drain.delay) => {}
+            signal = signals.next() => {
+                tracing::info!(signal, "drain: second signal, stopping now");
+            }
+        }
+        tracing::info!("drain: stopping; in-flight requests finish");
+        handle.stop(true).await;
+    });
+    let result = server.await;
+    drainer.abort();
+    result
+}
+
+/// SIGTERM and SIGINT, registered when built.
+struct Signals {
+    #[cfg(unix)]
+    term: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    int: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn install() -> io::Result<Self> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Ok(Self {
+                term: signal(SignalKind::terminate())?,
+                int: signal(SignalKind::interrupt())?,
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            Ok(Self {})
+        }
+    }
+
+    /// The next signal's name.
+    async fn next(&mut self) -> &'static str {
+        #[cfg(unix)]
+        {
+            tokio::select! {
+                _ = self.term.recv() => "SIGTERM",
+                _ = self.int.recv() => "SIGINT",
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+            "Ctrl-C"
+        }
+    }
+}
