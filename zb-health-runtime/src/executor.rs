@@ -193,6 +193,19 @@ mod tests {
     }
 
     #[test]
+    fn the_lifecycle_entry_names_are_reserved() {
+        let reg = HealthRegistry::new();
+        for name in [
+            crate::lifecycle::STARTUP_ENTRY,
+            crate::lifecycle::SHUTDOWN_ENTRY,
+        ] {
+            let err = reg.add(ok(name, HealthStatus::Healthy)).unwrap_err();
+            assert_eq!(err.rules(), [Rule::ProbeName], "{name}");
+        }
+        assert!(reg.names().is_empty());
+    }
+
+    #[test]
     fn an_active_probe_is_never_optional() {
         let reg = HealthRegistry::new();
         let err = reg

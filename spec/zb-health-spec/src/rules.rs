@@ -301,6 +301,11 @@ impl std::error::Error for SpecError {}
 /// R9: a probe name is a low-cardinality identifier (it becomes a JSON key,
 /// a log field and a metric label): 1 to 64 ASCII letters, digits, `-`, `_`
 /// or `.`.
+///
+/// The names of the entries the lifecycle puts in front of the probes'
+/// ([`STARTUP_ENTRY`], [`SHUTDOWN_ENTRY`]) are reserved: a probe with one of
+/// them would write the same JSON key twice while the service starts or
+/// drains.
 pub fn check_name<L>(name: &str, location: L, sink: &mut Violations<L>) {
     if name.is_empty() {
         sink.push(
@@ -320,8 +325,23 @@ pub fn check_name<L>(name: &str, location: L, sink: &mut Violations<L>) {
             format!("probe name `{name}` is not a short identifier"),
             "use at most 64 ASCII letters, digits, `-`, `_` or `.`; names are JSON keys and metric labels, so keep them fixed and low-cardinality (BE-HLTH-007)",
         );
+    } else if [STARTUP_ENTRY, SHUTDOWN_ENTRY].contains(&name) {
+        sink.push(
+            Rule::ProbeName,
+            location,
+            format!("probe name `{name}` is reserved"),
+            "the lifecycle's own entry has this name while the service starts or drains; name the probe after what it checks",
+        );
     }
 }
+
+/// The name of the entry that holds `ready` and `active` at 503 until the
+/// service's startup work is done (BE-HLTH-004). Reserved for it (R9).
+pub const STARTUP_ENTRY: &str = "startup";
+
+/// The name of the entry that turns `ready` and `active` 503 while the
+/// service drains (BE-HLTH-005). Reserved for it (R9).
+pub const SHUTDOWN_ENTRY: &str = "shutdown";
 
 /// R1: a probe serves `ready` and/or `active`, never `live` (ZB-1.3); and
 /// R13: at least one tier (ZB-1.1).
@@ -902,6 +922,8 @@ mod tests {
         check_name("", (), &mut s);
         check_name("has space", (), &mut s);
         check_name("akka-cluster", (), &mut s);
-        assert_eq!(rules(s), [Rule::ProbeName; 2]);
+        check_name(STARTUP_ENTRY, (), &mut s);
+        check_name(SHUTDOWN_ENTRY, (), &mut s);
+        assert_eq!(rules(s), [Rule::ProbeName; 4]);
     }
 }

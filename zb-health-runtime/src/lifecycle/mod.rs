@@ -35,15 +35,16 @@ pub use watchdog::{Heartbeat, STALLED_PREFIX};
 pub(crate) use watchdog::{LiveAnswer, Watchdogs};
 
 /// The name of the entry the startup gate puts first in `ready` and
-/// `active` until initialisation is complete.
-pub const STARTUP_ENTRY: &str = "startup";
+/// `active` until initialisation is complete; no probe may take it (R9).
+pub use zb_health_spec::STARTUP_ENTRY;
 /// The description of the startup entry while initialisation runs.
 pub const STARTING_DESCRIPTION: &str = "starting";
 /// The description of the startup entry after a failed initialisation. The
 /// error itself goes to the log only (BE-HLTH-007).
 pub const STARTUP_FAILED_DESCRIPTION: &str = "startup failed";
-/// The name of the entry a drain puts first in `ready` and `active`.
-pub const SHUTDOWN_ENTRY: &str = "shutdown";
+/// The name of the entry a drain puts first in `ready` and `active`; no
+/// probe may take it (R9).
+pub use zb_health_spec::SHUTDOWN_ENTRY;
 /// The description of the shutdown entry.
 pub const DRAINING_DESCRIPTION: &str = "draining";
 
