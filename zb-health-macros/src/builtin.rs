@@ -75,6 +75,24 @@ pub fn meta(m: &Manifest, p: &ProbeDecl, krate: &TokenStream) -> TokenStream {
     }
 }
 
+/// The execution policy calls (`.cache(..)`, `.refresh(..)`,
+/// `.max_staleness(..)`) a built-in probe's registration gets for the keys
+/// its manifest entry states; empty when it states none.
+pub fn policy(p: &ProbeDecl, krate: &TokenStream) -> TokenStream {
+    let calls = [
+        (p.cache.as_ref(), "cache"),
+        (p.refresh.as_ref(), "refresh"),
+        (p.max_staleness.as_ref(), "max_staleness"),
+    ]
+    .into_iter()
+    .filter_map(|(value, method)| {
+        let ms = value?.value.as_millis() as u64;
+        let method = format_ident!("{}", method);
+        Some(quote!(.#method(#krate::__private::Duration::from_millis(#ms))))
+    });
+    quote!(#(#calls)*)
+}
+
 /// The probe value of a built-in kind, built from `deps`; `field` is the
 /// probe's own deps field, for kinds that have one.
 pub fn probe(p: &ProbeDecl, field: Option<&syn::Ident>, krate: &TokenStream) -> TokenStream {

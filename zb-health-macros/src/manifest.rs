@@ -324,8 +324,9 @@ fn generate(
                 });
                 let meta = builtin::meta(m, probe, krate);
                 let value = builtin::probe(probe, field.as_ref().map(|f| &f.ident), krate);
+                let policy = builtin::policy(probe, krate);
                 deps.push(Dep {
-                    registration: quote!((#meta).registration(#value)),
+                    registration: quote!((#meta).registration(#value) #policy),
                     meta,
                     field,
                 });

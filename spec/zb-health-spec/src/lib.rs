@@ -37,8 +37,8 @@ pub use paths::EndpointPaths;
 pub use rules::{
     Rule, SHUTDOWN_ENTRY, STARTUP_ENTRY, SpecError, Violation, Violations,
     check_active_not_optional, check_cluster_size, check_duration_text, check_execution_policy,
-    check_name, check_paths, check_probe_tags, check_role_preference, check_timeout,
-    check_unique_names, missing_key,
+    check_execution_policy_at, check_name, check_paths, check_probe_tags, check_role_preference,
+    check_timeout, check_unique_names, missing_key,
 };
 pub use status::{FailureStatus, HealthStatus};
 pub use suggest::{all_of, did_you_mean, hint, one_of};

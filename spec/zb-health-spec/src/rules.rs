@@ -577,30 +577,48 @@ pub fn check_execution_policy<L: Clone>(
     location: L,
     sink: &mut Violations<L>,
 ) {
+    let at = |d: Option<Duration>| d.map(|d| (d, location.clone()));
+    check_execution_policy_at(name, tags, at(cache), at(refresh), at(max_staleness), sink);
+}
+
+/// [`check_execution_policy`] with each key's own location, for a caller
+/// that knows where each was written (the manifest): a violation is located
+/// at the key it is about (`max_staleness` for its bound, `cache` for
+/// `cache` with `refresh`).
+pub fn check_execution_policy_at<L: Clone>(
+    name: &str,
+    tags: TagSet,
+    cache: Option<(Duration, L)>,
+    refresh: Option<(Duration, L)>,
+    max_staleness: Option<(Duration, L)>,
+    sink: &mut Violations<L>,
+) {
     for (key, value) in [
-        ("cache", cache),
-        ("refresh", refresh),
-        ("max_staleness", max_staleness),
+        ("cache", &cache),
+        ("refresh", &refresh),
+        ("max_staleness", &max_staleness),
     ] {
-        if value.is_some_and(|d| d.is_zero()) {
+        if let Some((d, at)) = value
+            && d.is_zero()
+        {
             sink.push(
                 Rule::Duration,
-                location.clone(),
+                at.clone(),
                 format!("probe `{name}` has a zero `{key}`"),
                 "leave the key out for the default, or give a positive duration such as `5s`",
             );
         }
     }
-    match (refresh, max_staleness) {
-        (None, Some(_)) => sink.push(
+    match (&refresh, &max_staleness) {
+        (None, Some((_, at))) => sink.push(
             Rule::RefreshPolicy,
-            location.clone(),
+            at.clone(),
             format!("probe `{name}` has `max_staleness` but no `refresh`"),
             "`max_staleness` bounds the age of a background result; add `refresh` or remove `max_staleness`",
         ),
-        (Some(r), Some(m)) if m <= r => sink.push(
+        (Some((r, _)), Some((m, at))) if m <= r => sink.push(
             Rule::RefreshPolicy,
-            location.clone(),
+            at.clone(),
             format!(
                 "probe `{name}` has `max_staleness` {} ms, not greater than its `refresh` {} ms",
                 m.as_millis(),
@@ -610,20 +628,20 @@ pub fn check_execution_policy<L: Clone>(
         ),
         _ => {}
     }
-    if cache.is_some() && refresh.is_some() {
+    if let (Some((_, at)), Some(_)) = (&cache, &refresh) {
         sink.push(
             Rule::RefreshPolicy,
-            location.clone(),
+            at.clone(),
             format!("probe `{name}` has both `cache` and `refresh`"),
             "a background probe is never run by a request, so there is nothing to cache; keep one of them",
         );
     }
     if tags.contains(Tag::Active) {
-        for (key, value) in [("cache", cache), ("refresh", refresh)] {
-            if value.is_some() {
+        for (key, value) in [("cache", &cache), ("refresh", &refresh)] {
+            if let Some((_, at)) = value {
                 sink.push(
                     Rule::LiveAnswer,
-                    location.clone(),
+                    at.clone(),
                     format!("probe `{name}` is on the `active` tier with `{key}`"),
                     "`/health/active` answers \"route the writes here\"; an old answer would let a node that lost the role keep claiming it; remove the key",
                 );

@@ -133,6 +133,16 @@ pub struct ProbeDecl {
     /// `failure_status` as written on the probe (`Degraded` declares an
     /// optional dependency, BE-HLTH-003).
     pub failure_status: Option<Located<FailureStatus>>,
+    /// `cache`: how long a result is served again without running the
+    /// probe (BE-HLTH-006). Never on a `custom` probe (its attribute owns
+    /// its metadata).
+    pub cache: Option<Located<Duration>>,
+    /// `refresh`: the probe runs in the background on this period and
+    /// requests read its latest result (BE-HLTH-006).
+    pub refresh: Option<Located<Duration>>,
+    /// `max_staleness`: a background result older than this reports the
+    /// probe's failure status (BE-HLTH-006).
+    pub max_staleness: Option<Located<Duration>>,
 }
 
 impl ProbeDecl {

@@ -742,3 +742,104 @@ fn manifest_fuzz() {
         "only {rejected} of {CASES} cases were rejected"
     );
 }
+
+#[test]
+fn execution_policy_keys_are_read_on_built_in_kinds() {
+    let m = parse_manifest(&with_probe(
+        "{ name: db, kind: database, refresh: 5s, max_staleness: 12s }",
+    ))
+    .unwrap_or_else(|v| panic!("{v:#?}"));
+    let db = &m.probes[0];
+    assert_eq!(db.cache, None);
+    assert_eq!(
+        db.refresh,
+        Some(Located::new(Duration::from_secs(5), at(3, 42)))
+    );
+    assert_eq!(
+        db.max_staleness,
+        Some(Located::new(Duration::from_secs(12), at(3, 61)))
+    );
+    let m = parse_manifest(&with_probe("{ name: up, kind: grpc, cache: 1500ms }"))
+        .unwrap_or_else(|v| panic!("{v:#?}"));
+    assert_eq!(
+        m.probes[0].cache,
+        Some(Located::new(Duration::from_millis(1500), at(3, 36)))
+    );
+    assert_eq!(
+        (m.probes[0].refresh, m.probes[0].max_staleness),
+        (None, None)
+    );
+}
+
+#[test]
+fn r16_max_staleness_not_greater_than_refresh_at_max_staleness() {
+    let v = only(
+        &with_probe("{ name: db, kind: database, refresh: 5s, max_staleness: 5s }"),
+        Rule::RefreshPolicy,
+        at(3, 61),
+    );
+    assert!(v.message.contains("not greater"), "{}", v.message);
+    let v = only(
+        &with_probe("{ name: db, kind: database, max_staleness: 5s }"),
+        Rule::RefreshPolicy,
+        at(3, 48),
+    );
+    assert!(v.message.contains("no `refresh`"), "{}", v.message);
+}
+
+#[test]
+fn r16_cache_with_refresh_at_cache() {
+    let v = only(
+        &with_probe("{ name: db, kind: database, cache: 1s, refresh: 5s }"),
+        Rule::RefreshPolicy,
+        at(3, 40),
+    );
+    assert!(
+        v.message.contains("both `cache` and `refresh`"),
+        "{}",
+        v.message
+    );
+}
+
+#[test]
+fn r17_active_probes_are_neither_cached_nor_refreshed() {
+    // The kind's default tags (`active`) count.
+    let v = only(
+        &with_probe("{ name: a, kind: active-node, refresh: 1s }"),
+        Rule::LiveAnswer,
+        at(3, 44),
+    );
+    assert!(v.message.contains("`refresh`"), "{}", v.message);
+    // So do explicit tags on any kind (the whole tier answers one question).
+    only(
+        &with_probe("{ name: db, kind: database, tags: [ready, active], cache: 1s }"),
+        Rule::LiveAnswer,
+        at(3, 63),
+    );
+}
+
+#[test]
+fn r5_execution_policy_durations() {
+    let v = only(
+        &with_probe("{ name: db, kind: database, cache: 0s }"),
+        Rule::Duration,
+        at(3, 40),
+    );
+    assert!(v.message.contains("zero `cache`"), "{}", v.message);
+    only(
+        &with_probe("{ name: db, kind: database, refresh: soon }"),
+        Rule::Duration,
+        at(3, 42),
+    );
+}
+
+#[test]
+fn r4_execution_policy_is_not_a_custom_manifest_key() {
+    // A custom probe's metadata is its attribute's.
+    let v = only(
+        &with_probe("{ kind: custom, type: crate::P, cache: 1s }"),
+        Rule::Unknown,
+        at(3, 37),
+    );
+    assert!(v.message.contains("`cache`"), "{}", v.message);
+}

@@ -11,14 +11,22 @@ use crate::manifest::{
 };
 use crate::{
     FailureStatus, HealthStatus, Kind, MembershipPolicy, Rule, Scope, Tag, TagSet, all_of,
-    check_active_not_optional, check_name, check_probe_tags, check_role_preference, check_timeout,
-    hint, missing_key, one_of,
+    check_active_not_optional, check_execution_policy_at, check_name, check_probe_tags,
+    check_role_preference, check_timeout, hint, missing_key, one_of,
 };
+
+/// The execution policy keys of one probe, as written.
+#[derive(Default)]
+struct ExecutionPolicy {
+    cache: Option<Located<Duration>>,
+    refresh: Option<Located<Duration>>,
+    max_staleness: Option<Located<Duration>>,
+}
 
 /// The keys every probe may have.
 const COMMON_PROBE_KEYS: [&str; 5] = ["name", "kind", "tags", "timeout", "failure_status"];
 /// The kind-specific probe keys, each with the kinds that take it.
-const KIND_OPTIONS: [(&str, &[Kind]); 7] = [
+const KIND_OPTIONS: [(&str, &[Kind]); 10] = [
     ("policy", &[Kind::ClusterMembership]),
     ("expected_size", &[Kind::ClusterTransport, Kind::ActiveNode]),
     (
@@ -29,6 +37,20 @@ const KIND_OPTIONS: [(&str, &[Kind]); 7] = [
     ("roles", &[Kind::ActiveNode]),
     ("no_active_role_status", &[Kind::ActiveNode]),
     ("type", &[Kind::Custom]),
+    // A custom probe's metadata is its attribute's; the manifest does not
+    // add to it.
+    ("cache", POLICY_KINDS),
+    ("refresh", POLICY_KINDS),
+    ("max_staleness", POLICY_KINDS),
+];
+/// The kinds whose manifest entry may carry an execution policy: every
+/// built-in kind.
+const POLICY_KINDS: &[Kind] = &[
+    Kind::Database,
+    Kind::ClusterMembership,
+    Kind::ClusterTransport,
+    Kind::ActiveNode,
+    Kind::Grpc,
 ];
 
 /// Every key a probe may have, common ones first.
@@ -88,6 +110,12 @@ impl Reader {
         if let (Some(kind), Some(tags)) = (kind_id, effective_tags) {
             self.active_not_optional(&name, kind.value, tags, failure_status, settings);
         }
+        let policy = match &kind_id {
+            Some(id) if id.value != Kind::Custom => {
+                self.execution_policy(&name, &label, effective_tags, &fields)
+            }
+            _ => ExecutionPolicy::default(),
+        };
         let decl = kind.map(|kind| ProbeDecl {
             location: node.loc,
             name: declared.clone(),
@@ -95,8 +123,47 @@ impl Reader {
             tags,
             timeout,
             failure_status,
+            cache: policy.cache,
+            refresh: policy.refresh,
+            max_staleness: policy.max_staleness,
         });
         (declared, decl)
+    }
+
+    /// `cache`, `refresh` and `max_staleness` of a built-in probe, then
+    /// R5, R16 and R17 through [`check_execution_policy_at`], the rule the
+    /// runtime builder applies too, each violation at its key's value.
+    /// Tags written but invalid were reported; the rules do not guess them.
+    fn execution_policy(
+        &mut self,
+        name: &str,
+        label: &str,
+        tags: Option<TagSet>,
+        fields: &Fields,
+    ) -> ExecutionPolicy {
+        let mut read = |key: &str| {
+            fields
+                .get(key)
+                .and_then(|f| self.duration(&format!("`{key}` of {label}"), f.node))
+        };
+        let policy = ExecutionPolicy {
+            cache: read("cache"),
+            refresh: read("refresh"),
+            max_staleness: read("max_staleness"),
+        };
+        let Some(tags) = tags else {
+            return policy;
+        };
+        let at = |d: Option<Located<Duration>>| d.map(|d| (d.value, d.location));
+        check_execution_policy_at(
+            name,
+            tags,
+            at(policy.cache),
+            at(policy.refresh),
+            at(policy.max_staleness),
+            &mut self.sink,
+        );
+        policy
     }
 
     /// R10 (ZB-2.3b): a probe whose effective tags include `active` is
