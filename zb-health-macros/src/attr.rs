@@ -17,13 +17,22 @@ use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Lit, Meta, Token};
 use zb_health_spec::{
     DEFAULT_PROBE_TIMEOUT, FailureStatus, Keyword, Rule, Tag, TagSet, Violations,
-    check_active_not_optional, check_duration_text, check_name, check_probe_tags, check_timeout,
-    did_you_mean, hint, missing_key, one_of,
+    check_active_not_optional, check_duration_text, check_execution_policy_at, check_name,
+    check_probe_tags, check_timeout, did_you_mean, hint, missing_key, one_of,
 };
 
 use crate::errors::Errors;
 
-const KEYS: [&str; 5] = ["name", "tags", "timeout", "failure_status", "crate"];
+const KEYS: [&str; 8] = [
+    "name",
+    "tags",
+    "timeout",
+    "failure_status",
+    "cache",
+    "refresh",
+    "max_staleness",
+    "crate",
+];
 
 /// One setting of the attribute and where its value was written. The
 /// first occurrence of the key wins; a second is an error at its own key
@@ -81,6 +90,9 @@ struct Settings {
     tags: Attr<Tags>,
     timeout: Attr<Duration>,
     failure_status: Attr<FailureStatus>,
+    cache: Attr<Duration>,
+    refresh: Attr<Duration>,
+    max_staleness: Attr<Duration>,
     krate: Attr<syn::Path>,
 }
 
@@ -156,6 +168,11 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         }
         None => FailureStatus::default(),
     };
+    // R5, R16, R17 with the attribute's tags: the one rule the runtime
+    // builder and the manifest apply.
+    let [cache, refresh, max_staleness] =
+        [&settings.cache, &settings.refresh, &settings.max_staleness].map(|a| a.value);
+    check_execution_policy_at(&name, tags, cache, refresh, max_staleness, &mut sink);
     errors.violations(sink);
 
     let krate = settings
@@ -168,6 +185,8 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let tag_tokens = tags.iter().map(|t| crate::builtin::tag(t, &krate));
     let millis = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
     let failure = crate::builtin::failure_status(failure_status, &krate);
+    let [cache, refresh, max_staleness] = [cache, refresh, max_staleness]
+        .map(|d| crate::builtin::optional_duration(d.map(|(d, _)| d), &krate));
     // The impl is spanned at the struct name, so "does not implement
     // Probe" points at the type the user must complete. With errors it is
     // still emitted, from what parsed, so uses of the type (a manifest's
@@ -179,6 +198,9 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
                 tags: #krate::TagSet::of(&[#(#tag_tokens),*]),
                 timeout: #krate::__private::Duration::from_millis(#millis),
                 failure_status: #failure,
+                cache: #cache,
+                refresh: #refresh,
+                max_staleness: #max_staleness,
             };
         }
     };
@@ -196,6 +218,9 @@ fn parse_settings(args: TokenStream, errors: &mut Errors, sink: &mut Violations<
         tags: Attr::none("tags"),
         timeout: Attr::none("timeout"),
         failure_status: Attr::none("failure_status"),
+        cache: Attr::none("cache"),
+        refresh: Attr::none("refresh"),
+        max_staleness: Attr::none("max_staleness"),
         krate: Attr::none("crate"),
     };
     let metas = match Punctuated::<Meta, Token![,]>::parse_terminated.parse2(args) {
@@ -246,6 +271,19 @@ fn parse_settings(args: TokenStream, errors: &mut Errors, sink: &mut Violations<
                     && let Some(d) = check_duration_text(&lit.value(), lit.span(), sink)
                 {
                     s.timeout.set(d, lit.span());
+                }
+            }
+            "cache" | "refresh" | "max_staleness" => {
+                let (attr, example) = match key.as_str() {
+                    "cache" => (&mut s.cache, "cache = \"1s\""),
+                    "refresh" => (&mut s.refresh, "refresh = \"5s\""),
+                    _ => (&mut s.max_staleness, "max_staleness = \"12s\""),
+                };
+                if attr.first(key_span, sink)
+                    && let Some(lit) = string_lit(&nv.value, attr.key, example, sink)
+                    && let Some(d) = check_duration_text(&lit.value(), lit.span(), sink)
+                {
+                    attr.set(d, lit.span());
                 }
             }
             "failure_status" => {

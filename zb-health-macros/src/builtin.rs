@@ -1,6 +1,8 @@
 //! Registration of the built-in probe kinds: each kind demands its typed
 //! dependency in the generated deps struct and is built with the manifest's options.
 
+use std::time::Duration;
+
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use zb_health_spec::manifest::{ActiveScope, Manifest, ProbeDecl, ProbeKind};
@@ -65,32 +67,30 @@ pub fn meta(m: &Manifest, p: &ProbeDecl, krate: &TokenStream) -> TokenStream {
             .map_or(FailureStatus::Unhealthy, |f| f.value),
         krate,
     );
+    let [cache, refresh, max_staleness] = [&p.cache, &p.refresh, &p.max_staleness]
+        .map(|d| optional_duration(d.as_ref().map(|d| d.value), krate));
     quote! {
         #krate::ProbeMeta {
             name: #name,
             tags: #krate::TagSet::of(&[#(#tags),*]),
             timeout: #krate::__private::Duration::from_millis(#ms),
             failure_status: #failure,
+            cache: #cache,
+            refresh: #refresh,
+            max_staleness: #max_staleness,
         }
     }
 }
 
-/// The execution policy calls (`.cache(..)`, `.refresh(..)`,
-/// `.max_staleness(..)`) a built-in probe's registration gets for the keys
-/// its manifest entry states; empty when it states none.
-pub fn policy(p: &ProbeDecl, krate: &TokenStream) -> TokenStream {
-    let calls = [
-        (p.cache.as_ref(), "cache"),
-        (p.refresh.as_ref(), "refresh"),
-        (p.max_staleness.as_ref(), "max_staleness"),
-    ]
-    .into_iter()
-    .filter_map(|(value, method)| {
-        let ms = value?.value.as_millis() as u64;
-        let method = format_ident!("{}", method);
-        Some(quote!(.#method(#krate::__private::Duration::from_millis(#ms))))
-    });
-    quote!(#(#calls)*)
+/// An optional execution-policy duration as a runtime expression.
+pub fn optional_duration(d: Option<Duration>, krate: &TokenStream) -> TokenStream {
+    match d {
+        Some(d) => {
+            let ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+            quote!(::core::option::Option::Some(#krate::__private::Duration::from_millis(#ms)))
+        }
+        None => quote!(::core::option::Option::None),
+    }
 }
 
 /// The probe value of a built-in kind, built from `deps`; `field` is the

@@ -324,9 +324,8 @@ fn generate(
                 });
                 let meta = builtin::meta(m, probe, krate);
                 let value = builtin::probe(probe, field.as_ref().map(|f| &f.ident), krate);
-                let policy = builtin::policy(probe, krate);
                 deps.push(Dep {
-                    registration: quote!((#meta).registration(#value) #policy),
+                    registration: quote!((#meta).registration(#value)),
                     meta,
                     field,
                 });
@@ -633,6 +632,26 @@ fn custom_facts(
             fs.location,
             quote!(#f::same_failure_status(#meta.failure_status, #v)),
         );
+    }
+    for (key, fact, value, field) in [
+        ("cache", "cache_agrees", &p.cache, quote!(cache)),
+        ("refresh", "refresh_agrees", &p.refresh, quote!(refresh)),
+        (
+            "max_staleness",
+            "max_staleness_agrees",
+            &p.max_staleness,
+            quote!(max_staleness),
+        ),
+    ] {
+        if let Some(d) = value {
+            let ms = d.value.as_millis() as u64;
+            contradiction(
+                key,
+                fact,
+                d.location,
+                quote!(#f::states_duration(#meta.#field, #krate::__private::Duration::from_millis(#ms))),
+            );
+        }
     }
     if let Some(o) = &m.orchestrator_timeout {
         let ms = o.value.as_millis() as u64;

@@ -265,4 +265,36 @@ fn every_fact_is_its_own_item() {
         let item = format!("const Health__probe1__{fact} : ()");
         assert_eq!(out.matches(&item).count(), 1, "{item} in {out}");
     }
+    let out = expand_inline(
+        "service: s\nprobes:\n  - { kind: custom, type: crate::P, cache: 1s, refresh: 2s, max_staleness: 5s }\n",
+    );
+    for fact in ["cache_agrees", "refresh_agrees", "max_staleness_agrees"] {
+        let item = format!("const Health__probe1__{fact} : ()");
+        assert_eq!(out.matches(&item).count(), 1, "{item} in {out}");
+    }
+}
+
+#[test]
+fn a_built_in_probe_meta_carries_its_execution_policy() {
+    let out = expand_inline(
+        "service: s\nprobes:\n  - { name: db, kind: database, refresh: 5s, max_staleness: 12s }\n",
+    );
+    let some = |ms: u64| {
+        format!("Option :: Some (:: zb_health :: __private :: Duration :: from_millis ({ms}u64))")
+    };
+    assert!(
+        out.contains(&format!("refresh : :: core :: option :: {}", some(5000))),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "max_staleness : :: core :: option :: {}",
+            some(12000)
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains("cache : :: core :: option :: Option :: None"),
+        "{out}"
+    );
 }

@@ -20,16 +20,37 @@ pub struct ProbeMeta {
     pub timeout: Duration,
     /// What a failure reports.
     pub failure_status: FailureStatus,
+    /// Serve a result this young again without running the probe
+    /// (BE-HLTH-006); see [`ProbeRegistration::cache`].
+    pub cache: Option<Duration>,
+    /// Run the probe in the background on this period; see
+    /// [`ProbeRegistration::refresh`].
+    pub refresh: Option<Duration>,
+    /// Report a background result older than this as stale; see
+    /// [`ProbeRegistration::max_staleness`].
+    pub max_staleness: Option<Duration>,
 }
 
 impl ProbeMeta {
     /// A registration of `probe` carrying this metadata; how generated
     /// code registers built-in probes, and handy for programmatic ones.
     pub fn registration(self, probe: impl Probe) -> ProbeRegistration {
-        ProbeRegistration::new(self.name, probe)
+        let mut r = ProbeRegistration::new(self.name, probe)
             .tags(self.tags)
             .timeout(self.timeout)
-            .failure_status(self.failure_status)
+            .failure_status(self.failure_status);
+        // Absent keys keep the registration's defaults (no cache, run on
+        // request).
+        if let Some(d) = self.cache {
+            r = r.cache(d);
+        }
+        if let Some(d) = self.refresh {
+            r = r.refresh(d);
+        }
+        if let Some(d) = self.max_staleness {
+            r = r.max_staleness(d);
+        }
+        r
     }
 }
 

@@ -50,6 +50,16 @@ pub const fn same_timeout(a: Duration, b: Duration) -> bool {
     a.as_nanos() == b.as_nanos()
 }
 
+/// Whether an attribute's optional execution-policy duration (`cache`,
+/// `refresh`, `max_staleness`) is the one the manifest states (R7): a
+/// manifest value the attribute leaves out contradicts it too.
+pub const fn states_duration(attribute: Option<Duration>, manifest: Duration) -> bool {
+    match attribute {
+        Some(a) => same_timeout(a, manifest),
+        None => false,
+    }
+}
+
 /// Whether two failure statuses are the same (R7).
 pub const fn same_failure_status(a: FailureStatus, b: FailureStatus) -> bool {
     a as u8 == b as u8
@@ -106,6 +116,15 @@ mod tests {
         assert!(!same_timeout(
             Duration::from_millis(1),
             Duration::from_micros(1001)
+        ));
+        assert!(states_duration(
+            Some(Duration::from_millis(1500)),
+            Duration::from_secs_f64(1.5)
+        ));
+        assert!(!states_duration(None, Duration::from_secs(1)));
+        assert!(!states_duration(
+            Some(Duration::from_secs(2)),
+            Duration::from_secs(1)
         ));
         assert!(same_failure_status(
             FailureStatus::Degraded,

@@ -834,12 +834,21 @@ fn r5_execution_policy_durations() {
 }
 
 #[test]
-fn r4_execution_policy_is_not_a_custom_manifest_key() {
-    // A custom probe's metadata is its attribute's.
-    let v = only(
-        &with_probe("{ kind: custom, type: crate::P, cache: 1s }"),
-        Rule::Unknown,
-        at(3, 37),
+fn a_custom_probe_policy_is_its_attributes() {
+    // Stored for the generated R7 check against the attribute, which
+    // checked R16 and R17 with its own tags; not judged here.
+    let m = parse_manifest(&with_probe(
+        "{ kind: custom, type: crate::P, max_staleness: 5s }",
+    ))
+    .unwrap_or_else(|v| panic!("{v:#?}"));
+    assert_eq!(
+        m.probes[0].max_staleness.map(|d| d.value),
+        Some(Duration::from_secs(5))
     );
-    assert!(v.message.contains("`cache`"), "{}", v.message);
+    // Its values are still durations (R5).
+    only(
+        &with_probe("{ kind: custom, type: crate::P, cache: soon }"),
+        Rule::Duration,
+        at(3, 44),
+    );
 }

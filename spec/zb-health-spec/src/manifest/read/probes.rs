@@ -16,7 +16,6 @@ use crate::{
 };
 
 /// The execution policy keys of one probe, as written.
-#[derive(Default)]
 struct ExecutionPolicy {
     cache: Option<Located<Duration>>,
     refresh: Option<Located<Duration>>,
@@ -24,9 +23,18 @@ struct ExecutionPolicy {
 }
 
 /// The keys every probe may have.
-const COMMON_PROBE_KEYS: [&str; 5] = ["name", "kind", "tags", "timeout", "failure_status"];
+const COMMON_PROBE_KEYS: [&str; 8] = [
+    "name",
+    "kind",
+    "tags",
+    "timeout",
+    "failure_status",
+    "cache",
+    "refresh",
+    "max_staleness",
+];
 /// The kind-specific probe keys, each with the kinds that take it.
-const KIND_OPTIONS: [(&str, &[Kind]); 10] = [
+const KIND_OPTIONS: [(&str, &[Kind]); 7] = [
     ("policy", &[Kind::ClusterMembership]),
     ("expected_size", &[Kind::ClusterTransport, Kind::ActiveNode]),
     (
@@ -37,20 +45,6 @@ const KIND_OPTIONS: [(&str, &[Kind]); 10] = [
     ("roles", &[Kind::ActiveNode]),
     ("no_active_role_status", &[Kind::ActiveNode]),
     ("type", &[Kind::Custom]),
-    // A custom probe's metadata is its attribute's; the manifest does not
-    // add to it.
-    ("cache", POLICY_KINDS),
-    ("refresh", POLICY_KINDS),
-    ("max_staleness", POLICY_KINDS),
-];
-/// The kinds whose manifest entry may carry an execution policy: every
-/// built-in kind.
-const POLICY_KINDS: &[Kind] = &[
-    Kind::Database,
-    Kind::ClusterMembership,
-    Kind::ClusterTransport,
-    Kind::ActiveNode,
-    Kind::Grpc,
 ];
 
 /// Every key a probe may have, common ones first.
@@ -110,12 +104,13 @@ impl Reader {
         if let (Some(kind), Some(tags)) = (kind_id, effective_tags) {
             self.active_not_optional(&name, kind.value, tags, failure_status, settings);
         }
-        let policy = match &kind_id {
-            Some(id) if id.value != Kind::Custom => {
-                self.execution_policy(&name, &label, effective_tags, &fields)
-            }
-            _ => ExecutionPolicy::default(),
+        // A custom probe's policy is its attribute's, checked there; what
+        // the manifest repeats must equal it (R7, in the generated code).
+        let checked_tags = match &kind_id {
+            Some(id) if id.value != Kind::Custom => effective_tags,
+            _ => None,
         };
+        let policy = self.execution_policy(&name, &label, checked_tags, &fields);
         let decl = kind.map(|kind| ProbeDecl {
             location: node.loc,
             name: declared.clone(),
@@ -133,7 +128,9 @@ impl Reader {
     /// `cache`, `refresh` and `max_staleness` of a built-in probe, then
     /// R5, R16 and R17 through [`check_execution_policy_at`], the rule the
     /// runtime builder applies too, each violation at its key's value.
-    /// Tags written but invalid were reported; the rules do not guess them.
+    /// `tags` is `None` when they are not known here (written but invalid,
+    /// which was reported; or a custom probe's, from its attribute): the
+    /// rules do not guess them.
     fn execution_policy(
         &mut self,
         name: &str,
