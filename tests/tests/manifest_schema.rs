@@ -66,6 +66,11 @@ fn shape_errors_are_refused_by_schema_and_parser_alike() {
         "service: s\nprobes:\n  - { name: t, kind: cluster-transport, expected_size: 0 }\n", // R12
         "service: s\nprobes:\n  - { name: a, kind: active-node, failure_status: degraded }\n", // R10
         "service: s\nprobes:\n  - { name: a, kind: active-node, no_active_role_status: Degraded, scope: role, roles: [x] }\n", // exact lower-case
+        "service: s\nprobes:\n  - { name: db, kind: database, cache: 1s, refresh: 5s }\n", // R16
+        "service: s\nprobes:\n  - { name: db, kind: database, max_staleness: 5s }\n",      // R16
+        "service: s\nprobes:\n  - { name: a, kind: active-node, refresh: 1s }\n",          // R17
+        "service: s\nprobes:\n  - { name: db, kind: database, tags: [active], cache: 1s }\n", // R17
+        "service: s\nprobes:\n  - { name: db, kind: database, cache: 0s }\n",              // R5
     ] {
         assert!(parse_manifest(yaml).is_err(), "parser accepted {yaml}");
         assert!(!schema.is_valid(&as_json(yaml)), "schema accepted {yaml}");

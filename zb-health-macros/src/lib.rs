@@ -28,9 +28,11 @@ use proc_macro::TokenStream;
 /// ```
 ///
 /// Keys: `name` (required), `tags` (default `[ready]`), `timeout` (default
-/// `1s`), `failure_status` (`unhealthy` by default, or `degraded`), and
-/// `crate = "path"` for a renamed runtime dependency. A `live` tag, an
-/// empty name, a malformed duration or an unknown key is a compile error.
+/// `1s`), `failure_status` (`unhealthy` by default, or `degraded`), the
+/// execution policy `cache`, `refresh` and `max_staleness` (durations, none
+/// by default; rules R16 and R17), and `crate = "path"` for a renamed
+/// runtime dependency. A `live` tag, an empty name, a malformed duration,
+/// an impossible execution policy or an unknown key is a compile error.
 #[proc_macro_attribute]
 pub fn zb_health(args: TokenStream, item: TokenStream) -> TokenStream {
     attr::expand(args.into(), item.into()).into()

@@ -120,3 +120,55 @@ feature_guard!(
     "cluster",
     "a cluster kind (`cluster-membership`, `cluster-transport` or `active-node`)"
 );
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::policy::Policy;
+    use crate::{ProbeResult, from_fn};
+
+    fn meta(
+        cache: Option<Duration>,
+        refresh: Option<Duration>,
+        max_staleness: Option<Duration>,
+    ) -> ProbeMeta {
+        ProbeMeta {
+            name: "p",
+            tags: TagSet::READY,
+            timeout: Duration::from_secs(1),
+            failure_status: FailureStatus::Unhealthy,
+            cache,
+            refresh,
+            max_staleness,
+        }
+    }
+
+    #[test]
+    fn the_registration_applies_the_stated_execution_policy() {
+        let probe = || from_fn(|| async { Ok(ProbeResult::healthy()) });
+        let (r, s) = (Some(Duration::from_secs(5)), Some(Duration::from_secs(12)));
+        let registered = meta(None, r, s).registration(probe());
+        assert_eq!(
+            registered.policy,
+            Policy {
+                cache: None,
+                refresh: r,
+                max_staleness: s
+            }
+        );
+        let c = Some(Duration::from_secs(1));
+        assert_eq!(
+            meta(c, None, None).registration(probe()).policy,
+            Policy {
+                cache: c,
+                ..Policy::default()
+            }
+        );
+        assert_eq!(
+            meta(None, None, None).registration(probe()).policy,
+            Policy::default()
+        );
+    }
+}

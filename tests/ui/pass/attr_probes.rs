@@ -11,10 +11,26 @@ struct PrimaryProbe {
     _role: &'static str,
 }
 
+#[zb_health(name = "feed", refresh = "5s", max_staleness = "12s")]
+struct FeedProbe;
+
+#[zb_health(name = "disk", cache = "1s")]
+struct DiskProbe;
+
 #[zb_health(name = "both", tags = [ready, active], timeout = "2s", crate = "zb_health")]
 struct Generic<T: Send + Sync + 'static>(T);
 
 impl Probe for CacheProbe {
+    async fn check(&self) -> ProbeOutcome {
+        Ok(ProbeResult::healthy())
+    }
+}
+impl Probe for FeedProbe {
+    async fn check(&self) -> ProbeOutcome {
+        Ok(ProbeResult::healthy())
+    }
+}
+impl Probe for DiskProbe {
     async fn check(&self) -> ProbeOutcome {
         Ok(ProbeResult::healthy())
     }
@@ -34,6 +50,10 @@ const _: () = assert!(CacheProbe::META.timeout.as_millis() == 750);
 
 fn main() {
     assert_eq!(CacheProbe::META.name, "cache");
+    assert_eq!((CacheProbe::META.cache, CacheProbe::META.refresh, CacheProbe::META.max_staleness), (None, None, None));
+    assert_eq!(FeedProbe::META.refresh, Some(Duration::from_secs(5)));
+    assert_eq!(FeedProbe::META.max_staleness, Some(Duration::from_secs(12)));
+    assert_eq!(DiskProbe::META.cache, Some(Duration::from_secs(1)));
     assert_eq!(CacheProbe::META.failure_status, FailureStatus::Degraded);
     assert_eq!(PrimaryProbe::META.tags, TagSet::of(&[Tag::Active]));
     assert_eq!(PrimaryProbe::META.timeout, Duration::from_secs(1));

@@ -1,6 +1,8 @@
 // Every built-in kind: each demands its typed dependency in `HealthDeps`,
-// cluster kinds share one view, and the gate gets the probe's own rule.
+// cluster kinds share one view, the gate gets the probe's own rule, and the
+// execution policy keys (`cache`, `refresh`, `max_staleness`) are carried.
 use std::sync::Arc;
+use std::time::Duration;
 
 use zb_health::cluster::{ClusterView, InMemoryClusterView};
 use zb_health::{FailureStatus, Tag, TagSet};
@@ -25,6 +27,13 @@ fn main() {
     assert_eq!(meta("akka-cluster").timeout.as_millis(), 800, "defaults.timeout applies to built-ins");
     assert_eq!(meta("active-node").tags, TagSet::of(&[Tag::Active]));
     assert_eq!(meta("upstream").failure_status, FailureStatus::Degraded);
+    // The execution policy keys reach the metadata the registration is
+    // built from (`ProbeMeta::registration` applies them).
+    assert_eq!(meta("database").refresh, Some(Duration::from_secs(5)));
+    assert_eq!(meta("database").max_staleness, Some(Duration::from_secs(12)));
+    assert_eq!(meta("database").cache, None);
+    assert_eq!(meta("upstream").cache, Some(Duration::from_secs(2)));
+    assert_eq!((meta("upstream").refresh, meta("active-node").refresh), (None, None));
     assert_eq!(Health::active_node_rule().roles(), ["admin", "driver"]);
     let view: Arc<dyn ClusterView> = Arc::new(InMemoryClusterView::new());
     let gate = Health::active_node_gate(view);
