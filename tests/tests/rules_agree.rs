@@ -158,3 +158,55 @@ fn r9_probe_name() {
         .rules();
     assert_eq!((m, r), (vec![Rule::ProbeName], vec![Rule::ProbeName]));
 }
+
+#[test]
+fn r16_refresh_policy() {
+    let s = Duration::from_secs;
+    for (keys, registration) in [
+        (
+            "refresh: 5s, max_staleness: 5s",
+            probe("db").refresh(s(5)).max_staleness(s(5)),
+        ),
+        ("max_staleness: 5s", probe("db").max_staleness(s(5))),
+        (
+            "cache: 1s, refresh: 5s",
+            probe("db").cache(s(1)).refresh(s(5)),
+        ),
+    ] {
+        let m = manifest_rules(&format!(
+            "service: s\nprobes:\n  - {{ name: db, kind: database, {keys} }}\n"
+        ));
+        let r = HealthRegistry::new().add(registration).unwrap_err().rules();
+        assert_eq!(
+            (m, r),
+            (vec![Rule::RefreshPolicy], vec![Rule::RefreshPolicy]),
+            "{keys}"
+        );
+    }
+}
+
+#[test]
+fn r17_live_answer() {
+    let m = manifest_rules(
+        "service: s\nprobes:\n  - { name: g, kind: grpc, tags: [active], refresh: 5s }\n",
+    );
+    let r = HealthRegistry::new()
+        .add(
+            probe("g")
+                .tags(TagSet::ACTIVE)
+                .refresh(Duration::from_secs(5)),
+        )
+        .unwrap_err()
+        .rules();
+    assert_eq!((m, r), (vec![Rule::LiveAnswer], vec![Rule::LiveAnswer]));
+}
+
+#[test]
+fn r5_zero_execution_policy() {
+    let m = manifest_rules("service: s\nprobes:\n  - { name: db, kind: database, cache: 0s }\n");
+    let r = HealthRegistry::new()
+        .add(probe("db").cache(Duration::ZERO))
+        .unwrap_err()
+        .rules();
+    assert_eq!((m, r), (vec![Rule::Duration], vec![Rule::Duration]));
+}
