@@ -29,3 +29,6 @@ mkdir -p "$target_dir"
 # stderr carries the per-run progress; both go to the report so a partial
 # run still shows how far it got.
 "$target_dir/release/zb-health-bench" 2>&1 | tee "$target_dir/bench-report.txt"
+# The watchdog ratio (issue 8), appended to the same report; the
+# execution-policy table is already at the end of the run above.
+BENCH=watchdog "$target_dir/release/zb-health-bench" 2>&1 | tee -a "$target_dir/bench-report.txt"

@@ -18,6 +18,7 @@
 mod client;
 mod policy;
 mod servers;
+mod watchdog;
 mod wrk;
 
 use std::net::SocketAddr;
@@ -97,6 +98,16 @@ fn main() -> ExitCode {
             "error: wrk is not installed; run examples/bench/run.sh, or `apt-get install -y wrk`"
         );
         return ExitCode::from(2);
+    }
+    // `BENCH=watchdog` prints only the watchdog comparison.
+    if std::env::var("BENCH").as_deref() == Ok("watchdog") {
+        return match watchdog::run(rounds, &load) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: watchdog: {e}");
+                ExitCode::from(1)
+            }
+        };
     }
     let addrs = match servers::start() {
         Ok(addrs) => addrs,
@@ -429,5 +440,14 @@ mod smoke {
         let addrs = super::servers::start().expect("the benchmark servers start");
         super::check_endpoints(&super::endpoints(&addrs))
             .expect("every endpoint answers 200 alike");
+    }
+
+    /// The watchdog comparison's servers start, and `/healthz` answers as
+    /// each one should: no entries without watchdogs, one Healthy entry
+    /// per watchdog with them.
+    #[test]
+    fn the_watchdog_servers_start_and_answer_healthz() {
+        let pair = super::servers::start_watchdog_pair().expect("the watchdog servers start");
+        super::watchdog::check(&pair).expect("both /healthz answers are as expected");
     }
 }
