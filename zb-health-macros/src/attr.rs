@@ -16,23 +16,18 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Lit, Meta, Token};
 use zb_health_spec::{
-    DEFAULT_PROBE_TIMEOUT, FailureStatus, Keyword, Rule, Tag, TagSet, Violations,
-    check_active_not_optional, check_duration_text, check_execution_policy_at, check_name,
-    check_probe_tags, check_timeout, did_you_mean, hint, missing_key, one_of,
+    DEFAULT_PROBE_TIMEOUT, FailureStatus, Keyword, PROBE_SETTING_KEYS, Rule, Tag, TagSet,
+    Violations, check_active_not_optional, check_duration_text, check_execution_policy_at,
+    check_name, check_probe_tags, check_timeout, did_you_mean, hint, missing_key, one_of,
 };
 
 use crate::errors::Errors;
 
-const KEYS: [&str; 8] = [
-    "name",
-    "tags",
-    "timeout",
-    "failure_status",
-    "cache",
-    "refresh",
-    "max_staleness",
-    "crate",
-];
+/// The attribute's keys: the settings it shares with a manifest entry,
+/// then `crate`.
+fn keys() -> impl Iterator<Item = &'static str> {
+    PROBE_SETTING_KEYS.into_iter().chain(["crate"])
+}
 
 /// One setting of the attribute and where its value was written. The
 /// first occurrence of the key wins; a second is an error at its own key
@@ -331,8 +326,8 @@ fn parse_settings(args: TokenStream, errors: &mut Errors, sink: &mut Violations<
                 ),
                 format!(
                     "the keys are {}{}",
-                    one_of(&KEYS),
-                    hint(did_you_mean(&key, KEYS))
+                    one_of(&keys().collect::<Vec<_>>()),
+                    hint(did_you_mean(&key, keys()))
                 ),
             ),
         }

@@ -160,6 +160,20 @@ impl Preset {
     }
 }
 
+/// The probe settings that both the `#[zb_health]` attribute and a
+/// manifest probe entry take, in the order messages list them. Written
+/// once, so the two key lists cannot drift apart: the attribute adds only
+/// `crate`, the manifest adds `kind` and each kind's options.
+pub const PROBE_SETTING_KEYS: [&str; 7] = [
+    "name",
+    "tags",
+    "timeout",
+    "failure_status",
+    "cache",
+    "refresh",
+    "max_staleness",
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,9 +10,9 @@ use crate::manifest::{
     ActiveScope, Located, Location, MajorityGuard, ProbeDecl, ProbeKind, effective_timeout,
 };
 use crate::{
-    FailureStatus, HealthStatus, Kind, MembershipPolicy, Rule, Scope, Tag, TagSet, all_of,
-    check_active_not_optional, check_execution_policy_at, check_name, check_probe_tags,
-    check_role_preference, check_timeout, hint, missing_key, one_of,
+    FailureStatus, HealthStatus, Kind, MembershipPolicy, PROBE_SETTING_KEYS, Rule, Scope, Tag,
+    TagSet, all_of, check_active_not_optional, check_execution_policy_at, check_name,
+    check_probe_tags, check_role_preference, check_timeout, hint, missing_key, one_of,
 };
 
 /// The execution policy keys of one probe, as written.
@@ -22,17 +22,6 @@ struct ExecutionPolicy {
     max_staleness: Option<Located<Duration>>,
 }
 
-/// The keys every probe may have.
-const COMMON_PROBE_KEYS: [&str; 8] = [
-    "name",
-    "kind",
-    "tags",
-    "timeout",
-    "failure_status",
-    "cache",
-    "refresh",
-    "max_staleness",
-];
 /// The kind-specific probe keys, each with the kinds that take it.
 const KIND_OPTIONS: [(&str, &[Kind]); 7] = [
     ("policy", &[Kind::ClusterMembership]),
@@ -47,10 +36,14 @@ const KIND_OPTIONS: [(&str, &[Kind]); 7] = [
     ("type", &[Kind::Custom]),
 ];
 
-/// Every key a probe may have, common ones first.
+/// Every key a probe may have: `name`, `kind`, the other settings it
+/// shares with the attribute ([`PROBE_SETTING_KEYS`]), then each kind's
+/// options.
 fn probe_keys() -> Vec<&'static str> {
-    COMMON_PROBE_KEYS
+    let [name, settings @ ..] = PROBE_SETTING_KEYS;
+    [name, "kind"]
         .into_iter()
+        .chain(settings)
         .chain(KIND_OPTIONS.iter().map(|(k, _)| *k))
         .collect()
 }
