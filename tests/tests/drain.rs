@@ -104,17 +104,7 @@ impl Service {
 
     /// Polls `path` until it answers `status`; returns that answer.
     async fn until_status(&self, path: &str, status: u16) -> Wire {
-        timeout(DEADLINE, async {
-            loop {
-                let wire = self.get(path).await;
-                if wire.status == status {
-                    return wire;
-                }
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-        })
-        .await
-        .unwrap_or_else(|_| panic!("{path} never answered {status}"))
+        support::until_status(self.addr, path, status).await
     }
 
     /// Polls until a new request is no longer served: the graceful stop

@@ -14,7 +14,13 @@ use zb_health::HealthRegistry;
 /// does; shared because a second install would register every name again.
 fn plant() -> PlantHealth {
     static PLANT: OnceLock<PlantHealth> = OnceLock::new();
-    PLANT.get_or_init(|| PlantHealth::new(false)).clone()
+    PLANT
+        .get_or_init(|| {
+            let (health, startup) = PlantHealth::new(false);
+            startup.warm_up.ready();
+            health
+        })
+        .clone()
 }
 
 #[test]
@@ -62,4 +68,46 @@ async fn the_database_toggle_flips_ready_and_leaves_live_alone() {
         204
     );
     assert_eq!(request(addr, "GET", "/health/ready").await.status, 200);
+}
+
+#[actix_web::test]
+async fn the_manifest_lifecycle_gates_ready_and_watches_the_poller() {
+    // A registry of its own: stalling the poller must not touch the other
+    // tests' `/healthz`.
+    let registry = HealthRegistry::new();
+    let (health, startup) = PlantHealth::with_registry(&registry, false);
+    let server = support::serve_with(move |c| health.configure(c));
+    let addr = server.addr;
+
+    // `warm-up` is pending: ready and active hold at 503, live is 200.
+    let ready = request(addr, "GET", "/health/ready").await;
+    assert_eq!(ready.status, 503);
+    assert_eq!(
+        ready.json()["entries"]["startup"]["description"],
+        "starting"
+    );
+    assert_eq!(request(addr, "GET", "/health/active").await.status, 503);
+    let live = request(addr, "GET", "/healthz").await;
+    assert_eq!(live.status, 200);
+    assert_eq!(live.json()["entries"]["plc-poller"]["status"], "Healthy");
+    startup.warm_up.ready();
+    assert_eq!(request(addr, "GET", "/health/ready").await.status, 200);
+
+    // The poller stops beating: live turns 503 naming it, ready stays 200.
+    assert_eq!(
+        request(addr, "POST", "/admin/poller/stall").await.status,
+        204
+    );
+    let live = support::until_status(addr, "/healthz", 503).await;
+    assert_canonical(&live.json());
+    assert_eq!(
+        live.json()["entries"]["plc-poller"]["description"],
+        "no heartbeat within 3000 ms"
+    );
+    assert_eq!(request(addr, "GET", "/health/ready").await.status, 200);
+    assert_eq!(
+        request(addr, "POST", "/admin/poller/resume").await.status,
+        204
+    );
+    support::until_status(addr, "/healthz", 200).await;
 }

@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::{Wire, assert_canonical, fixed, request, serve};
-use tokio::time::timeout;
 use zb_health::cluster::{ClusterMembershipProbe, InMemoryClusterView};
 use zb_health::lifecycle::{
     DRAINING_DESCRIPTION, SHUTDOWN_ENTRY, STARTING_DESCRIPTION, STARTUP_ENTRY,
@@ -21,8 +20,6 @@ use zb_health::lifecycle::{
 use zb_health::{
     HealthRegistry, HealthStatus, ProbeRegistration, TagSet, ZbHealth, map_zb_health, write_json,
 };
-
-const DEADLINE: Duration = Duration::from_secs(30);
 
 /// A ready-tier database probe and an active-tier primary probe, both
 /// healthy.
@@ -153,17 +150,9 @@ async fn a_drain_turns_ready_and_active_503_with_the_shutdown_entry_first_and_li
 
 /// Polls `/healthz` until it answers `status`; returns the body.
 async fn live_until(addr: std::net::SocketAddr, status: u16) -> Value {
-    timeout(DEADLINE, async {
-        loop {
-            let (got, body) = get(addr, "/healthz").await;
-            if got == status {
-                return body;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("/healthz never answered {status}"))
+    let body = support::until_status(addr, "/healthz", status).await.json();
+    assert_canonical(&body);
+    body
 }
 
 #[actix_web::test]
@@ -245,4 +234,142 @@ async fn a_custom_writer_gets_the_stalled_report_with_a_503() {
         .unwrap();
     let body = live_until(server.addr, 503).await;
     assert_eq!(entry_names(&body), ["consumer"]);
+}
+
+// The same lifecycle, declared in a manifest: typed handles for the gates
+// and watchdogs it names, and its drain checked against the grace period.
+
+/// A ready-tier probe for the manifest below.
+#[zb_health::zb_health(name = "cache", tags = [ready], timeout = "200ms")]
+struct CacheProbe;
+
+impl zb_health::Probe for CacheProbe {
+    async fn check(&self) -> zb_health::ProbeOutcome {
+        Ok(zb_health::ProbeResult::healthy())
+    }
+}
+
+zb_health::manifest!(
+    Plant,
+    yaml = r#"
+service: lifecycle-test
+orchestrator: { timeout: 1s, termination_grace_period: 30s }
+lifecycle:
+  startup_gates: [migrations, warm-cache]
+  watchdogs:
+    - { name: consumer, deadline: 100ms }
+    - { name: scheduler, deadline: 60m }
+  drain_delay: 4s
+probes:
+  - { kind: custom, type: crate::CacheProbe }
+"#
+);
+
+/// The manifest installed into a registry of its own, served.
+fn plant() -> (HealthRegistry, PlantInstalled, support::Server) {
+    let registry = HealthRegistry::new();
+    let installed = Plant::install_into(
+        &registry,
+        PlantDeps {
+            cache_probe: CacheProbe,
+        },
+    )
+    .unwrap();
+    let server = serve(installed.endpoints.clone());
+    (registry, installed, server)
+}
+
+#[actix_web::test]
+async fn the_manifest_gates_hold_ready_and_active_until_every_one_is_ready() {
+    let (_registry, installed, server) = plant();
+    let PlantStartup {
+        migrations,
+        warm_cache,
+    } = installed.startup;
+
+    for path in ["/health/ready", "/health/active"] {
+        let (status, body) = get(server.addr, path).await;
+        assert_eq!(status, 503, "{path}");
+        assert_eq!(entry_names(&body)[0], STARTUP_ENTRY, "{path}");
+    }
+    migrations.ready();
+    let (status, body) = get(server.addr, "/health/ready").await;
+    assert_eq!(
+        (status, entry_names(&body)),
+        (503, vec![STARTUP_ENTRY, "cache"])
+    );
+    warm_cache.ready();
+    let (status, body) = get(server.addr, "/health/ready").await;
+    assert_eq!((status, entry_names(&body)), (200, vec!["cache"]));
+    assert_eq!(get(server.addr, "/health/active").await.0, 200);
+}
+
+#[actix_web::test]
+async fn the_manifest_watchdogs_are_typed_heartbeats_that_live_names_when_stalled() {
+    let (registry, installed, server) = plant();
+    let PlantWatchdogs {
+        consumer,
+        scheduler,
+    } = installed.watchdogs;
+    assert_eq!(
+        (consumer.name(), consumer.deadline()),
+        ("consumer", Duration::from_millis(100))
+    );
+    assert_eq!(scheduler.deadline(), Duration::from_secs(3600));
+    assert_eq!(
+        &*registry.watchdog_names(),
+        [Arc::from("consumer"), Arc::from("scheduler")]
+    );
+
+    let body = live_until(server.addr, 503).await;
+    assert_eq!(
+        body["entries"]["consumer"],
+        json!({"status": "Unhealthy", "description": "no heartbeat within 100 ms", "durationMs": 0.0})
+    );
+    assert_eq!(body["entries"]["scheduler"]["status"], "Healthy");
+
+    // The consumer's handle is the one live watches: dropping it (the loop
+    // ended on purpose) takes its entry away.
+    drop(consumer);
+    let body = live_until(server.addr, 200).await;
+    assert_eq!(entry_names(&body), ["scheduler"]);
+    for gate in [installed.startup.migrations, installed.startup.warm_cache] {
+        gate.ready();
+    }
+}
+
+#[test]
+fn the_manifest_drain_is_fitted_to_its_grace_period() {
+    assert_eq!(
+        Plant::TERMINATION_GRACE_PERIOD,
+        Some(Duration::from_secs(30))
+    );
+    assert_eq!(Plant::DRAIN.delay(), Duration::from_secs(4));
+    // No `shutdown_timeout` stated: in-flight requests get the rest.
+    assert_eq!(Plant::DRAIN.graceful_timeout(), Duration::from_secs(26));
+    let same = zb_health::lifecycle::Drain::new(Duration::from_secs(4))
+        .within_grace_period(Duration::from_secs(30))
+        .unwrap();
+    assert_eq!(same.graceful_timeout(), Plant::DRAIN.graceful_timeout());
+}
+
+#[test]
+fn a_failed_install_leaves_no_watchdog_and_declares_no_gate() {
+    let registry = HealthRegistry::new();
+    // A probe of the manifest's name is already there: the install fails
+    // (R3) after its watchdogs were registered.
+    registry
+        .add(fixed("cache", HealthStatus::Healthy).timeout(Duration::from_millis(200)))
+        .unwrap();
+    let Err(error) = Plant::install_into(
+        &registry,
+        PlantDeps {
+            cache_probe: CacheProbe,
+        },
+    ) else {
+        panic!("the second `cache` must be refused");
+    };
+    assert_eq!(error.rules(), [zb_health::Rule::DuplicateName]);
+    assert!(registry.watchdog_names().is_empty());
+    assert!(registry.is_started(), "no gate was left pending or failed");
 }

@@ -71,6 +71,12 @@ fn shape_errors_are_refused_by_schema_and_parser_alike() {
         "service: s\nprobes:\n  - { name: a, kind: active-node, refresh: 1s }\n",          // R17
         "service: s\nprobes:\n  - { name: db, kind: database, tags: [active], cache: 1s }\n", // R17
         "service: s\nprobes:\n  - { name: db, kind: database, cache: 0s }\n",              // R5
+        "service: s\nlifecycle: { watchdogs: [{ name: c }] }\n", // watchdog without deadline
+        "service: s\nlifecycle: { watchdogs: [{ name: c, deadline: 0ms }] }\n", // R5
+        "service: s\nlifecycle: { drain: 5s }\n",                // unknown lifecycle key
+        "service: s\nlifecycle: { startup_gates: [init, init] }\n", // R3
+        "service: s\nlifecycle: { startup_gates: [\"in it\"] }\n", // R9
+        "service: s\nlifecycle: { drain_delay: 5 }\n",           // no unit
     ] {
         assert!(parse_manifest(yaml).is_err(), "parser accepted {yaml}");
         assert!(!schema.is_valid(&as_json(yaml)), "schema accepted {yaml}");

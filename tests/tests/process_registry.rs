@@ -45,6 +45,7 @@ fn installed() -> &'static ZbHealthEndpoints {
             cache_probe: CacheProbe,
         })
         .unwrap()
+        .endpoints
     })
 }
 

@@ -210,3 +210,71 @@ fn r5_zero_execution_policy() {
         .rules();
     assert_eq!((m, r), (vec![Rule::Duration], vec![Rule::Duration]));
 }
+
+#[test]
+fn r18_drain_fits_grace() {
+    use zb_health::lifecycle::Drain;
+    let s = Duration::from_secs;
+    for (lifecycle, drain) in [
+        // The delay leaves less than 1 s of the grace period.
+        ("drain_delay: 30s", Drain::new(s(30))),
+        // Delay plus the stated graceful stop exceed it.
+        (
+            "drain_delay: 5s, shutdown_timeout: 26s",
+            Drain::new(s(5)).shutdown_timeout(s(26)),
+        ),
+    ] {
+        let m = manifest_rules(&format!(
+            "service: s\norchestrator: {{ termination_grace_period: 30s }}\nlifecycle: {{ {lifecycle} }}\n"
+        ));
+        let r = drain.within_grace_period(s(30)).unwrap_err().rules();
+        assert_eq!(
+            (m, r),
+            (vec![Rule::DrainFitsGrace], vec![Rule::DrainFitsGrace]),
+            "{lifecycle}"
+        );
+    }
+    // And both accept the drain that fits.
+    let fits = "service: s\norchestrator: { termination_grace_period: 30s }\nlifecycle: { drain_delay: 5s, shutdown_timeout: 25s }\n";
+    assert!(parse_manifest(fits).is_ok());
+    assert!(
+        Drain::new(s(5))
+            .shutdown_timeout(s(25))
+            .within_grace_period(s(30))
+            .is_ok()
+    );
+}
+
+#[test]
+fn watchdog_names_and_deadlines() {
+    let registry = HealthRegistry::new();
+    let _first = registry
+        .watchdog("consumer", Duration::from_secs(1))
+        .unwrap();
+    for (entries, name, deadline, rule) in [
+        (
+            "{ name: consumer, deadline: 1s }, { name: consumer, deadline: 1s }",
+            "consumer",
+            Duration::from_secs(1),
+            Rule::DuplicateName,
+        ),
+        (
+            "{ name: \"con sumer\", deadline: 1s }",
+            "con sumer",
+            Duration::from_secs(1),
+            Rule::ProbeName,
+        ),
+        (
+            "{ name: poller, deadline: 0ms }",
+            "poller",
+            Duration::ZERO,
+            Rule::Duration,
+        ),
+    ] {
+        let m = manifest_rules(&format!(
+            "service: s\nlifecycle:\n  watchdogs: [{entries}]\n"
+        ));
+        let r = registry.watchdog(name, deadline).unwrap_err().rules();
+        assert_eq!((m, r), (vec![rule], vec![rule]), "{entries}");
+    }
+}

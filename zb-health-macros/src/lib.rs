@@ -12,6 +12,7 @@
 mod attr;
 mod builtin;
 mod errors;
+mod lifecycle;
 mod manifest;
 
 #[cfg(test)]

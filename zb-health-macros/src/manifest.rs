@@ -335,6 +335,20 @@ fn generate(
     if let Some(e) = errors {
         return Err(e);
     }
+    let life = crate::lifecycle::generate(
+        m,
+        file,
+        span,
+        krate,
+        &crate::lifecycle::Names::new(vis, name),
+    )?;
+    let installed = format_ident!("{}Installed", name);
+    let crate::lifecycle::Generated {
+        items: life_items,
+        consts: life_consts,
+        watchdogs: watchdogs_init,
+        startup: startup_init,
+    } = life;
     let (names_table, unique) = unique_name_facts(m, file, span, krate, name);
     checks.extend(unique);
 
@@ -397,7 +411,7 @@ fn generate(
          A field is named after the probe's `name` in the manifest, with `-` and `.` turned into `_` (`disk-space` → `disk_space`). A `kind: custom` entry without `name:` takes its name from its `#[zb_health]` attribute, which the macro cannot read, so its field is named after its type in snake case (`CacheProbe` → `cache_probe`); write `name:` in the entry to name the field after the probe."
     );
     let manifest_doc = format!(
-        "The health of service `{service}`, as declared in `{file}`. Its dependencies are [`{deps_name}`]; `install` registers them in the process registry and returns the tier endpoints."
+        "The health of service `{service}`, as declared in `{file}`. Its dependencies are [`{deps_name}`]; `install` registers them in the process registry and returns the tier endpoints with the lifecycle handles, [`{installed}`]."
     );
     Ok(quote! {
         #(#requires)*
@@ -406,6 +420,8 @@ fn generate(
         #vis struct #deps_name {
             #(#fields)*
         }
+
+        #life_items
 
         #[doc = #manifest_doc]
         #vis struct #name;
@@ -420,6 +436,8 @@ fn generate(
             /// The manifest's `orchestrator.timeout`, if it states one: every
             /// probe of the registry it is installed into must answer within it.
             pub const ORCHESTRATOR_TIMEOUT: ::core::option::Option<#krate::__private::Duration> = #orchestrator;
+
+            #life_consts
 
             /// Every probe's metadata, in manifest order.
             pub const PROBES: &'static [#krate::ProbeMeta] = &[#(#metas),*];
@@ -442,34 +460,44 @@ fn generate(
 
             /// Installs the manifest into the process registry,
             /// `HealthRegistry::process()` (AT-1: one per process), and
-            /// returns the three tier endpoints, which serve that registry.
+            /// returns the three tier endpoints, which serve that registry,
+            /// with the handles of the declared startup gates and watchdogs.
             ///
             /// Sets the registry's orchestrator timeout (if the manifest
             /// states one), so probes registered later in code are held to it
-            /// too, then adds every probe, all or none. Errors if the process
-            /// registry already holds a probe of the same name (R3), a probe
-            /// whose deadline does not fit the timeout, or another
-            /// orchestrator timeout (R5): facts only the running process knows.
+            /// too, registers the watchdogs, adds every probe, then declares
+            /// the startup gates: all or none. Errors if the process
+            /// registry already holds a probe or watchdog of the same name
+            /// (R3), a probe whose deadline does not fit the timeout, or
+            /// another orchestrator timeout (R5): facts only the running
+            /// process knows.
             pub fn install(
                 deps: #deps_name,
-            ) -> ::core::result::Result<#krate::ZbHealthEndpoints, #krate::RegistryError> {
+            ) -> ::core::result::Result<#installed, #krate::RegistryError> {
                 Self::install_into(#krate::HealthRegistry::process(), deps)
             }
 
             /// [`install`](Self::install) into `registry` instead of the
             /// process registry: for tests, each with its own
             /// `HealthRegistry::new()` (AT-9). A failed install may leave the
-            /// orchestrator timeout set, but adds no probe.
+            /// orchestrator timeout set, but adds no probe, watchdog or gate.
             pub fn install_into(
                 registry: &#krate::HealthRegistry,
                 deps: #deps_name,
-            ) -> ::core::result::Result<#krate::ZbHealthEndpoints, #krate::RegistryError> {
+            ) -> ::core::result::Result<#installed, #krate::RegistryError> {
                 #set_orchestrator
+                // Fallible steps first; a dropped heartbeat removes itself.
+                let watchdogs = #watchdogs_init;
                 registry.add_all(Self::registrations(deps))?;
                 let endpoints = #krate::ZbHealth::new(::core::clone::Clone::clone(registry))
                     .paths(Self::paths())
                     .build()?;
-                ::core::result::Result::Ok(endpoints)
+                let startup = #startup_init;
+                ::core::result::Result::Ok(#installed {
+                    endpoints,
+                    startup,
+                    watchdogs,
+                })
             }
         }
 

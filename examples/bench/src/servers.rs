@@ -114,7 +114,8 @@ impl WorkerClock {
 /// the driver can block on wrk and plain sockets without stalling any
 /// runtime. They live until the process exits.
 pub fn start() -> io::Result<Addresses> {
-    let health = PlantHealth::new(false);
+    let (health, startup) = PlantHealth::new(false);
+    startup.warm_up.ready();
     // The ready tier gets its third probe through the public API, after the
     // endpoints were built: the registry is shared, so they see it.
     health

@@ -10,14 +10,23 @@
 //! * `disk-space` (ready): always healthy;
 //! * `primary` (active): this single node is always the active one.
 //!
+//! Lifecycle, also from `health.yaml`: the startup gate `warm-up` (ready and
+//! active answer 503 until `main` signals it), the watchdog `plc-poller` (a
+//! polling loop on its own thread; `POST /admin/poller/stall` stops its
+//! heartbeat, so `/healthz` answers 503 within 3 s, and
+//! `POST /admin/poller/resume` restarts it), and the drain.
+//!
 //! The library half exists so tests and the benchmark start exactly the
 //! service that `cargo run -p plant-service` starts.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 use actix_web::{HttpResponse, web};
-use zb_health::{HealthRegistry, Probe, ProbeOutcome, ProbeResult, ZbHealthEndpoints, zb_health};
+use zb_health::{
+    HealthRegistry, Heartbeat, Probe, ProbeOutcome, ProbeResult, ZbHealthEndpoints, zb_health,
+};
 
 zb_health::manifest!(pub Health = "health.yaml");
 
@@ -68,7 +77,8 @@ impl Probe for PrimaryProbe {
     }
 }
 
-/// The service's health state: the registry and the database switch.
+/// The service's health state: the registry, the database switch and the
+/// poller's switch.
 #[derive(Clone)]
 pub struct PlantHealth {
     /// Every probe of the service: the process registry, unless built by
@@ -78,22 +88,31 @@ pub struct PlantHealth {
     pub database: DatabaseProbe,
     /// The three tier endpoints.
     pub endpoints: ZbHealthEndpoints,
+    /// Set to stop the poller's heartbeat (a simulated stall).
+    poller_stalled: Arc<AtomicBool>,
+    /// Keeps the `plc-poller` watchdog registered while the service lives.
+    _poller: Arc<Heartbeat>,
 }
 
 impl PlantHealth {
-    /// Installs the manifest's probes into the process registry (AT-1), as
-    /// a service does once at start. Panics if called twice in a process:
-    /// the second install would register every name again (R3).
-    pub fn new(database_failing: bool) -> Self {
+    /// Installs the manifest into the process registry (AT-1), as a
+    /// service does once at start, and starts the poller. Returns the
+    /// startup gates to signal when warm-up is done. Panics if called twice
+    /// in a process: the second install would register every name again
+    /// (R3).
+    pub fn new(database_failing: bool) -> (Self, HealthStartup) {
         Self::with_registry(HealthRegistry::process(), database_failing)
     }
 
-    /// Installs the manifest's probes into `registry`; for a test that
-    /// needs a registry of its own (AT-9).
-    pub fn with_registry(registry: &HealthRegistry, database_failing: bool) -> Self {
+    /// [`new`](Self::new) into `registry`; for a test that needs a registry
+    /// of its own (AT-9).
+    pub fn with_registry(
+        registry: &HealthRegistry,
+        database_failing: bool,
+    ) -> (Self, HealthStartup) {
         let database = DatabaseProbe::default();
         database.set_failing(database_failing);
-        let endpoints = Health::install_into(
+        let installed = Health::install_into(
             registry,
             HealthDeps {
                 database_probe: database.clone(),
@@ -102,32 +121,64 @@ impl PlantHealth {
             },
         )
         .expect("the plant probes are installed once per registry");
-        Self {
+        let poller = Arc::new(installed.watchdogs.plc_poller);
+        let poller_stalled = Arc::new(AtomicBool::new(false));
+        spawn_poller(Arc::downgrade(&poller), poller_stalled.clone());
+        let health = Self {
             registry: registry.clone(),
             database,
-            endpoints,
-        }
+            endpoints: installed.endpoints,
+            poller_stalled,
+            _poller: poller,
+        };
+        (health, installed.startup)
     }
 
     /// Mounts the health tiers and the admin toggles on an `App`.
     pub fn configure(&self, config: &mut web::ServiceConfig) {
-        let fail = self.database.clone();
-        let recover = self.database.clone();
-        config
-            .service(self.endpoints.clone())
-            .route(
-                "/admin/database/fail",
-                web::post().to(move || {
-                    fail.set_failing(true);
-                    async { HttpResponse::NoContent().finish() }
-                }),
-            )
-            .route(
-                "/admin/database/recover",
-                web::post().to(move || {
-                    recover.set_failing(false);
-                    async { HttpResponse::NoContent().finish() }
-                }),
-            );
+        config.service(self.endpoints.clone());
+        let database = &self.database;
+        toggle(config, "/admin/database/fail", database.clone(), |d| {
+            d.set_failing(true)
+        });
+        toggle(config, "/admin/database/recover", database.clone(), |d| {
+            d.set_failing(false)
+        });
+        let stalled = &self.poller_stalled;
+        toggle(config, "/admin/poller/stall", stalled.clone(), |s| {
+            s.store(true, Ordering::Relaxed)
+        });
+        toggle(config, "/admin/poller/resume", stalled.clone(), |s| {
+            s.store(false, Ordering::Relaxed)
+        });
     }
+}
+
+/// `POST path` applies `set` to `target` and answers 204.
+fn toggle<T: Clone + 'static>(config: &mut web::ServiceConfig, path: &str, target: T, set: fn(&T)) {
+    config.route(
+        path,
+        web::post().to(move || {
+            set(&target);
+            async { HttpResponse::NoContent().finish() }
+        }),
+    );
+}
+
+/// The plant-floor polling loop, simulated: one "poll" every 250 ms, each
+/// followed by a heartbeat, until the service is gone. While `stalled` is
+/// set it polls without beating, as a loop stuck on a dead PLC would.
+fn spawn_poller(heartbeat: Weak<Heartbeat>, stalled: Arc<AtomicBool>) {
+    std::thread::Builder::new()
+        .name("plc-poller".into())
+        .spawn(move || {
+            while let Some(heartbeat) = heartbeat.upgrade() {
+                if !stalled.load(Ordering::Relaxed) {
+                    heartbeat.beat();
+                }
+                drop(heartbeat);
+                std::thread::sleep(Duration::from_millis(250));
+            }
+        })
+        .expect("the poller thread starts");
 }

@@ -16,6 +16,7 @@
 #![warn(missing_docs)]
 
 mod cluster;
+pub mod drain;
 mod duration;
 pub mod facts;
 #[cfg(feature = "manifest")]
@@ -31,14 +32,16 @@ pub use cluster::{MajorityGuard, MembershipPolicy};
 pub use duration::{DEFAULT_PROBE_TIMEOUT, DurationError, MAX_PROBE_TIMEOUT, parse_duration};
 #[cfg(feature = "manifest")]
 pub use manifest::{
-    ActiveScope, Located, Location, Manifest, ProbeDecl, ProbeKind, parse_manifest,
+    ActiveScope, LifecycleDecl, Located, Location, Manifest, ProbeDecl, ProbeKind, WatchdogDecl,
+    parse_manifest,
 };
 pub use paths::EndpointPaths;
 pub use rules::{
-    Rule, SHUTDOWN_ENTRY, STARTUP_ENTRY, SpecError, Violation, Violations,
-    check_active_not_optional, check_cluster_size, check_duration_text, check_execution_policy,
-    check_execution_policy_at, check_name, check_paths, check_probe_tags, check_role_preference,
-    check_timeout, check_unique_names, missing_key,
+    NameOf, Rule, SHUTDOWN_ENTRY, STARTUP_ENTRY, SpecError, Violation, Violations,
+    check_active_not_optional, check_cluster_size, check_drain, check_duration_text,
+    check_execution_policy, check_execution_policy_at, check_name, check_name_of, check_paths,
+    check_probe_tags, check_role_preference, check_timeout, check_unique_names,
+    check_unique_names_of, check_watchdog_deadline, missing_key,
 };
 pub use status::{FailureStatus, HealthStatus};
 pub use suggest::{all_of, did_you_mean, hint, one_of};

@@ -21,6 +21,7 @@
 //! | R15 `value-type` | the attribute parser and the manifest reader | |
 //! | R16 `refresh-policy` | [`check_execution_policy`] | BE-HLTH-006 |
 //! | R17 `live-answer` | [`check_execution_policy`] | BE-HLTH-006, ZB-2.3b |
+//! | R18 `drain-fits-grace` | [`check_drain`] | BE-HLTH-005 |
 //!
 //! Codes are stable: a new rule gets the next number, never a reused one.
 //!
@@ -80,11 +81,15 @@ pub enum Rule {
     /// R17: `cache` or `refresh` on a probe whose answer must be live (one
     /// tagged `active`).
     LiveAnswer,
+    /// R18: a shutdown drain that does not fit the orchestrator's
+    /// termination grace period, so the process would be killed while
+    /// requests are still in flight.
+    DrainFitsGrace,
 }
 
 impl Rule {
     /// Every rule, in index order.
-    pub const ALL: [Rule; 17] = [
+    pub const ALL: [Rule; 18] = [
         Rule::LiveTag,
         Rule::RoleScopeNeedsRoles,
         Rule::DuplicateName,
@@ -102,9 +107,10 @@ impl Rule {
         Rule::ValueType,
         Rule::RefreshPolicy,
         Rule::LiveAnswer,
+        Rule::DrainFitsGrace,
     ];
 
-    /// The short stable code, `R1` … `R17`, that tests and docs use.
+    /// The short stable code, `R1` … `R18`, that tests and docs use.
     pub const fn code(self) -> &'static str {
         match self {
             Rule::LiveTag => "R1",
@@ -124,6 +130,7 @@ impl Rule {
             Rule::ValueType => "R15",
             Rule::RefreshPolicy => "R16",
             Rule::LiveAnswer => "R17",
+            Rule::DrainFitsGrace => "R18",
         }
     }
 
@@ -147,6 +154,7 @@ impl Rule {
             Rule::ValueType => "value-type",
             Rule::RefreshPolicy => "refresh-policy",
             Rule::LiveAnswer => "live-answer",
+            Rule::DrainFitsGrace => "drain-fits-grace",
         }
     }
 
@@ -164,6 +172,7 @@ impl Rule {
             Rule::ClusterSize => Some("AT-5"),
             Rule::NoTags => Some("ZB-1.1"),
             Rule::RefreshPolicy | Rule::LiveAnswer => Some("BE-HLTH-006"),
+            Rule::DrainFitsGrace => Some("BE-HLTH-005"),
             Rule::Unknown
             | Rule::Contradiction
             | Rule::ManifestFile
@@ -298,6 +307,44 @@ impl fmt::Display for SpecError {
 
 impl std::error::Error for SpecError {}
 
+/// What a checked name names. Every name the spec checks becomes a JSON
+/// key, a log field, a metric label or a generated field, so R9 and R3 are
+/// the same rules for all of them; only the words of the messages differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameOf {
+    /// A probe: the key of its entry in `ready` and `active`.
+    Probe,
+    /// The manifest's `service`.
+    Service,
+    /// A liveness watchdog: the key of its entry in `live` (BE-HLTH-002).
+    Watchdog,
+    /// A declared piece of startup work (BE-HLTH-004): a field of the
+    /// generated startup handles and a log field.
+    StartupGate,
+}
+
+impl NameOf {
+    /// The noun messages use.
+    pub const fn noun(self) -> &'static str {
+        match self {
+            NameOf::Probe => "probe",
+            NameOf::Service => "service",
+            NameOf::Watchdog => "watchdog",
+            NameOf::StartupGate => "startup gate",
+        }
+    }
+
+    /// A good name of this kind, for the help texts.
+    const fn example(self) -> &'static str {
+        match self {
+            NameOf::Probe => "database",
+            NameOf::Service => "scadabridge",
+            NameOf::Watchdog => "consumer",
+            NameOf::StartupGate => "migrations",
+        }
+    }
+}
+
 /// R9: a probe name is a low-cardinality identifier (it becomes a JSON key,
 /// a log field and a metric label): 1 to 64 ASCII letters, digits, `-`, `_`
 /// or `.`.
@@ -307,12 +354,22 @@ impl std::error::Error for SpecError {}
 /// them would write the same JSON key twice while the service starts or
 /// drains.
 pub fn check_name<L>(name: &str, location: L, sink: &mut Violations<L>) {
+    check_name_of(NameOf::Probe, name, location, sink);
+}
+
+/// R9 for any name the spec checks ([`NameOf`]): the rule of
+/// [`check_name`], with messages that say what the name names.
+pub fn check_name_of<L>(of: NameOf, name: &str, location: L, sink: &mut Violations<L>) {
+    let (noun, example) = (of.noun(), of.example());
     if name.is_empty() {
         sink.push(
             Rule::ProbeName,
             location,
-            "probe name is empty",
-            "give the probe a short fixed name such as `database`; it is the key of its entry in the JSON body",
+            format!("{noun} name is empty"),
+            match of {
+                NameOf::Probe => "give the probe a short fixed name such as `database`; it is the key of its entry in the JSON body".to_owned(),
+                _ => format!("give the {noun} a short fixed name such as `{example}`"),
+            },
         );
     } else if name.len() > 64
         || !name
@@ -322,15 +379,19 @@ pub fn check_name<L>(name: &str, location: L, sink: &mut Violations<L>) {
         sink.push(
             Rule::ProbeName,
             location,
-            format!("probe name `{name}` is not a short identifier"),
+            format!("{noun} name `{name}` is not a short identifier"),
             "use at most 64 ASCII letters, digits, `-`, `_` or `.`; names are JSON keys and metric labels, so keep them fixed and low-cardinality (BE-HLTH-007)",
         );
-    } else if [STARTUP_ENTRY, SHUTDOWN_ENTRY].contains(&name) {
+    } else if of != NameOf::Service && [STARTUP_ENTRY, SHUTDOWN_ENTRY].contains(&name) {
         sink.push(
             Rule::ProbeName,
             location,
-            format!("probe name `{name}` is reserved"),
-            "the lifecycle's own entry has this name while the service starts or drains; name the probe after what it checks",
+            format!("{noun} name `{name}` is reserved"),
+            format!("the lifecycle's own entry has this name while the service starts or drains; name the {noun} after what it {}", match of {
+                NameOf::Probe => "checks",
+                NameOf::Watchdog => "watches",
+                NameOf::Service | NameOf::StartupGate => "does",
+            }),
         );
     }
 }
@@ -656,17 +717,119 @@ pub fn check_unique_names<'a, L: 'a + Clone>(
     names: impl IntoIterator<Item = (&'a str, L)>,
     sink: &mut Violations<L>,
 ) {
+    check_unique_names_of(NameOf::Probe, names, sink);
+}
+
+/// R3 for any list of names the spec checks ([`NameOf`]): watchdogs key
+/// the entries of `live`, startup gates the fields of their handles.
+pub fn check_unique_names_of<'a, L: 'a + Clone>(
+    of: NameOf,
+    names: impl IntoIterator<Item = (&'a str, L)>,
+    sink: &mut Violations<L>,
+) {
+    let noun = of.noun();
     let mut seen: Vec<&str> = Vec::new();
     for (name, loc) in names {
         if seen.iter().any(|s| crate::facts::same_name(s, name)) {
             sink.push(
                 Rule::DuplicateName,
                 loc,
-                format!("probe name `{name}` is used twice"),
-                crate::facts::DUPLICATE_NAME_HELP,
+                format!("{noun} name `{name}` is used twice"),
+                match of {
+                    NameOf::Probe | NameOf::Service => crate::facts::DUPLICATE_NAME_HELP.to_owned(),
+                    _ => format!("each {noun} needs a name of its own; rename one of them"),
+                },
             );
         } else {
             seen.push(name);
+        }
+    }
+}
+
+/// R5: a watchdog's deadline is at least 1 ms (BE-HLTH-002): the longest
+/// one iteration of the watched loop may take.
+pub fn check_watchdog_deadline<L>(
+    name: &str,
+    deadline: Duration,
+    location: L,
+    sink: &mut Violations<L>,
+) {
+    if deadline.as_millis() == 0 {
+        sink.push(
+            Rule::Duration,
+            location,
+            format!("watchdog `{name}` has a deadline under 1 ms"),
+            "give the loop the longest time one iteration may take, e.g. `30s`",
+        );
+    }
+}
+
+/// R18: the shutdown drain fits the orchestrator's termination grace period
+/// (BE-HLTH-005). After SIGTERM the orchestrator kills the process when
+/// the grace period ends, so the drain delay plus the graceful stop of
+/// in-flight requests must end first:
+///
+/// * with a stated `shutdown_timeout`: `drain_delay` + the timeout (in whole
+///   seconds, rounded up, as actix applies it) ≤ the grace period;
+/// * without: the graceful stop gets what remains of the grace period
+///   ([`crate::drain::graceful_stop`]), which must be at least 1 s, so a
+///   drain delay as long as the grace period is refused.
+///
+/// Each value comes with where it was written; `drain_delay` is `None` when
+/// the default ([`crate::drain::DEFAULT_DRAIN_DELAY`]) applies, and a
+/// violation about it is then reported at the grace period. Nothing is
+/// checked without a grace period; a zero one is R5.
+pub fn check_drain<L: Clone>(
+    drain_delay: Option<(Duration, L)>,
+    shutdown_timeout: Option<(Duration, L)>,
+    grace_period: Option<(Duration, L)>,
+    sink: &mut Violations<L>,
+) {
+    let Some((grace, grace_at)) = grace_period else {
+        return;
+    };
+    if grace.is_zero() {
+        sink.push(
+            Rule::Duration,
+            grace_at,
+            "the termination grace period is zero",
+            "state the orchestrator's grace period, Kubernetes' `terminationGracePeriodSeconds` (default `30s`)",
+        );
+        return;
+    }
+    let (delay, delay_at) =
+        drain_delay.unwrap_or((crate::drain::DEFAULT_DRAIN_DELAY, grace_at.clone()));
+    let ms = |d: Duration| d.as_millis();
+    match shutdown_timeout {
+        Some((stop, stop_at)) => {
+            let stop_secs = crate::drain::whole_seconds(stop);
+            if delay.saturating_add(stop_secs) > grace {
+                sink.push(
+                    Rule::DrainFitsGrace,
+                    stop_at,
+                    format!(
+                        "the drain delay ({} ms) and the shutdown timeout ({} s) add up to more than the termination grace period ({} ms)",
+                        ms(delay),
+                        stop_secs.as_secs(),
+                        ms(grace)
+                    ),
+                    "the orchestrator kills the process when the grace period ends, cutting in-flight requests; shorten one of them, or leave `shutdown_timeout` out to give the graceful stop what remains of the grace period",
+                );
+            }
+        }
+        None => {
+            if crate::drain::graceful_stop(delay, None, Some(grace)).is_zero() {
+                sink.push(
+                    Rule::DrainFitsGrace,
+                    delay_at,
+                    format!(
+                        "the drain delay ({} ms) leaves less than 1 s of the termination grace period ({} ms) for in-flight requests",
+                        ms(delay),
+                        ms(grace)
+                    ),
+                    "the orchestrator kills the process when the grace period ends; make the drain delay shorter than the grace period by at least the time your slowest request needs",
+                );
+            }
         }
     }
 }

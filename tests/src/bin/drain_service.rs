@@ -1,13 +1,13 @@
 //! The child process of `tests/drain.rs`: the three tiers under
-//! `zb_health::lifecycle::serve`, with a startup gate and a slow route the
-//! test controls.
+//! `zb_health::lifecycle::serve`, declared by a manifest with a startup
+//! gate and a drain, and a slow route the test controls.
 //!
 //! * stdout, one event a line: `listening <addr>`, `slow started`,
 //!   `drain hook ran`, `exited`;
 //! * stdin, one command a line: `ready` (the startup gate's `ready()`),
 //!   `release` (lets every `/slow` request answer);
-//! * env: `DRAIN_DELAY_MS` (the drain delay), `START_READY=1` (signal the
-//!   gate at once).
+//! * env: `DRAIN_DELAY_MS` (overrides the manifest's drain delay),
+//!   `START_READY=1` (signal the gate at once).
 //!
 //! Commands and events make the test's order assertions exact: nothing
 //! here depends on how long anything takes.
@@ -18,7 +18,42 @@ use std::time::Duration;
 use actix_web::{App, HttpResponse, HttpServer, web};
 use tokio::sync::watch;
 use zb_health::lifecycle::{Drain, serve};
-use zb_health::{HealthRegistry, ProbeRegistration, ProbeResult, TagSet, from_fn, map_zb_health};
+use zb_health::{HealthRegistry, Probe, ProbeOutcome, ProbeResult, zb_health};
+
+zb_health::manifest!(
+    Health,
+    yaml = r#"
+service: drain-service
+orchestrator: { timeout: 1s, termination_grace_period: 120s }
+lifecycle:
+  startup_gates: [init]
+  drain_delay: 60s
+  shutdown_timeout: 30s
+probes:
+  - { kind: custom, type: crate::DatabaseProbe }
+  - { kind: custom, type: crate::PrimaryProbe }
+"#
+);
+
+/// Always healthy: the test is about the lifecycle entries.
+#[zb_health(name = "database", tags = [ready], timeout = "500ms")]
+struct DatabaseProbe;
+
+impl Probe for DatabaseProbe {
+    async fn check(&self) -> ProbeOutcome {
+        Ok(ProbeResult::healthy())
+    }
+}
+
+/// This single node is the active one.
+#[zb_health(name = "primary", tags = [active], timeout = "500ms")]
+struct PrimaryProbe;
+
+impl Probe for PrimaryProbe {
+    async fn check(&self) -> ProbeOutcome {
+        Ok(ProbeResult::healthy())
+    }
+}
 
 fn event(line: &str) {
     let mut out = std::io::stdout().lock();
@@ -29,25 +64,24 @@ fn event(line: &str) {
 
 #[actix_web::main]
 async fn main() -> std::io::Result<()> {
-    let delay_ms: u64 = std::env::var("DRAIN_DELAY_MS")
+    let drain = match std::env::var("DRAIN_DELAY_MS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(60_000);
+    {
+        Some(ms) => Drain::new(Duration::from_millis(ms)).shutdown_timeout(Duration::from_secs(30)),
+        None => Health::DRAIN,
+    };
     let registry = HealthRegistry::new();
-    registry
-        .add(ProbeRegistration::new(
-            "database",
-            from_fn(|| async { Ok(ProbeResult::healthy()) }),
-        ))
-        .expect("valid probe");
-    registry
-        .add(
-            ProbeRegistration::new("primary", from_fn(|| async { Ok(ProbeResult::healthy()) }))
-                .tags(TagSet::ACTIVE),
-        )
-        .expect("valid probe");
+    let installed = Health::install_into(
+        &registry,
+        HealthDeps {
+            database_probe: DatabaseProbe,
+            primary_probe: PrimaryProbe,
+        },
+    )
+    .expect("the manifest installs into a fresh registry");
     registry.on_drain(|| event("drain hook ran"));
-    let gate = registry.startup_gate();
+    let gate = installed.startup.init;
     let mut gate = if std::env::var("START_READY").is_ok_and(|v| v == "1") {
         gate.ready();
         None
@@ -76,7 +110,7 @@ async fn main() -> std::io::Result<()> {
         std::mem::forget(gate);
     });
 
-    let health = map_zb_health(registry.clone());
+    let health = installed.endpoints;
     let server = HttpServer::new(move || {
         let released = released.clone();
         App::new()
@@ -97,12 +131,7 @@ async fn main() -> std::io::Result<()> {
     .workers(2)
     .bind(("127.0.0.1", 0))?;
     event(&format!("listening {}", server.addrs()[0]));
-    let result = serve(
-        server,
-        &registry,
-        Drain::new(Duration::from_millis(delay_ms)).shutdown_timeout(Duration::from_secs(30)),
-    )
-    .await;
+    let result = serve(server, &registry, drain).await;
     event("exited");
     result
 }

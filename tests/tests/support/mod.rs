@@ -118,6 +118,22 @@ pub async fn request(addr: SocketAddr, method: &str, path: &str) -> Wire {
     try_request(addr, method, path).await.unwrap()
 }
 
+/// Polls `GET path` until it answers `status` and returns that answer;
+/// panics after 30 s. Tests wait for conditions, never for a fixed time.
+pub async fn until_status(addr: SocketAddr, path: &str, status: u16) -> Wire {
+    tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        loop {
+            let wire = request(addr, "GET", path).await;
+            if wire.status == status {
+                return wire;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{path} never answered {status}"))
+}
+
 /// [`request`] that reports a refused, reset or empty exchange as an
 /// error instead of panicking: for a server that is going away.
 pub async fn try_request(addr: SocketAddr, method: &str, path: &str) -> std::io::Result<Wire> {

@@ -35,7 +35,15 @@ fn main() {
     // A registry of its own, as a test would use (AT-9).
     let registry = zb_health::HealthRegistry::new();
     let deps = HealthDeps { cache: probes::CacheProbe, primary_probe: probes::PrimaryProbe, search_probe: probes::SearchProbe };
-    let endpoints = Health::install_into(&registry, deps).unwrap();
-    assert_eq!(endpoints.path(zb_health::Tag::Active), "/healthz/primary");
+    let installed = Health::install_into(&registry, deps).unwrap();
+    assert_eq!(installed.endpoints.path(zb_health::Tag::Active), "/healthz/primary");
     assert_eq!(registry.names().len(), 3);
+    // The lifecycle: typed handles named after the manifest's names.
+    assert_eq!(installed.watchdogs.tag_poller.name(), "tag-poller");
+    assert!(!registry.is_started());
+    installed.startup.migrations.ready();
+    assert!(registry.is_started());
+    assert_eq!(Health::DRAIN.delay(), std::time::Duration::from_secs(10));
+    assert_eq!(Health::DRAIN.graceful_timeout(), std::time::Duration::from_secs(30));
+    assert_eq!(Health::TERMINATION_GRACE_PERIOD, Some(std::time::Duration::from_secs(45)));
 }

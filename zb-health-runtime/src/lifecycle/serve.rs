@@ -10,6 +10,8 @@ use actix_web::body::MessageBody;
 use actix_web::dev::{AppConfig, Service, ServiceFactory};
 use actix_web::{Error, HttpServer};
 
+use zb_health_spec::{SpecError, Violations, check_drain, drain};
+
 use crate::registry::HealthRegistry;
 
 /// The drain's timings, for [`serve`](fn@serve).
@@ -17,13 +19,23 @@ use crate::registry::HealthRegistry;
 /// ```
 /// # use std::time::Duration;
 /// # use zb_health::lifecycle::Drain;
-/// let drain = Drain::new(Duration::from_secs(5)).shutdown_timeout(Duration::from_secs(20));
-/// # let _ = drain;
+/// // Kubernetes' default grace period: the graceful stop gets the 25 s that
+/// // remain after the 5 s delay.
+/// let drain = Drain::new(Duration::from_secs(5))
+///     .within_grace_period(Duration::from_secs(30))
+///     .unwrap();
+/// assert_eq!(drain.graceful_timeout(), Duration::from_secs(25));
 /// ```
+///
+/// A manifest's `lifecycle` section generates one, checked at compile
+/// time: `Health::DRAIN`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Drain {
     delay: Duration,
-    shutdown_timeout: Duration,
+    /// As stated; `None` for the default.
+    shutdown_timeout: Option<Duration>,
+    /// Stated with [`within_grace_period`](Self::within_grace_period).
+    grace_period: Option<Duration>,
 }
 
 impl Drain {
@@ -31,21 +43,43 @@ impl Drain {
     /// while `ready` answers 503: the time the orchestrator needs to see
     /// the 503 and take the pod out of its endpoints (Kubernetes' preStop /
     /// endpoint propagation). In-flight requests then get actix's default
-    /// 30 s to finish.
+    /// 30 s to finish, or what the grace period leaves
+    /// ([`within_grace_period`](Self::within_grace_period)).
     pub const fn new(delay: Duration) -> Self {
         Self {
             delay,
-            shutdown_timeout: Duration::from_secs(30),
+            shutdown_timeout: None,
+            grace_period: None,
         }
     }
 
     /// How long in-flight requests may run after the delay before workers
     /// are dropped (actix's `shutdown_timeout`, whole seconds, rounded up).
-    /// Keep `delay + shutdown_timeout` under the orchestrator's termination
-    /// grace period, or it kills the process first.
     pub const fn shutdown_timeout(mut self, timeout: Duration) -> Self {
-        self.shutdown_timeout = timeout;
+        self.shutdown_timeout = Some(timeout);
         self
+    }
+
+    /// Fits the drain into the orchestrator's termination grace period
+    /// (Kubernetes' `terminationGracePeriodSeconds`), the rule R18 that a
+    /// manifest's drain is held to at compile time: the delay plus the
+    /// stated shutdown timeout must end within it; without a stated
+    /// timeout the graceful stop gets what remains of it, at least 1 s.
+    ///
+    /// # Errors
+    ///
+    /// The R18 (or R5, for a zero grace period) violations.
+    pub fn within_grace_period(mut self, grace_period: Duration) -> Result<Self, SpecError> {
+        let mut sink = Violations::new();
+        check_drain(
+            Some((self.delay, ())),
+            self.shutdown_timeout.map(|t| (t, ())),
+            Some((grace_period, ())),
+            &mut sink,
+        );
+        sink.into_result()?;
+        self.grace_period = Some(grace_period);
+        Ok(self)
     }
 
     /// The drain delay.
@@ -53,9 +87,11 @@ impl Drain {
         self.delay
     }
 
-    /// The graceful-stop timeout.
+    /// The graceful-stop timeout as actix applies it, in whole seconds: the
+    /// stated one, else what the grace period leaves, else 30 s
+    /// ([`spec::drain::graceful_stop`](crate::spec::drain::graceful_stop)).
     pub const fn graceful_timeout(&self) -> Duration {
-        self.shutdown_timeout
+        drain::graceful_stop(self.delay, self.shutdown_timeout, self.grace_period)
     }
 }
 
@@ -70,7 +106,7 @@ impl Drain {
 /// 2. the server keeps serving, new requests included, for
 ///    [`Drain::new`]'s delay; a second signal cuts the delay short;
 /// 3. a graceful stop lets in-flight requests finish (up to
-///    [`Drain::shutdown_timeout`]);
+///    [`Drain::graceful_timeout`]);
 /// 4. it returns `Ok(())`, so `main` can exit 0.
 ///
 /// `live` answers 200 throughout (unless a watchdog stalls). Bind the
@@ -110,8 +146,7 @@ where
     B: MessageBody + 'static,
 {
     let mut signals = Signals::install()?;
-    let timeout_secs =
-        drain.shutdown_timeout.as_secs() + u64::from(drain.shutdown_timeout.subsec_nanos() > 0);
+    let timeout_secs = drain.graceful_timeout().as_secs();
     let server = server
         .disable_signals()
         .shutdown_timeout(timeout_secs)

@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use actix_web::web::Bytes;
 use tokio::time::Instant;
-use zb_health_spec::{Rule, Tag, Violations, check_name, check_unique_names};
+use zb_health_spec::{
+    NameOf, Tag, Violations, check_name_of, check_unique_names_of, check_watchdog_deadline,
+};
 
 use crate::HealthStatus;
 use crate::registry::{HealthRegistry, Inner, RegistryError};
@@ -171,23 +173,17 @@ impl HealthRegistry {
         let mut table = watchdogs.table.write().unwrap_or_else(|e| e.into_inner());
         let existing: &[Arc<Slot>] = table.as_ref().map_or(&[], |t| &t.slots);
         let mut sink = Violations::new();
-        check_name(name, (), &mut sink);
-        check_unique_names(
+        check_name_of(NameOf::Watchdog, name, (), &mut sink);
+        check_unique_names_of(
+            NameOf::Watchdog,
             existing
                 .iter()
                 .map(|s| (&*s.name, ()))
                 .chain(std::iter::once((name, ()))),
             &mut sink,
         );
+        check_watchdog_deadline(name, deadline, (), &mut sink);
         let deadline_ms = millis(deadline);
-        if deadline_ms == 0 {
-            sink.push(
-                Rule::Duration,
-                (),
-                format!("watchdog `{name}` has a deadline under 1 ms"),
-                "give the loop the longest time one iteration may take, e.g. 30 s",
-            );
-        }
         sink.into_result()?;
         let slot = Arc::new(Slot {
             name: name.into(),
@@ -281,6 +277,7 @@ impl Drop for Heartbeat {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use zb_health_spec::Rule;
 
     fn stalled_names(registry: &HealthRegistry) -> Option<Vec<(String, HealthStatus)>> {
         match registry.inner.lifecycle.watchdogs.live() {

@@ -18,7 +18,15 @@
 //!   ready: /health/ready               # each path overrides the preset's
 //!   active: /health/active
 //!   live: /healthz
-//! orchestrator: { timeout: 1s }        # optional: the orchestrator's probe timeout
+//! orchestrator:                        # optional: what the orchestrator does
+//!   timeout: 1s                        #   its probe timeout
+//!   termination_grace_period: 30s      #   its SIGTERM-to-SIGKILL time
+//! lifecycle:                           # optional (BE-HLTH-002, -004, -005)
+//!   startup_gates: [migrations]        #   startup work; ready/active 503 until done
+//!   watchdogs:                         #   the app's loops; live 503 when one stalls
+//!     - { name: consumer, deadline: 30s }
+//!   drain_delay: 5s                    #   serve on after SIGTERM with ready 503
+//!   shutdown_timeout: 20s              #   then in-flight requests get this long
 //! defaults: { timeout: 800ms, failure_status: unhealthy }   # optional
 //! probes:                              # optional; missing or empty = no probes
 //!   - { name: database, kind: database, tags: [ready], timeout: 2s }
@@ -107,6 +115,12 @@ pub struct Manifest {
     /// `orchestrator.timeout`: the orchestrator's probe timeout, which every
     /// probe deadline must stay below (BE-HLTH-006).
     pub orchestrator_timeout: Option<Located<Duration>>,
+    /// `orchestrator.termination_grace_period`: how long the orchestrator
+    /// waits after SIGTERM before it kills the process (Kubernetes'
+    /// `terminationGracePeriodSeconds`); the drain must fit in it (R18).
+    pub termination_grace_period: Option<Located<Duration>>,
+    /// `lifecycle`: startup gates, watchdogs and the drain.
+    pub lifecycle: LifecycleDecl,
     /// `defaults.timeout`: the deadline of probes that set none.
     pub default_timeout: Option<Located<Duration>>,
     /// `defaults.failure_status`: the failure status of probes that set none.
@@ -143,6 +157,54 @@ pub struct ProbeDecl {
     /// `max_staleness`: a background result older than this reports the
     /// probe's failure status (BE-HLTH-006).
     pub max_staleness: Option<Located<Duration>>,
+}
+
+/// The `lifecycle` section: what the process does around its probes.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LifecycleDecl {
+    /// `startup_gates`: named pieces of startup work (BE-HLTH-004). Until
+    /// every one is signalled ready, `ready` and `active` answer 503.
+    pub startup_gates: Vec<Located<String>>,
+    /// `watchdogs`: the app's own loops, each with a heartbeat deadline
+    /// (BE-HLTH-002).
+    pub watchdogs: Vec<WatchdogDecl>,
+    /// `drain_delay`: after SIGTERM, how long the server keeps serving with
+    /// `ready` at 503 (BE-HLTH-005); see [`LifecycleDecl::drain_delay`].
+    pub drain_delay: Option<Located<Duration>>,
+    /// `shutdown_timeout`: how long in-flight requests then get; see
+    /// [`Manifest::graceful_stop`].
+    pub shutdown_timeout: Option<Located<Duration>>,
+}
+
+impl LifecycleDecl {
+    /// The drain delay: the stated one, else
+    /// [`crate::drain::DEFAULT_DRAIN_DELAY`].
+    pub fn drain_delay(&self) -> Duration {
+        self.drain_delay
+            .map_or(crate::drain::DEFAULT_DRAIN_DELAY, |d| d.value)
+    }
+}
+
+/// One entry of `lifecycle.watchdogs`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WatchdogDecl {
+    /// `name`: the key of its entry in `live` (R9, R3 among watchdogs).
+    pub name: Located<String>,
+    /// `deadline`: the longest time between two heartbeats.
+    pub deadline: Located<Duration>,
+}
+
+impl Manifest {
+    /// How long in-flight requests may run after the drain delay, as
+    /// [`crate::drain::graceful_stop`] resolves it from `shutdown_timeout`
+    /// and `orchestrator.termination_grace_period`.
+    pub fn graceful_stop(&self) -> Duration {
+        crate::drain::graceful_stop(
+            self.lifecycle.drain_delay(),
+            self.lifecycle.shutdown_timeout.map(|d| d.value),
+            self.termination_grace_period.map(|d| d.value),
+        )
+    }
 }
 
 impl ProbeDecl {

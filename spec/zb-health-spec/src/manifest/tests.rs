@@ -597,8 +597,9 @@ impl Rng {
     }
 }
 
-const SAMPLES: [&str; 4] = [
+const SAMPLES: [&str; 5] = [
     FULL,
+    LIFECYCLE,
     "service: mxgateway\n",
     "service: otopcua\nendpoints:\n  preset: be-hlth-009\nprobes:\n  - name: db\n    kind: database\n    tags:\n      - ready\n  - name: an\n    kind: active-node\n    scope: role\n    roles:\n      - admin\n",
     "service: s\nprobes:\n  - &p { name: a, kind: grpc, timeout: 200ms }\n  - { <<: *p, name: b }\n  - { kind: custom, type: ::x::Y, tags: [active] }\n",
@@ -851,4 +852,159 @@ fn a_custom_probe_policy_is_its_attributes() {
         Rule::Duration,
         at(3, 44),
     );
+}
+
+/// Every lifecycle key once.
+const LIFECYCLE: &str = "\
+service: s
+orchestrator: { timeout: 1s, termination_grace_period: 30s }
+lifecycle:
+  startup_gates: [migrations, warm-cache]
+  watchdogs:
+    - { name: consumer, deadline: 30s }
+    - name: scheduler
+      deadline: 2m
+  drain_delay: 5s
+  shutdown_timeout: 20s
+";
+
+#[test]
+fn the_lifecycle_section_is_read_with_its_locations() {
+    let m = parse_manifest(LIFECYCLE).unwrap_or_else(|v| panic!("{v:#?}"));
+    let l = &m.lifecycle;
+    let gates: Vec<(&str, Location)> = l
+        .startup_gates
+        .iter()
+        .map(|g| (g.value.as_str(), g.location))
+        .collect();
+    assert_eq!(
+        gates,
+        [("migrations", at(4, 19)), ("warm-cache", at(4, 31))]
+    );
+    let dogs: Vec<(&str, Duration)> = l
+        .watchdogs
+        .iter()
+        .map(|w| (w.name.value.as_str(), w.deadline.value))
+        .collect();
+    assert_eq!(
+        dogs,
+        [
+            ("consumer", Duration::from_secs(30)),
+            ("scheduler", Duration::from_secs(120))
+        ]
+    );
+    assert_eq!(l.drain_delay(), Duration::from_secs(5));
+    assert_eq!(
+        m.termination_grace_period.map(|g| g.value),
+        Some(Duration::from_secs(30))
+    );
+    assert_eq!(m.graceful_stop(), Duration::from_secs(20));
+}
+
+#[test]
+fn without_a_lifecycle_the_drain_has_its_defaults() {
+    let m = parse_manifest("service: s\n").unwrap_or_else(|v| panic!("{v:#?}"));
+    assert_eq!(m.lifecycle, LifecycleDecl::default());
+    assert_eq!(m.lifecycle.drain_delay(), crate::drain::DEFAULT_DRAIN_DELAY);
+    assert_eq!(m.graceful_stop(), crate::drain::DEFAULT_SHUTDOWN_TIMEOUT);
+    // With only a grace period, the graceful stop gets what the default
+    // delay leaves of it.
+    let m = parse_manifest("service: s\norchestrator: { termination_grace_period: 30s }\n")
+        .unwrap_or_else(|v| panic!("{v:#?}"));
+    assert_eq!(m.graceful_stop(), Duration::from_secs(25));
+}
+
+#[test]
+fn r18_the_drain_must_fit_the_grace_period() {
+    let grace = |g: &str, lifecycle: &str| {
+        format!(
+            "service: s\norchestrator: {{ termination_grace_period: {g} }}\nlifecycle: {{ {lifecycle} }}\n"
+        )
+    };
+    // The delay alone leaves under 1 s: reported at the delay.
+    only(
+        &grace("10s", "drain_delay: 9500ms"),
+        Rule::DrainFitsGrace,
+        at(3, 27),
+    );
+    only(
+        &grace("10s", "drain_delay: 20s"),
+        Rule::DrainFitsGrace,
+        at(3, 27),
+    );
+    // The default delay (5 s) against a short grace period: at the grace
+    // period, the only value written.
+    only(
+        "service: s\norchestrator: { termination_grace_period: 5s }\n",
+        Rule::DrainFitsGrace,
+        at(2, 43),
+    );
+    // Delay plus the stated timeout (rounded up to whole seconds): at the
+    // timeout.
+    let v = only(
+        &grace("30s", "drain_delay: 5s, shutdown_timeout: 25001ms"),
+        Rule::DrainFitsGrace,
+        at(3, 49),
+    );
+    assert!(v.message.contains("(26 s)"), "{}", v.message);
+    assert!(parse_manifest(&grace("30s", "drain_delay: 5s, shutdown_timeout: 25s")).is_ok());
+    assert!(parse_manifest(&grace("30s", "drain_delay: 29s")).is_ok());
+    // No grace period, nothing to fit.
+    assert!(
+        parse_manifest("service: s\nlifecycle: { drain_delay: 10m, shutdown_timeout: 10m }\n")
+            .is_ok()
+    );
+    // A zero grace period is R5.
+    only(&grace("0s", "drain_delay: 1s"), Rule::Duration, at(2, 43));
+}
+
+#[test]
+fn lifecycle_names_deadlines_and_types_are_checked_all_at_once() {
+    let v = violations(
+        "service: s
+lifecycle:
+  startup_gates: [init, \"in it\", init, startup]
+  watchdogs:
+    - { name: consumer, deadline: 0ms }
+    - { name: consumer, deadline: 5s }
+    - { deadline: 5s }
+    - { name: poller }
+    - { name: p2, deadline: 5, every: 1s }
+  drain_delay: soon
+  shutdown: 1s
+",
+    );
+    let found: Vec<(Rule, Location)> = v.iter().map(|v| (v.rule, v.location)).collect();
+    assert_eq!(
+        found,
+        [
+            (Rule::ProbeName, at(3, 25)),
+            (Rule::DuplicateName, at(3, 34)),
+            (Rule::ProbeName, at(3, 40)),
+            (Rule::Duration, at(5, 35)),
+            (Rule::DuplicateName, at(6, 15)),
+            (Rule::MissingKey, at(7, 7)),
+            (Rule::MissingKey, at(8, 7)),
+            (Rule::Duration, at(9, 29)),
+            (Rule::Unknown, at(9, 32)),
+            (Rule::Duration, at(10, 16)),
+            (Rule::Unknown, at(11, 3)),
+        ],
+        "{v:#?}"
+    );
+    assert!(
+        v[0].message.starts_with("startup gate name `in it`"),
+        "{}",
+        v[0].message
+    );
+    assert!(
+        v[4].message
+            .starts_with("watchdog name `consumer` is used twice"),
+        "{}",
+        v[4].message
+    );
+    let types =
+        violations("service: s\nlifecycle: { startup_gates: init, watchdogs: { a: 1s } }\n");
+    let rules: Vec<Rule> = types.iter().map(|v| v.rule).collect();
+    assert_eq!(rules, [Rule::ValueType, Rule::ValueType], "{types:#?}");
 }

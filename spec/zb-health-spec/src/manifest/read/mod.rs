@@ -11,6 +11,7 @@
 //! Wrong types are R15 at the value. Every spec rule is the shared function of
 //! `crate::rules`; these files only find the values and their locations.
 
+mod lifecycle;
 mod probes;
 mod rust_path;
 mod values;
@@ -20,16 +21,23 @@ use std::time::Duration;
 use super::tree::{Node, Value};
 use super::{Located, Location, Manifest, ProbeDecl};
 use crate::{
-    EndpointPaths, FailureStatus, Preset, Rule, Tag, Violation, Violations, check_name,
+    EndpointPaths, FailureStatus, NameOf, Preset, Rule, Tag, Violation, Violations, check_name_of,
     check_paths, check_unique_names, missing_key,
 };
 
 /// The top-level keys.
-const TOP_KEYS: [&str; 5] = ["service", "endpoints", "orchestrator", "defaults", "probes"];
+const TOP_KEYS: [&str; 6] = [
+    "service",
+    "endpoints",
+    "orchestrator",
+    "lifecycle",
+    "defaults",
+    "probes",
+];
 /// The keys of `endpoints`: the preset and one path per tier.
 const ENDPOINT_KEYS: [&str; 4] = ["preset", "ready", "active", "live"];
 /// The keys of `orchestrator`.
-const ORCHESTRATOR_KEYS: [&str; 1] = ["timeout"];
+const ORCHESTRATOR_KEYS: [&str; 2] = ["timeout", "termination_grace_period"];
 /// The keys of `defaults`.
 const DEFAULT_KEYS: [&str; 2] = ["timeout", "failure_status"];
 
@@ -137,7 +145,8 @@ impl Reader {
         let top = self.mapping("the manifest", root, &TOP_KEYS)?;
         let service = self.service(&top);
         let paths = self.endpoints(&top);
-        let orchestrator_timeout = self.orchestrator(&top);
+        let (orchestrator_timeout, grace_period) = self.orchestrator(&top);
+        let lifecycle = self.lifecycle(&top, grace_period);
         let (default_timeout, default_failure_status) = self.defaults(&top);
         let settings = Settings {
             orchestrator: orchestrator_timeout
@@ -157,6 +166,8 @@ impl Reader {
             service: service?,
             paths,
             orchestrator_timeout: orchestrator_timeout.valid(),
+            termination_grace_period: grace_period,
+            lifecycle,
             default_timeout: default_timeout.valid(),
             default_failure_status,
             probes: probes?,
@@ -175,7 +186,12 @@ impl Reader {
             return None;
         };
         let service = self.string("`service`", f.node)?;
-        check_name(&service.value, service.location, &mut self.sink);
+        check_name_of(
+            NameOf::Service,
+            &service.value,
+            service.location,
+            &mut self.sink,
+        );
         Some(service)
     }
 
@@ -213,11 +229,17 @@ impl Reader {
         paths
     }
 
-    /// `orchestrator`: the orchestrator's probe timeout.
-    fn orchestrator(&mut self, top: &Fields) -> Written<Duration> {
+    /// `orchestrator`: the orchestrator's probe timeout and its termination
+    /// grace period (checked against the drain, R18, in `lifecycle`).
+    fn orchestrator(&mut self, top: &Fields) -> (Written<Duration>, Option<Located<Duration>>) {
         let section = self.section(top, "orchestrator", &ORCHESTRATOR_KEYS);
-        let field = section.and_then(|s| s.get("timeout"));
-        Written::read(field, |f| self.setting_timeout("`orchestrator.timeout`", f))
+        let field = |key| section.as_ref().and_then(|s| s.get(key));
+        let timeout = Written::read(field("timeout"), |f| {
+            self.setting_timeout("`orchestrator.timeout`", f)
+        });
+        let grace = field("termination_grace_period")
+            .and_then(|f| self.duration("`orchestrator.termination_grace_period`", f.node));
+        (timeout, grace)
     }
 
     /// `defaults`: the timeout and failure status probes inherit.

@@ -1,0 +1,160 @@
+//! The `lifecycle` section: startup gates, watchdogs and the drain, with the
+//! orchestrator's grace period for rule R18.
+
+use std::time::Duration;
+
+use super::super::tree::{Node, Value};
+use super::{Fields, Reader};
+use crate::manifest::{LifecycleDecl, Located, WatchdogDecl};
+use crate::{
+    NameOf, check_drain, check_name_of, check_unique_names_of, check_watchdog_deadline, missing_key,
+};
+
+/// The keys of `lifecycle`.
+const LIFECYCLE_KEYS: [&str; 4] = [
+    "startup_gates",
+    "watchdogs",
+    "drain_delay",
+    "shutdown_timeout",
+];
+/// The keys of one watchdog.
+const WATCHDOG_KEYS: [&str; 2] = ["name", "deadline"];
+
+impl Reader {
+    /// `lifecycle`, then R18 over its drain and `grace_period`.
+    pub(super) fn lifecycle(
+        &mut self,
+        top: &Fields,
+        grace_period: Option<Located<Duration>>,
+    ) -> LifecycleDecl {
+        let mut decl = LifecycleDecl::default();
+        if let Some(section) = self.section(top, "lifecycle", &LIFECYCLE_KEYS) {
+            if let Some(f) = section.get("startup_gates") {
+                decl.startup_gates = self.startup_gates(f.node);
+            }
+            if let Some(f) = section.get("watchdogs") {
+                decl.watchdogs = self.watchdogs(f.node);
+            }
+            decl.drain_delay = section
+                .get("drain_delay")
+                .and_then(|f| self.duration("`lifecycle.drain_delay`", f.node));
+            decl.shutdown_timeout = section
+                .get("shutdown_timeout")
+                .and_then(|f| self.duration("`lifecycle.shutdown_timeout`", f.node));
+        }
+        let at = |d: Option<Located<Duration>>| d.map(|d| (d.value, d.location));
+        check_drain(
+            at(decl.drain_delay),
+            at(decl.shutdown_timeout),
+            at(grace_period),
+            &mut self.sink,
+        );
+        decl
+    }
+
+    /// A list of names (R15 otherwise), each a short identifier (R9), none
+    /// twice (R3).
+    fn startup_gates(&mut self, node: &Node) -> Vec<Located<String>> {
+        let Some(items) = self.list(
+            "`lifecycle.startup_gates`",
+            "a list of names",
+            node,
+            "write the names of the startup work, e.g. `[migrations, warm-cache]`",
+        ) else {
+            return Vec::new();
+        };
+        let gates: Vec<Located<String>> = items
+            .iter()
+            .filter_map(|item| self.string("a startup gate", item))
+            .collect();
+        self.names(NameOf::StartupGate, &gates);
+        gates
+    }
+
+    /// A list of `{ name, deadline }` (both required, R11).
+    fn watchdogs(&mut self, node: &Node) -> Vec<WatchdogDecl> {
+        let Some(items) = self.list(
+            "`lifecycle.watchdogs`",
+            "a list of watchdogs",
+            node,
+            "write one `- { name: consumer, deadline: 30s }` item per loop",
+        ) else {
+            return Vec::new();
+        };
+        let mut watchdogs = Vec::new();
+        let mut names = Vec::new();
+        for (index, item) in items.iter().enumerate() {
+            let label = format!("watchdog #{}", index + 1);
+            let Some(fields) = self.mapping(&label, item, &WATCHDOG_KEYS) else {
+                continue;
+            };
+            let name = match fields.get("name") {
+                Some(f) => self.string(&format!("`name` of {label}"), f.node),
+                None => {
+                    missing_key(
+                        format!("{label} has no `name`"),
+                        "add `name: <short-id>`; it names the loop's entry in `live`",
+                        item.loc,
+                        &mut self.sink,
+                    );
+                    None
+                }
+            };
+            let shown_name = name.as_ref().map_or(label.clone(), |n| n.value.clone());
+            let deadline = match fields.get("deadline") {
+                Some(f) => self
+                    .duration(&format!("`deadline` of watchdog `{shown_name}`"), f.node)
+                    .inspect(|d| {
+                        check_watchdog_deadline(&shown_name, d.value, d.location, &mut self.sink);
+                    }),
+                None => {
+                    missing_key(
+                        format!("watchdog `{shown_name}` has no `deadline`"),
+                        "add `deadline: 30s`, the longest time one iteration of the loop may take",
+                        item.loc,
+                        &mut self.sink,
+                    );
+                    None
+                }
+            };
+            if let Some(n) = &name {
+                names.push(n.clone());
+            }
+            if let (Some(name), Some(deadline)) = (name, deadline) {
+                watchdogs.push(WatchdogDecl { name, deadline });
+            }
+        }
+        self.names(NameOf::Watchdog, &names);
+        watchdogs
+    }
+
+    /// R9 for each name and R3 over the list.
+    fn names(&mut self, of: NameOf, names: &[Located<String>]) {
+        for n in names {
+            check_name_of(of, &n.value, n.location, &mut self.sink);
+        }
+        check_unique_names_of(
+            of,
+            names.iter().map(|n| (n.value.as_str(), n.location)),
+            &mut self.sink,
+        );
+    }
+
+    /// A list's items; `null` is an empty list; R15 for anything else.
+    fn list<'a>(
+        &mut self,
+        what: &str,
+        expected: &str,
+        node: &'a Node,
+        help: &str,
+    ) -> Option<&'a [Node]> {
+        match &node.value {
+            Value::Seq(items) => Some(items),
+            Value::Null => Some(&[]),
+            _ => {
+                self.wrong_type(what, expected, node, help);
+                None
+            }
+        }
+    }
+}

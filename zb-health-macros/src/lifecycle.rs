@@ -1,0 +1,207 @@
+//! The manifest's `lifecycle` section in generated code: typed handles for
+//! the declared startup gates and watchdogs, and the checked drain.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use zb_health_spec::manifest::{Located, Manifest};
+use zb_health_spec::{NameOf, Rule, Violation};
+
+use crate::builtin;
+use crate::errors::render;
+
+/// What `install` needs from the lifecycle section.
+pub struct Generated {
+    /// The handle structs, at module level.
+    pub items: TokenStream,
+    /// Constants in the manifest type's `impl`.
+    pub consts: TokenStream,
+    /// Registers the watchdogs (fallible, before the probes are added, so a
+    /// failed install leaves nothing behind: a dropped `Heartbeat` removes
+    /// its watchdog).
+    pub watchdogs: TokenStream,
+    /// Declares the startup gates (infallible, last).
+    pub startup: TokenStream,
+}
+
+/// The generated type names.
+pub struct Names<'a> {
+    pub vis: &'a syn::Visibility,
+    pub ty: &'a syn::Ident,
+    pub installed: syn::Ident,
+    pub startup: syn::Ident,
+    pub watchdogs: syn::Ident,
+}
+
+impl<'a> Names<'a> {
+    pub fn new(vis: &'a syn::Visibility, ty: &'a syn::Ident) -> Self {
+        Self {
+            vis,
+            ty,
+            installed: format_ident!("{}Installed", ty),
+            startup: format_ident!("{}Startup", ty),
+            watchdogs: format_ident!("{}Watchdogs", ty),
+        }
+    }
+}
+
+pub fn generate(
+    m: &Manifest,
+    file: &str,
+    span: Span,
+    krate: &TokenStream,
+    names: &Names<'_>,
+) -> syn::Result<Generated> {
+    let Names {
+        vis,
+        ty,
+        installed,
+        startup,
+        watchdogs,
+    } = names;
+    let lifecycle = &m.lifecycle;
+    let gate_fields = fields(
+        NameOf::StartupGate,
+        lifecycle.startup_gates.iter(),
+        file,
+        span,
+    )?;
+    let dog_fields = fields(
+        NameOf::Watchdog,
+        lifecycle.watchdogs.iter().map(|w| &w.name),
+        file,
+        span,
+    )?;
+
+    let gate_decls = gate_fields.iter().zip(&lifecycle.startup_gates).map(|(f, g)| {
+        let doc = format!(
+            "The startup work `{}` (manifest line {}). Call `ready()` when it is done, or `failed(error)`; until every gate is ready, `ready` and `active` answer 503.",
+            g.value, g.location.line
+        );
+        quote!(#[doc = #doc] pub #f: #krate::StartupGate,)
+    });
+    let dog_decls = dog_fields.iter().zip(&lifecycle.watchdogs).map(|(f, w)| {
+        let doc = format!(
+            "The heartbeat of loop `{}`: `beat()` at least every {} ms, or `live` answers 503 naming it.",
+            w.name.value,
+            w.deadline.value.as_millis()
+        );
+        quote!(#[doc = #doc] pub #f: #krate::Heartbeat,)
+    });
+    let startup_doc = format!(
+        "The startup gates `{file}` declares (`lifecycle.startup_gates`), one field each. Dropping one unsignalled counts as a failed start."
+    );
+    let watchdogs_doc = format!(
+        "The heartbeats of the loops `{file}` declares (`lifecycle.watchdogs`), one field each. Dropping one removes its watchdog."
+    );
+    let installed_doc = format!(
+        "What [`{ty}::install`] returns: the tier endpoints and the lifecycle handles `{file}` declares."
+    );
+    let items = quote! {
+        #[doc = #startup_doc]
+        #[derive(Debug)]
+        #[must_use = "the service stays not-ready until every startup gate is signalled"]
+        #vis struct #startup {
+            #(#gate_decls)*
+        }
+
+        #[doc = #watchdogs_doc]
+        #[derive(Debug)]
+        #vis struct #watchdogs {
+            #(#dog_decls)*
+        }
+
+        #[doc = #installed_doc]
+        #vis struct #installed {
+            /// The three tier endpoints: `App::new().service(installed.endpoints)`.
+            pub endpoints: #krate::ZbHealthEndpoints,
+            /// The declared startup gates.
+            pub startup: #startup,
+            /// The declared watchdogs' heartbeats.
+            pub watchdogs: #watchdogs,
+        }
+    };
+
+    let dog_inits = dog_fields.iter().zip(&lifecycle.watchdogs).map(|(f, w)| {
+        let name = &w.name.value;
+        let ms = millis(w.deadline.value);
+        quote!(#f: registry.watchdog(#name, #krate::__private::Duration::from_millis(#ms))?,)
+    });
+    let watchdogs_init = quote!(#watchdogs { #(#dog_inits)* });
+    let gate_inits = gate_fields
+        .iter()
+        .map(|f| quote!(#f: registry.startup_gate(),));
+    let startup_init = quote!(#startup { #(#gate_inits)* });
+
+    let delay = millis(lifecycle.drain_delay());
+    let stop = millis(m.graceful_stop());
+    let grace = match &m.termination_grace_period {
+        Some(g) => {
+            let ms = millis(g.value);
+            quote!(::core::option::Option::Some(#krate::__private::Duration::from_millis(#ms)))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let consts = quote! {
+        /// The drain `lifecycle.drain_delay` and `lifecycle.shutdown_timeout`
+        /// declare, already fitted to the termination grace period (rule
+        /// R18, checked at compile time): pass it to
+        /// `zb_health::lifecycle::serve`.
+        pub const DRAIN: #krate::lifecycle::Drain =
+            #krate::lifecycle::Drain::new(#krate::__private::Duration::from_millis(#delay))
+                .shutdown_timeout(#krate::__private::Duration::from_millis(#stop));
+
+        /// The manifest's `orchestrator.termination_grace_period`, if it
+        /// states one: the time between SIGTERM and SIGKILL that
+        /// [`DRAIN`](Self::DRAIN) fits in.
+        pub const TERMINATION_GRACE_PERIOD: ::core::option::Option<#krate::__private::Duration> = #grace;
+    };
+    Ok(Generated {
+        items,
+        consts,
+        watchdogs: watchdogs_init,
+        startup: startup_init,
+    })
+}
+
+fn millis(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// One field per name; two names with one field (`warm-cache` and
+/// `warm_cache`) are an R3 error naming both, never a silent suffix.
+fn fields<'a>(
+    of: NameOf,
+    names: impl Iterator<Item = &'a Located<String>>,
+    file: &str,
+    span: Span,
+) -> syn::Result<Vec<syn::Ident>> {
+    let mut out: Vec<(syn::Ident, &Located<String>)> = Vec::new();
+    let mut errors: Option<syn::Error> = None;
+    for name in names {
+        let ident = builtin::ident_for(&name.value);
+        if let Some((_, first)) = out.iter().find(|(i, _)| *i == ident) {
+            let noun = of.noun();
+            let v = Violation {
+                rule: Rule::DuplicateName,
+                location: name.location,
+                message: format!(
+                    "{noun}s `{}` (at {file}:{}) and `{}` would both get the field `{ident}`",
+                    first.value, first.location, name.value
+                ),
+                help: format!(
+                    "a field is named after the {noun}'s name with `-` and `.` turned into `_`; rename one of them"
+                ),
+            };
+            let e = syn::Error::new(span, format!("{file}:{}: {}", v.location, render(&v)));
+            match &mut errors {
+                Some(all) => all.combine(e),
+                None => errors = Some(e),
+            }
+        }
+        out.push((ident, name));
+    }
+    match errors {
+        Some(e) => Err(e),
+        None => Ok(out.into_iter().map(|(i, _)| i).collect()),
+    }
+}
