@@ -24,9 +24,11 @@ use zb_health_spec::{
 use crate::errors::Errors;
 
 /// The attribute's keys: the settings it shares with a manifest entry,
-/// then `crate`.
+/// then its own.
 fn keys() -> impl Iterator<Item = &'static str> {
-    PROBE_SETTING_KEYS.into_iter().chain(["crate"])
+    // `blocking` says how the type's code runs, not how a deployment uses
+    // it, so it is attribute-only, like `crate`.
+    PROBE_SETTING_KEYS.into_iter().chain(["blocking", "crate"])
 }
 
 /// One setting of the attribute and where its value was written. The
@@ -88,6 +90,7 @@ struct Settings {
     cache: Attr<Duration>,
     refresh: Attr<Duration>,
     max_staleness: Attr<Duration>,
+    blocking: Attr<bool>,
     krate: Attr<syn::Path>,
 }
 
@@ -182,6 +185,19 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let failure = crate::builtin::failure_status(failure_status, &krate);
     let [cache, refresh, max_staleness] = [cache, refresh, max_staleness]
         .map(|d| crate::builtin::optional_duration(d.map(|(d, _)| d), &krate));
+    // The registration names the trait the attribute chose, so a missing
+    // impl is reported as that trait's, at the struct name. A `blocking`
+    // that did not parse chose neither: the body then asks nothing of the
+    // type, so the R15 error stands alone. (`META` is qualified because an
+    // inherent `META` of the type would win over `Self::META`.)
+    let meta = quote_spanned!(ident.span()=> <Self as #krate::ZbHealthProbe>::META);
+    let registration = match settings.blocking.value {
+        Some((true, _)) => quote_spanned!(ident.span()=> #meta.blocking_registration(self)),
+        None if settings.blocking.written => {
+            quote!(::core::unreachable!("#[zb_health] had errors"))
+        }
+        _ => quote_spanned!(ident.span()=> #meta.registration(self)),
+    };
     // The impl is spanned at the struct name, so "does not implement
     // Probe" points at the type the user must complete. With errors it is
     // still emitted, from what parsed, so uses of the type (a manifest's
@@ -197,6 +213,10 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
                 refresh: #refresh,
                 max_staleness: #max_staleness,
             };
+
+            fn registration(self) -> #krate::ProbeRegistration {
+                #registration
+            }
         }
     };
     let errs = errors.into_tokens();
@@ -216,6 +236,7 @@ fn parse_settings(args: TokenStream, errors: &mut Errors, sink: &mut Violations<
         cache: Attr::none("cache"),
         refresh: Attr::none("refresh"),
         max_staleness: Attr::none("max_staleness"),
+        blocking: Attr::none("blocking"),
         krate: Attr::none("crate"),
     };
     let metas = match Punctuated::<Meta, Token![,]>::parse_terminated.parse2(args) {
@@ -298,6 +319,21 @@ fn parse_settings(args: TokenStream, errors: &mut Errors, sink: &mut Violations<
                                 one_of(FailureStatus::NAMES),
                                 hint(word.as_deref().and_then(FailureStatus::suggest))
                             ),
+                        ),
+                    }
+                }
+            }
+            "blocking" => {
+                if s.blocking.first(key_span, sink) {
+                    match &nv.value {
+                        Expr::Lit(ExprLit {
+                            lit: Lit::Bool(b), ..
+                        }) => s.blocking.set(b.value, b.span),
+                        other => sink.push(
+                            Rule::ValueType,
+                            other.span(),
+                            format!("`blocking = {}` is not a bool", other.to_token_stream()),
+                            "write `blocking = true` for a probe that implements `zb_health::BlockingProbe` (run on the blocking pool), or leave it out for a `zb_health::Probe`",
                         ),
                     }
                 }

@@ -9,9 +9,10 @@
 //!
 //! # How the parts fit
 //!
-//! * [`Probe`] is a check; [`ProbeRegistration`] says which tiers run it,
-//!   its deadline and its failure status. `#[zb_health]` writes the same
-//!   facts on a probe struct ([`ZbHealthProbe`]).
+//! * [`Probe`] is a check ([`BlockingProbe`] one that calls blocking
+//!   code, run on tokio's blocking pool); [`ProbeRegistration`] says which
+//!   tiers run it, its deadline and its failure status. `#[zb_health]`
+//!   writes the same facts on a probe struct ([`ZbHealthProbe`]).
 //! * [`HealthRegistry`] is the one registry per process (AT-1):
 //!   [`HealthRegistry::process`]. Adding a probe checks it against the spec
 //!   rules of [`spec`], the same code the compile-time checks use.
@@ -86,7 +87,7 @@ pub use lifecycle::{Heartbeat, StartupGate};
 #[doc(hidden)]
 pub use meta::__private;
 pub use meta::{ProbeMeta, ZbHealthProbe};
-pub use probe::{Probe, ProbeError, ProbeOutcome, ProbeResult, from_fn};
+pub use probe::{BlockingProbe, Probe, ProbeError, ProbeOutcome, ProbeResult, from_fn};
 pub use registry::{
     HealthRegistry, HealthRegistryBuilder, ProbeRegistration, RegistrationHandle, RegistryError,
 };
@@ -103,9 +104,9 @@ pub use zb_health_spec::{
 /// in their modules.
 pub mod prelude {
     pub use crate::{
-        ActiveNodeGate, FailureStatus, HealthRegistry, HealthStatus, Probe, ProbeOutcome,
-        ProbeRegistration, ProbeResult, RequireActiveNode, Tag, TagSet, ZbHealth, ZbHealthProbe,
-        map_zb_health,
+        ActiveNodeGate, BlockingProbe, FailureStatus, HealthRegistry, HealthStatus, Probe,
+        ProbeOutcome, ProbeRegistration, ProbeResult, RequireActiveNode, Tag, TagSet, ZbHealth,
+        ZbHealthProbe, map_zb_health,
     };
     #[cfg(feature = "macros")]
     pub use crate::{manifest, zb_health};

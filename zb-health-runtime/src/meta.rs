@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use zb_health_spec::{FailureStatus, TagSet};
 
-use crate::probe::Probe;
+use crate::probe::{BlockingProbe, Probe, from_blocking_fn};
 use crate::registry::ProbeRegistration;
 
 /// What `#[zb_health(...)]` declares about a probe type: the facts the
@@ -52,6 +52,14 @@ impl ProbeMeta {
         }
         r
     }
+
+    /// A registration of the blocking `probe` carrying this metadata: its
+    /// `check` runs on tokio's blocking pool through [`from_blocking_fn`]
+    /// (one call in flight, the deadline bounding the wait for it). How
+    /// `#[zb_health(blocking = true)]` registers.
+    pub fn blocking_registration(self, probe: impl BlockingProbe) -> ProbeRegistration {
+        self.registration(from_blocking_fn(move || probe.check()))
+    }
 }
 
 /// A probe type annotated with `#[zb_health(...)]`. Implemented by the
@@ -61,14 +69,17 @@ impl ProbeMeta {
     label = "named by a `kind: custom` entry of the health manifest",
     note = "annotate the struct: `#[zb_health::zb_health(name = \"...\", tags = [ready])]`, and implement `zb_health::Probe` for it"
 )]
-pub trait ZbHealthProbe: Probe + Sized {
+// No `Probe` supertrait: a `blocking = true` struct implements
+// `BlockingProbe` instead, and the generated `registration` names the one
+// the attribute chose, so a missing impl is reported against that trait.
+pub trait ZbHealthProbe: Sized {
     /// The attribute's metadata.
     const META: ProbeMeta;
 
-    /// A registration carrying the attribute's metadata.
-    fn registration(self) -> ProbeRegistration {
-        Self::META.registration(self)
-    }
+    /// A registration carrying the attribute's metadata, running the probe
+    /// as the attribute says: [`ProbeMeta::registration`] for a [`Probe`],
+    /// [`ProbeMeta::blocking_registration`] for a [`BlockingProbe`].
+    fn registration(self) -> ProbeRegistration;
 }
 
 /// Support for generated code; not a public API.

@@ -55,6 +55,41 @@ pub trait Probe: Send + Sync + 'static {
     fn check(&self) -> impl Future<Output = ProbeOutcome> + Send;
 }
 
+/// A health check that calls **blocking** code (a synchronous driver, file
+/// I/O, a C library): the synchronous sibling of [`Probe`].
+///
+/// Declare it with `#[zb_health(..., blocking = true)]`; the registration
+/// then runs `check` on tokio's blocking pool, never on the actix worker,
+/// through [`from_blocking_fn`]: at most one call in flight per probe,
+/// bounded by the probe's deadline. A blocking call cannot be cancelled, so
+/// the deadline bounds the *wait* for it, not the call; [`from_blocking_fn`]
+/// says exactly what a request sees while a call hangs.
+///
+/// ```
+/// use zb_health::{BlockingProbe, ProbeOutcome, ProbeResult, zb_health};
+///
+/// #[zb_health(name = "legacy-driver", timeout = "200ms", blocking = true)]
+/// struct LegacyDriver;
+///
+/// impl BlockingProbe for LegacyDriver {
+///     fn check(&self) -> ProbeOutcome {
+///         // e.g. a synchronous client's ping
+///         Ok(ProbeResult::healthy())
+///     }
+/// }
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a blocking zb-health probe",
+    label = "this type does not implement `zb_health::BlockingProbe`",
+    note = "implement it: `impl zb_health::BlockingProbe for {Self} {{ fn check(&self) -> zb_health::ProbeOutcome {{ Ok(zb_health::ProbeResult::healthy()) }} }}`",
+    note = "or, if its check is an `async fn` (`zb_health::Probe`), drop `blocking = true`"
+)]
+pub trait BlockingProbe: Send + Sync + 'static {
+    /// Runs the check once, blocking the calling thread (a blocking-pool
+    /// thread, never a worker).
+    fn check(&self) -> ProbeOutcome;
+}
+
 /// A boxed probe future; what the executor actually polls.
 pub type BoxProbeFuture<'a> = Pin<Box<dyn Future<Output = ProbeOutcome> + Send + 'a>>;
 
