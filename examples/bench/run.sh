@@ -32,3 +32,5 @@ mkdir -p "$target_dir"
 # The watchdog ratio (issue 8), appended to the same report; the
 # execution-policy table is already at the end of the run above.
 BENCH=watchdog "$target_dir/release/zb-health-bench" 2>&1 | tee -a "$target_dir/bench-report.txt"
+# The management port's latency under a saturated application (issue 9).
+BENCH=management "$target_dir/release/zb-health-bench" 2>&1 | tee -a "$target_dir/bench-report.txt"

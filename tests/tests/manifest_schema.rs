@@ -77,6 +77,9 @@ fn shape_errors_are_refused_by_schema_and_parser_alike() {
         "service: s\nlifecycle: { startup_gates: [init, init] }\n", // R3
         "service: s\nlifecycle: { startup_gates: [\"in it\"] }\n", // R9
         "service: s\nlifecycle: { drain_delay: 5 }\n",           // no unit
+        "service: s\nmanagement: { port: 0 }\n",                 // not a port
+        "service: s\nmanagement: { port: 70000 }\n",             // not a port
+        "service: s\nmanagement: { port: \"8081\" }\n",          // a string
     ] {
         assert!(parse_manifest(yaml).is_err(), "parser accepted {yaml}");
         assert!(!schema.is_valid(&as_json(yaml)), "schema accepted {yaml}");

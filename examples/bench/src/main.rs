@@ -16,6 +16,7 @@
 //! are: it is a report, not a test.
 
 mod client;
+mod management;
 mod policy;
 mod servers;
 mod watchdog;
@@ -73,6 +74,17 @@ struct Sample {
     cpu_us_per_request: Option<f64>,
 }
 
+/// The exit code of a single-table mode, its error printed.
+fn finish(what: &str, result: Result<(), String>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {what}: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let rounds: usize = env_or("ROUNDS", 5);
     let load = wrk::Load {
@@ -85,13 +97,12 @@ fn main() -> ExitCode {
     // `BENCH=policy` prints only the execution-policy table, which needs
     // no wrk: its clients are in-process.
     if std::env::var("BENCH").as_deref() == Ok("policy") {
-        return match policy::run() {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("error: execution policy: {e}");
-                ExitCode::from(1)
-            }
-        };
+        return finish("execution policy", policy::run());
+    }
+    // `BENCH=management` prints only the management-port latency; its
+    // clients are in-process too.
+    if std::env::var("BENCH").as_deref() == Ok("management") {
+        return finish("management", management::run());
     }
     if !wrk::available() {
         eprintln!(
@@ -101,13 +112,7 @@ fn main() -> ExitCode {
     }
     // `BENCH=watchdog` prints only the watchdog comparison.
     if std::env::var("BENCH").as_deref() == Ok("watchdog") {
-        return match watchdog::run(rounds, &load) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("error: watchdog: {e}");
-                ExitCode::from(1)
-            }
-        };
+        return finish("watchdog", watchdog::run(rounds, &load));
     }
     let addrs = match servers::start() {
         Ok(addrs) => addrs,

@@ -366,29 +366,47 @@ pub fn start_watchdog_pair() -> io::Result<WatchdogPair> {
                 std::thread::sleep(Duration::from_millis(100));
             }
         })?;
-    let (tx, rx) = std::sync::mpsc::channel::<io::Result<WatchdogPair>>();
+    on_server_thread("bench-watchdog-servers", move || {
+        let mut started = Vec::new();
+        for registry in [plain, watched] {
+            let endpoints = zb_health::map_zb_health(registry);
+            let server = bench_http_server!(move || App::new().service(endpoints.clone()))?;
+            started.push((server.addrs()[0], server.run()));
+        }
+        let pair = WatchdogPair {
+            plain: started[0].0,
+            watched: started[1].0,
+        };
+        Ok((pair, started.into_iter().map(|(_, s)| s).collect()))
+    })
+}
+
+/// Runs `start` on a thread of its own under an actix `System`: it binds
+/// and starts servers and returns what the caller needs (their
+/// addresses) with the running servers, which then serve until the
+/// process exits. The driver's own thread stays free to block on wrk and
+/// plain sockets.
+pub fn on_server_thread<T: Send + 'static>(
+    name: &str,
+    start: impl FnOnce() -> io::Result<(T, Vec<actix_web::dev::Server>)> + Send + 'static,
+) -> io::Result<T> {
+    let (tx, rx) = std::sync::mpsc::channel::<io::Result<T>>();
     std::thread::Builder::new()
-        .name("bench-watchdog-servers".into())
+        .name(name.into())
         .spawn(move || {
             actix_web::rt::System::new().block_on(async move {
-                let mut started = Vec::new();
-                for registry in [plain, watched] {
-                    let endpoints = zb_health::map_zb_health(registry);
-                    match bench_http_server!(move || App::new().service(endpoints.clone())) {
-                        Ok(server) => started.push((server.addrs()[0], server.run())),
-                        Err(e) => return drop(tx.send(Err(e))),
+                match start() {
+                    Ok((value, servers)) => {
+                        let _ = tx.send(Ok(value));
+                        for server in servers {
+                            actix_web::rt::spawn(server);
+                        }
+                        std::future::pending::<()>().await;
                     }
+                    Err(e) => drop(tx.send(Err(e))),
                 }
-                let _ = tx.send(Ok(WatchdogPair {
-                    plain: started[0].0,
-                    watched: started[1].0,
-                }));
-                for (_, server) in started {
-                    actix_web::rt::spawn(server);
-                }
-                std::future::pending::<()>().await;
             });
         })?;
     rx.recv()
-        .map_err(|_| io::Error::other("watchdog server thread died before binding"))?
+        .map_err(|_| io::Error::other("the server thread died before binding"))?
 }

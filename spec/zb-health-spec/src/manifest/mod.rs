@@ -27,6 +27,7 @@
 //!     - { name: consumer, deadline: 30s }
 //!   drain_delay: 5s                    #   serve on after SIGTERM with ready 503
 //!   shutdown_timeout: 20s              #   then in-flight requests get this long
+//! management: { port: 8081 }           # optional: the tiers' own server
 //! defaults: { timeout: 800ms, failure_status: unhealthy }   # optional
 //! probes:                              # optional; missing or empty = no probes
 //!   - { name: database, kind: database, tags: [ready], timeout: 2s }
@@ -121,6 +122,10 @@ pub struct Manifest {
     pub termination_grace_period: Option<Located<Duration>>,
     /// `lifecycle`: startup gates, watchdogs and the drain.
     pub lifecycle: LifecycleDecl,
+    /// `management.port`: the tiers are (also) served on a management
+    /// server of their own on this port, so a saturated application cannot
+    /// delay its health answers.
+    pub management_port: Option<Located<u16>>,
     /// `defaults.timeout`: the deadline of probes that set none.
     pub default_timeout: Option<Located<Duration>>,
     /// `defaults.failure_status`: the failure status of probes that set none.

@@ -26,11 +26,12 @@ use crate::{
 };
 
 /// The top-level keys.
-const TOP_KEYS: [&str; 6] = [
+const TOP_KEYS: [&str; 7] = [
     "service",
     "endpoints",
     "orchestrator",
     "lifecycle",
+    "management",
     "defaults",
     "probes",
 ];
@@ -38,6 +39,8 @@ const TOP_KEYS: [&str; 6] = [
 const ENDPOINT_KEYS: [&str; 4] = ["preset", "ready", "active", "live"];
 /// The keys of `orchestrator`.
 const ORCHESTRATOR_KEYS: [&str; 2] = ["timeout", "termination_grace_period"];
+/// The keys of `management`.
+const MANAGEMENT_KEYS: [&str; 1] = ["port"];
 /// The keys of `defaults`.
 const DEFAULT_KEYS: [&str; 2] = ["timeout", "failure_status"];
 
@@ -147,6 +150,7 @@ impl Reader {
         let paths = self.endpoints(&top);
         let (orchestrator_timeout, grace_period) = self.orchestrator(&top);
         let lifecycle = self.lifecycle(&top, grace_period);
+        let management_port = self.management(&top);
         let (default_timeout, default_failure_status) = self.defaults(&top);
         let settings = Settings {
             orchestrator: orchestrator_timeout
@@ -168,6 +172,7 @@ impl Reader {
             orchestrator_timeout: orchestrator_timeout.valid(),
             termination_grace_period: grace_period,
             lifecycle,
+            management_port,
             default_timeout: default_timeout.valid(),
             default_failure_status,
             probes: probes?,
@@ -240,6 +245,26 @@ impl Reader {
         let grace = field("termination_grace_period")
             .and_then(|f| self.duration("`orchestrator.termination_grace_period`", f.node));
         (timeout, grace)
+    }
+
+    /// `management`: the port of the management server, a TCP port from 1
+    /// to 65535 (R15 otherwise).
+    fn management(&mut self, top: &Fields) -> Option<Located<u16>> {
+        let section = self.section(top, "management", &MANAGEMENT_KEYS)?;
+        let node = section.get("port")?.node;
+        if let Value::Int(n) = node.value
+            && let Ok(port) = u16::try_from(n)
+            && port > 0
+        {
+            return Some(Located::new(port, node.loc));
+        }
+        self.wrong_type(
+            "`management.port`",
+            "a TCP port from 1 to 65535",
+            node,
+            "write the port the management server listens on, e.g. `8081`; the orchestrator's probes target it",
+        );
+        None
     }
 
     /// `defaults`: the timeout and failure status probes inherit.
