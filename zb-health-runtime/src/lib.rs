@@ -92,9 +92,12 @@ pub use registry::{
     HealthRegistry, HealthRegistryBuilder, ProbeRegistration, RegistrationHandle, RegistryError,
 };
 pub use report::{EntryOutcome, HealthEntry, HealthReport};
-pub use writer::{ResponseWriter, canonical_json, write_json};
+pub use writer::{
+    BodyStyle, ResponseWriter, canonical_json, cluster_ready, write_json, write_pass_fail,
+};
 pub use zb_health_spec::{
-    DEFAULT_PROBE_TIMEOUT, EndpointPaths, FailureStatus, HealthStatus, Rule, SpecError, Tag, TagSet,
+    DEFAULT_PROBE_TIMEOUT, Disclosure, EndpointPaths, FailureStatus, HealthStatus, ResponseFormat,
+    Rule, SpecError, Tag, TagSet,
 };
 
 /// What an application writes: `use zb_health::prelude::*;`.
