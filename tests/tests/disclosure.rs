@@ -284,7 +284,7 @@ async fn cluster_ready_is_read_from_the_same_report_never_recomputed() {
         from_fn(move || {
             let n = counter.fetch_add(1, Ordering::SeqCst);
             async move {
-                Ok(ProbeResult::new(if n % 2 == 0 {
+                Ok(ProbeResult::new(if n.is_multiple_of(2) {
                     Healthy
                 } else {
                     Degraded
