@@ -321,3 +321,57 @@ async fn cluster_ready_without_its_entry_is_false() {
     let body = request(server.addr, "GET", "/health/ready").await.json();
     assert_eq!(body["clusterReady"], false, "{body}");
 }
+
+zb_health::manifest!(Health = "../ui/pass/manifests/disclosure.yaml");
+
+#[actix_web::test]
+async fn the_manifest_chooses_format_disclosure_and_cluster_ready() {
+    let view = Arc::new(InMemoryClusterView::with_state(cluster(MemberStatus::Up)));
+    let installed = Health::install_into(
+        &HealthRegistry::new(),
+        HealthDeps {
+            cluster_view: view.clone(),
+        },
+    )
+    .unwrap();
+    let server = serve(installed.endpoints);
+    let ready = request(server.addr, "GET", "/health/ready").await;
+    let body = ready.json();
+    assert_valid(PassFail, &body);
+    assert_eq!(
+        body,
+        json!({
+            "status": "pass",
+            "totalDurationMs": body["totalDurationMs"],
+            "clusterReady": true,
+            "entries": {
+                "akka-cluster": {
+                    "status": "pass",
+                    "description": null,
+                    "durationMs": body["entries"]["akka-cluster"]["durationMs"],
+                }
+            }
+        })
+    );
+    let active = request(server.addr, "GET", "/health/active").await.json();
+    assert_valid(PassFail, &active);
+    assert_eq!(
+        active["entries"]["node"]["data"]["selfAddress"],
+        "10.0.0.1:7000"
+    );
+    let live = request(server.addr, "GET", "/healthz").await.json();
+    assert_eq!(
+        live,
+        json!({"status": "pass", "totalDurationMs": 0, "entries": {}})
+    );
+    view.set(cluster(MemberStatus::Leaving));
+    let body = request(server.addr, "GET", "/health/ready").await.json();
+    assert_eq!(
+        (
+            &body["status"],
+            &body["clusterReady"],
+            &body["entries"]["akka-cluster"]["status"]
+        ),
+        (&json!("pass"), &json!(false), &json!("warn"))
+    );
+}

@@ -32,8 +32,8 @@ pub use cluster::{MajorityGuard, MembershipPolicy};
 pub use duration::{DEFAULT_PROBE_TIMEOUT, DurationError, MAX_PROBE_TIMEOUT, parse_duration};
 #[cfg(feature = "manifest")]
 pub use manifest::{
-    ActiveScope, LifecycleDecl, Located, Location, Manifest, ProbeDecl, ProbeKind, WatchdogDecl,
-    parse_manifest,
+    ActiveScope, LifecycleDecl, Located, Location, Manifest, ProbeDecl, ProbeKind, ResponsesDecl,
+    WatchdogDecl, parse_manifest,
 };
 pub use paths::EndpointPaths;
 pub use rules::{
