@@ -32,3 +32,5 @@ mkdir -p "$target_dir"
 # The watchdog ratio (issue 8), appended to the same report; the
 # execution-policy table is already at the end of the run above.
 BENCH=watchdog "$target_dir/release/zb-health-bench" 2>&1 | tee -a "$target_dir/bench-report.txt"
+# The disclosure ratios (issue 9): /health/ready at names and status ÷ full.
+BENCH=disclosure "$target_dir/release/zb-health-bench" 2>&1 | tee -a "$target_dir/bench-report.txt"

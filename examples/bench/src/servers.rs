@@ -392,3 +392,64 @@ pub fn start_watchdog_pair() -> io::Result<WatchdogPair> {
     rx.recv()
         .map_err(|_| io::Error::other("watchdog server thread died before binding"))?
 }
+
+/// The disclosure comparison's three servers: `/health/ready` over one
+/// registry at `full`, `names` and `status` disclosure, with the settings
+/// every bench server shares.
+pub struct DisclosureServers {
+    /// `(level, address)`, `full` first.
+    pub servers: Vec<(zb_health::Disclosure, SocketAddr)>,
+}
+
+/// How many probes the disclosure comparison's ready tier runs, each with
+/// a description and `data`, so `full` has something to show.
+pub const DISCLOSED_PROBES: usize = 3;
+
+/// Starts the three disclosure servers over one registry of
+/// [`DISCLOSED_PROBES`] fast probes.
+pub fn start_disclosure_servers() -> io::Result<DisclosureServers> {
+    use zb_health::Disclosure;
+    let registry = zb_health::HealthRegistry::new();
+    for name in ["database", "disk-space", CACHE_PROBE_NAME] {
+        registry
+            .add(ProbeRegistration::new(
+                name,
+                zb_health::from_fn(|| async {
+                    Ok(ProbeResult::healthy()
+                        .with_description("dependency reachable")
+                        .with_data("selfAddress", "127.0.0.1:7000"))
+                }),
+            ))
+            .map_err(|e| io::Error::other(e.to_string()))?;
+    }
+    let (tx, rx) = std::sync::mpsc::channel::<io::Result<DisclosureServers>>();
+    std::thread::Builder::new()
+        .name("bench-disclosure-servers".into())
+        .spawn(move || {
+            actix_web::rt::System::new().block_on(async move {
+                let mut started = Vec::new();
+                for level in [Disclosure::Full, Disclosure::Names, Disclosure::Status] {
+                    let endpoints = match zb_health::ZbHealth::new(registry.clone())
+                        .disclosure(level)
+                        .build()
+                    {
+                        Ok(endpoints) => endpoints,
+                        Err(e) => return drop(tx.send(Err(io::Error::other(e.to_string())))),
+                    };
+                    match bench_http_server!(move || App::new().service(endpoints.clone())) {
+                        Ok(server) => started.push((level, server.addrs()[0], server.run())),
+                        Err(e) => return drop(tx.send(Err(e))),
+                    }
+                }
+                let _ = tx.send(Ok(DisclosureServers {
+                    servers: started.iter().map(|(l, a, _)| (*l, *a)).collect(),
+                }));
+                for (_, _, server) in started {
+                    actix_web::rt::spawn(server);
+                }
+                std::future::pending::<()>().await;
+            });
+        })?;
+    rx.recv()
+        .map_err(|_| io::Error::other("disclosure server thread died before binding"))?
+}
