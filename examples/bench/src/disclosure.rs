@@ -4,8 +4,10 @@
 //! stricter level should cost no more than `full`.
 //!
 //! Three servers over one registry of three fast probes, in this process
-//! with the bench's shared settings, loaded in turn by wrk `ROUNDS` times;
-//! each ratio is of the medians, measured in the same run.
+//! with the bench's shared settings, loaded in turn by wrk `ROUNDS` times
+//! (the order rotates every round, so no level always runs first); each
+//! ratio is of the medians, measured in the same run. Beside req/s, the
+//! worker's on-CPU time per request, which a busy machine disturbs less.
 
 use crate::servers::{self, DISCLOSED_PROBES};
 use crate::{client, wrk};
@@ -22,25 +24,46 @@ pub fn run(rounds: usize, load: &wrk::Load) -> Result<(), String> {
         "disclosure: /health/ready ({DISCLOSED_PROBES} probes) at full, names, status ({})",
         load.describe()
     );
-    let mut rates: Vec<Vec<f64>> = vec![Vec::new(); servers.servers.len()];
-    for round in 1..=rounds {
-        let mut line = format!("  round {round}:");
-        for ((level, addr), rates) in servers.servers.iter().zip(&mut rates) {
+    let n = servers.servers.len();
+    let mut rates: Vec<Vec<f64>> = vec![Vec::new(); n];
+    let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); n];
+    for round in 0..rounds {
+        let mut cells = vec![String::new(); n];
+        for k in 0..n {
+            let i = (round + k) % n;
+            let (level, addr, clock) = &servers.servers[i];
+            let before = clock.cpu_time();
             let run = wrk::run(&format!("http://{addr}/health/ready"), load)?;
+            let us = match (before, clock.cpu_time()) {
+                (Some(b), Some(a)) if run.requests > 0 => {
+                    Some(a.saturating_sub(b).as_secs_f64() * 1e6 / run.requests as f64)
+                }
+                _ => None,
+            };
             let mark = if run.is_clean() { " " } else { "!" };
-            line.push_str(&format!(
-                "  {level} {:>10.0} req/s{mark}",
-                run.requests_per_sec
-            ));
-            rates.push(run.requests_per_sec);
+            cells[i] = format!(
+                "  {level} {:>8.0} req/s{mark}{}",
+                run.requests_per_sec,
+                us.map_or(String::new(), |us| format!(" {us:>6.2} µs/req"))
+            );
+            rates[i].push(run.requests_per_sec);
+            cpu[i].extend(us);
         }
-        println!("{line}");
+        println!("  round {}:{}", round + 1, cells.concat());
     }
-    let full = wrk::median(&rates[0]);
-    for ((level, _), rates) in servers.servers.iter().zip(&rates).skip(1) {
-        let ratio = wrk::median(rates) / full;
+    let full_rate = wrk::median(&rates[0]);
+    let full_cpu = (cpu[0].len() == rounds).then(|| wrk::median(&cpu[0]));
+    for i in 1..n {
+        let level = servers.servers[i].0;
+        let ratio = wrk::median(&rates[i]) / full_rate;
+        let cpu_ratio = full_cpu
+            .filter(|_| cpu[i].len() == rounds)
+            .map(|full| full / wrk::median(&cpu[i]));
         println!(
-            "  /health/ready at {level} ÷ full = {ratio:.3}  (goal ≥ {GOAL:.1}): {}",
+            "  /health/ready at {level} ÷ full: req/s {ratio:.3}{}  (goal ≥ {GOAL:.1}): {}",
+            cpu_ratio.map_or(String::new(), |r| format!(
+                ", CPU per request (full ÷ {level}) {r:.3}"
+            )),
             if ratio >= GOAL { "met" } else { "not met" }
         );
     }
@@ -50,7 +73,7 @@ pub fn run(rounds: usize, load: &wrk::Load) -> Result<(), String> {
 /// Every server answers 200 with what its level shows, so the run
 /// measures what it names.
 pub fn check(servers: &servers::DisclosureServers) -> Result<(), String> {
-    for (level, addr) in &servers.servers {
+    for (level, addr, _) in &servers.servers {
         let response = client::get(*addr, "/health/ready").map_err(|e| e.to_string())?;
         let body: serde_json::Value =
             serde_json::from_slice(&response.body).map_err(|e| e.to_string())?;

@@ -397,8 +397,8 @@ pub fn start_watchdog_pair() -> io::Result<WatchdogPair> {
 /// registry at `full`, `names` and `status` disclosure, with the settings
 /// every bench server shares.
 pub struct DisclosureServers {
-    /// `(level, address)`, `full` first.
-    pub servers: Vec<(zb_health::Disclosure, SocketAddr)>,
+    /// `(level, address, worker clock)`, `full` first.
+    pub servers: Vec<(zb_health::Disclosure, SocketAddr, WorkerClock)>,
 }
 
 /// How many probes the disclosure comparison's ready tier runs, each with
@@ -429,6 +429,8 @@ pub fn start_disclosure_servers() -> io::Result<DisclosureServers> {
             actix_web::rt::System::new().block_on(async move {
                 let mut started = Vec::new();
                 for level in [Disclosure::Full, Disclosure::Names, Disclosure::Status] {
+                    let clock = WorkerClock::default();
+                    let worker = clock.clone();
                     let endpoints = match zb_health::ZbHealth::new(registry.clone())
                         .disclosure(level)
                         .build()
@@ -436,15 +438,21 @@ pub fn start_disclosure_servers() -> io::Result<DisclosureServers> {
                         Ok(endpoints) => endpoints,
                         Err(e) => return drop(tx.send(Err(io::Error::other(e.to_string())))),
                     };
-                    match bench_http_server!(move || App::new().service(endpoints.clone())) {
-                        Ok(server) => started.push((level, server.addrs()[0], server.run())),
+                    match bench_http_server!(move || {
+                        worker.record_current_thread();
+                        App::new().service(endpoints.clone())
+                    }) {
+                        Ok(server) => started.push((level, server.addrs()[0], clock, server.run())),
                         Err(e) => return drop(tx.send(Err(e))),
                     }
                 }
                 let _ = tx.send(Ok(DisclosureServers {
-                    servers: started.iter().map(|(l, a, _)| (*l, *a)).collect(),
+                    servers: started
+                        .iter()
+                        .map(|(l, a, c, _)| (*l, *a, c.clone()))
+                        .collect(),
                 }));
-                for (_, _, server) in started {
+                for (_, _, _, server) in started {
                     actix_web::rt::spawn(server);
                 }
                 std::future::pending::<()>().await;
