@@ -18,6 +18,9 @@
 //!   ready: /health/ready               # each path overrides the preset's
 //!   active: /health/active
 //!   live: /healthz
+//!   format: zb                         # zb (default) | pass-fail (BE-HLTH-001)
+//!   disclosure: full                   # full | names | status, or { ready: names, … }
+//!   cluster_ready: true                # clusterReady from the membership probe (AT-8)
 //! orchestrator:                        # optional: what the orchestrator does
 //!   timeout: 1s                        #   its probe timeout
 //!   termination_grace_period: 30s      #   its SIGTERM-to-SIGKILL time
