@@ -375,3 +375,15 @@ async fn the_manifest_chooses_format_disclosure_and_cluster_ready() {
         (&json!("pass"), &json!(false), &json!("warn"))
     );
 }
+
+#[test]
+fn a_cluster_ready_name_no_probe_could_have_is_refused() {
+    for name in ["", "has space", "startup"] {
+        let err = ZbHealth::new(HealthRegistry::new())
+            .cluster_ready(name)
+            .build()
+            .err()
+            .unwrap_or_else(|| panic!("{name:?} accepted"));
+        assert!(err.to_string().contains("R9"), "{name:?}: {err}");
+    }
+}

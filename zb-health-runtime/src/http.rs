@@ -10,7 +10,7 @@ use actix_web::web::Bytes;
 use actix_web::{HttpResponse, HttpResponseBuilder, web};
 use zb_health_spec::{
     Disclosure, EndpointPaths, HealthStatus, ResponseFormat, SpecError, Tag, Violations,
-    check_paths,
+    check_name, check_paths,
 };
 
 use crate::lifecycle::LiveAnswer;
@@ -154,8 +154,9 @@ impl ZbHealth {
         self
     }
 
-    /// Checks the paths (rule R6: non-empty, absolute, distinct) and yields
-    /// the endpoints.
+    /// Checks the paths (rule R6: non-empty, absolute, distinct) and the
+    /// [`cluster_ready`](Self::cluster_ready) entry name (R9: a probe name)
+    /// and yields the endpoints.
     pub fn build(self) -> Result<ZbHealthEndpoints, SpecError> {
         let mut sink = Violations::new();
         let paths: Vec<(Tag, &str, ())> = Tag::ALL
@@ -163,6 +164,10 @@ impl ZbHealth {
             .map(|t| (*t, self.paths.get(*t), ()))
             .collect();
         check_paths(&paths, &mut sink);
+        // The entry `clusterReady` reads is a probe's name (R9).
+        if let Some(name) = &self.styles[Tag::Ready as usize].cluster_ready {
+            check_name(name, (), &mut sink);
+        }
         sink.into_result()?;
         let tier = |tag: Tag| {
             let style = self.styles[tag as usize].clone();

@@ -22,7 +22,11 @@
 //!   result is obtained: one shared execution per probe (single-flight),
 //!   a result cache, or a background schedule.
 //! * A [`ResponseWriter`] turns the report into a body; [`write_json`] is
-//!   the canonical one.
+//!   the canonical one. The built-in writer's [`BodyStyle`] chooses, per
+//!   tier, the [`ResponseFormat`] (ZB or `pass`/`fail`, BE-HLTH-001), the
+//!   [`Disclosure`] level (`full`, `names`, `status`, BE-HLTH-007) and, on
+//!   `ready`, `clusterReady` (AT-8); raw error text is in no body at any
+//!   level.
 //! * [`ZbHealth`] maps the three tiers onto an actix `App`;
 //!   [`ZbHealthEndpoints::tier`] serves one tier alone.
 //! * [`ActiveNodeGate`] and [`RequireActiveNode`] keep active-only routes
