@@ -34,3 +34,5 @@ mkdir -p "$target_dir"
 BENCH=watchdog "$target_dir/release/zb-health-bench" 2>&1 | tee -a "$target_dir/bench-report.txt"
 # The management port's latency under a saturated application (issue 9).
 BENCH=management "$target_dir/release/zb-health-bench" 2>&1 | tee -a "$target_dir/bench-report.txt"
+# The disclosure ratios (issue 9): /health/ready at names and status ÷ full.
+BENCH=disclosure "$target_dir/release/zb-health-bench" 2>&1 | tee -a "$target_dir/bench-report.txt"

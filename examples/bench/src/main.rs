@@ -16,6 +16,7 @@
 //! are: it is a report, not a test.
 
 mod client;
+mod disclosure;
 mod management;
 mod policy;
 mod servers;
@@ -113,6 +114,10 @@ fn main() -> ExitCode {
     // `BENCH=watchdog` prints only the watchdog comparison.
     if std::env::var("BENCH").as_deref() == Ok("watchdog") {
         return finish("watchdog", watchdog::run(rounds, &load));
+    }
+    // `BENCH=disclosure` prints only the disclosure comparison (issue 9).
+    if std::env::var("BENCH").as_deref() == Ok("disclosure") {
+        return finish("disclosure", disclosure::run(rounds, &load));
     }
     let addrs = match servers::start() {
         Ok(addrs) => addrs,
@@ -454,5 +459,14 @@ mod smoke {
     fn the_watchdog_servers_start_and_answer_healthz() {
         let pair = super::servers::start_watchdog_pair().expect("the watchdog servers start");
         super::watchdog::check(&pair).expect("both /healthz answers are as expected");
+    }
+
+    /// The disclosure comparison's servers start, and each answers
+    /// `/health/ready` with what its level shows.
+    #[test]
+    fn the_disclosure_servers_start_and_answer_ready() {
+        let servers =
+            super::servers::start_disclosure_servers().expect("the disclosure servers start");
+        super::disclosure::check(&servers).expect("every level answers as expected");
     }
 }

@@ -410,3 +410,57 @@ pub fn on_server_thread<T: Send + 'static>(
     rx.recv()
         .map_err(|_| io::Error::other("the server thread died before binding"))?
 }
+
+/// The disclosure comparison's three servers: `/health/ready` over one
+/// registry at `full`, `names` and `status` disclosure, with the settings
+/// every bench server shares.
+pub struct DisclosureServers {
+    /// `(level, address, worker clock)`, `full` first.
+    pub servers: Vec<(zb_health::Disclosure, SocketAddr, WorkerClock)>,
+}
+
+/// How many probes the disclosure comparison's ready tier runs, each with
+/// a description and `data`, so `full` has something to show.
+pub const DISCLOSED_PROBES: usize = 3;
+
+/// Starts the three disclosure servers over one registry of
+/// [`DISCLOSED_PROBES`] fast probes.
+pub fn start_disclosure_servers() -> io::Result<DisclosureServers> {
+    use zb_health::Disclosure;
+    let registry = zb_health::HealthRegistry::new();
+    for name in ["database", "disk-space", CACHE_PROBE_NAME] {
+        registry
+            .add(ProbeRegistration::new(
+                name,
+                zb_health::from_fn(|| async {
+                    Ok(ProbeResult::healthy()
+                        .with_description("dependency reachable")
+                        .with_data("selfAddress", "127.0.0.1:7000"))
+                }),
+            ))
+            .map_err(|e| io::Error::other(e.to_string()))?;
+    }
+    on_server_thread("bench-disclosure-servers", move || {
+        let mut started = Vec::new();
+        for level in [Disclosure::Full, Disclosure::Names, Disclosure::Status] {
+            let clock = WorkerClock::default();
+            let worker = clock.clone();
+            let endpoints = zb_health::ZbHealth::new(registry.clone())
+                .disclosure(level)
+                .build()
+                .map_err(|e| io::Error::other(e.to_string()))?;
+            let server = bench_http_server!(move || {
+                worker.record_current_thread();
+                App::new().service(endpoints.clone())
+            })?;
+            started.push((level, server.addrs()[0], clock, server.run()));
+        }
+        let servers = DisclosureServers {
+            servers: started
+                .iter()
+                .map(|(l, a, c, _)| (*l, *a, c.clone()))
+                .collect(),
+        };
+        Ok((servers, started.into_iter().map(|(.., s)| s).collect()))
+    })
+}

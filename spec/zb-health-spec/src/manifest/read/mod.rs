@@ -11,6 +11,7 @@
 //! Wrong types are R15 at the value. Every spec rule is the shared function of
 //! `crate::rules`; these files only find the values and their locations.
 
+mod endpoints;
 mod lifecycle;
 mod probes;
 mod rust_path;
@@ -19,7 +20,7 @@ mod values;
 use std::time::Duration;
 
 use super::tree::{Node, Value};
-use super::{Located, Location, Manifest, ProbeDecl};
+use super::{Located, Location, Manifest, ProbeDecl, ResponsesDecl};
 use crate::{
     EndpointPaths, FailureStatus, NameOf, Preset, Rule, Tag, Violation, Violations, check_name_of,
     check_paths, check_unique_names, missing_key,
@@ -35,8 +36,17 @@ const TOP_KEYS: [&str; 7] = [
     "defaults",
     "probes",
 ];
-/// The keys of `endpoints`: the preset and one path per tier.
-const ENDPOINT_KEYS: [&str; 4] = ["preset", "ready", "active", "live"];
+/// The keys of `endpoints`: the preset and one path per tier, then what
+/// the bodies show (`endpoints::RESPONSE_KEYS`).
+const ENDPOINT_KEYS: [&str; 7] = [
+    "preset",
+    "ready",
+    "active",
+    "live",
+    endpoints::RESPONSE_KEYS[0],
+    endpoints::RESPONSE_KEYS[1],
+    endpoints::RESPONSE_KEYS[2],
+];
 /// The keys of `orchestrator`.
 const ORCHESTRATOR_KEYS: [&str; 2] = ["timeout", "termination_grace_period"];
 /// The keys of `management`.
@@ -147,7 +157,7 @@ impl Reader {
         }
         let top = self.mapping("the manifest", root, &TOP_KEYS)?;
         let service = self.service(&top);
-        let paths = self.endpoints(&top);
+        let (paths, mut responses, cluster_ready) = self.endpoints(&top);
         let (orchestrator_timeout, grace_period) = self.orchestrator(&top);
         let lifecycle = self.lifecycle(&top, grace_period);
         let management_port = self.management(&top);
@@ -166,9 +176,13 @@ impl Reader {
             default_failure_status,
         };
         let probes = self.probes(&top, &settings);
+        if let Some(probes) = &probes {
+            responses.cluster_ready = self.cluster_ready(cluster_ready, probes);
+        }
         Some(Manifest {
             service: service?,
             paths,
+            responses,
             orchestrator_timeout: orchestrator_timeout.valid(),
             termination_grace_period: grace_period,
             lifecycle,
@@ -201,11 +215,17 @@ impl Reader {
     }
 
     /// `endpoints`: the preset, then per-tier overrides; R6 on the result,
-    /// each path located where it was set.
-    fn endpoints(&mut self, top: &Fields) -> EndpointPaths {
+    /// each path located where it was set. Also what the bodies show
+    /// (`endpoints.rs`), with `cluster_ready` still to resolve.
+    fn endpoints(
+        &mut self,
+        top: &Fields,
+    ) -> (EndpointPaths, ResponsesDecl, endpoints::ClusterReady) {
         let mut paths = EndpointPaths::zb();
         let mut set_at = [top.loc; 3];
+        let mut responses = (ResponsesDecl::default(), endpoints::ClusterReady::Off);
         if let Some(section) = self.section(top, "endpoints", &ENDPOINT_KEYS) {
+            responses = self.responses(&section);
             set_at = [section.loc; 3];
             let preset = section
                 .get("preset")
@@ -231,7 +251,7 @@ impl Reader {
             .map(|(tag, at)| (tag, paths.get(tag), at))
             .collect();
         check_paths(&resolved, &mut self.sink);
-        paths
+        (paths, responses.0, responses.1)
     }
 
     /// `orchestrator`: the orchestrator's probe timeout and its termination
