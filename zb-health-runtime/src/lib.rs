@@ -68,6 +68,7 @@ pub mod grpc;
 mod http;
 pub mod lifecycle;
 mod meta;
+pub mod observe;
 pub mod policy;
 pub mod probe;
 mod registry;
