@@ -651,3 +651,21 @@ async fn the_example_serves_its_health_metrics_in_prometheus_text() {
     }
     assert!(!text.contains("secret") && !text.contains("10.1.2.3"));
 }
+
+// ---------------------------------------------------------------------------
+// The manifest's `observability.failure_log_interval`.
+
+zb_health::manifest!(
+    Observed,
+    yaml = r#"
+service: observed
+observability: { failure_log_interval: 90s }
+"#
+);
+
+#[test]
+fn the_manifest_sets_the_failure_log_interval_on_install() {
+    let registry = HealthRegistry::new();
+    Observed::install_into(&registry, ObservedDeps {}).unwrap();
+    assert_eq!(registry.failure_log_interval(), secs(90));
+}

@@ -23,6 +23,10 @@
 //!   a result cache, or a background schedule.
 //! * A [`ResponseWriter`] turns the report into a body; [`write_json`] is
 //!   the canonical one.
+//! * [`observe`]: what a run leaves besides the report (BE-HLTH-008):
+//!   one log line per transition (failing, still failing at most once per
+//!   interval, recovered) and the `zb_health_*` metrics through the
+//!   `metrics` facade.
 //! * [`ZbHealth`] maps the three tiers onto an actix `App`;
 //!   [`ZbHealthEndpoints::tier`] serves one tier alone.
 //! * [`ActiveNodeGate`] and [`RequireActiveNode`] keep active-only routes

@@ -295,11 +295,11 @@ pub(crate) fn probe_ran(
             previous,
             suppressed,
         } => tracing::warn!(
-            probe = name,
-            status,
-            outcome,
+            probe = %name,
+            status = %status,
+            outcome = %outcome,
             error = %cause,
-            previous = previous.map_or("none", HealthStatus::as_str),
+            previous = %previous.map_or("none", HealthStatus::as_str),
             suppressed,
             "health probe failing"
         ),
@@ -307,9 +307,9 @@ pub(crate) fn probe_ran(
             failing_for,
             suppressed,
         } => tracing::warn!(
-            probe = name,
-            status,
-            outcome,
+            probe = %name,
+            status = %status,
+            outcome = %outcome,
             error = %cause,
             failing_for_ms = ms(failing_for),
             suppressed,
@@ -319,7 +319,7 @@ pub(crate) fn probe_ran(
             failing_for,
             suppressed,
         } => tracing::info!(
-            probe = name,
+            probe = %name,
             failing_for_ms = ms(failing_for),
             suppressed,
             "health probe recovered"

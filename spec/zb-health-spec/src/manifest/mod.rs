@@ -28,6 +28,8 @@
 //!   drain_delay: 5s                    #   serve on after SIGTERM with ready 503
 //!   shutdown_timeout: 20s              #   then in-flight requests get this long
 //! defaults: { timeout: 800ms, failure_status: unhealthy }   # optional
+//! observability:                       # optional (BE-HLTH-008)
+//!   failure_log_interval: 5m           #   re-log an unchanged failure at most this often
 //! probes:                              # optional; missing or empty = no probes
 //!   - { name: database, kind: database, tags: [ready], timeout: 2s }
 //!   - { name: akka-cluster, kind: cluster-membership, policy: default }
@@ -127,6 +129,9 @@ pub struct Manifest {
     pub default_failure_status: Option<Located<FailureStatus>>,
     /// `probes`, in the order written (the order of the JSON entries).
     pub probes: Vec<ProbeDecl>,
+    /// `observability.failure_log_interval`: how often an unchanged
+    /// failing probe is logged again (BE-HLTH-008); zero logs every run.
+    pub failure_log_interval: Option<Located<Duration>>,
 }
 
 /// One entry of `probes`.
