@@ -471,12 +471,12 @@ fn generate(
             ///
             /// Sets the registry's orchestrator timeout (if the manifest
             /// states one), so probes registered later in code are held to it
-            /// too, and its failure log interval (if stated), registers the watchdogs, adds every probe, then declares
-            /// the startup gates: all or none. Errors if the process
-            /// registry already holds a probe or watchdog of the same name
-            /// (R3), a probe whose deadline does not fit the timeout, or
-            /// another orchestrator timeout (R5): facts only the running
-            /// process knows.
+            /// too, and its failure log interval (if stated), registers the
+            /// watchdogs, adds every probe, then declares the startup gates:
+            /// all or none. Errors if the process registry already holds a
+            /// probe or watchdog of the same name (R3), a probe whose
+            /// deadline does not fit the timeout, or another orchestrator
+            /// timeout (R5): facts only the running process knows.
             pub fn install(
                 deps: #deps_name,
             ) -> ::core::result::Result<#installed, #krate::RegistryError> {

@@ -289,23 +289,13 @@ async fn execute(
         }
         Ok(Ok(Err(error))) => {
             let d = Some(Cow::Borrowed(ERRORED_DESCRIPTION));
-            (
-                failed,
-                d,
-                None,
-                EntryOutcome::Errored,
-                RunError::Error(error),
-            )
+            let error = RunError::Error(error);
+            (failed, d, None, EntryOutcome::Errored, error)
         }
         Ok(Err(panic)) => {
             let d = Some(Cow::Borrowed(PANICKED_DESCRIPTION));
-            (
-                failed,
-                d,
-                None,
-                EntryOutcome::Panicked,
-                RunError::Panic(panic),
-            )
+            let error = RunError::Panic(panic);
+            (failed, d, None, EntryOutcome::Panicked, error)
         }
         Err(_elapsed) => {
             let d = Some(Cow::Owned(probe.timeout_description.clone()));
