@@ -365,6 +365,12 @@ fn generate(
         }
         None => (quote!(::core::option::Option::None), quote!()),
     };
+    // `observability.failure_log_interval` (BE-HLTH-008): a registry-wide
+    // setting, like the orchestrator timeout.
+    let set_log_interval = m.failure_log_interval.map(|t| {
+        let ms = t.value.as_millis() as u64;
+        quote!(registry.set_failure_log_interval(#krate::__private::Duration::from_millis(#ms));)
+    });
     let mut fields: Vec<TokenStream> = deps
         .iter()
         .filter_map(|d| d.field.as_ref())
@@ -466,12 +472,12 @@ fn generate(
             ///
             /// Sets the registry's orchestrator timeout (if the manifest
             /// states one), so probes registered later in code are held to it
-            /// too, registers the watchdogs, adds every probe, then declares
-            /// the startup gates: all or none. Errors if the process
-            /// registry already holds a probe or watchdog of the same name
-            /// (R3), a probe whose deadline does not fit the timeout, or
-            /// another orchestrator timeout (R5): facts only the running
-            /// process knows.
+            /// too, and its failure log interval (if stated), registers the
+            /// watchdogs, adds every probe, then declares the startup gates:
+            /// all or none. Errors if the process registry already holds a
+            /// probe or watchdog of the same name (R3), a probe whose
+            /// deadline does not fit the timeout, or another orchestrator
+            /// timeout (R5): facts only the running process knows.
             pub fn install(
                 deps: #deps_name,
             ) -> ::core::result::Result<#installed, #krate::RegistryError> {
@@ -487,6 +493,7 @@ fn generate(
                 deps: #deps_name,
             ) -> ::core::result::Result<#installed, #krate::RegistryError> {
                 #set_orchestrator
+                #set_log_interval
                 // Fallible steps first; a dropped heartbeat removes itself.
                 let watchdogs = #watchdogs_init;
                 registry.add_all(Self::registrations(deps))?;

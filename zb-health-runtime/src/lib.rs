@@ -27,6 +27,10 @@
 //!   [`Disclosure`] level (`full`, `names`, `status`, BE-HLTH-007) and, on
 //!   `ready`, `clusterReady` (AT-8); raw error text is in no body at any
 //!   level.
+//! * [`observe`]: what a run leaves besides the report (BE-HLTH-008):
+//!   one log line per transition (failing, still failing at most once per
+//!   interval, recovered) and the `zb_health_*` metrics through the
+//!   `metrics` facade.
 //! * [`ZbHealth`] maps the three tiers onto an actix `App`;
 //!   [`ZbHealthEndpoints::tier`] serves one tier alone.
 //! * [`ActiveNodeGate`] and [`RequireActiveNode`] keep active-only routes
@@ -72,6 +76,7 @@ pub mod grpc;
 mod http;
 pub mod lifecycle;
 mod meta;
+pub mod observe;
 pub mod policy;
 pub mod probe;
 mod registry;

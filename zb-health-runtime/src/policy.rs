@@ -87,6 +87,7 @@ use futures_util::future::{BoxFuture, Either, WeakShared, select};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
+use crate::observe::{self, RunError};
 use crate::registry::{HealthRegistry, Inner, Registered};
 use crate::report::{ERRORED_DESCRIPTION, EntryOutcome, HealthEntry, PANICKED_DESCRIPTION};
 
@@ -276,32 +277,30 @@ async fn execute(
     let result = tokio::time::timeout_at(started + probe.timeout, guarded).await;
     let duration = started.elapsed();
     let failed = probe.failure_status.status();
-    let (status, description, data, outcome) = match result {
+    // The real error is kept for the transition log (`observe`), never
+    // for the entry (BE-HLTH-007).
+    let (status, description, data, outcome, error) = match result {
         Ok(Ok(Ok(r))) => {
             // A probe's own "Unhealthy" is a failure too, so an optional
             // dependency registered as Degraded never fails the tier.
             let status = r.status.min(failed);
-            (status, r.description, r.data, EntryOutcome::Completed)
+            let completed = EntryOutcome::Completed;
+            (status, r.description, r.data, completed, RunError::None)
         }
         Ok(Ok(Err(error))) => {
-            tracing::warn!(probe = %probe.name, error = %error, "health probe failed");
             let d = Some(Cow::Borrowed(ERRORED_DESCRIPTION));
-            (failed, d, None, EntryOutcome::Errored)
+            let error = RunError::Error(error);
+            (failed, d, None, EntryOutcome::Errored, error)
         }
         Ok(Err(panic)) => {
-            let message = panic_message(&*panic);
-            tracing::warn!(probe = %probe.name, panic = %message, "health probe panicked");
             let d = Some(Cow::Borrowed(PANICKED_DESCRIPTION));
-            (failed, d, None, EntryOutcome::Panicked)
+            let error = RunError::Panic(panic);
+            (failed, d, None, EntryOutcome::Panicked, error)
         }
         Err(_elapsed) => {
-            tracing::warn!(
-                probe = %probe.name,
-                timeout_ms = probe.timeout.as_millis() as u64,
-                "health probe timed out and was cancelled"
-            );
             let d = Some(Cow::Owned(probe.timeout_description.clone()));
-            (failed, d, None, EntryOutcome::TimedOut)
+            let error = RunError::Timeout(probe.timeout);
+            (failed, d, None, EntryOutcome::TimedOut, error)
         }
     };
     let entry = HealthEntry {
@@ -313,6 +312,7 @@ async fn execute(
         outcome,
     };
     record(&probe, generation, &entry);
+    observe::probe_ran(&probe, &entry, &error, inner.failure_log_interval());
     entry
 }
 

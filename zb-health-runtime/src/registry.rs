@@ -2,6 +2,7 @@
 //! health. Probes are added with a registration and removed only through
 //! the handle that `add` returns.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock, Weak};
 use std::time::Duration;
 
@@ -12,6 +13,7 @@ use zb_health_spec::{
     check_unique_names,
 };
 
+use crate::observe::{DEFAULT_FAILURE_LOG_INTERVAL, ProbeLog};
 use crate::policy::{Policy, ProbeState};
 use crate::probe::{DynProbe, Probe};
 
@@ -204,6 +206,8 @@ pub(crate) struct Registered {
     pub(crate) policy: Policy,
     /// Single-flight, cache and schedule state (BE-HLTH-006).
     pub(crate) state: ProbeState,
+    /// Transition-log state (BE-HLTH-008): goes with the registration.
+    pub(crate) log: ProbeLog,
 }
 
 /// A tier's probes, precomputed at registration so a request does no tag
@@ -239,6 +243,20 @@ pub(crate) struct Inner {
     state: RwLock<State>,
     pub(crate) limiter: Semaphore,
     pub(crate) lifecycle: crate::lifecycle::Lifecycle,
+    /// The failure log interval in nanoseconds; an atomic so a manifest's
+    /// `install` can set it on the process registry after it is built.
+    failure_log_interval: AtomicU64,
+}
+
+impl Inner {
+    /// How often an unchanged failing state is logged again (BE-HLTH-008).
+    pub(crate) fn failure_log_interval(&self) -> Duration {
+        Duration::from_nanos(self.failure_log_interval.load(Ordering::Relaxed))
+    }
+}
+
+fn nanos(d: Duration) -> u64 {
+    d.as_nanos().try_into().unwrap_or(u64::MAX)
 }
 
 /// The health registry (AT-1): framework components and the app add probes
@@ -329,6 +347,22 @@ impl HealthRegistry {
     /// if one is set.
     pub fn orchestrator_timeout(&self) -> Option<Duration> {
         self.read().orchestrator_timeout
+    }
+
+    /// Sets, on a registry that already exists such as
+    /// [`process`](Self::process), how often an unchanged failing probe is
+    /// logged again (BE-HLTH-008); see
+    /// [`HealthRegistryBuilder::failure_log_interval`]. A manifest's
+    /// `observability.failure_log_interval` is set this way by `install`.
+    pub fn set_failure_log_interval(&self, interval: Duration) {
+        self.inner
+            .failure_log_interval
+            .store(nanos(interval), Ordering::Relaxed);
+    }
+
+    /// How often an unchanged failing probe is logged again.
+    pub fn failure_log_interval(&self) -> Duration {
+        self.inner.failure_log_interval()
     }
 
     /// Adds a probe. Refused, with every broken rule, if its name is empty
@@ -431,6 +465,7 @@ impl HealthRegistry {
 pub struct HealthRegistryBuilder {
     max_in_flight: usize,
     orchestrator_timeout: Option<Duration>,
+    failure_log_interval: Duration,
 }
 
 impl Default for HealthRegistryBuilder {
@@ -438,6 +473,7 @@ impl Default for HealthRegistryBuilder {
         Self {
             max_in_flight: 16,
             orchestrator_timeout: None,
+            failure_log_interval: DEFAULT_FAILURE_LOG_INTERVAL,
         }
     }
 }
@@ -458,6 +494,16 @@ impl HealthRegistryBuilder {
         self
     }
 
+    /// How often a probe that keeps failing the same way is logged again
+    /// (BE-HLTH-008): the transition to failure is logged at once, then at
+    /// most one line per `interval`, counting the runs it suppressed.
+    /// Default [`DEFAULT_FAILURE_LOG_INTERVAL`] (5 min); zero logs every
+    /// failing run. See [`crate::observe`].
+    pub fn failure_log_interval(mut self, interval: Duration) -> Self {
+        self.failure_log_interval = interval;
+        self
+    }
+
     /// Builds the registry.
     pub fn build(self) -> HealthRegistry {
         let empty: TierTable = Arc::from(Vec::new());
@@ -472,6 +518,7 @@ impl HealthRegistryBuilder {
                 }),
                 limiter: Semaphore::new(self.max_in_flight),
                 lifecycle: Default::default(),
+                failure_log_interval: AtomicU64::new(nanos(self.failure_log_interval)),
             }),
         }
     }
@@ -483,6 +530,7 @@ impl Registered {
             id,
             timeout_description: format!("timed out after {} ms", r.timeout.as_millis()),
             state: ProbeState::new(r.policy, r.timeout),
+            log: ProbeLog::default(),
             policy: r.policy,
             name: r.name,
             tags: r.tags,

@@ -6,12 +6,13 @@
 //! on SIGTERM or Ctrl-C, `ready` and `active` answer 503 at once, the
 //! server keeps serving for the manifest's `drain_delay` (5 s;
 //! `DRAIN_DELAY_MS` overrides it; a second signal cuts it short), then
-//! in-flight requests finish and it exits 0.
+//! in-flight requests finish and it exits 0. `GET /metrics` serves the
+//! health metrics in Prometheus text.
 
 use std::time::Duration;
 
 use actix_web::{App, HttpServer};
-use plant_service::{Health, PlantHealth};
+use plant_service::{Health, PlantHealth, configure_metrics};
 use zb_health::lifecycle::{Drain, serve_with_management};
 
 #[actix_web::main]
@@ -33,7 +34,8 @@ async fn main() -> std::io::Result<()> {
         Some(ms) => Drain::new(Duration::from_millis(ms)),
         None => Health::DRAIN,
     };
-    // Probe failures are logged here, at warn level, with their real error.
+    // A probe's transition to failure is logged here once, at warn level,
+    // with its real error; its recovery at info.
     tracing_subscriber::fmt().with_target(false).init();
     let (health, startup) = PlantHealth::new(failing);
     let registry = health.registry.clone();
@@ -41,21 +43,25 @@ async fn main() -> std::io::Result<()> {
         let health = health.clone();
         move || {
             let health = health.clone();
-            App::new().configure(move |c| health.configure_management(c))
+            App::new()
+                .configure(move |c| health.configure_management(c))
+                .configure(configure_metrics)
         }
     })
     .workers(1)
     .bind(("127.0.0.1", management_port))?;
     let server = HttpServer::new(move || {
         let health = health.clone();
-        App::new().configure(move |c| health.configure(c))
+        App::new()
+            .configure(move |c| health.configure(c))
+            .configure(configure_metrics)
     })
     .bind(("127.0.0.1", port))?;
     // Startup work: until `ready()`, ready and active answer 503 "starting".
     // A real service signals it after its migrations and cache warm-up.
     startup.warm_up.ready();
     println!(
-        "plant-service on http://127.0.0.1:{port}  (/health/ready, /health/active, /healthz); management on http://127.0.0.1:{management_port}; drain delay {} ms",
+        "plant-service on http://127.0.0.1:{port}  (/health/ready, /health/active, /healthz, /metrics); management on http://127.0.0.1:{management_port}; drain delay {} ms",
         drain.delay().as_millis()
     );
     serve_with_management(server, management, &registry, drain).await

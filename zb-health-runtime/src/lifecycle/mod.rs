@@ -201,7 +201,13 @@ impl HealthRegistry {
 
     /// What the `live` tier answers, from the watchdogs alone.
     pub(crate) fn live_answer(&self) -> LiveAnswer {
-        self.inner.lifecycle.watchdogs.live()
+        let answer = self.inner.lifecycle.watchdogs.live();
+        let status = match &answer {
+            LiveAnswer::Fixed | LiveAnswer::Healthy(..) => HealthStatus::Healthy,
+            LiveAnswer::Stalled(report) => report.status,
+        };
+        crate::observe::tier_answered(Tag::Live, status);
+        answer
     }
 
     /// A tier's whole answer, as every server should serve it: for `ready`
@@ -217,7 +223,11 @@ impl HealthRegistry {
                 LiveAnswer::Healthy(_, healthy) => healthy.report(),
                 LiveAnswer::Stalled(report) => report,
             },
-            Tag::Ready | Tag::Active => self.inner.lifecycle.apply(self.check(tier).await),
+            Tag::Ready | Tag::Active => {
+                let report = self.inner.lifecycle.apply(self.check(tier).await);
+                crate::observe::tier_answered(tier, report.status);
+                report
+            }
         }
     }
 }

@@ -32,6 +32,8 @@
 //!   shutdown_timeout: 20s              #   then in-flight requests get this long
 //! management: { port: 8081 }           # optional: the tiers' own server
 //! defaults: { timeout: 800ms, failure_status: unhealthy }   # optional
+//! observability:                       # optional (BE-HLTH-008)
+//!   failure_log_interval: 5m           #   re-log an unchanged failure at most this often
 //! probes:                              # optional; missing or empty = no probes
 //!   - { name: database, kind: database, tags: [ready], timeout: 2s }
 //!   - { name: akka-cluster, kind: cluster-membership, policy: default }
@@ -139,6 +141,9 @@ pub struct Manifest {
     pub default_failure_status: Option<Located<FailureStatus>>,
     /// `probes`, in the order written (the order of the JSON entries).
     pub probes: Vec<ProbeDecl>,
+    /// `observability.failure_log_interval`: how often an unchanged
+    /// failing probe is logged again (BE-HLTH-008); zero logs every run.
+    pub failure_log_interval: Option<Located<Duration>>,
 }
 
 /// What the tier bodies show: the `format`, `disclosure` and

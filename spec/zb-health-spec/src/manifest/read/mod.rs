@@ -13,6 +13,7 @@
 
 mod endpoints;
 mod lifecycle;
+mod observability;
 mod probes;
 mod rust_path;
 mod values;
@@ -27,7 +28,7 @@ use crate::{
 };
 
 /// The top-level keys.
-const TOP_KEYS: [&str; 7] = [
+const TOP_KEYS: [&str; 8] = [
     "service",
     "endpoints",
     "orchestrator",
@@ -35,6 +36,7 @@ const TOP_KEYS: [&str; 7] = [
     "management",
     "defaults",
     "probes",
+    "observability",
 ];
 /// The keys of `endpoints`: the preset and one path per tier, then what
 /// the bodies show (`endpoints::RESPONSE_KEYS`).
@@ -179,6 +181,7 @@ impl Reader {
         if let Some(probes) = &probes {
             responses.cluster_ready = self.cluster_ready(cluster_ready, probes);
         }
+        let failure_log_interval = self.observability(&top);
         Some(Manifest {
             service: service?,
             paths,
@@ -190,6 +193,7 @@ impl Reader {
             default_timeout: default_timeout.valid(),
             default_failure_status,
             probes: probes?,
+            failure_log_interval,
         })
     }
 

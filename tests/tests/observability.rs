@@ -1,0 +1,671 @@
+//! BE-HLTH-008: transition logs, metrics and (no) trace spans, observed
+//! through a capturing `tracing` subscriber and `metrics-util`'s debugging
+//! recorder. Time is tokio's paused clock, so "once per interval" is a
+//! statement about virtual time and run counts, never about wall-clock
+//! margins. The example's `/metrics` is read over a real socket.
+
+mod support;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::subscriber::Interest;
+use tracing::{Event, Level, Metadata, Subscriber};
+use zb_health::observe::{PROBE_DURATION, PROBE_FAILURES, PROBE_STATUS, TIER_STATUS};
+use zb_health::{
+    HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, Tag, TagSet, from_fn,
+};
+
+// ---------------------------------------------------------------------------
+// A capturing subscriber: every event's level, message and fields, and every
+// span created, at DEBUG and above (TRACE is never even asked for).
+
+#[derive(Debug, Clone)]
+struct Line {
+    level: Level,
+    target: String,
+    message: String,
+    fields: HashMap<String, String>,
+}
+
+impl Line {
+    fn field(&self, name: &str) -> &str {
+        self.fields
+            .get(name)
+            .map_or_else(|| panic!("no field `{name}` in {self:?}"), String::as_str)
+    }
+}
+
+#[derive(Default, Clone)]
+struct Capture {
+    lines: Arc<Mutex<Vec<Line>>>,
+    spans: Arc<Mutex<Vec<(Level, String)>>>,
+    next_span: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl Capture {
+    /// Takes the lines captured so far.
+    fn take(&self) -> Vec<Line> {
+        std::mem::take(&mut *self.lines.lock().unwrap())
+    }
+
+    fn spans(&self) -> Vec<(Level, String)> {
+        self.spans.lock().unwrap().clone()
+    }
+}
+
+#[derive(Default)]
+struct Fields(HashMap<String, String>);
+
+impl Visit for Fields {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        self.0.insert(field.name().to_owned(), format!("{value:?}"));
+    }
+
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.insert(field.name().to_owned(), value.to_owned());
+    }
+}
+
+impl Subscriber for Capture {
+    fn register_callsite(&self, _: &'static Metadata<'static>) -> Interest {
+        // Ask `enabled` every time: other tests' threads have no subscriber.
+        Interest::sometimes()
+    }
+
+    fn enabled(&self, metadata: &Metadata<'_>) -> bool {
+        *metadata.level() <= Level::DEBUG
+    }
+
+    fn new_span(&self, span: &Attributes<'_>) -> Id {
+        let meta = span.metadata();
+        self.spans
+            .lock()
+            .unwrap()
+            .push((*meta.level(), meta.name().to_owned()));
+        Id::from_u64(self.next_span.fetch_add(1, Ordering::SeqCst) + 1)
+    }
+
+    fn record(&self, _: &Id, _: &Record<'_>) {}
+
+    fn record_follows_from(&self, _: &Id, _: &Id) {}
+
+    fn event(&self, event: &Event<'_>) {
+        let mut fields = Fields::default();
+        event.record(&mut fields);
+        let message = fields.0.remove("message").unwrap_or_default();
+        self.lines.lock().unwrap().push(Line {
+            level: *event.metadata().level(),
+            target: event.metadata().target().to_owned(),
+            message,
+            fields: fields.0,
+        });
+    }
+
+    fn enter(&self, _: &Id) {}
+
+    fn exit(&self, _: &Id) {}
+}
+
+/// Captures this thread's `tracing` output until the guard drops. Every
+/// test here runs on a current-thread runtime, so the probes run on this
+/// thread too. Their metrics go to a no-op recorder, so they never reach
+/// the example's global one, which a test below reads.
+fn capture() -> (Capture, Guards) {
+    let capture = Capture::default();
+    let tracing = tracing::subscriber::set_default(capture.clone());
+    let metrics = metrics::set_default_local_recorder(&metrics::NoopRecorder);
+    (capture, (tracing, metrics))
+}
+
+type Guards = (
+    tracing::subscriber::DefaultGuard,
+    metrics::LocalRecorderGuard<'static>,
+);
+
+// ---------------------------------------------------------------------------
+// Probes whose answer the test switches.
+
+const HEALTHY: u8 = 0;
+const ERROR: u8 = 1;
+const PANIC: u8 = 2;
+const HANG: u8 = 3;
+const DEGRADED: u8 = 4;
+
+/// The error text a failing probe returns: for the log, never the body.
+const SECRET_ERROR: &str = "connect to postgres://app:hunter2@db.internal:5432 refused";
+
+/// A probe named `name` that answers as `mode` says, taking 5 ms.
+fn switched(name: &'static str) -> (ProbeRegistration, Arc<AtomicU8>) {
+    let mode = Arc::new(AtomicU8::new(HEALTHY));
+    let m = mode.clone();
+    let probe = from_fn(move || {
+        let mode = m.load(Ordering::SeqCst);
+        async move {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            match mode {
+                HEALTHY => Ok(ProbeResult::healthy().with_description("reachable")),
+                ERROR => Err(SECRET_ERROR.into()),
+                PANIC => panic!("boom at 10.0.0.7"),
+                HANG => std::future::pending().await,
+                _ => Ok(ProbeResult::degraded("replica lagging")),
+            }
+        }
+    });
+    let registration = ProbeRegistration::new(name, probe).timeout(Duration::from_millis(100));
+    (registration, mode)
+}
+
+fn secs(n: u64) -> Duration {
+    Duration::from_secs(n)
+}
+
+/// The zb-health lines among `lines`, as (level, message, probe).
+fn summary(lines: &[Line]) -> Vec<(Level, &str, &str)> {
+    lines
+        .iter()
+        .map(|l| (l.level, l.message.as_str(), l.field("probe")))
+        .collect()
+}
+
+// ---------------------------------------------------------------------------
+// Logs
+
+#[tokio::test(start_paused = true)]
+async fn a_successful_probe_run_logs_nothing() {
+    let (log, _guard) = capture();
+    let reg = HealthRegistry::new();
+    let (r, _) = switched("db");
+    reg.add(r).unwrap();
+    for _ in 0..20 {
+        assert_eq!(reg.answer(Tag::Ready).await.status, HealthStatus::Healthy);
+    }
+    let lines = log.take();
+    assert!(lines.is_empty(), "{lines:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failure_logs_once_at_warn_with_the_real_error_and_recovery_once_at_info() {
+    let (log, _guard) = capture();
+    let reg = HealthRegistry::new();
+    let (r, mode) = switched("db");
+    reg.add(r).unwrap();
+    reg.answer(Tag::Ready).await;
+    mode.store(ERROR, Ordering::SeqCst);
+    for _ in 0..5 {
+        let report = reg.answer(Tag::Ready).await;
+        assert_eq!(report.status, HealthStatus::Unhealthy);
+    }
+    let lines = log.take();
+    assert_eq!(
+        summary(&lines),
+        [(Level::WARN, "health probe failing", "db")],
+        "five failing runs, one line"
+    );
+    let line = &lines[0];
+    assert_eq!(line.target, "zb_health::observe");
+    assert_eq!(line.field("error"), SECRET_ERROR);
+    assert_eq!(line.field("status"), "Unhealthy");
+    assert_eq!(line.field("outcome"), "errored");
+    assert_eq!(line.field("previous"), "Healthy");
+
+    mode.store(HEALTHY, Ordering::SeqCst);
+    for _ in 0..3 {
+        reg.answer(Tag::Ready).await;
+    }
+    let lines = log.take();
+    assert_eq!(
+        summary(&lines),
+        [(Level::INFO, "health probe recovered", "db")]
+    );
+    assert_eq!(lines[0].field("suppressed"), "4", "runs after the first");
+    assert_eq!(
+        lines[0].field("failing_for_ms"),
+        "25",
+        "from the first failing result to the healthy one: five runs of 5 ms"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn timeouts_panics_and_failing_verdicts_are_transitions_with_their_cause() {
+    let (log, _guard) = capture();
+    let reg = HealthRegistry::new();
+    let mut modes = Vec::new();
+    for name in ["hung", "exploding", "replica"] {
+        let (r, mode) = switched(name);
+        reg.add(r).unwrap();
+        modes.push(mode);
+    }
+    reg.answer(Tag::Ready).await;
+    for (mode, to) in modes.iter().zip([HANG, PANIC, DEGRADED]) {
+        mode.store(to, Ordering::SeqCst);
+    }
+    for _ in 0..3 {
+        reg.answer(Tag::Ready).await;
+    }
+    let lines = log.take();
+    let mut got: Vec<(&str, &str, &str, &str)> = lines
+        .iter()
+        .filter(|l| l.level == Level::WARN)
+        .map(|l| {
+            (
+                l.field("probe"),
+                l.field("status"),
+                l.field("outcome"),
+                l.field("error"),
+            )
+        })
+        .collect();
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            (
+                "exploding",
+                "Unhealthy",
+                "panicked",
+                "panicked: boom at 10.0.0.7"
+            ),
+            ("hung", "Unhealthy", "timed_out", "timed out after 100 ms"),
+            ("replica", "Degraded", "completed", "replica lagging"),
+        ]
+    );
+    assert_eq!(lines.len(), 3, "{lines:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unchanged_failure_is_logged_again_once_per_interval_with_the_suppressed_count() {
+    let (log, _guard) = capture();
+    let reg = HealthRegistry::builder()
+        .failure_log_interval(secs(60))
+        .build();
+    let (r, mode) = switched("db");
+    reg.add(r).unwrap();
+    mode.store(ERROR, Ordering::SeqCst);
+    // One failing run every 10 s (each takes 5 ms) for just over 3 min.
+    for _ in 0..19 {
+        reg.answer(Tag::Ready).await;
+        tokio::time::sleep(secs(10) - Duration::from_millis(5)).await;
+    }
+    let lines = log.take();
+    let got: Vec<(&str, Option<&str>)> = lines
+        .iter()
+        .map(|l| (l.message.as_str(), l.fields.get("suppressed").map(|s| &**s)))
+        .collect();
+    // At 0 s the transition; at 60, 120 and 180 s a reminder, each after
+    // five unlogged runs.
+    assert_eq!(
+        got,
+        [
+            ("health probe failing", Some("0")),
+            ("health probe still failing", Some("5")),
+            ("health probe still failing", Some("5")),
+            ("health probe still failing", Some("5")),
+        ]
+    );
+    assert!(lines.iter().all(|l| l.level == Level::WARN));
+    assert_eq!(lines[3].field("failing_for_ms"), "180000");
+    assert_eq!(lines[3].field("error"), SECRET_ERROR);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_interval_can_be_set_on_an_existing_registry() {
+    let (log, _guard) = capture();
+    let reg = HealthRegistry::new();
+    assert_eq!(reg.failure_log_interval(), secs(300), "the default");
+    reg.set_failure_log_interval(Duration::ZERO);
+    let (r, mode) = switched("db");
+    reg.add(r).unwrap();
+    mode.store(ERROR, Ordering::SeqCst);
+    for _ in 0..3 {
+        reg.answer(Tag::Ready).await;
+    }
+    let messages: Vec<String> = log.take().into_iter().map(|l| l.message).collect();
+    assert_eq!(
+        messages,
+        [
+            "health probe failing",
+            "health probe still failing",
+            "health probe still failing"
+        ],
+        "a zero interval logs every failing run"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_log_state_goes_with_the_registration() {
+    let (log, _guard) = capture();
+    let reg = HealthRegistry::new();
+    let (r, mode) = switched("db");
+    let handle = reg.add(r).unwrap();
+    mode.store(ERROR, Ordering::SeqCst);
+    reg.answer(Tag::Ready).await;
+    reg.answer(Tag::Ready).await;
+    assert_eq!(log.take().len(), 1);
+    // The replacement starts with no history: its first failure is a
+    // transition of its own, not a run of the old one's failure.
+    let (r, replacement) = switched("db");
+    replacement.store(ERROR, Ordering::SeqCst);
+    let handle = handle.replace(r).unwrap();
+    reg.answer(Tag::Ready).await;
+    let lines = log.take();
+    assert_eq!(
+        summary(&lines),
+        [(Level::WARN, "health probe failing", "db")]
+    );
+    assert_eq!(lines[0].field("previous"), "none");
+    // Removed, it runs no more and its state is gone with it; a new
+    // registration under the name starts afresh.
+    assert!(handle.remove());
+    reg.answer(Tag::Ready).await;
+    assert!(log.take().is_empty());
+    let (r, again) = switched("db");
+    again.store(ERROR, Ordering::SeqCst);
+    reg.add(r).unwrap();
+    reg.answer(Tag::Ready).await;
+    assert_eq!(log.take()[0].field("previous"), "none");
+}
+
+#[tokio::test(start_paused = true)]
+async fn cached_reads_are_not_runs_and_background_runs_are() {
+    let (log, _guard) = capture();
+    let reg = HealthRegistry::new();
+    let (cached, cached_mode) = switched("cached");
+    cached_mode.store(ERROR, Ordering::SeqCst);
+    reg.add(cached.cache(secs(60))).unwrap();
+    let (background, background_mode) = switched("background");
+    reg.add(background.refresh(secs(1))).unwrap();
+    reg.answer(Tag::Ready).await;
+    // The schedule has run once; it fails from the next run on.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    background_mode.store(ERROR, Ordering::SeqCst);
+    for _ in 0..10 {
+        reg.answer(Tag::Ready).await;
+    }
+    tokio::time::sleep(secs(3)).await;
+    let lines = log.take();
+    assert_eq!(
+        summary(&lines),
+        [
+            (Level::WARN, "health probe failing", "cached"),
+            (Level::WARN, "health probe failing", "background"),
+        ]
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Metrics
+
+/// The debugging recorder, read cumulatively. Its snapshots reset counters
+/// and gauges, so counters and histogram samples are summed here, and
+/// every gauge is set to [`UNSET`] after a read: a gauge reads `None`
+/// unless the code set it since the previous read.
+struct Metrics<'a> {
+    recorder: &'a DebuggingRecorder,
+    snapshotter: Snapshotter,
+    counters: HashMap<String, u64>,
+    histograms: HashMap<String, Vec<f64>>,
+    gauges: HashMap<String, f64>,
+}
+
+/// A gauge value no zb-health gauge takes.
+const UNSET: f64 = -1.0;
+
+static TEST_METADATA: metrics::Metadata<'static> =
+    metrics::Metadata::new("observability", metrics::Level::INFO, None);
+
+impl<'a> Metrics<'a> {
+    fn new(recorder: &'a DebuggingRecorder) -> Self {
+        Self {
+            recorder,
+            snapshotter: recorder.snapshotter(),
+            counters: HashMap::new(),
+            histograms: HashMap::new(),
+            gauges: HashMap::new(),
+        }
+    }
+
+    /// Reads the recorder; keys look like `name{label=value}`.
+    fn read(&mut self) -> &mut Self {
+        use metrics::Recorder;
+        self.gauges.clear();
+        for (key, _, _, value) in self.snapshotter.snapshot().into_vec() {
+            let key = key.key();
+            if matches!(value, DebugValue::Gauge(_)) {
+                self.recorder.register_gauge(key, &TEST_METADATA).set(UNSET);
+            }
+            let labels: Vec<String> = key
+                .labels()
+                .map(|l| format!("{}={}", l.key(), l.value()))
+                .collect();
+            let name = format!("{}{{{}}}", key.name(), labels.join(","));
+            match value {
+                DebugValue::Counter(n) => *self.counters.entry(name).or_default() += n,
+                DebugValue::Gauge(v) => {
+                    self.gauges.insert(name, v.into_inner());
+                }
+                DebugValue::Histogram(v) => self
+                    .histograms
+                    .entry(name)
+                    .or_default()
+                    .extend(v.into_iter().map(|f| f.into_inner())),
+            }
+        }
+        self
+    }
+
+    fn gauge(&self, name: &str, label: &str) -> Option<f64> {
+        let value = self.gauges.get(&format!("{name}{{{label}}}")).copied();
+        value.filter(|v| *v != UNSET)
+    }
+
+    fn counter(&self, name: &str, label: &str) -> Option<u64> {
+        self.counters.get(&format!("{name}{{{label}}}")).copied()
+    }
+
+    fn histogram(&self, name: &str, label: &str) -> &[f64] {
+        self.histograms
+            .get(&format!("{name}{{{label}}}"))
+            .map_or(&[], Vec::as_slice)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_probe_gauge_counter_and_histogram_follow_the_runs() {
+    let recorder = DebuggingRecorder::new();
+    let _local = metrics::set_default_local_recorder(&recorder);
+    let mut m = Metrics::new(&recorder);
+    let reg = HealthRegistry::new();
+    let (r, mode) = switched("db");
+    reg.add(r).unwrap();
+
+    reg.answer(Tag::Ready).await;
+    m.read();
+    assert_eq!(m.gauge(PROBE_STATUS, "probe=db"), Some(2.0));
+    assert_eq!(
+        m.counter(PROBE_FAILURES, "probe=db"),
+        Some(0),
+        "the counter exists from the first run"
+    );
+
+    // Failing, still failing, recovered, failing again: two transitions.
+    for (to, status) in [
+        (ERROR, 0.0),
+        (ERROR, 0.0),
+        (HEALTHY, 2.0),
+        (DEGRADED, 1.0),
+        (PANIC, 0.0),
+        (HANG, 0.0),
+    ] {
+        mode.store(to, Ordering::SeqCst);
+        reg.answer(Tag::Ready).await;
+        m.read();
+        assert_eq!(m.gauge(PROBE_STATUS, "probe=db"), Some(status), "{to}");
+    }
+    assert_eq!(m.counter(PROBE_FAILURES, "probe=db"), Some(2));
+    // Seven runs of 5 ms and one cut at the 100 ms deadline.
+    assert_eq!(
+        m.histogram(PROBE_DURATION, "probe=db"),
+        [0.005, 0.005, 0.005, 0.005, 0.005, 0.005, 0.1]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_tier_gauges_follow_what_is_served() {
+    let recorder = DebuggingRecorder::new();
+    let _local = metrics::set_default_local_recorder(&recorder);
+    let mut m = Metrics::new(&recorder);
+    let reg = HealthRegistry::new();
+    let (r, mode) = switched("db");
+    reg.add(r.tags(TagSet::READY.with(Tag::Active))).unwrap();
+    let tiers =
+        |m: &Metrics| ["tier=ready", "tier=active", "tier=live"].map(|t| m.gauge(TIER_STATUS, t));
+    for tier in Tag::ALL {
+        reg.answer(tier).await;
+    }
+    assert_eq!(tiers(m.read()), [Some(2.0), Some(2.0), Some(2.0)]);
+
+    mode.store(DEGRADED, Ordering::SeqCst);
+    reg.answer(Tag::Ready).await;
+    assert_eq!(tiers(m.read()), [Some(1.0), None, None]);
+
+    // What is served, not only the probes: a drain makes ready 503.
+    mode.store(HEALTHY, Ordering::SeqCst);
+    reg.begin_drain();
+    reg.answer(Tag::Ready).await;
+    assert_eq!(m.read().gauge(TIER_STATUS, "tier=ready"), Some(0.0));
+
+    // A stalled watchdog makes live 503.
+    let _heartbeat = reg.watchdog("consumer", Duration::from_millis(10)).unwrap();
+    tokio::time::advance(Duration::from_millis(11)).await;
+    assert_eq!(reg.answer(Tag::Live).await.status, HealthStatus::Unhealthy);
+    assert_eq!(m.read().gauge(TIER_STATUS, "tier=live"), Some(0.0));
+}
+
+#[actix_web::test]
+async fn the_http_endpoints_set_the_tier_gauges() {
+    let recorder = DebuggingRecorder::new();
+    let _local = metrics::set_default_local_recorder(&recorder);
+    let mut m = Metrics::new(&recorder);
+    let reg = HealthRegistry::new();
+    let (r, mode) = switched("db");
+    reg.add(r).unwrap();
+    mode.store(ERROR, Ordering::SeqCst);
+    let app = actix_web::test::init_service(
+        actix_web::App::new().service(zb_health::map_zb_health(reg.clone())),
+    )
+    .await;
+    for path in ["/health/ready", "/health/active", "/healthz"] {
+        let req = actix_web::test::TestRequest::get().uri(path).to_request();
+        actix_web::test::call_service(&app, req).await;
+    }
+    m.read();
+    assert_eq!(m.gauge(TIER_STATUS, "tier=ready"), Some(0.0));
+    assert_eq!(m.gauge(TIER_STATUS, "tier=active"), Some(2.0), "no probes");
+    assert_eq!(m.gauge(TIER_STATUS, "tier=live"), Some(2.0));
+    assert_eq!(m.counter(PROBE_FAILURES, "probe=db"), Some(1));
+}
+
+// ---------------------------------------------------------------------------
+// Traces
+
+#[actix_web::test]
+async fn health_requests_create_no_spans_above_trace() {
+    let (log, _guard) = capture();
+    let reg = HealthRegistry::new();
+    let (r, mode) = switched("db");
+    reg.add(r).unwrap();
+    let (background, _) = switched("background");
+    reg.add(background.refresh(Duration::from_millis(10)))
+        .unwrap();
+    let _heartbeat = reg.watchdog("consumer", secs(60)).unwrap();
+    let app = actix_web::test::init_service(
+        actix_web::App::new().service(zb_health::map_zb_health(reg.clone())),
+    )
+    .await;
+    for failing in [false, true] {
+        mode.store(if failing { ERROR } else { HEALTHY }, Ordering::SeqCst);
+        for path in ["/health/ready", "/health/active", "/healthz"] {
+            let req = actix_web::test::TestRequest::get().uri(path).to_request();
+            actix_web::test::call_service(&app, req).await;
+        }
+    }
+    assert!(log.spans().is_empty(), "{:?}", log.spans());
+    // The subscriber does see a span at DEBUG: the silence above is real.
+    drop(tracing::debug_span!("control"));
+    assert_eq!(log.spans(), [(Level::DEBUG, "control".to_owned())]);
+    assert_eq!(log.take().len(), 1, "only the transition to failure");
+}
+
+// ---------------------------------------------------------------------------
+// The example's `/metrics`, over a real socket.
+
+#[actix_web::test]
+async fn the_example_serves_its_health_metrics_in_prometheus_text() {
+    // A registry of its own: the other tests in this binary use theirs.
+    let registry = HealthRegistry::new();
+    let (health, startup) = plant_service::PlantHealth::with_registry(&registry, false);
+    startup.warm_up.ready();
+    let server = support::serve_with(move |c| {
+        health.configure(c);
+        plant_service::configure_metrics(c);
+    });
+    let addr = server.addr;
+    assert_eq!(
+        support::request(addr, "GET", "/health/ready").await.status,
+        200
+    );
+    support::request(addr, "POST", "/admin/database/fail").await;
+    assert_eq!(
+        support::request(addr, "GET", "/health/ready").await.status,
+        503
+    );
+    let scrape = support::request(addr, "GET", "/metrics").await;
+    assert_eq!(scrape.status, 200);
+    assert!(
+        scrape
+            .header("content-type")
+            .is_some_and(|c| c.starts_with("text/plain")),
+        "{:?}",
+        scrape.headers
+    );
+    let text = String::from_utf8(scrape.body).unwrap();
+    for line in [
+        "# TYPE zb_health_tier_status gauge",
+        "zb_health_tier_status{tier=\"ready\"} 0",
+        "zb_health_probe_status{probe=\"database\"} 0",
+        "zb_health_probe_status{probe=\"disk-space\"} 2",
+        "zb_health_probe_failures_total{probe=\"database\"} 1",
+        "# TYPE zb_health_probe_duration_seconds histogram",
+        "zb_health_probe_duration_seconds_count{probe=\"database\"} 2",
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "no line `{line}` in\n{text}"
+        );
+    }
+    assert!(!text.contains("secret") && !text.contains("10.1.2.3"));
+}
+
+// ---------------------------------------------------------------------------
+// The manifest's `observability.failure_log_interval`.
+
+zb_health::manifest!(
+    Observed,
+    yaml = r#"
+service: observed
+observability: { failure_log_interval: 90s }
+"#
+);
+
+#[test]
+fn the_manifest_sets_the_failure_log_interval_on_install() {
+    let registry = HealthRegistry::new();
+    Observed::install_into(&registry, ObservedDeps {}).unwrap();
+    assert_eq!(registry.failure_log_interval(), secs(90));
+}

@@ -1,0 +1,433 @@
+//! What operators see of the probes besides the endpoints (BE-HLTH-008):
+//! transition logs through `tracing` and metrics through the `metrics`
+//! facade. `spec/observability.md` documents both for operators.
+//!
+//! # Logs
+//!
+//! Every *run* of a probe (not a cached or background read of its result)
+//! goes through a small state machine kept with the probe's registration,
+//! so a replaced or removed probe takes its state with it:
+//!
+//! * a healthy run after a healthy run (or as the first run) logs nothing;
+//! * a failing run (`Degraded` or `Unhealthy`) after a healthy run, or as
+//!   the first run, logs once at `WARN`: `health probe failing`, with the
+//!   probe's name and the real error (the error's text and its sources, the
+//!   panic message, the deadline, or the probe's own description);
+//! * a change between `Degraded` and `Unhealthy` logs the same way;
+//! * an unchanged failing state is logged again (`health probe still
+//!   failing`) at most once per [failure log
+//!   interval](crate::HealthRegistryBuilder::failure_log_interval), with
+//!   `suppressed`, the number of runs not logged since the last line;
+//! * a healthy run after a failure logs once at `INFO`: `health probe
+//!   recovered`, with how long it failed and the runs suppressed.
+//!
+//! Events have the target `zb_health::observe`. No log line ever reaches a
+//! response body (BE-HLTH-007).
+//!
+//! # Metrics
+//!
+//! Recorded through whatever `metrics` recorder the application installs
+//! (none: they cost next to nothing). Names and labels follow Prometheus
+//! conventions; [`describe_metrics`] registers their help texts and units.
+//!
+//! | Metric | Kind | Labels | Updated |
+//! |---|---|---|---|
+//! | [`TIER_STATUS`] | gauge | `tier` | every answer of the tier |
+//! | [`PROBE_STATUS`] | gauge | `probe` | every run of the probe |
+//! | [`PROBE_FAILURES`] | counter | `probe` | every run (by 1 on a transition to failure) |
+//! | [`PROBE_DURATION`] | histogram | `probe` | every run |
+//!
+//! Statuses are encoded by [`status_value`]: `Healthy` 2, `Degraded` 1,
+//! `Unhealthy` 0, so "higher is better", `== 0` is a 503 and `< 2` is
+//! anything short of healthy.
+
+use std::fmt;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use metrics::{
+    Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram,
+};
+use tokio::time::Instant;
+
+use crate::probe::ProbeError;
+use crate::registry::Registered;
+use crate::report::{EntryOutcome, HealthEntry};
+use crate::{HealthStatus, Tag};
+
+/// How often an unchanged failing state is logged again, unless the
+/// registry is told otherwise: 5 minutes, a few lines an hour per broken
+/// dependency.
+pub const DEFAULT_FAILURE_LOG_INTERVAL: Duration = Duration::from_secs(300);
+
+/// Gauge: the status of a tier's latest answer, as [`status_value`];
+/// label `tier` (`ready`, `active`, `live`). Includes the startup and
+/// shutdown entries and stale background results, exactly what was served.
+pub const TIER_STATUS: &str = "zb_health_tier_status";
+/// Gauge: the status of a probe's latest run, as [`status_value`]; label
+/// `probe` (the registered name).
+pub const PROBE_STATUS: &str = "zb_health_probe_status";
+/// Counter: how often a probe went from healthy (or never run) to failing;
+/// label `probe`. A failure that persists counts once.
+pub const PROBE_FAILURES: &str = "zb_health_probe_failures_total";
+/// Histogram: how long each run of a probe took, in seconds, timeouts
+/// included (at about the deadline); label `probe`.
+pub const PROBE_DURATION: &str = "zb_health_probe_duration_seconds";
+
+/// The numeric encoding of a status in the gauges: `Healthy` 2, `Degraded`
+/// 1, `Unhealthy` 0. Higher is better; a tier at 0 answers 503.
+pub const fn status_value(status: HealthStatus) -> f64 {
+    match status {
+        HealthStatus::Healthy => 2.0,
+        HealthStatus::Degraded => 1.0,
+        HealthStatus::Unhealthy => 0.0,
+    }
+}
+
+/// Registers the help text and unit of every zb-health metric with the
+/// installed recorder. Call it once after installing the recorder (an
+/// exporter prints the help as `# HELP`); the metrics work without it.
+pub fn describe_metrics() {
+    describe_gauge!(
+        TIER_STATUS,
+        "Status of the tier's latest answer: 2 Healthy, 1 Degraded, 0 Unhealthy (503)."
+    );
+    describe_gauge!(
+        PROBE_STATUS,
+        "Status of the probe's latest run: 2 Healthy, 1 Degraded, 0 Unhealthy."
+    );
+    describe_counter!(
+        PROBE_FAILURES,
+        Unit::Count,
+        "Transitions of the probe from healthy to failing."
+    );
+    describe_histogram!(
+        PROBE_DURATION,
+        Unit::Seconds,
+        "Duration of each run of the probe, timeouts included."
+    );
+}
+
+/// Sets the tier gauge: called with every answer a server is given.
+pub(crate) fn tier_answered(tier: Tag, status: HealthStatus) {
+    // Literal labels make a static key: no allocation per answer.
+    let value = status_value(status);
+    match tier {
+        Tag::Ready => gauge!(TIER_STATUS, "tier" => "ready").set(value),
+        Tag::Active => gauge!(TIER_STATUS, "tier" => "active").set(value),
+        Tag::Live => gauge!(TIER_STATUS, "tier" => "live").set(value),
+    }
+}
+
+/// Why a run failed, kept (not formatted) until a log line needs it.
+pub(crate) enum RunError {
+    /// The run completed; a failing status is the probe's own verdict.
+    None,
+    /// The probe returned `Err`.
+    Error(ProbeError),
+    /// The probe panicked with this payload.
+    Panic(Box<dyn std::any::Any + Send>),
+    /// The probe missed its deadline.
+    Timeout(Duration),
+}
+
+/// The real error of a failed run, as the log shows it.
+struct Cause<'a> {
+    error: &'a RunError,
+    entry: &'a HealthEntry,
+}
+
+impl fmt::Display for Cause<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.error {
+            RunError::Error(error) => {
+                write!(f, "{error}")?;
+                // A driver's error often says little without its sources.
+                let mut source = error.source();
+                while let Some(s) = source {
+                    write!(f, ": {s}")?;
+                    source = s.source();
+                }
+                Ok(())
+            }
+            RunError::Panic(panic) => {
+                write!(f, "panicked: {}", crate::policy::panic_message(&**panic))
+            }
+            RunError::Timeout(after) => write!(f, "timed out after {} ms", after.as_millis()),
+            RunError::None => f.write_str(
+                self.entry
+                    .description
+                    .as_deref()
+                    .unwrap_or("the probe reported it with no description"),
+            ),
+        }
+    }
+}
+
+/// The log state of one registered probe.
+#[derive(Default)]
+pub(crate) struct ProbeLog {
+    state: Mutex<LogState>,
+}
+
+#[derive(Default)]
+struct LogState {
+    /// The status of the latest run; `None` before the first.
+    last: Option<HealthStatus>,
+    /// Set while the probe fails.
+    failure: Option<Failure>,
+}
+
+struct Failure {
+    since: Instant,
+    logged_at: Instant,
+    /// Failing runs not logged since `logged_at`.
+    suppressed: u64,
+}
+
+/// The log line one run calls for.
+#[derive(Debug, PartialEq)]
+enum Line {
+    Quiet,
+    Failing {
+        previous: Option<HealthStatus>,
+        suppressed: u64,
+    },
+    StillFailing {
+        failing_for: Duration,
+        suppressed: u64,
+    },
+    Recovered {
+        failing_for: Duration,
+        suppressed: u64,
+    },
+}
+
+impl LogState {
+    /// Advances the state by one run; returns the line to log and whether
+    /// the run is a transition from healthy (or nothing) to failing.
+    fn step(&mut self, status: HealthStatus, now: Instant, interval: Duration) -> (Line, bool) {
+        let previous = self.last.replace(status);
+        let healthy = status == HealthStatus::Healthy;
+        match (&mut self.failure, healthy) {
+            (None, true) => (Line::Quiet, false),
+            (None, false) => {
+                self.failure = Some(Failure {
+                    since: now,
+                    logged_at: now,
+                    suppressed: 0,
+                });
+                let line = Line::Failing {
+                    previous,
+                    suppressed: 0,
+                };
+                (line, true)
+            }
+            (Some(failure), true) => {
+                let line = Line::Recovered {
+                    failing_for: now.saturating_duration_since(failure.since),
+                    suppressed: failure.suppressed,
+                };
+                self.failure = None;
+                (line, false)
+            }
+            (Some(failure), false) if previous != Some(status) => {
+                let suppressed = std::mem::take(&mut failure.suppressed);
+                failure.logged_at = now;
+                (
+                    Line::Failing {
+                        previous,
+                        suppressed,
+                    },
+                    false,
+                )
+            }
+            (Some(failure), false) => {
+                if now.saturating_duration_since(failure.logged_at) >= interval {
+                    failure.logged_at = now;
+                    let line = Line::StillFailing {
+                        failing_for: now.saturating_duration_since(failure.since),
+                        suppressed: std::mem::take(&mut failure.suppressed),
+                    };
+                    (line, false)
+                } else {
+                    failure.suppressed += 1;
+                    (Line::Quiet, false)
+                }
+            }
+        }
+    }
+}
+
+fn outcome_str(outcome: EntryOutcome) -> &'static str {
+    match outcome {
+        EntryOutcome::Completed => "completed",
+        EntryOutcome::Errored => "errored",
+        EntryOutcome::Panicked => "panicked",
+        EntryOutcome::TimedOut => "timed_out",
+    }
+}
+
+fn ms(d: Duration) -> u64 {
+    d.as_millis().try_into().unwrap_or(u64::MAX)
+}
+
+/// Logs and records one finished run of `probe`.
+pub(crate) fn probe_ran(
+    probe: &Registered,
+    entry: &HealthEntry,
+    error: &RunError,
+    interval: Duration,
+) {
+    let (line, to_failure) = {
+        let mut state = probe.log.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.step(entry.status, Instant::now(), interval)
+    };
+    // Logged outside the lock: a slow subscriber must not hold up the
+    // probe's next run.
+    let name = &*probe.name;
+    let status = entry.status.as_str();
+    let outcome = outcome_str(entry.outcome);
+    let cause = Cause { error, entry };
+    match line {
+        Line::Quiet => {}
+        Line::Failing {
+            previous,
+            suppressed,
+        } => tracing::warn!(
+            probe = %name,
+            status = %status,
+            outcome = %outcome,
+            error = %cause,
+            previous = %previous.map_or("none", HealthStatus::as_str),
+            suppressed,
+            "health probe failing"
+        ),
+        Line::StillFailing {
+            failing_for,
+            suppressed,
+        } => tracing::warn!(
+            probe = %name,
+            status = %status,
+            outcome = %outcome,
+            error = %cause,
+            failing_for_ms = ms(failing_for),
+            suppressed,
+            "health probe still failing"
+        ),
+        Line::Recovered {
+            failing_for,
+            suppressed,
+        } => tracing::info!(
+            probe = %name,
+            failing_for_ms = ms(failing_for),
+            suppressed,
+            "health probe recovered"
+        ),
+    }
+    let label = probe.name.clone();
+    gauge!(PROBE_STATUS, "probe" => label.clone()).set(status_value(entry.status));
+    histogram!(PROBE_DURATION, "probe" => label.clone()).record(entry.duration.as_secs_f64());
+    // Every run touches the counter, so it exists (at 0) from the first
+    // run and a dashboard's `increase()` sees the first failure.
+    counter!(PROBE_FAILURES, "probe" => label).increment(u64::from(to_failure));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use HealthStatus::{Degraded, Healthy, Unhealthy};
+
+    fn secs(n: u64) -> Duration {
+        Duration::from_secs(n)
+    }
+
+    #[test]
+    fn the_state_machine_logs_transitions_and_rate_limits_the_rest() {
+        let t0 = Instant::now();
+        let at = |s| t0 + secs(s);
+        let interval = secs(60);
+        let mut s = LogState::default();
+        assert_eq!(s.step(Healthy, at(0), interval), (Line::Quiet, false));
+        assert_eq!(
+            s.step(Unhealthy, at(10), interval),
+            (
+                Line::Failing {
+                    previous: Some(Healthy),
+                    suppressed: 0
+                },
+                true
+            )
+        );
+        for t in [20, 30, 69] {
+            assert_eq!(s.step(Unhealthy, at(t), interval), (Line::Quiet, false));
+        }
+        assert_eq!(
+            s.step(Unhealthy, at(70), interval),
+            (
+                Line::StillFailing {
+                    failing_for: secs(60),
+                    suppressed: 3
+                },
+                false
+            )
+        );
+        assert_eq!(s.step(Unhealthy, at(80), interval), (Line::Quiet, false));
+        assert_eq!(
+            s.step(Degraded, at(90), interval),
+            (
+                Line::Failing {
+                    previous: Some(Unhealthy),
+                    suppressed: 1
+                },
+                false
+            ),
+            "a change of failing status is logged, not counted"
+        );
+        assert_eq!(s.step(Degraded, at(95), interval), (Line::Quiet, false));
+        assert_eq!(
+            s.step(Healthy, at(100), interval),
+            (
+                Line::Recovered {
+                    failing_for: secs(90),
+                    suppressed: 1
+                },
+                false
+            )
+        );
+        assert_eq!(s.step(Healthy, at(110), interval), (Line::Quiet, false));
+    }
+
+    #[test]
+    fn a_first_run_that_fails_is_a_transition() {
+        let mut s = LogState::default();
+        let (line, counted) = s.step(Degraded, Instant::now(), secs(1));
+        assert_eq!(
+            line,
+            Line::Failing {
+                previous: None,
+                suppressed: 0
+            }
+        );
+        assert!(counted);
+    }
+
+    #[test]
+    fn a_zero_interval_logs_every_failing_run() {
+        let now = Instant::now();
+        let mut s = LogState::default();
+        s.step(Unhealthy, now, Duration::ZERO);
+        assert_eq!(
+            s.step(Unhealthy, now, Duration::ZERO).0,
+            Line::StillFailing {
+                failing_for: Duration::ZERO,
+                suppressed: 0
+            }
+        );
+    }
+
+    #[test]
+    fn the_status_encoding_is_higher_is_better() {
+        assert_eq!(HealthStatus::ALL.map(status_value), [2.0, 1.0, 0.0]);
+    }
+}
