@@ -34,6 +34,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tonic::transport::{Channel, Endpoint};
 
+pub mod server;
+
 use crate::{Probe, ProbeError, ProbeOutcome, ProbeResult};
 
 /// The tonic this crate was built against, so applications and generated
