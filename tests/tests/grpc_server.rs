@@ -353,3 +353,60 @@ async fn the_schedule_ends_when_the_server_is_dropped() {
     }
     assert_eq!(extra, 0, "no execution after the drop");
 }
+
+/// A custom probe whose name only its attribute states, so `manifest!`
+/// checks the gRPC probe target in generated code.
+#[zb_health::zb_health(name = "ledger", tags = [active], timeout = "200ms")]
+struct LedgerProbe;
+
+impl zb_health::Probe for LedgerProbe {
+    async fn check(&self) -> zb_health::ProbeOutcome {
+        Err("ledger.internal refused".into())
+    }
+}
+
+zb_health::manifest!(
+    GrpcManifest,
+    yaml = r#"
+service: plant
+grpc:
+  period: 50ms
+  services:
+    "": live
+    plant.v1.Writes: active
+    plant.ledger: { probe: ledger }
+probes:
+  - { kind: custom, type: LedgerProbe }
+"#
+);
+
+#[tokio::test]
+async fn the_manifest_maps_services_and_period() {
+    assert_eq!(GrpcManifest::GRPC_PERIOD, Duration::from_millis(50));
+    let registry = HealthRegistry::new();
+    GrpcManifest::install_into(
+        &registry,
+        GrpcManifestDeps {
+            ledger_probe: LedgerProbe,
+        },
+    )
+    .unwrap();
+    let health = GrpcManifest::grpc(&registry).unwrap();
+    let server = Server::start(&health).await;
+    let mut client = server.client().await;
+    // `""` is mapped to `live` here (no watchdogs: serving), the others
+    // answer from the failing ledger probe.
+    assert_eq!(check(&mut client, "").await, Ok(ServingStatus::Serving));
+    assert_eq!(
+        check(&mut client, "plant.v1.Writes").await,
+        Ok(ServingStatus::NotServing)
+    );
+    assert_eq!(
+        check(&mut client, "plant.ledger").await,
+        Ok(ServingStatus::NotServing)
+    );
+    assert_eq!(check(&mut client, "ledger").await, Err(Code::NotFound));
+    // Building it before `install` finds no such probe: R4 at run time.
+    let err = GrpcManifest::grpc(&HealthRegistry::new()).unwrap_err();
+    assert_eq!(err.rules(), [Rule::Unknown]);
+}

@@ -158,3 +158,108 @@ mod tests {
         );
     }
 }
+
+/// Whether `name` is one of `names`; an empty entry (a name not known
+/// where the table was built) never matches. For the checks `manifest!`
+/// generates when a probe's name is on its attribute (R4).
+pub const fn names_contain(names: &[&str], name: &str) -> bool {
+    let mut i = 0;
+    while i < names.len() {
+        if !names[i].is_empty() && crate::facts::same_name(names[i], name) {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+#[cfg(all(test, feature = "manifest"))]
+mod manifest_tests {
+    use crate::manifest::{GrpcTargetDecl, parse_manifest};
+    use crate::{Rule, Tag};
+
+    const PROBES: &str = "service: plant\nprobes:\n  - { name: database, kind: database }\n";
+
+    fn violations(grpc: &str) -> Vec<(Rule, String)> {
+        let yaml = format!("{PROBES}{grpc}");
+        parse_manifest(&yaml)
+            .err()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|v| (v.rule, v.location.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn the_section_maps_services_to_tiers_and_probes() {
+        let yaml = format!(
+            "{PROBES}grpc:\n  period: 250ms\n  services:\n    \"\": active\n    plant.v1.Writes: active\n    plant.db: {{ probe: database }}\n"
+        );
+        let m = parse_manifest(&yaml).unwrap();
+        let grpc = m.grpc.unwrap();
+        assert_eq!(grpc.period(), std::time::Duration::from_millis(250));
+        let got: Vec<(&str, String)> = grpc
+            .services
+            .iter()
+            .map(|s| {
+                let target = match &s.target {
+                    GrpcTargetDecl::Tier(t) => t.value.as_str().to_owned(),
+                    GrpcTargetDecl::Probe(p) => format!("probe {}", p.value),
+                };
+                (s.name.value.as_str(), target)
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("", "active".to_owned()),
+                ("plant.v1.Writes", "active".to_owned()),
+                ("plant.db", "probe database".to_owned()),
+            ]
+        );
+        assert!(matches!(
+            grpc.services[0].target,
+            GrpcTargetDecl::Tier(t) if t.value == Tag::Active
+        ));
+        let bare = parse_manifest(&format!("{PROBES}grpc: {{}}\n")).unwrap();
+        assert_eq!(
+            bare.grpc.unwrap().period(),
+            super::DEFAULT_WATCH_PERIOD,
+            "default period"
+        );
+        assert!(parse_manifest(PROBES).unwrap().grpc.is_none());
+    }
+
+    #[test]
+    fn every_mistake_is_reported_at_its_value() {
+        let found = violations(
+            "grpc:\n  period: 0ms\n  port: 50051\n  services:\n    plant..db: { probe: databse }\n    w: writes\n    x: { tier: ready }\n    y: 3\n",
+        );
+        assert_eq!(
+            found,
+            [
+                (Rule::Duration, "5:11".to_owned()),
+                (Rule::Unknown, "6:3".to_owned()),
+                (Rule::ProbeName, "8:5".to_owned()),
+                (Rule::Unknown, "8:25".to_owned()),
+                (Rule::Unknown, "9:8".to_owned()),
+                (Rule::MissingKey, "10:8".to_owned()),
+                (Rule::Unknown, "10:10".to_owned()),
+                (Rule::ValueType, "11:8".to_owned()),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_unnamed_custom_probe_leaves_the_target_to_the_generated_check() {
+        let yaml = "service: plant\nprobes:\n  - { kind: custom, type: crate::Db }\ngrpc:\n  services: { db: { probe: database } }\n";
+        assert!(parse_manifest(yaml).is_ok());
+    }
+
+    #[test]
+    fn names_contain_skips_unknown_entries() {
+        assert!(super::names_contain(&["", "database"], "database"));
+        assert!(!super::names_contain(&["", "database"], ""));
+        assert!(!super::names_contain(&["disk"], "database"));
+    }
+}

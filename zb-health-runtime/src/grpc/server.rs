@@ -465,8 +465,10 @@ impl Shared {
                     .position(|x| x == name)
                     .map(|i| singles[i])
                     .or_else(|| {
+                        // Not `live`: its entries are watchdogs, not probes.
                         answers
                             .iter()
+                            .filter(|r| r.tier != Tag::Live)
                             .find_map(|r| r.entry(name))
                             .map(|e| serving(e.status))
                     }),

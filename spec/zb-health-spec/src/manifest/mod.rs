@@ -27,6 +27,9 @@
 //!     - { name: consumer, deadline: 30s }
 //!   drain_delay: 5s                    #   serve on after SIGTERM with ready 503
 //!   shutdown_timeout: 20s              #   then in-flight requests get this long
+//! grpc:                                # optional: grpc.health.v1 (AT-7)
+//!   period: 1s                         #   the one schedule feeding Watch
+//!   services: { "": ready, plant.v1.Writes: active, plant.db: { probe: database } }
 //! defaults: { timeout: 800ms, failure_status: unhealthy }   # optional
 //! probes:                              # optional; missing or empty = no probes
 //!   - { name: database, kind: database, tags: [ready], timeout: 2s }
@@ -51,6 +54,7 @@
 //!    and broken rules are all pushed into one [`Violations`](crate::Violations)
 //!    sink, so the user sees every problem of the file at once.
 
+mod grpc;
 mod read;
 mod tree;
 
@@ -64,6 +68,7 @@ use crate::{
     DEFAULT_PROBE_TIMEOUT, EndpointPaths, FailureStatus, HealthStatus, Kind, Tag, TagSet, Violation,
 };
 pub use crate::{MajorityGuard, MembershipPolicy};
+pub use grpc::{GrpcDecl, GrpcServiceDecl, GrpcTargetDecl};
 
 /// A 1-based line and column in the YAML text, so a violation can point at
 /// the very value that broke a rule. Displays as `line:column`.
@@ -127,6 +132,8 @@ pub struct Manifest {
     pub default_failure_status: Option<Located<FailureStatus>>,
     /// `probes`, in the order written (the order of the JSON entries).
     pub probes: Vec<ProbeDecl>,
+    /// `grpc`: the `grpc.health.v1` service mapping (AT-7), if stated.
+    pub grpc: Option<GrpcDecl>,
 }
 
 /// One entry of `probes`.

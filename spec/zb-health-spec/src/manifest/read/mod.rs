@@ -11,6 +11,7 @@
 //! Wrong types are R15 at the value. Every spec rule is the shared function of
 //! `crate::rules`; these files only find the values and their locations.
 
+mod grpc;
 mod lifecycle;
 mod probes;
 mod rust_path;
@@ -26,13 +27,14 @@ use crate::{
 };
 
 /// The top-level keys.
-const TOP_KEYS: [&str; 6] = [
+const TOP_KEYS: [&str; 7] = [
     "service",
     "endpoints",
     "orchestrator",
     "lifecycle",
     "defaults",
     "probes",
+    "grpc",
 ];
 /// The keys of `endpoints`: the preset and one path per tier.
 const ENDPOINT_KEYS: [&str; 4] = ["preset", "ready", "active", "live"];
@@ -162,6 +164,7 @@ impl Reader {
             default_failure_status,
         };
         let probes = self.probes(&top, &settings);
+        let grpc = self.grpc(&top, probes.as_deref());
         Some(Manifest {
             service: service?,
             paths,
@@ -171,6 +174,7 @@ impl Reader {
             default_timeout: default_timeout.valid(),
             default_failure_status,
             probes: probes?,
+            grpc,
         })
     }
 
