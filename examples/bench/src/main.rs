@@ -16,6 +16,7 @@
 //! are: it is a report, not a test.
 
 mod client;
+mod grpc;
 mod policy;
 mod servers;
 mod watchdog;
@@ -89,6 +90,16 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("error: execution policy: {e}");
+                ExitCode::from(1)
+            }
+        };
+    }
+    // `BENCH=grpc` prints only the gRPC Watch table; no wrk either.
+    if std::env::var("BENCH").as_deref() == Ok("grpc") {
+        return match grpc::run() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: grpc: {e}");
                 ExitCode::from(1)
             }
         };
