@@ -32,3 +32,6 @@ mkdir -p "$target_dir"
 # The watchdog ratio (issue 8), appended to the same report; the
 # execution-policy table is already at the end of the run above.
 BENCH=watchdog "$target_dir/release/zb-health-bench" 2>&1 | tee -a "$target_dir/bench-report.txt"
+# Probe executions with 100 gRPC Watch streams and 64 HTTP clients vs HTTP
+# alone (issue 9, AT-7), appended too.
+BENCH=grpc "$target_dir/release/zb-health-bench" 2>&1 | tee -a "$target_dir/bench-report.txt"

@@ -251,6 +251,13 @@ mod manifest_tests {
     }
 
     #[test]
+    fn a_service_written_twice_is_a_duplicate_key() {
+        let found = violations("grpc:\n  services: { a: ready, a: active }\n");
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].0, Rule::DuplicateKey);
+    }
+
+    #[test]
     fn an_unnamed_custom_probe_leaves_the_target_to_the_generated_check() {
         let yaml = "service: plant\nprobes:\n  - { kind: custom, type: crate::Db }\ngrpc:\n  services: { db: { probe: database } }\n";
         assert!(parse_manifest(yaml).is_ok());
