@@ -34,9 +34,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tonic::transport::{Channel, Endpoint};
 
-pub mod server;
-
 use crate::{Probe, ProbeError, ProbeOutcome, ProbeResult};
+
+// This process's own health over grpc.health.v1 (AT-7); the rest of this
+// module checks a dependency's.
+pub mod server;
 
 /// The tonic this crate was built against, so applications and generated
 /// code name the very `Endpoint` and `Channel` types the probe accepts.
