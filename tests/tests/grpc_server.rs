@@ -7,13 +7,15 @@
 //! counters between polls, never in the middle of an evaluation, which is
 //! what lets the execution counts be compared exactly.
 
+mod support;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use tokio::net::TcpListener;
-use tokio::sync::oneshot;
+use tokio::sync::{Semaphore, oneshot};
 use tokio_stream::StreamExt;
 use tokio_stream::wrappers::TcpListenerStream;
 use tonic::Code;
@@ -22,7 +24,9 @@ use zb_health::grpc::server::{GrpcHealth, GrpcTarget};
 use zb_health::grpc::tonic_health::pb::health_check_response::ServingStatus;
 use zb_health::grpc::tonic_health::pb::health_client::HealthClient;
 use zb_health::grpc::tonic_health::pb::{HealthCheckRequest, HealthCheckResponse};
-use zb_health::{HealthRegistry, ProbeRegistration, ProbeResult, Rule, Tag, TagSet, from_fn};
+use zb_health::{
+    HealthRegistry, ProbeRegistration, ProbeResult, Rule, Tag, TagSet, from_fn, map_zb_health,
+};
 
 /// How long any awaited condition may take before the test fails.
 const DEADLINE: Duration = Duration::from_secs(10);
@@ -198,6 +202,52 @@ async fn check_and_watch_follow_a_probe_that_flips() {
     assert_eq!(
         check(&mut client, "plant.v1.Writes").await,
         Ok(ServingStatus::Serving)
+    );
+}
+
+#[tokio::test]
+async fn the_schedule_a_check_and_an_http_request_share_one_execution() {
+    let registry = HealthRegistry::new();
+    let runs = Arc::new(AtomicUsize::new(0));
+    // Holds every execution until the test has seen all three callers
+    // waiting on it.
+    let gate = Arc::new(Semaphore::new(0));
+    let (r, g) = (runs.clone(), gate.clone());
+    registry
+        .add(
+            ProbeRegistration::new(
+                "database",
+                from_fn(move || {
+                    r.fetch_add(1, Ordering::SeqCst);
+                    let g = g.clone();
+                    async move {
+                        let _permit = g.acquire().await;
+                        Ok(ProbeResult::healthy())
+                    }
+                }),
+            )
+            .timeout(DEADLINE),
+        )
+        .unwrap();
+    // The schedule's first tick starts the flight at once.
+    let health = health(&registry, Duration::from_secs(3600));
+    let grpc = Server::start(&health).await;
+    let http = support::serve(map_zb_health(registry.clone()));
+    let mut client = grpc.client().await;
+    let checked = tokio::spawn(async move { check(&mut client, "plant.db").await });
+    let get = tokio::spawn(support::request(http.addr, "GET", "/health/ready"));
+    until(
+        "the schedule, the Check and the GET to wait on one flight",
+        || registry.waiting("database") == 3,
+    )
+    .await;
+    gate.add_permits(1);
+    assert_eq!(checked.await.unwrap(), Ok(ServingStatus::Serving));
+    assert_eq!(get.await.unwrap().status, 200);
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        1,
+        "one execution for all three"
     );
 }
 
