@@ -32,6 +32,10 @@ mkdir -p "$target_dir"
 # The watchdog ratio (issue 8), appended to the same report; the
 # execution-policy table is already at the end of the run above.
 BENCH=watchdog "$target_dir/release/zb-health-bench" 2>&1 | tee -a "$target_dir/bench-report.txt"
+# The management port's latency under a saturated application (issue 9).
+BENCH=management "$target_dir/release/zb-health-bench" 2>&1 | tee -a "$target_dir/bench-report.txt"
+# The disclosure ratios (issue 9): /health/ready at names and status ÷ full.
+BENCH=disclosure "$target_dir/release/zb-health-bench" 2>&1 | tee -a "$target_dir/bench-report.txt"
 # Probe executions with 100 gRPC Watch streams and 64 HTTP clients vs HTTP
 # alone (issue 9, AT-7), appended too.
 BENCH=grpc "$target_dir/release/zb-health-bench" 2>&1 | tee -a "$target_dir/bench-report.txt"

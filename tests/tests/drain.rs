@@ -259,3 +259,57 @@ async fn sigint_drains_like_sigterm() {
     service.expect_event("exited").await;
     assert_eq!(service.exit_status().await.code(), Some(0));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_management_server_both_ports_drain_and_health_outlives_the_application() {
+    let mut service = Service::start(&[
+        ("DRAIN_DELAY_MS", "600000"),
+        ("START_READY", "1"),
+        ("MANAGEMENT", "1"),
+    ])
+    .await;
+    let line = service.next_event().await;
+    let management: SocketAddr = line
+        .strip_prefix("management ")
+        .unwrap_or_else(|| panic!("second event is the management address, got {line:?}"))
+        .parse()
+        .unwrap();
+    service.until_status("/health/ready", 200).await;
+    let get = |path: &'static str| async move {
+        timeout(DEADLINE, request(management, "GET", path))
+            .await
+            .expect("the management port answers")
+    };
+    assert_eq!(get("/health/ready").await.status, 200);
+    let addr = service.addr;
+    let slow = tokio::spawn(async move { try_request(addr, "GET", "/slow").await });
+    service.expect_event("slow started").await;
+
+    // One registry: the drain shows on both ports at once.
+    service.signal("TERM");
+    service.expect_event("drain hook ran").await;
+    for (ready, live) in [
+        (
+            service.get("/health/ready").await,
+            service.get("/healthz").await,
+        ),
+        (get("/health/ready").await, get("/healthz").await),
+    ] {
+        assert_eq!(ready.status, 503);
+        assert_eq!(first_entry(&ready).0, "shutdown");
+        assert_eq!(live.status, 200);
+    }
+
+    // The application stops first: while its graceful stop waits for the
+    // slow request, the management port still answers.
+    service.signal("TERM");
+    service.until_refused().await;
+    assert!(!slow.is_finished());
+    assert_eq!(get("/healthz").await.status, 200);
+    service.command("release");
+    let slow = timeout(DEADLINE, slow).await.unwrap().unwrap().unwrap();
+    assert_eq!(slow.status, 200);
+    service.expect_event("exited").await;
+    assert_eq!(service.exit_status().await.code(), Some(0));
+    assert!(try_request(management, "GET", "/healthz").await.is_err());
+}

@@ -9,7 +9,8 @@ use std::path::Path;
 use serde_json::Value;
 use zb_health_spec::manifest::parse_manifest;
 use zb_health_spec::{
-    FailureStatus, HealthStatus, Keyword, Kind, MembershipPolicy, Preset, Scope, Tag,
+    Disclosure, FailureStatus, HealthStatus, Keyword, Kind, MembershipPolicy, Preset,
+    ResponseFormat, Scope, Tag,
 };
 
 fn schema() -> jsonschema::Validator {
@@ -82,6 +83,13 @@ fn shape_errors_are_refused_by_schema_and_parser_alike() {
         "service: s\ngrpc: { services: { \"a..b\": ready } }\n", // R9
         "service: s\ngrpc: { services: { a: writes } }\n",       // unknown tier
         "service: s\ngrpc: { services: { a: { tier: ready } } }\n", // no `probe`
+        "service: s\nmanagement: { port: 0 }\n",                 // not a port
+        "service: s\nmanagement: { port: 70000 }\n",             // not a port
+        "service: s\nmanagement: { port: \"8081\" }\n",          // a string
+        "service: s\nendpoints: { disclosure: nmaes }\n",        // unknown level
+        "service: s\nendpoints: { disclosure: { raedy: names } }\n", // unknown tier
+        "service: s\nendpoints: { format: ietf }\n",             // unknown format
+        "service: s\nendpoints: { cluster_ready: [a] }\n",       // neither bool nor name
     ] {
         assert!(parse_manifest(yaml).is_err(), "parser accepted {yaml}");
         assert!(!schema.is_valid(&as_json(yaml)), "schema accepted {yaml}");
@@ -133,6 +141,8 @@ fn every_word_list_of_the_schema_is_the_vocabulary() {
     agrees::<Scope>(&schema, "/$defs/probe/properties/scope/enum", &[]);
     agrees::<MembershipPolicy>(&schema, "/$defs/probe/properties/policy/enum", &[]);
     agrees::<Preset>(&schema, "/properties/endpoints/properties/preset/enum", &[]);
+    agrees::<ResponseFormat>(&schema, "/properties/endpoints/properties/format/enum", &[]);
+    agrees::<Disclosure>(&schema, "/$defs/disclosure/enum", &[]);
     agrees::<FailureStatus>(&schema, "/$defs/failureStatus/enum", &[]);
     agrees::<HealthStatus>(&schema, "/$defs/healthStatus/enum", &[]);
     // `live` is a tag, but no probe may carry it (R1): the schema leaves it

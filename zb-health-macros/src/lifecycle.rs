@@ -1,5 +1,6 @@
 //! The manifest's `lifecycle` section in generated code: typed handles for
-//! the declared startup gates and watchdogs, and the checked drain.
+//! the declared startup gates and watchdogs, the checked drain, and the
+//! management port.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
@@ -141,6 +142,13 @@ pub fn generate(
         }
         None => quote!(::core::option::Option::None),
     };
+    let management = match &m.management_port {
+        Some(p) => {
+            let port = p.value;
+            quote!(::core::option::Option::Some(#port))
+        }
+        None => quote!(::core::option::Option::None),
+    };
     let consts = quote! {
         /// The drain `lifecycle.drain_delay` and `lifecycle.shutdown_timeout`
         /// declare, already fitted to the termination grace period (rule
@@ -154,6 +162,11 @@ pub fn generate(
         /// states one: the time between SIGTERM and SIGKILL that
         /// [`DRAIN`](Self::DRAIN) fits in.
         pub const TERMINATION_GRACE_PERIOD: ::core::option::Option<#krate::__private::Duration> = #grace;
+
+        /// The manifest's `management.port`, if it declares one: serve the
+        /// tiers on their own server there
+        /// (`zb_health::lifecycle::serve_with_management`).
+        pub const MANAGEMENT_PORT: ::core::option::Option<u16> = #management;
     };
     Ok(Generated {
         items,

@@ -359,6 +359,7 @@ fn generate(
 
     let service = &m.service.value;
     let [ready, active, live] = Tag::ALL.map(|t| m.paths.get(t).to_owned());
+    let body_style = body_style(m, krate);
     let (orchestrator, set_orchestrator) = match &m.orchestrator_timeout {
         Some(t) => {
             let ms = t.value.as_millis() as u64;
@@ -498,6 +499,7 @@ fn generate(
                 registry.add_all(Self::registrations(deps))?;
                 let endpoints = #krate::ZbHealth::new(::core::clone::Clone::clone(registry))
                     .paths(Self::paths())
+                    #body_style
                     .build()?;
                 let startup = #startup_init;
                 ::core::result::Result::Ok(#installed {
@@ -510,6 +512,40 @@ fn generate(
 
         #(#checks)*
     })
+}
+
+/// The `ZbHealth` builder calls for `endpoints.format`, `disclosure` and
+/// `cluster_ready`; nothing for what the manifest leaves at its default.
+fn body_style(m: &Manifest, krate: &TokenStream) -> TokenStream {
+    let mut calls = TokenStream::new();
+    if let Some(format) = m.responses.format {
+        let variant = match format.value {
+            zb_health_spec::ResponseFormat::Zb => quote!(Zb),
+            zb_health_spec::ResponseFormat::PassFail => quote!(PassFail),
+        };
+        calls.extend(quote!(.format(#krate::ResponseFormat::#variant)));
+    }
+    for tag in Tag::ALL {
+        let Some(level) = m.responses.disclosure[tag as usize] else {
+            continue;
+        };
+        let tier = match tag {
+            Tag::Ready => quote!(Ready),
+            Tag::Active => quote!(Active),
+            Tag::Live => quote!(Live),
+        };
+        let level = match level.value {
+            zb_health_spec::Disclosure::Full => quote!(Full),
+            zb_health_spec::Disclosure::Names => quote!(Names),
+            zb_health_spec::Disclosure::Status => quote!(Status),
+        };
+        calls.extend(quote!(.tier_disclosure(#krate::Tag::#tier, #krate::Disclosure::#level)));
+    }
+    if let Some(name) = &m.responses.cluster_ready {
+        let name = &name.value;
+        calls.extend(quote!(.cluster_ready(#name)));
+    }
+    calls
 }
 
 /// `CacheProbe` → `cache_probe`, `HTTPProbe` → `http_probe`,

@@ -7,13 +7,16 @@ use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::web::Bytes;
-use actix_web::{HttpResponse, web};
-use zb_health_spec::{EndpointPaths, HealthStatus, SpecError, Tag, Violations, check_paths};
+use actix_web::{HttpResponse, HttpResponseBuilder, web};
+use zb_health_spec::{
+    Disclosure, EndpointPaths, HealthStatus, ResponseFormat, SpecError, Tag, Violations,
+    check_name, check_paths,
+};
 
 use crate::lifecycle::LiveAnswer;
 use crate::registry::HealthRegistry;
 use crate::report::HealthReport;
-use crate::writer::{ResponseWriter, canonical_json, write_json};
+use crate::writer::{BodyStyle, ResponseWriter};
 
 /// The HTTP status of a tier's answer from its probes (ZB-1.2): `live` is
 /// always 200 here (only a stalled watchdog, which is not a probe, makes the
@@ -29,6 +32,24 @@ pub fn tier_status_code(tier: Tag, status: HealthStatus) -> StatusCode {
 }
 
 /// Options for mapping the three tiers; [`build`](Self::build) checks them.
+///
+/// Each tier's body is the built-in writer's, shaped by a [`BodyStyle`]:
+/// [`format`](Self::format) (ZB or pass/fail, BE-HLTH-001),
+/// [`disclosure`](Self::disclosure) per tier (BE-HLTH-007) and, on
+/// `ready`, [`cluster_ready`](Self::cluster_ready) (AT-8):
+///
+/// ```
+/// use zb_health::{Disclosure, HealthRegistry, ResponseFormat, Tag, ZbHealth};
+///
+/// let health = ZbHealth::new(HealthRegistry::new())
+///     .format(ResponseFormat::PassFail)
+///     .disclosure(Disclosure::Names)
+///     .tier_disclosure(Tag::Live, Disclosure::Status)
+///     .cluster_ready("akka-cluster")
+///     .build()
+///     .expect("valid health paths");
+/// # let _ = health;
+/// ```
 ///
 /// ```no_run
 /// use actix_web::{App, HttpServer};
@@ -48,21 +69,21 @@ pub fn tier_status_code(tier: Tag, status: HealthStatus) -> StatusCode {
 pub struct ZbHealth {
     registry: HealthRegistry,
     paths: EndpointPaths,
-    writer: Arc<dyn ResponseWriter>,
-    /// Whether `writer` is still the canonical one, whose live answer is
-    /// the same bytes every time.
-    canonical: bool,
+    /// Each tier's built-in body, indexed by `Tag as usize`.
+    styles: [BodyStyle; 3],
+    /// A custom writer replacing the built-in one, fed the disclosed report.
+    writer: Option<Arc<dyn ResponseWriter>>,
 }
 
 impl ZbHealth {
     /// The ZB defaults over `registry`: `/health/ready`, `/health/active`,
-    /// `/healthz`, and the canonical JSON writer.
+    /// `/healthz`, and the canonical JSON body at `full` disclosure.
     pub fn new(registry: HealthRegistry) -> Self {
         Self {
             registry,
             paths: EndpointPaths::zb(),
-            writer: Arc::new(write_json),
-            canonical: true,
+            styles: [BodyStyle::CANONICAL; 3],
+            writer: None,
         }
     }
 
@@ -90,15 +111,52 @@ impl ZbHealth {
         self
     }
 
-    /// Overrides the response writer of all three tiers.
+    /// Overrides the response writer of all three tiers. It gets each
+    /// report as the tier's [`Disclosure`] shows it
+    /// ([`HealthReport::disclosed`]); the format and `clusterReady`
+    /// settings are the built-in writer's and do not apply to it.
     pub fn writer(mut self, writer: impl ResponseWriter) -> Self {
-        self.writer = Arc::new(writer);
-        self.canonical = false;
+        self.writer = Some(Arc::new(writer));
         self
     }
 
-    /// Checks the paths (rule R6: non-empty, absolute, distinct) and yields
-    /// the endpoints.
+    /// The body format of all three tiers (BE-HLTH-001): ZB's canonical
+    /// statuses (the default) or `pass`/`fail`. Same 200/503 either way.
+    pub fn format(mut self, format: ResponseFormat) -> Self {
+        for style in &mut self.styles {
+            style.format = format;
+        }
+        self
+    }
+
+    /// The disclosure level of all three tiers (BE-HLTH-007); `full` by
+    /// default. Raw error text is shown at no level.
+    pub fn disclosure(mut self, level: Disclosure) -> Self {
+        for style in &mut self.styles {
+            style.disclosure = level;
+        }
+        self
+    }
+
+    /// The disclosure level of one tier, e.g. `names` on `ready` and
+    /// `status` on `live`.
+    pub fn tier_disclosure(mut self, tier: Tag, level: Disclosure) -> Self {
+        self.styles[tier as usize].disclosure = level;
+        self
+    }
+
+    /// Adds `clusterReady` to the ready tier's body (AT-8): `true` exactly
+    /// when the entry `membership_entry` (the cluster-membership probe's
+    /// registered name) of the same report is `Healthy`; `false` when it is
+    /// Degraded, Unhealthy or absent. Shown at every disclosure level.
+    pub fn cluster_ready(mut self, membership_entry: impl Into<Arc<str>>) -> Self {
+        self.styles[Tag::Ready as usize].cluster_ready = Some(membership_entry.into());
+        self
+    }
+
+    /// Checks the paths (rule R6: non-empty, absolute, distinct) and the
+    /// [`cluster_ready`](Self::cluster_ready) entry name (R9: a probe name)
+    /// and yields the endpoints.
     pub fn build(self) -> Result<ZbHealthEndpoints, SpecError> {
         let mut sink = Violations::new();
         let paths: Vec<(Tag, &str, ())> = Tag::ALL
@@ -106,27 +164,27 @@ impl ZbHealth {
             .map(|t| (*t, self.paths.get(*t), ()))
             .collect();
         check_paths(&paths, &mut sink);
+        // The entry `clusterReady` reads is a probe's name (R9).
+        if let Some(name) = &self.styles[Tag::Ready as usize].cluster_ready {
+            check_name(name, (), &mut sink);
+        }
         sink.into_result()?;
-        // The live tier carries no probes (ZB-1.3), so with the canonical
-        // writer its answer never changes: serialise it once.
-        let live_body = self.canonical.then(|| {
-            Bytes::from(canonical_json(&HealthReport::new(
-                Tag::Live,
-                Vec::new(),
-                Duration::ZERO,
-            )))
-        });
-        let tier = |tag| {
+        let tier = |tag: Tag| {
+            let style = self.styles[tag as usize].clone();
+            // The live tier carries no probes (ZB-1.3), so with the built-in
+            // writer its answer without watchdogs never changes: serialise
+            // it once.
+            let fixed_body = (tag == Tag::Live && self.writer.is_none()).then(|| {
+                Bytes::from(style.json(&HealthReport::new(Tag::Live, Vec::new(), Duration::ZERO)))
+            });
             Arc::new(TierEndpoint {
                 tag,
                 path: self.paths.get(tag).to_owned(),
                 registry: self.registry.clone(),
+                canonical: self.writer.is_none() && style.is_canonical(),
+                style,
                 writer: self.writer.clone(),
-                fixed_body: if tag == Tag::Live {
-                    live_body.clone()
-                } else {
-                    None
-                },
+                fixed_body,
             })
         };
         Ok(ZbHealthEndpoints {
@@ -227,8 +285,14 @@ struct TierEndpoint {
     tag: Tag,
     path: String,
     registry: HealthRegistry,
-    writer: Arc<dyn ResponseWriter>,
-    /// The precomputed body of `live` with the canonical writer and no
+    /// The built-in writer's settings for this tier.
+    style: BodyStyle,
+    /// A custom writer instead of the built-in one.
+    writer: Option<Arc<dyn ResponseWriter>>,
+    /// Whether the body is ZB's canonical one, so the watchdogs'
+    /// precomputed healthy body can be served as it is.
+    canonical: bool,
+    /// The precomputed body of `live` with the built-in writer and no
     /// watchdog registered, when its answer cannot change.
     fixed_body: Option<Bytes>,
 }
@@ -243,7 +307,16 @@ impl TierEndpoint {
         let report = self.registry.answer(self.tag).await;
         let mut response = HttpResponse::build(tier_status_code(self.tag, report.status));
         response.insert_header(no_store());
-        self.writer.write(&report, response)
+        self.write(&report, response)
+    }
+
+    /// The body: the built-in writer in this tier's style, or the custom
+    /// writer over the report as the tier's disclosure shows it.
+    fn write(&self, report: &HealthReport, response: HttpResponseBuilder) -> HttpResponse {
+        match &self.writer {
+            None => self.style.write(report, response),
+            Some(writer) => writer.write(&report.disclosed(self.style.disclosure), response),
+        }
     }
 
     /// `live` runs no probes (ZB-1.3); only a stalled watchdog makes it 503
@@ -259,7 +332,7 @@ impl TierEndpoint {
                 ),
             },
             LiveAnswer::Healthy(body, report) => {
-                if self.fixed_body.is_some() {
+                if self.canonical {
                     return fixed_json(StatusCode::OK, body);
                 }
                 (StatusCode::OK, report.report())
@@ -268,7 +341,7 @@ impl TierEndpoint {
         };
         let mut response = HttpResponse::build(status);
         response.insert_header(no_store());
-        self.writer.write(&report, response)
+        self.write(&report, response)
     }
 }
 

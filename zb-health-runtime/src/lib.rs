@@ -22,7 +22,11 @@
 //!   result is obtained: one shared execution per probe (single-flight),
 //!   a result cache, or a background schedule.
 //! * A [`ResponseWriter`] turns the report into a body; [`write_json`] is
-//!   the canonical one.
+//!   the canonical one. The built-in writer's [`BodyStyle`] chooses, per
+//!   tier, the [`ResponseFormat`] (ZB or `pass`/`fail`, BE-HLTH-001), the
+//!   [`Disclosure`] level (`full`, `names`, `status`, BE-HLTH-007) and, on
+//!   `ready`, `clusterReady` (AT-8); raw error text is in no body at any
+//!   level.
 //! * [`ZbHealth`] maps the three tiers onto an actix `App`;
 //!   [`ZbHealthEndpoints::tier`] serves one tier alone.
 //! * [`ActiveNodeGate`] and [`RequireActiveNode`] keep active-only routes
@@ -92,9 +96,12 @@ pub use registry::{
     HealthRegistry, HealthRegistryBuilder, ProbeRegistration, RegistrationHandle, RegistryError,
 };
 pub use report::{EntryOutcome, HealthEntry, HealthReport};
-pub use writer::{ResponseWriter, canonical_json, write_json};
+pub use writer::{
+    BodyStyle, ResponseWriter, canonical_json, cluster_ready, write_json, write_pass_fail,
+};
 pub use zb_health_spec::{
-    DEFAULT_PROBE_TIMEOUT, EndpointPaths, FailureStatus, HealthStatus, Rule, SpecError, Tag, TagSet,
+    DEFAULT_PROBE_TIMEOUT, Disclosure, EndpointPaths, FailureStatus, HealthStatus, ResponseFormat,
+    Rule, SpecError, Tag, TagSet,
 };
 
 /// What an application writes: `use zb_health::prelude::*;`.

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::{HealthStatus, Tag};
+use crate::{Disclosure, HealthStatus, Tag};
 
 /// The fixed description of a probe that returned `Err`. The error itself
 /// goes to the log only (BE-HLTH-007).
@@ -46,6 +46,33 @@ impl HealthReport {
     /// The entry named `name`, if any.
     pub fn entry(&self, name: &str) -> Option<&HealthEntry> {
         self.entries.iter().find(|e| &*e.name == name)
+    }
+
+    /// The report as `level` shows it (BE-HLTH-007), for a custom writer:
+    /// `Full` is the report itself; `Names` drops every description and
+    /// `data`; `Status` drops the entries. The aggregate status and the
+    /// total duration are kept as they are (with `Status`, `status` is no
+    /// longer derivable from `entries`).
+    pub fn disclosed(&self, level: Disclosure) -> Cow<'_, HealthReport> {
+        let entries = match level {
+            Disclosure::Full => return Cow::Borrowed(self),
+            Disclosure::Status => Vec::new(),
+            Disclosure::Names => self
+                .entries
+                .iter()
+                .map(|e| HealthEntry {
+                    description: None,
+                    data: None,
+                    ..e.clone()
+                })
+                .collect(),
+        };
+        Cow::Owned(HealthReport {
+            tier: self.tier,
+            status: self.status,
+            total_duration: self.total_duration,
+            entries,
+        })
     }
 }
 

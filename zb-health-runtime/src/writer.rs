@@ -1,8 +1,19 @@
-//! Response writers: how a [`HealthReport`] becomes an HTTP body (ZB-3).
+//! Response writers: how a [`HealthReport`] becomes an HTTP body (ZB-3,
+//! BE-HLTH-001, BE-HLTH-007).
+//!
+//! The built-in writer is one serialiser with three settings, a
+//! [`BodyStyle`]: the [`ResponseFormat`] (ZB's `Healthy`/`Degraded`/
+//! `Unhealthy` or BE-HLTH-001's `pass`/`fail`), the [`Disclosure`] level
+//! (`full`, `names`, `status`) and, on the ready tier, the entry
+//! `clusterReady` is read from (AT-8). It writes straight from the report,
+//! so a stricter level costs less than `full`, never more.
+
+use std::sync::Arc;
 
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpResponse, HttpResponseBuilder};
 use serde::ser::{Serialize, SerializeMap, SerializeStruct, Serializer};
+use zb_health_spec::{Disclosure, HealthStatus, ResponseFormat};
 
 use crate::report::{HealthEntry, HealthReport};
 
@@ -10,7 +21,10 @@ use crate::report::{HealthEntry, HealthReport};
 /// code and `Cache-Control`; the writer adds the body and its content type.
 ///
 /// Any `Fn(&HealthReport, HttpResponseBuilder) -> HttpResponse` is a writer,
-/// so [`write_json`] itself can be passed where one is expected.
+/// so [`write_json`] itself can be passed where one is expected. A custom
+/// writer on an endpoint gets the report after its tier's [`Disclosure`]
+/// ([`HealthReport::disclosed`]), so it cannot show more than the level
+/// allows.
 pub trait ResponseWriter: Send + Sync + 'static {
     /// Writes `report` into `response`.
     fn write(&self, report: &HealthReport, response: HttpResponseBuilder) -> HttpResponse;
@@ -29,35 +43,153 @@ where
 /// custom handler can answer with the same body:
 ///
 /// `{"status","totalDurationMs","entries":{name:{"status","description","durationMs","data"?}}}`
-pub fn write_json(report: &HealthReport, mut response: HttpResponseBuilder) -> HttpResponse {
-    response
-        .insert_header((
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        ))
-        .body(canonical_json(report))
+pub fn write_json(report: &HealthReport, response: HttpResponseBuilder) -> HttpResponse {
+    BodyStyle::CANONICAL.write(report, response)
+}
+
+/// The BE-HLTH-001 writer at `full` disclosure: the canonical shape with
+/// `status` `pass` or `fail` (entries `pass`, `warn` or `fail`); see
+/// [`ResponseFormat::PassFail`].
+pub fn write_pass_fail(report: &HealthReport, response: HttpResponseBuilder) -> HttpResponse {
+    BodyStyle::new(ResponseFormat::PassFail).write(report, response)
 }
 
 /// The canonical ZB-3 body as bytes.
 pub fn canonical_json(report: &HealthReport) -> Vec<u8> {
-    let mut out = Vec::with_capacity(64 + report.entries.len() * 96);
-    // Serialising plain strings, numbers and `serde_json::Value`s into a
-    // Vec cannot fail.
-    let _ = serde_json::to_writer(&mut out, &Canonical(report));
-    out
+    BodyStyle::CANONICAL.json(report)
 }
 
-struct Canonical<'a>(&'a HealthReport);
-struct Entries<'a>(&'a [HealthEntry]);
-struct Entry<'a>(&'a HealthEntry);
+/// Whether the cluster is ready according to `report`: its entry `name`
+/// (the membership probe's) is `Healthy`. Read from the report, never
+/// recomputed (AT-8): a `Degraded` membership (no cluster yet, or this node
+/// leaving) and a missing entry are `false`.
+pub fn cluster_ready(report: &HealthReport, name: &str) -> bool {
+    report
+        .entry(name)
+        .is_some_and(|e| e.status == HealthStatus::Healthy)
+}
 
-impl Serialize for Canonical<'_> {
+/// How the built-in writer shapes one tier's body: format, disclosure and
+/// `clusterReady`. The default is ZB's canonical body.
+///
+/// ```
+/// use zb_health::{BodyStyle, Disclosure, HealthReport, ResponseFormat, Tag};
+///
+/// let style = BodyStyle::new(ResponseFormat::PassFail).disclosure(Disclosure::Status);
+/// let body = style.json(&HealthReport::new(Tag::Ready, Vec::new(), Default::default()));
+/// assert_eq!(body, br#"{"status":"pass","totalDurationMs":0,"entries":{}}"#);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct BodyStyle {
+    /// The status vocabulary.
+    pub format: ResponseFormat,
+    /// How much of each entry is shown.
+    pub disclosure: Disclosure,
+    /// The entry `clusterReady` is read from ([`cluster_ready`]); `None`
+    /// leaves the field out.
+    pub cluster_ready: Option<Arc<str>>,
+}
+
+impl BodyStyle {
+    /// ZB's canonical body: `zb` format, `full` disclosure, no
+    /// `clusterReady`.
+    pub const CANONICAL: BodyStyle = BodyStyle {
+        format: ResponseFormat::Zb,
+        disclosure: Disclosure::Full,
+        cluster_ready: None,
+    };
+
+    /// `format` at `full` disclosure, without `clusterReady`.
+    pub const fn new(format: ResponseFormat) -> Self {
+        Self {
+            format,
+            disclosure: Disclosure::Full,
+            cluster_ready: None,
+        }
+    }
+
+    /// Sets the disclosure level.
+    pub fn disclosure(mut self, level: Disclosure) -> Self {
+        self.disclosure = level;
+        self
+    }
+
+    /// Adds `clusterReady`, read from the entry `membership_entry`.
+    pub fn cluster_ready(mut self, membership_entry: impl Into<Arc<str>>) -> Self {
+        self.cluster_ready = Some(membership_entry.into());
+        self
+    }
+
+    /// Whether this is ZB's canonical body.
+    pub fn is_canonical(&self) -> bool {
+        *self == Self::CANONICAL
+    }
+
+    /// The body as bytes.
+    pub fn json(&self, report: &HealthReport) -> Vec<u8> {
+        let entries = match self.disclosure {
+            Disclosure::Status => 0,
+            _ => report.entries.len(),
+        };
+        let mut out = Vec::with_capacity(64 + entries * 96);
+        // Serialising plain strings, numbers and `serde_json::Value`s into a
+        // Vec cannot fail.
+        let _ = serde_json::to_writer(
+            &mut out,
+            &Body {
+                report,
+                style: self,
+            },
+        );
+        out
+    }
+
+    /// Writes the body and `Content-Type: application/json` into `response`.
+    pub fn write(&self, report: &HealthReport, mut response: HttpResponseBuilder) -> HttpResponse {
+        response
+            .insert_header((
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            ))
+            .body(self.json(report))
+    }
+}
+
+/// A status in the body's vocabulary. The pass/fail aggregate is the HTTP
+/// verdict: `pass` exactly when the tier answers 200 (Healthy, Degraded);
+/// an entry keeps its three states as `pass`, `warn`, `fail`.
+fn status_word(format: ResponseFormat, status: HealthStatus, aggregate: bool) -> &'static str {
+    match (format, status) {
+        (ResponseFormat::Zb, s) => s.as_str(),
+        (ResponseFormat::PassFail, HealthStatus::Healthy) => "pass",
+        (ResponseFormat::PassFail, HealthStatus::Degraded) if aggregate => "pass",
+        (ResponseFormat::PassFail, HealthStatus::Degraded) => "warn",
+        (ResponseFormat::PassFail, HealthStatus::Unhealthy) => "fail",
+    }
+}
+
+struct Body<'a> {
+    report: &'a HealthReport,
+    style: &'a BodyStyle,
+}
+struct Entries<'a>(&'a [HealthEntry], &'a BodyStyle);
+struct Entry<'a>(&'a HealthEntry, &'a BodyStyle);
+
+impl Serialize for Body<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let r = self.0;
-        let mut st = s.serialize_struct("HealthReport", 3)?;
-        st.serialize_field("status", r.status.as_str())?;
+        let (r, style) = (self.report, self.style);
+        let cluster = style.cluster_ready.as_deref().map(|n| cluster_ready(r, n));
+        let mut st = s.serialize_struct("HealthReport", 3 + usize::from(cluster.is_some()))?;
+        st.serialize_field("status", status_word(style.format, r.status, true))?;
         st.serialize_field("totalDurationMs", &(r.total_duration.as_millis() as u64))?;
-        st.serialize_field("entries", &Entries(&r.entries))?;
+        if let Some(ready) = cluster {
+            st.serialize_field("clusterReady", &ready)?;
+        }
+        let shown: &[HealthEntry] = match style.disclosure {
+            Disclosure::Status => &[],
+            Disclosure::Full | Disclosure::Names => &r.entries,
+        };
+        st.serialize_field("entries", &Entries(shown, style))?;
         st.end()
     }
 }
@@ -66,7 +198,7 @@ impl Serialize for Entries<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(Some(self.0.len()))?;
         for e in self.0 {
-            map.serialize_entry(&*e.name, &Entry(e))?;
+            map.serialize_entry(&*e.name, &Entry(e, self.1))?;
         }
         map.end()
     }
@@ -74,12 +206,15 @@ impl Serialize for Entries<'_> {
 
 impl Serialize for Entry<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let e = self.0;
+        let (e, style) = (self.0, self.1);
+        let full = style.disclosure == Disclosure::Full;
         let mut st = s.serialize_struct("HealthEntry", 4)?;
-        st.serialize_field("status", e.status.as_str())?;
-        st.serialize_field("description", &e.description.as_deref())?;
+        st.serialize_field("status", status_word(style.format, e.status, false))?;
+        // `names` keeps the key (null) so the body stays valid ZB-3.
+        let description = if full { e.description.as_deref() } else { None };
+        st.serialize_field("description", &description)?;
         st.serialize_field("durationMs", &duration_ms(e.duration))?;
-        if let Some(data) = &e.data {
+        if full && let Some(data) = &e.data {
             st.serialize_field("data", data)?;
         }
         st.end()

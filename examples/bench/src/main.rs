@@ -16,7 +16,9 @@
 //! are: it is a report, not a test.
 
 mod client;
+mod disclosure;
 mod grpc;
+mod management;
 mod policy;
 mod servers;
 mod watchdog;
@@ -74,6 +76,17 @@ struct Sample {
     cpu_us_per_request: Option<f64>,
 }
 
+/// The exit code of a single-table mode, its error printed.
+fn finish(what: &str, result: Result<(), String>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {what}: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let rounds: usize = env_or("ROUNDS", 5);
     let load = wrk::Load {
@@ -86,13 +99,12 @@ fn main() -> ExitCode {
     // `BENCH=policy` prints only the execution-policy table, which needs
     // no wrk: its clients are in-process.
     if std::env::var("BENCH").as_deref() == Ok("policy") {
-        return match policy::run() {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("error: execution policy: {e}");
-                ExitCode::from(1)
-            }
-        };
+        return finish("execution policy", policy::run());
+    }
+    // `BENCH=management` prints only the management-port latency; its
+    // clients are in-process too.
+    if std::env::var("BENCH").as_deref() == Ok("management") {
+        return finish("management", management::run());
     }
     // `BENCH=grpc` prints only the gRPC Watch table; no wrk either.
     if std::env::var("BENCH").as_deref() == Ok("grpc") {
@@ -112,13 +124,11 @@ fn main() -> ExitCode {
     }
     // `BENCH=watchdog` prints only the watchdog comparison.
     if std::env::var("BENCH").as_deref() == Ok("watchdog") {
-        return match watchdog::run(rounds, &load) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("error: watchdog: {e}");
-                ExitCode::from(1)
-            }
-        };
+        return finish("watchdog", watchdog::run(rounds, &load));
+    }
+    // `BENCH=disclosure` prints only the disclosure comparison (issue 9).
+    if std::env::var("BENCH").as_deref() == Ok("disclosure") {
+        return finish("disclosure", disclosure::run(rounds, &load));
     }
     let addrs = match servers::start() {
         Ok(addrs) => addrs,
@@ -460,5 +470,14 @@ mod smoke {
     fn the_watchdog_servers_start_and_answer_healthz() {
         let pair = super::servers::start_watchdog_pair().expect("the watchdog servers start");
         super::watchdog::check(&pair).expect("both /healthz answers are as expected");
+    }
+
+    /// The disclosure comparison's servers start, and each answers
+    /// `/health/ready` with what its level shows.
+    #[test]
+    fn the_disclosure_servers_start_and_answer_ready() {
+        let servers =
+            super::servers::start_disclosure_servers().expect("the disclosure servers start");
+        super::disclosure::check(&servers).expect("every level answers as expected");
     }
 }

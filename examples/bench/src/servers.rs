@@ -366,29 +366,101 @@ pub fn start_watchdog_pair() -> io::Result<WatchdogPair> {
                 std::thread::sleep(Duration::from_millis(100));
             }
         })?;
-    let (tx, rx) = std::sync::mpsc::channel::<io::Result<WatchdogPair>>();
+    on_server_thread("bench-watchdog-servers", move || {
+        let mut started = Vec::new();
+        for registry in [plain, watched] {
+            let endpoints = zb_health::map_zb_health(registry);
+            let server = bench_http_server!(move || App::new().service(endpoints.clone()))?;
+            started.push((server.addrs()[0], server.run()));
+        }
+        let pair = WatchdogPair {
+            plain: started[0].0,
+            watched: started[1].0,
+        };
+        Ok((pair, started.into_iter().map(|(_, s)| s).collect()))
+    })
+}
+
+/// Runs `start` on a thread of its own under an actix `System`: it binds
+/// and starts servers and returns what the caller needs (their
+/// addresses) with the running servers, which then serve until the
+/// process exits. The driver's own thread stays free to block on wrk and
+/// plain sockets.
+pub fn on_server_thread<T: Send + 'static>(
+    name: &str,
+    start: impl FnOnce() -> io::Result<(T, Vec<actix_web::dev::Server>)> + Send + 'static,
+) -> io::Result<T> {
+    let (tx, rx) = std::sync::mpsc::channel::<io::Result<T>>();
     std::thread::Builder::new()
-        .name("bench-watchdog-servers".into())
+        .name(name.into())
         .spawn(move || {
             actix_web::rt::System::new().block_on(async move {
-                let mut started = Vec::new();
-                for registry in [plain, watched] {
-                    let endpoints = zb_health::map_zb_health(registry);
-                    match bench_http_server!(move || App::new().service(endpoints.clone())) {
-                        Ok(server) => started.push((server.addrs()[0], server.run())),
-                        Err(e) => return drop(tx.send(Err(e))),
+                match start() {
+                    Ok((value, servers)) => {
+                        let _ = tx.send(Ok(value));
+                        for server in servers {
+                            actix_web::rt::spawn(server);
+                        }
+                        std::future::pending::<()>().await;
                     }
+                    Err(e) => drop(tx.send(Err(e))),
                 }
-                let _ = tx.send(Ok(WatchdogPair {
-                    plain: started[0].0,
-                    watched: started[1].0,
-                }));
-                for (_, server) in started {
-                    actix_web::rt::spawn(server);
-                }
-                std::future::pending::<()>().await;
             });
         })?;
     rx.recv()
-        .map_err(|_| io::Error::other("watchdog server thread died before binding"))?
+        .map_err(|_| io::Error::other("the server thread died before binding"))?
+}
+
+/// The disclosure comparison's three servers: `/health/ready` over one
+/// registry at `full`, `names` and `status` disclosure, with the settings
+/// every bench server shares.
+pub struct DisclosureServers {
+    /// `(level, address, worker clock)`, `full` first.
+    pub servers: Vec<(zb_health::Disclosure, SocketAddr, WorkerClock)>,
+}
+
+/// How many probes the disclosure comparison's ready tier runs, each with
+/// a description and `data`, so `full` has something to show.
+pub const DISCLOSED_PROBES: usize = 3;
+
+/// Starts the three disclosure servers over one registry of
+/// [`DISCLOSED_PROBES`] fast probes.
+pub fn start_disclosure_servers() -> io::Result<DisclosureServers> {
+    use zb_health::Disclosure;
+    let registry = zb_health::HealthRegistry::new();
+    for name in ["database", "disk-space", CACHE_PROBE_NAME] {
+        registry
+            .add(ProbeRegistration::new(
+                name,
+                zb_health::from_fn(|| async {
+                    Ok(ProbeResult::healthy()
+                        .with_description("dependency reachable")
+                        .with_data("selfAddress", "127.0.0.1:7000"))
+                }),
+            ))
+            .map_err(|e| io::Error::other(e.to_string()))?;
+    }
+    on_server_thread("bench-disclosure-servers", move || {
+        let mut started = Vec::new();
+        for level in [Disclosure::Full, Disclosure::Names, Disclosure::Status] {
+            let clock = WorkerClock::default();
+            let worker = clock.clone();
+            let endpoints = zb_health::ZbHealth::new(registry.clone())
+                .disclosure(level)
+                .build()
+                .map_err(|e| io::Error::other(e.to_string()))?;
+            let server = bench_http_server!(move || {
+                worker.record_current_thread();
+                App::new().service(endpoints.clone())
+            })?;
+            started.push((level, server.addrs()[0], clock, server.run()));
+        }
+        let servers = DisclosureServers {
+            servers: started
+                .iter()
+                .map(|(l, a, c, _)| (*l, *a, c.clone()))
+                .collect(),
+        };
+        Ok((servers, started.into_iter().map(|(.., s)| s).collect()))
+    })
 }

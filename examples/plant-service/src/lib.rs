@@ -134,6 +134,12 @@ impl PlantHealth {
         (health, installed.startup)
     }
 
+    /// Mounts what the management server serves: the health tiers, on a
+    /// server of their own (`management.port` in `health.yaml`).
+    pub fn configure_management(&self, config: &mut web::ServiceConfig) {
+        config.service(self.endpoints.clone());
+    }
+
     /// Mounts the health tiers and the admin toggles on an `App`.
     pub fn configure(&self, config: &mut web::ServiceConfig) {
         config.service(self.endpoints.clone());

@@ -1,5 +1,8 @@
-//! `cargo run -p plant-service`: serves the three health tiers on
-//! 127.0.0.1:8080 (`PORT` overrides the port), with the shutdown drain on:
+//! `cargo run -p plant-service`: serves the application and the three
+//! health tiers on 127.0.0.1:8080 (`PORT` overrides the port), and the tiers
+//! again on the management server, 127.0.0.1:8081 (the manifest's
+//! `management.port`; `MANAGEMENT_PORT` overrides it), one worker of its own
+//! that busy application workers cannot hold up. The shutdown drain is on:
 //! on SIGTERM or Ctrl-C, `ready` and `active` answer 503 at once, the
 //! server keeps serving for the manifest's `drain_delay` (5 s;
 //! `DRAIN_DELAY_MS` overrides it; a second signal cuts it short), then
@@ -14,7 +17,7 @@ use std::time::Duration;
 
 use actix_web::{App, HttpServer};
 use plant_service::{Health, PlantHealth};
-use zb_health::lifecycle::{Drain, serve};
+use zb_health::lifecycle::{Drain, serve_with_management};
 
 #[actix_web::main]
 async fn main() -> std::io::Result<()> {
@@ -23,6 +26,11 @@ async fn main() -> std::io::Result<()> {
         .ok()
         .and_then(|p| p.parse().ok())
         .unwrap_or(8080);
+    let management_port: u16 = std::env::var("MANAGEMENT_PORT")
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .or(Health::MANAGEMENT_PORT)
+        .unwrap_or(8081);
     let drain = match std::env::var("DRAIN_DELAY_MS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -34,6 +42,15 @@ async fn main() -> std::io::Result<()> {
     tracing_subscriber::fmt().with_target(false).init();
     let (health, startup) = PlantHealth::new(failing);
     let registry = health.registry.clone();
+    let management = HttpServer::new({
+        let health = health.clone();
+        move || {
+            let health = health.clone();
+            App::new().configure(move |c| health.configure_management(c))
+        }
+    })
+    .workers(1)
+    .bind(("127.0.0.1", management_port))?;
     let grpc_port: u16 = std::env::var("GRPC_PORT")
         .ok()
         .and_then(|p| p.parse().ok())
@@ -56,11 +73,11 @@ async fn main() -> std::io::Result<()> {
     // A real service signals it after its migrations and cache warm-up.
     startup.warm_up.ready();
     println!(
-        "plant-service on http://127.0.0.1:{port}  (/health/ready, /health/active, /healthz), grpc.health.v1 on 127.0.0.1:{grpc_port}; drain delay {} ms",
+        "plant-service on http://127.0.0.1:{port}  (/health/ready, /health/active, /healthz); management on http://127.0.0.1:{management_port}; grpc.health.v1 on 127.0.0.1:{grpc_port}; drain delay {} ms",
         drain.delay().as_millis()
     );
-    let served = serve(server, &registry, drain).await;
-    // Ends Watch streams if the HTTP server stopped without a drain.
+    let served = serve_with_management(server, management, &registry, drain).await;
+    // Ends Watch streams if the HTTP servers stopped without a drain.
     grpc.stop();
     grpc_task.abort();
     served

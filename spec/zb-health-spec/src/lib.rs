@@ -33,8 +33,8 @@ pub use cluster::{MajorityGuard, MembershipPolicy};
 pub use duration::{DEFAULT_PROBE_TIMEOUT, DurationError, MAX_PROBE_TIMEOUT, parse_duration};
 #[cfg(feature = "manifest")]
 pub use manifest::{
-    ActiveScope, LifecycleDecl, Located, Location, Manifest, ProbeDecl, ProbeKind, WatchdogDecl,
-    parse_manifest,
+    ActiveScope, LifecycleDecl, Located, Location, Manifest, ProbeDecl, ProbeKind, ResponsesDecl,
+    WatchdogDecl, parse_manifest,
 };
 pub use paths::EndpointPaths;
 pub use rules::{
@@ -47,4 +47,4 @@ pub use rules::{
 pub use status::{FailureStatus, HealthStatus};
 pub use suggest::{all_of, did_you_mean, hint, one_of};
 pub use tag::{Tag, TagSet, UnknownTag, ZbHealthTags};
-pub use vocab::{Keyword, Kind, PROBE_SETTING_KEYS, Preset, Scope};
+pub use vocab::{Disclosure, Keyword, Kind, PROBE_SETTING_KEYS, Preset, ResponseFormat, Scope};

@@ -160,6 +160,47 @@ impl Preset {
     }
 }
 
+/// How much of a tier's report its response shows (BE-HLTH-007), chosen
+/// per tier. No level ever shows raw error text: errors, panic messages
+/// and timeouts are fixed descriptions already in the report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Disclosure {
+    /// `full`, the default: ZB's canonical body, every entry with the
+    /// probe's fixed description and its `data` (ZB-3).
+    #[default]
+    Full,
+    /// `names`: every entry's name, status and duration; `description` is
+    /// null and `data` is left out, so the body is still valid ZB-3.
+    Names,
+    /// `status`: the aggregate only, with empty `entries`.
+    Status,
+}
+
+keyword!(Disclosure, "disclosure", {
+    Full => "full",
+    Names => "names",
+    Status => "status",
+});
+
+/// The body format of every tier (BE-HLTH-001). Both are
+/// `application/json` with the same 200/503 mapping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ResponseFormat {
+    /// `zb`, the default: ZB's canonical body, statuses `Healthy`,
+    /// `Degraded`, `Unhealthy` (ZB-3).
+    #[default]
+    Zb,
+    /// `pass-fail`: the same shape with the BE-HLTH-001 status field:
+    /// `pass` (the tier answers 200) or `fail` (503); entries say `pass`,
+    /// `warn` (Degraded) or `fail`.
+    PassFail,
+}
+
+keyword!(ResponseFormat, "format", {
+    Zb => "zb",
+    PassFail => "pass-fail",
+});
+
 /// The probe settings that both the `#[zb_health]` attribute and a
 /// manifest probe entry take, in the order messages list them. Written
 /// once, so the two key lists cannot drift apart: the attribute adds only
@@ -196,6 +237,8 @@ mod tests {
         round_trips::<Kind>();
         round_trips::<Scope>();
         round_trips::<Preset>();
+        round_trips::<Disclosure>();
+        round_trips::<ResponseFormat>();
         round_trips::<FailureStatus>();
         round_trips::<HealthStatus>();
         round_trips::<MembershipPolicy>();

@@ -7,7 +7,9 @@
 //! * stdin, one command a line: `ready` (the startup gate's `ready()`),
 //!   `release` (lets every `/slow` request answer);
 //! * env: `DRAIN_DELAY_MS` (overrides the manifest's drain delay),
-//!   `START_READY=1` (signal the gate at once).
+//!   `START_READY=1` (signal the gate at once), `MANAGEMENT=1` (serve the
+//!   tiers on a management server too, under `serve_with_management`; its
+//!   address is the second event, `management <addr>`).
 //!
 //! Commands and events make the test's order assertions exact: nothing
 //! here depends on how long anything takes.
@@ -17,7 +19,7 @@ use std::time::Duration;
 
 use actix_web::{App, HttpResponse, HttpServer, web};
 use tokio::sync::watch;
-use zb_health::lifecycle::{Drain, serve};
+use zb_health::lifecycle::{Drain, serve, serve_with_management};
 use zb_health::{HealthRegistry, Probe, ProbeOutcome, ProbeResult, zb_health};
 
 zb_health::manifest!(
@@ -111,6 +113,17 @@ async fn main() -> std::io::Result<()> {
     });
 
     let health = installed.endpoints;
+    let management = std::env::var("MANAGEMENT").is_ok_and(|v| v == "1");
+    let management = if management {
+        let health = health.clone();
+        Some(
+            HttpServer::new(move || App::new().service(health.clone()))
+                .workers(1)
+                .bind(("127.0.0.1", 0))?,
+        )
+    } else {
+        None
+    };
     let server = HttpServer::new(move || {
         let released = released.clone();
         App::new()
@@ -131,7 +144,13 @@ async fn main() -> std::io::Result<()> {
     .workers(2)
     .bind(("127.0.0.1", 0))?;
     event(&format!("listening {}", server.addrs()[0]));
-    let result = serve(server, &registry, drain).await;
+    let result = match management {
+        Some(management) => {
+            event(&format!("management {}", management.addrs()[0]));
+            serve_with_management(server, management, &registry, drain).await
+        }
+        None => serve(server, &registry, drain).await,
+    };
     event("exited");
     result
 }

@@ -30,7 +30,7 @@ use crate::registry::{HealthRegistry, Inner};
 use crate::report::{EntryOutcome, HealthEntry, HealthReport};
 use crate::{HealthStatus, Tag};
 
-pub use serve::{Drain, serve};
+pub use serve::{Drain, Serveable, serve, serve_with_management};
 pub use watchdog::{Heartbeat, STALLED_PREFIX};
 pub(crate) use watchdog::{LiveAnswer, Watchdogs};
 

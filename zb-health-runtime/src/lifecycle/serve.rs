@@ -129,14 +129,66 @@ impl Drain {
 ///     serve(server, registry, Drain::new(Duration::from_secs(5))).await
 /// }
 /// ```
-pub async fn serve<F, I, S, B>(
-    server: HttpServer<F, I, S, B>,
+pub async fn serve(
+    server: impl Serveable,
     registry: &HealthRegistry,
     drain: Drain,
-) -> io::Result<()>
+) -> io::Result<()> {
+    serve_all(vec![Box::new(server)], registry, drain).await
+}
+
+/// [`serve`](fn@serve) with a second, **management** server: the tiers on
+/// their own `HttpServer`, with its own worker and port, as Spring's
+/// `management.server.port` and Akka Management do, so an application
+/// whose workers are all busy (or blocked) still answers its health
+/// probes.
+///
+/// Both run under one drain: on the signal `ready` and `active` turn 503
+/// on both ports at once (they read one registry), both keep serving for
+/// the delay, then the application server stops gracefully, then the
+/// management server, so `live` answers until the very end. A manifest's
+/// `management.port` says which port (`Health::MANAGEMENT_PORT`).
+///
+/// ```no_run
+/// use actix_web::{App, HttpServer};
+/// use zb_health::lifecycle::{serve_with_management, Drain};
+/// use zb_health::{map_zb_health, HealthRegistry};
+///
+/// #[actix_web::main]
+/// async fn main() -> std::io::Result<()> {
+///     let registry = HealthRegistry::process();
+///     let health = map_zb_health(registry.clone());
+///     let app = HttpServer::new(|| App::new(/* the application's routes */))
+///         .bind(("127.0.0.1", 8080))?;
+///     let management = HttpServer::new(move || App::new().service(health.clone()))
+///         .workers(1)
+///         .bind(("127.0.0.1", 8081))?;
+///     serve_with_management(app, management, registry, Drain::new(std::time::Duration::from_secs(5))).await
+/// }
+/// ```
+pub async fn serve_with_management(
+    app: impl Serveable,
+    management: impl Serveable,
+    registry: &HealthRegistry,
+    drain: Drain,
+) -> io::Result<()> {
+    serve_all(vec![Box::new(app), Box::new(management)], registry, drain).await
+}
+
+/// An actix `HttpServer`, bound and not yet running, that
+/// [`serve`](fn@serve) can run under the drain. Implemented for every
+/// `HttpServer`.
+pub trait Serveable: 'static {
+    /// Runs the server with actix's signal handling off and the given
+    /// graceful-stop timeout.
+    #[doc(hidden)]
+    fn start(self: Box<Self>, shutdown_timeout_secs: u64) -> actix_web::dev::Server;
+}
+
+impl<F, I, S, B> Serveable for HttpServer<F, I, S, B>
 where
     F: Fn() -> I + Send + Clone + 'static,
-    I: IntoServiceFactory<S, Request>,
+    I: IntoServiceFactory<S, Request> + 'static,
     S: ServiceFactory<Request, Config = AppConfig> + 'static,
     S::Error: Into<Error> + 'static,
     S::InitError: fmt::Debug,
@@ -145,13 +197,26 @@ where
     S::Service: 'static,
     B: MessageBody + 'static,
 {
+    fn start(self: Box<Self>, shutdown_timeout_secs: u64) -> actix_web::dev::Server {
+        (*self)
+            .disable_signals()
+            .shutdown_timeout(shutdown_timeout_secs)
+            .run()
+    }
+}
+
+/// The one drain sequence, for one server or several (stopped in order).
+async fn serve_all(
+    servers: Vec<Box<dyn Serveable>>,
+    registry: &HealthRegistry,
+    drain: Drain,
+) -> io::Result<()> {
+    // Before any server starts: a signal from now on drains.
     let mut signals = Signals::install()?;
     let timeout_secs = drain.graceful_timeout().as_secs();
-    let server = server
-        .disable_signals()
-        .shutdown_timeout(timeout_secs)
-        .run();
-    let handle = server.handle();
+    let running: Vec<actix_web::dev::Server> =
+        servers.into_iter().map(|s| s.start(timeout_secs)).collect();
+    let handles: Vec<_> = running.iter().map(|s| s.handle()).collect();
     let registry = registry.clone();
     let drainer = tokio::spawn(async move {
         let signal = signals.next().await;
@@ -168,11 +233,16 @@ where
             }
         }
         tracing::info!("drain: stopping; in-flight requests finish");
-        handle.stop(true).await;
+        // The application first; the management server (if any) last, so
+        // the health answers outlive the application's work.
+        for handle in handles {
+            handle.stop(true).await;
+        }
     });
-    let result = server.await;
+    // A server starts serving when first polled: poll them all at once.
+    let outcomes = futures_util::future::join_all(running).await;
     drainer.abort();
-    result
+    outcomes.into_iter().collect()
 }
 
 /// SIGTERM and SIGINT, registered when built.

@@ -18,6 +18,9 @@
 //!   ready: /health/ready               # each path overrides the preset's
 //!   active: /health/active
 //!   live: /healthz
+//!   format: zb                         # zb (default) | pass-fail (BE-HLTH-001)
+//!   disclosure: full                   # full | names | status, or { ready: names, … }
+//!   cluster_ready: true                # clusterReady from the membership probe (AT-8)
 //! orchestrator:                        # optional: what the orchestrator does
 //!   timeout: 1s                        #   its probe timeout
 //!   termination_grace_period: 30s      #   its SIGTERM-to-SIGKILL time
@@ -30,6 +33,7 @@
 //! grpc:                                # optional: grpc.health.v1 (AT-7)
 //!   period: 1s                         #   the one schedule feeding Watch
 //!   services: { "": ready, plant.v1.Writes: active, plant.db: { probe: database } }
+//! management: { port: 8081 }           # optional: the tiers' own server
 //! defaults: { timeout: 800ms, failure_status: unhealthy }   # optional
 //! probes:                              # optional; missing or empty = no probes
 //!   - { name: database, kind: database, tags: [ready], timeout: 2s }
@@ -65,7 +69,8 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::{
-    DEFAULT_PROBE_TIMEOUT, EndpointPaths, FailureStatus, HealthStatus, Kind, Tag, TagSet, Violation,
+    DEFAULT_PROBE_TIMEOUT, Disclosure, EndpointPaths, FailureStatus, HealthStatus, Kind,
+    ResponseFormat, Tag, TagSet, Violation,
 };
 pub use crate::{MajorityGuard, MembershipPolicy};
 pub use grpc::{GrpcDecl, GrpcServiceDecl, GrpcTargetDecl};
@@ -117,6 +122,9 @@ pub struct Manifest {
     /// The three tier paths, resolved: the preset (`zb` unless
     /// `endpoints.preset` says otherwise), then each path the manifest sets.
     pub paths: EndpointPaths,
+    /// `endpoints.format`, `endpoints.disclosure`, `endpoints.cluster_ready`:
+    /// what the bodies show.
+    pub responses: ResponsesDecl,
     /// `orchestrator.timeout`: the orchestrator's probe timeout, which every
     /// probe deadline must stay below (BE-HLTH-006).
     pub orchestrator_timeout: Option<Located<Duration>>,
@@ -126,6 +134,10 @@ pub struct Manifest {
     pub termination_grace_period: Option<Located<Duration>>,
     /// `lifecycle`: startup gates, watchdogs and the drain.
     pub lifecycle: LifecycleDecl,
+    /// `management.port`: the tiers are (also) served on a management
+    /// server of their own on this port, so a saturated application cannot
+    /// delay its health answers.
+    pub management_port: Option<Located<u16>>,
     /// `defaults.timeout`: the deadline of probes that set none.
     pub default_timeout: Option<Located<Duration>>,
     /// `defaults.failure_status`: the failure status of probes that set none.
@@ -134,6 +146,35 @@ pub struct Manifest {
     pub probes: Vec<ProbeDecl>,
     /// `grpc`: the `grpc.health.v1` service mapping (AT-7), if stated.
     pub grpc: Option<GrpcDecl>,
+}
+
+/// What the tier bodies show: the `format`, `disclosure` and
+/// `cluster_ready` keys of `endpoints` (BE-HLTH-001, -007; AT-8).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ResponsesDecl {
+    /// `endpoints.format`: `zb` (the default) or `pass-fail`.
+    pub format: Option<Located<ResponseFormat>>,
+    /// `endpoints.disclosure` per tier, indexed by `Tag as usize`: a single
+    /// level written for all three, or a mapping from tier to level.
+    pub disclosure: [Option<Located<Disclosure>>; 3],
+    /// `endpoints.cluster_ready`, resolved to the name of the ready-tier
+    /// membership probe whose entry `clusterReady` reads (located at the
+    /// key's value).
+    pub cluster_ready: Option<Located<String>>,
+}
+
+impl ResponsesDecl {
+    /// The body format: the written one, else `zb`.
+    pub fn format(&self) -> ResponseFormat {
+        self.format.map(|f| f.value).unwrap_or_default()
+    }
+
+    /// The disclosure level of `tier`: the written one, else `full`.
+    pub fn disclosure(&self, tier: Tag) -> Disclosure {
+        self.disclosure[tier as usize]
+            .map(|d| d.value)
+            .unwrap_or_default()
+    }
 }
 
 /// One entry of `probes`.

@@ -915,6 +915,25 @@ fn without_a_lifecycle_the_drain_has_its_defaults() {
 }
 
 #[test]
+fn the_management_port_is_a_tcp_port() {
+    let m = parse_manifest("service: s\nmanagement: { port: 8081 }\n")
+        .unwrap_or_else(|v| panic!("{v:#?}"));
+    assert_eq!(m.management_port, Some(Located::new(8081, at(2, 21))));
+    for port in ["0", "65536", "-1", "\"8081\"", "8081.5"] {
+        only(
+            &format!("service: s\nmanagement: {{ port: {port} }}\n"),
+            Rule::ValueType,
+            at(2, 21),
+        );
+    }
+    only(
+        "service: s\nmanagement: { host: a }\n",
+        Rule::Unknown,
+        at(2, 15),
+    );
+}
+
+#[test]
 fn r18_the_drain_must_fit_the_grace_period() {
     let grace = |g: &str, lifecycle: &str| {
         format!(

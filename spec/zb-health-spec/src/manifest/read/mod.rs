@@ -11,6 +11,7 @@
 //! Wrong types are R15 at the value. Every spec rule is the shared function of
 //! `crate::rules`; these files only find the values and their locations.
 
+mod endpoints;
 mod grpc;
 mod lifecycle;
 mod probes;
@@ -20,26 +21,38 @@ mod values;
 use std::time::Duration;
 
 use super::tree::{Node, Value};
-use super::{Located, Location, Manifest, ProbeDecl};
+use super::{Located, Location, Manifest, ProbeDecl, ResponsesDecl};
 use crate::{
     EndpointPaths, FailureStatus, NameOf, Preset, Rule, Tag, Violation, Violations, check_name_of,
     check_paths, check_unique_names, missing_key,
 };
 
 /// The top-level keys.
-const TOP_KEYS: [&str; 7] = [
+const TOP_KEYS: [&str; 8] = [
     "service",
     "endpoints",
     "orchestrator",
     "lifecycle",
+    "management",
     "defaults",
     "probes",
     "grpc",
 ];
-/// The keys of `endpoints`: the preset and one path per tier.
-const ENDPOINT_KEYS: [&str; 4] = ["preset", "ready", "active", "live"];
+/// The keys of `endpoints`: the preset and one path per tier, then what
+/// the bodies show (`endpoints::RESPONSE_KEYS`).
+const ENDPOINT_KEYS: [&str; 7] = [
+    "preset",
+    "ready",
+    "active",
+    "live",
+    endpoints::RESPONSE_KEYS[0],
+    endpoints::RESPONSE_KEYS[1],
+    endpoints::RESPONSE_KEYS[2],
+];
 /// The keys of `orchestrator`.
 const ORCHESTRATOR_KEYS: [&str; 2] = ["timeout", "termination_grace_period"];
+/// The keys of `management`.
+const MANAGEMENT_KEYS: [&str; 1] = ["port"];
 /// The keys of `defaults`.
 const DEFAULT_KEYS: [&str; 2] = ["timeout", "failure_status"];
 
@@ -146,9 +159,10 @@ impl Reader {
         }
         let top = self.mapping("the manifest", root, &TOP_KEYS)?;
         let service = self.service(&top);
-        let paths = self.endpoints(&top);
+        let (paths, mut responses, cluster_ready) = self.endpoints(&top);
         let (orchestrator_timeout, grace_period) = self.orchestrator(&top);
         let lifecycle = self.lifecycle(&top, grace_period);
+        let management_port = self.management(&top);
         let (default_timeout, default_failure_status) = self.defaults(&top);
         let settings = Settings {
             orchestrator: orchestrator_timeout
@@ -164,13 +178,18 @@ impl Reader {
             default_failure_status,
         };
         let probes = self.probes(&top, &settings);
+        if let Some(probes) = &probes {
+            responses.cluster_ready = self.cluster_ready(cluster_ready, probes);
+        }
         let grpc = self.grpc(&top, probes.as_deref());
         Some(Manifest {
             service: service?,
             paths,
+            responses,
             orchestrator_timeout: orchestrator_timeout.valid(),
             termination_grace_period: grace_period,
             lifecycle,
+            management_port,
             default_timeout: default_timeout.valid(),
             default_failure_status,
             probes: probes?,
@@ -200,11 +219,17 @@ impl Reader {
     }
 
     /// `endpoints`: the preset, then per-tier overrides; R6 on the result,
-    /// each path located where it was set.
-    fn endpoints(&mut self, top: &Fields) -> EndpointPaths {
+    /// each path located where it was set. Also what the bodies show
+    /// (`endpoints.rs`), with `cluster_ready` still to resolve.
+    fn endpoints(
+        &mut self,
+        top: &Fields,
+    ) -> (EndpointPaths, ResponsesDecl, endpoints::ClusterReady) {
         let mut paths = EndpointPaths::zb();
         let mut set_at = [top.loc; 3];
+        let mut responses = (ResponsesDecl::default(), endpoints::ClusterReady::Off);
         if let Some(section) = self.section(top, "endpoints", &ENDPOINT_KEYS) {
+            responses = self.responses(&section);
             set_at = [section.loc; 3];
             let preset = section
                 .get("preset")
@@ -230,7 +255,7 @@ impl Reader {
             .map(|(tag, at)| (tag, paths.get(tag), at))
             .collect();
         check_paths(&resolved, &mut self.sink);
-        paths
+        (paths, responses.0, responses.1)
     }
 
     /// `orchestrator`: the orchestrator's probe timeout and its termination
@@ -244,6 +269,26 @@ impl Reader {
         let grace = field("termination_grace_period")
             .and_then(|f| self.duration("`orchestrator.termination_grace_period`", f.node));
         (timeout, grace)
+    }
+
+    /// `management`: the port of the management server, a TCP port from 1
+    /// to 65535 (R15 otherwise).
+    fn management(&mut self, top: &Fields) -> Option<Located<u16>> {
+        let section = self.section(top, "management", &MANAGEMENT_KEYS)?;
+        let node = section.get("port")?.node;
+        if let Value::Int(n) = node.value
+            && let Ok(port) = u16::try_from(n)
+            && port > 0
+        {
+            return Some(Located::new(port, node.loc));
+        }
+        self.wrong_type(
+            "`management.port`",
+            "a TCP port from 1 to 65535",
+            node,
+            "write the port the management server listens on, e.g. `8081`; the orchestrator's probes target it",
+        );
+        None
     }
 
     /// `defaults`: the timeout and failure status probes inherit.

@@ -1,0 +1,270 @@
+//! The `endpoints` keys that say what the bodies show: `format`
+//! (BE-HLTH-001), `disclosure` (BE-HLTH-007) and `cluster_ready` (AT-8).
+//! The tier paths are read in `mod.rs`.
+
+use super::super::tree::{Node, Value, shown};
+use super::{Fields, Reader};
+use crate::manifest::{Located, Location, ProbeDecl, ResponsesDecl};
+use crate::{Disclosure, Kind, ResponseFormat, Rule, Tag, did_you_mean, hint, missing_key};
+
+/// The keys of `endpoints` this file reads.
+pub(super) const RESPONSE_KEYS: [&str; 3] = ["format", "disclosure", "cluster_ready"];
+
+/// `endpoints.cluster_ready` as written, resolved against the probes once
+/// they are read.
+pub(super) enum ClusterReady {
+    /// Absent or `false`.
+    Off,
+    /// `true`: the one `cluster-membership` probe of the ready tier.
+    TheMembershipProbe(Location),
+    /// A probe name.
+    Named(Located<String>),
+}
+
+impl Reader {
+    /// `format`, `disclosure` (one level for every tier, or a mapping from
+    /// tier to level) and `cluster_ready` of the `endpoints` section.
+    pub(super) fn responses(&mut self, section: &Fields) -> (ResponsesDecl, ClusterReady) {
+        let mut decl = ResponsesDecl {
+            format: section
+                .get("format")
+                .and_then(|f| self.keyword::<ResponseFormat>("`endpoints.format`", f.node)),
+            ..ResponsesDecl::default()
+        };
+        if let Some(f) = section.get("disclosure") {
+            decl.disclosure = self.disclosure(f.node);
+        }
+        let cluster_ready = match section.get("cluster_ready").map(|f| f.node) {
+            None => ClusterReady::Off,
+            Some(node) => match &node.value {
+                Value::Bool(false) => ClusterReady::Off,
+                Value::Bool(true) => ClusterReady::TheMembershipProbe(node.loc),
+                _ => self
+                    .string("`endpoints.cluster_ready`", node)
+                    .map_or(ClusterReady::Off, ClusterReady::Named),
+            },
+        };
+        (decl, cluster_ready)
+    }
+
+    /// `disclosure: names`, or `disclosure: { ready: names, live: status }`
+    /// (a tier left out is `full`).
+    fn disclosure(&mut self, node: &Node) -> [Option<Located<Disclosure>>; 3] {
+        let what = "`endpoints.disclosure`";
+        if let Value::Map(_) = node.value {
+            let mut levels = [None; 3];
+            if let Some(tiers) = self.mapping(what, node, &Tag::NAMES) {
+                for tag in Tag::ALL {
+                    levels[tag as usize] = tiers.get(tag.as_str()).and_then(|f| {
+                        self.keyword::<Disclosure>(&format!("`endpoints.disclosure.{tag}`"), f.node)
+                    });
+                }
+            }
+            return levels;
+        }
+        let level = self.keyword::<Disclosure>(what, node);
+        [level; 3]
+    }
+
+    /// Resolves `cluster_ready` to the name of the probe whose entry
+    /// `clusterReady` reads: a probe of the manifest (R4), a
+    /// `cluster-membership` or `custom` one (R7) serving the ready tier
+    /// (R7); `true` needs exactly one `cluster-membership` probe on the
+    /// ready tier (R11 without one, R7 with several).
+    pub(super) fn cluster_ready(
+        &mut self,
+        cluster_ready: ClusterReady,
+        probes: &[ProbeDecl],
+    ) -> Option<Located<String>> {
+        let on_ready = |p: &&ProbeDecl| p.effective_tags().is_none_or(|t| t.contains(Tag::Ready));
+        match cluster_ready {
+            ClusterReady::Off => None,
+            ClusterReady::TheMembershipProbe(at) => {
+                let membership: Vec<&Located<String>> = probes
+                    .iter()
+                    .filter(|p| p.kind.kind() == Kind::ClusterMembership)
+                    .filter(on_ready)
+                    .filter_map(|p| p.name.as_ref())
+                    .collect();
+                match membership.as_slice() {
+                    [one] => Some(Located::new(one.value.clone(), at)),
+                    [] => {
+                        missing_key(
+                            "`endpoints.cluster_ready` reads a `cluster-membership` probe on the ready tier, and the manifest has none",
+                            "add one, e.g. `- { name: akka-cluster, kind: cluster-membership }`, or name the probe to read: `cluster_ready: <probe name>`",
+                            at,
+                            &mut self.sink,
+                        );
+                        None
+                    }
+                    several => {
+                        let names: Vec<String> =
+                            several.iter().map(|n| format!("`{}`", n.value)).collect();
+                        self.sink.push(
+                            Rule::Contradiction,
+                            at,
+                            format!(
+                                "`endpoints.cluster_ready: true` is ambiguous: {} are all `cluster-membership` probes on the ready tier",
+                                names.join(", ")
+                            ),
+                            "name the probe whose entry `clusterReady` reads: `cluster_ready: <probe name>`",
+                        );
+                        None
+                    }
+                }
+            }
+            ClusterReady::Named(name) => {
+                let Some(probe) = probes
+                    .iter()
+                    .find(|p| p.name.as_ref().is_some_and(|n| n.value == name.value))
+                else {
+                    let names: Vec<&str> = probes
+                        .iter()
+                        .filter_map(|p| p.name.as_ref().map(|n| n.value.as_str()))
+                        .collect();
+                    self.sink.push(
+                        Rule::Unknown,
+                        name.location,
+                        format!(
+                            "`endpoints.cluster_ready` names `{}`, which is not a probe of the manifest",
+                            shown(&name.value)
+                        ),
+                        format!(
+                            "name the cluster-membership probe whose entry `clusterReady` reads{}",
+                            hint(did_you_mean(&name.value, names.iter().copied()))
+                        ),
+                    );
+                    return None;
+                };
+                let kind = probe.kind.kind();
+                if !matches!(kind, Kind::ClusterMembership | Kind::Custom) {
+                    self.sink.push(
+                        Rule::Contradiction,
+                        name.location,
+                        format!(
+                            "`endpoints.cluster_ready` names `{}`, a `{kind}` probe; `clusterReady` reads a cluster-membership probe",
+                            name.value
+                        ),
+                        "name a `cluster-membership` probe (or a custom probe that checks membership)",
+                    );
+                    return None;
+                }
+                if !on_ready(&probe) {
+                    self.sink.push(
+                        Rule::Contradiction,
+                        name.location,
+                        format!(
+                            "`endpoints.cluster_ready` names `{}`, which is not on the ready tier, so its entry is never in the ready report",
+                            name.value
+                        ),
+                        "tag the probe `ready`, or name one that is",
+                    );
+                    return None;
+                }
+                Some(name)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::manifest::{Location, parse_manifest};
+    use crate::{Disclosure, ResponseFormat, Rule, Tag, Violation};
+
+    const PROBES: &str = "\
+probes:
+  - { name: database, kind: database }
+  - { name: akka-cluster, kind: cluster-membership }
+  - { name: node, kind: active-node }
+";
+
+    fn parse(endpoints: &str) -> Result<crate::manifest::Manifest, Vec<Violation<Location>>> {
+        parse_manifest(&format!("service: s\nendpoints: {endpoints}\n{PROBES}"))
+    }
+
+    /// The one violation of `endpoints`, its rule and its line:column.
+    fn only(endpoints: &str, extra: &str) -> (Rule, String, String) {
+        let yaml = format!("service: s\nendpoints: {endpoints}\n{PROBES}{extra}");
+        let v = parse_manifest(&yaml).expect_err("a violation");
+        assert_eq!(v.len(), 1, "{v:#?}");
+        let v = &v[0];
+        (v.rule, v.location.to_string(), v.message.clone())
+    }
+
+    #[test]
+    fn defaults_are_the_canonical_full_body_without_cluster_ready() {
+        let m = parse("{ preset: zb }").unwrap();
+        assert_eq!(m.responses.format(), ResponseFormat::Zb);
+        for tag in Tag::ALL {
+            assert_eq!(m.responses.disclosure(tag), Disclosure::Full);
+        }
+        assert_eq!(m.responses.cluster_ready, None);
+    }
+
+    #[test]
+    fn one_level_for_every_tier_or_one_per_tier() {
+        let m = parse("{ format: pass-fail, disclosure: names }").unwrap();
+        assert_eq!(m.responses.format(), ResponseFormat::PassFail);
+        for tag in Tag::ALL {
+            assert_eq!(m.responses.disclosure(tag), Disclosure::Names);
+        }
+        let m = parse("{ disclosure: { ready: names, live: status } }").unwrap();
+        assert_eq!(
+            Tag::ALL.map(|t| m.responses.disclosure(t)),
+            [Disclosure::Names, Disclosure::Full, Disclosure::Status]
+        );
+    }
+
+    #[test]
+    fn cluster_ready_true_reads_the_one_membership_probe() {
+        let m = parse("{ cluster_ready: true }").unwrap();
+        let name = m.responses.cluster_ready.unwrap();
+        assert_eq!(
+            (name.value.as_str(), name.location.to_string().as_str()),
+            ("akka-cluster", "2:29")
+        );
+        let m = parse("{ cluster_ready: akka-cluster }").unwrap();
+        assert_eq!(m.responses.cluster_ready.unwrap().value, "akka-cluster");
+        let m = parse("{ cluster_ready: false }").unwrap();
+        assert_eq!(m.responses.cluster_ready, None);
+    }
+
+    #[test]
+    fn unknown_levels_formats_and_tiers_are_r4() {
+        let (rule, at, message) = only("{ disclosure: nmaes }", "");
+        assert_eq!((rule, at.as_str()), (Rule::Unknown, "2:26"), "{message}");
+        let (rule, _, _) = only("{ format: ietf }", "");
+        assert_eq!(rule, Rule::Unknown);
+        let (rule, _, message) = only("{ disclosure: { raedy: names } }", "");
+        assert_eq!(rule, Rule::Unknown, "{message}");
+        let (rule, _, _) = only("{ disclosure: [names] }", "");
+        assert_eq!(rule, Rule::ValueType);
+    }
+
+    #[test]
+    fn cluster_ready_must_name_a_ready_membership_probe() {
+        let (rule, at, message) = only("{ cluster_ready: akka-clustr }", "");
+        assert_eq!((rule, at.as_str()), (Rule::Unknown, "2:29"));
+        assert!(message.contains("akka-clustr"), "{message}");
+        let (rule, _, message) = only("{ cluster_ready: database }", "");
+        assert_eq!(rule, Rule::Contradiction, "{message}");
+        let (rule, _, message) = only(
+            "{ cluster_ready: other }",
+            "  - { name: other, kind: cluster-membership, tags: [active] }\n",
+        );
+        assert_eq!(rule, Rule::Contradiction, "{message}");
+        assert!(message.contains("not on the ready tier"), "{message}");
+        let (rule, _, message) = only(
+            "{ cluster_ready: true }",
+            "  - { name: second, kind: cluster-membership }\n",
+        );
+        assert_eq!(rule, Rule::Contradiction, "{message}");
+        assert!(message.contains("ambiguous"), "{message}");
+        let v = parse_manifest("service: s\nendpoints: { cluster_ready: true }\n").unwrap_err();
+        assert_eq!(
+            (v.len(), v[0].rule, v[0].location.to_string()),
+            (1, Rule::MissingKey, "2:29".to_owned())
+        );
+    }
+}

@@ -1,0 +1,394 @@
+//! The leak matrix (BE-HLTH-007, issue 9): dependencies fail with error
+//! text holding a fake password, an internal hostname and a stack-trace-like
+//! text, through every failure path (a probe's `Err`, a panic, a timeout, a
+//! cached and a background failure, a failed startup gate) and through the
+//! real built-in probes (SQLite and PostgreSQL `DatabaseProbe`, a
+//! `GrpcDependencyProbe` against a loopback tonic server answering an error
+//! status). For every tier × format × disclosure level, over a real socket,
+//! none of those strings (nor the real probes' own error text) appears in
+//! any body or header.
+//!
+//! No name is ever resolved: the hostname only appears as text, and every
+//! socket is on 127.0.0.1.
+
+#[path = "support/formats.rs"]
+mod formats;
+mod support;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::time::Duration;
+
+use formats::{FORMATS, LEVELS, assert_valid};
+use serde_json::Value;
+use support::{Wire, request, serve, until_status};
+use tokio::net::TcpListener;
+use tokio_stream::wrappers::TcpListenerStream;
+use zb_health::database::DatabaseProbe;
+use zb_health::database::sea_orm::{ConnectOptions, Database, DatabaseConnection};
+use zb_health::grpc::GrpcDependencyProbe;
+use zb_health::grpc::tonic::transport::Endpoint;
+use zb_health::grpc::tonic_health::pb::health_server::{Health, HealthServer};
+use zb_health::grpc::tonic_health::pb::{HealthCheckRequest, HealthCheckResponse};
+use zb_health::{
+    Disclosure, FailureStatus, HealthRegistry, Probe, ProbeError, ProbeRegistration,
+    ResponseFormat, Tag, TagSet, ZbHealth, from_fn,
+};
+
+/// A fake password.
+const PASSWORD: &str = "hunter2-Sup3rS3cr3t";
+/// An internal hostname, never resolved.
+const HOST: &str = "db-primary.corp.internal";
+/// Stack-trace-like text.
+const STACK: &str = "at zb_app::db::connect (src/db.rs:42:7)";
+
+/// The error text every failing dependency carries.
+fn secret_text() -> String {
+    format!(
+        "connect to postgres://admin:{PASSWORD}@{HOST}:5432/app failed: connection refused\n\
+         stack backtrace:\n   0: {STACK}"
+    )
+}
+
+/// A probe failing with `secret_text()` as its error.
+fn erroring() -> impl Probe {
+    from_fn(|| async { Err::<zb_health::ProbeResult, ProbeError>(secret_text().into()) })
+}
+
+/// A `grpc.health.v1` server whose `Check` answers an error status with
+/// the secrets in its message and metadata.
+struct LeakyHealth;
+
+#[tonic::async_trait]
+impl Health for LeakyHealth {
+    async fn check(
+        &self,
+        _: tonic::Request<HealthCheckRequest>,
+    ) -> Result<tonic::Response<HealthCheckResponse>, tonic::Status> {
+        let mut status = tonic::Status::internal(secret_text());
+        status
+            .metadata_mut()
+            .insert("x-upstream-host", HOST.parse().unwrap());
+        Err(status)
+    }
+
+    type WatchStream = Pin<
+        Box<dyn tokio_stream::Stream<Item = Result<HealthCheckResponse, tonic::Status>> + Send>,
+    >;
+
+    async fn watch(
+        &self,
+        _: tonic::Request<HealthCheckRequest>,
+    ) -> Result<tonic::Response<Self::WatchStream>, tonic::Status> {
+        Err(tonic::Status::unimplemented(secret_text()))
+    }
+}
+
+/// Serves [`LeakyHealth`] on 127.0.0.1 with an OS-chosen port.
+async fn leaky_grpc_server() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_service(HealthServer::new(LeakyHealth))
+            .serve_with_incoming(TcpListenerStream::new(listener)),
+    );
+    addr
+}
+
+/// A port on 127.0.0.1 that nothing listens on.
+fn closed_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+async fn sqlite() -> DatabaseConnection {
+    Database::connect(
+        ConnectOptions::new("sqlite::memory:")
+            .sqlx_logging(false)
+            .clone(),
+    )
+    .await
+    .unwrap()
+}
+
+/// A query on a missing table whose name carries the secrets, so SQLite's
+/// own error (`no such table: …`) holds them.
+fn leaky_sql() -> String {
+    format!("SELECT 1 FROM \"{PASSWORD}@{HOST} {STACK}\"")
+}
+
+/// A PostgreSQL URL with the password, to a closed loopback port.
+fn leaky_postgres_url() -> String {
+    format!(
+        "postgres://admin:{PASSWORD}@127.0.0.1:{}/app",
+        closed_port()
+    )
+}
+
+async fn postgres_refused() -> DatabaseConnection {
+    let mut options = ConnectOptions::new(leaky_postgres_url());
+    options.sqlx_logging(false).connect_lazy(true);
+    Database::connect(options).await.unwrap()
+}
+
+/// Every probe of the matrix and the error text the real ones produce.
+async fn leaky_registry() -> (HealthRegistry, Vec<String>) {
+    let grpc = Endpoint::from_shared(format!("http://{}", leaky_grpc_server().await)).unwrap();
+    let both = TagSet::READY.with(Tag::Active);
+    // What the real built-in probes say when run directly: their own error
+    // text (the premise of the test) is forbidden in the body too.
+    let mut real_errors = Vec::new();
+    for probe in [
+        &DatabaseProbe::with_query(sqlite().await, leaky_sql()) as &dyn ErasedCheck,
+        &DatabaseProbe::new(postgres_refused().await),
+        &GrpcDependencyProbe::grpc_health(grpc.clone(), ""),
+    ] {
+        real_errors.push(probe.error().await);
+    }
+    assert!(
+        real_errors[0].contains(PASSWORD) && real_errors[0].contains(HOST),
+        "SQLite's error names the table: {}",
+        real_errors[0]
+    );
+    assert!(
+        real_errors[2].contains(PASSWORD) && real_errors[2].contains(STACK),
+        "tonic's error carries the status message: {}",
+        real_errors[2]
+    );
+
+    let reg = HealthRegistry::new();
+    let timeout = Duration::from_millis(200);
+    reg.add_all([
+        ProbeRegistration::new("errors", erroring()).tags(both),
+        ProbeRegistration::new(
+            "panics",
+            from_fn(|| async {
+                if true {
+                    panic!("{}", secret_text());
+                }
+                Ok(zb_health::ProbeResult::healthy())
+            }),
+        )
+        .tags(both),
+        ProbeRegistration::new(
+            "hangs",
+            from_fn(|| async {
+                // The secret is in the future's state when it is cancelled.
+                let _held = secret_text();
+                std::future::pending::<zb_health::ProbeOutcome>().await
+            }),
+        )
+        .timeout(Duration::from_millis(50))
+        .tags(both),
+        ProbeRegistration::new("optional", erroring()).failure_status(FailureStatus::Degraded),
+        ProbeRegistration::new("cached", erroring()).cache(Duration::from_secs(60)),
+        ProbeRegistration::new("background", erroring()).refresh(Duration::from_millis(20)),
+        ProbeRegistration::new(
+            "sqlite",
+            DatabaseProbe::with_query(sqlite().await, leaky_sql()),
+        )
+        .timeout(timeout)
+        .tags(both),
+        ProbeRegistration::new("postgres", DatabaseProbe::new(postgres_refused().await))
+            .timeout(timeout)
+            .tags(both),
+        ProbeRegistration::new("grpc", GrpcDependencyProbe::grpc_health(grpc, ""))
+            .timeout(Duration::from_secs(2))
+            .tags(both),
+    ])
+    .unwrap();
+    reg.startup_gate().failed(secret_text());
+    // A stalled loop makes `live` 503 with an entry of its own.
+    std::mem::forget(reg.watchdog("consumer", Duration::from_millis(1)).unwrap());
+    (reg, real_errors)
+}
+
+/// A probe run directly, for its error text.
+trait ErasedCheck {
+    fn error(&self) -> Pin<Box<dyn Future<Output = String> + '_>>;
+}
+
+impl<P: Probe> ErasedCheck for P {
+    fn error(&self) -> Pin<Box<dyn Future<Output = String> + '_>> {
+        Box::pin(async move {
+            match self.check().await {
+                Ok(result) => panic!("expected a failure, got {result:?}"),
+                Err(e) => e.to_string(),
+            }
+        })
+    }
+}
+
+/// Asserts no forbidden string is in `wire`'s body or any header.
+fn assert_no_leak(case: &str, wire: &Wire, forbidden: &[String]) {
+    let body = String::from_utf8_lossy(&wire.body);
+    for secret in forbidden {
+        assert!(
+            !body.contains(secret.as_str()),
+            "{case}: {secret:?} leaked into {body}"
+        );
+        for (name, value) in &wire.headers {
+            assert!(
+                !name.contains(secret.as_str()) && !value.contains(secret.as_str()),
+                "{case}: {secret:?} leaked into header {name}: {value}"
+            );
+        }
+    }
+}
+
+/// The forbidden strings: each secret, its parts an error would show, and
+/// the real probes' own error text.
+fn forbidden(real_errors: Vec<String>) -> Vec<String> {
+    let mut all: Vec<String> = [
+        PASSWORD,
+        HOST,
+        STACK,
+        "corp.internal",
+        "Sup3rS3cr3t",
+        "src/db.rs",
+        "stack backtrace",
+        "postgres://",
+        "admin:",
+        "no such table",
+        "connection refused",
+        "Connection refused",
+        "panicked at",
+    ]
+    .map(str::to_owned)
+    .into();
+    all.push(secret_text());
+    all.extend(real_errors.into_iter().filter(|e| !e.is_empty()));
+    all
+}
+
+#[actix_web::test]
+async fn no_secret_reaches_any_body_or_header_for_every_tier_format_and_level() {
+    let (reg, real_errors) = leaky_registry().await;
+    let forbidden = forbidden(real_errors);
+    // The background probe has failed at least once before the matrix.
+    let full = serve(ZbHealth::new(reg.clone()).build().unwrap());
+    tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let body = request(full.addr, "GET", "/health/ready").await.json();
+            if body["entries"]["background"]["description"] == "check failed" {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the background probe reports its failure");
+    until_status(full.addr, "/healthz", 503).await;
+
+    let mut checked = 0;
+    for format in FORMATS {
+        for level in LEVELS {
+            let server = serve(
+                ZbHealth::new(reg.clone())
+                    .format(format)
+                    .disclosure(level)
+                    .cluster_ready("grpc")
+                    .build()
+                    .unwrap(),
+            );
+            for path in ["/health/ready", "/health/active", "/healthz"] {
+                let case = format!("{format} {level} GET {path}");
+                let wire = request(server.addr, "GET", path).await;
+                assert_eq!(wire.status, 503, "{case}");
+                let body = wire.json();
+                assert_valid(format, &body);
+                assert_shows_the_failures(format, level, path, &body);
+                assert_no_leak(&case, &wire, &forbidden);
+                let head = request(server.addr, "HEAD", path).await;
+                assert_no_leak(&format!("{format} {level} HEAD {path}"), &head, &forbidden);
+                checked += 1;
+            }
+            // A method the endpoint refuses answers without a body worth leaking.
+            let refused = request(server.addr, "POST", "/health/ready").await;
+            assert_eq!(refused.status, 405);
+            assert_no_leak(&format!("{format} {level} POST"), &refused, &forbidden);
+        }
+    }
+    assert_eq!(checked, 2 * 3 * 3, "tiers × formats × levels");
+}
+
+/// The matrix is not vacuous: the failing entries are in the body, with
+/// the fixed descriptions at `full`.
+fn assert_shows_the_failures(format: ResponseFormat, level: Disclosure, path: &str, body: &Value) {
+    let entries = body["entries"].as_object().unwrap();
+    if level == Disclosure::Status {
+        assert!(entries.is_empty(), "{body}");
+        return;
+    }
+    let expected: &[(&str, &str)] = match path {
+        "/health/ready" => &[
+            ("startup", "startup failed"),
+            ("errors", "check failed"),
+            ("panics", "check panicked"),
+            ("hangs", "timed out after 50 ms"),
+            ("optional", "check failed"),
+            ("cached", "check failed"),
+            ("background", "check failed"),
+            ("sqlite", "check failed"),
+            ("postgres", "check failed"),
+            ("grpc", "check failed"),
+        ],
+        "/health/active" => &[
+            ("startup", "startup failed"),
+            ("errors", "check failed"),
+            ("panics", "check panicked"),
+            ("hangs", "timed out after 50 ms"),
+            ("sqlite", "check failed"),
+            ("postgres", "check failed"),
+            ("grpc", "check failed"),
+        ],
+        _ => &[("consumer", "no heartbeat within 1 ms")],
+    };
+    let names: Vec<&str> = entries.keys().map(String::as_str).collect();
+    let want: Vec<&str> = expected.iter().map(|(n, _)| *n).collect();
+    assert_eq!(names, want, "{format} {level} {path}");
+    for (name, description) in expected {
+        let shown = &entries[*name]["description"];
+        match level {
+            Disclosure::Full => assert_eq!(shown, description, "{name}: {body}"),
+            _ => assert!(shown.is_null(), "{name}: {body}"),
+        }
+    }
+}
+
+#[actix_web::test]
+async fn names_and_status_hide_what_a_probe_itself_describes() {
+    // ZB-2.3c puts `selfAddress` in `data` and a probe may describe itself
+    // with an address: `full` shows the probe's own words, the stricter
+    // levels never do.
+    let reg = HealthRegistry::new();
+    reg.add(ProbeRegistration::new(
+        "node",
+        from_fn(|| async {
+            Ok(zb_health::ProbeResult::healthy()
+                .with_description(format!("member {HOST}"))
+                .with_data("selfAddress", format!("{HOST}:7000")))
+        }),
+    ))
+    .unwrap();
+    for format in FORMATS {
+        for level in LEVELS {
+            let server = serve(
+                ZbHealth::new(reg.clone())
+                    .format(format)
+                    .disclosure(level)
+                    .build()
+                    .unwrap(),
+            );
+            let wire = request(server.addr, "GET", "/health/ready").await;
+            assert_valid(format, &wire.json());
+            let shown = String::from_utf8_lossy(&wire.body).contains(HOST);
+            assert_eq!(shown, level == Disclosure::Full, "{format} {level}");
+        }
+    }
+}
