@@ -36,3 +36,6 @@ BENCH=watchdog "$target_dir/release/zb-health-bench" 2>&1 | tee -a "$target_dir/
 BENCH=management "$target_dir/release/zb-health-bench" 2>&1 | tee -a "$target_dir/bench-report.txt"
 # The disclosure ratios (issue 9): /health/ready at names and status ÷ full.
 BENCH=disclosure "$target_dir/release/zb-health-bench" 2>&1 | tee -a "$target_dir/bench-report.txt"
+# Probe executions with 100 gRPC Watch streams and 64 HTTP clients vs HTTP
+# alone (issue 9, AT-7), appended too.
+BENCH=grpc "$target_dir/release/zb-health-bench" 2>&1 | tee -a "$target_dir/bench-report.txt"

@@ -78,6 +78,11 @@ fn shape_errors_are_refused_by_schema_and_parser_alike() {
         "service: s\nlifecycle: { startup_gates: [init, init] }\n", // R3
         "service: s\nlifecycle: { startup_gates: [\"in it\"] }\n", // R9
         "service: s\nlifecycle: { drain_delay: 5 }\n",           // no unit
+        "service: s\ngrpc: { port: 50051 }\n",                   // unknown grpc key
+        "service: s\ngrpc: { period: 0ms }\n",                   // R5
+        "service: s\ngrpc: { services: { \"a..b\": ready } }\n", // R9
+        "service: s\ngrpc: { services: { a: writes } }\n",       // unknown tier
+        "service: s\ngrpc: { services: { a: { tier: ready } } }\n", // no `probe`
         "service: s\nmanagement: { port: 0 }\n",                 // not a port
         "service: s\nmanagement: { port: 70000 }\n",             // not a port
         "service: s\nmanagement: { port: \"8081\" }\n",          // a string
@@ -143,4 +148,10 @@ fn every_word_list_of_the_schema_is_the_vocabulary() {
     // `live` is a tag, but no probe may carry it (R1): the schema leaves it
     // out so that an editor never offers it.
     agrees::<Tag>(&schema, "/$defs/tag/enum", &[Tag::Live]);
+    // A gRPC service may answer from any tier, `live` included.
+    agrees::<Tag>(
+        &schema,
+        "/properties/grpc/properties/services/additionalProperties/oneOf/0/enum",
+        &[],
+    );
 }

@@ -12,6 +12,7 @@
 mod attr;
 mod builtin;
 mod errors;
+mod grpc;
 mod lifecycle;
 mod manifest;
 

@@ -351,6 +351,11 @@ fn generate(
     } = life;
     let (names_table, unique) = unique_name_facts(m, file, span, krate, name);
     checks.extend(unique);
+    let crate::grpc::Generated {
+        items: grpc_items,
+        checks: grpc_checks,
+    } = crate::grpc::generate(m, file, span, krate, name);
+    checks.push(grpc_checks);
 
     let service = &m.service.value;
     let [ready, active, live] = Tag::ALL.map(|t| m.paths.get(t).to_owned());
@@ -450,6 +455,8 @@ fn generate(
             pub const PROBES: &'static [#krate::ProbeMeta] = &[#(#metas),*];
 
             #names_table
+
+            #grpc_items
 
             /// The tier paths the manifest declares.
             pub fn paths() -> #krate::EndpointPaths {

@@ -36,6 +36,10 @@ use tonic::transport::{Channel, Endpoint};
 
 use crate::{Probe, ProbeError, ProbeOutcome, ProbeResult};
 
+// This process's own health over grpc.health.v1 (AT-7); the rest of this
+// module checks a dependency's.
+pub mod server;
+
 /// The tonic this crate was built against, so applications and generated
 /// code name the very `Endpoint` and `Channel` types the probe accepts.
 pub use tonic;

@@ -127,6 +127,11 @@ macro_rules! feature_guard {
 feature_guard!(__zb_require_database, "database", "`kind: database`");
 feature_guard!(__zb_require_grpc, "grpc", "`kind: grpc`");
 feature_guard!(
+    __zb_require_grpc_server,
+    "grpc",
+    "a `grpc` section (the grpc.health.v1 server)"
+);
+feature_guard!(
     __zb_require_cluster,
     "cluster",
     "a cluster kind (`cluster-membership`, `cluster-transport` or `active-node`)"

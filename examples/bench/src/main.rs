@@ -17,6 +17,7 @@
 
 mod client;
 mod disclosure;
+mod grpc;
 mod management;
 mod policy;
 mod servers;
@@ -104,6 +105,16 @@ fn main() -> ExitCode {
     // clients are in-process too.
     if std::env::var("BENCH").as_deref() == Ok("management") {
         return finish("management", management::run());
+    }
+    // `BENCH=grpc` prints only the gRPC Watch table; no wrk either.
+    if std::env::var("BENCH").as_deref() == Ok("grpc") {
+        return match grpc::run() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: grpc: {e}");
+                ExitCode::from(1)
+            }
+        };
     }
     if !wrk::available() {
         eprintln!(

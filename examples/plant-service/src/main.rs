@@ -7,7 +7,12 @@
 //! server keeps serving for the manifest's `drain_delay` (5 s;
 //! `DRAIN_DELAY_MS` overrides it; a second signal cuts it short), then
 //! in-flight requests finish and it exits 0. `GET /metrics` serves the
-//! health metrics in Prometheus text.
+//! health metrics in Prometheus text, on both ports.
+//!
+//! `grpc.health.v1` is served on 127.0.0.1:50051 (`GRPC_PORT` overrides
+//! it), from the manifest's `grpc` section: `""` is `ready`,
+//! `plant.v1.Writes` is `active`, `plant.db` is the database probe. It
+//! turns `NOT_SERVING` at the first signal and stops with the HTTP server.
 
 use std::time::Duration;
 
@@ -50,6 +55,19 @@ async fn main() -> std::io::Result<()> {
     })
     .workers(1)
     .bind(("127.0.0.1", management_port))?;
+    let grpc_port: u16 = std::env::var("GRPC_PORT")
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(50051);
+    let grpc = Health::grpc(&registry).expect("the manifest's probes are installed");
+    let grpc_incoming =
+        tonic::transport::server::TcpIncoming::bind(([127, 0, 0, 1], grpc_port).into())?;
+    let grpc_stopped = grpc.shutdown_after_drain(drain.delay());
+    let grpc_server = tonic::transport::Server::builder()
+        .add_service(grpc.server())
+        .serve_with_incoming_shutdown(grpc_incoming, grpc_stopped);
+    // On this (main) runtime; the HTTP workers have their own threads.
+    let grpc_task = tokio::spawn(grpc_server);
     let server = HttpServer::new(move || {
         let health = health.clone();
         App::new()
@@ -61,8 +79,12 @@ async fn main() -> std::io::Result<()> {
     // A real service signals it after its migrations and cache warm-up.
     startup.warm_up.ready();
     println!(
-        "plant-service on http://127.0.0.1:{port}  (/health/ready, /health/active, /healthz, /metrics); management on http://127.0.0.1:{management_port}; drain delay {} ms",
+        "plant-service on http://127.0.0.1:{port}  (/health/ready, /health/active, /healthz, /metrics); management on http://127.0.0.1:{management_port}; grpc.health.v1 on 127.0.0.1:{grpc_port}; drain delay {} ms",
         drain.delay().as_millis()
     );
-    serve_with_management(server, management, &registry, drain).await
+    let served = serve_with_management(server, management, &registry, drain).await;
+    // Ends Watch streams if the HTTP servers stopped without a drain.
+    grpc.stop();
+    grpc_task.abort();
+    served
 }

@@ -19,6 +19,7 @@ mod cluster;
 pub mod drain;
 mod duration;
 pub mod facts;
+pub mod grpc;
 #[cfg(feature = "manifest")]
 pub mod manifest;
 mod paths;

@@ -30,6 +30,9 @@
 //!     - { name: consumer, deadline: 30s }
 //!   drain_delay: 5s                    #   serve on after SIGTERM with ready 503
 //!   shutdown_timeout: 20s              #   then in-flight requests get this long
+//! grpc:                                # optional: grpc.health.v1 (AT-7)
+//!   period: 1s                         #   the one schedule feeding Watch
+//!   services: { "": ready, plant.v1.Writes: active, plant.db: { probe: database } }
 //! management: { port: 8081 }           # optional: the tiers' own server
 //! defaults: { timeout: 800ms, failure_status: unhealthy }   # optional
 //! observability:                       # optional (BE-HLTH-008)
@@ -57,6 +60,7 @@
 //!    and broken rules are all pushed into one [`Violations`](crate::Violations)
 //!    sink, so the user sees every problem of the file at once.
 
+mod grpc;
 mod read;
 mod tree;
 
@@ -71,6 +75,7 @@ use crate::{
     ResponseFormat, Tag, TagSet, Violation,
 };
 pub use crate::{MajorityGuard, MembershipPolicy};
+pub use grpc::{GrpcDecl, GrpcServiceDecl, GrpcTargetDecl};
 
 /// A 1-based line and column in the YAML text, so a violation can point at
 /// the very value that broke a rule. Displays as `line:column`.
@@ -144,6 +149,8 @@ pub struct Manifest {
     /// `observability.failure_log_interval`: how often an unchanged
     /// failing probe is logged again (BE-HLTH-008); zero logs every run.
     pub failure_log_interval: Option<Located<Duration>>,
+    /// `grpc`: the `grpc.health.v1` service mapping (AT-7), if stated.
+    pub grpc: Option<GrpcDecl>,
 }
 
 /// What the tier bodies show: the `format`, `disclosure` and

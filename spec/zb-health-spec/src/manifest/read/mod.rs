@@ -12,6 +12,7 @@
 //! `crate::rules`; these files only find the values and their locations.
 
 mod endpoints;
+mod grpc;
 mod lifecycle;
 mod observability;
 mod probes;
@@ -28,7 +29,7 @@ use crate::{
 };
 
 /// The top-level keys.
-const TOP_KEYS: [&str; 8] = [
+const TOP_KEYS: [&str; 9] = [
     "service",
     "endpoints",
     "orchestrator",
@@ -37,6 +38,7 @@ const TOP_KEYS: [&str; 8] = [
     "defaults",
     "probes",
     "observability",
+    "grpc",
 ];
 /// The keys of `endpoints`: the preset and one path per tier, then what
 /// the bodies show (`endpoints::RESPONSE_KEYS`).
@@ -182,6 +184,7 @@ impl Reader {
             responses.cluster_ready = self.cluster_ready(cluster_ready, probes);
         }
         let failure_log_interval = self.observability(&top);
+        let grpc = self.grpc(&top, probes.as_deref());
         Some(Manifest {
             service: service?,
             paths,
@@ -194,6 +197,7 @@ impl Reader {
             default_failure_status,
             probes: probes?,
             failure_log_interval,
+            grpc,
         })
     }
 

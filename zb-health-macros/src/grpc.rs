@@ -1,0 +1,119 @@
+//! The manifest's `grpc` section in generated code: `GRPC_PERIOD` and
+//! `grpc(registry)`, which builds the `grpc.health.v1` server with the
+//! manifest's service mapping (AT-7).
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use zb_health_spec::manifest::{GrpcTargetDecl, Manifest, ProbeKind};
+use zb_health_spec::{Rule, Tag, Violation};
+
+use crate::errors::render;
+
+/// What the manifest type gets from the `grpc` section.
+pub struct Generated {
+    /// Items of the manifest type's `impl`.
+    pub items: TokenStream,
+    /// Module-level items: the feature guard and the checks of probe
+    /// targets whose names only the attributes know.
+    pub checks: TokenStream,
+}
+
+pub fn generate(
+    m: &Manifest,
+    file: &str,
+    span: Span,
+    krate: &TokenStream,
+    name: &syn::Ident,
+) -> Generated {
+    let Some(grpc) = &m.grpc else {
+        return Generated {
+            items: quote!(),
+            checks: quote!(),
+        };
+    };
+    let period_ms = grpc.period().as_millis() as u64;
+    let services = grpc.services.iter().map(|s| {
+        let service = &s.name.value;
+        let target = match &s.target {
+            GrpcTargetDecl::Tier(t) => {
+                let tier = match t.value {
+                    Tag::Ready => quote!(Ready),
+                    Tag::Active => quote!(Active),
+                    Tag::Live => quote!(Live),
+                };
+                quote!(#krate::grpc::server::GrpcTarget::Tier(#krate::Tag::#tier))
+            }
+            GrpcTargetDecl::Probe(p) => {
+                let p = &p.value;
+                quote!(#krate::grpc::server::GrpcTarget::probe(#p))
+            }
+        };
+        quote!(.service(#service, #target))
+    });
+    let items = quote! {
+        /// The manifest's `grpc.period`: how often the one evaluation
+        /// feeding every gRPC `Watch` stream runs.
+        pub const GRPC_PERIOD: #krate::__private::Duration =
+            #krate::__private::Duration::from_millis(#period_ms);
+
+        /// The `grpc.health.v1` server over `registry` with the manifest's
+        /// `grpc.services` mapping and `grpc.period`; call it after
+        /// `install`, so the probe targets are registered. Serve it with
+        /// `tonic::transport::Server::builder().add_service(health.server())`.
+        ///
+        /// Errors only if a probe target is not in `registry` (R4): the
+        /// other rules held at compile time.
+        pub fn grpc(
+            registry: &#krate::HealthRegistry,
+        ) -> ::core::result::Result<#krate::grpc::server::GrpcHealth, #krate::spec::SpecError> {
+            #krate::grpc::server::GrpcHealth::builder(::core::clone::Clone::clone(registry))
+                .period(Self::GRPC_PERIOD)
+                #(#services)*
+                .build()
+        }
+    };
+    // The reader checked probe targets against the manifest's names unless
+    // a custom probe takes its name from its attribute; then `__PROBE_NAMES`
+    // exists and the check happens here, against the attributes' names.
+    let dynamic = m
+        .probes
+        .iter()
+        .any(|p| matches!(p.kind, ProbeKind::Custom { .. }) && p.name.is_none());
+    let targets = grpc
+        .services
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| match &s.target {
+            GrpcTargetDecl::Probe(p) if dynamic => Some((i, s, p)),
+            _ => None,
+        })
+        .map(|(i, s, p)| {
+            let message = format!(
+                "{file}:{}: {}",
+                p.location,
+                render(&Violation {
+                    rule: Rule::Unknown,
+                    location: p.location,
+                    message: format!(
+                        "gRPC service `{}` maps to probe `{}`, which is not a probe of this manifest",
+                        s.name.value, p.value
+                    ),
+                    help: "name a probe of the manifest (a custom probe's name is on its #[zb_health] attribute)".into(),
+                })
+            );
+            let item = format_ident!("{}__grpc_service{}__probe_known", name, i + 1);
+            let probe = &p.value;
+            quote_spanned! {span=>
+                #[doc(hidden)]
+                #[allow(non_upper_case_globals, dead_code)]
+                const #item: () = if !#krate::spec::grpc::names_contain(&#name::__PROBE_NAMES, #probe) {
+                    ::core::panic!("{}", #message)
+                };
+            }
+        });
+    let checks = quote! {
+        #krate::__zb_require_grpc_server!();
+        #(#targets)*
+    };
+    Generated { items, checks }
+}
