@@ -35,6 +35,9 @@
 //!   [`ZbHealthEndpoints::tier`] serves one tier alone.
 //! * [`ActiveNodeGate`] and [`RequireActiveNode`] keep active-only routes
 //!   on the active node (ZB-4).
+//! * With the `grpc` feature, `grpc::server::GrpcHealth` serves
+//!   `grpc.health.v1` from the same registry and single-flight results
+//!   (AT-7): `Check` fresh, `Watch` from one schedule.
 //! * [`lifecycle`]: the startup gate ([`HealthRegistry::startup_gate`]),
 //!   the liveness watchdog ([`HealthRegistry::watchdog`]) and the shutdown
 //!   drain ([`lifecycle::serve`](fn@lifecycle::serve)).
