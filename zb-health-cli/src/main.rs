@@ -9,6 +9,11 @@
 //! with a caret at the violation's line:column, the requirement the rule
 //! enforces, and a `help:` line.
 //!
+//! It sees the manifest alone. What only the compiler can see is left to it:
+//! an R7 contradiction between the manifest and a `#[zb_health]` attribute,
+//! or a custom `type` that is not a probe; such a manifest is `ok` here and
+//! still fails the build.
+//!
 //! Exit status, for CI pipelines and editors:
 //! - `0`: every file is valid (each gets `PATH: ok` on stdout);
 //! - `1`: at least one rule is broken;

@@ -52,9 +52,10 @@ pub fn report(path: &str, text: &str, violations: &[Violation<Location>], styled
 /// underlines the offending word as rustc does.
 ///
 /// Characters, not bytes: a column after `é` or `名` must not land inside
-/// that character. A location past the end of its line or of the text (an
-/// unterminated mapping is reported at the end) is clamped to the line's end,
-/// which renders as a caret just after the last character.
+/// that character. A column past the end of its line (an unterminated
+/// mapping can be reported there) is clamped to the line's end, which renders
+/// as a caret just after the last character; a line past the end of the text
+/// is clamped to the last line.
 pub fn span(text: &str, location: Location) -> Range<usize> {
     let mut line_start = 0;
     for _ in 1..location.line {
@@ -116,9 +117,10 @@ mod tests {
 
     #[test]
     fn columns_count_characters_not_bytes() {
-        // `é` is 2 bytes, `名` 3: column 14 is the `b` of `bad` on line 2.
+        // `é` is 2 bytes, `名` 3: column 13 is the `b` of `bad` on line 2 (byte 18).
         let text = "service: x\nname: é名 名é bad\n";
-        let range = span(text, at(2, 14));
+        let range = span(text, at(2, 13));
+        assert_eq!(range.start, 11 + 18);
         assert_eq!(&text[range], "bad");
     }
 

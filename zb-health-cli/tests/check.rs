@@ -1,0 +1,250 @@
+//! `zb-health check` as a binary: exit codes, stdout, and the diagnostics on
+//! stderr compared with checked-in snapshots.
+//!
+//! Snapshots live in `tests/snapshots/`; `SNAPSHOTS=overwrite cargo test
+//! --workspace --all-features --test check` rewrites them (review the diff).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use zb_health_spec::manifest::parse_manifest;
+
+/// The workspace root: the CLI runs there so that paths in the diagnostics
+/// (and so the snapshots) are the same on every machine.
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the crate is in the workspace")
+        .to_path_buf()
+}
+
+fn zb_health(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_zb-health"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("the zb-health binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).expect("the CLI writes UTF-8")
+}
+
+/// Compares `actual` with `tests/snapshots/NAME`, or rewrites the file when
+/// `SNAPSHOTS=overwrite`.
+fn assert_snapshot(name: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots")
+        .join(name);
+    if std::env::var_os("SNAPSHOTS").is_some_and(|v| v == "overwrite") {
+        std::fs::write(&path, actual).expect("the snapshot is writable");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "no snapshot {}: {e}; run with SNAPSHOTS=overwrite",
+            path.display()
+        )
+    });
+    assert!(
+        expected == actual,
+        "{} differs from the output (SNAPSHOTS=overwrite rewrites it)\n--- expected\n{expected}\n--- actual\n{actual}",
+        path.display()
+    );
+}
+
+/// Every `.yaml` file in a directory of the workspace, sorted, as paths
+/// relative to the root.
+fn manifests(dir: &str) -> Vec<String> {
+    let mut files: Vec<String> = std::fs::read_dir(root().join(dir))
+        .expect("the manifest directory exists")
+        .map(|entry| entry.expect("a readable entry").file_name())
+        .map(|name| name.into_string().expect("UTF-8 file names"))
+        .filter(|name| name.ends_with(".yaml"))
+        .map(|name| format!("{dir}/{name}"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no manifests in {dir}");
+    files
+}
+
+#[test]
+fn every_valid_manifest_passes_with_ok_on_stdout_and_exit_0() {
+    let mut files = vec!["examples/plant-service/health.yaml".to_string()];
+    files.extend(manifests("tests/ui/pass/manifests"));
+    let args: Vec<&str> = ["check"]
+        .into_iter()
+        .chain(files.iter().map(String::as_str))
+        .collect();
+    let out = zb_health(&args);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
+    let expected: String = files.iter().map(|f| format!("{f}: ok\n")).collect();
+    assert_eq!(text(&out.stdout), expected);
+    assert_eq!(text(&out.stderr), "");
+}
+
+#[test]
+fn a_violation_exits_1_and_the_valid_files_are_still_reported() {
+    let out = zb_health(&[
+        "check",
+        "tests/ui/fail/manifests/live_tag.yaml",
+        "examples/plant-service/health.yaml",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stdout),
+        "examples/plant-service/health.yaml: ok\n"
+    );
+    assert!(text(&out.stderr).starts_with("error[R1]: "));
+}
+
+#[test]
+fn diagnostics_match_their_snapshots() {
+    for name in ["live_tag", "drain_grace", "unknown", "invalid", "durations"] {
+        let file = format!("tests/ui/fail/manifests/{name}.yaml");
+        let out = zb_health(&["check", "--color", "never", &file]);
+        assert_eq!(out.status.code(), Some(1), "{file}");
+        assert_eq!(text(&out.stdout), "", "{file}");
+        assert_snapshot(&format!("{name}.stderr"), &text(&out.stderr));
+    }
+}
+
+#[test]
+fn carets_count_characters_after_non_ascii_text() {
+    let out = zb_health(&[
+        "check",
+        "--color=never",
+        "zb-health-cli/tests/fixtures/non_ascii.yaml",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_snapshot("non_ascii.stderr", &text(&out.stderr));
+}
+
+/// The `(rule, line, column)` list that the CLI printed: each `error[R…]`
+/// title and the `--> path:line:column` after it.
+fn reported(stderr: &str) -> Vec<(String, usize, usize)> {
+    let mut found = Vec::new();
+    let mut lines = stderr.lines();
+    while let Some(line) = lines.next() {
+        let Some(code) = line
+            .strip_prefix("error[")
+            .and_then(|rest| rest.split_once(']'))
+            .map(|(code, _)| code.to_string())
+        else {
+            continue;
+        };
+        let arrow = lines.next().expect("a `-->` line after the title");
+        let place = arrow
+            .trim_start()
+            .strip_prefix("--> ")
+            .expect("a `-->` line");
+        let mut parts = place.rsplitn(3, ':');
+        let column = parts.next().and_then(|c| c.parse().ok()).expect("column");
+        let line = parts.next().and_then(|l| l.parse().ok()).expect("line");
+        found.push((code, line, column));
+    }
+    found
+}
+
+/// Some manifests under `tests/ui/fail/` are valid on their own and fail only
+/// against the Rust code (an R7 contradiction with a `#[zb_health]`
+/// attribute, a `type` that is not a probe): the CLI, which sees no Rust,
+/// must accept those, as `parse_manifest` does.
+#[test]
+fn the_cli_reports_exactly_what_parse_manifest_reports_for_every_failing_manifest() {
+    let mut files = manifests("tests/ui/fail/manifests");
+    files.push("zb-health-cli/tests/fixtures/non_ascii.yaml".into());
+    let mut failing = 0;
+    for file in files {
+        let yaml = std::fs::read_to_string(root().join(&file)).expect("readable");
+        let expected: Vec<(String, usize, usize)> = parse_manifest(&yaml)
+            .err()
+            .unwrap_or_default()
+            .iter()
+            .map(|v| {
+                let code = v.rule.code().to_string();
+                (code, v.location.line, v.location.column)
+            })
+            .collect();
+        let out = zb_health(&["check", "--color", "never", &file]);
+        if expected.is_empty() {
+            assert_eq!(out.status.code(), Some(0), "{file}");
+            assert_eq!(text(&out.stdout), format!("{file}: ok\n"));
+        } else {
+            failing += 1;
+            assert_eq!(out.status.code(), Some(1), "{file}");
+            assert_eq!(text(&out.stdout), "", "{file}");
+        }
+        assert_eq!(reported(&text(&out.stderr)), expected, "{file}");
+    }
+    // Most of them break a manifest rule, so the comparison is not vacuous.
+    assert!(failing >= 15, "only {failing} manifests fail");
+}
+
+#[test]
+fn usage_errors_and_unreadable_files_exit_2_and_say_why() {
+    for args in [
+        &[][..],
+        &["check"][..],
+        &["lint", "health.yaml"][..],
+        &["check", "--color", "blue", "health.yaml"][..],
+    ] {
+        let out = zb_health(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = text(&out.stderr);
+        assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
+        assert!(stderr.contains("Usage: zb-health check"), "{args:?}");
+    }
+
+    // An unreadable file does not stop the others, and wins over a violation.
+    let out = zb_health(&[
+        "check",
+        "no/such/health.yaml",
+        "tests/ui/fail/manifests/live_tag.yaml",
+        "examples/plant-service/health.yaml",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with("error: cannot read `no/such/health.yaml`: "),
+        "{stderr}"
+    );
+    assert!(stderr.contains("error[R1]"), "{stderr}");
+    assert_eq!(
+        text(&out.stdout),
+        "examples/plant-service/health.yaml: ok\n"
+    );
+
+    // A directory is a file that cannot be read as a manifest.
+    let out = zb_health(&["check", "tests"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).starts_with("error: cannot read `tests`: "));
+}
+
+#[test]
+fn help_and_version_go_to_stdout_and_exit_0() {
+    let out = zb_health(&["--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stdout).starts_with("Usage: zb-health check"));
+
+    let out = zb_health(&["--version"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        text(&out.stdout),
+        format!("zb-health {}\n", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn colour_is_off_when_stderr_is_not_a_terminal_and_on_when_asked() {
+    let file = "tests/ui/fail/manifests/live_tag.yaml";
+    // The test captures stderr through a pipe: `auto` (the default) is plain.
+    let auto = zb_health(&["check", file]);
+    let never = zb_health(&["check", "--color", "never", file]);
+    assert!(!text(&auto.stderr).contains('\u{1b}'));
+    assert_eq!(auto.stderr, never.stderr);
+
+    let always = zb_health(&["check", "--color", "always", file]);
+    assert_eq!(always.status.code(), Some(1));
+    assert!(text(&always.stderr).contains("\u{1b}["));
+}
