@@ -68,9 +68,23 @@ fn manifests(dir: &str) -> Vec<String> {
     files
 }
 
+/// Every example's `health.yaml`, whatever the examples are called.
+fn example_manifests() -> Vec<String> {
+    let mut files: Vec<String> = std::fs::read_dir(root().join("examples"))
+        .expect("the examples directory exists")
+        .map(|entry| entry.expect("a readable entry").file_name())
+        .map(|name| name.into_string().expect("UTF-8 file names"))
+        .map(|name| format!("examples/{name}/health.yaml"))
+        .filter(|file| root().join(file).is_file())
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no example has a health.yaml");
+    files
+}
+
 #[test]
 fn every_valid_manifest_passes_with_ok_on_stdout_and_exit_0() {
-    let mut files = vec!["examples/plant-service/health.yaml".to_string()];
+    let mut files = example_manifests();
     files.extend(manifests("tests/ui/pass/manifests"));
     let args: Vec<&str> = ["check"]
         .into_iter()
@@ -88,13 +102,10 @@ fn a_violation_exits_1_and_the_valid_files_are_still_reported() {
     let out = zb_health(&[
         "check",
         "tests/ui/fail/manifests/live_tag.yaml",
-        "examples/plant-service/health.yaml",
+        "tests/ui/pass/manifests/full.yaml",
     ]);
     assert_eq!(out.status.code(), Some(1));
-    assert_eq!(
-        text(&out.stdout),
-        "examples/plant-service/health.yaml: ok\n"
-    );
+    assert_eq!(text(&out.stdout), "tests/ui/pass/manifests/full.yaml: ok\n");
     assert!(text(&out.stderr).starts_with("error[R1]: "));
 }
 
@@ -201,7 +212,7 @@ fn usage_errors_and_unreadable_files_exit_2_and_say_why() {
         "check",
         "no/such/health.yaml",
         "tests/ui/fail/manifests/live_tag.yaml",
-        "examples/plant-service/health.yaml",
+        "tests/ui/pass/manifests/full.yaml",
     ]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = text(&out.stderr);
@@ -210,10 +221,21 @@ fn usage_errors_and_unreadable_files_exit_2_and_say_why() {
         "{stderr}"
     );
     assert!(stderr.contains("error[R1]"), "{stderr}");
-    assert_eq!(
-        text(&out.stdout),
-        "examples/plant-service/health.yaml: ok\n"
-    );
+    assert_eq!(text(&out.stdout), "tests/ui/pass/manifests/full.yaml: ok\n");
+
+    // Not UTF-8: unreadable as a manifest, said as such.
+    let latin1 = std::env::temp_dir().join(format!("zb-health-cli-{}.yaml", std::process::id()));
+    std::fs::write(&latin1, b"service: k\xfchlung\n").expect("the temp dir is writable");
+    let out = Command::new(env!("CARGO_BIN_EXE_zb-health"))
+        .arg("check")
+        .arg(&latin1)
+        .output()
+        .expect("the zb-health binary runs");
+    std::fs::remove_file(&latin1).expect("the temp file is removable");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(stderr.starts_with("error: cannot read `"), "{stderr}");
+    assert!(stderr.contains("UTF-8"), "{stderr}");
 
     // A directory is a file that cannot be read as a manifest.
     let out = zb_health(&["check", "tests"]);
