@@ -76,27 +76,14 @@ fn serve_http(registry: HealthRegistry) -> io::Result<SocketAddr> {
     let endpoints = ZbHealth::new(registry)
         .build()
         .map_err(|e| io::Error::other(e.to_string()))?;
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::Builder::new()
-        .name("bench-grpc-http".into())
-        .spawn(move || {
-            actix_web::rt::System::new().block_on(async move {
-                let server = HttpServer::new(move || App::new().service(endpoints.clone()))
-                    .workers(2)
-                    .backlog(1024)
-                    .disable_signals()
-                    .bind(("127.0.0.1", 0));
-                match server {
-                    Ok(server) => {
-                        let _ = tx.send(Ok(server.addrs()[0]));
-                        let _ = server.run().await;
-                    }
-                    Err(e) => drop(tx.send(Err(e))),
-                }
-            });
-        })?;
-    rx.recv()
-        .map_err(|_| io::Error::other("server thread died before binding"))?
+    crate::servers::on_server_thread("bench-grpc-http", move || {
+        let server = HttpServer::new(move || App::new().service(endpoints.clone()))
+            .workers(2)
+            .backlog(1024)
+            .disable_signals()
+            .bind(("127.0.0.1", 0))?;
+        Ok((server.addrs()[0], vec![server.run()]))
+    })
 }
 
 /// GETs `/health/ready` from `CLIENTS` threads until `RUN` has passed;

@@ -119,27 +119,14 @@ fn serve<F>(configure: F) -> io::Result<SocketAddr>
 where
     F: Fn(&mut web::ServiceConfig) + Send + Clone + 'static,
 {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::Builder::new()
-        .name("bench-policy".into())
-        .spawn(move || {
-            actix_web::rt::System::new().block_on(async move {
-                let server = HttpServer::new(move || App::new().configure(configure.clone()))
-                    .workers(2)
-                    .backlog(1024)
-                    .disable_signals()
-                    .bind(("127.0.0.1", 0));
-                match server {
-                    Ok(server) => {
-                        let _ = tx.send(Ok(server.addrs()[0]));
-                        let _ = server.run().await;
-                    }
-                    Err(e) => drop(tx.send(Err(e))),
-                }
-            });
-        })?;
-    rx.recv()
-        .map_err(|_| io::Error::other("server thread died before binding"))?
+    crate::servers::on_server_thread("bench-policy", move || {
+        let server = HttpServer::new(move || App::new().configure(configure.clone()))
+            .workers(2)
+            .backlog(1024)
+            .disable_signals()
+            .bind(("127.0.0.1", 0))?;
+        Ok((server.addrs()[0], vec![server.run()]))
+    })
 }
 
 /// `total` GETs of `/health/ready` from `CLIENTS` threads; the latencies.
