@@ -52,3 +52,107 @@ fn every_requirement_id_has_one_row_with_a_known_status() {
         );
     }
 }
+
+/// Every `.rs` file of the workspace's sources and tests (not `target/`).
+fn sources() -> Vec<(std::path::PathBuf, String)> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<(std::path::PathBuf, String)>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = entry.file_name();
+            if path.is_dir() {
+                if name != "target" && name != "ui" && !name.to_string_lossy().starts_with('.') {
+                    walk(&path, out);
+                }
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                out.push((path, text));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(root(), &mut out);
+    out
+}
+
+fn root() -> &'static std::path::Path {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+}
+
+/// Whether a source defines `fn name` (`name*`: a function whose name
+/// starts with `name`).
+fn defines(text: &str, name: &str) -> bool {
+    match name.strip_suffix('*') {
+        Some(prefix) => text.contains(&format!("fn {prefix}")),
+        None => text.contains(&format!("fn {name}(")),
+    }
+}
+
+/// The table names only tests and cases that exist: `ui/…` is a trybuild
+/// case under `tests/ui/`; `file::test` a test of `tests/tests/file.rs`;
+/// `module::tests::test` a function of that name somewhere in the
+/// workspace; a path with `/` a file. So a renamed or deleted test makes
+/// the table fail, not silently lie.
+#[test]
+fn every_test_and_case_the_table_names_exists() {
+    let sources = sources();
+    let mut missing = Vec::new();
+    for line in TABLE.lines() {
+        let Some(rest) = line.strip_prefix("| ") else {
+            continue;
+        };
+        let cells: Vec<&str> = rest.split(" | ").collect();
+        let is_id = ["ZB-", "AT-", "BE-HLTH-"]
+            .iter()
+            .any(|p| cells[0].starts_with(p));
+        if !is_id || cells.len() < 5 {
+            continue;
+        }
+        for cell in &cells[3..] {
+            for token in cell.split('`').skip(1).step_by(2) {
+                let ok = if let Some(case) = token.strip_prefix("ui/") {
+                    root().join("tests/ui").join(case).is_file()
+                } else if token.contains('/') {
+                    root().join(token).exists()
+                } else if token
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "_:*".contains(c))
+                    && token.contains("::")
+                {
+                    let segments: Vec<&str> = token.split("::").collect();
+                    let last = *segments.last().unwrap();
+                    let file = root()
+                        .join("tests/tests")
+                        .join(format!("{}.rs", segments[0]));
+                    if last == "*" {
+                        // `file::*`, `module::tests::*`: the file or module exists.
+                        file.is_file()
+                            || sources.iter().any(|(p, text)| {
+                                p.file_stem().is_some_and(|s| s == segments[0])
+                                    || text
+                                        .contains(&format!("mod {}", segments[segments.len() - 2]))
+                            })
+                    } else if segments.len() == 2 && file.is_file() {
+                        defines(&std::fs::read_to_string(&file).unwrap(), last)
+                    } else {
+                        sources.iter().any(|(_, text)| defines(text, last))
+                    }
+                } else {
+                    true // a Rust item or a word, not a test reference
+                };
+                if !ok {
+                    missing.push(format!("{}: `{token}`", cells[0]));
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "spec/traceability.md names tests or cases that do not exist:\n{}",
+        missing.join("\n")
+    );
+}
