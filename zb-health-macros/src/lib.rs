@@ -2,9 +2,9 @@
 //! re-exports them (as tokio does with tokio-macros); generated code names
 //! the runtime by the absolute path `::zb_health`, or by `crate = "..."`.
 //!
-//! Stages, after serde_derive: [`attr`] parses the attribute into typed
+//! Stages, after serde_derive: `attr` parses the attribute into typed
 //! settings, the shared `zb-health-spec` crate checks every spec rule, and
-//! [`errors`] collects all violations into compile errors. The macros never
+//! `errors` collects all violations into compile errors. The macros never
 //! panic: every failure is a `compile_error!` at the offending token.
 
 #![warn(missing_docs)]
