@@ -225,7 +225,7 @@ fn grace(plan: &Plan, target: &Target<'_>, drifts: &mut Vec<Drift>) {
                 human(plan.graceful_stop),
                 human(needed)
             ),
-            help: format!("{help}; the kubelet would SIGKILL the service while requests are in flight"),
+            help: format!("set `{help}`; the kubelet would SIGKILL the service while requests are in flight"),
         }),
         Some(s) if plan.grace_stated && s != i128::from(plan.grace_seconds) => drifts.push(Drift {
             check: Check::Grace,
@@ -234,14 +234,14 @@ fn grace(plan: &Plan, target: &Target<'_>, drifts: &mut Vec<Drift>) {
                 "the grace period is {s} s{said}, but the manifest's orchestrator.termination_grace_period is {} s",
                 plan.grace_seconds
             ),
-            help: format!("{help}, or change the manifest: the service sizes its graceful stop from it"),
+            help: format!("set `{help}`, or change the manifest: the service sizes its graceful stop from it"),
         }),
         Some(_) => {}
         None => drifts.push(Drift {
             check: Check::Grace,
             location,
             message: "terminationGracePeriodSeconds is not a whole number".into(),
-            help,
+            help: format!("set `{help}`"),
         }),
     }
 }
@@ -271,7 +271,7 @@ fn one_probe(
                 check: Check::Port,
                 location: http.loc,
                 message: format!("the {key} has no port"),
-                help: format!("port: {}", plan.port),
+                help: format!("set `port: {}`", plan.port),
             }),
         }
     } else if let Some(grpc) = probe.get("grpc") {
@@ -289,8 +289,10 @@ fn one_probe(
             });
         } else if tier_of_grpc_service(manifest, service) != Some(tier) {
             let want = match &wanted.handler {
-                Handler::Grpc { service } => format!("service: {}", super::render::scalar(service)),
-                Handler::Http { path } => format!("httpGet on {path}"),
+                Handler::Grpc { service } => {
+                    format!("set `service: {}`", super::render::scalar(service))
+                }
+                Handler::Http { path } => format!("use httpGet on {path}"),
             };
             drifts.push(Drift {
                 check: Check::Path,
@@ -309,7 +311,7 @@ fn one_probe(
                 check: Check::Port,
                 location: port.loc,
                 message: format!("the {key} asks gRPC on a port other than --grpc-port {want}"),
-                help: format!("port: {want}"),
+                help: format!("set `port: {want}`"),
             });
         }
     } else if let Some(tcp) = probe.get("tcpSocket") {
@@ -386,7 +388,7 @@ fn path_drift(
         check: Check::Path,
         location: loc,
         message: format!("the {key} checks `{path}`, {why}"),
-        help: format!("path: {want} (the {} tier)", tier.as_str()),
+        help: format!("set `path: {want}` (the {} tier)", tier.as_str()),
     });
 }
 
@@ -431,7 +433,7 @@ fn port_drift(plan: &Plan, target: &Target<'_>, key: &str, port: &Node, drifts: 
             check: Check::Port,
             location: port.loc,
             message: format!("the {key} asks {shown}, not {}", port_why(plan)),
-            help: format!("port: {}", plan.port),
+            help: format!("set `port: {}`", plan.port),
         });
     }
 }
@@ -464,7 +466,7 @@ fn timeout_drift(
                 wanted.tier.as_str(),
                 human(wanted.deadline)
             ),
-            help: format!("{help}: the kubelet must not give up before the tier answers"),
+            help: format!("set `{help}`, so the kubelet waits for the tier's answer"),
         });
     } else if plan.timeout_stated && seconds != i128::from(plan.timeout_seconds) {
         drifts.push(Drift {
@@ -474,7 +476,7 @@ fn timeout_drift(
                 "the {key} times out after {seconds} s{said}, but the manifest's orchestrator.timeout is {} s",
                 plan.timeout_seconds
             ),
-            help: format!("{help}, or change the manifest: the compiler proves every deadline below it"),
+            help: format!("set `{help}`, or change the manifest: the compiler proves every deadline below it"),
         });
     }
 }

@@ -59,8 +59,10 @@ pub struct ProbePlan {
     pub tier: Tag,
     /// How.
     pub handler: Handler,
-    /// The longest deadline of a probe the tier may run, for the notes and
-    /// the drift check (zero: the tier runs no probe).
+    /// The longest deadline the manifest states for a probe the tier may
+    /// run, for the notes and the drift check (zero: none). A custom
+    /// probe's deadline on its attribute is not known here; the compiler
+    /// proves it below `orchestrator.timeout`.
     pub deadline: Duration,
     /// `periodSeconds`.
     pub period: u64,
@@ -168,7 +170,11 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
             continue;
         }
         if matches!(probe.kind, ProbeKind::Custom { .. }) && probe.timeout.is_none() {
+            // Its deadline is on its attribute (the manifest's default does
+            // not apply to it); only the compiler knows it, and proves it
+            // below `orchestrator.timeout` when one is stated.
             unknown.push(probe);
+            continue;
         }
         ready_deadline = ready_deadline.max(probe.effective_timeout(manifest));
     }
@@ -194,12 +200,14 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
         },
         None => {
             for probe in &unknown {
-                let ty = match &probe.kind {
-                    ProbeKind::Custom { type_path } => type_path.value.clone(),
-                    _ => String::new(),
+                let (ty, at) = match &probe.kind {
+                    ProbeKind::Custom { type_path } => {
+                        (type_path.value.clone(), type_path.location)
+                    }
+                    _ => (String::new(), probe.location),
                 };
                 errors.push(violation(
-                    probe.location,
+                    at,
                     format!(
                         "the deadline of custom probe `{ty}` is on its #[zb_health] attribute, so `timeoutSeconds` cannot be proved above it"
                     ),
