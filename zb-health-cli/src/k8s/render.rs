@@ -81,7 +81,7 @@ pub fn yaml(plan: &Plan, manifest_path: &str) -> String {
     line(
         &mut o,
         0,
-        "# `zb-health k8s --check` compares an existing manifest with the same plan.",
+        "# `zb-health k8s --check deployment.yaml` compares an existing one with this.",
     );
     line(&mut o, 0, "spec:");
     line(&mut o, 2, "template:");
@@ -209,10 +209,19 @@ pub fn yaml(plan: &Plan, manifest_path: &str) -> String {
         plan,
         &liveness_note(plan),
     );
-    let ready_note = vec![format!(
-        "ready tier: its dependencies; {}s × {} ≤ drain_delay, so the drain's 503 is seen in time.",
-        plan.readiness.period, plan.readiness.failure_threshold
-    )];
+    let (period, threshold) = (plan.readiness.period, plan.readiness.failure_threshold);
+    let ready_note = vec![
+        if Duration::from_secs(period * threshold) <= plan.drain_delay {
+            format!(
+                "ready tier: its dependencies; {period}s × {threshold} ≤ drain_delay, so the drain's 503 is seen in time."
+            )
+        } else {
+            format!(
+                "ready tier: its dependencies; drain_delay ({}) is under {period}s × {threshold}: the endpoints drop the pod on termination anyway.",
+                human(plan.drain_delay)
+            )
+        },
+    ];
     probe(
         &mut o,
         c,
