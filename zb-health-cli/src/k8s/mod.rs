@@ -361,3 +361,92 @@ pub fn tier_of_grpc_service(manifest: &Manifest, service: &str) -> Option<Tag> {
         None => (service.is_empty()).then_some(Tag::Ready),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zb_health_spec::manifest::parse_manifest;
+
+    fn plan_of(yaml: &str) -> Plan {
+        let manifest = parse_manifest(yaml).expect("a valid manifest");
+        plan(&manifest, &Options::default()).expect("a plan")
+    }
+
+    #[test]
+    fn a_derived_timeout_is_strictly_above_the_longest_stated_ready_deadline() {
+        let timeout =
+            |probes: &str| plan_of(&format!("service: s\nprobes:\n{probes}")).timeout_seconds;
+        assert_eq!(
+            timeout("  - { name: d, kind: database, timeout: 800ms }\n"),
+            1
+        );
+        assert_eq!(timeout("  - { name: d, kind: database }\n"), 2); // the 1 s default
+        assert_eq!(
+            timeout("  - { name: d, kind: database, timeout: 1500ms }\n"),
+            2
+        );
+        // An active-only probe is no kube probe's business.
+        assert_eq!(
+            timeout("  - { name: a, kind: active-node, timeout: 5s }\n"),
+            1
+        );
+        assert_eq!(plan_of("service: s\n").timeout_seconds, 1);
+    }
+
+    #[test]
+    fn a_derived_grace_period_covers_the_drain_rounded_up() {
+        let plan =
+            plan_of("service: s\nlifecycle: { drain_delay: 5500ms, shutdown_timeout: 20s }\n");
+        assert_eq!(plan.grace_seconds, 26);
+        assert!(!plan.grace_stated);
+        // Neither stated: the 5 s default delay and actix's 30 s stop.
+        assert_eq!(plan_of("service: s\n").grace_seconds, 35);
+    }
+
+    #[test]
+    fn grpc_probes_use_the_name_mapped_to_their_tier() {
+        let plan = plan_of(
+            "service: s\ngrpc:\n  services: { \"\": active, x.Ready: ready, x.Live: live }\n",
+        );
+        assert_eq!(
+            plan.readiness.handler,
+            Handler::Grpc {
+                service: "x.Ready".into()
+            }
+        );
+        assert_eq!(
+            plan.liveness.handler,
+            Handler::Grpc {
+                service: "x.Live".into()
+            }
+        );
+        let plan = plan_of("service: s\ngrpc: { services: { x.Writes: active } }\n");
+        assert_eq!(
+            plan.readiness.handler,
+            Handler::Grpc {
+                service: String::new()
+            }
+        );
+        assert_eq!(
+            plan.liveness.handler,
+            Handler::Http {
+                path: "/healthz".into()
+            }
+        );
+        assert_eq!(plan.grpc_port, Some(DEFAULT_GRPC_PORT));
+    }
+
+    #[test]
+    fn the_management_port_wins_over_the_flag() {
+        let manifest = parse_manifest("service: s\nmanagement: { port: 8081 }\n").expect("valid");
+        let options = Options {
+            port: Some(9000),
+            ..Options::default()
+        };
+        let plan = plan(&manifest, &options).expect("a plan");
+        assert_eq!(
+            (plan.port, plan.port_source),
+            (8081, PortSource::Management)
+        );
+    }
+}
