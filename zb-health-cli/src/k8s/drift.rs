@@ -413,7 +413,7 @@ fn port_drift(plan: &Plan, target: &Target<'_>, key: &str, port: &Node, drifts: 
                         "the {key} names port `{name}`, which the container does not declare"
                     ),
                     help: format!(
-                        "port: {}, or a name from the container's `ports`",
+                        "set `port: {}`, or a name from the container's `ports`",
                         plan.port
                     ),
                 });
