@@ -6,6 +6,10 @@
 //! stack in every image; an `https://` URL is refused as a bad URL (exit 2)
 //! rather than silently sent in clear text.
 //!
+//! `--timeout` bounds the connect, the write and every read; a host name is
+//! resolved by the system first, which no std API can bound: a health
+//! check should name an IP literal (`127.0.0.1`), as the examples do.
+//!
 //! Exit 0 on a 2xx status, 1 on anything else (another status, refused,
 //! timed out, a reply that is not HTTP), with one line on stderr saying
 //! which; 2 on a URL it cannot use.
