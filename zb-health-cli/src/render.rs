@@ -6,42 +6,79 @@ use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 use zb_health_spec::Violation;
 use zb_health_spec::manifest::Location;
 
+/// One diagnostic of any source: a broken manifest rule, or a Kubernetes
+/// setting that drifted from the manifest.
+pub struct Diagnostic<'a> {
+    /// The code in brackets, `R1` or `K1`.
+    pub id: &'a str,
+    /// The title.
+    pub message: &'a str,
+    /// Where, in the file rendered.
+    pub location: Location,
+    /// The `= note:` line.
+    pub note: String,
+    /// The `= help:` line; none when empty.
+    pub help: &'a str,
+}
+
 /// Renders every violation of one file, then a one-line summary, as rustc
 /// prints them: `error[R1]: …`, `--> path:line:col`, the line with a caret,
 /// `= note:` with the rule and its requirement, `= help:`.
 pub fn report(path: &str, text: &str, violations: &[Violation<Location>], styled: bool) -> String {
+    let diagnostics: Vec<Diagnostic<'_>> = violations
+        .iter()
+        .map(|violation| {
+            let rule = violation.rule;
+            Diagnostic {
+                id: rule.code(),
+                message: violation.message.as_str(),
+                location: violation.location,
+                note: match rule.cites() {
+                    Some(id) => format!("rule {} ({}) enforces {id}", rule.code(), rule.name()),
+                    None => format!("rule {} ({})", rule.code(), rule.name()),
+                },
+                help: violation.help.as_str(),
+            }
+        })
+        .collect();
+    let count = violations.len();
+    let summary = format!(
+        "could not accept `{path}` due to {count} previous error{}",
+        if count == 1 { "" } else { "s" }
+    );
+    render_all(path, text, &diagnostics, &summary, styled)
+}
+
+/// Renders `diagnostics` on `text`, then `summary` as a last `error:` line.
+pub fn render_all(
+    path: &str,
+    text: &str,
+    diagnostics: &[Diagnostic<'_>],
+    summary: &str,
+    styled: bool,
+) -> String {
     let renderer = if styled {
         Renderer::styled()
     } else {
         Renderer::plain()
     };
     let mut out = String::new();
-    for violation in violations {
-        let rule = violation.rule;
-        let note = match rule.cites() {
-            Some(id) => format!("rule {} ({}) enforces {id}", rule.code(), rule.name()),
-            None => format!("rule {} ({})", rule.code(), rule.name()),
-        };
+    for d in diagnostics {
         let mut group = Level::ERROR
-            .primary_title(violation.message.as_str())
-            .id(rule.code())
+            .primary_title(d.message)
+            .id(d.id)
             .element(
                 Snippet::source(text)
                     .path(path)
-                    .annotation(AnnotationKind::Primary.span(span(text, violation.location))),
+                    .annotation(AnnotationKind::Primary.span(span(text, d.location))),
             )
-            .element(Level::NOTE.message(note));
-        if !violation.help.is_empty() {
-            group = group.element(Level::HELP.message(violation.help.as_str()));
+            .element(Level::NOTE.message(d.note.as_str()));
+        if !d.help.is_empty() {
+            group = group.element(Level::HELP.message(d.help));
         }
         out.push_str(&renderer.render(&[group]));
         out.push_str("\n\n");
     }
-    let count = violations.len();
-    let summary = format!(
-        "could not accept `{path}` due to {count} previous error{}",
-        if count == 1 { "" } else { "s" }
-    );
     out.push_str(&renderer.render(&[Group::with_title(Level::ERROR.primary_title(summary))]));
     out.push_str("\n\n");
     out

@@ -1,0 +1,482 @@
+//! `zb-health k8s --check`: every probe setting of a Deployment or
+//! StatefulSet that disagrees with the manifest, at its line:column.
+//!
+//! Missing settings read as Kubernetes reads them: no `timeoutSeconds` is
+//! 1 s, no `terminationGracePeriodSeconds` is 30 s, no `httpGet.path` is `/`.
+
+use std::time::Duration;
+
+use zb_health_spec::Tag;
+use zb_health_spec::manifest::{Location, Manifest};
+
+use super::render::human;
+use super::{
+    Handler, K8S_DEFAULT_GRACE_SECONDS, K8S_DEFAULT_TIMEOUT_SECONDS, Plan, PortSource, ProbePlan,
+    tier_of_grpc_service, tier_of_path,
+};
+use crate::yaml::{self, Node, Value};
+
+/// What a drift is about: its code, name and the requirement at stake.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    /// K1: a path the manifest does not serve on that tier.
+    Path,
+    /// K2: a port the tiers are not served on, or a named port that is not
+    /// the container's.
+    Port,
+    /// K3: a `timeoutSeconds` not above a probe deadline, or not the
+    /// manifest's `orchestrator.timeout`.
+    Timeout,
+    /// K4: no `startupProbe` although the manifest declares startup gates.
+    Startup,
+    /// K5: a grace period shorter than the drain, or not the manifest's.
+    Grace,
+    /// K6: a missing probe, or one that reads no tier.
+    Probe,
+}
+
+impl Check {
+    /// `K1` … `K6`.
+    pub const fn code(self) -> &'static str {
+        match self {
+            Check::Path => "K1",
+            Check::Port => "K2",
+            Check::Timeout => "K3",
+            Check::Startup => "K4",
+            Check::Grace => "K5",
+            Check::Probe => "K6",
+        }
+    }
+
+    /// The note under the diagnostic.
+    pub fn note(self) -> String {
+        let (name, what) = match self {
+            Check::Path => ("probe-path", "the manifest's endpoints (ZB-1.1, ZB-5)"),
+            Check::Port => ("probe-port", "the port the tiers are served on (ZB-5)"),
+            Check::Timeout => ("probe-timeout", "the probe deadlines (BE-HLTH-006)"),
+            Check::Startup => ("startup-probe", "the startup gates (BE-HLTH-004)"),
+            Check::Grace => ("grace-period", "the shutdown drain (BE-HLTH-005)"),
+            Check::Probe => ("probe-tier", "the tiers (ZB-1.1)"),
+        };
+        format!(
+            "check {} ({name}) compares the pod with {what}",
+            self.code()
+        )
+    }
+}
+
+/// One setting that disagrees with the manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Drift {
+    /// Which check.
+    pub check: Check,
+    /// Where in the Kubernetes file.
+    pub location: Location,
+    /// What disagrees.
+    pub message: String,
+    /// What to write instead.
+    pub help: String,
+}
+
+/// The container chosen, with its pod spec and where they are.
+struct Target<'a> {
+    pod: &'a Node,
+    /// The pod spec's `spec` key, for settings it lacks.
+    pod_loc: Location,
+    container: &'a Node,
+}
+
+/// Compares the Deployment or StatefulSet in `text` with `plan`.
+///
+/// # Errors
+///
+/// A message (exit 2) when the text is not YAML, holds no Deployment or
+/// StatefulSet, or the container cannot be chosen.
+pub fn check(
+    manifest: &Manifest,
+    plan: &Plan,
+    text: &str,
+    container: Option<&str>,
+    grpc_port_flag: Option<u16>,
+) -> Result<Vec<Drift>, String> {
+    let docs = yaml::load_all(text)?;
+    let mut pods = Vec::new();
+    for doc in &docs {
+        let kind = doc.get("kind").and_then(Node::as_str);
+        if !matches!(kind, Some("Deployment" | "StatefulSet")) {
+            continue;
+        }
+        let Some(template) = doc.get("spec").and_then(|s| s.get("template")) else {
+            continue;
+        };
+        let (Some(pod), Some(pod_loc)) = (template.get("spec"), template.key_loc("spec")) else {
+            continue;
+        };
+        pods.push((pod, pod_loc));
+    }
+    if pods.is_empty() {
+        return Err("no Deployment or StatefulSet with a pod template in it".into());
+    }
+    let all: Vec<Target<'_>> = pods
+        .iter()
+        .flat_map(|&(pod, pod_loc)| {
+            pod.get("containers")
+                .map(Node::items)
+                .unwrap_or_default()
+                .iter()
+                .map(move |c| Target {
+                    pod,
+                    pod_loc,
+                    container: c,
+                })
+        })
+        .collect();
+    fn name_of<'a>(t: &Target<'a>) -> &'a str {
+        t.container.get("name").and_then(Node::as_str).unwrap_or("")
+    }
+    let has_probes = |t: &Target<'_>| {
+        ["livenessProbe", "readinessProbe", "startupProbe"]
+            .iter()
+            .any(|k| t.container.get(k).is_some())
+    };
+    let target = match container {
+        Some(wanted) => all.iter().find(|t| name_of(t) == wanted).ok_or_else(|| {
+            format!("no container named `{wanted}` in a Deployment or StatefulSet")
+        })?,
+        None if all.len() == 1 => &all[0],
+        None => all
+            .iter()
+            .find(|t| has_probes(t))
+            .ok_or("several containers and none with probes: name one with --container")?,
+    };
+
+    let mut drifts = Vec::new();
+    let at = target
+        .container
+        .get("name")
+        .map_or(target.container.loc, |n| n.loc);
+    grace(plan, target, &mut drifts);
+    let expected: [(&str, Option<&ProbePlan>); 3] = [
+        ("livenessProbe", Some(&plan.liveness)),
+        ("readinessProbe", Some(&plan.readiness)),
+        ("startupProbe", plan.startup.as_ref()),
+    ];
+    for (key, wanted) in expected {
+        match (target.container.get(key), wanted) {
+            (Some(probe), Some(wanted)) => {
+                let key_loc = target.container.key_loc(key).unwrap_or(probe.loc);
+                one_probe(manifest, plan, target, key, key_loc, probe, wanted, grpc_port_flag, &mut drifts);
+            }
+            (Some(_), None) => {}
+            (None, Some(_)) if key == "startupProbe" => drifts.push(Drift {
+                check: Check::Startup,
+                location: at,
+                message: format!(
+                    "the container has no startupProbe, but the manifest declares startup gates ({})",
+                    plan.startup_gates.join(", ")
+                ),
+                help: format!(
+                    "add a startupProbe on the ready path ({}) so the liveness probe waits for the gates; `zb-health k8s` prints one",
+                    plan.paths.ready
+                ),
+            }),
+            (None, Some(_)) if key == "readinessProbe" => drifts.push(Drift {
+                check: Check::Probe,
+                location: at,
+                message: "the container has no readinessProbe, so its dependencies and the drain's 503 are never seen".into(),
+                help: format!("add a readinessProbe on {}", plan.paths.ready),
+            }),
+            (None, Some(_)) if !plan.watchdogs.is_empty() => drifts.push(Drift {
+                check: Check::Probe,
+                location: at,
+                message: format!(
+                    "the container has no livenessProbe, so the watchdogs ({}) can never restart it",
+                    plan.watchdogs.join(", ")
+                ),
+                help: format!("add a livenessProbe on {}", plan.paths.live),
+            }),
+            (None, _) => {}
+        }
+    }
+    drifts.sort_by_key(|d| (d.location.line, d.location.column));
+    Ok(drifts)
+}
+
+fn grace(plan: &Plan, target: &Target<'_>, drifts: &mut Vec<Drift>) {
+    let node = target.pod.get("terminationGracePeriodSeconds");
+    let (seconds, location, said) = match node {
+        Some(n) => (n.as_int(), n.loc, String::new()),
+        None => (
+            Some(i128::from(K8S_DEFAULT_GRACE_SECONDS)),
+            target.pod_loc,
+            " (no terminationGracePeriodSeconds: Kubernetes' default)".to_string(),
+        ),
+    };
+    let needed = plan.drain_delay + plan.graceful_stop;
+    let need_secs = super::ceil_seconds(needed);
+    let help = format!("terminationGracePeriodSeconds: {}", plan.grace_seconds);
+    match seconds {
+        Some(s) if s < i128::from(need_secs) => drifts.push(Drift {
+            check: Check::Grace,
+            location,
+            message: format!(
+                "the grace period is {s} s{said}, shorter than the drain: drain_delay {} + shutdown {} = {}",
+                human(plan.drain_delay),
+                human(plan.graceful_stop),
+                human(needed)
+            ),
+            help: format!("set `{help}`; the kubelet would SIGKILL the service while requests are in flight"),
+        }),
+        Some(s) if plan.grace_stated && s != i128::from(plan.grace_seconds) => drifts.push(Drift {
+            check: Check::Grace,
+            location,
+            message: format!(
+                "the grace period is {s} s{said}, but the manifest's orchestrator.termination_grace_period is {} s",
+                plan.grace_seconds
+            ),
+            help: format!("set `{help}`, or change the manifest: the service sizes its graceful stop from it"),
+        }),
+        Some(_) => {}
+        None => drifts.push(Drift {
+            check: Check::Grace,
+            location,
+            message: "terminationGracePeriodSeconds is not a whole number".into(),
+            help: format!("set `{help}`"),
+        }),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn one_probe(
+    manifest: &Manifest,
+    plan: &Plan,
+    target: &Target<'_>,
+    key: &str,
+    key_loc: Location,
+    probe: &Node,
+    wanted: &ProbePlan,
+    grpc_port_flag: Option<u16>,
+    drifts: &mut Vec<Drift>,
+) {
+    let tier = wanted.tier;
+    let want_path = plan.paths.get(tier);
+    if let Some(http) = probe.get("httpGet") {
+        let path_node = http.get("path");
+        let path = path_node.and_then(Node::as_str).unwrap_or("/");
+        let loc = path_node.map_or(http.loc, |n| n.loc);
+        path_drift(plan, key, tier, path, loc, drifts);
+        match http.get("port") {
+            Some(port) => port_drift(plan, target, key, port, drifts),
+            None => drifts.push(Drift {
+                check: Check::Port,
+                location: http.loc,
+                message: format!("the {key} has no port"),
+                help: format!("set `port: {}`", plan.port),
+            }),
+        }
+    } else if let Some(grpc) = probe.get("grpc") {
+        let service_node = grpc.get("service");
+        let service = service_node.and_then(Node::as_str).unwrap_or("");
+        let loc = service_node.map_or(grpc.loc, |n| n.loc);
+        if manifest.grpc.is_none() {
+            drifts.push(Drift {
+                check: Check::Probe,
+                location: grpc.loc,
+                message: format!(
+                    "the {key} asks grpc.health.v1, but the manifest has no grpc section"
+                ),
+                help: format!("use httpGet on {want_path}, port {}", plan.port),
+            });
+        } else if tier_of_grpc_service(manifest, service) != Some(tier) {
+            let want = match &wanted.handler {
+                Handler::Grpc { service } => {
+                    format!("set `service: {}`", super::render::scalar(service))
+                }
+                Handler::Http { path } => format!("use httpGet on {path}"),
+            };
+            drifts.push(Drift {
+                check: Check::Path,
+                location: loc,
+                message: format!(
+                    "the {key} asks gRPC service `{service}`, which the manifest does not map to the {} tier",
+                    tier.as_str()
+                ),
+                help: want,
+            });
+        }
+        if let (Some(want), Some(port)) = (grpc_port_flag, grpc.get("port"))
+            && port.as_int() != Some(i128::from(want))
+        {
+            drifts.push(Drift {
+                check: Check::Port,
+                location: port.loc,
+                message: format!("the {key} asks gRPC on a port other than --grpc-port {want}"),
+                help: format!("set `port: {want}`"),
+            });
+        }
+    } else if let Some(tcp) = probe.get("tcpSocket") {
+        drifts.push(Drift {
+            check: Check::Probe,
+            location: tcp.loc,
+            message: format!("the {key} only opens a TCP connection, so it reads no tier"),
+            help: format!("use httpGet on {want_path}, port {}", plan.port),
+        });
+    } else if let Some(exec) = probe.get("exec") {
+        // `zb-health probe URL` is checked like an httpGet; other commands
+        // are the app's business.
+        let command = exec.get("command").map(Node::items).unwrap_or_default();
+        let is_probe = command.iter().any(|n| n.as_str() == Some("probe"));
+        let url = command
+            .iter()
+            .find(|n| n.as_str().is_some_and(|s| s.contains("://")));
+        if let (true, Some(url_node)) = (is_probe, url) {
+            let text = url_node.as_str().unwrap_or_default();
+            if let Ok(url) = crate::probe::parse_url(text) {
+                let path = url.target.split('?').next().unwrap_or("/");
+                path_drift(plan, key, tier, path, url_node.loc, drifts);
+                if plan.port_source != PortSource::Default && url.port != plan.port {
+                    drifts.push(Drift {
+                        check: Check::Port,
+                        location: url_node.loc,
+                        message: format!(
+                            "the {key} probes port {}, not {}",
+                            url.port,
+                            port_why(plan)
+                        ),
+                        help: format!("probe port {}", plan.port),
+                    });
+                }
+            }
+        }
+    }
+    timeout_drift(plan, key, key_loc, probe, wanted, drifts);
+}
+
+fn port_why(plan: &Plan) -> String {
+    match plan.port_source {
+        PortSource::Management => format!("the manifest's management port {}", plan.port),
+        _ => format!("--port {}", plan.port),
+    }
+}
+
+fn path_drift(
+    plan: &Plan,
+    key: &str,
+    tier: Tag,
+    path: &str,
+    loc: Location,
+    drifts: &mut Vec<Drift>,
+) {
+    let want = plan.paths.get(tier);
+    if path == want {
+        return;
+    }
+    let why = match tier_of_path(&plan.paths, path) {
+        Some(Tag::Active) => {
+            "the active tier, which is for routing: it answers 503 on a healthy standby".to_string()
+        }
+        Some(Tag::Ready) if tier == Tag::Live => {
+            "the ready tier: a failing dependency would restart the pod (ZB-1.3)".to_string()
+        }
+        Some(Tag::Live) => {
+            "the live tier, which never sees the dependencies or the drain".to_string()
+        }
+        Some(other) => format!("the {} tier", other.as_str()),
+        None => "a path the manifest does not serve".to_string(),
+    };
+    drifts.push(Drift {
+        check: Check::Path,
+        location: loc,
+        message: format!("the {key} checks `{path}`, {why}"),
+        help: format!("set `path: {want}` (the {} tier)", tier.as_str()),
+    });
+}
+
+fn port_drift(plan: &Plan, target: &Target<'_>, key: &str, port: &Node, drifts: &mut Vec<Drift>) {
+    let resolved = match &port.value {
+        Value::Int(n) => Some(*n),
+        Value::Str(name) => {
+            let found = target
+                .container
+                .get("ports")
+                .map(Node::items)
+                .unwrap_or_default()
+                .iter()
+                .find(|p| p.get("name").and_then(Node::as_str) == Some(name.as_str()))
+                .and_then(|p| p.get("containerPort"))
+                .and_then(Node::as_int);
+            if found.is_none() {
+                drifts.push(Drift {
+                    check: Check::Port,
+                    location: port.loc,
+                    message: format!(
+                        "the {key} names port `{name}`, which the container does not declare"
+                    ),
+                    help: format!(
+                        "set `port: {}`, or a name from the container's `ports`",
+                        plan.port
+                    ),
+                });
+                return;
+            }
+            found
+        }
+        _ => None,
+    };
+    if plan.port_source == PortSource::Default {
+        // The app port is not in the manifest, and none was given.
+        return;
+    }
+    if resolved != Some(i128::from(plan.port)) {
+        let shown = resolved.map_or_else(|| "an unknown port".to_string(), |p| format!("port {p}"));
+        drifts.push(Drift {
+            check: Check::Port,
+            location: port.loc,
+            message: format!("the {key} asks {shown}, not {}", port_why(plan)),
+            help: format!("set `port: {}`", plan.port),
+        });
+    }
+}
+
+fn timeout_drift(
+    plan: &Plan,
+    key: &str,
+    key_loc: Location,
+    probe: &Node,
+    wanted: &ProbePlan,
+    drifts: &mut Vec<Drift>,
+) {
+    let node = probe.get("timeoutSeconds");
+    let (seconds, location, said) = match node {
+        Some(n) => (n.as_int().unwrap_or(0), n.loc, String::new()),
+        None => (
+            i128::from(K8S_DEFAULT_TIMEOUT_SECONDS),
+            key_loc,
+            " (no timeoutSeconds: Kubernetes' default)".to_string(),
+        ),
+    };
+    let help = format!("timeoutSeconds: {}", plan.timeout_seconds);
+    let as_duration = u64::try_from(seconds).map_or(Duration::ZERO, Duration::from_secs);
+    if as_duration <= wanted.deadline {
+        drifts.push(Drift {
+            check: Check::Timeout,
+            location,
+            message: format!(
+                "the {key} times out after {seconds} s{said}, not above the {} tier's longest probe deadline ({})",
+                wanted.tier.as_str(),
+                human(wanted.deadline)
+            ),
+            help: format!("set `{help}`, so the kubelet waits for the tier's answer"),
+        });
+    } else if plan.timeout_stated && seconds != i128::from(plan.timeout_seconds) {
+        drifts.push(Drift {
+            check: Check::Timeout,
+            location,
+            message: format!(
+                "the {key} times out after {seconds} s{said}, but the manifest's orchestrator.timeout is {} s",
+                plan.timeout_seconds
+            ),
+            help: format!("set `{help}`, or change the manifest: the compiler proves every deadline below it"),
+        });
+    }
+}

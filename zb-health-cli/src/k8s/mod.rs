@@ -1,0 +1,452 @@
+//! `zb-health k8s`: the Kubernetes side of a manifest.
+//!
+//! [`plan`] turns a validated [`Manifest`] into the probe settings that fit
+//! it (or refuses, at the manifest's line:column, what Kubernetes cannot
+//! express); [`render`] prints them as YAML, and [`drift`] compares them
+//! with an existing Deployment or StatefulSet. Every timing comes from the
+//! spec crate's own resolution (`effective_timeout`, `graceful_stop`,
+//! `drain_delay`), so this module states no rule of its own: it only
+//! translates.
+
+pub mod drift;
+pub mod render;
+
+use std::time::Duration;
+
+use zb_health_spec::manifest::{GrpcTargetDecl, Location, Manifest, ProbeKind};
+use zb_health_spec::{Rule, Tag, Violation};
+
+/// The application port when neither `management.port` nor `--port` says.
+pub const DEFAULT_APP_PORT: u16 = 8080;
+/// The gRPC port when `--grpc-port` does not say (the gRPC convention).
+pub const DEFAULT_GRPC_PORT: u16 = 50051;
+/// Kubernetes' `timeoutSeconds` when a probe states none.
+pub const K8S_DEFAULT_TIMEOUT_SECONDS: u64 = 1;
+/// Kubernetes' `terminationGracePeriodSeconds` when the pod states none.
+pub const K8S_DEFAULT_GRACE_SECONDS: u64 = 30;
+
+/// Where the HTTP port of the probes comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PortSource {
+    /// `management.port` of the manifest.
+    Management,
+    /// `--port`.
+    Flag,
+    /// Neither: [`DEFAULT_APP_PORT`], an assumption.
+    Default,
+}
+
+/// How one Kubernetes probe asks its tier.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Handler {
+    /// `httpGet` on the tier's path.
+    Http {
+        /// The tier's path.
+        path: String,
+    },
+    /// Kubernetes' native `grpc` probe, on a `grpc.health.v1` service name
+    /// that the manifest maps to the tier.
+    Grpc {
+        /// The service name (`""`: the whole server).
+        service: String,
+    },
+}
+
+/// One Kubernetes probe: which tier, how it is asked, and its timings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProbePlan {
+    /// The tier it reads.
+    pub tier: Tag,
+    /// How.
+    pub handler: Handler,
+    /// The longest deadline the manifest states for a probe the tier may
+    /// run, for the notes and the drift check (zero: none). A custom
+    /// probe's deadline on its attribute is not known here; the compiler
+    /// proves it below `orchestrator.timeout`.
+    pub deadline: Duration,
+    /// `periodSeconds`.
+    pub period: u64,
+    /// `failureThreshold`.
+    pub failure_threshold: u64,
+}
+
+/// Everything `k8s` prints or compares, resolved from one manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// The service's name.
+    pub service: String,
+    /// The container the probes belong to.
+    pub container: String,
+    /// The HTTP port of the tiers.
+    pub port: u16,
+    /// Where [`Plan::port`] comes from.
+    pub port_source: PortSource,
+    /// The gRPC port, when the manifest has a `grpc` section.
+    pub grpc_port: Option<u16>,
+    /// Every tier path, for the drift messages ("that is the active tier").
+    pub paths: zb_health_spec::EndpointPaths,
+    /// `timeoutSeconds` of every probe.
+    pub timeout_seconds: u64,
+    /// Whether [`Plan::timeout_seconds`] is the manifest's
+    /// `orchestrator.timeout` (else it is derived from the deadlines).
+    pub timeout_stated: bool,
+    /// `livenessProbe`.
+    pub liveness: ProbePlan,
+    /// `readinessProbe`.
+    pub readiness: ProbePlan,
+    /// `startupProbe`, when the manifest declares startup gates.
+    pub startup: Option<ProbePlan>,
+    /// The gates, for the comment.
+    pub startup_gates: Vec<String>,
+    /// The watchdogs' names, for the comment.
+    pub watchdogs: Vec<String>,
+    /// `terminationGracePeriodSeconds`.
+    pub grace_seconds: u64,
+    /// Whether [`Plan::grace_seconds`] is the manifest's
+    /// `orchestrator.termination_grace_period`.
+    pub grace_stated: bool,
+    /// The drain delay (BE-HLTH-005).
+    pub drain_delay: Duration,
+    /// The graceful stop after it, as the runtime applies it.
+    pub graceful_stop: Duration,
+}
+
+/// The command-line facts that the manifest does not hold.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// `--port`.
+    pub port: Option<u16>,
+    /// `--grpc-port`.
+    pub grpc_port: Option<u16>,
+    /// `--container`.
+    pub container: Option<String>,
+}
+
+/// Whole seconds, when `d` is a non-zero whole number of seconds: the only
+/// durations Kubernetes' `*Seconds` fields can hold.
+fn exact_seconds(d: Duration) -> Option<u64> {
+    (d.subsec_nanos() == 0 && d.as_secs() > 0).then_some(d.as_secs())
+}
+
+/// Seconds, rounded up.
+fn ceil_seconds(d: Duration) -> u64 {
+    zb_health_spec::drain::whole_seconds(d).as_secs()
+}
+
+fn violation(location: Location, message: String, help: &str) -> Violation<Location> {
+    // R5 is the rule of durations that cannot fit the orchestrator's probe
+    // timeout (BE-HLTH-006); a timing Kubernetes cannot express is that.
+    Violation {
+        rule: Rule::Duration,
+        location,
+        message,
+        help: help.into(),
+    }
+}
+
+/// Resolves the probe settings for `manifest`, or every reason Kubernetes
+/// cannot run it as stated.
+///
+/// # Errors
+///
+/// R5 violations at the manifest's line:column: an `orchestrator.timeout` or
+/// `termination_grace_period` that is not whole seconds, or (without an
+/// `orchestrator.timeout`) a ready-tier custom probe whose deadline is only
+/// on its Rust attribute, which the tool cannot see and so cannot prove
+/// below `timeoutSeconds`.
+pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violation<Location>>> {
+    let mut errors = Vec::new();
+
+    // The deadline each tier may wait for: the longest effective timeout of
+    // a probe that may be on it. A custom probe without `tags` takes its tags
+    // from its attribute, so it counts on every tier it could be on.
+    let mut ready_deadline = Duration::ZERO;
+    let mut unknown = Vec::new();
+    for probe in &manifest.probes {
+        let on_ready = probe
+            .effective_tags()
+            .is_none_or(|t| t.contains(Tag::Ready));
+        if !on_ready {
+            continue;
+        }
+        if matches!(probe.kind, ProbeKind::Custom { .. }) && probe.timeout.is_none() {
+            // Its deadline is on its attribute (the manifest's default does
+            // not apply to it); only the compiler knows it, and proves it
+            // below `orchestrator.timeout` when one is stated.
+            unknown.push(probe);
+            continue;
+        }
+        ready_deadline = ready_deadline.max(probe.effective_timeout(manifest));
+    }
+    // The live tier runs no probe (R1); its watchdogs are a clock read.
+    let live_deadline = Duration::ZERO;
+
+    let (timeout_seconds, timeout_stated) = match manifest.orchestrator_timeout {
+        Some(stated) => match exact_seconds(stated.value) {
+            // `check` has proved every deadline, attribute ones included
+            // (by the compiler), strictly below it.
+            Some(secs) => (secs, true),
+            None => {
+                errors.push(violation(
+                    stated.location,
+                    format!(
+                        "the orchestrator timeout of {} ms is not a whole number of seconds, which Kubernetes' `timeoutSeconds` cannot express",
+                        stated.value.as_millis()
+                    ),
+                    "state it in whole seconds (`timeoutSeconds` is an integer, at least 1), e.g. `1s` or `2s`, with every probe deadline below it",
+                ));
+                (0, true)
+            }
+        },
+        None => {
+            for probe in &unknown {
+                let (ty, at) = match &probe.kind {
+                    ProbeKind::Custom { type_path } => {
+                        (type_path.value.clone(), type_path.location)
+                    }
+                    _ => (String::new(), probe.location),
+                };
+                errors.push(violation(
+                    at,
+                    format!(
+                        "the deadline of custom probe `{ty}` is on its #[zb_health] attribute, so `timeoutSeconds` cannot be proved above it"
+                    ),
+                    "state `orchestrator.timeout` (the compiler then proves every deadline below it), or the probe's `timeout` in the manifest",
+                ));
+            }
+            // Strictly above the longest deadline, in whole seconds.
+            (ready_deadline.as_secs() + 1, false)
+        }
+    };
+
+    let drain_delay = manifest.lifecycle.drain_delay();
+    let graceful_stop = manifest.graceful_stop();
+    let (grace_seconds, grace_stated) = match manifest.termination_grace_period {
+        Some(stated) => match exact_seconds(stated.value) {
+            // `check` (R18) has proved the drain fits in it.
+            Some(secs) => (secs, true),
+            None => {
+                errors.push(violation(
+                    stated.location,
+                    format!(
+                        "the termination grace period of {} ms is not a whole number of seconds, which Kubernetes' `terminationGracePeriodSeconds` cannot express",
+                        stated.value.as_millis()
+                    ),
+                    "state it in whole seconds, e.g. `30s`",
+                ));
+                (0, true)
+            }
+        },
+        None => (ceil_seconds(drain_delay + graceful_stop), false),
+    };
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+
+    let (port, port_source) = match (manifest.management_port, options.port) {
+        (Some(m), _) => (m.value, PortSource::Management),
+        (None, Some(p)) => (p, PortSource::Flag),
+        (None, None) => (DEFAULT_APP_PORT, PortSource::Default),
+    };
+    let grpc_port = manifest
+        .grpc
+        .as_ref()
+        .map(|_| options.grpc_port.unwrap_or(DEFAULT_GRPC_PORT));
+    let handler = |tier: Tag| match grpc_service(manifest, tier) {
+        Some(service) => Handler::Grpc { service },
+        None => Handler::Http {
+            path: manifest.paths.get(tier).to_string(),
+        },
+    };
+
+    // Readiness must see the drain's 503 before the drain ends:
+    // periodSeconds × failureThreshold ≤ drain_delay where it can be.
+    let ready_period = (drain_delay.as_secs() / 2).clamp(1, 10);
+    let readiness = ProbePlan {
+        tier: Tag::Ready,
+        handler: handler(Tag::Ready),
+        deadline: ready_deadline,
+        period: ready_period,
+        failure_threshold: 2,
+    };
+    let liveness = ProbePlan {
+        tier: Tag::Live,
+        handler: handler(Tag::Live),
+        deadline: live_deadline,
+        period: 10,
+        failure_threshold: 3,
+    };
+    let startup = (!manifest.lifecycle.startup_gates.is_empty()).then(|| ProbePlan {
+        tier: Tag::Ready,
+        handler: handler(Tag::Ready),
+        deadline: ready_deadline,
+        period: 5,
+        // 5 s × 60: the gates get five minutes before the kubelet restarts.
+        failure_threshold: 60,
+    });
+
+    Ok(Plan {
+        service: manifest.service.value.clone(),
+        container: options
+            .container
+            .clone()
+            .unwrap_or_else(|| manifest.service.value.clone()),
+        port,
+        port_source,
+        grpc_port,
+        paths: manifest.paths.clone(),
+        timeout_seconds,
+        timeout_stated,
+        liveness,
+        readiness,
+        startup,
+        startup_gates: manifest
+            .lifecycle
+            .startup_gates
+            .iter()
+            .map(|g| g.value.clone())
+            .collect(),
+        watchdogs: manifest
+            .lifecycle
+            .watchdogs
+            .iter()
+            .map(|w| w.name.value.clone())
+            .collect(),
+        grace_seconds,
+        grace_stated,
+        drain_delay,
+        graceful_stop,
+    })
+}
+
+/// The `grpc.health.v1` service name that answers from `tier`, when the
+/// manifest has a `grpc` section: `""` unless it is mapped elsewhere (it is
+/// `ready` by default), else the first service mapped to the tier.
+pub fn grpc_service(manifest: &Manifest, tier: Tag) -> Option<String> {
+    let grpc = manifest.grpc.as_ref()?;
+    let target_of = |name: &str| {
+        grpc.services
+            .iter()
+            .find(|s| s.name.value == name)
+            .map(|s| &s.target)
+    };
+    let whole = match target_of("") {
+        Some(GrpcTargetDecl::Tier(t)) => Some(t.value),
+        Some(GrpcTargetDecl::Probe(_)) => None,
+        None => Some(Tag::Ready),
+    };
+    if whole == Some(tier) {
+        return Some(String::new());
+    }
+    grpc.services
+        .iter()
+        .find(|s| matches!(&s.target, GrpcTargetDecl::Tier(t) if t.value == tier))
+        .map(|s| s.name.value.clone())
+}
+
+/// The tier whose path is `path`, if any.
+pub fn tier_of_path(paths: &zb_health_spec::EndpointPaths, path: &str) -> Option<Tag> {
+    Tag::ALL.into_iter().find(|&t| paths.get(t) == path)
+}
+
+/// The tier a gRPC service name answers from, if the manifest maps it to a
+/// whole tier.
+pub fn tier_of_grpc_service(manifest: &Manifest, service: &str) -> Option<Tag> {
+    let grpc = manifest.grpc.as_ref()?;
+    match grpc.services.iter().find(|s| s.name.value == service) {
+        Some(s) => match &s.target {
+            GrpcTargetDecl::Tier(t) => Some(t.value),
+            GrpcTargetDecl::Probe(_) => None,
+        },
+        None => (service.is_empty()).then_some(Tag::Ready),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zb_health_spec::manifest::parse_manifest;
+
+    fn plan_of(yaml: &str) -> Plan {
+        let manifest = parse_manifest(yaml).expect("a valid manifest");
+        plan(&manifest, &Options::default()).expect("a plan")
+    }
+
+    #[test]
+    fn a_derived_timeout_is_strictly_above_the_longest_stated_ready_deadline() {
+        let timeout =
+            |probes: &str| plan_of(&format!("service: s\nprobes:\n{probes}")).timeout_seconds;
+        assert_eq!(
+            timeout("  - { name: d, kind: database, timeout: 800ms }\n"),
+            1
+        );
+        assert_eq!(timeout("  - { name: d, kind: database }\n"), 2); // the 1 s default
+        assert_eq!(
+            timeout("  - { name: d, kind: database, timeout: 1500ms }\n"),
+            2
+        );
+        // An active-only probe is no kube probe's business.
+        assert_eq!(
+            timeout("  - { name: a, kind: active-node, timeout: 5s }\n"),
+            1
+        );
+        assert_eq!(plan_of("service: s\n").timeout_seconds, 1);
+    }
+
+    #[test]
+    fn a_derived_grace_period_covers_the_drain_rounded_up() {
+        let plan =
+            plan_of("service: s\nlifecycle: { drain_delay: 5500ms, shutdown_timeout: 20s }\n");
+        assert_eq!(plan.grace_seconds, 26);
+        assert!(!plan.grace_stated);
+        // Neither stated: the 5 s default delay and actix's 30 s stop.
+        assert_eq!(plan_of("service: s\n").grace_seconds, 35);
+    }
+
+    #[test]
+    fn grpc_probes_use_the_name_mapped_to_their_tier() {
+        let plan = plan_of(
+            "service: s\ngrpc:\n  services: { \"\": active, x.Ready: ready, x.Live: live }\n",
+        );
+        assert_eq!(
+            plan.readiness.handler,
+            Handler::Grpc {
+                service: "x.Ready".into()
+            }
+        );
+        assert_eq!(
+            plan.liveness.handler,
+            Handler::Grpc {
+                service: "x.Live".into()
+            }
+        );
+        let plan = plan_of("service: s\ngrpc: { services: { x.Writes: active } }\n");
+        assert_eq!(
+            plan.readiness.handler,
+            Handler::Grpc {
+                service: String::new()
+            }
+        );
+        assert_eq!(
+            plan.liveness.handler,
+            Handler::Http {
+                path: "/healthz".into()
+            }
+        );
+        assert_eq!(plan.grpc_port, Some(DEFAULT_GRPC_PORT));
+    }
+
+    #[test]
+    fn the_management_port_wins_over_the_flag() {
+        let manifest = parse_manifest("service: s\nmanagement: { port: 8081 }\n").expect("valid");
+        let options = Options {
+            port: Some(9000),
+            ..Options::default()
+        };
+        let plan = plan(&manifest, &options).expect("a plan");
+        assert_eq!(
+            (plan.port, plan.port_source),
+            (8081, PortSource::Management)
+        );
+    }
+}

@@ -1,0 +1,320 @@
+//! The plan as YAML: a strategic-merge patch for a Deployment or
+//! StatefulSet, with comments saying where every number comes from.
+//!
+//! Written by hand, not serialized: the comments are half the value, and a
+//! fixed key order keeps the output deterministic.
+
+use std::fmt::Write;
+use std::time::Duration;
+
+use zb_health_spec::Tag;
+
+use super::{Handler, Plan, PortSource, ProbePlan};
+
+/// `s` as a YAML scalar: plain when it is a simple word or path, else
+/// double-quoted with escapes.
+pub fn scalar(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '-'))
+        && !s.starts_with('-')
+        && !matches!(
+            s,
+            "true" | "false" | "null" | "yes" | "no" | "on" | "off" | "y" | "n"
+        )
+        && s.parse::<f64>().is_err();
+    if plain {
+        return s.to_string();
+    }
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A duration as a person reads it: `800ms`, `5s`, `1500ms`.
+pub fn human(d: Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{}ms", d.as_millis())
+    }
+}
+
+/// The YAML that `zb-health k8s` prints for `plan`. `manifest_path` is
+/// named in the header comment.
+pub fn yaml(plan: &Plan, manifest_path: &str) -> String {
+    let mut o = String::new();
+    let line = |o: &mut String, indent: usize, text: &str| {
+        let _ = writeln!(o, "{:indent$}{text}", "");
+    };
+    line(
+        &mut o,
+        0,
+        &format!(
+            "# Kubernetes probes for `{}`, from {manifest_path} (zb-health k8s).",
+            plan.service
+        ),
+    );
+    line(
+        &mut o,
+        0,
+        "# A strategic-merge patch for its Deployment or StatefulSet, e.g.",
+    );
+    line(
+        &mut o,
+        0,
+        &format!(
+            "#   kubectl patch deployment {} --patch-file probes.yaml",
+            plan.service
+        ),
+    );
+    line(
+        &mut o,
+        0,
+        "# `zb-health k8s --check deployment.yaml` compares an existing one with this.",
+    );
+    line(&mut o, 0, "spec:");
+    line(&mut o, 2, "template:");
+    line(&mut o, 4, "spec:");
+    let drain = format!(
+        "drain_delay {} + shutdown {}",
+        human(plan.drain_delay),
+        human(plan.graceful_stop)
+    );
+    if plan.grace_stated {
+        line(
+            &mut o,
+            6,
+            &format!(
+                "# orchestrator.termination_grace_period; the drain ({drain}) fits in it (R18)."
+            ),
+        );
+    } else {
+        line(
+            &mut o,
+            6,
+            &format!("# The drain ({drain}), rounded up: the service exits before SIGKILL."),
+        );
+        line(
+            &mut o,
+            6,
+            "# Kubernetes' default of 30 s applies if this line is left out.",
+        );
+    }
+    line(
+        &mut o,
+        6,
+        &format!("terminationGracePeriodSeconds: {}", plan.grace_seconds),
+    );
+    line(&mut o, 6, "containers:");
+    line(&mut o, 8, &format!("- name: {}", scalar(&plan.container)));
+    let c = 10;
+    line(
+        &mut o,
+        c,
+        "# No `lifecycle.preStop` sleep: on SIGTERM the service keeps serving for",
+    );
+    line(
+        &mut o,
+        c,
+        &format!(
+            "# drain_delay ({}) with readiness at 503, so the endpoints drop the pod while",
+            human(plan.drain_delay)
+        ),
+    );
+    line(
+        &mut o,
+        c,
+        "# requests still succeed; a preStop sleep would only add to the grace period.",
+    );
+    line(
+        &mut o,
+        c,
+        &format!(
+            "# The active tier ({}) gets no probe: it is for routing (503 on a",
+            plan.paths.active
+        ),
+    );
+    line(
+        &mut o,
+        c,
+        "# healthy standby), and a kubelet probe on it would restart or unready standbys.",
+    );
+    match plan.port_source {
+        PortSource::Management => line(
+            &mut o,
+            c,
+            &format!(
+                "# Port {}: the manifest's management port, so a busy app cannot delay the probes.",
+                plan.port
+            ),
+        ),
+        PortSource::Flag => line(
+            &mut o,
+            c,
+            &format!(
+                "# Port {}: --port (the app port is not in the manifest).",
+                plan.port
+            ),
+        ),
+        PortSource::Default => line(
+            &mut o,
+            c,
+            &format!(
+                "# Port {}: the default; the app port is not in the manifest (pass --port).",
+                plan.port
+            ),
+        ),
+    }
+    if plan.timeout_stated {
+        line(
+            &mut o,
+            c,
+            &format!(
+                "# timeoutSeconds {}: orchestrator.timeout, above every probe deadline (R5, BE-HLTH-006).",
+                plan.timeout_seconds
+            ),
+        );
+    } else {
+        line(
+            &mut o,
+            c,
+            &format!(
+                "# timeoutSeconds {}: above the longest ready-tier deadline ({}); state",
+                plan.timeout_seconds,
+                human(plan.readiness.deadline)
+            ),
+        );
+        line(
+            &mut o,
+            c,
+            "# orchestrator.timeout in the manifest to have the compiler prove it (BE-HLTH-006).",
+        );
+    }
+    probe(
+        &mut o,
+        c,
+        "livenessProbe",
+        &plan.liveness,
+        plan,
+        &liveness_note(plan),
+    );
+    let (period, threshold) = (plan.readiness.period, plan.readiness.failure_threshold);
+    let ready_note = vec![
+        if Duration::from_secs(period * threshold) <= plan.drain_delay {
+            format!(
+                "ready tier: its dependencies; {period}s × {threshold} ≤ drain_delay, so the drain's 503 is seen in time."
+            )
+        } else {
+            format!(
+                "ready tier: its dependencies; drain_delay ({}) is under {period}s × {threshold}: the endpoints drop the pod on termination anyway.",
+                human(plan.drain_delay)
+            )
+        },
+    ];
+    probe(
+        &mut o,
+        c,
+        "readinessProbe",
+        &plan.readiness,
+        plan,
+        &ready_note,
+    );
+    if let Some(startup) = &plan.startup {
+        let gates = plan.startup_gates.join(", ");
+        let budget = startup.period * startup.failure_threshold;
+        let note = vec![
+            format!("startup gates ({gates}): ready answers 503 until they are done; they get"),
+            format!(
+                "{}s × {} = {budget}s before the kubelet restarts the container.",
+                startup.period, startup.failure_threshold
+            ),
+        ];
+        probe(&mut o, c, "startupProbe", startup, plan, &note);
+    }
+    o
+}
+
+fn liveness_note(plan: &Plan) -> Vec<String> {
+    let watchdogs = if plan.watchdogs.is_empty() {
+        "no watchdogs".to_string()
+    } else {
+        format!("watchdogs: {}", plan.watchdogs.join(", "))
+    };
+    vec![format!(
+        "live tier: no dependency, never cached ({watchdogs}); a restart is the cure."
+    )]
+}
+
+fn probe(o: &mut String, indent: usize, key: &str, p: &ProbePlan, plan: &Plan, notes: &[String]) {
+    let pad = |n: usize| " ".repeat(n);
+    let _ = writeln!(o, "{}{key}:", pad(indent));
+    let i = indent + 2;
+    for note in notes {
+        let _ = writeln!(o, "{}# {note}", pad(i));
+    }
+    match &p.handler {
+        Handler::Http { path } => {
+            let _ = writeln!(o, "{}httpGet:", pad(i));
+            let _ = writeln!(o, "{}path: {}", pad(i + 2), scalar(path));
+            let _ = writeln!(o, "{}port: {}", pad(i + 2), plan.port);
+        }
+        Handler::Grpc { service } => {
+            let tier = match p.tier {
+                Tag::Ready => "ready",
+                Tag::Active => "active",
+                Tag::Live => "live",
+            };
+            let _ = writeln!(
+                o,
+                "{}# grpc.health.v1 service {} answers from the {tier} tier (the manifest's grpc section);",
+                pad(i),
+                scalar(service)
+            );
+            let _ = writeln!(
+                o,
+                "{}# the HTTP alternative: httpGet {} on port {}.",
+                pad(i),
+                plan.paths.get(p.tier),
+                plan.port
+            );
+            let _ = writeln!(o, "{}grpc:", pad(i));
+            let _ = writeln!(
+                o,
+                "{}port: {}",
+                pad(i + 2),
+                plan.grpc_port.unwrap_or(super::DEFAULT_GRPC_PORT)
+            );
+            let _ = writeln!(o, "{}service: {}", pad(i + 2), scalar(service));
+        }
+    }
+    let _ = writeln!(o, "{}timeoutSeconds: {}", pad(i), plan.timeout_seconds);
+    let _ = writeln!(o, "{}periodSeconds: {}", pad(i), p.period);
+    let _ = writeln!(o, "{}failureThreshold: {}", pad(i), p.failure_threshold);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scalars_are_plain_only_when_yaml_reads_them_back_as_the_same_string() {
+        assert_eq!(scalar("/health/ready"), "/health/ready");
+        assert_eq!(scalar(""), "\"\"");
+        assert_eq!(scalar("plant.v1.Writes"), "plant.v1.Writes");
+        assert_eq!(scalar("on"), "\"on\"");
+        assert_eq!(scalar("8080"), "\"8080\"");
+        assert_eq!(scalar("a b: \"c\""), "\"a b: \\\"c\\\"\"");
+        assert_eq!(scalar("-x"), "\"-x\"");
+    }
+}

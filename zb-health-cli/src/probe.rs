@@ -1,0 +1,366 @@
+//! `zb-health probe URL`: one HTTP/1.1 GET on std alone, for images that
+//! have no curl (a Dockerfile `HEALTHCHECK`, a Kubernetes `exec` probe).
+//!
+//! `http://` only. A health check probes the loopback of its own container,
+//! where TLS protects nothing and would need a certificate store and a TLS
+//! stack in every image; an `https://` URL is refused as a bad URL (exit 2)
+//! rather than silently sent in clear text.
+//!
+//! `--timeout` bounds the connect, the write and every read; a host name is
+//! resolved by the system first, which no std API can bound: a health
+//! check should name an IP literal (`127.0.0.1`), as the examples do.
+//!
+//! Exit 0 on a 2xx status, 1 on anything else (another status, refused,
+//! timed out, a reply that is not HTTP), with one line on stderr saying
+//! which; 2 on a URL it cannot use.
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+use crate::args::ProbeArgs;
+
+/// The most of the status line and headers read: a health answer's head is
+/// a few hundred bytes.
+const MAX_HEAD: usize = 64 * 1024;
+/// The most of the body read before the connection is dropped: the status
+/// decides, the body is only drained so the server sees a clean close.
+const MAX_BODY: usize = 1024 * 1024;
+
+/// A parsed `http://host[:port][/path]` URL.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Url {
+    /// The host as written (brackets removed from an IPv6 literal).
+    pub host: String,
+    /// The port, 80 when not written.
+    pub port: u16,
+    /// The `Host` header: the authority as written.
+    pub authority: String,
+    /// The request target: the path and query, `/` when empty.
+    pub target: String,
+}
+
+/// Parses `url`, or says why it cannot be used.
+///
+/// # Errors
+///
+/// A scheme other than `http`, user info, an empty host, a bad port, or
+/// whitespace in the URL.
+pub fn parse_url(url: &str) -> Result<Url, String> {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return Err(format!("`{url}` is not an http:// URL"));
+    };
+    if scheme.eq_ignore_ascii_case("https") {
+        return Err(format!(
+            "`{url}`: https is not supported; probe the container's own loopback over http://, where TLS protects nothing"
+        ));
+    }
+    if !scheme.eq_ignore_ascii_case("http") {
+        return Err(format!("`{url}`: only http:// URLs are supported"));
+    }
+    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!("`{url}` contains whitespace"));
+    }
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    if authority.contains('@') {
+        return Err(format!("`{url}`: user info is not supported"));
+    }
+    let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
+        let (host, after) = v6
+            .split_once(']')
+            .ok_or_else(|| format!("`{url}`: unclosed `[` in the host"))?;
+        (host, after.strip_prefix(':'))
+    } else {
+        match authority.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        }
+    };
+    if host.is_empty() {
+        return Err(format!("`{url}` has no host"));
+    }
+    let port = match port {
+        None => 80,
+        Some(p) => p
+            .parse::<u16>()
+            .ok()
+            .filter(|&p| p != 0)
+            .ok_or_else(|| format!("`{url}`: `{p}` is not a port"))?,
+    };
+    let target = tail.split('#').next().unwrap_or_default();
+    let target = if target.starts_with('/') {
+        target.to_string()
+    } else {
+        format!("/{target}")
+    };
+    Ok(Url {
+        host: host.to_string(),
+        port,
+        authority: authority.to_string(),
+        target,
+    })
+}
+
+/// Why a probe failed, for its one line on stderr.
+#[derive(Debug)]
+enum Failure {
+    Status(u16, String),
+    Refused(String),
+    Timeout(&'static str),
+    Protocol(String),
+}
+
+/// Runs `zb-health probe`: returns the exit status.
+pub fn run(args: &ProbeArgs) -> u8 {
+    let url = match parse_url(&args.url) {
+        Ok(url) => url,
+        Err(why) => {
+            eprintln!("error: {why}");
+            return 2;
+        }
+    };
+    match get(&url, args) {
+        Ok(status) => {
+            println!("{}: HTTP {status}", args.url);
+            0
+        }
+        Err(failure) => {
+            let line = match failure {
+                Failure::Status(code, reason) => format!("unhealthy: HTTP {code} {reason}"),
+                Failure::Refused(why) => format!("unreachable: {why}"),
+                Failure::Timeout(what) => format!("timed out: {what}"),
+                Failure::Protocol(why) => format!("bad answer: {why}"),
+            };
+            eprintln!("{}: {line}", args.url);
+            1
+        }
+    }
+}
+
+/// What remains of the deadline; a timeout failure when nothing does.
+fn remaining(deadline: Instant, what: &'static str) -> Result<Duration, Failure> {
+    deadline
+        .checked_duration_since(Instant::now())
+        .filter(|d| !d.is_zero())
+        .ok_or(Failure::Timeout(what))
+}
+
+fn io_failure(error: &std::io::Error, what: &'static str) -> Failure {
+    match error.kind() {
+        ErrorKind::WouldBlock | ErrorKind::TimedOut => Failure::Timeout(what),
+        _ => Failure::Refused(format!("{what}: {error}")),
+    }
+}
+
+/// One GET: the 2xx status, or why not.
+fn get(url: &Url, args: &ProbeArgs) -> Result<u16, Failure> {
+    let deadline = Instant::now() + args.timeout;
+    let addrs: Vec<SocketAddr> = (url.host.as_str(), url.port)
+        .to_socket_addrs()
+        .map_err(|e| Failure::Refused(format!("cannot resolve `{}`: {e}", url.host)))?
+        .collect();
+    let mut last = Failure::Refused(format!("`{}` resolves to no address", url.host));
+    let mut stream = None;
+    for addr in addrs {
+        let budget =
+            remaining(deadline, "no connection within the timeout")?.min(args.connect_timeout);
+        match TcpStream::connect_timeout(&addr, budget) {
+            Ok(s) => {
+                stream = Some(s);
+                break;
+            }
+            Err(e) if matches!(e.kind(), ErrorKind::TimedOut | ErrorKind::WouldBlock) => {
+                last = Failure::Timeout("no connection within the connect timeout");
+            }
+            Err(e) => last = Failure::Refused(format!("connect to {addr}: {e}")),
+        }
+    }
+    let mut stream = stream.ok_or(last)?;
+
+    let request = format!(
+        "GET {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: zb-health-probe/{}\r\nAccept: */*\r\nConnection: close\r\n\r\n",
+        url.target,
+        url.authority,
+        env!("CARGO_PKG_VERSION")
+    );
+    let sending = "could not send the request within the timeout";
+    stream
+        .set_write_timeout(Some(remaining(deadline, sending)?))
+        .map_err(|e| io_failure(&e, sending))?;
+    stream
+        .write_all(request.as_bytes())
+        .map_err(|e| io_failure(&e, sending))?;
+
+    // The head, up to the blank line.
+    let waiting = "no answer within the timeout";
+    let mut buf = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 4096];
+    let head_end = loop {
+        if let Some(end) = find(&buf, b"\r\n\r\n") {
+            break end + 4;
+        }
+        if buf.len() > MAX_HEAD {
+            return Err(Failure::Protocol("the response head is too large".into()));
+        }
+        stream
+            .set_read_timeout(Some(remaining(deadline, waiting)?))
+            .map_err(|e| io_failure(&e, waiting))?;
+        match stream.read(&mut chunk) {
+            Ok(0) => {
+                return Err(Failure::Protocol(
+                    "the connection closed before a complete response head".into(),
+                ));
+            }
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(io_failure(&e, waiting)),
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let status_line = lines.next().unwrap_or_default();
+    let mut parts = status_line.splitn(3, ' ');
+    let version = parts.next().unwrap_or_default();
+    let code = parts.next().and_then(|c| c.parse::<u16>().ok());
+    let reason = parts.next().unwrap_or_default().to_string();
+    let Some(code) = code.filter(|c| (100..1000).contains(c) && version.starts_with("HTTP/1."))
+    else {
+        return Err(Failure::Protocol(format!(
+            "not an HTTP/1.x status line: `{}`",
+            status_line.escape_default()
+        )));
+    };
+
+    // Drain the body within the deadline, so the server sees a clean close;
+    // the status has already decided, so a body cut short changes nothing.
+    let mut length = None;
+    let mut chunked = false;
+    for header in lines {
+        if let Some((name, value)) = header.split_once(':') {
+            let value = value.trim();
+            if name.eq_ignore_ascii_case("content-length") {
+                length = value.parse::<usize>().ok();
+            } else if name.eq_ignore_ascii_case("transfer-encoding") {
+                chunked = value.to_ascii_lowercase().contains("chunked");
+            }
+        }
+    }
+    let body = buf.split_off(head_end);
+    drain_body(&mut stream, body, length, chunked, deadline);
+
+    if (200..300).contains(&code) {
+        Ok(code)
+    } else {
+        Err(Failure::Status(code, reason))
+    }
+}
+
+/// Reads the body until it is complete (by its length, its last chunk or
+/// the close), at most [`MAX_BODY`] bytes and never past `deadline`.
+fn drain_body(
+    stream: &mut TcpStream,
+    mut body: Vec<u8>,
+    length: Option<usize>,
+    chunked: bool,
+    deadline: Instant,
+) {
+    let mut chunk = [0u8; 4096];
+    loop {
+        let complete = if chunked {
+            chunked_complete(&body)
+        } else {
+            length.is_some_and(|n| body.len() >= n)
+        };
+        if complete || body.len() > MAX_BODY {
+            return;
+        }
+        let Ok(left) = remaining(deadline, "") else {
+            return;
+        };
+        if stream.set_read_timeout(Some(left)).is_err() {
+            return;
+        }
+        match stream.read(&mut chunk) {
+            Ok(0) => return,
+            Ok(n) => body.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => return,
+        }
+    }
+}
+
+/// Whether a chunked body has reached its last (zero-size) chunk and the
+/// blank line after it.
+fn chunked_complete(mut body: &[u8]) -> bool {
+    loop {
+        let Some(line_end) = find(body, b"\r\n") else {
+            return false;
+        };
+        let size_text = String::from_utf8_lossy(&body[..line_end]);
+        let size_text = size_text.split(';').next().unwrap_or_default().trim();
+        let Ok(size) = usize::from_str_radix(size_text, 16) else {
+            // Not chunked after all: stop reading rather than guess.
+            return true;
+        };
+        body = &body[line_end + 2..];
+        if size == 0 {
+            // Trailers, then a blank line.
+            return find(body, b"\r\n").is_some();
+        }
+        let Some(next) = size.checked_add(2).filter(|&n| body.len() >= n) else {
+            return false;
+        };
+        body = &body[next..];
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_http_with_an_optional_port_and_path() {
+        let url = parse_url("http://127.0.0.1:8080/healthz?x=1#frag").unwrap();
+        assert_eq!(
+            url,
+            Url {
+                host: "127.0.0.1".into(),
+                port: 8080,
+                authority: "127.0.0.1:8080".into(),
+                target: "/healthz?x=1".into(),
+            }
+        );
+        let url = parse_url("HTTP://[::1]/").unwrap();
+        assert_eq!((url.host.as_str(), url.port), ("::1", 80));
+        assert_eq!(parse_url("http://localhost").unwrap().target, "/");
+        assert_eq!(parse_url("http://h?q").unwrap().target, "/?q");
+        for bad in [
+            "https://127.0.0.1/",
+            "ftp://h/",
+            "127.0.0.1:8080/healthz",
+            "http://:80/",
+            "http://h:0/",
+            "http://h:99999/",
+            "http://h:x/",
+            "http://u@h/",
+            "http://h/a b",
+            "http://[::1/",
+        ] {
+            assert!(parse_url(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_chunked_body_is_complete_after_its_last_chunk() {
+        assert!(chunked_complete(b"5\r\nhello\r\n0\r\n\r\n"));
+        assert!(chunked_complete(b"5;ext=1\r\nhello\r\n0\r\nX-T: 1\r\n\r\n"));
+        assert!(!chunked_complete(b"5\r\nhello\r\n"));
+        assert!(!chunked_complete(b"5\r\nhel"));
+        assert!(!chunked_complete(b""));
+    }
+}

@@ -1,0 +1,358 @@
+//! `zb-health k8s` as a binary: the probes it prints for every manifest are
+//! valid YAML, deterministic and snapshot-tested; it refuses what
+//! Kubernetes cannot express; `--check` reports drift at line:column.
+//!
+//! `SNAPSHOTS=overwrite cargo test --workspace --all-features --test k8s`
+//! rewrites `tests/snapshots/k8s/` (review the diff).
+
+mod common;
+
+use common::{assert_snapshot, example_manifests, manifests, text, zb_health};
+use serde::Deserialize;
+
+const FIXTURES: &str = "zb-health-cli/tests/fixtures/k8s";
+
+/// The printed patch, typed: parsing into it proves the output is YAML of
+/// the shape Kubernetes reads, with nothing unknown in it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Patch {
+    spec: PatchSpec,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PatchSpec {
+    template: Template,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Template {
+    spec: PodSpec,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct PodSpec {
+    termination_grace_period_seconds: u64,
+    containers: Vec<Container>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Container {
+    name: String,
+    liveness_probe: Probe,
+    readiness_probe: Probe,
+    startup_probe: Option<Probe>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Probe {
+    http_get: Option<HttpGet>,
+    grpc: Option<Grpc>,
+    timeout_seconds: u64,
+    period_seconds: u64,
+    failure_threshold: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HttpGet {
+    path: String,
+    port: u16,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Grpc {
+    port: u16,
+    service: String,
+}
+
+/// The manifests that render; `field_names.yaml` has ready custom probes
+/// whose deadlines only their attributes know and no orchestrator timeout,
+/// so it is refused (tested below).
+fn renderable() -> Vec<String> {
+    let mut files = example_manifests();
+    files.extend(
+        manifests("tests/ui/pass/manifests")
+            .into_iter()
+            .filter(|f| !f.ends_with("/field_names.yaml")),
+    );
+    files.extend(
+        ["health", "derived", "grpc"]
+            .iter()
+            .map(|f| format!("{FIXTURES}/{f}.yaml")),
+    );
+    files
+}
+
+#[test]
+fn every_manifest_renders_valid_deterministic_yaml_that_its_own_check_accepts() {
+    let scratch = std::env::temp_dir().join(format!("zb-health-k8s-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).expect("the temp dir is writable");
+    for file in renderable() {
+        let out = zb_health(&["k8s", &file]);
+        assert_eq!(out.status.code(), Some(0), "{file}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stderr), "", "{file}");
+        let yaml = text(&out.stdout);
+        assert_eq!(
+            zb_health(&["k8s", &file]).stdout,
+            out.stdout,
+            "{file}: not deterministic"
+        );
+
+        let patch: Patch = serde_saphyr::from_str(&yaml)
+            .unwrap_or_else(|e| panic!("{file}: the output is not the expected YAML: {e}\n{yaml}"));
+        let pod = &patch.spec.template.spec;
+        assert_eq!(pod.containers.len(), 1, "{file}");
+        let c = &pod.containers[0];
+        assert!(!c.name.is_empty());
+        for probe in [
+            Some(&c.liveness_probe),
+            Some(&c.readiness_probe),
+            c.startup_probe.as_ref(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            // Exactly one handler; Kubernetes' minimums hold.
+            assert!(probe.http_get.is_some() != probe.grpc.is_some(), "{file}");
+            assert!(
+                probe.timeout_seconds >= 1 && probe.period_seconds >= 1,
+                "{file}"
+            );
+            assert!(probe.failure_threshold >= 1, "{file}");
+            if let Some(http) = &probe.http_get {
+                assert!(http.path.starts_with('/') && http.port > 0, "{file}");
+            }
+            if let Some(grpc) = &probe.grpc {
+                assert!(grpc.port > 0 && !grpc.service.contains(' '), "{file}");
+            }
+        }
+        // Liveness never reads the ready tier's dependencies.
+        let live = c
+            .liveness_probe
+            .http_get
+            .as_ref()
+            .expect("liveness is HTTP");
+        assert!(!live.path.contains("ready"), "{file}: {}", live.path);
+        assert!(pod.termination_grace_period_seconds >= 1, "{file}");
+
+        // As a Deployment, the printed patch is consistent with its manifest.
+        let deployment = scratch.join("deployment.yaml");
+        std::fs::write(
+            &deployment,
+            format!("apiVersion: apps/v1\nkind: Deployment\n{yaml}"),
+        )
+        .expect("the temp dir is writable");
+        let deployment = deployment.to_str().expect("a UTF-8 temp dir");
+        let out = zb_health(&["k8s", &file, "--check", deployment]);
+        assert_eq!(out.status.code(), Some(0), "{file}: {}", text(&out.stderr));
+        assert_eq!(
+            text(&out.stdout),
+            format!("{deployment}: consistent with {file}\n")
+        );
+    }
+    std::fs::remove_dir_all(&scratch).expect("the temp dir is removable");
+}
+
+#[test]
+fn the_printed_probes_match_their_snapshots() {
+    let cases: [(&str, &str, &[&str]); 7] = [
+        ("health", &format!("{FIXTURES}/health.yaml"), &[]),
+        (
+            "derived",
+            &format!("{FIXTURES}/derived.yaml"),
+            &["--port", "3000", "--container", "app"],
+        ),
+        (
+            "grpc",
+            &format!("{FIXTURES}/grpc.yaml"),
+            &["--grpc-port", "9000"],
+        ),
+        ("full", "tests/ui/pass/manifests/full.yaml", &[]),
+        (
+            "scadabridge",
+            "tests/ui/pass/manifests/scadabridge.yaml",
+            &[],
+        ),
+        ("mxgateway", "tests/ui/pass/manifests/mxgateway.yaml", &[]),
+        ("disclosure", "tests/ui/pass/manifests/disclosure.yaml", &[]),
+    ];
+    for (name, file, flags) in cases {
+        let mut args = vec!["k8s", file];
+        args.extend_from_slice(flags);
+        let out = zb_health(&args);
+        assert_eq!(out.status.code(), Some(0), "{file}: {}", text(&out.stderr));
+        assert_snapshot(&format!("k8s/{name}.yaml"), &text(&out.stdout));
+    }
+}
+
+#[test]
+fn what_kubernetes_cannot_express_is_refused_at_the_manifests_line_and_column() {
+    for name in ["subsecond", "unknown_deadline"] {
+        let file = format!("{FIXTURES}/{name}.yaml");
+        let out = zb_health(&["k8s", "--color", "never", &file]);
+        assert_eq!(out.status.code(), Some(1), "{file}");
+        assert_eq!(text(&out.stdout), "", "{file}");
+        assert_snapshot(&format!("k8s/{name}.stderr"), &text(&out.stderr));
+    }
+    let out = zb_health(&["k8s", "tests/ui/pass/manifests/field_names.yaml"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("crate::HTTPProbe"));
+}
+
+#[test]
+fn a_manifest_that_check_rejects_is_rejected_with_checks_diagnostics() {
+    let file = "tests/ui/fail/manifests/live_tag.yaml";
+    let k8s = zb_health(&["k8s", "--color=never", file]);
+    let check = zb_health(&["check", "--color=never", file]);
+    assert_eq!(k8s.status.code(), Some(1));
+    assert_eq!(text(&k8s.stdout), "");
+    assert_eq!(k8s.stderr, check.stderr);
+}
+
+#[test]
+fn a_consistent_deployment_exits_0_and_says_so() {
+    let manifest = format!("{FIXTURES}/health.yaml");
+    let deployment = format!("{FIXTURES}/consistent.yaml");
+    let out = zb_health(&["k8s", &manifest, "--check", &deployment]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        format!("{deployment}: consistent with {manifest}\n")
+    );
+    assert_eq!(text(&out.stderr), "");
+}
+
+#[test]
+fn every_drift_is_reported_at_its_line_and_column_in_the_deployment() {
+    let cases: [(&str, &str, &str, &[&str]); 3] = [
+        ("drift", "health", "drift", &[]),
+        (
+            "drift-statefulset",
+            "health",
+            "drift-statefulset",
+            &["--container", "historian"],
+        ),
+        (
+            "drift-grpc",
+            "grpc",
+            "grpc-deployment",
+            &["--grpc-port", "50051"],
+        ),
+    ];
+    for (snapshot, manifest, deployment, flags) in cases {
+        let manifest = format!("{FIXTURES}/{manifest}.yaml");
+        let deployment = format!("{FIXTURES}/{deployment}.yaml");
+        let mut args = vec!["k8s", "--color", "never", &manifest, "--check", &deployment];
+        args.extend_from_slice(flags);
+        let out = zb_health(&args);
+        assert_eq!(out.status.code(), Some(1), "{deployment}");
+        assert_eq!(text(&out.stdout), "", "{deployment}");
+        assert_snapshot(&format!("k8s/{snapshot}.stderr"), &text(&out.stderr));
+    }
+}
+
+#[test]
+fn each_kind_of_drift_is_found() {
+    let manifest = format!("{FIXTURES}/health.yaml");
+    let deployment = format!("{FIXTURES}/drift.yaml");
+    let stderr = text(&zb_health(&["k8s", &manifest, "--check", &deployment]).stderr);
+    for code in ["K1", "K2", "K3", "K4", "K5"] {
+        assert!(
+            stderr.contains(&format!("error[{code}]")),
+            "{code} missing:\n{stderr}"
+        );
+    }
+    let deployment = format!("{FIXTURES}/drift-statefulset.yaml");
+    let args = [
+        "k8s",
+        &manifest,
+        "--check",
+        &deployment,
+        "--container",
+        "historian",
+    ];
+    let stderr = text(&zb_health(&args).stderr);
+    assert!(stderr.contains("error[K6]"), "{stderr}");
+    // Kubernetes' defaults are what a missing setting means.
+    assert!(stderr.contains("grace period is 30 s (no terminationGracePeriodSeconds"));
+    assert!(stderr.contains("times out after 1 s (no timeoutSeconds"));
+}
+
+#[test]
+fn the_container_is_the_named_one_else_the_first_with_probes() {
+    let manifest = format!("{FIXTURES}/health.yaml");
+    let deployment = format!("{FIXTURES}/drift-statefulset.yaml");
+    // Unnamed: the sidecar comes first and has a probe, so it is checked.
+    let out = zb_health(&["k8s", &manifest, "--check", &deployment]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("port: 15000"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = zb_health(&[
+        "k8s",
+        &manifest,
+        "--check",
+        &deployment,
+        "--container",
+        "nope",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("no container named `nope`"));
+}
+
+#[test]
+fn unreadable_input_exits_2_and_says_why() {
+    let manifest = format!("{FIXTURES}/health.yaml");
+    let dir = std::env::temp_dir().join(format!("zb-health-k8s-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("the temp dir is writable");
+    let service_only = dir.join("service.yaml");
+    std::fs::write(
+        &service_only,
+        "apiVersion: v1\nkind: Service\nmetadata: { name: x }\n",
+    )
+    .expect("writable");
+    let broken = dir.join("broken.yaml");
+    std::fs::write(&broken, "kind: Deployment\nspec: [unclosed\n").expect("writable");
+    let cases: [(Vec<&str>, &str); 4] = [
+        (
+            vec!["k8s", "no/such/health.yaml"],
+            "cannot read `no/such/health.yaml`",
+        ),
+        (
+            vec!["k8s", &manifest, "--check", "no/such/deployment.yaml"],
+            "cannot read `no/such/deployment.yaml`",
+        ),
+        (
+            vec![
+                "k8s",
+                &manifest,
+                "--check",
+                service_only.to_str().expect("UTF-8"),
+            ],
+            "no Deployment or StatefulSet",
+        ),
+        (
+            vec!["k8s", &manifest, "--check", broken.to_str().expect("UTF-8")],
+            "not valid YAML",
+        ),
+    ];
+    for (args, says) in cases {
+        let out = zb_health(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.starts_with("error: ") && stderr.contains(says),
+            "{args:?}: {stderr}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).expect("removable");
+}
