@@ -162,7 +162,7 @@ fn every_manifest_renders_valid_deterministic_yaml_that_its_own_check_accepts() 
 
 #[test]
 fn the_printed_probes_match_their_snapshots() {
-    let cases: [(&str, &str, &[&str]); 7] = [
+    let cases: [(&str, &str, &[&str]); 8] = [
         ("health", &format!("{FIXTURES}/health.yaml"), &[]),
         (
             "derived",
@@ -182,6 +182,8 @@ fn the_printed_probes_match_their_snapshots() {
         ),
         ("mxgateway", "tests/ui/pass/manifests/mxgateway.yaml", &[]),
         ("disclosure", "tests/ui/pass/manifests/disclosure.yaml", &[]),
+        // The README tour's step 8 shows this one.
+        ("tour", "examples/tour/health.yaml", &[]),
     ];
     for (name, file, flags) in cases {
         let mut args = vec!["k8s", file];
