@@ -50,14 +50,16 @@ pub fn view_config() -> ChitchatViewConfig {
 }
 
 /// A running chitchat node. Keep it alive as long as the service runs:
-/// dropping it stops gossip.
+/// dropping the last clone stops gossip. Clones share the node, e.g. one
+/// for the warm-up task that calls [`up`](Self::up).
+#[derive(Clone)]
 pub struct ClusterNode {
     view: Arc<ChitchatClusterView>,
     roles: Vec<String>,
     address: String,
     generation: u64,
-    /// Dropping the handle ends the chitchat server.
-    _handle: ChitchatHandle,
+    /// Dropping the last handle ends the chitchat server.
+    _handle: Arc<ChitchatHandle>,
 }
 
 impl std::fmt::Debug for ClusterNode {
@@ -104,7 +106,7 @@ impl ClusterNode {
             roles: settings.roles.clone(),
             address: settings.addr.to_string(),
             generation,
-            _handle: handle,
+            _handle: Arc::new(handle),
         })
     }
 
