@@ -11,14 +11,12 @@
 //! No test asserts a wall-clock margin; the kill-to-first-503 times are
 //! printed (`--nocapture`), not asserted.
 
-#[path = "support/postgres.rs"]
-mod postgres;
 mod support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use postgres::{PASSWORD, Postgres, USER};
+use service_kit::testing::postgres::{PASSWORD, Postgres, USER};
 use support::{Wire, request, serve};
 use zb_health::database::DatabaseProbe;
 use zb_health::database::sea_orm::{

@@ -24,7 +24,7 @@ fn as_json(yaml: &str) -> Value {
 
 fn shipped_valid_manifests() -> Vec<std::path::PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut paths = vec![root.join("examples/plant-service/health.yaml")];
+    let mut paths = vec![root.join("examples/scadabridge/health.yaml")];
     for entry in std::fs::read_dir(root.join("tests/ui/pass/manifests")).unwrap() {
         paths.push(entry.unwrap().path());
     }

@@ -603,56 +603,6 @@ async fn health_requests_create_no_spans_above_trace() {
 }
 
 // ---------------------------------------------------------------------------
-// The example's `/metrics`, over a real socket.
-
-#[actix_web::test]
-async fn the_example_serves_its_health_metrics_in_prometheus_text() {
-    // A registry of its own: the other tests in this binary use theirs.
-    let registry = HealthRegistry::new();
-    let (health, startup) = plant_service::PlantHealth::with_registry(&registry, false);
-    startup.warm_up.ready();
-    let server = support::serve_with(move |c| {
-        health.configure(c);
-        plant_service::configure_metrics(c);
-    });
-    let addr = server.addr;
-    assert_eq!(
-        support::request(addr, "GET", "/health/ready").await.status,
-        200
-    );
-    support::request(addr, "POST", "/admin/database/fail").await;
-    assert_eq!(
-        support::request(addr, "GET", "/health/ready").await.status,
-        503
-    );
-    let scrape = support::request(addr, "GET", "/metrics").await;
-    assert_eq!(scrape.status, 200);
-    assert!(
-        scrape
-            .header("content-type")
-            .is_some_and(|c| c.starts_with("text/plain")),
-        "{:?}",
-        scrape.headers
-    );
-    let text = String::from_utf8(scrape.body).unwrap();
-    for line in [
-        "# TYPE zb_health_tier_status gauge",
-        "zb_health_tier_status{tier=\"ready\"} 0",
-        "zb_health_probe_status{probe=\"database\"} 0",
-        "zb_health_probe_status{probe=\"disk-space\"} 2",
-        "zb_health_probe_failures_total{probe=\"database\"} 1",
-        "# TYPE zb_health_probe_duration_seconds histogram",
-        "zb_health_probe_duration_seconds_count{probe=\"database\"} 2",
-    ] {
-        assert!(
-            text.lines().any(|l| l == line),
-            "no line `{line}` in\n{text}"
-        );
-    }
-    assert!(!text.contains("secret") && !text.contains("10.1.2.3"));
-}
-
-// ---------------------------------------------------------------------------
 // The manifest's `observability.failure_log_interval`.
 
 zb_health::manifest!(

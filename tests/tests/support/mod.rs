@@ -4,11 +4,9 @@
 #![allow(dead_code)]
 
 use std::net::SocketAddr;
-use std::sync::OnceLock;
 
 use actix_web::dev::ServerHandle;
 use actix_web::{App, HttpServer, web};
-use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use zb_health::{
     HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, TagSet, ZbHealthEndpoints,
@@ -89,28 +87,10 @@ pub fn serve(endpoints: ZbHealthEndpoints) -> Server {
     })
 }
 
-/// A response as read off the wire.
-#[derive(Debug)]
-pub struct Wire {
-    pub status: u16,
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-}
-
-impl Wire {
-    /// The first header named `name`, case-insensitively.
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// The body as JSON.
-    pub fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap()
-    }
-}
+/// A response as read off the wire: the examples' process tests read the
+/// same type (`service_kit::testing`).
+#[allow(unused_imports)]
+pub use service_kit::testing::Response as Wire;
 
 /// One HTTP/1.1 request over a fresh TCP connection, read until the
 /// server closes it: no client library between the test and the bytes.
@@ -144,40 +124,9 @@ pub async fn try_request(addr: SocketAddr, method: &str, path: &str) -> std::io:
     stream.write_all(req.as_bytes()).await?;
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw).await?;
-    let invalid = || std::io::Error::new(std::io::ErrorKind::InvalidData, "not an HTTP response");
-    let split = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .ok_or_else(invalid)?;
-    let head = String::from_utf8(raw[..split].to_vec()).map_err(|_| invalid())?;
-    let mut lines = head.split("\r\n");
-    let status = lines
-        .next()
-        .and_then(|l| l.split(' ').nth(1))
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(invalid)?;
-    let headers = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
-        .collect();
-    Ok(Wire {
-        status,
-        headers,
-        body: raw[split + 4..].to_vec(),
-    })
-}
-
-/// `spec/health-response.schema.json`, compiled once.
-pub fn schema() -> &'static jsonschema::Validator {
-    static SCHEMA: OnceLock<jsonschema::Validator> = OnceLock::new();
-    SCHEMA.get_or_init(|| {
-        let text = include_str!("../../../spec/health-response.schema.json");
-        jsonschema::validator_for(&serde_json::from_str(text).unwrap()).unwrap()
-    })
+    service_kit::testing::parse_response(&raw)
 }
 
 /// Asserts `body` satisfies the canonical schema, listing every error.
-pub fn assert_canonical(body: &Value) {
-    let errors: Vec<String> = schema().iter_errors(body).map(|e| e.to_string()).collect();
-    assert!(errors.is_empty(), "schema errors {errors:?} in {body}");
-}
+#[allow(unused_imports)]
+pub use service_kit::testing::{assert_canonical_body as assert_canonical, schema};

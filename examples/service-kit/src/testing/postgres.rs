@@ -2,6 +2,9 @@
 //! a temp dir, its own loopback port, a role with a password and a
 //! database, torn down on drop (also when the test panics).
 //!
+//! Shared by the workspace's `tests/database.rs` and the examples' process
+//! tests, so there is one harness.
+//!
 //! It runs the Debian server binaries (`/usr/lib/postgresql/*/bin`), which
 //! `./tests/run.sh` installs. PostgreSQL refuses to run as root, so as root
 //! every server-side command runs as the `postgres` OS user.

@@ -1,0 +1,29 @@
+//! What the three sister example services (scadabridge, mxgateway,
+//! otopcua) share, so none of them repeats it:
+//!
+//! * [`settings`]: one [`Settings`] struct read from the environment, with
+//!   documented variables and defaults;
+//! * [`database`]: a sea-orm connection (SQLite file by default, PostgreSQL
+//!   when `DATABASE_URL` says so) and an idempotent schema bootstrap;
+//! * [`cluster`]: a real chitchat node on UDP 127.0.0.1 and the
+//!   [`ClusterView`](zb_health::cluster::ClusterView) the probes and the
+//!   gate read;
+//! * [`metrics`]: `GET /metrics` in Prometheus text;
+//! * [`serve`](mod@serve): the application server, the management server
+//!   and the gRPC health server under one drain, so each `main` is short;
+//! * `testing` (feature `testing`): the binary as a child process, real
+//!   sockets, deadlines, three nodes on loopback, a throwaway PostgreSQL.
+
+pub mod cluster;
+pub mod database;
+pub mod metrics;
+pub mod serve;
+pub mod settings;
+#[cfg(feature = "testing")]
+pub mod testing;
+
+pub use cluster::ClusterNode;
+pub use database::{bootstrap_schema, connect_database};
+pub use metrics::{configure_metrics, prometheus};
+pub use serve::{Service, init_logging};
+pub use settings::{ClusterSettings, Defaults, Settings};

@@ -1,0 +1,444 @@
+//! Process tests of an example service: its real binary as a child process,
+//! talked to over real sockets on 127.0.0.1, every wait bounded by a
+//! deadline and ended by a condition, never by a fixed sleep.
+//!
+//! An example's tests pass their own binary's path,
+//! `env!("CARGO_BIN_EXE_<name>")`, which Cargo sets for integration tests
+//! of the package that owns the binary.
+//!
+//! Everything here blocks (std sockets and threads): a test is a plain
+//! `#[test]`, and nothing in the test process competes with the service
+//! for a runtime.
+
+pub mod postgres;
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The deadline for a node to start listening, and for most conditions:
+/// generous, because a loaded 2-core machine may be compiling next door.
+pub const PATIENCE: Duration = Duration::from_secs(60);
+
+/// A TCP port on 127.0.0.1 that nobody listens on right now.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("an ephemeral TCP port")
+        .port()
+}
+
+/// A UDP address on 127.0.0.1 that nobody is bound to right now: a gossip
+/// address.
+pub fn free_udp_addr() -> SocketAddr {
+    UdpSocket::bind("127.0.0.1:0")
+        .and_then(|s| s.local_addr())
+        .expect("an ephemeral UDP port")
+}
+
+/// Polls `check` every 50 ms until it answers `Some`, for at most
+/// `deadline`; panics naming `what` after that.
+pub fn eventually<T>(what: &str, deadline: Duration, mut check: impl FnMut() -> Option<T>) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(value) = check() {
+            return value;
+        }
+        assert!(
+            start.elapsed() < deadline,
+            "timed out after {deadline:?} waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// An HTTP response as read off the wire.
+#[derive(Debug, Clone)]
+pub struct Response {
+    /// The status code.
+    pub status: u16,
+    /// Every header, in order, names as sent.
+    pub headers: Vec<(String, String)>,
+    /// The raw body.
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    /// The first header named `name`, case-insensitively.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The body as JSON; panics with the body if it is not JSON.
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", String::from_utf8_lossy(&self.body)))
+    }
+
+    /// The body as text.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    /// The status of the entry `name` of a canonical body, e.g. `"Unhealthy"`.
+    pub fn entry_status(&self, name: &str) -> Option<String> {
+        self.json()["entries"][name]["status"]
+            .as_str()
+            .map(str::to_owned)
+    }
+}
+
+/// One HTTP/1.1 request over a fresh connection, read until the server
+/// closes it. A refused, reset or malformed exchange is an `Err`, so a
+/// caller can poll a server that is starting or going away.
+///
+/// # Errors
+///
+/// The connection failed, or the answer is not HTTP.
+pub fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    body: &str,
+) -> std::io::Result<Response> {
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(10))?;
+    // A hung server fails the request instead of the whole test run.
+    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+    let content_type = if body.is_empty() {
+        ""
+    } else {
+        "Content-Type: application/json\r\n"
+    };
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{content_type}Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(req.as_bytes())?;
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw)?;
+    parse_response(&raw)
+}
+
+/// Parses a whole HTTP/1.1 response (head and body, as read until the
+/// server closed the connection).
+///
+/// # Errors
+///
+/// `InvalidData` when `raw` is not an HTTP response.
+pub fn parse_response(raw: &[u8]) -> std::io::Result<Response> {
+    let invalid = || std::io::Error::new(std::io::ErrorKind::InvalidData, "not an HTTP response");
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or_else(invalid)?;
+    let head = String::from_utf8(raw[..split].to_vec()).map_err(|_| invalid())?;
+    let mut lines = head.split("\r\n");
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(invalid)?;
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
+        .collect();
+    Ok(Response {
+        status,
+        headers,
+        body: raw[split + 4..].to_vec(),
+    })
+}
+
+/// `spec/health-response.schema.json`, compiled once.
+pub fn schema() -> &'static jsonschema::Validator {
+    static SCHEMA: OnceLock<jsonschema::Validator> = OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        let text = include_str!("../../../../spec/health-response.schema.json");
+        let schema = serde_json::from_str(text).expect("the schema is JSON");
+        jsonschema::validator_for(&schema).expect("the schema compiles")
+    })
+}
+
+/// Asserts that `response` is a canonical health answer (ZB §3): JSON
+/// content type, a body the schema accepts ([`assert_canonical_body`])
+/// and a status code that agrees with the body's `status` (200 for
+/// `Healthy`/`Degraded`, 503 for `Unhealthy`).
+pub fn assert_canonical(response: &Response) {
+    let content_type = response.header("content-type").unwrap_or_default();
+    assert!(
+        content_type.starts_with("application/json"),
+        "content type {content_type:?}"
+    );
+    let body = response.json();
+    assert_canonical_body(&body);
+    let expected = match body["status"].as_str() {
+        Some("Healthy" | "Degraded") => 200,
+        _ => 503,
+    };
+    assert_eq!(response.status, expected, "status code vs body {body}");
+}
+
+/// Asserts that `body` satisfies the canonical schema (ZB §3,
+/// `spec/health-response.schema.json`), listing every error: `status`,
+/// `totalDurationMs` and `entries`, each entry with `status`,
+/// `description`, `durationMs` and optional `data`, nothing else.
+pub fn assert_canonical_body(body: &Value) {
+    let errors: Vec<String> = schema().iter_errors(body).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "schema errors {errors:?} in {body}");
+}
+
+/// How to start a service binary: its path and environment.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    bin: PathBuf,
+    env: BTreeMap<String, String>,
+}
+
+impl Launch {
+    /// The binary at `bin` (`env!("CARGO_BIN_EXE_<name>")`).
+    pub fn new(bin: impl Into<PathBuf>) -> Self {
+        Self {
+            bin: bin.into(),
+            env: BTreeMap::new(),
+        }
+    }
+
+    /// Sets an environment variable of the child (overriding the free
+    /// ports and the data directory [`start`](Self::start) picks).
+    #[must_use]
+    pub fn env(mut self, name: &str, value: impl Into<String>) -> Self {
+        self.env.insert(name.to_owned(), value.into());
+        self
+    }
+
+    /// Starts the binary with fresh free ports (`PORT`, `MANAGEMENT_PORT`,
+    /// `GRPC_PORT`), a fresh gossip address (`CLUSTER_ADDR`) and a fresh
+    /// `DATA_DIR`, unless set with [`env`](Self::env); its output goes to a
+    /// log file that a failing test prints. Does not wait: see
+    /// [`ServiceProcess::wait_listening`].
+    pub fn start(&self) -> ServiceProcess {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let name = self
+            .bin
+            .file_name()
+            .map_or_else(|| "service".into(), |n| n.to_string_lossy().into_owned());
+        let root =
+            std::env::temp_dir().join(format!("zb-health-proc-{name}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).expect("a temp dir");
+        let mut env = self.env.clone();
+        let mut default = |key: &str, value: String| {
+            env.entry(key.to_owned()).or_insert(value);
+        };
+        default("PORT", free_port().to_string());
+        default("MANAGEMENT_PORT", free_port().to_string());
+        default("GRPC_PORT", free_port().to_string());
+        default("CLUSTER_ADDR", free_udp_addr().to_string());
+        default("DATA_DIR", root.join("data").display().to_string());
+        let port = |key: &str| -> u16 { env[key].parse().expect("a port number") };
+        let (port_, management, grpc) = (port("PORT"), port("MANAGEMENT_PORT"), port("GRPC_PORT"));
+        let gossip = env["CLUSTER_ADDR"].clone();
+        let data_dir = PathBuf::from(&env["DATA_DIR"]);
+        let log = root.join("output.log");
+        let out = std::fs::File::create(&log).expect("a log file");
+        let err = out.try_clone().expect("a second handle on the log file");
+        let child = Command::new(&self.bin)
+            .envs(&env)
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", self.bin.display()));
+        ServiceProcess {
+            child,
+            root,
+            data_dir,
+            log,
+            app: SocketAddr::from(([127, 0, 0, 1], port_)),
+            management: SocketAddr::from(([127, 0, 0, 1], management)),
+            grpc_port: grpc,
+            gossip,
+            started: Instant::now(),
+        }
+    }
+}
+
+/// A running service binary; killed and its temp dir removed on drop
+/// (also when the test panics), printing its output if the test failed.
+#[derive(Debug)]
+pub struct ServiceProcess {
+    child: Child,
+    root: PathBuf,
+    /// The child's `DATA_DIR`.
+    pub data_dir: PathBuf,
+    log: PathBuf,
+    /// The application server's address.
+    pub app: SocketAddr,
+    /// The management server's address.
+    pub management: SocketAddr,
+    /// The gRPC health port.
+    pub grpc_port: u16,
+    /// The gossip address (`CLUSTER_ADDR`).
+    pub gossip: String,
+    started: Instant,
+}
+
+impl ServiceProcess {
+    /// The child's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Waits until both HTTP ports answer `GET /healthz` (any status), for
+    /// at most [`PATIENCE`]; panics with the child's output if it exits or
+    /// never answers.
+    pub fn wait_listening(&mut self) -> &mut Self {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("the child's status") {
+                panic!(
+                    "the service exited with {status} before listening; output:\n{}",
+                    self.output()
+                );
+            }
+            let up = |addr| request(addr, "GET", "/healthz", "").is_ok();
+            if up(self.app) && up(self.management) {
+                return self;
+            }
+            assert!(
+                start.elapsed() < PATIENCE,
+                "not listening after {PATIENCE:?}; output:\n{}",
+                self.output()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// `GET path` on the application port; panics if there is no answer.
+    pub fn get(&self, path: &str) -> Response {
+        self.expect(request(self.app, "GET", path, ""), path)
+    }
+
+    /// `GET path` on the management port; panics if there is no answer.
+    pub fn get_management(&self, path: &str) -> Response {
+        self.expect(request(self.management, "GET", path, ""), path)
+    }
+
+    /// `POST path` with a JSON `body` on the application port; panics if
+    /// there is no answer.
+    pub fn post(&self, path: &str, body: &str) -> Response {
+        self.expect(request(self.app, "POST", path, body), path)
+    }
+
+    /// `GET path` on the application port, `Err` when nobody answers (the
+    /// service is starting or gone).
+    ///
+    /// # Errors
+    ///
+    /// The request failed.
+    pub fn try_get(&self, path: &str) -> std::io::Result<Response> {
+        request(self.app, "GET", path, "")
+    }
+
+    fn expect(&self, response: std::io::Result<Response>, path: &str) -> Response {
+        response.unwrap_or_else(|e| panic!("{path}: {e}; output:\n{}", self.output()))
+    }
+
+    /// Polls `GET path` until it answers `status`, for at most `deadline`;
+    /// returns that answer.
+    pub fn until_status(&self, path: &str, status: u16, deadline: Duration) -> Response {
+        eventually(&format!("{path} to answer {status}"), deadline, || {
+            self.try_get(path).ok().filter(|r| r.status == status)
+        })
+    }
+
+    /// Sends SIGTERM, as an orchestrator does to stop a pod.
+    pub fn sigterm(&self) {
+        // `kill(1)`: the workspace forbids `unsafe`, so no libc call here.
+        let status = Command::new("kill")
+            .args(["-TERM", &self.pid().to_string()])
+            .status()
+            .expect("kill(1) runs");
+        assert!(status.success(), "kill -TERM {} failed", self.pid());
+    }
+
+    /// Waits for the child to exit, for at most `deadline`.
+    pub fn wait_exit(&mut self, deadline: Duration) -> ExitStatus {
+        eventually("the service to exit", deadline, || {
+            self.child.try_wait().expect("the child's status")
+        })
+    }
+
+    /// Whether the child is still running.
+    pub fn is_running(&mut self) -> bool {
+        self.child.try_wait().expect("the child's status").is_none()
+    }
+
+    /// Kills the child at once (SIGKILL) and reaps it.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Everything the child printed so far.
+    pub fn output(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// How long since the child was started.
+    pub fn uptime(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// The temp dir of this child (its log and default data directory).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+}
+
+impl Drop for ServiceProcess {
+    fn drop(&mut self) {
+        self.kill();
+        if std::thread::panicking() {
+            eprintln!(
+                "--- output of the service on {} ---\n{}",
+                self.app,
+                self.output()
+            );
+        }
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+/// Starts `n` nodes of one cluster on loopback: each with its own ports and
+/// gossip address, all with the same `CLUSTER_SEEDS` (every node's gossip
+/// address). They start one after another, each once the previous one
+/// listens, so node 0 is the oldest (its generation, the start time in
+/// Unix ms, is the smallest), then node 1, and so on.
+pub fn start_cluster(launch: &Launch, n: usize) -> Vec<ServiceProcess> {
+    let gossip: Vec<String> = (0..n).map(|_| free_udp_addr().to_string()).collect();
+    let seeds = gossip.join(",");
+    let mut nodes = Vec::with_capacity(n);
+    for (i, addr) in gossip.iter().enumerate() {
+        let mut node = launch
+            .clone()
+            .env("CLUSTER_ADDR", addr.clone())
+            .env("CLUSTER_SEEDS", seeds.clone())
+            .env("NODE_ID", format!("node-{i}"))
+            .start();
+        node.wait_listening();
+        nodes.push(node);
+    }
+    nodes
+}
