@@ -14,8 +14,7 @@
 //!   gateway pair behind a virtual IP has no cluster to ask, so the
 //!   failover manager that moves the IP (keepalived's `notify_master` /
 //!   `notify_backup` scripts, or an operator) tells each gateway its role
-//!   with `POST /admin/active` / `POST /admin/standby` on the management
-//!   port. [`RequireActiveNode`] over it guards the forwarding route
+//!   with `POST /admin/active` / `POST /admin/standby`. [`RequireActiveNode`] over it guards the forwarding route
 //!   `POST /tags/{name}`: on a standby a write that still arrives (an old
 //!   connection after the IP moved) is refused with 503 instead of being
 //!   forwarded twice. Reads (`GET /tags/{name}`) are not gated.
@@ -137,9 +136,9 @@ impl Gateway {
         }
     }
 
-    /// The application routes: the gated write, the read, and the legacy
-    /// `/health/live` redirect. The tiers are mounted beside them by the
-    /// caller.
+    /// The application routes: the gated write, the read, the role
+    /// toggles and the legacy `/health/live` redirect. The tiers are
+    /// mounted beside them by the caller.
     pub fn configure_app(&self, config: &mut web::ServiceConfig) {
         let worker = web::Data::new(self.worker.clone());
         config.app_data(worker).service(
@@ -157,12 +156,14 @@ impl Gateway {
                 .route(web::get().to(legacy_live))
                 .route(web::head().to(legacy_live)),
         );
+        self.configure_admin(config);
     }
 
-    /// The management routes: the role toggles, for the failover manager
-    /// on the management port only, so the application's clients cannot
-    /// reach them.
-    pub fn configure_management(&self, config: &mut web::ServiceConfig) {
+    /// The role toggles, for the failover manager: `POST /admin/active`,
+    /// `POST /admin/standby`, `GET /admin/role`. On the application port,
+    /// where the failover manager's notify scripts reach them; a real
+    /// deployment restricts `/admin` to the manager's host.
+    fn configure_admin(&self, config: &mut web::ServiceConfig) {
         let role = web::Data::new(self.role.clone());
         config
             .app_data(role)

@@ -33,7 +33,7 @@ use serde::Deserialize;
 use zb_health::cluster::{ClusterActiveNodeGate, ClusterView};
 use zb_health::database::DatabaseProbe;
 use zb_health::database::sea_orm::{ConnectionTrait, DatabaseConnection, Statement, Value};
-use zb_health::{HealthRegistry, RegistryError, RequireActiveNode, ZbHealthEndpoints};
+use zb_health::{HealthRegistry, RegistryError, RequireActiveNode, StartupGate, ZbHealthEndpoints};
 
 use crate::drivers::Drivers;
 
@@ -98,6 +98,8 @@ pub struct OtOpcUa {
 impl OtOpcUa {
     /// Installs the manifest of `policy` into `registry`, the database
     /// probe over `db` and the cluster probes and gate over `view`.
+    /// Returns the service and its `schema` startup gate: until it is
+    /// signalled, `ready` and `active` answer 503 `starting`.
     ///
     /// # Errors
     ///
@@ -107,18 +109,19 @@ impl OtOpcUa {
         policy: MembershipPolicy,
         db: DatabaseConnection,
         view: Arc<dyn ClusterView>,
-    ) -> Result<Self, RegistryError> {
+    ) -> Result<(Self, StartupGate), RegistryError> {
         let database = DatabaseProbe::with_query(db.clone(), DEPLOYMENTS_QUERY);
         // The two manifests differ only in the `cluster` probe's policy,
         // so their gates are the same rule.
-        let (endpoints, gate) = match policy {
+        let (endpoints, schema, gate) = match policy {
             MembershipPolicy::Default => {
                 let deps = HealthDeps {
                     database,
                     cluster_view: view.clone(),
                 };
                 let installed = Health::install_into(registry, deps)?;
-                (installed.endpoints, Health::active_node_gate(view))
+                let gate = Health::active_node_gate(view);
+                (installed.endpoints, installed.startup.schema, gate)
             }
             MembershipPolicy::OtOpcUaCompat => {
                 let deps = HealthCompatDeps {
@@ -126,40 +129,35 @@ impl OtOpcUa {
                     cluster_view: view.clone(),
                 };
                 let installed = HealthCompat::install_into(registry, deps)?;
-                (installed.endpoints, HealthCompat::active_node_gate(view))
+                let gate = HealthCompat::active_node_gate(view);
+                (installed.endpoints, installed.startup.schema, gate)
             }
         };
-        Ok(Self {
+        let service = Self {
             registry: registry.clone(),
             endpoints,
             drivers: Drivers::new(registry.clone()),
             gate: Arc::new(gate),
             db,
-        })
+        };
+        Ok((service, schema))
     }
 
-    /// The application routes: the tiers, the gated `POST /deployments`,
-    /// `GET /deployments` and the drivers' admin routes.
+    /// The application routes beside the tiers: the gated
+    /// `POST /deployments`, `GET /deployments` and the drivers' admin
+    /// routes.
     pub fn configure_app(&self, config: &mut web::ServiceConfig) {
-        config
-            .service(self.endpoints.clone())
-            .app_data(web::Data::new(self.db.clone()))
-            .service(
-                web::resource("/deployments")
-                    .route(web::get().to(list_deployments))
-                    // Deployments are written on the active node only.
-                    .route(
-                        web::post()
-                            .to(add_deployment)
-                            .wrap(RequireActiveNode::shared(self.gate.clone())),
-                    ),
-            );
+        config.app_data(web::Data::new(self.db.clone())).service(
+            web::resource("/deployments")
+                .route(web::get().to(list_deployments))
+                // Deployments are written on the active node only.
+                .route(
+                    web::post()
+                        .to(add_deployment)
+                        .wrap(RequireActiveNode::shared(self.gate.clone())),
+                ),
+        );
         self.drivers.configure(config);
-    }
-
-    /// The management routes: the tiers alone.
-    pub fn configure_management(&self, config: &mut web::ServiceConfig) {
-        config.service(self.endpoints.clone());
     }
 }
 
