@@ -43,11 +43,11 @@ zb_health::manifest!(pub HealthCompat = "health.compat.yaml");
 /// The database probe's query: one row of `deployments`. A ping would pass
 /// on an empty or wrongly migrated database; this fails when the table is
 /// missing or unreadable, which is when OtOpcUa cannot serve.
-pub const DEPLOYMENTS_QUERY: &str = "SELECT id FROM deployments LIMIT 1";
+pub const DEPLOYMENTS_QUERY: &str = "SELECT name FROM deployments LIMIT 1";
 
-/// The schema the service needs, created at start if missing.
-pub const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS deployments (\
-    id INTEGER PRIMARY KEY, name TEXT NOT NULL)";
+/// The schema the service needs, created at start if missing; SQLite and
+/// PostgreSQL alike.
+pub const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS deployments (name TEXT PRIMARY KEY)";
 
 /// Which membership policy the `cluster` probe uses: which manifest is
 /// installed.
@@ -174,7 +174,8 @@ async fn add_deployment(
 ) -> HttpResponse {
     let stmt = Statement::from_sql_and_values(
         db.get_database_backend(),
-        "INSERT INTO deployments (name) VALUES ($1)",
+        // Idempotent: deploying a name twice is one deployment.
+        "INSERT INTO deployments (name) VALUES ($1) ON CONFLICT (name) DO NOTHING",
         [Value::from(body.name.clone())],
     );
     match db.execute_raw(stmt).await {
@@ -189,7 +190,7 @@ async fn add_deployment(
 async fn list_deployments(db: web::Data<DatabaseConnection>) -> HttpResponse {
     let stmt = Statement::from_string(
         db.get_database_backend(),
-        "SELECT name FROM deployments ORDER BY id",
+        "SELECT name FROM deployments ORDER BY name",
     );
     match db.query_all_raw(stmt).await {
         Ok(rows) => {
