@@ -28,6 +28,8 @@
 //! The library half exists so the process test and `main` share one
 //! definition of the routes.
 
+#![warn(missing_docs)]
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

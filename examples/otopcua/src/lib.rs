@@ -24,6 +24,8 @@
 //! `active_node_gate(view)`: the active-node probe's own rule, so the
 //! gated route and `/health/active` cannot disagree (ZB-4).
 
+#![warn(missing_docs)]
+
 pub mod drivers;
 
 use std::sync::Arc;
