@@ -1,0 +1,183 @@
+//! scadabridge as `cargo run -p scadabridge` starts it (ZB §7): the real
+//! binary as a child process, a real SQLite file, a single-node chitchat
+//! cluster, everything over real sockets on 127.0.0.1.
+
+mod common;
+
+use common::{DEADLINE, launch, start_warm, write_tag};
+use service_kit::testing::{assert_canonical, free_port, request};
+use zb_health::database::sea_orm::sqlx::{self, Connection as _, SqliteConnection};
+
+/// (a), (b), (c), (f): all three canonical endpoints answer 200 on both
+/// HTTP ports with the manifest's entries: the database, the membership
+/// (Default policy: `Up` is Healthy), the optional PLC link, the active
+/// node naming this node, and the poller's watchdog.
+#[test]
+fn a_single_node_answers_all_three_tiers_with_canonical_bodies_on_both_ports() {
+    let node = start_warm(&launch());
+    for addr in [node.app, node.management] {
+        let get = |path: &str| request(addr, "GET", path, "").unwrap();
+        let ready = get("/health/ready");
+        assert_canonical(&ready);
+        let body = ready.json();
+        let names: Vec<&str> = body["entries"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(names, ["database", "cluster-membership", "plc-link"]);
+        assert_eq!(body["entries"]["database"]["status"], "Healthy");
+        assert_eq!(
+            body["entries"]["database"]["description"],
+            "database reachable"
+        );
+        assert_eq!(body["entries"]["cluster-membership"]["status"], "Healthy");
+        assert_eq!(body["entries"]["plc-link"]["status"], "Healthy");
+
+        let active = get("/health/active");
+        assert_canonical(&active);
+        let entry = &active.json()["entries"]["active-node"];
+        assert_eq!(entry["status"], "Healthy", "{entry}");
+        assert_eq!(entry["data"]["selfAddress"], node.gossip.as_str());
+        assert_eq!(entry["data"]["activeNode"], node.gossip.as_str());
+
+        let live = get("/healthz");
+        assert_canonical(&live);
+        assert_eq!(live.json()["entries"]["plc-poller"]["status"], "Healthy");
+    }
+}
+
+/// (e) on the active node: the gated write succeeds and lands in the
+/// SQLite file; the open read returns it.
+#[test]
+fn the_active_node_takes_writes_and_reads_them_back() {
+    let node = start_warm(&launch());
+    let written = write_tag(&node, "line-1.speed", 42);
+    assert_eq!(written.status, 200, "{}", written.text());
+    let read = node.get("/api/tags/line-1.speed");
+    assert_eq!(read.status, 200);
+    assert_eq!(read.json()["value"], 42);
+    assert_eq!(node.get("/api/tags").json().as_array().unwrap().len(), 1);
+    assert_eq!(node.get("/api/tags/none").status, 404);
+}
+
+/// (c) the database going away and coming back, for SQLite: another
+/// connection holds the file's exclusive lock, so the probe's read of the
+/// `tags` table cannot proceed (a ping would not notice: it does not touch
+/// the file). `ready` answers 503 with the `database` entry Unhealthy while
+/// `live` stays 200; once the lock is released, `ready` is 200 again.
+#[test]
+fn a_locked_sqlite_file_fails_ready_not_live_and_recovers() {
+    let node = start_warm(&launch());
+    let url = format!(
+        "sqlite://{}",
+        node.data_dir.join("scadabridge.db").display()
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut lock = runtime.block_on(SqliteConnection::connect(&url)).unwrap();
+    runtime
+        .block_on(sqlx::raw_sql("BEGIN EXCLUSIVE").execute(&mut lock))
+        .unwrap();
+
+    let ready = node.until_status("/health/ready", 503, DEADLINE);
+    assert_canonical(&ready);
+    assert_eq!(ready.entry_status("database").as_deref(), Some("Unhealthy"));
+    assert_eq!(
+        ready.entry_status("cluster-membership").as_deref(),
+        Some("Healthy")
+    );
+    let live = node.get("/healthz");
+    assert_eq!(live.status, 200);
+    assert_canonical(&live);
+
+    runtime
+        .block_on(sqlx::raw_sql("ROLLBACK").execute(&mut lock))
+        .unwrap();
+    let ready = node.until_status("/health/ready", 200, DEADLINE);
+    assert_eq!(ready.entry_status("database").as_deref(), Some("Healthy"));
+    runtime.block_on(lock.close()).unwrap();
+}
+
+/// The startup gate `warm-up` holds until the schema is in place: with the
+/// database unreachable from the start (nothing listens on its port),
+/// ready and active answer 503 "starting" while live answers 200.
+#[test]
+fn an_unreachable_database_at_start_holds_ready_at_starting_and_live_at_200() {
+    let url = format!("postgres://zb:pw@127.0.0.1:{}/zb", free_port());
+    let mut node = launch().env("DATABASE_URL", url).start();
+    node.wait_listening();
+    for path in ["/health/ready", "/health/active"] {
+        let answer = node.get(path);
+        assert_canonical(&answer);
+        assert_eq!(answer.status, 503, "{path}");
+        assert_eq!(
+            answer.json()["entries"]["startup"]["description"],
+            "starting"
+        );
+    }
+    let live = node.get("/healthz");
+    assert_eq!(live.status, 200);
+    assert_canonical(&live);
+    // The bridge is not a candidate for the active role: its writes are refused.
+    assert_eq!(write_tag(&node, "t", 1).status, 503);
+}
+
+/// The watchdog `plc-poller`: the polling loop's stall turns `/healthz`
+/// 503 naming it, ready stays 200, and resuming brings live back.
+#[test]
+fn a_stalled_poller_fails_live_and_resuming_recovers_it() {
+    let node = start_warm(&launch());
+    assert_eq!(node.post("/admin/poller/stall", "").status, 204);
+    let live = node.until_status("/healthz", 503, DEADLINE);
+    assert_canonical(&live);
+    assert_eq!(
+        live.json()["entries"]["plc-poller"]["description"],
+        "no heartbeat within 3000 ms"
+    );
+    assert_eq!(node.get("/health/ready").status, 200);
+    assert_eq!(node.post("/admin/poller/resume", "").status, 204);
+    node.until_status("/healthz", 200, DEADLINE);
+}
+
+/// The optional PLC link: down, it is Degraded in the body while ready
+/// stays 200 (BE-HLTH-003), and `/metrics` shows it in Prometheus text
+/// without the error's text.
+#[test]
+fn a_lost_plc_link_degrades_ready_and_shows_in_the_metrics() {
+    let node = start_warm(&launch());
+    assert_eq!(node.post("/admin/plc/disconnect", "").status, 204);
+    let ready = node.get("/health/ready");
+    assert_canonical(&ready);
+    assert_eq!(ready.status, 200);
+    assert_eq!(ready.json()["status"], "Degraded");
+    assert_eq!(ready.entry_status("plc-link").as_deref(), Some("Degraded"));
+    assert_eq!(
+        ready.json()["entries"]["plc-link"]["description"],
+        "check failed"
+    );
+
+    for scrape in [node.get("/metrics"), node.get_management("/metrics")] {
+        assert_eq!(scrape.status, 200);
+        let text = scrape.text();
+        for line in [
+            "zb_health_tier_status{tier=\"ready\"} 1",
+            "zb_health_probe_status{probe=\"plc-link\"} 1",
+            "zb_health_probe_status{probe=\"database\"} 2",
+            "zb_health_probe_failures_total{probe=\"plc-link\"} 1",
+            "# TYPE zb_health_probe_duration_seconds histogram",
+        ] {
+            assert!(
+                text.lines().any(|l| l == line),
+                "no line `{line}` in\n{text}"
+            );
+        }
+        assert!(!text.contains("10.20.0.7"), "{text}");
+    }
+    assert!(!ready.text().contains("10.20.0.7"));
+    assert_eq!(node.post("/admin/plc/connect", "").status, 204);
+    assert_eq!(node.get("/health/ready").json()["status"], "Healthy");
+}
