@@ -15,8 +15,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-cargo build -q -p otopcua
-bin=target/debug/otopcua
+# OTOPCUA_BIN: an already built binary, instead of building one here.
+bin=${OTOPCUA_BIN:-}
+if [ -z "$bin" ]; then
+    cargo build -q -p otopcua
+    bin=target/debug/otopcua
+fi
 work=$(mktemp -d)
 roles=(admin,driver driver historian)
 seeds=127.0.0.1:7201,127.0.0.1:7202,127.0.0.1:7203
@@ -31,6 +35,7 @@ stop_all() {
     rm -rf "$work"
 }
 trap stop_all EXIT
+trap 'exit 130' INT TERM
 
 port() { echo $((8080 + 10 * $1)); }
 
