@@ -22,8 +22,8 @@
 //! disagree (ZB-4); reads stay open on standbys.
 //!
 //! Lifecycle, also from `health.yaml`: the startup gate `warm-up` (ready and
-//! active answer 503 until the schema is in place and the node announced
-//! `Up`), the watchdog `plc-poller` (the PLC polling loop on its own thread;
+//! active answer 503 until the schema is in place and the node has
+//! announced `Up`), the watchdog `plc-poller` (the PLC polling loop on its own thread;
 //! `POST /admin/poller/stall` stops its heartbeat, so `/healthz` answers
 //! 503 within 3 s, and `POST /admin/poller/resume` restarts it), and the
 //! drain.
@@ -182,13 +182,14 @@ impl Scadabridge {
     }
 }
 
-/// The warm-up: the schema (retried until the database answers), then the
-/// `warm-up` gate, then `Up` in the cluster, so a node becomes a candidate
-/// for the active role only once it can take writes.
+/// The warm-up: the schema (retried until the database answers), then `Up`
+/// in the cluster, then the `warm-up` gate. A node becomes a candidate for
+/// the active role only once it can take writes, and by the time `ready`
+/// answers 200 its own view already has it `Up`.
 pub async fn warm_up(db: DatabaseConnection, startup: HealthStartup, cluster: ClusterNode) {
     bootstrap_until_done(&db, SCHEMA, Duration::from_secs(1)).await;
-    startup.warm_up.ready();
     cluster.up().await;
+    startup.warm_up.ready();
 }
 
 /// Which of the [`Plc`]'s switches an admin endpoint sets.

@@ -97,6 +97,19 @@ fn one_active_node_takes_the_writes_and_the_role_moves_on_sigterm() {
     nodes[0].sigterm();
     let ready = nodes[0].until_status("/health/ready", 503, DEADLINE);
     assert_canonical(&ready);
+    assert_eq!(
+        ready.json()["entries"]["shutdown"]["description"],
+        "draining"
+    );
+    // The drain gossips `Leaving`, which the Default policy reads as Degraded.
+    let leaving = eventually("node 0 to report itself Leaving", DEADLINE, || {
+        let ready = nodes[0].try_get("/health/ready").ok()?;
+        (ready.entry_status("cluster-membership").as_deref() == Some("Degraded")).then_some(ready)
+    });
+    assert_eq!(
+        leaving.json()["entries"]["cluster-membership"]["description"],
+        "Member status: Leaving"
+    );
     let live = nodes[0].get("/healthz");
     assert_eq!(live.status, 200, "{}", live.text());
     assert_canonical(&live);

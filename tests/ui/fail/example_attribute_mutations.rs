@@ -1,32 +1,33 @@
-// Mutations of the #[zb_health] attributes of examples/plant-service
-// (src/lib.rs): each is rejected at the mutated token, naming its rule.
+// Mutations of the #[zb_health] attribute of examples/scadabridge's custom
+// probe `plc-link` (src/lib.rs): each is rejected at the mutated token,
+// naming its rule.
 use zb_health::prelude::*;
 
-// `primary` made optional on the active tier: R10 at `failure_status`.
-#[zb_health(name = "primary", tags = [active], timeout = "200ms", failure_status = degraded)]
-pub struct PrimaryProbe;
+// `plc-link` moved to the active tier, still optional: R10 at `failure_status`.
+#[zb_health(name = "plc-link", tags = [active], timeout = "200ms", failure_status = degraded)]
+pub struct ActivePlcLinkProbe;
 
-// `database` with its timeout written twice: R14 at the second `timeout`.
-#[zb_health(name = "database", tags = [ready], timeout = "800ms", timeout = "2s")]
-pub struct DatabaseProbe;
+// `plc-link` with its timeout written twice: R14 at the second `timeout`.
+#[zb_health(name = "plc-link", tags = [ready], timeout = "200ms", timeout = "2s")]
+pub struct TwiceTimedPlcLinkProbe;
 
-// `disk-space` also tagged `live`: R1 at `live`.
-#[zb_health(name = "disk-space", tags = [ready, live], timeout = "300ms")]
-pub struct DiskSpaceProbe;
+// `plc-link` also tagged `live`: R1 at `live`.
+#[zb_health(name = "plc-link", tags = [ready, live], timeout = "200ms", failure_status = degraded)]
+pub struct LivePlcLinkProbe;
 
-impl Probe for PrimaryProbe {
+impl Probe for ActivePlcLinkProbe {
     async fn check(&self) -> ProbeOutcome {
         Ok(ProbeResult::healthy())
     }
 }
 
-impl Probe for DatabaseProbe {
+impl Probe for TwiceTimedPlcLinkProbe {
     async fn check(&self) -> ProbeOutcome {
         Ok(ProbeResult::healthy())
     }
 }
 
-impl Probe for DiskSpaceProbe {
+impl Probe for LivePlcLinkProbe {
     async fn check(&self) -> ProbeOutcome {
         Ok(ProbeResult::healthy())
     }

@@ -1,14 +1,16 @@
-// The health.yaml of examples/plant-service over the example's own probe
-// types, mutated to contradict two of their attributes: the database's
-// timeout (the attribute says 800ms) and the primary's tags (the attribute
-// says [active]). Both contradictions are reported, each at its YAML line.
+// The health.yaml of examples/scadabridge over the example's own probe
+// type, mutated to contradict two facts of its attribute: the PLC link's
+// timeout (the attribute says 200ms) and its failure status (the attribute
+// says degraded). Both contradictions are reported, each at its YAML line.
 zb_health::manifest!(Mutated, yaml = r#"
-service: plant-service
+service: scadabridge
 orchestrator: { timeout: 1s }
+defaults: { timeout: 800ms }
 probes:
-  - { kind: custom, type: plant_service::DatabaseProbe, timeout: 900ms }
-  - { kind: custom, type: plant_service::DiskSpaceProbe }
-  - { kind: custom, type: plant_service::PrimaryProbe, tags: [ready] }
+  - { name: database, kind: database }
+  - { name: cluster-membership, kind: cluster-membership, policy: default }
+  - { name: active-node, kind: active-node }
+  - { kind: custom, type: scadabridge::PlcLinkProbe, timeout: 900ms, failure_status: unhealthy }
 "#);
 
 fn main() {}

@@ -1,13 +1,14 @@
-// The health.yaml of examples/plant-service over the example's own probe
-// types, mutated to make the active-tier probe optional: R10, located at
-// the `failure_status` that was written.
+// The health.yaml of examples/scadabridge, mutated to make the active-node
+// probe optional: R10, located at the `failure_status` that was written.
 zb_health::manifest!(Mutated, yaml = r#"
-service: plant-service
+service: scadabridge
 orchestrator: { timeout: 1s }
+defaults: { timeout: 800ms }
 probes:
-  - { kind: custom, type: plant_service::DatabaseProbe }
-  - { kind: custom, type: plant_service::DiskSpaceProbe }
-  - { kind: custom, type: plant_service::PrimaryProbe, tags: [active], failure_status: degraded }
+  - { name: database, kind: database }
+  - { name: cluster-membership, kind: cluster-membership, policy: default }
+  - { name: active-node, kind: active-node, failure_status: degraded }
+  - { kind: custom, type: scadabridge::PlcLinkProbe }
 "#);
 
 fn main() {}
