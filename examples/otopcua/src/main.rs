@@ -43,13 +43,15 @@ async fn main() -> io::Result<()> {
     // Both manifests map gRPC alike.
     let grpc = Health::grpc(registry).map_err(io::Error::other)?;
     // Warm-up, once the ports are bound: the schema (waiting for a database
-    // that is not up yet), then `Up` in gossip, so a node still starting is
-    // never the active one.
+    // that is not up yet), then `Up` in gossip, then the startup gate, so
+    // `ready` 200 means this node's own view has it `Up`. Until the gate
+    // opens, `active` answers 503 too: a node still starting is never the
+    // active one.
     let warm = node.clone();
     actix_web::rt::spawn(async move {
         bootstrap_until_done(&db, &[SCHEMA], Duration::from_secs(1)).await;
-        schema.ready();
         warm.up().await;
+        schema.ready();
     });
     let endpoints = otopcua.endpoints.clone();
     Service {
