@@ -1,0 +1,133 @@
+//! MxGateway as `cargo run -p mxgateway` runs it: the real binary as a
+//! child process on free loopback ports, observed over real sockets.
+
+#![cfg(unix)]
+
+use std::time::Duration;
+
+use service_kit::testing::{Launch, PATIENCE, ServiceProcess, assert_canonical, eventually};
+use zb_health::grpc::GrpcDependencyProbe;
+use zb_health::grpc::tonic::transport::Endpoint;
+use zb_health::{HealthStatus, Probe};
+
+const TIERS: [&str; 3] = ["/health/ready", "/health/active", "/healthz"];
+
+fn start(env: &[(&str, &str)]) -> ServiceProcess {
+    let mut launch = Launch::new(env!("CARGO_BIN_EXE_mxgateway"));
+    for (name, value) in env {
+        launch = launch.env(name, *value);
+    }
+    let mut gateway = launch.start();
+    gateway.wait_listening();
+    gateway
+}
+
+/// Asserts that every tier on both ports answers 200 with the canonical
+/// body of an empty registry: `Healthy`, no entries (AT-2).
+fn assert_all_tiers_healthy_and_empty(gateway: &ServiceProcess) {
+    for path in TIERS {
+        for response in [gateway.get(path), gateway.get_management(path)] {
+            assert_eq!(response.status, 200, "{path}");
+            assert_canonical(&response);
+            let body = response.json();
+            assert_eq!(body["status"], "Healthy", "{path}: {body}");
+            assert_eq!(body["entries"], serde_json::json!({}), "{path}: {body}");
+        }
+    }
+}
+
+/// Whether `grpc.health.v1` `Check("")` answers `SERVING`, through the
+/// runtime's own gRPC health client probe.
+fn grpc_serving(port: u16) -> bool {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let endpoint = Endpoint::from_shared(format!("http://127.0.0.1:{port}")).unwrap();
+    let probe = GrpcDependencyProbe::grpc_health(endpoint, "");
+    runtime.block_on(async {
+        tokio::time::timeout(Duration::from_secs(10), probe.check())
+            .await
+            .is_ok_and(|outcome| outcome.is_ok_and(|r| r.status == HealthStatus::Healthy))
+    })
+}
+
+#[test]
+fn an_empty_registry_answers_healthy_on_every_tier_and_grpc() {
+    let gateway = start(&[]);
+    assert_all_tiers_healthy_and_empty(&gateway);
+    assert!(
+        grpc_serving(gateway.grpc_port),
+        "grpc.health.v1 \"\" SERVING"
+    );
+}
+
+#[test]
+fn the_old_health_live_redirects_to_healthz() {
+    let gateway = start(&[]);
+    let response = gateway.get("/health/live");
+    assert_eq!(response.status, 308);
+    assert_eq!(response.header("location"), Some("/healthz"));
+    let head = service_kit::testing::request(gateway.app, "HEAD", "/health/live", "").unwrap();
+    assert_eq!(head.status, 308);
+    // Not a tier: the management server never served it.
+    assert_eq!(gateway.get_management("/health/live").status, 404);
+}
+
+#[test]
+fn the_gate_flips_the_write_route_and_leaves_the_tiers_alone() {
+    let gateway = start(&[]);
+    let write = || gateway.post("/tags/Line1.Speed", "42");
+    let written = write();
+    assert_eq!(written.status, 200, "{}", written.text());
+    assert_eq!(written.json()["value"], 42);
+
+    let standby = gateway.post("/admin/standby", "");
+    assert_eq!(standby.json()["role"], "standby");
+    let refused = write();
+    assert_eq!(refused.status, 503);
+    assert_eq!(refused.text(), zb_health::STANDBY_BODY);
+    // A standby still serves reads, and is a healthy gateway.
+    assert_eq!(gateway.get("/tags/Line1.Speed").json()["value"], 42);
+    assert_all_tiers_healthy_and_empty(&gateway);
+
+    let active = gateway.post("/admin/active", "");
+    assert_eq!(active.json()["role"], "active");
+    assert_eq!(write().status, 200);
+    assert_all_tiers_healthy_and_empty(&gateway);
+}
+
+#[test]
+fn a_gateway_started_as_standby_refuses_writes_until_made_active() {
+    let gateway = start(&[("MXGATEWAY_ROLE", "standby")]);
+    assert_eq!(gateway.get("/admin/role").json()["role"], "standby");
+    assert_eq!(gateway.post("/tags/a", "1").status, 503);
+    gateway.post("/admin/active", "");
+    assert_eq!(gateway.post("/tags/a", "1").status, 200);
+}
+
+#[test]
+fn sigterm_drains_ready_503_live_200_then_exits_0() {
+    // A drain far longer than the test: it is ended by a second signal
+    // once everything is observed, so no assertion races its end.
+    let mut gateway = start(&[("DRAIN_DELAY_MS", "600000")]);
+    assert_all_tiers_healthy_and_empty(&gateway);
+    gateway.sigterm();
+    let ready = gateway.until_status("/health/ready", 503, PATIENCE);
+    assert_canonical(&ready);
+    let body = ready.json();
+    assert_eq!(body["entries"]["shutdown"]["status"], "Unhealthy", "{body}");
+    assert_eq!(body["entries"]["shutdown"]["description"], "draining");
+    assert_eq!(gateway.get("/health/active").status, 503);
+    let live = gateway.get("/healthz");
+    assert_eq!(live.status, 200, "live stays 200 while draining");
+    assert_canonical(&live);
+    eventually("grpc NOT_SERVING while draining", PATIENCE, || {
+        (!grpc_serving(gateway.grpc_port)).then_some(())
+    });
+    assert_eq!(gateway.get("/healthz").status, 200, "still serving");
+    // The second signal cuts the delay short; in-flight work finishes.
+    gateway.sigterm();
+    let status = gateway.wait_exit(PATIENCE);
+    assert!(status.success(), "exit status {status}");
+}
