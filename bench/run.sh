@@ -7,7 +7,8 @@
 #        per-issue comparisons; SWEEP_ROUNDS (2), SWEEP_DURATION (3s),
 #        SWEEP_CONNECTIONS (1,4,16,64,256), SWEEP_PROBES (1,10,100,1000)
 #        for the sweeps; FONT (a .ttf for the plots); PEERS=0 skips the
-#        Node peers. Defaults take about 10 minutes.
+#        peers (Node, Python); BENCH_OUT (bench/) where RESULTS.md and the
+#        PNGs go. Defaults take about 10 minutes.
 # Output: the report on the terminal and in target/bench-report.txt;
 #         bench/RESULTS.md and bench/*.png rewritten.
 set -euo pipefail
@@ -18,7 +19,8 @@ cd "$root"
 target_dir="${CARGO_TARGET_DIR:-$root/target}"
 
 # What a fresh Debian machine lacks is installed here, not by hand: wrk
-# loads the servers, DejaVu Sans labels the plots, Node runs the peers.
+# loads the servers, DejaVu Sans labels the plots, Node and Python's venv
+# run the peers.
 missing=()
 command -v wrk >/dev/null 2>&1 || missing+=(wrk)
 if [ -z "${FONT:-}" ] && [ ! -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ]; then
@@ -27,6 +29,7 @@ fi
 if [ "${PEERS:-1}" != 0 ]; then
     command -v node >/dev/null 2>&1 || missing+=(nodejs)
     command -v npm >/dev/null 2>&1 || missing+=(npm)
+    python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
 fi
 if [ ${#missing[@]} -gt 0 ]; then
     sudo=""
@@ -36,13 +39,24 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # The peers of other ecosystems, at the versions bench/peers/package.json
-# pins, installed into a git-ignored directory beside the build.
+# and requirements.txt pin, installed into a git-ignored directory beside
+# the build.
 peers_dir="$target_dir/bench-peers"
 if [ "${PEERS:-1}" != 0 ]; then
     mkdir -p "$peers_dir"
-    cp bench/peers/package.json bench/peers/*.cjs bench/peers/*.mjs "$peers_dir/"
+    cp bench/peers/package.json bench/peers/*.cjs bench/peers/*.mjs \
+        bench/peers/*.py bench/peers/requirements.txt "$peers_dir/"
     if ! (cd "$peers_dir" && npm install --no-audit --no-fund --loglevel=error >/dev/null); then
         echo "warning: npm install failed; the report runs without the Node peers" >&2
+    fi
+    # The Python peer in a virtual environment of its own, from PyPI.
+    if { [ -x "$peers_dir/py/bin/python" ] || python3 -m venv "$peers_dir/py"; } &&
+        "$peers_dir/py/bin/pip" install -q --disable-pip-version-check \
+            -r "$peers_dir/requirements.txt"; then
+        :
+    else
+        echo "warning: the Python peer could not be installed; the report runs without it" >&2
+        rm -rf "$peers_dir/py"
     fi
 else
     # An empty directory: the report finds no peer and says so.
@@ -54,9 +68,10 @@ fi
 cargo build --release -p zb-health-bench
 
 report="$target_dir/bench-report.txt"
+out="${BENCH_OUT:-$root/bench}"
 # stderr carries the per-run progress; both go to the report so a partial
 # run still shows how far it got.
-BENCH=all PEERS_DIR="$peers_dir" BENCH_OUT="$root/bench" \
+BENCH=all PEERS_DIR="$peers_dir" BENCH_OUT="$out" \
     "$target_dir/release/zb-health-bench" 2>&1 | tee "$report"
 
 # The full output closes RESULTS.md: the per-round numbers behind every
@@ -65,5 +80,5 @@ BENCH=all PEERS_DIR="$peers_dir" BENCH_OUT="$root/bench" \
     printf '\n## Full output of the run\n\n```text\n'
     cat "$report"
     printf '```\n'
-} >>"$root/bench/RESULTS.md"
-echo "bench/RESULTS.md and bench/*.png written; the log is in $report"
+} >>"$out/RESULTS.md"
+echo "$out/RESULTS.md and its PNGs written; the log is in $report"

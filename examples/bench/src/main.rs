@@ -314,6 +314,8 @@ fn draw_plots(
                 x_label: "open connections (log)",
                 y_label: "p99 latency, ms (log)",
                 series: &series,
+                // Latency rises to the right.
+                legend: plotters::chart::SeriesLabelPosition::UpperLeft,
             },
         )?;
         drawn.push((file, title.to_owned()));
@@ -346,6 +348,8 @@ fn draw_plots(
                 x_label: "probes in the ready tier (log)",
                 y_label: "requests/s (log)",
                 series: &series,
+                // Throughput falls to the right.
+                legend: plotters::chart::SeriesLabelPosition::LowerLeft,
             },
         )?;
         drawn.push((file, title.to_owned()));

@@ -39,6 +39,8 @@ pub struct Chart<'a> {
     pub y_label: &'a str,
     /// The lines.
     pub series: &'a [Series],
+    /// Where the legend goes: the corner the lines leave free.
+    pub legend: SeriesLabelPosition,
 }
 
 /// Registers a TrueType font for the charts' text; returns its path.
@@ -126,7 +128,7 @@ pub fn draw(path: &Path, chart: &Chart<'_>) -> Result<(), String> {
         .map_err(|x| e(&x))?;
     }
     ctx.configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
+        .position(chart.legend.clone())
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .label_font((FAMILY, 15))
@@ -189,6 +191,7 @@ mod tests {
                 x_label: "connections",
                 y_label: "p99 (ms)",
                 series: &series,
+                legend: SeriesLabelPosition::UpperLeft,
             },
         )
         .expect("the chart is drawn");

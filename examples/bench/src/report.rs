@@ -154,8 +154,12 @@ fn node(peers: &Path, script: &str) -> Command {
     command
 }
 
-/// The peers found: each is used if its package is installed.
+/// The peers found: each is used if its package (or, for Python, its
+/// virtual environment) is installed.
 fn peer_commands(peers: &Path) -> Vec<(&'static str, Command)> {
+    // Absolute: each peer runs from this directory, and a relative program
+    // path would be looked up from there.
+    let peers = &peers.canonicalize().unwrap_or_else(|_| peers.to_path_buf());
     let mut found = Vec::new();
     let installed = |package: &str| peers.join("node_modules").join(package).is_dir();
     if installed("@godaddy/terminus") {
@@ -163,6 +167,13 @@ fn peer_commands(peers: &Path) -> Vec<(&'static str, Command)> {
     }
     if installed("lightship") {
         found.push(("lightship (Node, 1 s state)", node(peers, "lightship.mjs")));
+    }
+    // The Python peer's virtual environment, made by bench/run.sh.
+    let python = peers.join("py/bin/python");
+    if python.is_file() {
+        let mut command = Command::new(python);
+        command.arg("fastapi_health_peer.py").current_dir(peers);
+        found.push(("fastapi-health (Python)", command));
     }
     found
 }
