@@ -189,8 +189,10 @@ pub struct Curve {
     pub idle_rss_kib: Option<u64>,
     /// Peak resident set (`VmHWM`) after the whole sweep's load, KiB.
     pub peak_rss_kib: Option<u64>,
-    /// Whether any of its runs saw errors or non-2xx answers.
+    /// Whether all of its runs were free of errors and non-2xx answers.
     pub clean: bool,
+    /// What wrk reported for each run that was not clean.
+    pub errors: Vec<String>,
 }
 
 /// Sweep 2: zb-health's ready req/s per probe count, uncached and cached.
@@ -230,11 +232,20 @@ fn load_all(
                 let run = wrk::run(&s.url(), &load(c, duration))
                     .map_err(|e| format!("{} at -c{c}: {e}", s.label))?;
                 eprintln!(
-                    "  sweep round {}/{rounds}  -c{c:<4} {:<30} {:>9.0} req/s  p99 {}",
+                    "  sweep round {}/{rounds}  -c{c:<4} {:<30} {:>9.0} req/s  p99 {}{}",
                     round + 1,
                     s.label,
                     run.requests_per_sec,
                     run.p99_ms.map_or("n/a".into(), |p| format!("{p:.2} ms")),
+                    if run.is_clean() {
+                        String::new()
+                    } else {
+                        format!(
+                            "  (non-2xx {}, socket errors: {})",
+                            run.non_2xx,
+                            run.socket_errors.as_deref().unwrap_or("none")
+                        )
+                    }
                 );
                 runs[si][ci].push(run);
             }
@@ -279,6 +290,20 @@ pub fn concurrency_sweep(settings: &Settings) -> Result<Vec<Curve>, String> {
         .map(|(s, per_point)| Curve {
             label: s.label.clone(),
             clean: per_point.iter().flatten().all(wrk::Run::is_clean),
+            errors: settings
+                .concurrency
+                .iter()
+                .zip(&per_point)
+                .flat_map(|(&c, runs)| {
+                    runs.iter().filter(|r| !r.is_clean()).map(move |r| {
+                        format!(
+                            "-c{c}: non-2xx {}, socket errors: {}",
+                            r.non_2xx,
+                            r.socket_errors.as_deref().unwrap_or("none")
+                        )
+                    })
+                })
+                .collect(),
             points: settings
                 .concurrency
                 .iter()
@@ -388,9 +413,12 @@ pub fn curves_markdown(curves: &[Curve]) -> String {
         ));
     }
     if curves.iter().any(|c| !c.clean) {
-        out.push_str(
-            "\n(!) wrk saw socket errors or non-2xx answers in some run of that server.\n",
-        );
+        out.push_str("\n(!) wrk saw socket errors or non-2xx answers in some run of that server (a timeout is a request unanswered within wrk's 2 s; such requests are missing from its latency figures, so the p99 shown flatters that server):\n\n");
+        for curve in curves.iter().filter(|c| !c.clean) {
+            for error in &curve.errors {
+                out.push_str(&format!("- {}, {error}\n", curve.label));
+            }
+        }
     }
     out
 }
@@ -501,6 +529,32 @@ mod tests {
         assert_eq!(status_kib(STATUS, "VmHWM"), Some(20480));
         assert_eq!(status_kib(STATUS, "VmRSS"), Some(10240));
         assert_eq!(status_kib(STATUS, "VmSwap"), None);
+    }
+
+    #[test]
+    fn the_tables_list_each_unclean_run_of_a_server() {
+        let curve = |label: &str, errors: Vec<String>| Curve {
+            label: label.into(),
+            points: vec![(1, 1000.0, 0.5), (256, 900.0, 1450.0)],
+            idle_rss_kib: Some(10240),
+            peak_rss_kib: Some(20480),
+            clean: errors.is_empty(),
+            errors,
+        };
+        let text = curves_markdown(&[
+            curve("zb-health", Vec::new()),
+            curve(
+                "terminus (Node)",
+                vec![
+                    "-c256: non-2xx 0, socket errors: connect 0, read 0, write 0, timeout 12"
+                        .into(),
+                ],
+            ),
+        ]);
+        assert!(text.contains("| terminus (Node) (!) | 0.50 | 1450.00 |"));
+        assert!(text.contains("| zb-health | 0.50 | 1450.00 |"));
+        assert!(text.contains("| zb-health | 10.0 | 20.0 |"));
+        assert!(text.contains("- terminus (Node), -c256: non-2xx 0, socket errors: connect 0, read 0, write 0, timeout 12\n"));
     }
 
     #[test]
