@@ -362,7 +362,7 @@ fn workspace_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// The main comparison of issues 2 and 6: zb-health's `/healthz` and
+/// The main comparison of issue 2: zb-health's `/healthz` and
 /// `/health/ready` against bare handlers, `rounds` alternating rounds.
 fn compare(rounds: usize, load: &wrk::Load, warmup: &str) -> Result<(), String> {
     let addrs = servers::start().map_err(|e| format!("could not start the servers: {e}"))?;
@@ -577,7 +577,7 @@ fn report(endpoints: &[Endpoint; 4], results: &[[Sample; 4]]) {
         Some(live >= LIVE_GOAL),
     );
     summary::record(
-        "issue 6",
+        "issue 2",
         "/health/ready req/s, zb-health 3 probes ÷ hand-written join!",
         format!("{ready:.3}"),
         format!("≥ {READY_GOAL:.2}"),
@@ -640,7 +640,7 @@ fn report_cpu(endpoints: &[Endpoint; 4], results: &[[Sample; 4]]) {
         Some(live >= LIVE_GOAL),
     );
     summary::record(
-        "issue 6",
+        "issue 2",
         "/health/ready worker CPU per request, bare ÷ zb-health",
         format!("{ready:.3}"),
         format!("≥ {READY_GOAL:.2}"),

@@ -136,7 +136,7 @@ pub fn render(i: &Inputs<'_>) -> String {
         i.main_settings, i.sweep.rounds, i.sweep.duration, i.sweep.concurrency, i.sweep.probe_counts
     ));
     out.push_str("## All ratios of the run\n\n");
-    out.push_str("Every benchmark of issues 2, 6, 7, 8 and 9 and the sweeps below, one row per headline number. The goals are the issues' own; `-` marks a comparison without one.\n\n");
+    out.push_str("Every benchmark the issues asked for (issue 2: live and ready against bare handlers; issue 8: execution policy and watchdogs; issue 9: management port, disclosure, gRPC Watch) and the sweeps below (issue 10), one row per headline number. The goals are the issues' own; `-` marks a comparison without one.\n\n");
     out.push_str(&summary::markdown(&summary::rows()));
     out.push_str("\nThe full output of every benchmark (per-round numbers, CPU per request, the execution-policy and gRPC tables) is at the end of this file.\n\n");
 
