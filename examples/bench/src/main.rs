@@ -206,7 +206,7 @@ fn all(rounds: usize, load: &wrk::Load, warmup: &str, issues: bool) -> Result<()
     println!();
     if issues {
         step(
-            "issues 2, 6: live and ready vs bare",
+            "issue 2: live and ready vs bare",
             compare(rounds, load, warmup),
         );
         step("issue 8: execution policy", policy::run());
