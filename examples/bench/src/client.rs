@@ -35,6 +35,23 @@ impl Response {
 /// `GET path` with `Connection: close`, so the response ends at EOF and no
 /// keep-alive bookkeeping is needed.
 pub fn get(addr: SocketAddr, path: &str) -> io::Result<Response> {
+    parse(&fetch(addr, path)?)
+}
+
+/// Only the status code of `GET path`: enough to know a peer of another
+/// ecosystem is up, whatever framing it gives its body (Node chunks).
+pub fn status(addr: SocketAddr, path: &str) -> io::Result<u16> {
+    let raw = fetch(addr, path)?;
+    std::str::from_utf8(&raw[..raw.len().min(64)])
+        .unwrap_or("")
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "bad status line"))
+}
+
+/// The raw response to `GET path`, read to EOF.
+fn fetch(addr: SocketAddr, path: &str) -> io::Result<Vec<u8>> {
     let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5))?;
     stream.set_read_timeout(Some(Duration::from_secs(5)))?;
     write!(
@@ -43,7 +60,7 @@ pub fn get(addr: SocketAddr, path: &str) -> io::Result<Response> {
     )?;
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw)?;
-    parse(&raw)
+    Ok(raw)
 }
 
 fn parse(raw: &[u8]) -> io::Result<Response> {

@@ -2,9 +2,9 @@
 //! actix-web handlers doing the same work, in one process, measured with
 //! wrk.
 //!
-//! Two servers run side by side with identical `HttpServer` settings: the
-//! plant service (zb-health) with a third fast probe added to its ready
-//! tier, and a bare server with a static `/healthz` and a hand-written
+//! Two servers run side by side with identical `HttpServer` settings:
+//! zb-health over the bench's own ready registry of three fast probes
+//! (`probes.rs`), and a bare server with a static `/healthz` and a hand-written
 //! `/ready3` that joins the same three probes. wrk loads each endpoint in
 //! turn, alternating zb-health and bare, for `ROUNDS` rounds; the report is
 //! the per-round requests/s, their medians and two ratios with their goals,
@@ -14,20 +14,33 @@
 //! Environment: `ROUNDS` (5), `DURATION` (`5s`), `CONNECTIONS` (32),
 //! `THREADS` (1), `WARMUP` (`1s`; `0` skips). Exits 0 whatever the ratios
 //! are: it is a report, not a test.
+//!
+//! `BENCH=all` (what `bench/run.sh` runs) runs every mode in turn, then the
+//! sweeps of `report.rs` (each server its own child process, peers of
+//! other ecosystems included), prints one table of every ratio, and writes
+//! `bench/RESULTS.md` with the PNG plots.
 
 mod client;
 mod disclosure;
 mod grpc;
 mod management;
+mod plot;
 mod policy;
+mod probes;
+mod report;
+mod results;
 mod servers;
+mod summary;
 mod watchdog;
 mod wrk;
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
-use servers::{BACKLOG, BARE_READY_PATH, CACHE_PROBE_NAME, KEEP_ALIVE, WORKERS, WorkerClock};
+use probes::CACHE_PROBE_NAME;
+use servers::{BACKLOG, BARE_READY_PATH, KEEP_ALIVE, WORKERS, WorkerClock};
 
 /// `/healthz` zb-health ÷ bare static handler must reach this: the live
 /// tier has no probes, so anything beyond a static answer is overhead.
@@ -96,6 +109,10 @@ fn main() -> ExitCode {
     };
     let warmup = std::env::var("WARMUP").unwrap_or_else(|_| "1s".into());
 
+    // `BENCH=serve`: one server of the report's sweeps, in this process.
+    if std::env::var("BENCH").as_deref() == Ok("serve") {
+        return finish("serve", serve_from_env());
+    }
     // `BENCH=policy` prints only the execution-policy table, which needs
     // no wrk: its clients are in-process.
     if std::env::var("BENCH").as_deref() == Ok("policy") {
@@ -108,18 +125,10 @@ fn main() -> ExitCode {
     }
     // `BENCH=grpc` prints only the gRPC Watch table; no wrk either.
     if std::env::var("BENCH").as_deref() == Ok("grpc") {
-        return match grpc::run() {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("error: grpc: {e}");
-                ExitCode::from(1)
-            }
-        };
+        return finish("grpc", grpc::run());
     }
     if !wrk::available() {
-        eprintln!(
-            "error: wrk is not installed; run examples/bench/run.sh, or `apt-get install -y wrk`"
-        );
+        eprintln!("error: wrk is not installed; run bench/run.sh, or `apt-get install -y wrk`");
         return ExitCode::from(2);
     }
     // `BENCH=watchdog` prints only the watchdog comparison.
@@ -130,13 +139,233 @@ fn main() -> ExitCode {
     if std::env::var("BENCH").as_deref() == Ok("disclosure") {
         return finish("disclosure", disclosure::run(rounds, &load));
     }
-    let addrs = match servers::start() {
-        Ok(addrs) => addrs,
+    // `BENCH=all`: everything, the one table and bench/RESULTS.md;
+    // `BENCH=sweeps`: the same without the per-issue benchmarks.
+    match std::env::var("BENCH").as_deref() {
+        Ok("all") => return finish("report", all(rounds, &load, &warmup, true)),
+        Ok("sweeps") => return finish("report", all(rounds, &load, &warmup, false)),
+        _ => {}
+    }
+    let result = compare(rounds, &load, &warmup).and_then(|()| policy::run());
+    println!("  load average at end: {}", loadavg());
+    finish("comparison", result)
+}
+
+/// `BENCH=serve`: `SERVE` (`zb` or `bare`), `PROBES` (3) and `CACHE_MS`
+/// (empty: no cache) say which server; it serves until killed.
+fn serve_from_env() -> Result<(), String> {
+    let kind = std::env::var("SERVE").unwrap_or_else(|_| "zb".into());
+    let probes = env_or("PROBES", 3);
+    let cache = std::env::var("CACHE_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map(Duration::from_millis);
+    servers::serve(&kind, probes, cache).map_err(|e| e.to_string())
+}
+
+/// A comma-separated list from the environment, or `default`.
+fn env_list<T: std::str::FromStr + Clone>(name: &str, default: &[T]) -> Vec<T> {
+    std::env::var(name)
+        .ok()
+        .map(|v| {
+            v.split(',')
+                .filter_map(|x| x.trim().parse().ok())
+                .collect::<Vec<T>>()
+        })
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| default.to_vec())
+}
+
+/// Runs one benchmark of the report; a failure is printed and recorded in
+/// the table, and the report goes on with the next one.
+fn step(name: &'static str, result: Result<(), String>) {
+    if let Err(e) = result {
+        eprintln!("error: {name}: {e}");
+        summary::record(name, "did not complete", e, "-", Some(false));
+    }
+}
+
+/// `BENCH=all`: every benchmark in one run, the one table, the plots and
+/// `bench/RESULTS.md`.
+fn all(rounds: usize, load: &wrk::Load, warmup: &str, issues: bool) -> Result<(), String> {
+    let started = Instant::now();
+    let machine = results::Machine::describe();
+    let load_start = loadavg();
+    println!("zb-health benchmark report: every benchmark in one run");
+    println!(
+        "  {} | {} cores | {:.1} GiB | kernel {} | {} | node {} | {}",
+        machine.cpu,
+        machine.cores,
+        machine.memory_gib,
+        machine.kernel,
+        machine.rustc,
+        machine.node,
+        machine.wrk
+    );
+    println!("  {}", machine.date);
+    println!();
+    if issues {
+        step(
+            "issue 2: live and ready vs bare",
+            compare(rounds, load, warmup),
+        );
+        step("issue 8: execution policy", policy::run());
+        step("issue 8: watchdogs", watchdog::run(rounds, load));
+        step("issue 9: management port", management::run());
+        step("issue 9: disclosure", disclosure::run(rounds, load));
+        step("issue 9: gRPC Watch", grpc::run());
+    }
+
+    let settings = report::Settings {
+        rounds: env_or("SWEEP_ROUNDS", 2),
+        duration: std::env::var("SWEEP_DURATION").unwrap_or_else(|_| "3s".into()),
+        concurrency: env_list("SWEEP_CONNECTIONS", &[1, 4, 16, 64, 256]),
+        probe_counts: env_list("SWEEP_PROBES", &[1, 10, 100, 1000]),
+        connections: load.connections,
+        peers_dir: std::env::var_os("PEERS_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| workspace_root().join("target/bench-peers")),
+    };
+    println!(
+        "sweeps: each server its own process, {} round(s) of wrk -t1 -d{} per point",
+        settings.rounds, settings.duration
+    );
+    let curves = report::concurrency_sweep(&settings).unwrap_or_else(|e| {
+        step("sweep: concurrency", Err(e));
+        Vec::new()
+    });
+    println!("{}", report::curves_markdown(&curves));
+    let probes = report::probe_sweep(&settings)
+        .map_err(|e| step("sweep: probe count", Err(e)))
+        .ok();
+    if let Some(sweep) = &probes {
+        println!("{}", report::probes_markdown(sweep, settings.connections));
+    }
+    report::record_summary(&curves, probes.as_ref());
+
+    let out_dir = std::env::var_os("BENCH_OUT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("bench"));
+    std::fs::create_dir_all(&out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
+    let (plots, plot_error) = match draw_plots(&out_dir, &curves, probes.as_ref()) {
+        Ok(plots) => (plots, None),
         Err(e) => {
-            eprintln!("error: could not start the servers: {e}");
-            return ExitCode::from(2);
+            eprintln!("warning: no plots: {e}");
+            (Vec::new(), Some(e))
         }
     };
+
+    let load_end = loadavg();
+    println!("all ratios of the run");
+    println!("{}", summary::markdown(&summary::rows()));
+    println!("  load average at start: {load_start}, at end: {load_end}");
+    let results_path = out_dir.join("RESULTS.md");
+    results::write(
+        &results_path,
+        &results::Inputs {
+            machine: &machine,
+            load: (&load_start, &load_end),
+            main_settings: format!(
+                "{} rounds of `{}` per endpoint (warm-up {warmup})",
+                rounds,
+                load.describe()
+            ),
+            sweep: &settings,
+            curves: &curves,
+            probes: probes.as_ref(),
+            plots: &plots,
+            plot_error,
+            elapsed_secs: started.elapsed().as_secs(),
+        },
+    )?;
+    println!("  wrote {}", results_path.display());
+    for (file, _) in &plots {
+        println!("  wrote {}", out_dir.join(file).display());
+    }
+    Ok(())
+}
+
+/// The two PNGs; returns `(file name, title)` of each drawn.
+fn draw_plots(
+    out_dir: &std::path::Path,
+    curves: &[report::Curve],
+    probes: Option<&report::ProbeSweep>,
+) -> Result<Vec<(String, String)>, String> {
+    plot::load_font()?;
+    let mut drawn = Vec::new();
+    if !curves.is_empty() {
+        let series: Vec<plot::Series> = curves
+            .iter()
+            .map(|c| plot::Series {
+                label: c.label.clone(),
+                points: c
+                    .points
+                    .iter()
+                    .map(|&(n, _, p99)| (f64::from(n), p99))
+                    .collect(),
+            })
+            .collect();
+        let file = "ready-p99-vs-concurrency.png".to_owned();
+        let title = "Ready tier p99 latency against concurrency (wrk -t1, one server worker)";
+        plot::draw(
+            &out_dir.join(&file),
+            &plot::Chart {
+                title,
+                x_label: "open connections (log)",
+                y_label: "p99 latency, ms (log)",
+                series: &series,
+                // Latency rises to the right.
+                legend: plotters::chart::SeriesLabelPosition::UpperLeft,
+            },
+        )?;
+        drawn.push((file, title.to_owned()));
+    }
+    if let Some(sweep) = probes {
+        let series = [
+            plot::Series {
+                label: "zb-health, uncached".into(),
+                points: sweep
+                    .points
+                    .iter()
+                    .map(|&(n, rps, _)| (n as f64, rps))
+                    .collect(),
+            },
+            plot::Series {
+                label: "zb-health, 1 s cache".into(),
+                points: sweep
+                    .points
+                    .iter()
+                    .map(|&(n, _, rps)| (n as f64, rps))
+                    .collect(),
+            },
+        ];
+        let file = "ready-throughput-vs-probes.png".to_owned();
+        let title = "Ready tier throughput against the number of probes";
+        plot::draw(
+            &out_dir.join(&file),
+            &plot::Chart {
+                title,
+                x_label: "probes in the ready tier (log)",
+                y_label: "requests/s (log)",
+                series: &series,
+                // Throughput falls to the right.
+                legend: plotters::chart::SeriesLabelPosition::LowerLeft,
+            },
+        )?;
+        drawn.push((file, title.to_owned()));
+    }
+    Ok(drawn)
+}
+
+/// The workspace root, from this crate's manifest directory at build time.
+fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The main comparison of issue 2: zb-health's `/healthz` and
+/// `/health/ready` against bare handlers, `rounds` alternating rounds.
+fn compare(rounds: usize, load: &wrk::Load, warmup: &str) -> Result<(), String> {
+    let addrs = servers::start().map_err(|e| format!("could not start the servers: {e}"))?;
 
     let endpoints = endpoints(&addrs);
 
@@ -147,12 +376,11 @@ fn main() -> ExitCode {
         KEEP_ALIVE.as_secs()
     );
     println!(
-        "  zb-health  http://{}  plant_service::PlantHealth::new(false), mounted as in its main.rs;",
+        "  zb-health  http://{}  zb_health::map_zb_health over the bench's registry:",
         addrs.zb
     );
-    println!("             ready tier = the plant service's registry (database, disk-space)");
     println!(
-        "             + `{CACHE_PROBE_NAME}` (bench's CacheProbe) added via registry.add(...)"
+        "             ready tier = database, disk-space, `{CACHE_PROBE_NAME}` (src/probes.rs)"
     );
     println!(
         "  bare       http://{}  /healthz: the bytes fetched from zb-health's /healthz at startup;",
@@ -169,24 +397,18 @@ fn main() -> ExitCode {
 
     // Checked before loading: a throughput of error answers means nothing,
     // and the bodies show the reader the two sides do comparable work.
-    if let Err(e) = check_endpoints(&endpoints) {
-        eprintln!("error: {e}");
-        return ExitCode::from(1);
-    }
+    check_endpoints(&endpoints)?;
     println!();
 
     if warmup != "0" {
         // Warms the worker's allocator, connection slabs and CPU caches so
         // round 1 is not systematically slower for whichever side goes first.
         let warm = wrk::Load {
-            duration: warmup.clone(),
+            duration: warmup.to_owned(),
             ..load.clone()
         };
         for e in &endpoints {
-            if let Err(err) = wrk::run(&e.url(), &warm) {
-                eprintln!("error: warm-up of {} failed: {err}", e.label);
-                return ExitCode::from(1);
-            }
+            wrk::run(&e.url(), &warm).map_err(|err| format!("warm-up of {}: {err}", e.label))?;
         }
     }
 
@@ -194,23 +416,18 @@ fn main() -> ExitCode {
     for round in 1..=rounds {
         let mut row = Vec::with_capacity(4);
         for e in &endpoints {
-            match e.measure(&load) {
-                Ok(sample) => {
-                    eprintln!(
-                        "  round {round}/{rounds}  {:<17} {:>10.0} req/s  {:>7} us CPU/req",
-                        e.label,
-                        sample.run.requests_per_sec,
-                        sample
-                            .cpu_us_per_request
-                            .map_or("n/a".into(), |us| format!("{us:.2}")),
-                    );
-                    row.push(sample);
-                }
-                Err(err) => {
-                    eprintln!("error: round {round}, {}: {err}", e.label);
-                    return ExitCode::from(1);
-                }
-            }
+            let sample = e
+                .measure(load)
+                .map_err(|err| format!("round {round}, {}: {err}", e.label))?;
+            eprintln!(
+                "  round {round}/{rounds}  {:<17} {:>10.0} req/s  {:>7} us CPU/req",
+                e.label,
+                sample.run.requests_per_sec,
+                sample
+                    .cpu_us_per_request
+                    .map_or("n/a".into(), |us| format!("{us:.2}")),
+            );
+            row.push(sample);
         }
         let Ok(row) = <[Sample; 4]>::try_from(row) else {
             unreachable!("one run per endpoint")
@@ -219,12 +436,7 @@ fn main() -> ExitCode {
     }
 
     report(&endpoints, &results);
-    if let Err(e) = policy::run() {
-        eprintln!("error: execution policy: {e}");
-        return ExitCode::from(1);
-    }
-    println!("  load average at end: {}", loadavg());
-    ExitCode::SUCCESS
+    Ok(())
 }
 
 /// The four benchmarked endpoints. Order matters only as the column order;
@@ -357,6 +569,20 @@ fn report(endpoints: &[Endpoint; 4], results: &[[Sample; 4]]) {
         "  2. /health/ready   zb-health 3 probes ÷ hand-written join! = {ready:.3}  (goal ≥ {READY_GOAL:.2}): {}",
         verdict(ready, READY_GOAL)
     );
+    summary::record(
+        "issue 2",
+        "/healthz req/s, zb-health ÷ bare static handler",
+        format!("{live:.3}"),
+        format!("≥ {LIVE_GOAL:.2}"),
+        Some(live >= LIVE_GOAL),
+    );
+    summary::record(
+        "issue 2",
+        "/health/ready req/s, zb-health 3 probes ÷ hand-written join!",
+        format!("{ready:.3}"),
+        format!("≥ {READY_GOAL:.2}"),
+        Some(ready >= READY_GOAL),
+    );
     println!();
     report_cpu(endpoints, results);
 }
@@ -406,6 +632,20 @@ fn report_cpu(endpoints: &[Endpoint; 4], results: &[[Sample; 4]]) {
         wrk::median(&pairs.1)
     );
     let (live, ready) = (medians[1] / medians[0], medians[3] / medians[2]);
+    summary::record(
+        "issue 2",
+        "/healthz worker CPU per request, bare ÷ zb-health",
+        format!("{live:.3}"),
+        format!("≥ {LIVE_GOAL:.2}"),
+        Some(live >= LIVE_GOAL),
+    );
+    summary::record(
+        "issue 2",
+        "/health/ready worker CPU per request, bare ÷ zb-health",
+        format!("{ready:.3}"),
+        format!("≥ {READY_GOAL:.2}"),
+        Some(ready >= READY_GOAL),
+    );
     println!(
         "  CPU-based ratios of medians: /healthz {live:.3} ({} the {LIVE_GOAL:.2} goal), /health/ready {ready:.3} ({} the {READY_GOAL:.2} goal)",
         if live >= LIVE_GOAL { "within" } else { "below" },

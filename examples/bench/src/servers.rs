@@ -1,5 +1,6 @@
-//! The two servers under test: zb-health (the plant service) and bare
-//! actix-web handlers doing the same work by hand.
+//! The servers under test: zb-health over the bench's own ready registry
+//! (`crate::probes`) and bare actix-web handlers doing the same work by
+//! hand, plus the servers of the single-table modes.
 
 use std::borrow::Cow;
 use std::future::Future;
@@ -13,10 +14,11 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::web::{self, Bytes};
 use actix_web::{App, HttpResponse};
-use plant_service::{DatabaseProbe, DiskSpaceProbe, PlantHealth};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use zb_health::{HealthStatus, Probe, ProbeOutcome, ProbeRegistration, ProbeResult};
+
+use crate::probes::{CACHE_PROBE_NAME, CacheProbe, DatabaseProbe, DiskSpaceProbe};
 
 /// Worker threads per server. The machine has 2 cores shared by both
 /// servers and wrk; one worker each keeps the server under test on one
@@ -34,9 +36,6 @@ const LOOPBACK: (&str, u16) = ("127.0.0.1", 0);
 
 /// The bare server's path for the hand-written three-probe handler.
 pub const BARE_READY_PATH: &str = "/ready3";
-/// The name the bench registers its third probe under.
-pub const CACHE_PROBE_NAME: &str = "cache";
-
 /// Builds and binds an `HttpServer` with the one set of settings both
 /// servers share. A macro rather than a function because `HttpServer`'s
 /// builder methods carry a page of generic bounds that a helper would have
@@ -55,19 +54,9 @@ macro_rules! bench_http_server {
     };
 }
 
-/// A third trivially fast probe, so the ready tier has three like the
-/// hand-written `/ready3` handler.
-pub struct CacheProbe;
-
-impl Probe for CacheProbe {
-    async fn check(&self) -> ProbeOutcome {
-        Ok(ProbeResult::healthy().with_description("cache reachable"))
-    }
-}
-
 /// Where the two servers listen, and their workers' CPU clocks.
 pub struct Addresses {
-    /// The zb-health server (plant service plus the `cache` probe).
+    /// The zb-health server (the bench's three-probe ready registry).
     pub zb: SocketAddr,
     /// The bare actix-web server.
     pub bare: SocketAddr,
@@ -114,22 +103,14 @@ impl WorkerClock {
 /// the driver can block on wrk and plain sockets without stalling any
 /// runtime. They live until the process exits.
 pub fn start() -> io::Result<Addresses> {
-    let (health, startup) = PlantHealth::new(false);
-    startup.warm_up.ready();
-    // The ready tier gets its third probe through the public API, after the
-    // endpoints were built: the registry is shared, so they see it.
-    health
-        .registry
-        .add(
-            ProbeRegistration::new(CACHE_PROBE_NAME, CacheProbe)
-                .timeout(Duration::from_millis(300)),
-        )
-        .map_err(|e| io::Error::other(e.to_string()))?;
+    let database = DatabaseProbe::default();
+    let registry = crate::probes::ready_registry(3, &database, None)?;
+    let zb_endpoints = zb_health::map_zb_health(registry);
     // The same probe *instances* where they have state (the database switch),
     // the same probe *types* otherwise: the bare handler calls the very same
     // `Probe::check` code.
     let probes = Arc::new(BareProbes {
-        database: health.database.clone(),
+        database,
         disk_space: DiskSpaceProbe,
         cache: CacheProbe,
     });
@@ -141,18 +122,15 @@ pub fn start() -> io::Result<Addresses> {
         .name("bench-servers".into())
         .spawn(move || {
             actix_web::rt::System::new().block_on(async move {
-                let zb = match start_zb(health, clocks.0) {
+                let zb = match start_zb(zb_endpoints, clocks.0) {
                     Ok(zb) => zb,
                     Err(e) => return drop(tx.send(Err(e))),
                 };
                 let zb_addr = zb.0;
                 actix_web::rt::spawn(zb.1);
-                // Fetched from the running server rather than hard-coded, so the
-                // bare baseline serves exactly what zb-health serves today.
-                let live = match web::block(move || crate::client::get(zb_addr, "/healthz")).await {
-                    Ok(Ok(resp)) => Bytes::from(resp.body),
-                    Ok(Err(e)) => return drop(tx.send(Err(e))),
-                    Err(e) => return drop(tx.send(Err(io::Error::other(e.to_string())))),
+                let live = match fetch_live(zb_addr).await {
+                    Ok(live) => live,
+                    Err(e) => return drop(tx.send(Err(e))),
                 };
                 let bare = match start_bare(live, probes, clocks.1) {
                     Ok(bare) => bare,
@@ -171,19 +149,74 @@ pub fn start() -> io::Result<Addresses> {
         .map_err(|_| io::Error::other("server thread died before binding"))?
 }
 
-/// The plant service, mounted exactly as `examples/plant-service/src/main.rs`
-/// mounts it (the clock only notes the worker thread, once, at start).
+/// zb-health's `/healthz` bytes, fetched from the running server rather
+/// than hard-coded, so the bare baseline serves exactly what zb-health
+/// serves today. Off the runtime's thread: the client blocks.
+async fn fetch_live(zb: SocketAddr) -> io::Result<Bytes> {
+    match web::block(move || crate::client::get(zb, "/healthz")).await {
+        Ok(Ok(resp)) => Ok(Bytes::from(resp.body)),
+        Ok(Err(e)) => Err(e),
+        Err(e) => Err(io::Error::other(e.to_string())),
+    }
+}
+
+/// The zb-health server: the three tiers at their ZB paths over the
+/// bench's registry (the clock only notes the worker thread, once, at
+/// start).
 fn start_zb(
-    health: PlantHealth,
+    endpoints: zb_health::ZbHealthEndpoints,
     clock: WorkerClock,
 ) -> io::Result<(SocketAddr, actix_web::dev::Server)> {
     let server = bench_http_server!(move || {
         clock.record_current_thread();
-        let health = health.clone();
-        App::new().configure(move |c| health.configure(c))
+        App::new().service(endpoints.clone())
     })?;
     let addr = server.addrs()[0];
     Ok((addr, server.run()))
+}
+
+/// Serves one ready tier of `probes` probes in this process, as one child
+/// process of the report (`BENCH=serve`): zb-health's three tiers (each
+/// probe cached for `cache` when given), or the bare server with its
+/// `/healthz` and `/ready3` (three probes only). Prints `listening
+/// <address>` on stdout once bound and serves until killed.
+pub fn serve(kind: &str, probes: usize, cache: Option<Duration>) -> io::Result<()> {
+    let database = DatabaseProbe::default();
+    let registry = crate::probes::ready_registry(probes, &database, cache)?;
+    let endpoints = zb_health::map_zb_health(registry);
+    let bare = match kind {
+        "zb" => false,
+        "bare" if probes == 3 && cache.is_none() => true,
+        "bare" => {
+            return Err(io::Error::other(
+                "the bare server joins exactly 3 probes, uncached",
+            ));
+        }
+        other => return Err(io::Error::other(format!("SERVE={other}: not zb or bare"))),
+    };
+    actix_web::rt::System::new().block_on(async move {
+        let (zb_addr, zb_server) = start_zb(endpoints, WorkerClock::default())?;
+        let (addr, server) = if bare {
+            // The zb server only lends its `/healthz` bytes, then stops, so
+            // the process holds one server like the peers do.
+            let handle = zb_server.handle();
+            actix_web::rt::spawn(zb_server);
+            let live = fetch_live(zb_addr).await?;
+            handle.stop(false).await;
+            let probes = Arc::new(BareProbes {
+                database,
+                disk_space: DiskSpaceProbe,
+                cache: CacheProbe,
+            });
+            start_bare(live, probes, WorkerClock::default())?
+        } else {
+            (zb_addr, zb_server)
+        };
+        println!("listening {addr}");
+        // The driver reads the line through a pipe: flush it now.
+        io::Write::flush(&mut io::stdout())?;
+        server.await
+    })
 }
 
 /// The baseline: what a developer would write by hand without zb-health.

@@ -34,6 +34,9 @@ pub struct Run {
     pub non_2xx: u64,
     /// The "Socket errors:" line, verbatim, when present.
     pub socket_errors: Option<String>,
+    /// The 99th percentile latency from "Latency Distribution", in
+    /// milliseconds (wrk prints it because the bench passes `--latency`).
+    pub p99_ms: Option<f64>,
 }
 
 impl Run {
@@ -55,6 +58,8 @@ pub fn run(url: &str, load: &Load) -> Result<Run, String> {
         .arg(format!("-t{}", load.threads))
         .arg(format!("-c{}", load.connections))
         .arg(format!("-d{}", load.duration))
+        // The percentile table; the summary lines stay as they were.
+        .arg("--latency")
         .arg(url)
         .output()
         .map_err(|e| format!("could not run wrk: {e}"))?;
@@ -88,12 +93,30 @@ pub fn parse(output: &str) -> Result<Run, String> {
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
     let socket_errors = value("Socket errors:");
+    let p99_ms = value("99%").and_then(|v| duration_ms(&v));
     Ok(Run {
         requests_per_sec,
         requests,
         non_2xx,
         socket_errors,
+        p99_ms,
     })
+}
+
+/// A wrk duration (`812.00us`, `1.23ms`, `2.00s`, `1.50m`) in milliseconds.
+pub fn duration_ms(text: &str) -> Option<f64> {
+    let split = text.find(|c: char| c.is_ascii_alphabetic())?;
+    let (number, unit) = text.split_at(split);
+    let number: f64 = number.trim().parse().ok()?;
+    let scale = match unit.trim() {
+        "us" => 1e-3,
+        "ms" => 1.0,
+        "s" => 1e3,
+        "m" => 60e3,
+        "h" => 3600e3,
+        _ => return None,
+    };
+    Some(number * scale)
 }
 
 /// The median; the middle pair's mean for an even count. Medians rather
@@ -118,6 +141,11 @@ mod tests {
   Thread Stats   Avg      Stdev     Max   +/- Stdev
     Latency   520.11us  101.31us   4.12ms   91.02%
     Req/Sec    61.22k     2.10k   64.50k    78.00%
+  Latency Distribution
+     50%  500.00us
+     75%  560.00us
+     90%  700.00us
+     99%    1.25ms
   304612 requests in 5.00s, 46.19MB read
   Non-2xx or 3xx responses: 3
 Requests/sec:  60919.35
@@ -130,7 +158,18 @@ Transfer/sec:      9.24MB
         assert_eq!(run.requests_per_sec, 60919.35);
         assert_eq!(run.requests, 304612);
         assert_eq!(run.non_2xx, 3);
+        assert_eq!(run.p99_ms, Some(1.25));
         assert!(!run.is_clean());
+    }
+
+    #[test]
+    fn durations_in_every_unit_wrk_prints() {
+        let close = |text: &str, ms: f64| (duration_ms(text).unwrap() - ms).abs() < 1e-9;
+        assert!(close("812.00us", 0.812));
+        assert!(close("1.23ms", 1.23));
+        assert!(close("2.00s", 2000.0));
+        assert!(close("1.50m", 90_000.0));
+        assert_eq!(duration_ms("fast"), None);
     }
 
     #[test]
