@@ -103,10 +103,13 @@ fn every_cargo_run_in_the_readme_names_a_workspace_package() {
         let Some(rest) = line.split("cargo run -p ").nth(1) else {
             continue;
         };
-        let package = rest.split_whitespace().next().unwrap_or_default();
+        let package: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+            .collect();
         let member = format!("\"examples/{package}\"");
         let known = manifest.contains(&member)
-            || std::fs::read_to_string(root().join(package).join("Cargo.toml")).is_ok();
+            || std::fs::read_to_string(root().join(&package).join("Cargo.toml")).is_ok();
         assert!(
             known,
             "README line {}: `cargo run -p {package}` names no package",
