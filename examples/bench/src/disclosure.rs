@@ -73,6 +73,15 @@ pub fn run(rounds: usize, load: &wrk::Load) -> Result<(), String> {
             format!("≥ {GOAL:.1}"),
             Some(ratio >= GOAL),
         );
+        if let Some(cpu) = cpu_ratio {
+            crate::summary::record(
+                "issue 9",
+                format!("/health/ready worker CPU per request, full ÷ {level}"),
+                format!("{cpu:.3}"),
+                format!("≥ {GOAL:.1}"),
+                Some(cpu >= GOAL),
+            );
+        }
     }
     body_cost();
     Ok(())
