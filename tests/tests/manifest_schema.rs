@@ -24,7 +24,16 @@ fn as_json(yaml: &str) -> Value {
 
 fn shipped_valid_manifests() -> Vec<std::path::PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut paths = vec![root.join("examples/scadabridge/health.yaml")];
+    // Every example's manifests (otopcua has two: both policies).
+    let mut paths = Vec::new();
+    for example in std::fs::read_dir(root.join("examples")).unwrap() {
+        for entry in std::fs::read_dir(example.unwrap().path()).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "yaml") {
+                paths.push(path);
+            }
+        }
+    }
     for entry in std::fs::read_dir(root.join("tests/ui/pass/manifests")).unwrap() {
         paths.push(entry.unwrap().path());
     }
