@@ -3,12 +3,9 @@
 
 #![cfg(unix)]
 
-use std::time::Duration;
-
-use service_kit::testing::{Launch, PATIENCE, ServiceProcess, assert_canonical, eventually};
-use zb_health::grpc::GrpcDependencyProbe;
-use zb_health::grpc::tonic::transport::Endpoint;
-use zb_health::{HealthStatus, Probe};
+use service_kit::testing::{
+    Launch, PATIENCE, ServiceProcess, ServingStatus, assert_canonical, eventually, grpc_check,
+};
 
 const TIERS: [&str; 3] = ["/health/ready", "/health/active", "/healthz"];
 
@@ -36,20 +33,9 @@ fn assert_all_tiers_healthy_and_empty(gateway: &ServiceProcess) {
     }
 }
 
-/// Whether `grpc.health.v1` `Check("")` answers `SERVING`, through the
-/// runtime's own gRPC health client probe.
+/// Whether `grpc.health.v1` `Check("")` answers `SERVING`.
 fn grpc_serving(port: u16) -> bool {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let endpoint = Endpoint::from_shared(format!("http://127.0.0.1:{port}")).unwrap();
-    let probe = GrpcDependencyProbe::grpc_health(endpoint, "");
-    runtime.block_on(async {
-        tokio::time::timeout(Duration::from_secs(10), probe.check())
-            .await
-            .is_ok_and(|outcome| outcome.is_ok_and(|r| r.status == HealthStatus::Healthy))
-    })
+    grpc_check(port, "") == Ok(ServingStatus::Serving)
 }
 
 #[test]

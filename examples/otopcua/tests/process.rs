@@ -3,15 +3,19 @@
 //! PostgreSQL server, a real (single-node) chitchat cluster. ZB §7:
 //! (a) all three tiers; (b) the cluster probes with the `default` policy;
 //! (c) the database probe is zb-health's `DatabaseProbe`; (d) no gRPC
-//! dependency probe (OtOpcUa has none, ZB §2.4); (e) the gate is the
-//! cluster gate; (f) every body is canonical.
+//! dependency probe (OtOpcUa has none, ZB §2.4), but it serves
+//! `grpc.health.v1` itself; (e) the gate is the cluster gate; (f) every body
+//! is canonical.
 
 #![cfg(unix)]
 
 use std::net::TcpListener;
 
 use service_kit::testing::postgres::{PASSWORD, Postgres};
-use service_kit::testing::{Launch, PATIENCE, Response, ServiceProcess, assert_canonical, request};
+use service_kit::testing::{
+    GrpcCode, Launch, PATIENCE, Response, ServiceProcess, ServingStatus, assert_canonical,
+    eventually, grpc_check, request,
+};
 use zb_health::database::sea_orm::sqlx::{Connection, Executor, SqliteConnection};
 
 fn launch() -> Launch {
@@ -44,7 +48,7 @@ fn until_ready(
     what: &str,
     condition: impl Fn(&Response) -> bool,
 ) -> Response {
-    service_kit::testing::eventually(what, PATIENCE, || {
+    eventually(what, PATIENCE, || {
         let response = node.try_get("/health/ready").ok()?;
         condition(&response).then(|| {
             assert_canonical(&response);
@@ -289,4 +293,35 @@ fn an_unknown_policy_stops_the_start() {
         "{}",
         node.output()
     );
+}
+
+/// The manifest's `grpc` section over a real tonic client: `""` (ready) and
+/// `otopcua.v1.Deployments` (the role-scoped active tier) serve on the warm
+/// node, an unmapped name is `NOT_FOUND`, and the drain turns both
+/// `NOT_SERVING` at once.
+#[test]
+fn grpc_health_serves_the_manifests_services_and_the_drain_stops_them() {
+    let mut node = start_ready(launch().env("DRAIN_DELAY_MS", "600000"));
+    let port = node.grpc_port;
+    for service in ["", "otopcua.v1.Deployments"] {
+        assert_eq!(
+            grpc_check(port, service),
+            Ok(ServingStatus::Serving),
+            "{service:?}"
+        );
+    }
+    assert_eq!(
+        grpc_check(port, "otopcua.v1.Drivers"),
+        Err(GrpcCode::NotFound)
+    );
+    node.sigterm();
+    eventually("grpc NOT_SERVING while draining", PATIENCE, || {
+        (grpc_check(port, "") == Ok(ServingStatus::NotServing)).then_some(())
+    });
+    assert_eq!(
+        grpc_check(port, "otopcua.v1.Deployments"),
+        Ok(ServingStatus::NotServing)
+    );
+    node.sigterm();
+    assert!(node.wait_exit(PATIENCE).success());
 }
