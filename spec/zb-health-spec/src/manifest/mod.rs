@@ -62,7 +62,7 @@
 
 mod grpc;
 mod read;
-mod tree;
+pub mod tree;
 
 #[cfg(test)]
 mod tests;

@@ -7,7 +7,8 @@
 //! `read.rs` walks that tree, reporting as it goes.
 //!
 //! This is also the only place that talks to the YAML library, so the resource
-//! limits and the panic guard live here.
+//! limits and the panic guard live here. The tree itself is public: the
+//! `zb-health` CLI reads Kubernetes files into the same located nodes.
 
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -24,21 +25,78 @@ pub(super) const MAX_MANIFEST_BYTES: usize = 1 << 20;
 
 /// One YAML node and where it was written (for an alias: where it is used).
 #[derive(Debug)]
-pub(super) struct Node {
+pub struct Node {
+    /// The value.
     pub value: Value,
+    /// Where it was written.
     pub loc: Location,
 }
 
 /// A YAML value, untyped; the reader decides what each key must be.
 #[derive(Debug)]
-pub(super) enum Value {
+pub enum Value {
+    /// `~`, `null` or nothing.
     Null,
+    /// `true` or `false`.
     Bool(bool),
+    /// An integer.
     Int(i128),
+    /// A float (or an integer beyond `i128`, approximated).
     Float(f64),
+    /// A string.
     Str(String),
+    /// A list.
     Seq(Vec<Node>),
+    /// A mapping, in the order written.
     Map(Vec<(Node, Node)>),
+}
+
+impl Node {
+    /// The key node and value node of `key`, when this node is a mapping
+    /// that has it.
+    fn entry(&self, key: &str) -> Option<&(Node, Node)> {
+        match &self.value {
+            Value::Map(entries) => entries
+                .iter()
+                .find(|(k, _)| matches!(&k.value, Value::Str(s) if s == key)),
+            _ => None,
+        }
+    }
+
+    /// The value of `key`, when this node is a mapping that has it.
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.entry(key).map(|(_, v)| v)
+    }
+
+    /// Where `key` itself (not its value) is written, for a message about
+    /// the whole entry.
+    pub fn key_loc(&self, key: &str) -> Option<Location> {
+        self.entry(key).map(|(k, _)| k.loc)
+    }
+
+    /// The string, when this node is one.
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.value {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The integer, when this node is one.
+    pub fn as_int(&self) -> Option<i128> {
+        match &self.value {
+            Value::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+
+    /// The items, when this node is a list; nothing otherwise.
+    pub fn items(&self) -> &[Node] {
+        match &self.value {
+            Value::Seq(items) => items,
+            _ => &[],
+        }
+    }
 }
 
 impl Value {
