@@ -28,8 +28,8 @@ cargo clippy --workspace --all-targets --all-features -- -D warnings
 # feature alone, so a `#[cfg(feature = …)]` that leans on another feature
 # cannot hide behind `--all-features`.
 for features in "" macros cluster chitchat database grpc; do
-    echo "cargo check: zb-health-runtime, features [${features}]"
-    cargo check --quiet -p zb-health-runtime --no-default-features ${features:+--features "$features"}
+    echo "cargo check: zb-health, features [${features}]"
+    cargo check --quiet -p zb-health --no-default-features ${features:+--features "$features"}
 done
 
 cargo test --workspace --all-features "$@"

@@ -1,4 +1,4 @@
-//! Proc macros of zb-health. Depend on `zb-health-runtime` instead, which
+//! Proc macros of zb-health. Depend on `zb-health` instead, which
 //! re-exports them (as tokio does with tokio-macros); generated code names
 //! the runtime by the absolute path `::zb_health`, or by `crate = "..."`.
 //!

@@ -117,7 +117,7 @@ macro_rules! feature_guard {
             () => {
                 ::core::compile_error!(concat!(
                     "the health manifest uses ", $kinds, ", which needs the `", $feature,
-                    "` feature of zb-health-runtime\n  = help: enable it: `zb-health-runtime = { version = \"…\", features = [\"", $feature, "\"] }`"
+                    "` feature of zb-health\n  = help: enable it: `zb-health = { version = \"…\", features = [\"", $feature, "\"] }`"
                 ));
             };
         }
