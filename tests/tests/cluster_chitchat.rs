@@ -25,9 +25,10 @@ use zb_health::cluster::{
     ClusterActiveNodeGate, ClusterMembershipProbe, ClusterTransportProbe, ClusterView, Handover,
     MemberStatus,
 };
+use zb_health::gate::STANDBY_BODY;
 use zb_health::{
     ActiveNodeGate, HealthRegistry, HealthStatus, Probe, ProbeRegistration, ProbeResult,
-    RequireActiveNode, STANDBY_BODY, TagSet, map_zb_health,
+    RequireActiveNode, TagSet, map_zb_health,
 };
 
 /// Formation of a fresh cluster, on a loaded machine.

@@ -23,10 +23,8 @@ use zb_health::database::sea_orm::{
     ConnectOptions, ConnectionTrait, Database, DatabaseConnection, Statement, TransactionTrait,
 };
 use zb_health::report::ERRORED_DESCRIPTION;
-use zb_health::{
-    EntryOutcome, HealthEntry, HealthRegistry, HealthStatus, Probe, ProbeRegistration, Tag,
-    map_zb_health,
-};
+use zb_health::report::{EntryOutcome, HealthEntry};
+use zb_health::{HealthRegistry, HealthStatus, Probe, ProbeRegistration, Tag, map_zb_health};
 
 /// The probe deadline every test registers.
 const TIMEOUT: Duration = Duration::from_secs(1);

@@ -19,9 +19,9 @@ use support::{request, serve, until_status};
 use zb_health::cluster::{
     ClusterMembershipProbe, ClusterState, InMemoryClusterView, Member, MemberStatus,
 };
+use zb_health::spec::{Disclosure, ResponseFormat};
 use zb_health::{
-    Disclosure, HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, ResponseFormat, Tag,
-    TagSet, ZbHealth, from_fn,
+    HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, Tag, TagSet, ZbHealth, from_fn,
 };
 
 use Disclosure::{Full, Names, Status};
@@ -184,7 +184,8 @@ async fn a_custom_writer_gets_the_report_as_its_tier_discloses_it() {
         let endpoints = ZbHealth::new(registry(Degraded))
             .disclosure(level)
             .writer(
-                |report: &zb_health::HealthReport, mut response: actix_web::HttpResponseBuilder| {
+                |report: &zb_health::report::HealthReport,
+                 mut response: actix_web::HttpResponseBuilder| {
                     let seen: Vec<Value> = report
                         .entries
                         .iter()
@@ -334,7 +335,7 @@ async fn the_manifest_chooses_format_disclosure_and_cluster_ready() {
         },
     )
     .unwrap();
-    let server = serve(installed.endpoints);
+    let server = serve(installed.server.endpoints().clone());
     let ready = request(server.addr, "GET", "/health/ready").await;
     let body = ready.json();
     assert_valid(PassFail, &body);

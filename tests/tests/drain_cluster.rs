@@ -11,8 +11,8 @@ mod support;
 use std::time::{Duration, Instant};
 
 use lan::{Cluster, GOSSIP_INTERVAL, eventually};
+use zb_health::cluster::chitchat::leave_cluster_on_drain;
 use zb_health::cluster::{ActiveNodeProbe, ClusterActiveNode};
-use zb_health::lifecycle::leave_cluster_on_drain;
 use zb_health::{HealthRegistry, HealthStatus, ProbeRegistration, TagSet};
 
 /// Formation of a fresh cluster, on a loaded machine.

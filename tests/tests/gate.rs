@@ -12,7 +12,8 @@ use zb_health::cluster::{
     ClusterActiveNode, ClusterActiveNodeGate, ClusterState, ClusterView, InMemoryClusterView,
     Member, MemberStatus,
 };
-use zb_health::{ActiveNodeGate, RequireActiveNode, STANDBY_BODY};
+use zb_health::gate::STANDBY_BODY;
+use zb_health::{ActiveNodeGate, RequireActiveNode};
 
 fn cluster(self_address: &str, oldest: &str) -> ClusterState {
     let member = |address: &str, age| Member {

@@ -26,10 +26,8 @@ use zb_health::grpc::{
     GrpcDependencyProbe, NOT_SERVING_DESCRIPTION, REACHABLE_DESCRIPTION, SERVING_DESCRIPTION,
 };
 use zb_health::report::ERRORED_DESCRIPTION;
-use zb_health::{
-    EntryOutcome, HealthRegistry, HealthReport, HealthStatus, Probe, ProbeRegistration, Tag,
-    map_zb_health,
-};
+use zb_health::report::{EntryOutcome, HealthReport};
+use zb_health::{HealthRegistry, HealthStatus, Probe, ProbeRegistration, Tag, map_zb_health};
 
 /// Every probe's deadline in these tests.
 const TIMEOUT: Duration = Duration::from_secs(1);

@@ -24,8 +24,9 @@ use zb_health::grpc::server::{GrpcHealth, GrpcTarget};
 use zb_health::grpc::tonic_health::pb::health_check_response::ServingStatus;
 use zb_health::grpc::tonic_health::pb::health_client::HealthClient;
 use zb_health::grpc::tonic_health::pb::{HealthCheckRequest, HealthCheckResponse};
+use zb_health::spec::Rule;
 use zb_health::{
-    HealthRegistry, ProbeRegistration, ProbeResult, Rule, Tag, TagSet, from_fn, map_zb_health,
+    HealthRegistry, ProbeRegistration, ProbeResult, Tag, TagSet, from_fn, map_zb_health,
 };
 
 /// How long any awaited condition may take before the test fails.
@@ -238,7 +239,7 @@ async fn the_schedule_a_check_and_an_http_request_share_one_execution() {
     let get = tokio::spawn(support::request(http.addr, "GET", "/health/ready"));
     until(
         "the schedule, the Check and the GET to wait on one flight",
-        || registry.waiting("database") == 3,
+        || waiting(&registry, "database") == 3,
     )
     .await;
     gate.add_permits(1);
@@ -459,4 +460,13 @@ async fn the_manifest_maps_services_and_period() {
     // Building it before `install` finds no such probe: R4 at run time.
     let err = GrpcManifest::grpc(&HealthRegistry::new()).unwrap_err();
     assert_eq!(err.rules(), [Rule::Unknown]);
+}
+
+/// Requests waiting on `name`'s execution in flight (0 with none).
+fn waiting(registry: &HealthRegistry, name: &str) -> usize {
+    registry
+        .in_flight()
+        .iter()
+        .find(|f| &*f.name == name)
+        .map_or(0, |f| f.waiting)
 }

@@ -7,10 +7,9 @@ use actix_web::http::StatusCode;
 use actix_web::{App, test as actix_test};
 use serde_json::{Value, json};
 use support::{assert_canonical, fixed, registry, request, serve};
-use zb_health::{
-    EndpointPaths, HealthRegistry, HealthStatus, Rule, ZbHealth, canonical_json, map_zb_health,
-    write_json,
-};
+use zb_health::spec::{EndpointPaths, Rule};
+use zb_health::writer::{canonical_json, write_json};
+use zb_health::{HealthRegistry, HealthStatus, ZbHealth, map_zb_health};
 
 use HealthStatus::{Degraded, Healthy, Unhealthy};
 
@@ -182,7 +181,7 @@ async fn paths_and_writer_can_be_overridden() {
     let endpoints = ZbHealth::new(registry(Unhealthy, Healthy))
         .paths(EndpointPaths::be_hlth_009())
         .writer(
-            |report: &zb_health::HealthReport, mut res: actix_web::HttpResponseBuilder| {
+            |report: &zb_health::report::HealthReport, mut res: actix_web::HttpResponseBuilder| {
                 res.content_type("application/json").json(json!({
                     "status": if report.status.is_serving() { "pass" } else { "fail" }
                 }))

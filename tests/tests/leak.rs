@@ -31,9 +31,10 @@ use zb_health::grpc::GrpcDependencyProbe;
 use zb_health::grpc::tonic::transport::Endpoint;
 use zb_health::grpc::tonic_health::pb::health_server::{Health, HealthServer};
 use zb_health::grpc::tonic_health::pb::{HealthCheckRequest, HealthCheckResponse};
+use zb_health::spec::{Disclosure, ResponseFormat};
 use zb_health::{
-    Disclosure, FailureStatus, HealthRegistry, Probe, ProbeError, ProbeRegistration,
-    ResponseFormat, Tag, TagSet, ZbHealth, from_fn,
+    FailureStatus, HealthRegistry, Probe, ProbeError, ProbeRegistration, Tag, TagSet, ZbHealth,
+    from_fn,
 };
 
 /// A fake password.

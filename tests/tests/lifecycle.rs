@@ -17,9 +17,8 @@ use zb_health::lifecycle::{
     DRAINING_DESCRIPTION, SHUTDOWN_ENTRY, STARTING_DESCRIPTION, STARTUP_ENTRY,
     STARTUP_FAILED_DESCRIPTION,
 };
-use zb_health::{
-    HealthRegistry, HealthStatus, ProbeRegistration, TagSet, ZbHealth, map_zb_health, write_json,
-};
+use zb_health::writer::write_json;
+use zb_health::{HealthRegistry, HealthStatus, ProbeRegistration, TagSet, ZbHealth, map_zb_health};
 
 /// A ready-tier database probe and an active-tier primary probe, both
 /// healthy.
@@ -225,7 +224,7 @@ async fn dropping_every_heartbeat_restores_the_fixed_live_body() {
 async fn a_custom_writer_gets_the_stalled_report_with_a_503() {
     let registry = registry();
     let endpoints = ZbHealth::new(registry.clone())
-        .writer(|report: &zb_health::HealthReport, response| write_json(report, response))
+        .writer(|report: &zb_health::report::HealthReport, response| write_json(report, response))
         .build()
         .unwrap();
     let server = serve(endpoints);
@@ -275,7 +274,7 @@ fn plant() -> (HealthRegistry, PlantInstalled, support::Server) {
         },
     )
     .unwrap();
-    let server = serve(installed.endpoints.clone());
+    let server = serve(installed.server.endpoints().clone());
     (registry, installed, server)
 }
 
@@ -369,7 +368,7 @@ fn a_failed_install_leaves_no_watchdog_and_declares_no_gate() {
     ) else {
         panic!("the second `cache` must be refused");
     };
-    assert_eq!(error.rules(), [zb_health::Rule::DuplicateName]);
+    assert_eq!(error.rules(), [zb_health::spec::Rule::DuplicateName]);
     assert!(registry.watchdog_names().is_empty());
     assert!(registry.is_started(), "no gate was left pending or failed");
 }

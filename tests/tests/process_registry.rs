@@ -13,9 +13,11 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use support::request;
+use zb_health::http::ZbHealthEndpoints;
+use zb_health::spec::Rule;
 use zb_health::{
-    HealthRegistry, HealthStatus, Probe, ProbeOutcome, ProbeRegistration, ProbeResult, Rule,
-    ZbHealthEndpoints, from_fn, zb_health,
+    HealthRegistry, HealthStatus, Probe, ProbeOutcome, ProbeRegistration, ProbeResult, from_fn,
+    zb_health,
 };
 
 #[zb_health(name = "cache", timeout = "300ms")]
@@ -45,7 +47,9 @@ fn installed() -> &'static ZbHealthEndpoints {
             cache_probe: CacheProbe,
         })
         .unwrap()
-        .endpoints
+        .server
+        .endpoints()
+        .clone()
     })
 }
 

@@ -5,9 +5,10 @@
 use std::time::Duration;
 
 use zb_health::cluster::ClusterActiveNode;
+use zb_health::spec::Rule;
 use zb_health::{
-    FailureStatus, HealthRegistry, ProbeRegistration, ProbeResult, RegistryError, Rule, Tag,
-    TagSet, ZbHealth, from_fn,
+    FailureStatus, HealthRegistry, ProbeRegistration, ProbeResult, RegistryError, Tag, TagSet,
+    ZbHealth, from_fn,
 };
 use zb_health_spec::manifest::parse_manifest;
 

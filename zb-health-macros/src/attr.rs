@@ -204,7 +204,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     // `type:`) do not add a misleading "is not a #[zb_health] probe".
     let probe_impl = quote_spanned! {ident.span()=>
         impl #impl_generics #krate::ZbHealthProbe for #ident #ty_generics #where_clause {
-            const META: #krate::ProbeMeta = #krate::ProbeMeta {
+            const META: #krate::meta::ProbeMeta = #krate::meta::ProbeMeta {
                 name: #name,
                 tags: #krate::TagSet::of(&[#(#tag_tokens),*]),
                 timeout: #krate::__private::Duration::from_millis(#millis),

@@ -70,7 +70,7 @@ pub fn meta(m: &Manifest, p: &ProbeDecl, krate: &TokenStream) -> TokenStream {
     let [cache, refresh, max_staleness] = [&p.cache, &p.refresh, &p.max_staleness]
         .map(|d| optional_duration(d.as_ref().map(|d| d.value), krate));
     quote! {
-        #krate::ProbeMeta {
+        #krate::meta::ProbeMeta {
             name: #name,
             tags: #krate::TagSet::of(&[#(#tags),*]),
             timeout: #krate::__private::Duration::from_millis(#ms),

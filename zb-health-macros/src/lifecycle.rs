@@ -113,8 +113,11 @@ pub fn generate(
 
         #[doc = #installed_doc]
         #vis struct #installed {
-            /// The three tier endpoints: `App::new().service(installed.endpoints)`.
-            pub endpoints: #krate::ZbHealthEndpoints,
+            /// Everything the manifest declares, ready to serve: the tiers,
+            /// the management port, `grpc.health.v1` and the drain
+            /// (`installed.server.from_env()?.app(routes).run().await`). Its
+            /// `endpoints()` mount the tiers on a server of your own instead.
+            pub server: #krate::server::ZbHealthServer,
             /// The declared startup gates.
             pub startup: #startup,
             /// The declared watchdogs' heartbeats.
@@ -152,8 +155,7 @@ pub fn generate(
     let consts = quote! {
         /// The drain `lifecycle.drain_delay` and `lifecycle.shutdown_timeout`
         /// declare, already fitted to the termination grace period (rule
-        /// R18, checked at compile time): pass it to
-        /// `zb_health::lifecycle::serve`.
+        /// R18, checked at compile time); the `server` of `install` runs under it.
         pub const DRAIN: #krate::lifecycle::Drain =
             #krate::lifecycle::Drain::new(#krate::__private::Duration::from_millis(#delay))
                 .shutdown_timeout(#krate::__private::Duration::from_millis(#stop));
@@ -163,9 +165,8 @@ pub fn generate(
         /// [`DRAIN`](Self::DRAIN) fits in.
         pub const TERMINATION_GRACE_PERIOD: ::core::option::Option<#krate::__private::Duration> = #grace;
 
-        /// The manifest's `management.port`, if it declares one: serve the
-        /// tiers on their own server there
-        /// (`zb_health::lifecycle::serve_with_management`).
+        /// The manifest's `management.port`, if it declares one: the `server`
+        /// of `install` serves the tiers on their own server there.
         pub const MANAGEMENT_PORT: ::core::option::Option<u16> = #management;
     };
     Ok(Generated {

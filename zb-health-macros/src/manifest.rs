@@ -357,6 +357,11 @@ fn generate(
     } = crate::grpc::generate(m, file, span, krate, name);
     checks.push(grpc_checks);
 
+    // With a `grpc` section, the server serves `grpc.health.v1` too.
+    let grpc_server = m
+        .grpc
+        .as_ref()
+        .map(|_| quote!(.grpc(Self::grpc(registry)?)));
     let service = &m.service.value;
     let [ready, active, live] = Tag::ALL.map(|t| m.paths.get(t).to_owned());
     let body_style = body_style(m, krate);
@@ -452,15 +457,15 @@ fn generate(
             #life_consts
 
             /// Every probe's metadata, in manifest order.
-            pub const PROBES: &'static [#krate::ProbeMeta] = &[#(#metas),*];
+            pub const PROBES: &'static [#krate::meta::ProbeMeta] = &[#(#metas),*];
 
             #names_table
 
             #grpc_items
 
             /// The tier paths the manifest declares.
-            pub fn paths() -> #krate::EndpointPaths {
-                #krate::EndpointPaths {
+            pub fn paths() -> #krate::spec::EndpointPaths {
+                #krate::spec::EndpointPaths {
                     ready: ::std::string::String::from(#ready),
                     active: ::std::string::String::from(#active),
                     live: ::std::string::String::from(#live),
@@ -474,8 +479,9 @@ fn generate(
 
             /// Installs the manifest into the process registry,
             /// `HealthRegistry::process()` (AT-1: one per process), and
-            /// returns the three tier endpoints, which serve that registry,
-            /// with the handles of the declared startup gates and watchdogs.
+            /// returns its `server` (the tiers, the management port,
+            /// `grpc.health.v1` and the drain, serving that registry), with
+            /// the handles of the declared startup gates and watchdogs.
             ///
             /// Sets the registry's orchestrator timeout (if the manifest
             /// states one), so probes registered later in code are held to it
@@ -508,9 +514,20 @@ fn generate(
                     .paths(Self::paths())
                     #body_style
                     .build()?;
+                let drain = match Self::TERMINATION_GRACE_PERIOD {
+                    ::core::option::Option::Some(grace) => Self::DRAIN.within_grace_period(grace)?,
+                    ::core::option::Option::None => Self::DRAIN,
+                };
+                let server = #krate::server::ZbHealthServer::new(
+                    ::core::clone::Clone::clone(registry),
+                    endpoints,
+                    drain,
+                )
+                .management_port(Self::MANAGEMENT_PORT)
+                #grpc_server;
                 let startup = #startup_init;
                 ::core::result::Result::Ok(#installed {
-                    endpoints,
+                    server,
                     startup,
                     watchdogs,
                 })
@@ -530,7 +547,7 @@ fn body_style(m: &Manifest, krate: &TokenStream) -> TokenStream {
             zb_health_spec::ResponseFormat::Zb => quote!(Zb),
             zb_health_spec::ResponseFormat::PassFail => quote!(PassFail),
         };
-        calls.extend(quote!(.format(#krate::ResponseFormat::#variant)));
+        calls.extend(quote!(.format(#krate::spec::ResponseFormat::#variant)));
     }
     for tag in Tag::ALL {
         let Some(level) = m.responses.disclosure[tag as usize] else {
@@ -546,7 +563,8 @@ fn body_style(m: &Manifest, krate: &TokenStream) -> TokenStream {
             zb_health_spec::Disclosure::Names => quote!(Names),
             zb_health_spec::Disclosure::Status => quote!(Status),
         };
-        calls.extend(quote!(.tier_disclosure(#krate::Tag::#tier, #krate::Disclosure::#level)));
+        calls
+            .extend(quote!(.tier_disclosure(#krate::Tag::#tier, #krate::spec::Disclosure::#level)));
     }
     if let Some(name) = &m.responses.cluster_ready {
         let name = &name.value;

@@ -34,7 +34,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tonic::transport::{Channel, Endpoint};
 
-use crate::{Probe, ProbeError, ProbeOutcome, ProbeResult};
+use crate::probe::{Probe, ProbeError, ProbeOutcome, ProbeResult};
 
 // This process's own health over grpc.health.v1 (AT-7); the rest of this
 // module checks a dependency's.

@@ -5,49 +5,44 @@
 //! (`/health/active`) and `live` (`/healthz`), each a tag-filtered set of
 //! probes answered with one canonical JSON body.
 //!
-//! Applications start with [`prelude`]: `use zb_health::prelude::*;`.
+//! Applications start with [`prelude`]: `use zb_health::prelude::*;`. The
+//! crate root holds the prelude's items and the modules below; nothing else.
 //!
 //! # How the parts fit
 //!
-//! * [`Probe`] is a check ([`BlockingProbe`] one that calls blocking
-//!   code, run on tokio's blocking pool); [`ProbeRegistration`] says which
-//!   tiers run it, its deadline and its failure status. `#[zb_health]`
-//!   writes the same facts on a probe struct ([`ZbHealthProbe`]).
-//! * [`HealthRegistry`] is the one registry per process (AT-1):
-//!   [`HealthRegistry::process`]. Adding a probe checks it against the spec
-//!   rules of [`spec`], the same code the compile-time checks use.
-//! * [`HealthRegistry::check`] runs a tier: concurrently, bounded, each
-//!   probe under a deadline that cancels it and a guard that catches its
-//!   panics, producing a [`HealthReport`]. [`policy`] is how a probe's
-//!   result is obtained: one shared execution per probe (single-flight),
-//!   a result cache, or a background schedule.
-//! * A [`ResponseWriter`] turns the report into a body; [`write_json`] is
-//!   the canonical one. The built-in writer's [`BodyStyle`] chooses, per
-//!   tier, the [`ResponseFormat`] (ZB or `pass`/`fail`, BE-HLTH-001), the
-//!   [`Disclosure`] level (`full`, `names`, `status`, BE-HLTH-007) and, on
-//!   `ready`, `clusterReady` (AT-8); raw error text is in no body at any
-//!   level.
-//! * [`observe`]: what a run leaves besides the report (BE-HLTH-008):
-//!   one log line per transition (failing, still failing at most once per
-//!   interval, recovered) and the `zb_health_*` metrics through the
-//!   `metrics` facade.
-//! * [`ZbHealth`] maps the three tiers onto an actix `App`;
-//!   [`ZbHealthEndpoints::tier`] serves one tier alone.
-//! * [`ActiveNodeGate`] and [`RequireActiveNode`] keep active-only routes
-//!   on the active node (ZB-4).
-//! * With the `grpc` feature, `grpc::server::GrpcHealth` serves
-//!   `grpc.health.v1` from the same registry and single-flight results
-//!   (AT-7): `Check` fresh, `Watch` from one schedule.
-//! * [`lifecycle`]: the startup gate ([`HealthRegistry::startup_gate`]),
-//!   the liveness watchdog ([`HealthRegistry::watchdog`]) and the shutdown
-//!   drain ([`lifecycle::serve`](fn@lifecycle::serve)).
+//! Data flows one way: registration → table → executor → report → writer
+//! → handler, with the lifecycle beside the executor.
+//!
+//! * [`probe`]: a [`Probe`] is a check ([`BlockingProbe`] one that calls
+//!   blocking code, run on tokio's blocking pool). A [`ProbeRegistration`]
+//!   says which tiers run it, its deadline, its failure status and its
+//!   execution policy; `#[zb_health]` writes the same facts on a probe
+//!   struct ([`ZbHealthProbe`], [`meta`]).
+//! * [`registry`]: [`HealthRegistry`] is the one registry per process
+//!   (AT-1), [`HealthRegistry::process`]. Adding a probe checks it against
+//!   the rules of [`spec`], the same code the compile-time checks use.
+//! * [`executor`]: how a tier runs: concurrently, bounded, each probe under
+//!   a deadline that cancels it and a guard that catches its panics, one
+//!   shared execution per probe (single flight), a result cache or a
+//!   background schedule, producing a [`report::HealthReport`].
+//! * [`lifecycle`]: the startup gate, the liveness watchdog and the drain's
+//!   state; [`server`] runs actix servers under the drain.
+//! * [`writer`]: the report as a body, the canonical JSON by default, at a
+//!   tier's disclosure level; raw error text is in no body at any level.
+//! * [`http`]: [`ZbHealth`] maps the three tiers onto an actix `App`.
+//! * [`observe`]: one log line per transition and the `zb_health_*`
+//!   metrics (BE-HLTH-008).
+//! * [`gate`]: [`ActiveNodeGate`] and [`RequireActiveNode`] keep
+//!   active-only routes on the active node (ZB-4); [`cluster`],
+//!   [`database`] and [`grpc`] are the built-in probes and, with the
+//!   `grpc` feature, the `grpc.health.v1` server (AT-7), each behind its
+//!   feature.
 //!
 //! # Wiring
 //!
-//! The one path the README teaches: a `health.yaml` read by
-//! [`manifest!`], whose generated `install` registers the manifest's probes
-//! into the process registry and returns the [`ZbHealthEndpoints`] to
-//! mount with `App::service`.
+//! The one path the README teaches: a `health.yaml` read by [`manifest!`],
+//! whose generated `install` registers the manifest's probes into the
+//! process registry and returns what serves them.
 //!
 //! Other paths, each for a reason:
 //!
@@ -57,14 +52,7 @@
 //!   `map_zb_health` uses);
 //! * a unit test of a probe: [`HealthRegistry::new`], a plain registry
 //!   holding only what the test adds (AT-9);
-//! * one tier on its own server or scope: [`ZbHealthEndpoints::tier`].
-//!
-//! # Modules for lower-level items
-//!
-//! [`probe`] holds the object-safe probe machinery ([`probe::DynProbe`],
-//! [`probe::FnProbe`]); [`report`] the fixed failure descriptions;
-//! [`gate`] the middleware's service type; [`spec`] the rules and the tag
-//! name constants (`spec::ZbHealthTags`).
+//! * one tier on its own server or scope: [`http::ZbHealthEndpoints::tier`].
 
 #![warn(missing_docs)]
 
@@ -72,56 +60,52 @@
 pub mod cluster;
 #[cfg(feature = "database")]
 pub mod database;
-mod executor;
+pub mod executor;
 pub mod gate;
 #[cfg(feature = "grpc")]
 pub mod grpc;
-mod http;
+pub mod http;
 pub mod lifecycle;
-mod meta;
+pub mod meta;
 pub mod observe;
-pub mod policy;
 pub mod probe;
-mod registry;
+mod registration;
+pub mod registry;
 pub mod report;
-mod writer;
+pub mod server;
+mod table;
+pub mod writer;
 
 #[cfg(feature = "macros")]
 pub use zb_health_macros::{manifest, zb_health};
 
-/// The spec rules, the same functions the macros call (and that the
-/// planned `zb-health` CLI of issue 10 will call).
+/// The spec: its rules (the same functions the macros and the `zb-health`
+/// CLI call), its names and its value types.
 pub use zb_health_spec as spec;
 
-pub use gate::{ActiveNodeGate, RequireActiveNode, STANDBY_BODY};
-pub use http::{ZbHealth, ZbHealthEndpoints, ZbHealthTier, map_zb_health, tier_status_code};
-pub use lifecycle::{Heartbeat, StartupGate};
 #[doc(hidden)]
 pub use meta::__private;
-pub use meta::{ProbeMeta, ZbHealthProbe};
-pub use probe::{BlockingProbe, Probe, ProbeError, ProbeOutcome, ProbeResult, from_fn};
-pub use registry::{
-    HealthRegistry, HealthRegistryBuilder, ProbeRegistration, RegistrationHandle, RegistryError,
-};
-pub use report::{EntryOutcome, HealthEntry, HealthReport};
-pub use writer::{
-    BodyStyle, ResponseWriter, canonical_json, cluster_ready, write_json, write_pass_fail,
-};
-pub use zb_health_spec::{
-    DEFAULT_PROBE_TIMEOUT, Disclosure, EndpointPaths, FailureStatus, HealthStatus, ResponseFormat,
-    Rule, SpecError, Tag, TagSet,
-};
 
-/// What an application writes: `use zb_health::prelude::*;`.
+pub use gate::{ActiveNodeGate, RequireActiveNode};
+pub use http::{ZbHealth, map_zb_health};
+pub use lifecycle::{Heartbeat, StartupGate};
+pub use meta::ZbHealthProbe;
+pub use probe::{BlockingProbe, Probe, ProbeError, ProbeOutcome, ProbeResult, from_fn};
+pub use registry::{HealthRegistry, ProbeRegistration, RegistryError};
+pub use zb_health_spec::{FailureStatus, HealthStatus, Tag, TagSet};
+
+/// What an application writes: `use zb_health::prelude::*;`. The crate
+/// root re-exports exactly these items.
 ///
 /// The probe trait and its result, the registry and registration, the
-/// endpoint mapping, the gate, and the two macros. Lower-level items stay
-/// in their modules.
+/// lifecycle handles, the endpoint mapping, the gate, and the two macros.
+/// Lower-level items stay in their modules.
 pub mod prelude {
     pub use crate::{
-        ActiveNodeGate, BlockingProbe, FailureStatus, HealthRegistry, HealthStatus, Probe,
-        ProbeOutcome, ProbeRegistration, ProbeResult, RequireActiveNode, Tag, TagSet, ZbHealth,
-        ZbHealthProbe, map_zb_health,
+        ActiveNodeGate, BlockingProbe, FailureStatus, HealthRegistry, HealthStatus, Heartbeat,
+        Probe, ProbeError, ProbeOutcome, ProbeRegistration, ProbeResult, RegistryError,
+        RequireActiveNode, StartupGate, Tag, TagSet, ZbHealth, ZbHealthProbe, from_fn,
+        map_zb_health,
     };
     #[cfg(feature = "macros")]
     pub use crate::{manifest, zb_health};

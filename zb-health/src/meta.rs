@@ -142,7 +142,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::policy::Policy;
+    use crate::registration::Policy;
     use crate::{ProbeResult, from_fn};
 
     fn meta(

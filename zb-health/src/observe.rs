@@ -51,9 +51,8 @@ use metrics::{
 use tokio::time::Instant;
 
 use crate::probe::ProbeError;
-use crate::registry::Registered;
 use crate::report::{EntryOutcome, HealthEntry};
-use crate::{HealthStatus, Tag};
+use zb_health_spec::{HealthStatus, Tag};
 
 /// How often an unchanged failing state is logged again, unless the
 /// registry is told otherwise: 5 minutes, a few lines an hour per broken
@@ -151,7 +150,7 @@ impl fmt::Display for Cause<'_> {
                 Ok(())
             }
             RunError::Panic(panic) => {
-                write!(f, "panicked: {}", crate::policy::panic_message(&**panic))
+                write!(f, "panicked: {}", panic_message(&**panic))
             }
             RunError::Timeout(after) => write!(f, "timed out after {} ms", after.as_millis()),
             RunError::None => f.write_str(
@@ -272,20 +271,30 @@ fn ms(d: Duration) -> u64 {
     d.as_millis().try_into().unwrap_or(u64::MAX)
 }
 
-/// Logs and records one finished run of `probe`.
-pub(crate) fn probe_ran(
-    probe: &Registered,
-    entry: &HealthEntry,
-    error: &RunError,
-    interval: Duration,
-) {
-    let (line, to_failure) = {
-        let mut state = probe.log.state.lock().unwrap_or_else(|e| e.into_inner());
-        state.step(entry.status, Instant::now(), interval)
-    };
-    // Logged outside the lock: a slow subscriber must not hold up the
-    // probe's next run.
-    let name = &*probe.name;
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&'static str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("non-string panic payload")
+}
+
+impl ProbeLog {
+    /// Logs and records one finished run of the probe this log belongs to;
+    /// the entry carries its name.
+    pub(crate) fn ran(&self, entry: &HealthEntry, error: &RunError, interval: Duration) {
+        let (line, to_failure) = {
+            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            state.step(entry.status, Instant::now(), interval)
+        };
+        record(entry, error, line, to_failure);
+    }
+}
+
+/// The log line and the metrics of one run, outside the log state's lock:
+/// a slow subscriber must not hold up the probe's next run.
+fn record(entry: &HealthEntry, error: &RunError, line: Line, to_failure: bool) {
+    let name = &*entry.name;
     let status = entry.status.as_str();
     let outcome = outcome_str(entry.outcome);
     let cause = Cause { error, entry };
@@ -325,7 +334,7 @@ pub(crate) fn probe_ran(
             "health probe recovered"
         ),
     }
-    let label = probe.name.clone();
+    let label = entry.name.clone();
     gauge!(PROBE_STATUS, "probe" => label.clone()).set(status_value(entry.status));
     histogram!(PROBE_DURATION, "probe" => label.clone()).record(entry.duration.as_secs_f64());
     // Every run touches the counter, so it exists (at 0) from the first

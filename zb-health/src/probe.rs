@@ -12,7 +12,7 @@ use futures_util::future::{BoxFuture, Shared};
 
 use serde_json::{Map, Value};
 
-use crate::HealthStatus;
+use zb_health_spec::HealthStatus;
 
 /// The error a probe may return. Any error type converts into it with `?`.
 ///

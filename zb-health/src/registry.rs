@@ -1,275 +1,42 @@
-//! The registry: one per process (AT-1), shared by every server that serves
-//! health. Probes are added with a registration and removed only through
-//! the handle that `add` returns.
+//! The registry (AT-1): one per process, shared by every server that serves
+//! health. A façade over three parts that know nothing of each other or of
+//! it: the probe [table](crate::table), the [executor] that runs
+//! a tier's probes, and the [lifecycle](crate::lifecycle) (gates,
+//! watchdogs, drain). Answering a tier is the lifecycle applied to the
+//! executor's report of the table's probes. Every public method of the
+//! registry is in this file.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock, RwLock, Weak};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use tokio::sync::Semaphore;
-use zb_health_spec::{
-    DEFAULT_PROBE_TIMEOUT, FailureStatus, Rule, SpecError, Tag, TagSet, Violation, Violations,
-    check_active_not_optional, check_execution_policy, check_name, check_probe_tags, check_timeout,
-    check_unique_names,
-};
+use crate::executor::Executor;
+use crate::lifecycle::{Heartbeat, Lifecycle, LiveAnswer, StartupGate};
+use crate::observe::{self, DEFAULT_FAILURE_LOG_INTERVAL};
+use crate::report::{HealthEntry, HealthReport};
+use crate::table::ProbeTable;
+use zb_health_spec::{HealthStatus, Tag, TagSet};
 
-use crate::observe::{DEFAULT_FAILURE_LOG_INTERVAL, ProbeLog};
-use crate::policy::{Policy, ProbeState};
-use crate::probe::{DynProbe, Probe};
+pub use crate::executor::InFlight;
+pub use crate::registration::{ProbeRegistration, RegistryError};
+pub use crate::table::RegistrationHandle;
 
-/// How a probe is registered: its name, tiers, deadline and failure status.
-pub struct ProbeRegistration {
-    pub(crate) name: Arc<str>,
-    pub(crate) tags: TagSet,
-    pub(crate) timeout: Duration,
-    pub(crate) failure_status: FailureStatus,
-    pub(crate) probe: Arc<dyn DynProbe>,
-    pub(crate) policy: Policy,
-}
-
-impl ProbeRegistration {
-    /// A registration on the `ready` tier with a 1 s deadline (Kubernetes'
-    /// default `timeoutSeconds`) that fails as `Unhealthy`.
-    pub fn new(name: impl Into<Arc<str>>, probe: impl Probe) -> Self {
-        Self::from_arc(name, Arc::new(probe))
-    }
-
-    /// Like [`new`](Self::new), for a probe that is already shared.
-    pub fn from_arc(name: impl Into<Arc<str>>, probe: Arc<dyn DynProbe>) -> Self {
-        Self {
-            name: name.into(),
-            tags: TagSet::READY,
-            timeout: DEFAULT_PROBE_TIMEOUT,
-            failure_status: FailureStatus::Unhealthy,
-            probe,
-            policy: Policy::default(),
-        }
-    }
-
-    /// Sets the tiers that run the probe. `live` is refused by `add`.
-    pub fn tags(mut self, tags: TagSet) -> Self {
-        self.tags = tags;
-        self
-    }
-
-    /// Sets the deadline; on expiry the probe is cancelled (AT-4).
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
-        self
-    }
-
-    /// Sets the status a failure reports; `Degraded` marks an optional
-    /// dependency (BE-HLTH-003).
-    pub fn failure_status(mut self, status: FailureStatus) -> Self {
-        self.failure_status = status;
-        self
-    }
-
-    /// Serves a result younger than `cache` without running the probe
-    /// (BE-HLTH-006); failures are cached too. Not on an `active` probe
-    /// (R17). See [`crate::policy`].
-    pub fn cache(mut self, cache: Duration) -> Self {
-        self.policy.cache = Some(cache);
-        self
-    }
-
-    /// Runs the probe in the background every `refresh`; requests read the
-    /// latest result and never wait (BE-HLTH-006). Not with `cache` (R16),
-    /// not on an `active` probe (R17). See [`crate::policy`].
-    pub fn refresh(mut self, refresh: Duration) -> Self {
-        self.policy.refresh = Some(refresh);
-        self
-    }
-
-    /// With [`refresh`](Self::refresh): a result older than this is
-    /// reported with the failure status as stale. Must be greater than
-    /// `refresh` (R16); default twice `refresh` plus the deadline.
-    pub fn max_staleness(mut self, max_staleness: Duration) -> Self {
-        self.policy.max_staleness = Some(max_staleness);
-        self
-    }
-
-    /// The registered name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// Checks this registration alone against the spec rules, pushing into
-    /// `sink`. Shared by `add`, `replace` and generated code.
-    fn validate(&self, orchestrator: Option<Duration>, sink: &mut Violations<()>) {
-        check_name(&self.name, (), sink);
-        let tags: Vec<(Tag, ())> = self.tags.iter().map(|t| (t, ())).collect();
-        check_probe_tags(&self.name, &tags, (), sink);
-        check_timeout(&self.name, self.timeout, orchestrator, (), sink);
-        check_active_not_optional(&self.name, self.tags, self.failure_status, (), sink);
-        let p = self.policy;
-        check_execution_policy(
-            &self.name,
-            self.tags,
-            p.cache,
-            p.refresh,
-            p.max_staleness,
-            (),
-            sink,
-        );
-    }
-}
-
-impl std::fmt::Debug for ProbeRegistration {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ProbeRegistration")
-            .field("name", &self.name)
-            .field("tags", &self.tags)
-            .field("timeout", &self.timeout)
-            .field("failure_status", &self.failure_status)
-            .field("policy", &self.policy)
-            .finish_non_exhaustive()
-    }
-}
-
-/// Why the registry refused a change.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum RegistryError {
-    /// The registration breaks spec rules: every violation, not just the
-    /// first, as the same [`Rule`]s the compile-time checks report.
-    Rules(SpecError),
-    /// `replace` on a registration that is no longer there: the probe was
-    /// removed or the registry dropped.
-    Gone {
-        /// The name the probe was registered under.
-        name: String,
-    },
-}
-
-impl RegistryError {
-    /// The rules broken, in the order found; empty for [`Gone`](Self::Gone).
-    pub fn rules(&self) -> Vec<Rule> {
-        match self {
-            RegistryError::Rules(e) => e.rules(),
-            RegistryError::Gone { .. } => Vec::new(),
-        }
-    }
-
-    /// The violations, in the order found; empty for [`Gone`](Self::Gone).
-    pub fn violations(&self) -> &[Violation<()>] {
-        match self {
-            RegistryError::Rules(e) => e.violations(),
-            RegistryError::Gone { .. } => &[],
-        }
-    }
-}
-
-impl std::fmt::Display for RegistryError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RegistryError::Rules(e) => e.fmt(f),
-            RegistryError::Gone { name } => write!(
-                f,
-                "probe `{name}` is no longer registered: the registry was dropped or the probe was removed; add it again with `HealthRegistry::add`"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for RegistryError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            RegistryError::Rules(e) => Some(e),
-            RegistryError::Gone { .. } => None,
-        }
-    }
-}
-
-impl From<SpecError> for RegistryError {
-    fn from(e: SpecError) -> Self {
-        RegistryError::Rules(e)
-    }
-}
-
-impl From<Vec<Violation<()>>> for RegistryError {
-    fn from(violations: Vec<Violation<()>>) -> Self {
-        RegistryError::Rules(violations.into())
-    }
-}
-
-/// A probe as the executor sees it: immutable once registered.
-pub(crate) struct Registered {
-    pub(crate) id: u64,
-    pub(crate) name: Arc<str>,
-    pub(crate) tags: TagSet,
-    pub(crate) timeout: Duration,
-    pub(crate) failure_status: FailureStatus,
-    pub(crate) probe: Arc<dyn DynProbe>,
-    /// Computed once so a timeout costs no formatting on the request path.
-    pub(crate) timeout_description: String,
-    pub(crate) policy: Policy,
-    /// Single-flight, cache and schedule state (BE-HLTH-006).
-    pub(crate) state: ProbeState,
-    /// Transition-log state (BE-HLTH-008): goes with the registration.
-    pub(crate) log: ProbeLog,
-}
-
-/// A tier's probes, precomputed at registration so a request does no tag
-/// filtering.
-pub(crate) type TierTable = Arc<[Arc<Registered>]>;
-
-struct State {
-    all: Vec<Arc<Registered>>,
-    ready: TierTable,
-    active: TierTable,
-    next_id: u64,
-    /// The orchestrator's probe timeout, once known. Under the same lock as
-    /// the probes, so no `add` can slip in between the check of the
-    /// registered deadlines and the setting (R5 at registration).
-    orchestrator_timeout: Option<Duration>,
-}
-
-impl State {
-    fn rebuild_tiers(&mut self) {
-        let table = |tag| {
-            self.all
-                .iter()
-                .filter(|r| r.tags.contains(tag))
-                .cloned()
-                .collect()
-        };
-        self.ready = table(Tag::Ready);
-        self.active = table(Tag::Active);
-    }
-}
-
-pub(crate) struct Inner {
-    state: RwLock<State>,
-    pub(crate) limiter: Semaphore,
-    pub(crate) lifecycle: crate::lifecycle::Lifecycle,
-    /// The failure log interval in nanoseconds; an atomic so a manifest's
-    /// `install` can set it on the process registry after it is built.
-    failure_log_interval: AtomicU64,
-}
-
-impl Inner {
-    /// How often an unchanged failing state is logged again (BE-HLTH-008).
-    pub(crate) fn failure_log_interval(&self) -> Duration {
-        Duration::from_nanos(self.failure_log_interval.load(Ordering::Relaxed))
-    }
-}
-
-fn nanos(d: Duration) -> u64 {
-    d.as_nanos().try_into().unwrap_or(u64::MAX)
+struct Inner {
+    table: Arc<ProbeTable>,
+    executor: Executor,
+    lifecycle: Lifecycle,
 }
 
 /// The health registry (AT-1): framework components and the app add probes
 /// to the same object, and every endpoint reads it.
 ///
 /// Cloning is cheap and shares the registry, so the actix server, a
-/// management port (and the planned gRPC health service) can all serve one notion of
+/// management port and the gRPC health service all serve one notion of
 /// "ready". Use [`HealthRegistry::process`] in an application; use
 /// [`HealthRegistry::new`] in a unit test, where it holds only what the test
 /// adds (AT-9).
 #[derive(Clone)]
 pub struct HealthRegistry {
-    pub(crate) inner: Arc<Inner>,
+    inner: Arc<Inner>,
 }
 
 impl Default for HealthRegistry {
@@ -280,13 +47,13 @@ impl Default for HealthRegistry {
 
 impl std::fmt::Debug for HealthRegistry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let names: Vec<String> = self.read().all.iter().map(|r| r.name.to_string()).collect();
         f.debug_struct("HealthRegistry")
-            .field("probes", &names)
+            .field("probes", &self.inner.table)
             .finish()
     }
 }
 
+/// Probes: adding, listing, the orchestrator's timeout.
 impl HealthRegistry {
     /// A plain, empty registry with default limits.
     pub fn new() -> Self {
@@ -318,35 +85,13 @@ impl HealthRegistry {
     /// set (one process has one orchestrator; two manifests that disagree
     /// about it are a mistake). Setting the same value again is a no-op.
     pub fn set_orchestrator_timeout(&self, timeout: Duration) -> Result<(), RegistryError> {
-        let mut state = self.write();
-        let mut sink = Violations::new();
-        match state.orchestrator_timeout {
-            Some(set) if set == timeout => return Ok(()),
-            Some(set) => sink.push(
-                Rule::Duration,
-                (),
-                format!(
-                    "the registry's orchestrator timeout is already {} ms; refusing {} ms",
-                    set.as_millis(),
-                    timeout.as_millis()
-                ),
-                "one process answers one orchestrator: make every manifest installed into this registry state the same `orchestrator.timeout`",
-            ),
-            None => {
-                for r in &state.all {
-                    check_timeout(&r.name, r.timeout, Some(timeout), (), &mut sink);
-                }
-            }
-        }
-        sink.into_result()?;
-        state.orchestrator_timeout = Some(timeout);
-        Ok(())
+        self.inner.table.set_orchestrator_timeout(timeout)
     }
 
     /// The orchestrator's probe timeout every deadline is checked against,
     /// if one is set.
     pub fn orchestrator_timeout(&self) -> Option<Duration> {
-        self.read().orchestrator_timeout
+        self.inner.table.orchestrator_timeout()
     }
 
     /// Sets, on a registry that already exists such as
@@ -355,14 +100,12 @@ impl HealthRegistry {
     /// [`HealthRegistryBuilder::failure_log_interval`]. A manifest's
     /// `observability.failure_log_interval` is set this way by `install`.
     pub fn set_failure_log_interval(&self, interval: Duration) {
-        self.inner
-            .failure_log_interval
-            .store(nanos(interval), Ordering::Relaxed);
+        self.inner.executor.set_failure_log_interval(interval);
     }
 
     /// How often an unchanged failing probe is logged again.
     pub fn failure_log_interval(&self) -> Duration {
-        self.inner.failure_log_interval()
+        self.inner.executor.failure_log_interval()
     }
 
     /// Adds a probe. Refused, with every broken rule, if its name is empty
@@ -372,7 +115,7 @@ impl HealthRegistry {
         &self,
         registration: ProbeRegistration,
     ) -> Result<RegistrationHandle, RegistryError> {
-        let mut handles = self.commit(vec![registration], None)?;
+        let mut handles = self.inner.table.commit(vec![registration], None)?;
         Ok(handles.remove(0))
     }
 
@@ -382,81 +125,183 @@ impl HealthRegistry {
         &self,
         registrations: impl IntoIterator<Item = ProbeRegistration>,
     ) -> Result<Vec<RegistrationHandle>, RegistryError> {
-        self.commit(registrations.into_iter().collect(), None)
-    }
-
-    /// The one place registrations are validated and stored. With
-    /// `replacing`, the single registration takes that probe's slot.
-    fn commit(
-        &self,
-        registrations: Vec<ProbeRegistration>,
-        replacing: Option<u64>,
-    ) -> Result<Vec<RegistrationHandle>, RegistryError> {
-        let mut state = self.write();
-        let slot = match replacing {
-            Some(id) => Some(state.all.iter().position(|r| r.id == id).ok_or_else(|| {
-                RegistryError::Gone {
-                    name: registrations.first().map_or("?", |r| &*r.name).to_owned(),
-                }
-            })?),
-            None => None,
-        };
-        let mut sink = Violations::new();
-        for r in &registrations {
-            r.validate(state.orchestrator_timeout, &mut sink);
-        }
-        check_unique_names(
-            state
-                .all
-                .iter()
-                .filter(|r| Some(r.id) != replacing)
-                .map(|r| (&*r.name, ()))
-                .chain(registrations.iter().map(|r| (&*r.name, ()))),
-            &mut sink,
-        );
-        sink.into_result()?;
-        let mut handles = Vec::with_capacity(registrations.len());
-        for r in registrations {
-            let id = state.next_id;
-            state.next_id += 1;
-            handles.push(RegistrationHandle {
-                registry: Arc::downgrade(&self.inner),
-                id,
-                name: r.name.clone(),
-            });
-            let registered = Arc::new(Registered::new(id, r));
-            match slot {
-                Some(pos) => state.all[pos] = registered,
-                None => state.all.push(registered),
-            }
-        }
-        state.rebuild_tiers();
-        Ok(handles)
+        self.inner
+            .table
+            .commit(registrations.into_iter().collect(), None)
     }
 
     /// The registered probe names, in registration order.
     pub fn names(&self) -> Vec<Arc<str>> {
-        self.read().all.iter().map(|r| r.name.clone()).collect()
+        self.inner.table.names()
     }
 
-    /// The probes of `tier`, as the executor will run them.
-    pub(crate) fn table(&self, tier: Tag) -> Option<TierTable> {
-        let state = self.read();
-        match tier {
-            Tag::Ready => Some(state.ready.clone()),
-            Tag::Active => Some(state.active.clone()),
-            Tag::Live => None,
+    /// The probe executions under way right now, in registration order:
+    /// which dependency is slow, for how long, and how many requests wait
+    /// on its one execution. Reading it runs nothing.
+    pub fn in_flight(&self) -> Vec<InFlight> {
+        self.inner
+            .table
+            .all()
+            .iter()
+            .filter_map(|p| p.in_flight())
+            .collect()
+    }
+}
+
+/// Answers: a tier's report, as every server serves it.
+impl HealthRegistry {
+    /// Runs every probe of `tier` and reports the result, without the
+    /// lifecycle's entries ([`answer`](Self::answer) adds them).
+    ///
+    /// The probes run concurrently on the calling task, so the tier takes
+    /// as long as its slowest probe, never the sum. A probe that misses its
+    /// deadline is dropped, which cancels it, so hung calls cannot pile up.
+    /// Concurrent requests for one probe share one execution, and a probe
+    /// may be cached or run in the background (see [`crate::executor`]).
+    /// The `live` tier carries no probes (ZB-1.3) and is always `Healthy`.
+    pub async fn check(&self, tier: Tag) -> HealthReport {
+        match self.inner.table.tier(tier) {
+            Some(probes) => self.inner.executor.report(tier, &probes).await,
+            None => HealthReport::new(tier, Vec::new(), Duration::ZERO),
         }
     }
 
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, State> {
-        // A panic while holding the lock cannot leave `State` half-written
-        // (every mutation is a push or a swap), so poisoning is ignored.
-        self.inner.state.read().unwrap_or_else(|e| e.into_inner())
+    /// A tier's whole answer, as every server should serve it: for `ready`
+    /// and `active`, [`check`](Self::check) with the startup and shutdown
+    /// entries first while they apply; for `live`, one entry per watchdog,
+    /// `Unhealthy` for a stalled loop (an empty, `Healthy` report without
+    /// watchdogs). Map its status with [`tier_status_code`](crate::http::tier_status_code),
+    /// except that a stalled `live` is a 503.
+    pub async fn answer(&self, tier: Tag) -> HealthReport {
+        let report = match tier {
+            Tag::Live => self.inner.lifecycle.live_report(),
+            Tag::Ready | Tag::Active => self.inner.lifecycle.apply(self.check(tier).await),
+        };
+        observe::tier_answered(tier, report.status);
+        report
     }
 
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, State> {
-        self.inner.state.write().unwrap_or_else(|e| e.into_inner())
+    /// What the `live` tier answers, from the watchdogs alone: the
+    /// precomputed body on the healthy path.
+    pub(crate) fn live_answer(&self) -> LiveAnswer {
+        let answer = self.inner.lifecycle.live();
+        let status = match &answer {
+            LiveAnswer::Fixed | LiveAnswer::Healthy(..) => HealthStatus::Healthy,
+            LiveAnswer::Stalled(report) => report.status,
+        };
+        observe::tier_answered(Tag::Live, status);
+        answer
+    }
+
+    /// The tiers that run the probe `name`, if it is registered.
+    pub(crate) fn probe_tags(&self, name: &str) -> Option<TagSet> {
+        self.inner.table.find(name).map(|p| p.tags)
+    }
+
+    /// The entry of the probe `name` through its execution policy (the
+    /// shared flight, the cache, the background result); `None` if no such
+    /// probe is registered.
+    pub(crate) async fn probe_entry(&self, name: &str) -> Option<HealthEntry> {
+        let probe = self.inner.table.find(name)?;
+        Some(self.inner.executor.entry(&probe).await)
+    }
+}
+
+/// The lifecycle: startup gates, watchdogs, the drain.
+impl HealthRegistry {
+    /// Declares one piece of startup work (BE-HLTH-004). Until every
+    /// declared gate is [`ready`](StartupGate::ready), `ready` and `active`
+    /// answer 503 with a first entry
+    /// [`STARTUP_ENTRY`](crate::lifecycle::STARTUP_ENTRY) described
+    /// [`STARTING_DESCRIPTION`](crate::lifecycle::STARTING_DESCRIPTION);
+    /// `live` is unaffected. A cluster probe's startup `Degraded` (a 200)
+    /// therefore cannot make a booting service look ready.
+    ///
+    /// Declare the gate before the server starts, and signal it when the
+    /// work is done:
+    ///
+    /// ```
+    /// # use zb_health::HealthRegistry;
+    /// let registry = HealthRegistry::new();
+    /// let warm_up = registry.startup_gate();
+    /// // … load caches, run migrations …
+    /// warm_up.ready();
+    /// ```
+    pub fn startup_gate(&self) -> StartupGate {
+        self.inner.lifecycle.startup_gate()
+    }
+
+    /// Whether every declared startup gate is ready (and none failed).
+    /// `true` when no gate was declared.
+    pub fn is_started(&self) -> bool {
+        self.inner.lifecycle.is_started()
+    }
+
+    /// Registers a watchdog for one of the app's own loops (BE-HLTH-002): if
+    /// the returned [`Heartbeat`] does not [`beat`](Heartbeat::beat) for
+    /// longer than `deadline`, `live` answers 503 with an `Unhealthy` entry
+    /// named `name` (described `no heartbeat within <deadline> ms`), and
+    /// returns to 200 with the next beat. The deadline starts now.
+    ///
+    /// It is not a probe: it does no I/O and runs nothing; `live` only
+    /// compares timestamps. A loop that ends on purpose calls
+    /// [`Heartbeat::retire`]; a heartbeat dropped without it is a dead loop,
+    /// and `live` answers 503 for good.
+    ///
+    /// Refused if `name` is not a short identifier (R9), another watchdog
+    /// has it (R3), or `deadline` is under 1 ms.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # use zb_health::HealthRegistry;
+    /// let registry = HealthRegistry::new();
+    /// let heartbeat = registry.watchdog("consumer", Duration::from_secs(30)).unwrap();
+    /// // in the consumer loop, once per iteration:
+    /// heartbeat.beat();
+    /// // when the loop ends on purpose:
+    /// heartbeat.retire();
+    /// ```
+    pub fn watchdog(&self, name: &str, deadline: Duration) -> Result<Heartbeat, RegistryError> {
+        self.inner.lifecycle.watchdog(name, deadline)
+    }
+
+    /// The registered watchdog names, in registration order.
+    pub fn watchdog_names(&self) -> Vec<Arc<str>> {
+        self.inner.lifecycle.watchdog_names()
+    }
+
+    /// Starts the drain (BE-HLTH-005): from now on `ready` and `active`
+    /// answer 503 with a first entry
+    /// [`SHUTDOWN_ENTRY`](crate::lifecycle::SHUTDOWN_ENTRY) described
+    /// [`DRAINING_DESCRIPTION`](crate::lifecycle::DRAINING_DESCRIPTION),
+    /// and the [`on_drain`](Self::on_drain) hooks run, once, in
+    /// registration order. `live` is unaffected. There is no way back: a
+    /// drain ends with the process.
+    ///
+    /// The servers of [`crate::server`] call this on SIGTERM or SIGINT;
+    /// call it yourself when something else decides the process is going
+    /// away. Returns `true` the first time.
+    pub fn begin_drain(&self) -> bool {
+        self.inner.lifecycle.begin_drain()
+    }
+
+    /// Whether the drain has begun.
+    pub fn is_draining(&self) -> bool {
+        self.inner.lifecycle.is_draining()
+    }
+
+    /// Runs `hook` when the drain begins, e.g. to make this node give up
+    /// the active role so the cluster elects another (a cluster view
+    /// leaving the cluster). Runs at once, on this thread, if the drain has
+    /// already begun. Keep it short: it runs on the drain's path.
+    pub fn on_drain(&self, hook: impl FnOnce() + Send + 'static) {
+        self.inner.lifecycle.on_drain(Box::new(hook));
+    }
+
+    /// The lifecycle, for the lifecycle's own tests.
+    #[cfg(test)]
+    pub(crate) fn lifecycle(&self) -> &Lifecycle {
+        &self.inner.lifecycle
     }
 }
 
@@ -506,144 +351,15 @@ impl HealthRegistryBuilder {
 
     /// Builds the registry.
     pub fn build(self) -> HealthRegistry {
-        let empty: TierTable = Arc::from(Vec::new());
         HealthRegistry {
             inner: Arc::new(Inner {
-                state: RwLock::new(State {
-                    all: Vec::new(),
-                    ready: empty.clone(),
-                    active: empty,
-                    next_id: 0,
-                    orchestrator_timeout: self.orchestrator_timeout,
-                }),
-                limiter: Semaphore::new(self.max_in_flight),
-                lifecycle: Default::default(),
-                failure_log_interval: AtomicU64::new(nanos(self.failure_log_interval)),
+                table: Arc::new(ProbeTable::new(self.orchestrator_timeout)),
+                executor: Executor::new(self.max_in_flight, self.failure_log_interval),
+                lifecycle: Lifecycle::default(),
             }),
         }
     }
 }
 
-impl Registered {
-    fn new(id: u64, r: ProbeRegistration) -> Self {
-        Self {
-            id,
-            timeout_description: format!("timed out after {} ms", r.timeout.as_millis()),
-            state: ProbeState::new(r.policy, r.timeout),
-            log: ProbeLog::default(),
-            policy: r.policy,
-            name: r.name,
-            tags: r.tags,
-            timeout: r.timeout,
-            failure_status: r.failure_status,
-            probe: r.probe,
-        }
-    }
-}
-
-/// The undo handle of one registration (AT-1).
-///
-/// Use it to **replace** a probe (e.g. after a cluster re-join) or to remove
-/// it when the thing it watches is torn down, never to signal "out of
-/// service": an empty tier is healthy, so removing a failing probe would
-/// turn "failing" into "all clear". Dropping the handle keeps the probe.
-#[derive(Debug)]
-pub struct RegistrationHandle {
-    registry: Weak<Inner>,
-    id: u64,
-    name: Arc<str>,
-}
-
-impl RegistrationHandle {
-    /// The name the probe was registered under.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// Replaces the probe in place, keeping its position in the report.
-    /// On error the old probe stays and the handle is given back.
-    pub fn replace(
-        self,
-        registration: ProbeRegistration,
-    ) -> Result<RegistrationHandle, (RegistryError, RegistrationHandle)> {
-        let Some(inner) = self.registry.upgrade() else {
-            let name = self.name.to_string();
-            return Err((RegistryError::Gone { name }, self));
-        };
-        match (HealthRegistry { inner }).commit(vec![registration], Some(self.id)) {
-            Ok(mut handles) => Ok(handles.remove(0)),
-            Err(e) => Err((e, self)),
-        }
-    }
-
-    /// Removes the probe, for teardown of what it watches. Returns whether
-    /// it was still registered.
-    pub fn remove(self) -> bool {
-        let Some(inner) = self.registry.upgrade() else {
-            return false;
-        };
-        let registry = HealthRegistry { inner };
-        let mut state = registry.write();
-        let before = state.all.len();
-        state.all.retain(|r| r.id != self.id);
-        let removed = state.all.len() != before;
-        if removed {
-            state.rebuild_tiers();
-        }
-        removed
-    }
-}
-
 #[cfg(test)]
-mod orchestrator_tests {
-    use super::*;
-    use crate::probe::{ProbeResult, from_fn};
-
-    fn probe(name: &'static str, ms: u64) -> ProbeRegistration {
-        ProbeRegistration::new(name, from_fn(|| async { Ok(ProbeResult::healthy()) }))
-            .timeout(Duration::from_millis(ms))
-    }
-
-    #[test]
-    fn a_timeout_set_later_holds_every_later_add_to_r5() {
-        let registry = HealthRegistry::new();
-        registry.add(probe("early", 900)).unwrap();
-        registry
-            .set_orchestrator_timeout(Duration::from_secs(1))
-            .unwrap();
-        assert_eq!(
-            registry.orchestrator_timeout(),
-            Some(Duration::from_secs(1))
-        );
-        let refused = registry.add(probe("slow", 1000)).unwrap_err();
-        assert_eq!(refused.rules(), [Rule::Duration]);
-        assert!(registry.add(probe("quick", 999)).is_ok());
-        assert_eq!(&*registry.names(), ["early", "quick"].map(Arc::from));
-    }
-
-    #[test]
-    fn a_timeout_that_a_registered_deadline_does_not_fit_is_refused() {
-        let registry = HealthRegistry::new();
-        registry.add(probe("a", 800)).unwrap();
-        registry.add(probe("b", 1500)).unwrap();
-        let refused = registry
-            .set_orchestrator_timeout(Duration::from_secs(1))
-            .unwrap_err();
-        assert_eq!(refused.rules(), [Rule::Duration]);
-        assert!(refused.to_string().contains("probe `b`"), "{refused}");
-        assert_eq!(registry.orchestrator_timeout(), None, "nothing changed");
-    }
-
-    #[test]
-    fn the_same_timeout_again_is_a_no_op_and_another_is_refused() {
-        let registry = HealthRegistry::new();
-        let one = Duration::from_secs(1);
-        registry.set_orchestrator_timeout(one).unwrap();
-        registry.set_orchestrator_timeout(one).unwrap();
-        let refused = registry
-            .set_orchestrator_timeout(Duration::from_secs(2))
-            .unwrap_err();
-        assert_eq!(refused.rules(), [Rule::Duration]);
-        assert_eq!(registry.orchestrator_timeout(), Some(one));
-    }
-}
+mod tests;

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::{Disclosure, HealthStatus, Tag};
+use zb_health_spec::Disclosure;
+use zb_health_spec::{HealthStatus, Tag};
 
 /// The fixed description of a probe that returned `Err`. The error itself
 /// goes to the log only (BE-HLTH-007).

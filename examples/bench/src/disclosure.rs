@@ -11,7 +11,7 @@
 
 use crate::servers::{self, DISCLOSED_PROBES};
 use crate::{client, wrk};
-use zb_health::Disclosure;
+use zb_health::spec::Disclosure;
 
 /// The goal of both ratios.
 const GOAL: f64 = 1.0;
@@ -93,7 +93,9 @@ pub fn run(rounds: usize, load: &wrk::Load) -> Result<(), String> {
 /// changes, which wrk's req/s on a busy machine cannot resolve.
 fn body_cost() {
     use std::time::{Duration, Instant};
-    use zb_health::{BodyStyle, EntryOutcome, HealthEntry, HealthReport, HealthStatus, Tag};
+    use zb_health::report::{EntryOutcome, HealthEntry, HealthReport};
+    use zb_health::writer::BodyStyle;
+    use zb_health::{HealthStatus, Tag};
 
     let entries = ["database", "disk-space", crate::probes::CACHE_PROBE_NAME]
         .map(|name| HealthEntry {

@@ -164,7 +164,7 @@ async fn fetch_live(zb: SocketAddr) -> io::Result<Bytes> {
 /// bench's registry (the clock only notes the worker thread, once, at
 /// start).
 fn start_zb(
-    endpoints: zb_health::ZbHealthEndpoints,
+    endpoints: zb_health::http::ZbHealthEndpoints,
     clock: WorkerClock,
 ) -> io::Result<(SocketAddr, actix_web::dev::Server)> {
     let server = bench_http_server!(move || {
@@ -449,7 +449,7 @@ pub fn on_server_thread<T: Send + 'static>(
 /// every bench server shares.
 pub struct DisclosureServers {
     /// `(level, address, worker clock)`, `full` first.
-    pub servers: Vec<(zb_health::Disclosure, SocketAddr, WorkerClock)>,
+    pub servers: Vec<(zb_health::spec::Disclosure, SocketAddr, WorkerClock)>,
 }
 
 /// How many probes the disclosure comparison's ready tier runs, each with
@@ -459,7 +459,7 @@ pub const DISCLOSED_PROBES: usize = 3;
 /// Starts the three disclosure servers over one registry of
 /// [`DISCLOSED_PROBES`] fast probes.
 pub fn start_disclosure_servers() -> io::Result<DisclosureServers> {
-    use zb_health::Disclosure;
+    use zb_health::spec::Disclosure;
     let registry = zb_health::HealthRegistry::new();
     for name in ["database", "disk-space", CACHE_PROBE_NAME] {
         registry

@@ -72,7 +72,7 @@ fn the_gate_flips_the_write_route_and_leaves_the_tiers_alone() {
     assert_eq!(standby.json()["role"], "standby");
     let refused = write();
     assert_eq!(refused.status, 503);
-    assert_eq!(refused.text(), zb_health::STANDBY_BODY);
+    assert_eq!(refused.text(), zb_health::gate::STANDBY_BODY);
     // A standby still serves reads, and is a healthy gateway.
     assert_eq!(gateway.get("/tags/Line1.Speed").json()["value"], 42);
     assert_all_tiers_healthy_and_empty(&gateway);

@@ -35,7 +35,8 @@ use serde::Deserialize;
 use zb_health::cluster::{ClusterActiveNodeGate, ClusterView};
 use zb_health::database::DatabaseProbe;
 use zb_health::database::sea_orm::{ConnectionTrait, DatabaseConnection, Statement, Value};
-use zb_health::{HealthRegistry, RegistryError, RequireActiveNode, StartupGate, ZbHealthEndpoints};
+use zb_health::server::ZbHealthServer;
+use zb_health::{HealthRegistry, RegistryError, RequireActiveNode, StartupGate};
 
 use crate::drivers::Drivers;
 
@@ -89,8 +90,6 @@ impl MembershipPolicy {
 pub struct OtOpcUa {
     /// Every probe of the service.
     pub registry: HealthRegistry,
-    /// The three tiers over it.
-    pub endpoints: ZbHealthEndpoints,
     /// The running drivers and their probes.
     pub drivers: Drivers,
     gate: Arc<ClusterActiveNodeGate>,
@@ -100,7 +99,8 @@ pub struct OtOpcUa {
 impl OtOpcUa {
     /// Installs the manifest of `policy` into `registry`, the database
     /// probe over `db` and the cluster probes and gate over `view`.
-    /// Returns the service and its `schema` startup gate: until it is
+    /// Returns the service, the server of the manifest's tiers, management
+    /// port, gRPC and drain, and its `schema` startup gate: until it is
     /// signalled, `ready` and `active` answer 503 `starting`.
     ///
     /// # Errors
@@ -111,11 +111,11 @@ impl OtOpcUa {
         policy: MembershipPolicy,
         db: DatabaseConnection,
         view: Arc<dyn ClusterView>,
-    ) -> Result<(Self, StartupGate), RegistryError> {
+    ) -> Result<(Self, ZbHealthServer, StartupGate), RegistryError> {
         let database = DatabaseProbe::with_query(db.clone(), DEPLOYMENTS_QUERY);
         // The two manifests differ only in the `cluster` probe's policy,
         // so their gates are the same rule.
-        let (endpoints, schema, gate) = match policy {
+        let (server, schema, gate) = match policy {
             MembershipPolicy::Default => {
                 let deps = HealthDeps {
                     database,
@@ -123,7 +123,7 @@ impl OtOpcUa {
                 };
                 let installed = Health::install_into(registry, deps)?;
                 let gate = Health::active_node_gate(view);
-                (installed.endpoints, installed.startup.schema, gate)
+                (installed.server, installed.startup.schema, gate)
             }
             MembershipPolicy::OtOpcUaCompat => {
                 let deps = HealthCompatDeps {
@@ -132,17 +132,16 @@ impl OtOpcUa {
                 };
                 let installed = HealthCompat::install_into(registry, deps)?;
                 let gate = HealthCompat::active_node_gate(view);
-                (installed.endpoints, installed.startup.schema, gate)
+                (installed.server, installed.startup.schema, gate)
             }
         };
         let service = Self {
             registry: registry.clone(),
-            endpoints,
             drivers: Drivers::new(registry.clone()),
             gate: Arc::new(gate),
             db,
         };
-        Ok((service, schema))
+        Ok((service, server, schema))
     }
 
     /// The application routes beside the tiers: the gated

@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use otopcua::{Health, MembershipPolicy, OtOpcUa, SCHEMA};
 use service_kit::database::bootstrap_until_done;
-use service_kit::{ClusterNode, Defaults, Service, Settings, connect_database, init_logging};
+use service_kit::{
+    ClusterNode, Defaults, Settings, configure_metrics, connect_database, init_logging,
+};
 use zb_health::HealthRegistry;
 
 /// The roles of a node that names none: a fused node, as a single-node
@@ -21,27 +23,24 @@ const DEFAULT_ROLES: [&str; 2] = ["admin", "driver"];
 #[actix_web::main]
 async fn main() -> io::Result<()> {
     init_logging();
+    let policy = MembershipPolicy::from_env().map_err(io::Error::other)?;
+    let registry = HealthRegistry::process();
     let mut settings = Settings::from_env(Defaults {
         service: Health::SERVICE,
-        management_port: Health::MANAGEMENT_PORT,
-        grpc_port: 50051,
-        drain: Health::DRAIN,
         gossip_port: 7200,
     })
     .map_err(io::Error::other)?;
     if std::env::var_os("CLUSTER_ROLES").is_none() {
         settings.cluster.roles = DEFAULT_ROLES.map(str::to_owned).to_vec();
     }
-    let policy = MembershipPolicy::from_env().map_err(io::Error::other)?;
+    settings.announce();
     let db = connect_database(&settings.database_url)
         .await
         .map_err(io::Error::other)?;
     let node = ClusterNode::start(&settings.cluster).await?;
-    let registry = HealthRegistry::process();
-    let (otopcua, schema) = OtOpcUa::install_into(registry, policy, db.clone(), node.view())
-        .map_err(io::Error::other)?;
-    // Both manifests map gRPC alike.
-    let grpc = Health::grpc(registry).map_err(io::Error::other)?;
+    let (otopcua, server, schema) =
+        OtOpcUa::install_into(registry, policy, db.clone(), node.view())?;
+    node.leave_on_drain(registry);
     // Warm-up, once the ports are bound: the schema (waiting for a database
     // that is not up yet), then `Up` in gossip, then the startup gate, so
     // `ready` 200 means this node's own view has it `Up`. Until the gate
@@ -53,15 +52,10 @@ async fn main() -> io::Result<()> {
         warm.up().await;
         schema.ready();
     });
-    let endpoints = otopcua.endpoints.clone();
-    Service {
-        settings,
-        registry: registry.clone(),
-        endpoints,
-        app: move |config: &mut actix_web::web::ServiceConfig| otopcua.configure_app(config),
-        grpc: Some(grpc),
-        cluster: Some(node),
-    }
-    .run()
-    .await
+    server
+        .from_env()?
+        .metrics(configure_metrics)
+        .app(move |config| otopcua.configure_app(config))
+        .run()
+        .await
 }

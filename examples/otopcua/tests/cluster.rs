@@ -92,7 +92,7 @@ fn the_oldest_admin_is_active_and_the_role_moves_when_it_stops() {
     for standby in &nodes[1..] {
         let refused = standby.post("/deployments", body);
         assert_eq!(refused.status, 503);
-        assert_eq!(refused.text(), zb_health::STANDBY_BODY);
+        assert_eq!(refused.text(), zb_health::gate::STANDBY_BODY);
     }
 
     // Stop the oldest: its drain announces Leaving, so node 1 becomes the

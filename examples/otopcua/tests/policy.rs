@@ -53,7 +53,8 @@ async fn cluster_entry(
 ) -> HealthStatus {
     let registry = HealthRegistry::new();
     let view = Arc::new(InMemoryClusterView::with_state(state(status)));
-    let (_service, schema) = OtOpcUa::install_into(&registry, policy, db.clone(), view).unwrap();
+    let (_service, _server, schema) =
+        OtOpcUa::install_into(&registry, policy, db.clone(), view).unwrap();
     schema.ready();
     let report = registry.check(Tag::Ready).await;
     report.entry("cluster").unwrap().status

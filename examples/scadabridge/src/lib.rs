@@ -39,9 +39,10 @@ use service_kit::database::bootstrap_until_done;
 use zb_health::cluster::ClusterView;
 use zb_health::database::DatabaseProbe;
 use zb_health::database::sea_orm::{ConnectionTrait, DatabaseConnection, DbErr, Statement};
+use zb_health::server::ZbHealthServer;
 use zb_health::{
     HealthRegistry, Heartbeat, Probe, ProbeOutcome, ProbeResult, RegistryError, RequireActiveNode,
-    ZbHealthEndpoints, zb_health,
+    zb_health,
 };
 
 zb_health::manifest!(pub Health = "health.yaml");
@@ -102,8 +103,6 @@ impl Probe for PlcLinkProbe {
 pub struct Scadabridge {
     /// The registry the manifest is installed into.
     pub registry: HealthRegistry,
-    /// The three tier endpoints.
-    pub endpoints: ZbHealthEndpoints,
     db: DatabaseConnection,
     gate: RequireActiveNode,
     plc: Arc<Plc>,
@@ -125,7 +124,7 @@ impl Scadabridge {
         db: DatabaseConnection,
         view: Arc<dyn ClusterView>,
         node_id: &str,
-    ) -> Result<(Self, HealthStartup), RegistryError> {
+    ) -> Result<(Self, ZbHealthServer, HealthStartup), RegistryError> {
         let plc = Arc::new(Plc::default());
         let installed = Health::install_into(
             registry,
@@ -139,7 +138,6 @@ impl Scadabridge {
         spawn_poller(Arc::downgrade(&poller), plc.clone());
         let bridge = Self {
             registry: registry.clone(),
-            endpoints: installed.endpoints,
             db,
             // The gate over the very view and rule of the active-node probe.
             gate: RequireActiveNode::new(Health::active_node_gate(view)),
@@ -147,7 +145,7 @@ impl Scadabridge {
             node_id: node_id.into(),
             _poller: poller,
         };
-        Ok((bridge, installed.startup))
+        Ok((bridge, installed.server, installed.startup))
     }
 
     /// Mounts the application's routes: tag reads open on every node, tag

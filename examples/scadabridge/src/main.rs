@@ -15,7 +15,7 @@
 use std::io;
 
 use scadabridge::{Health, Scadabridge, warm_up};
-use service_kit::{ClusterNode, Defaults, Service, Settings, connect_database};
+use service_kit::{ClusterNode, Defaults, Settings, configure_metrics, connect_database};
 use zb_health::HealthRegistry;
 
 #[actix_web::main]
@@ -23,35 +23,29 @@ async fn main() -> io::Result<()> {
     service_kit::init_logging();
     let settings = Settings::from_env(Defaults {
         service: Health::SERVICE,
-        management_port: Health::MANAGEMENT_PORT,
-        grpc_port: 50051,
-        drain: Health::DRAIN,
         gossip_port: 7101,
     })
     .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    settings.announce();
     let db = connect_database(&settings.database_url)
         .await
         .map_err(io::Error::other)?;
     let cluster = ClusterNode::start(&settings.cluster).await?;
-    let (bridge, startup) = Scadabridge::install(
-        HealthRegistry::process(),
+    let registry = HealthRegistry::process();
+    let (bridge, server, startup) = Scadabridge::install(
+        registry,
         db.clone(),
         cluster.view(),
         &settings.cluster.node_id,
-    )
-    .map_err(io::Error::other)?;
-    let grpc = Health::grpc(&bridge.registry).map_err(io::Error::other)?;
+    )?;
+    // The drain announces `Leaving`, so the next-oldest node takes over.
+    cluster.leave_on_drain(registry);
+    let server = server.from_env()?.metrics(configure_metrics);
     // Runs once `run` has bound every port: until then, and until the
     // schema is in place, ready and active answer 503 "starting".
     actix_web::rt::spawn(warm_up(db, startup, cluster.clone()));
-    Service {
-        settings,
-        registry: bridge.registry.clone(),
-        endpoints: bridge.endpoints.clone(),
-        app: move |c: &mut actix_web::web::ServiceConfig| bridge.configure(c),
-        grpc: Some(grpc),
-        cluster: Some(cluster),
-    }
-    .run()
-    .await
+    let served = server.app(move |c| bridge.configure(c)).run().await;
+    // The node gossips until the servers have stopped.
+    drop(cluster);
+    served
 }

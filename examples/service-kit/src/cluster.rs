@@ -129,7 +129,7 @@ impl ClusterNode {
     /// Makes the registry's drain announce `Leaving`, so the next-oldest
     /// node takes the active role without waiting for failure detection.
     pub fn leave_on_drain(&self, registry: &HealthRegistry) {
-        zb_health::lifecycle::leave_cluster_on_drain(
+        zb_health::cluster::chitchat::leave_cluster_on_drain(
             registry,
             self.view.clone(),
             self.roles.clone(),

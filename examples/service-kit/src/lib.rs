@@ -16,14 +16,14 @@
 
 pub mod cluster;
 pub mod database;
+pub mod logging;
 pub mod metrics;
-pub mod serve;
 pub mod settings;
 #[cfg(feature = "testing")]
 pub mod testing;
 
 pub use cluster::ClusterNode;
 pub use database::{bootstrap_schema, connect_database};
+pub use logging::init_logging;
 pub use metrics::{configure_metrics, prometheus};
-pub use serve::{Service, init_logging};
 pub use settings::{ClusterSettings, Defaults, Settings};

@@ -1,17 +1,17 @@
 //! The settings of an example service, from environment variables.
 //!
+//! The ports, the host and the drain are the library's own settings
+//! (`HOST`, `PORT`, `MANAGEMENT_PORT`, `GRPC_PORT`, `DRAIN_DELAY_MS`: see
+//! `zb_health::server::ZbHealthServer::from_env`); these are the example's:
+//!
 //! | Variable | Default | Meaning |
 //! |---|---|---|
-//! | `PORT` | `8080` | The application port, bound on 127.0.0.1. |
-//! | `MANAGEMENT_PORT` | the manifest's `management.port` | The management server's port (the tiers and `/metrics` on one worker of their own). |
-//! | `GRPC_PORT` | per service ([`Defaults::grpc_port`]) | `grpc.health.v1` on 127.0.0.1. |
-//! | `DRAIN_DELAY_MS` | the manifest's `lifecycle.drain_delay` | How long the node keeps serving after SIGTERM while `ready` answers 503. |
-//! | `DATA_DIR` | `<temp dir>/zb-health-<service>-<PORT>` | Where the default SQLite file lives; per service and port, so local nodes never share a file. |
+//! | `DATA_DIR` | `<temp dir>/zb-health-<service>-<gossip port>` | Where the default SQLite file lives; per service and port, so local nodes never share a file. |
 //! | `DATABASE_URL` | `sqlite://<DATA_DIR>/<service>.db?mode=rwc` | A sea-orm URL: `sqlite://…` or `postgres://…`. |
 //! | `CLUSTER_ADDR` | `127.0.0.1:<Defaults::gossip_port>` | This node's chitchat gossip address (UDP). |
 //! | `CLUSTER_SEEDS` | empty | Comma-separated gossip addresses of the cluster; empty: a single-node cluster. |
 //! | `CLUSTER_ROLES` | empty | Comma-separated roles this node announces. |
-//! | `NODE_ID` | `<service>-<PORT>` | The node's name in gossip. |
+//! | `NODE_ID` | `<service>-<gossip port>` | The node's name in gossip. |
 //!
 //! A malformed value is an error naming the variable, never silently the
 //! default: a node that quietly binds another port is worse than one that
@@ -19,9 +19,6 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::time::Duration;
-
-use zb_health::lifecycle::Drain;
 
 /// What a service's manifest and code supply as defaults.
 #[derive(Debug, Clone)]
@@ -29,12 +26,6 @@ pub struct Defaults {
     /// The manifest's `service` (`Health::SERVICE`): names the data
     /// directory, the SQLite file, the node and the gossip cluster.
     pub service: &'static str,
-    /// The manifest's `management.port` (`Health::MANAGEMENT_PORT`).
-    pub management_port: Option<u16>,
-    /// The gRPC health port when `GRPC_PORT` is not set.
-    pub grpc_port: u16,
-    /// The manifest's drain (`Health::DRAIN`).
-    pub drain: Drain,
     /// The gossip port when `CLUSTER_ADDR` is not set; one per service so
     /// the three examples can run side by side with no settings.
     pub gossip_port: u16,
@@ -60,14 +51,6 @@ pub struct ClusterSettings {
 pub struct Settings {
     /// The manifest's `service`.
     pub service: &'static str,
-    /// The application port (`PORT`).
-    pub port: u16,
-    /// The management port (`MANAGEMENT_PORT`).
-    pub management_port: u16,
-    /// The gRPC health port (`GRPC_PORT`).
-    pub grpc_port: u16,
-    /// The shutdown drain (`DRAIN_DELAY_MS`, else the manifest's).
-    pub drain: Drain,
     /// The data directory (`DATA_DIR`).
     pub data_dir: PathBuf,
     /// The database URL (`DATABASE_URL`); may hold a password, so print
@@ -97,16 +80,17 @@ impl Settings {
         var: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, String> {
         let var = |name: &str| var(name).filter(|v| !v.trim().is_empty());
-        let port = parse(&var, "PORT")?.unwrap_or(8080);
-        let management_port = parse(&var, "MANAGEMENT_PORT")?
-            .or(defaults.management_port)
-            .unwrap_or(8081);
-        let grpc_port = parse(&var, "GRPC_PORT")?.unwrap_or(defaults.grpc_port);
-        let drain = match parse::<u64>(&var, "DRAIN_DELAY_MS")? {
-            Some(ms) => Drain::new(Duration::from_millis(ms)),
-            None => defaults.drain,
-        };
         let service = defaults.service;
+        let addr = match var("CLUSTER_ADDR") {
+            Some(a) => a
+                .trim()
+                .parse()
+                .map_err(|e| format!("CLUSTER_ADDR={a:?}: {e} (expected ip:port)"))?,
+            None => SocketAddr::from(([127, 0, 0, 1], defaults.gossip_port)),
+        };
+        // Local nodes differ by their gossip port, so the defaults that
+        // must not be shared (the SQLite file, the node's name) use it.
+        let port = addr.port();
         let data_dir = var("DATA_DIR").map_or_else(
             || std::env::temp_dir().join(format!("zb-health-{service}-{port}")),
             PathBuf::from,
@@ -117,13 +101,7 @@ impl Settings {
                 data_dir.join(format!("{service}.db")).display()
             )
         });
-        let addr = match var("CLUSTER_ADDR") {
-            Some(a) => a
-                .trim()
-                .parse()
-                .map_err(|e| format!("CLUSTER_ADDR={a:?}: {e} (expected ip:port)"))?,
-            None => SocketAddr::from(([127, 0, 0, 1], defaults.gossip_port)),
-        };
+
         let cluster = ClusterSettings {
             cluster_id: service.to_owned(),
             node_id: var("NODE_ID").unwrap_or_else(|| format!("{service}-{port}")),
@@ -133,17 +111,33 @@ impl Settings {
         };
         Ok(Self {
             service,
-            port,
-            management_port,
-            grpc_port,
-            drain,
             data_dir,
             database_url,
             cluster,
         })
     }
 
-    /// The database URL with any password replaced by `***`, for logs.
+    /// Prints what the service's own settings chose, the database URL
+    /// redacted; the ports are the server's to log.
+    pub fn announce(&self) {
+        let cluster = if self.cluster.seeds.is_empty() {
+            format!("single-node cluster, gossip on udp {}", self.cluster.addr)
+        } else {
+            format!(
+                "gossip on udp {} with seeds {}",
+                self.cluster.addr,
+                self.cluster.seeds.join(",")
+            )
+        };
+        println!(
+            "{}: database {}; node {}; {cluster}",
+            self.service,
+            self.database_display(),
+            self.cluster.node_id
+        );
+    }
+
+    /// The database URL with its password replaced by `***`, for logs.
     pub fn database_display(&self) -> String {
         redact(&self.database_url)
     }
@@ -168,18 +162,6 @@ fn redact(url: &str) -> String {
     }
 }
 
-fn parse<T: std::str::FromStr>(
-    var: &impl Fn(&str) -> Option<String>,
-    name: &str,
-) -> Result<Option<T>, String>
-where
-    T::Err: std::fmt::Display,
-{
-    var(name)
-        .map(|v| v.trim().parse().map_err(|e| format!("{name}={v:?}: {e}")))
-        .transpose()
-}
-
 fn list(value: Option<String>) -> Vec<String> {
     value
         .unwrap_or_default()
@@ -197,9 +179,6 @@ mod tests {
     fn defaults() -> Defaults {
         Defaults {
             service: "svc",
-            management_port: Some(9081),
-            grpc_port: 50051,
-            drain: Drain::new(Duration::from_secs(5)),
             gossip_port: 7100,
         }
     }
@@ -217,12 +196,7 @@ mod tests {
     #[test]
     fn no_variables_give_the_documented_defaults() {
         let s = with(&[]).unwrap();
-        assert_eq!(
-            (s.port, s.management_port, s.grpc_port),
-            (8080, 9081, 50051)
-        );
-        assert_eq!(s.drain.delay(), Duration::from_secs(5));
-        assert_eq!(s.data_dir, std::env::temp_dir().join("zb-health-svc-8080"));
+        assert_eq!(s.data_dir, std::env::temp_dir().join("zb-health-svc-7100"));
         assert!(s.is_sqlite());
         assert!(
             s.database_url.ends_with("svc.db?mode=rwc"),
@@ -231,32 +205,29 @@ mod tests {
         );
         assert_eq!(s.cluster.addr.to_string(), "127.0.0.1:7100");
         assert!(s.cluster.seeds.is_empty() && s.cluster.roles.is_empty());
-        assert_eq!(s.cluster.node_id, "svc-8080");
+        assert_eq!(s.cluster.node_id, "svc-7100");
     }
 
     #[test]
     fn variables_override_and_lists_are_trimmed() {
         let s = with(&[
-            ("PORT", "9000"),
-            ("DRAIN_DELAY_MS", "250"),
+            ("DATA_DIR", "/srv/svc"),
+            ("NODE_ID", "svc-a"),
             ("CLUSTER_SEEDS", " 127.0.0.1:1, ,127.0.0.1:2 "),
             ("CLUSTER_ROLES", "admin,driver"),
             ("DATABASE_URL", "postgres://u:pw@127.0.0.1:5432/db"),
         ])
         .unwrap();
-        assert_eq!(s.port, 9000);
-        assert_eq!(s.drain.delay(), Duration::from_millis(250));
+        assert_eq!(s.cluster.node_id, "svc-a");
         assert_eq!(s.cluster.seeds, ["127.0.0.1:1", "127.0.0.1:2"]);
         assert_eq!(s.cluster.roles, ["admin", "driver"]);
-        assert_eq!(s.data_dir, std::env::temp_dir().join("zb-health-svc-9000"));
+        assert_eq!(s.data_dir, PathBuf::from("/srv/svc"));
         assert!(!s.is_sqlite());
         assert_eq!(s.database_display(), "postgres://u:***@127.0.0.1:5432/db");
     }
 
     #[test]
     fn a_malformed_value_names_its_variable() {
-        let e = with(&[("PORT", "eighty")]).unwrap_err();
-        assert!(e.starts_with("PORT="), "{e}");
         let e = with(&[("CLUSTER_ADDR", "localhost")]).unwrap_err();
         assert!(e.starts_with("CLUSTER_ADDR="), "{e}");
     }

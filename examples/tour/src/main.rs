@@ -1,5 +1,7 @@
 //! The README's tour, compiled: `cargo run -p tour` serves an `orders`
-//! service with one probe on 127.0.0.1:8080 (`PORT` overrides it). Every
+//! service with one probe on 127.0.0.1:8080, the tiers again on the
+//! management port 8081 and `grpc.health.v1` on 50051 (`HOST`, `PORT`,
+//! `MANAGEMENT_PORT` and `GRPC_PORT` override them). Every
 //! snippet of the tour is a `region` of this crate's files, and
 //! `tests/tests/readme.rs` fails when the README and the region differ.
 
@@ -32,8 +34,7 @@ zb_health::manifest!(pub Health = "health.yaml");
 // endregion
 
 // region: mount
-use actix_web::{App, HttpServer};
-use zb_health::lifecycle;
+use actix_web::web;
 
 #[actix_web::main]
 async fn main() -> std::io::Result<()> {
@@ -41,16 +42,17 @@ async fn main() -> std::io::Result<()> {
     cache.reachable.store(true, Ordering::Relaxed);
     // Registers the manifest's probes in the process registry; a missing
     // field of `HealthDeps` is a compile error.
-    let installed =
-        Health::install(HealthDeps { cache_probe: cache }).expect("installed once, at start");
-    let endpoints = installed.endpoints;
-    let port = std::env::var("PORT")
-        .ok()
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(8080);
-    let server =
-        HttpServer::new(move || App::new().service(endpoints.clone())).bind(("127.0.0.1", port))?;
-    // SIGTERM: ready 503 at once, serve on for the drain delay, then stop.
-    lifecycle::serve(server, HealthRegistry::process(), Health::DRAIN).await
+    let installed = Health::install(HealthDeps { cache })?;
+    // The tiers on PORT and MANAGEMENT_PORT, grpc.health.v1 on GRPC_PORT,
+    // all on HOST (0.0.0.0 in a pod). SIGTERM: ready 503 at once, serve on
+    // for the drain delay, then stop.
+    installed
+        .server
+        .from_env()?
+        .app(|routes| {
+            routes.route("/orders", web::get().to(|| async { "[]" }));
+        })
+        .run()
+        .await
 }
 // endregion

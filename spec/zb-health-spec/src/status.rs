@@ -34,8 +34,8 @@ impl HealthStatus {
     /// The aggregate of a tier: the worst status, and `Healthy` for an empty
     /// tier (AT-2).
     ///
-    /// This is the one predicate every endpoint and writer uses (and the
-    /// planned gRPC health service will), so "no probes" means the same thing everywhere: nothing
+    /// This is the one predicate every endpoint, writer and the gRPC health
+    /// service use, so "no probes" means the same thing everywhere: nothing
     /// gates the tier.
     pub fn aggregate<I: IntoIterator<Item = HealthStatus>>(statuses: I) -> HealthStatus {
         statuses.into_iter().max().unwrap_or(HealthStatus::Healthy)

@@ -1,5 +1,5 @@
 //! The child process of `tests/drain.rs`: the three tiers under
-//! `zb_health::lifecycle::serve`, declared by a manifest with a startup
+//! `zb_health::server::serve`, declared by a manifest with a startup
 //! gate and a drain, and a slow route the test controls.
 //!
 //! * stdout, one event a line: `listening <addr>`, `slow started`,
@@ -19,7 +19,8 @@ use std::time::Duration;
 
 use actix_web::{App, HttpResponse, HttpServer, web};
 use tokio::sync::watch;
-use zb_health::lifecycle::{Drain, serve, serve_with_management};
+use zb_health::lifecycle::Drain;
+use zb_health::server::{serve, serve_with_management};
 use zb_health::{HealthRegistry, Probe, ProbeOutcome, ProbeResult, zb_health};
 
 zb_health::manifest!(
@@ -112,7 +113,7 @@ async fn main() -> std::io::Result<()> {
         std::mem::forget(gate);
     });
 
-    let health = installed.endpoints;
+    let health = installed.server.endpoints().clone();
     let management = std::env::var("MANAGEMENT").is_ok_and(|v| v == "1");
     let management = if management {
         let health = health.clone();

@@ -7,7 +7,7 @@
 use std::sync::OnceLock;
 
 use serde_json::Value;
-use zb_health::{Disclosure, ResponseFormat};
+use zb_health::spec::{Disclosure, ResponseFormat};
 
 /// Every format.
 pub const FORMATS: [ResponseFormat; 2] = [ResponseFormat::Zb, ResponseFormat::PassFail];

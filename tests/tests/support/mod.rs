@@ -8,10 +8,8 @@ use std::net::SocketAddr;
 use actix_web::dev::ServerHandle;
 use actix_web::{App, HttpServer, web};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use zb_health::{
-    HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, TagSet, ZbHealthEndpoints,
-    from_fn,
-};
+use zb_health::http::ZbHealthEndpoints;
+use zb_health::{HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, TagSet, from_fn};
 
 /// A registry whose ready tier answers `ready` and active tier `active`.
 pub fn registry(ready: HealthStatus, active: HealthStatus) -> HealthRegistry {

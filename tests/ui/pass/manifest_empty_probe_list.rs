@@ -3,7 +3,7 @@
 zb_health::manifest!(Health = "manifests/mxgateway.yaml");
 
 fn main() {
-    let endpoints = Health::install(HealthDeps {}).unwrap().endpoints;
+    let endpoints = Health::install(HealthDeps {}).unwrap().server.endpoints().clone();
     assert_eq!(endpoints.path(zb_health::Tag::Live), "/healthz");
     assert!(Health::PROBES.is_empty());
     assert_eq!(Health::ORCHESTRATOR_TIMEOUT, None);

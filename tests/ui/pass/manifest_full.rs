@@ -36,7 +36,7 @@ fn main() {
     let registry = zb_health::HealthRegistry::new();
     let deps = HealthDeps { cache: probes::CacheProbe, primary_probe: probes::PrimaryProbe, search_probe: probes::SearchProbe };
     let installed = Health::install_into(&registry, deps).unwrap();
-    assert_eq!(installed.endpoints.path(zb_health::Tag::Active), "/healthz/primary");
+    assert_eq!(installed.server.endpoints().path(zb_health::Tag::Active), "/healthz/primary");
     assert_eq!(registry.names().len(), 3);
     // The lifecycle: typed handles named after the manifest's names.
     assert_eq!(installed.watchdogs.tag_poller.name(), "tag-poller");

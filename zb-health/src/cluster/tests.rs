@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use zb_health_spec::{HealthStatus, MajorityGuard, MembershipPolicy};
 
 use super::*;
-use crate::{ActiveNodeGate, HealthRegistry, Probe, ProbeRegistration, Rule, Tag};
+use crate::spec::Rule;
+use crate::{ActiveNodeGate, HealthRegistry, Probe, ProbeRegistration, Tag};
 
 fn member(address: &str, status: MemberStatus, age: u64, roles: &[&str]) -> Member {
     Member {

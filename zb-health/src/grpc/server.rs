@@ -67,9 +67,9 @@ use zb_health_spec::grpc::{
 };
 use zb_health_spec::{SpecError, Violations};
 
-use crate::registry::{HealthRegistry, Registered};
+use crate::registry::HealthRegistry;
 use crate::report::HealthReport;
-use crate::{HealthStatus, Tag};
+use zb_health_spec::{HealthStatus, Tag};
 
 /// What a gRPC service name answers from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -385,19 +385,11 @@ impl Shared {
         }
     }
 
-    /// The registered probe `name`, as the executor runs it.
-    fn probe(&self, name: &str) -> Option<Arc<Registered>> {
-        [Tag::Ready, Tag::Active]
-            .into_iter()
-            .filter_map(|t| self.registry.table(t))
-            .find_map(|table| table.iter().find(|r| &*r.name == name).cloned())
-    }
-
     /// One probe's status through its execution policy (the shared
     /// flight). A probe removed since is `NOT_SERVING`.
     async fn probe_status(&self, name: &str) -> ServingStatus {
-        match self.probe(name) {
-            Some(probe) => serving(self.registry.probe_entry(&probe).await.status),
+        match self.registry.probe_entry(name).await {
+            Some(entry) => serving(entry.status),
             None => ServingStatus::NotServing,
         }
     }
@@ -443,8 +435,9 @@ impl Shared {
         for service in self.services.values() {
             if let GrpcTarget::Probe(name) = &service.target {
                 let covered = self
-                    .probe(name)
-                    .is_some_and(|p| tiers.iter().any(|t| *t != Tag::Live && p.tags.contains(*t)));
+                    .registry
+                    .probe_tags(name)
+                    .is_some_and(|tags| tiers.iter().any(|t| *t != Tag::Live && tags.contains(*t)));
                 if !covered && !alone.contains(&&**name) {
                     alone.push(name);
                 }

@@ -12,14 +12,21 @@ use zb_health_spec::{
     NameOf, Tag, Violations, check_name_of, check_unique_names_of, check_watchdog_deadline,
 };
 
-use crate::HealthStatus;
-use crate::registry::{HealthRegistry, Inner, RegistryError};
+use std::sync::atomic::AtomicBool;
+
+use crate::registration::RegistryError;
 use crate::report::{EntryOutcome, HealthEntry, HealthReport};
 use crate::writer::canonical_json;
+use zb_health_spec::HealthStatus;
 
 /// How a stalled watchdog's description starts: `no heartbeat within
 /// <deadline> ms`. Fixed per watchdog, so it is computed once.
 pub const STALLED_PREFIX: &str = "no heartbeat within";
+
+/// The description of a loop whose [`Heartbeat`] was dropped without
+/// [`Heartbeat::retire`]: the loop ended (a panic, an early return), and
+/// nothing will beat again. Only a restart cures it.
+pub const DEAD_DESCRIPTION: &str = "loop ended: its heartbeat was dropped without retire()";
 
 /// One registered loop.
 struct Slot {
@@ -27,7 +34,18 @@ struct Slot {
     deadline_ms: u64,
     /// Milliseconds since the registry's epoch at the last beat.
     last: AtomicU64,
+    /// Set when the heartbeat was dropped unretired: the loop is gone.
+    dead: AtomicBool,
+    /// Whether the latest `live` saw it stalled, so the transition is
+    /// logged once each way.
+    reported: AtomicBool,
     stalled_description: String,
+}
+
+impl Slot {
+    fn is_dead(&self) -> bool {
+        self.dead.load(Ordering::Relaxed)
+    }
 }
 
 /// The watchdogs of a registry, swapped whole on (de)registration so a
@@ -57,8 +75,13 @@ fn entry(slot: &Slot, status: HealthStatus) -> HealthEntry {
     HealthEntry {
         name: slot.name.clone(),
         status,
-        description: (status != HealthStatus::Healthy)
-            .then(|| Cow::Owned(slot.stalled_description.clone())),
+        description: (status != HealthStatus::Healthy).then(|| {
+            if slot.is_dead() {
+                Cow::Borrowed(DEAD_DESCRIPTION)
+            } else {
+                Cow::Owned(slot.stalled_description.clone())
+            }
+        }),
         duration: Duration::ZERO,
         data: None,
         outcome: EntryOutcome::Completed,
@@ -66,7 +89,7 @@ fn entry(slot: &Slot, status: HealthStatus) -> HealthEntry {
 }
 
 /// The watchdogs of one registry.
-pub(crate) struct Watchdogs {
+pub(super) struct Watchdogs {
     /// The zero of every heartbeat timestamp; a `tokio` instant so tests
     /// can pause time.
     epoch: Instant,
@@ -116,15 +139,33 @@ impl Watchdogs {
         self.table.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    /// The live tier's answer: one clock read and one atomic load per
+    /// The live tier's answer: one clock read and two atomic loads per
     /// watchdog on the healthy path; a report is built only on a stall.
-    pub(crate) fn live(&self) -> LiveAnswer {
+    pub(super) fn live(&self) -> LiveAnswer {
         let Some(table) = self.current() else {
             return LiveAnswer::Fixed;
         };
         let now = self.now_ms();
-        let stalled = |s: &Slot| now.saturating_sub(s.last.load(Ordering::Relaxed)) > s.deadline_ms;
-        if !table.slots.iter().any(|s| stalled(s)) {
+        let stalled = |s: &Slot| {
+            s.is_dead() || now.saturating_sub(s.last.load(Ordering::Relaxed)) > s.deadline_ms
+        };
+        let mut any = false;
+        for s in &table.slots {
+            let stalled = stalled(s);
+            any |= stalled;
+            // One line per transition, naming the loop (BE-HLTH-008); the
+            // flag only flips on a change, so a steady state writes nothing.
+            if s.reported.load(Ordering::Relaxed) != stalled
+                && s.reported.swap(stalled, Ordering::Relaxed) != stalled
+            {
+                if stalled {
+                    tracing::warn!(watchdog = %s.name, dead = s.is_dead(), deadline_ms = s.deadline_ms, "watchdog stalled: live answers 503");
+                } else {
+                    tracing::info!(watchdog = %s.name, "watchdog recovered");
+                }
+            }
+        }
+        if !any {
             return LiveAnswer::Healthy(table.healthy_body.clone(), HealthyReport(table));
         }
         let entries = table
@@ -147,30 +188,14 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
-impl HealthRegistry {
-    /// Registers a watchdog for one of the app's own loops (BE-HLTH-002): if
-    /// the returned [`Heartbeat`] does not [`beat`](Heartbeat::beat) for
-    /// longer than `deadline`, `live` answers 503 with an `Unhealthy` entry
-    /// named `name` (described `no heartbeat within <deadline> ms`), and
-    /// returns to 200 with the next beat. The deadline starts now.
-    ///
-    /// It is not a probe: it does no I/O and runs nothing; `live` only
-    /// compares timestamps. Dropping the `Heartbeat` removes the watchdog.
-    ///
-    /// Refused if `name` is not a short identifier (R9), another watchdog
-    /// has it (R3), or `deadline` is under 1 ms.
-    ///
-    /// ```
-    /// # use std::time::Duration;
-    /// # use zb_health::HealthRegistry;
-    /// let registry = HealthRegistry::new();
-    /// let heartbeat = registry.watchdog("consumer", Duration::from_secs(30)).unwrap();
-    /// // in the consumer loop, once per iteration:
-    /// heartbeat.beat();
-    /// ```
-    pub fn watchdog(&self, name: &str, deadline: Duration) -> Result<Heartbeat, RegistryError> {
-        let watchdogs = &self.inner.lifecycle.watchdogs;
-        let mut table = watchdogs.table.write().unwrap_or_else(|e| e.into_inner());
+impl Watchdogs {
+    /// Registers a watchdog; see `HealthRegistry::watchdog`.
+    pub(super) fn register(
+        this: &Arc<Self>,
+        name: &str,
+        deadline: Duration,
+    ) -> Result<Heartbeat, RegistryError> {
+        let mut table = this.table.write().unwrap_or_else(|e| e.into_inner());
         let existing: &[Arc<Slot>] = table.as_ref().map_or(&[], |t| &t.slots);
         let mut sink = Violations::new();
         check_name_of(NameOf::Watchdog, name, (), &mut sink);
@@ -188,7 +213,9 @@ impl HealthRegistry {
         let slot = Arc::new(Slot {
             name: name.into(),
             deadline_ms,
-            last: AtomicU64::new(watchdogs.now_ms()),
+            last: AtomicU64::new(this.now_ms()),
+            dead: AtomicBool::new(false),
+            reported: AtomicBool::new(false),
             stalled_description: format!("{STALLED_PREFIX} {deadline_ms} ms"),
         });
         let mut slots = existing.to_vec();
@@ -196,32 +223,49 @@ impl HealthRegistry {
         *table = Some(Arc::new(Table::new(slots)));
         Ok(Heartbeat {
             slot,
-            epoch: watchdogs.epoch,
-            registry: Arc::downgrade(&self.inner),
+            epoch: this.epoch,
+            watchdogs: Arc::downgrade(this),
+            retired: false,
         })
     }
 
     /// The registered watchdog names, in registration order.
-    pub fn watchdog_names(&self) -> Vec<Arc<str>> {
-        self.inner
-            .lifecycle
-            .watchdogs
-            .current()
-            .map_or_else(Vec::new, |t| {
-                t.slots.iter().map(|s| s.name.clone()).collect()
-            })
+    pub(super) fn names(&self) -> Vec<Arc<str>> {
+        self.current().map_or_else(Vec::new, |t| {
+            t.slots.iter().map(|s| s.name.clone()).collect()
+        })
+    }
+
+    /// Takes `slot` out of the table: `live` no longer watches it.
+    fn remove(&self, slot: &Arc<Slot>) {
+        let mut table = self.table.write().unwrap_or_else(|e| e.into_inner());
+        let Some(current) = table.as_ref() else {
+            return;
+        };
+        let slots: Vec<Arc<Slot>> = current
+            .slots
+            .iter()
+            .filter(|s| !Arc::ptr_eq(s, slot))
+            .cloned()
+            .collect();
+        // Back to "no watchdogs": `live` returns to its fixed body.
+        *table = (!slots.is_empty()).then(|| Arc::new(Table::new(slots)));
     }
 }
 
-/// A loop's heartbeat, from [`HealthRegistry::watchdog`]. `Send + Sync`:
+/// A loop's heartbeat, from [`HealthRegistry::watchdog`](crate::HealthRegistry::watchdog). `Send + Sync`:
 /// share it with `Arc` if several tasks make up one loop.
 ///
-/// Dropping it removes the watchdog, so a loop that ends on purpose does
-/// not read as stalled.
+/// A loop that ends on purpose says so with [`retire`](Self::retire),
+/// which removes the watchdog. Dropping the heartbeat without it means the
+/// loop died (it panicked, or returned early): `live` answers 503 naming
+/// it, at once and for good, because nothing will beat again and only a
+/// restart brings the loop back (BE-HLTH-002).
 pub struct Heartbeat {
     slot: Arc<Slot>,
     epoch: Instant,
-    registry: Weak<Inner>,
+    watchdogs: Weak<Watchdogs>,
+    retired: bool,
 }
 
 impl Heartbeat {
@@ -242,6 +286,15 @@ impl Heartbeat {
     pub fn deadline(&self) -> Duration {
         Duration::from_millis(self.slot.deadline_ms)
     }
+
+    /// The loop ends on purpose: its watchdog is removed, so `live` no
+    /// longer expects it to beat.
+    pub fn retire(mut self) {
+        self.retired = true;
+        if let Some(watchdogs) = self.watchdogs.upgrade() {
+            watchdogs.remove(&self.slot);
+        }
+    }
 }
 
 impl std::fmt::Debug for Heartbeat {
@@ -255,109 +308,13 @@ impl std::fmt::Debug for Heartbeat {
 
 impl Drop for Heartbeat {
     fn drop(&mut self) {
-        let Some(inner) = self.registry.upgrade() else {
+        if self.retired || self.watchdogs.strong_count() == 0 {
             return;
-        };
-        let watchdogs = &inner.lifecycle.watchdogs;
-        let mut table = watchdogs.table.write().unwrap_or_else(|e| e.into_inner());
-        let Some(current) = table.as_ref() else {
-            return;
-        };
-        let slots: Vec<Arc<Slot>> = current
-            .slots
-            .iter()
-            .filter(|s| !Arc::ptr_eq(s, &self.slot))
-            .cloned()
-            .collect();
-        // Back to "no watchdogs": `live` returns to its fixed body.
-        *table = (!slots.is_empty()).then(|| Arc::new(Table::new(slots)));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use zb_health_spec::Rule;
-
-    fn stalled_names(registry: &HealthRegistry) -> Option<Vec<(String, HealthStatus)>> {
-        match registry.inner.lifecycle.watchdogs.live() {
-            LiveAnswer::Stalled(report) => Some(
-                report
-                    .entries
-                    .iter()
-                    .map(|e| (e.name.to_string(), e.status))
-                    .collect(),
-            ),
-            _ => None,
         }
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_missed_deadline_stalls_only_that_loop_and_a_beat_recovers_it() {
-        let registry = HealthRegistry::new();
-        assert!(matches!(
-            registry.inner.lifecycle.watchdogs.live(),
-            LiveAnswer::Fixed
-        ));
-        let consumer = registry
-            .watchdog("consumer", Duration::from_millis(100))
-            .unwrap();
-        let scheduler = registry
-            .watchdog("scheduler", Duration::from_secs(10))
-            .unwrap();
-        tokio::time::advance(Duration::from_millis(100)).await;
-        assert_eq!(stalled_names(&registry), None, "at the deadline: in time");
-        tokio::time::advance(Duration::from_millis(1)).await;
-        assert_eq!(
-            stalled_names(&registry),
-            Some(vec![
-                ("consumer".into(), HealthStatus::Unhealthy),
-                ("scheduler".into(), HealthStatus::Healthy),
-            ])
+        self.slot.dead.store(true, Ordering::Relaxed);
+        tracing::error!(
+            watchdog = %self.slot.name,
+            "a watched loop ended: its heartbeat was dropped without retire(); live answers 503 until the process restarts"
         );
-        consumer.beat();
-        assert_eq!(stalled_names(&registry), None, "recovered");
-        scheduler.beat();
-        let LiveAnswer::Healthy(body, _) = registry.inner.lifecycle.watchdogs.live() else {
-            panic!("healthy");
-        };
-        let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
-        assert_eq!(body["status"], "Healthy");
-        assert_eq!(body["entries"]["consumer"]["status"], "Healthy");
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn dropping_the_heartbeat_removes_the_watchdog() {
-        let registry = HealthRegistry::new();
-        let consumer = registry
-            .watchdog("consumer", Duration::from_millis(10))
-            .unwrap();
-        tokio::time::advance(Duration::from_millis(50)).await;
-        assert!(stalled_names(&registry).is_some());
-        drop(consumer);
-        assert!(matches!(
-            registry.inner.lifecycle.watchdogs.live(),
-            LiveAnswer::Fixed
-        ));
-        assert!(registry.watchdog_names().is_empty());
-        // The name is free again.
-        registry
-            .watchdog("consumer", Duration::from_millis(10))
-            .unwrap();
-    }
-
-    #[test]
-    fn bad_names_duplicates_and_zero_deadlines_are_refused() {
-        let registry = HealthRegistry::new();
-        let _a = registry
-            .watchdog("consumer", Duration::from_secs(1))
-            .unwrap();
-        let dup = registry
-            .watchdog("consumer", Duration::from_secs(1))
-            .unwrap_err();
-        assert_eq!(dup.rules(), [Rule::DuplicateName]);
-        let bad = registry.watchdog("a b", Duration::ZERO).unwrap_err();
-        assert_eq!(bad.rules(), [Rule::ProbeName, Rule::Duration]);
-        assert_eq!(&*registry.watchdog_names(), [Arc::from("consumer")]);
     }
 }

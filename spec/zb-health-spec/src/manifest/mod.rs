@@ -2,7 +2,7 @@
 //! which probes exist: the per-project manifest does"): its model, parser and
 //! validator.
 //!
-//! The `#[zb_health]` macro reads the manifest at compile time and turns every
+//! The `manifest!` macro reads the manifest at compile time and turns every
 //! [`Violation`] that [`parse_manifest`] returns into a compile error at the
 //! YAML line:column. Every rule check calls the
 //! shared functions of [`crate::rules`](crate::Rule), so the manifest, the

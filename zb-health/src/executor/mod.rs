@@ -1,0 +1,527 @@
+//! The executor: runs a tier's probes, every one concurrently, each under
+//! its deadline and a panic guard, within the registry's in-flight bound
+//! (AT-2, AT-3, AT-4), and obtains each probe's result under its execution
+//! policy (BE-HLTH-006): single-flight, the result cache, background probes.
+//!
+//! It owns each running probe's state (its flight, its last result, its
+//! schedule, its log state) in a [`ProbeRuntime`] that the probe table
+//! holds; observation ([`crate::observe`]) is a leaf it hands each run's
+//! result to.
+//!
+//! # Single-flight (always on)
+//!
+//! Every run of a probe is one *flight*: a `futures_util`
+//! [`Shared`](futures_util::future::Shared)
+//! future holding the in-flight slot, the deadline, the panic guard and the
+//! probe's own future. The probe's runtime state keeps only a *weak*
+//! reference to the current flight; every request that wants the probe's
+//! result upgrades it and awaits a strong clone, or starts a new flight if
+//! there is none.
+//!
+//! Why this shape:
+//!
+//! * **No driver task.** The flight is polled by whichever waiter polls
+//!   it; if that waiter goes away (its client hung up), the next waiter
+//!   drives it, so the others still get the result. Nothing is spawned, so
+//!   the same code works on any runtime: each actix worker's own
+//!   single-threaded runtime, a management server's, a gRPC server's. Two
+//!   workers asking at once share one flight, because the state lives in
+//!   the registry they share, not in a runtime.
+//! * **Nothing abandoned.** When the last waiter drops, the last strong
+//!   reference goes, the flight (and the probe's future in it) is dropped,
+//!   which cancels it; the weak reference then fails to upgrade and the
+//!   next request starts afresh. So a hung dependency has at most **one**
+//!   execution in flight, whatever the request rate, and none once nobody
+//!   is waiting.
+//! * **Deadline.** The flight runs under the probe's deadline, counted from
+//!   its start. A late joiner therefore waits at most the *remaining* time
+//!   of the flight it joins, never longer than its own deadline would
+//!   allow, and gets that flight's answer (possibly `timed out` after a
+//!   short wait). Starting a second execution for the late joiner instead
+//!   would break "at most one in flight" exactly when a dependency hangs.
+//! * **Bound and panics inside.** The in-flight slot (`max_in_flight`) is
+//!   taken inside the flight, so one flight holds one slot however many
+//!   requests wait on it; the `catch_unwind` guard is inside too, so a
+//!   panicking probe never poisons the shared future.
+//!
+//! A flight's timer (and the probe's own I/O) belongs to the runtime of
+//! the request that started it; waiters on other runtimes are woken from
+//! there. So that a stalled runtime (a worker blocked by a synchronous
+//! handler) cannot stretch another worker's answer, every waiter also
+//! keeps the flight's deadline on its *own* runtime and answers `timed
+//! out` at it whatever the flight does.
+//!
+//! # Result cache (`cache`)
+//!
+//! A result younger than `cache` is served without running the probe; the
+//! entry is the original one, `durationMs` included. Failures are cached
+//! too: the cache is the statement "an answer this old is good enough", and
+//! a failing or hung dependency is exactly the one that must not be hit by
+//! every request.
+//!
+//! # Background probes (`refresh`)
+//!
+//! The probe runs on its own schedule (one run every `refresh`, counted
+//! from each run's start; a run longer than that delays the next) and a
+//! request only reads the latest result: it never waits and never starts
+//! a run. Every outcome is recorded, a timeout included. A result older
+//! than `max_staleness` (default: twice `refresh` plus the deadline) is
+//! reported with the probe's failure status and [the fixed stale
+//! description](stale_description). Before the first result, a request
+//! gets the failure status and [`NO_RESULT_YET_DESCRIPTION`]: the honest
+//! answer, and a readiness probe simply retries. Both entries have the
+//! outcome [`EntryOutcome::TimedOut`] (no result within the bound) and a
+//! zero duration (nothing ran for this request).
+//!
+//! The schedule is a tokio task, started on the runtime of the first
+//! request that reads the probe (a runtime always exists there; `add` may
+//! run before any). If that runtime shuts down, the next request starts it
+//! again on its own. The task holds only weak references between runs and
+//! a stop signal owned by the registration, so it ends as soon as the
+//! registration is removed or replaced or the registry is dropped (a run
+//! under way finishes first, within its deadline); it never keeps either
+//! alive.
+
+use std::borrow::Cow;
+use std::panic::AssertUnwindSafe;
+use std::pin::pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use futures_util::FutureExt;
+use futures_util::future::{BoxFuture, Either, WeakShared, select};
+use tokio::sync::oneshot;
+use tokio::time::Instant;
+
+use futures_util::future::join_all;
+use std::sync::atomic::AtomicU64;
+use tokio::sync::Semaphore;
+use zb_health_spec::{FailureStatus, Tag, TagSet};
+
+use crate::observe::{ProbeLog, RunError};
+use crate::probe::DynProbe;
+use crate::registration::{Policy, ProbeRegistration};
+use crate::report::{
+    ERRORED_DESCRIPTION, EntryOutcome, HealthEntry, HealthReport, PANICKED_DESCRIPTION,
+};
+
+/// The fixed description of a background probe's entry before its first
+/// run has finished.
+pub const NO_RESULT_YET_DESCRIPTION: &str = "no result yet";
+
+/// The fixed description of a background probe's entry whose latest result
+/// is older than `max_staleness`: `stale: no result for over N ms`, with
+/// the probe's `max_staleness`.
+pub fn stale_description(max_staleness: Duration) -> String {
+    format!("stale: no result for over {} ms", max_staleness.as_millis())
+}
+
+/// A registered probe as the executor runs it: the registration's facts,
+/// immutable, and the state of its runs.
+pub(crate) struct ProbeRuntime {
+    pub(crate) name: Arc<str>,
+    pub(crate) tags: TagSet,
+    pub(crate) timeout: Duration,
+    failure_status: FailureStatus,
+    probe: Arc<dyn DynProbe>,
+    /// Computed once so a timeout costs no formatting on the request path.
+    timeout_description: String,
+    policy: Policy,
+    /// Single-flight, cache and schedule state (BE-HLTH-006).
+    state: ProbeState,
+    /// Transition-log state (BE-HLTH-008): goes with the registration.
+    log: ProbeLog,
+}
+
+impl ProbeRuntime {
+    /// The runtime of a probe just registered: nothing run yet.
+    pub(crate) fn new(r: ProbeRegistration) -> Self {
+        Self {
+            timeout_description: format!("timed out after {} ms", r.timeout.as_millis()),
+            state: ProbeState::new(r.policy, r.timeout),
+            log: ProbeLog::default(),
+            policy: r.policy,
+            name: r.name,
+            tags: r.tags,
+            timeout: r.timeout,
+            failure_status: r.failure_status,
+            probe: r.probe,
+        }
+    }
+
+    /// The execution in flight right now, if any.
+    pub(crate) fn in_flight(&self) -> Option<InFlight> {
+        let slot = lock(&self.state.slot);
+        let current = slot.flight.as_ref()?;
+        // A flight nobody drives any more is over, whatever it recorded.
+        if current.flight.upgrade().is_none() {
+            return None;
+        }
+        Some(InFlight {
+            name: self.name.clone(),
+            waiting: current.waiting.load(Ordering::SeqCst),
+            running_for: current.started.elapsed(),
+        })
+    }
+}
+
+/// A probe execution under way, from
+/// [`HealthRegistry::in_flight`](crate::HealthRegistry::in_flight): which
+/// dependency is slow right now, and how many requests wait on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct InFlight {
+    /// The probe's registered name.
+    pub name: Arc<str>,
+    /// Requests waiting on this one execution (single flight): one
+    /// execution however many wait.
+    pub waiting: usize,
+    /// How long it has run; never past the probe's deadline.
+    pub running_for: Duration,
+}
+
+/// What every run shares: the in-flight bound and the log interval.
+struct Shared {
+    limiter: Semaphore,
+    /// In nanoseconds; an atomic so a manifest's `install` can set it on
+    /// the process registry after it is built.
+    failure_log_interval: AtomicU64,
+}
+
+/// Runs probes. Cheap to clone; clones share the bound.
+#[derive(Clone)]
+pub(crate) struct Executor {
+    shared: Arc<Shared>,
+}
+
+fn nanos(d: Duration) -> u64 {
+    d.as_nanos().try_into().unwrap_or(u64::MAX)
+}
+
+impl Executor {
+    pub(crate) fn new(max_in_flight: usize, failure_log_interval: Duration) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                limiter: Semaphore::new(max_in_flight),
+                failure_log_interval: AtomicU64::new(nanos(failure_log_interval)),
+            }),
+        }
+    }
+
+    /// How often an unchanged failing state is logged again (BE-HLTH-008).
+    pub(crate) fn failure_log_interval(&self) -> Duration {
+        Duration::from_nanos(self.shared.failure_log_interval.load(Ordering::Relaxed))
+    }
+
+    pub(crate) fn set_failure_log_interval(&self, interval: Duration) {
+        self.shared
+            .failure_log_interval
+            .store(nanos(interval), Ordering::Relaxed);
+    }
+
+    /// Runs every probe of `probes` (one tier's) and reports the result.
+    ///
+    /// The probes run concurrently on the calling task, so the tier takes
+    /// as long as its slowest probe, never the sum. Each entry comes
+    /// through the probe's execution policy: a shared flight, a cached or a
+    /// background result.
+    pub(crate) async fn report(&self, tier: Tag, probes: &[Arc<ProbeRuntime>]) -> HealthReport {
+        let started = Instant::now();
+        let entries = join_all(probes.iter().map(|probe| self.entry(probe))).await;
+        HealthReport::new(tier, entries, started.elapsed())
+    }
+}
+
+/// One probe's runtime state: its flight, its last result, its schedule.
+struct ProbeState {
+    slot: Mutex<Slot>,
+    /// `Some` while a background task may be running; dropping it (with
+    /// the registration) stops the task.
+    task: Mutex<Option<oneshot::Sender<()>>>,
+    max_staleness: Duration,
+    stale_description: String,
+}
+
+#[derive(Default)]
+struct Slot {
+    flight: Option<CurrentFlight>,
+    /// The last finished run and when it finished.
+    last: Option<(Instant, HealthEntry)>,
+    next_generation: u64,
+}
+
+struct CurrentFlight {
+    generation: u64,
+    flight: WeakShared<BoxFuture<'static, HealthEntry>>,
+    waiting: Arc<AtomicUsize>,
+    started: Instant,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Every critical section is a few assignments that cannot panic
+    // half-way, so poisoning carries no meaning here.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl ProbeState {
+    fn new(policy: Policy, timeout: Duration) -> Self {
+        let max_staleness = policy.max_staleness.unwrap_or_else(|| {
+            policy.refresh.map_or(Duration::ZERO, |r| {
+                r.saturating_mul(2).saturating_add(timeout)
+            })
+        });
+        Self {
+            slot: Mutex::new(Slot::default()),
+            task: Mutex::new(None),
+            max_staleness,
+            stale_description: stale_description(max_staleness),
+        }
+    }
+}
+
+/// Counts one waiter of a flight for as long as it waits.
+struct Waiting(Arc<AtomicUsize>);
+
+impl Waiting {
+    fn new(count: Arc<AtomicUsize>) -> Self {
+        count.fetch_add(1, Ordering::SeqCst);
+        Self(count)
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Executor {
+    /// The entry of one probe for one request, under its policy: the
+    /// background result, a fresh cached one, or the shared flight's.
+    pub(crate) async fn entry(&self, probe: &Arc<ProbeRuntime>) -> HealthEntry {
+        if probe.policy.refresh.is_some() {
+            ensure_task(probe, &self.shared);
+            return background_entry(probe);
+        }
+        let (flight, waiting, started) = {
+            let mut slot = lock(&probe.state.slot);
+            if let (Some(cache), Some((at, entry))) = (probe.policy.cache, &slot.last)
+                && at.elapsed() < cache
+            {
+                return entry.clone();
+            }
+            let current = slot
+                .flight
+                .as_ref()
+                .and_then(|c| Some((c.flight.upgrade()?, c.waiting.clone(), c.started)));
+            match current {
+                Some(joined) => joined,
+                None => {
+                    let generation = slot.next_generation;
+                    slot.next_generation += 1;
+                    let started = Instant::now();
+                    let flight = execute(self.shared.clone(), probe.clone(), generation, started)
+                        .boxed()
+                        .shared();
+                    let waiting = Arc::new(AtomicUsize::new(0));
+                    slot.flight = Some(CurrentFlight {
+                        generation,
+                        // `downgrade` fails only for a finished flight.
+                        flight: flight.downgrade().expect("a new flight is pending"),
+                        waiting: waiting.clone(),
+                        started,
+                    });
+                    (flight, waiting, started)
+                }
+            }
+        };
+        let _waiting = Waiting::new(waiting);
+        // The flight's own deadline ends it in time, but its timer belongs
+        // to the runtime that started it; this one, on the waiter's own
+        // runtime, keeps the bound even if that runtime is stalled.
+        match tokio::time::timeout_at(started + probe.timeout, flight).await {
+            Ok(entry) => entry,
+            Err(_elapsed) => {
+                // Kept for the cache like the flight's own timeout would
+                // be; the flight itself retires when it ends.
+                let entry = timed_out(probe, started.elapsed());
+                remember(probe, &mut lock(&probe.state.slot), &entry);
+                entry
+            }
+        }
+    }
+}
+
+/// One run of a probe: in-flight slot, deadline and panic guard, then the
+/// result is recorded and the flight retired, so no request can join a
+/// finished flight and get an old answer from it.
+async fn execute(
+    shared: Arc<Shared>,
+    probe: Arc<ProbeRuntime>,
+    generation: u64,
+    started: Instant,
+) -> HealthEntry {
+    let guarded = async {
+        // Waiting for a slot counts against the deadline: the endpoint
+        // must answer in time even when the bound is saturated. A free
+        // slot is taken without queueing.
+        let _slot = match shared.limiter.try_acquire() {
+            Ok(slot) => Ok(slot),
+            Err(_) => shared.limiter.acquire().await,
+        };
+        // `check_boxed` is called inside the guarded future, so a panic
+        // in a check's synchronous part is caught like one in its
+        // `async` part (AT-3).
+        AssertUnwindSafe(async { probe.probe.check_boxed().await })
+            .catch_unwind()
+            .await
+    };
+    let result = tokio::time::timeout_at(started + probe.timeout, guarded).await;
+    let duration = started.elapsed();
+    let failed = probe.failure_status.status();
+    // The real error is kept for the transition log (`observe`), never
+    // for the entry (BE-HLTH-007).
+    let (status, description, data, outcome, error) = match result {
+        Ok(Ok(Ok(r))) => {
+            // A probe's own "Unhealthy" is a failure too, so an optional
+            // dependency registered as Degraded never fails the tier.
+            let status = r.status.min(failed);
+            let completed = EntryOutcome::Completed;
+            (status, r.description, r.data, completed, RunError::None)
+        }
+        Ok(Ok(Err(error))) => {
+            let d = Some(Cow::Borrowed(ERRORED_DESCRIPTION));
+            let error = RunError::Error(error);
+            (failed, d, None, EntryOutcome::Errored, error)
+        }
+        Ok(Err(panic)) => {
+            let d = Some(Cow::Borrowed(PANICKED_DESCRIPTION));
+            let error = RunError::Panic(panic);
+            (failed, d, None, EntryOutcome::Panicked, error)
+        }
+        Err(_elapsed) => {
+            let d = Some(Cow::Owned(probe.timeout_description.clone()));
+            let error = RunError::Timeout(probe.timeout);
+            (failed, d, None, EntryOutcome::TimedOut, error)
+        }
+    };
+    let entry = HealthEntry {
+        name: probe.name.clone(),
+        status,
+        description,
+        duration,
+        data,
+        outcome,
+    };
+    record(&probe, generation, &entry);
+    let interval = Duration::from_nanos(shared.failure_log_interval.load(Ordering::Relaxed));
+    probe.log.ran(&entry, &error, interval);
+    entry
+}
+
+/// Retires the flight and keeps its result for the cache or readers.
+fn record(probe: &ProbeRuntime, generation: u64, entry: &HealthEntry) {
+    let mut slot = lock(&probe.state.slot);
+    if slot
+        .flight
+        .as_ref()
+        .is_some_and(|c| c.generation == generation)
+    {
+        slot.flight = None;
+    }
+    remember(probe, &mut slot, entry);
+}
+
+/// Keeps a result where the cache or the background readers find it.
+fn remember(probe: &ProbeRuntime, slot: &mut Slot, entry: &HealthEntry) {
+    if probe.policy.cache.is_some() || probe.policy.refresh.is_some() {
+        slot.last = Some((Instant::now(), entry.clone()));
+    }
+}
+
+/// The entry of a run that missed its deadline.
+fn timed_out(probe: &ProbeRuntime, duration: Duration) -> HealthEntry {
+    HealthEntry {
+        name: probe.name.clone(),
+        status: probe.failure_status.status(),
+        description: Some(Cow::Owned(probe.timeout_description.clone())),
+        duration,
+        data: None,
+        outcome: EntryOutcome::TimedOut,
+    }
+}
+
+/// The latest background result as this request sees it; never waits.
+fn background_entry(probe: &ProbeRuntime) -> HealthEntry {
+    let state = &probe.state;
+    let failed = |description: Cow<'static, str>| HealthEntry {
+        name: probe.name.clone(),
+        status: probe.failure_status.status(),
+        description: Some(description),
+        duration: Duration::ZERO,
+        data: None,
+        // No result within the bound: the same class as a missed deadline.
+        outcome: EntryOutcome::TimedOut,
+    };
+    match &lock(&state.slot).last {
+        None => failed(Cow::Borrowed(NO_RESULT_YET_DESCRIPTION)),
+        Some((at, _)) if at.elapsed() > state.max_staleness => {
+            failed(Cow::Owned(state.stale_description.clone()))
+        }
+        Some((_, entry)) => entry.clone(),
+    }
+}
+
+/// Starts the probe's schedule on the current runtime unless it runs.
+fn ensure_task(probe: &Arc<ProbeRuntime>, shared: &Arc<Shared>) {
+    let mut task = lock(&probe.state.task);
+    // A closed sender means the task is gone: its runtime shut down.
+    if task.as_ref().is_some_and(|stop| !stop.is_closed()) {
+        return;
+    }
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    let (stop_tx, stop_rx) = oneshot::channel();
+    *task = Some(stop_tx);
+    runtime.spawn(schedule(
+        Arc::downgrade(probe),
+        Arc::downgrade(shared),
+        stop_rx,
+    ));
+}
+
+/// A background probe's schedule. Holds the probe and the executor only
+/// during a run; stops when `stop`'s sender (owned by the
+/// registration) is dropped.
+async fn schedule(
+    probe: Weak<ProbeRuntime>,
+    shared: Weak<Shared>,
+    mut stop: oneshot::Receiver<()>,
+) {
+    loop {
+        let (Some(p), Some(shared)) = (probe.upgrade(), shared.upgrade()) else {
+            return;
+        };
+        let Some(period) = p.policy.refresh else {
+            return;
+        };
+        let next = Instant::now() + period;
+        let generation = {
+            let mut slot = lock(&p.state.slot);
+            slot.next_generation += 1;
+            slot.next_generation
+        };
+        let run = execute(shared, p, generation, Instant::now());
+        if let Either::Right(_) = select(pin!(run), &mut stop).await {
+            return;
+        }
+        if let Either::Right(_) = select(pin!(tokio::time::sleep_until(next)), &mut stop).await {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,692 @@
+//! The executor's behaviour, through the registry that runs it: single
+//! flight, cache, background schedule, deadlines, panics and the bound.
+
+/// Execution policy (BE-HLTH-006).
+mod policy {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    use futures_util::future::join_all;
+
+    use crate::report::EntryOutcome;
+    use crate::spec::Rule;
+    use crate::{
+        HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, Tag, TagSet, from_fn,
+    };
+
+    /// Requests waiting on `name`'s execution in flight (0 with none).
+    fn waiting(reg: &HealthRegistry, name: &str) -> usize {
+        reg.in_flight()
+            .iter()
+            .find(|f| &*f.name == name)
+            .map_or(0, |f| f.waiting)
+    }
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    /// Counts starts, the peak of runs at once and dropped futures.
+    #[derive(Default)]
+    struct Counters {
+        started: AtomicUsize,
+        now: AtomicUsize,
+        peak: AtomicUsize,
+        dropped: AtomicUsize,
+        hang: AtomicBool,
+    }
+
+    impl Counters {
+        fn started(&self) -> usize {
+            self.started.load(Ordering::SeqCst)
+        }
+    }
+
+    struct Running(Arc<Counters>);
+    impl Drop for Running {
+        fn drop(&mut self) {
+            self.0.now.fetch_sub(1, Ordering::SeqCst);
+            self.0.dropped.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// A probe that takes `run` (or hangs while `hang` is set) and counts.
+    fn counted(name: &'static str, run: Duration) -> (ProbeRegistration, Arc<Counters>) {
+        let c = Arc::new(Counters::default());
+        let counters = c.clone();
+        let probe = from_fn(move || {
+            let c = counters.clone();
+            async move {
+                c.started.fetch_add(1, Ordering::SeqCst);
+                let n = c.now.fetch_add(1, Ordering::SeqCst) + 1;
+                c.peak.fetch_max(n, Ordering::SeqCst);
+                let _running = Running(c.clone());
+                if c.hang.load(Ordering::SeqCst) {
+                    std::future::pending::<()>().await;
+                }
+                tokio::time::sleep(run).await;
+                Ok(ProbeResult::healthy())
+            }
+        });
+        (ProbeRegistration::new(name, probe), c)
+    }
+
+    /// A ready check on its own task, to be dropped or awaited later.
+    fn spawn_check(reg: &HealthRegistry) -> tokio::task::JoinHandle<crate::report::HealthReport> {
+        let reg = reg.clone();
+        tokio::spawn(async move { reg.check(Tag::Ready).await })
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn concurrent_checks_share_one_execution() {
+        let reg = HealthRegistry::new();
+        let (r, c) = counted("db", ms(5));
+        reg.add(r).unwrap();
+        let reports = join_all((0..32).map(|_| reg.check(Tag::Ready))).await;
+        assert_eq!(c.started(), 1);
+        for report in &reports {
+            assert_eq!(report.status, HealthStatus::Healthy);
+            assert_eq!(report.entries[0].duration, ms(5));
+        }
+        // The flight is retired when it ends: the next request runs anew.
+        reg.check(Tag::Ready).await;
+        assert_eq!(c.started(), 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_probe_on_two_tiers_runs_once_for_both() {
+        let reg = HealthRegistry::new();
+        let (r, c) = counted("db", ms(5));
+        reg.add(r.tags(TagSet::READY.with(Tag::Active))).unwrap();
+        let (ready, active) = tokio::join!(reg.check(Tag::Ready), reg.check(Tag::Active));
+        assert_eq!(c.started(), 1);
+        assert_eq!(ready.entries, active.entries);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_others_get_the_result_when_the_first_waiter_leaves() {
+        let reg = HealthRegistry::new();
+        let (r, c) = counted("db", ms(50));
+        reg.add(r).unwrap();
+        let first = spawn_check(&reg);
+        let second = spawn_check(&reg);
+        tokio::time::sleep(ms(10)).await;
+        assert_eq!(waiting(&reg, "db"), 2);
+        first.abort();
+        assert!(first.await.unwrap_err().is_cancelled());
+        let report = second.await.unwrap();
+        assert_eq!(report.status, HealthStatus::Healthy);
+        assert_eq!(report.entries[0].duration, ms(50));
+        assert_eq!(c.started(), 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_flight_nobody_waits_for_is_cancelled() {
+        let reg = HealthRegistry::new();
+        let (r, c) = counted("db", ms(50));
+        reg.add(r).unwrap();
+        let only = spawn_check(&reg);
+        tokio::time::sleep(ms(10)).await;
+        only.abort();
+        let _ = only.await;
+        assert_eq!(c.dropped.load(Ordering::SeqCst), 1, "probe future dropped");
+        assert_eq!(waiting(&reg, "db"), 0);
+        // Nothing left to join: the next request starts its own run.
+        reg.check(Tag::Ready).await;
+        assert_eq!(c.started(), 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hung_probe_has_one_execution_for_64_requests() {
+        let reg = HealthRegistry::new();
+        let (r, c) = counted("hung", ms(0));
+        c.hang.store(true, Ordering::SeqCst);
+        reg.add(r.timeout(ms(200))).unwrap();
+        let reports = join_all((0..64).map(|_| reg.check(Tag::Ready))).await;
+        assert_eq!(c.started(), 1);
+        assert_eq!(c.peak.load(Ordering::SeqCst), 1);
+        assert_eq!(
+            c.dropped.load(Ordering::SeqCst),
+            1,
+            "the hung future was dropped"
+        );
+        for report in &reports {
+            let e = &report.entries[0];
+            assert_eq!(e.outcome, EntryOutcome::TimedOut);
+            assert_eq!(report.total_duration, ms(200));
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_late_joiner_waits_only_the_remaining_time() {
+        let reg = HealthRegistry::new();
+        let (r, c) = counted("hung", ms(0));
+        c.hang.store(true, Ordering::SeqCst);
+        reg.add(r.timeout(ms(200))).unwrap();
+        let first = spawn_check(&reg);
+        tokio::time::sleep(ms(150)).await;
+        let late = reg.check(Tag::Ready).await;
+        assert_eq!(late.total_duration, ms(50));
+        assert_eq!(late.entries[0].outcome, EntryOutcome::TimedOut);
+        assert_eq!(first.await.unwrap().total_duration, ms(200));
+        assert_eq!(c.started(), 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn one_flight_takes_one_in_flight_slot() {
+        // With a bound of 1, requests that each ran the probe would queue
+        // behind each other and miss the deadline; sharing, all answer.
+        let reg = HealthRegistry::builder().max_in_flight(1).build();
+        let (r, c) = counted("db", ms(100));
+        reg.add(r.timeout(ms(150))).unwrap();
+        let reports = join_all((0..8).map(|_| reg.check(Tag::Ready))).await;
+        assert!(reports.iter().all(|r| r.status == HealthStatus::Healthy));
+        assert_eq!(c.started(), 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_cached_result_is_served_with_its_original_duration() {
+        let reg = HealthRegistry::new();
+        let (r, c) = counted("db", ms(5));
+        reg.add(r.cache(ms(1000))).unwrap();
+        let first = reg.check(Tag::Ready).await;
+        tokio::time::sleep(ms(500)).await;
+        let second = reg.check(Tag::Ready).await;
+        assert_eq!(c.started(), 1, "no run within the cache time");
+        assert_eq!(second.entries, first.entries);
+        assert_eq!(second.entries[0].duration, ms(5));
+        assert_eq!(second.total_duration, Duration::ZERO);
+        tokio::time::sleep(ms(500)).await;
+        reg.check(Tag::Ready).await;
+        assert_eq!(c.started(), 2, "a run once the cache time has passed");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn failures_are_cached_too() {
+        let reg = HealthRegistry::new();
+        let (r, c) = counted("hung", ms(0));
+        c.hang.store(true, Ordering::SeqCst);
+        reg.add(r.timeout(ms(100)).cache(ms(1000))).unwrap();
+        assert_eq!(
+            reg.check(Tag::Ready).await.entries[0].outcome,
+            EntryOutcome::TimedOut
+        );
+        let again = reg.check(Tag::Ready).await;
+        assert_eq!(again.entries[0].outcome, EntryOutcome::TimedOut);
+        assert_eq!(again.total_duration, Duration::ZERO);
+        assert_eq!(c.started(), 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_background_probe_never_makes_a_request_wait() {
+        let reg = HealthRegistry::new();
+        let (r, c) = counted("db", ms(10));
+        reg.add(r.refresh(ms(100)).max_staleness(ms(150)).timeout(ms(500)))
+            .unwrap();
+        let first = reg.check(Tag::Ready).await;
+        assert_eq!(first.total_duration, Duration::ZERO);
+        let e = &first.entries[0];
+        assert_eq!(e.status, HealthStatus::Unhealthy);
+        assert_eq!(e.description.as_deref(), Some("no result yet"));
+        // The first request started the schedule; the run is under way.
+        tokio::time::sleep(ms(5)).await;
+        assert_eq!(c.started(), 1);
+        assert_eq!(reg.check(Tag::Ready).await.total_duration, Duration::ZERO);
+        tokio::time::sleep(ms(10)).await;
+        let fresh = reg.check(Tag::Ready).await;
+        assert_eq!(fresh.status, HealthStatus::Healthy);
+        assert_eq!(fresh.entries[0].duration, ms(10));
+        assert_eq!(fresh.total_duration, Duration::ZERO);
+        // On schedule: one run per 100 ms, requests or not.
+        tokio::time::sleep(ms(300)).await;
+        assert_eq!(c.started(), 4);
+        assert_eq!(waiting(&reg, "db"), 0, "requests never join a run");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_old_background_result_is_reported_stale() {
+        let reg = HealthRegistry::new();
+        let (r, c) = counted("db", ms(0));
+        reg.add(r.refresh(ms(100)).max_staleness(ms(150)).timeout(ms(500)))
+            .unwrap();
+        reg.check(Tag::Ready).await;
+        tokio::time::sleep(ms(1)).await;
+        assert_eq!(reg.check(Tag::Ready).await.status, HealthStatus::Healthy);
+        // The dependency hangs from the next run on (at 100 ms); its last
+        // result (at 0 ms) ages past 150 ms long before the 500 ms deadline.
+        c.hang.store(true, Ordering::SeqCst);
+        tokio::time::sleep(ms(148)).await;
+        assert_eq!(reg.check(Tag::Ready).await.status, HealthStatus::Healthy);
+        tokio::time::sleep(ms(3)).await;
+        let stale = reg.check(Tag::Ready).await;
+        let e = &stale.entries[0];
+        assert_eq!(e.status, HealthStatus::Unhealthy);
+        assert_eq!(
+            e.description.as_deref(),
+            Some("stale: no result for over 150 ms")
+        );
+        assert_eq!(stale.total_duration, Duration::ZERO);
+        // At the deadline the timeout is recorded as the latest result.
+        tokio::time::sleep(ms(500)).await;
+        let timed_out = reg.check(Tag::Ready).await;
+        assert_eq!(timed_out.entries[0].outcome, EntryOutcome::TimedOut);
+        assert_eq!(
+            timed_out.entries[0].description.as_deref(),
+            Some("timed out after 500 ms")
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_schedule_ends_when_the_probe_is_removed() {
+        let reg = HealthRegistry::new();
+        let (r, c) = counted("db", ms(10));
+        let handle = reg.add(r.refresh(ms(100))).unwrap();
+        reg.check(Tag::Ready).await;
+        tokio::time::sleep(ms(250)).await;
+        assert_eq!(c.started(), 3);
+        assert!(handle.remove());
+        tokio::time::sleep(ms(10_000)).await;
+        assert_eq!(c.started(), 3, "a run after removal");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_schedule_ends_when_the_probe_is_replaced() {
+        let reg = HealthRegistry::new();
+        let (r, old) = counted("db", ms(10));
+        let handle = reg.add(r.refresh(ms(100))).unwrap();
+        reg.check(Tag::Ready).await;
+        tokio::time::sleep(ms(250)).await;
+        let (r, new) = counted("db", ms(10));
+        let _handle = handle.replace(r).unwrap();
+        tokio::time::sleep(ms(10_000)).await;
+        assert_eq!(old.started(), 3, "the old schedule ran on");
+        assert_eq!(
+            new.started(),
+            0,
+            "the replacement is not a background probe"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_schedule_ends_with_the_registry() {
+        let reg = HealthRegistry::new();
+        let (r, c) = counted("db", ms(10));
+        reg.add(r.refresh(ms(100))).unwrap();
+        reg.check(Tag::Ready).await;
+        tokio::time::sleep(ms(250)).await;
+        assert_eq!(c.started(), 3);
+        drop(reg);
+        tokio::time::sleep(ms(10_000)).await;
+        assert_eq!(c.started(), 3, "a run after the registry was dropped");
+        assert_eq!(Arc::strong_count(&c), 1, "the task still holds the probe");
+    }
+
+    #[test]
+    fn the_builder_applies_the_execution_policy_rules() {
+        let reg = HealthRegistry::new();
+        let ok = || ProbeRegistration::new("p", from_fn(|| async { Ok(ProbeResult::healthy()) }));
+        let rules = |r| reg.add(r).unwrap_err().rules();
+        assert_eq!(rules(ok().max_staleness(ms(5))), [Rule::RefreshPolicy]);
+        assert_eq!(
+            rules(ok().refresh(ms(5)).max_staleness(ms(5))),
+            [Rule::RefreshPolicy]
+        );
+        assert_eq!(
+            rules(ok().refresh(ms(5)).cache(ms(5))),
+            [Rule::RefreshPolicy]
+        );
+        assert_eq!(rules(ok().cache(ms(0))), [Rule::Duration]);
+        assert_eq!(
+            rules(ok().tags(TagSet::ACTIVE).cache(ms(5))),
+            [Rule::LiveAnswer]
+        );
+        assert_eq!(
+            rules(ok().tags(TagSet::READY.with(Tag::Active)).refresh(ms(5))),
+            [Rule::LiveAnswer]
+        );
+        assert!(reg.names().is_empty());
+        reg.add(ok().refresh(ms(5)).max_staleness(ms(6))).unwrap();
+    }
+}
+
+/// Running a tier (AT-2, AT-3, AT-4).
+mod tier {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    use crate::report::EntryOutcome;
+    use crate::spec::Rule;
+    use crate::writer::canonical_json;
+    use crate::{
+        FailureStatus, HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, Tag, TagSet,
+        from_fn,
+    };
+
+    fn ok(name: &'static str, status: HealthStatus) -> ProbeRegistration {
+        ProbeRegistration::new(
+            name,
+            from_fn(move || async move { Ok(ProbeResult::new(status)) }),
+        )
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn empty_tier_is_healthy_with_no_entries() {
+        let report = HealthRegistry::new().check(Tag::Ready).await;
+        assert_eq!(report.status, HealthStatus::Healthy);
+        assert!(report.entries.is_empty());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn tier_status_is_the_worst_entry_in_registration_order() {
+        let reg = HealthRegistry::new();
+        reg.add(ok("b", HealthStatus::Healthy)).unwrap();
+        reg.add(ok("a", HealthStatus::Degraded)).unwrap();
+        let report = reg.check(Tag::Ready).await;
+        assert_eq!(report.status, HealthStatus::Degraded);
+        let names: Vec<&str> = report.entries.iter().map(|e| &*e.name).collect();
+        assert_eq!(names, ["b", "a"]);
+        reg.add(ok("c", HealthStatus::Unhealthy)).unwrap();
+        assert_eq!(reg.check(Tag::Ready).await.status, HealthStatus::Unhealthy);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn tiers_run_only_their_own_probes() {
+        let reg = HealthRegistry::new();
+        reg.add(ok("db", HealthStatus::Unhealthy)).unwrap();
+        reg.add(ok("primary", HealthStatus::Healthy).tags(TagSet::ACTIVE))
+            .unwrap();
+        assert_eq!(reg.check(Tag::Ready).await.entries.len(), 1);
+        let active = reg.check(Tag::Active).await;
+        assert_eq!(
+            (active.entries.len(), active.status),
+            (1, HealthStatus::Healthy)
+        );
+        let live = reg.check(Tag::Live).await;
+        assert_eq!(
+            (live.entries.len(), live.status),
+            (0, HealthStatus::Healthy)
+        );
+    }
+
+    struct SetOnDrop(Arc<AtomicBool>);
+    impl Drop for SetOnDrop {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_timeout_cancels_the_probe_and_keeps_its_name() {
+        let dropped = Arc::new(AtomicBool::new(false));
+        let flag = dropped.clone();
+        let reg = HealthRegistry::new();
+        reg.add(
+            ProbeRegistration::new(
+                "hung-dependency",
+                from_fn(move || {
+                    let guard = SetOnDrop(flag.clone());
+                    async move {
+                        let _guard = guard;
+                        tokio::time::sleep(Duration::from_secs(3600)).await;
+                        Ok(ProbeResult::healthy())
+                    }
+                }),
+            )
+            .timeout(Duration::from_millis(50)),
+        )
+        .unwrap();
+        let report = reg.check(Tag::Ready).await;
+        let e = &report.entries[0];
+        assert_eq!(&*e.name, "hung-dependency");
+        assert_eq!(
+            (e.status, e.outcome),
+            (HealthStatus::Unhealthy, EntryOutcome::TimedOut)
+        );
+        assert_eq!(e.description.as_deref(), Some("timed out after 50 ms"));
+        assert!(
+            dropped.load(Ordering::SeqCst),
+            "the hung probe's future was not dropped"
+        );
+        assert_eq!(report.total_duration, Duration::from_millis(50));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_panic_fails_only_its_own_entry() {
+        let reg = HealthRegistry::new();
+        reg.add(ok("before", HealthStatus::Healthy)).unwrap();
+        reg.add(ProbeRegistration::new(
+            "exploding",
+            from_fn(|| async { panic!("secret panic text at 10.0.0.7") }),
+        ))
+        .unwrap();
+        reg.add(ok("after", HealthStatus::Healthy)).unwrap();
+        let report = reg.check(Tag::Ready).await;
+        let statuses: Vec<_> = report
+            .entries
+            .iter()
+            .map(|e| (&*e.name, e.status, e.outcome))
+            .collect();
+        assert_eq!(
+            statuses,
+            [
+                ("before", HealthStatus::Healthy, EntryOutcome::Completed),
+                ("exploding", HealthStatus::Unhealthy, EntryOutcome::Panicked),
+                ("after", HealthStatus::Healthy, EntryOutcome::Completed),
+            ]
+        );
+        let body = String::from_utf8(canonical_json(&report)).unwrap();
+        assert!(body.contains("\"check panicked\""));
+        assert!(
+            !body.contains("secret") && !body.contains("10.0.0.7"),
+            "{body}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_panic_before_the_future_exists_fails_only_its_own_entry() {
+        let reg = HealthRegistry::new();
+        reg.add(ok("before", HealthStatus::Healthy)).unwrap();
+        #[allow(unreachable_code)]
+        reg.add(ProbeRegistration::new(
+            "sync-panic",
+            from_fn(|| {
+                panic!("secret synchronous panic");
+                async { Ok(ProbeResult::healthy()) }
+            }),
+        ))
+        .unwrap();
+        let report = reg.check(Tag::Ready).await;
+        let outcomes: Vec<_> = report
+            .entries
+            .iter()
+            .map(|e| (&*e.name, e.outcome))
+            .collect();
+        assert_eq!(
+            outcomes,
+            [
+                ("before", EntryOutcome::Completed),
+                ("sync-panic", EntryOutcome::Panicked)
+            ]
+        );
+    }
+
+    #[test]
+    fn the_lifecycle_entry_names_are_reserved() {
+        let reg = HealthRegistry::new();
+        for name in [
+            crate::lifecycle::STARTUP_ENTRY,
+            crate::lifecycle::SHUTDOWN_ENTRY,
+        ] {
+            let err = reg.add(ok(name, HealthStatus::Healthy)).unwrap_err();
+            assert_eq!(err.rules(), [Rule::ProbeName], "{name}");
+        }
+        assert!(reg.names().is_empty());
+    }
+
+    #[test]
+    fn an_active_probe_is_never_optional() {
+        let reg = HealthRegistry::new();
+        let err = reg
+            .add(
+                ok("primary", HealthStatus::Healthy)
+                    .tags(TagSet::ACTIVE)
+                    .failure_status(FailureStatus::Degraded),
+            )
+            .unwrap_err();
+        assert_eq!(err.rules(), [Rule::ActiveNotOptional]);
+        reg.add(ok("cache", HealthStatus::Healthy).failure_status(FailureStatus::Degraded))
+            .unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn error_text_never_reaches_the_body() {
+        let reg = HealthRegistry::new();
+        reg.add(ProbeRegistration::new(
+            "database",
+            from_fn(|| async {
+                Err("connect to postgres://app:hunter2@db.internal:5432 refused".into())
+            }),
+        ))
+        .unwrap();
+        let report = reg.check(Tag::Ready).await;
+        assert_eq!(report.entries[0].outcome, EntryOutcome::Errored);
+        assert_eq!(report.status, HealthStatus::Unhealthy);
+        let body = String::from_utf8(canonical_json(&report)).unwrap();
+        assert!(body.contains("\"check failed\""), "{body}");
+        for secret in ["hunter2", "db.internal", "postgres://", "refused"] {
+            assert!(!body.contains(secret), "{secret} leaked into {body}");
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn degraded_failure_status_keeps_an_optional_dependency_from_failing_the_tier() {
+        let reg = HealthRegistry::new();
+        reg.add(ok("cache", HealthStatus::Unhealthy).failure_status(FailureStatus::Degraded))
+            .unwrap();
+        reg.add(
+            ProbeRegistration::new("search", from_fn(|| async { Err("down".into()) }))
+                .failure_status(FailureStatus::Degraded),
+        )
+        .unwrap();
+        let report = reg.check(Tag::Ready).await;
+        assert!(
+            report
+                .entries
+                .iter()
+                .all(|e| e.status == HealthStatus::Degraded)
+        );
+        assert_eq!(report.status, HealthStatus::Degraded);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn probes_run_concurrently_not_one_after_another() {
+        let reg = HealthRegistry::new();
+        for name in ["p1", "p2", "p3", "p4", "p5"] {
+            reg.add(ProbeRegistration::new(
+                name,
+                from_fn(|| async {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    Ok(ProbeResult::healthy())
+                }),
+            ))
+            .unwrap();
+        }
+        let report = reg.check(Tag::Ready).await;
+        assert_eq!(report.status, HealthStatus::Healthy);
+        // Virtual time: exactly one sleep, where serial execution takes five.
+        assert_eq!(report.total_duration, Duration::from_millis(200));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn probes_in_flight_never_exceed_the_bound() {
+        let reg = HealthRegistry::builder().max_in_flight(2).build();
+        let now = Arc::new(AtomicUsize::new(0));
+        let peak = Arc::new(AtomicUsize::new(0));
+        for i in 0..6 {
+            let (now, peak) = (now.clone(), peak.clone());
+            reg.add(ProbeRegistration::new(
+                format!("p{i}"),
+                from_fn(move || {
+                    let (now, peak) = (now.clone(), peak.clone());
+                    async move {
+                        let n = now.fetch_add(1, Ordering::SeqCst) + 1;
+                        peak.fetch_max(n, Ordering::SeqCst);
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        now.fetch_sub(1, Ordering::SeqCst);
+                        Ok(ProbeResult::healthy())
+                    }
+                }),
+            ))
+            .unwrap();
+        }
+        let report = reg.check(Tag::Ready).await;
+        assert_eq!(report.status, HealthStatus::Healthy);
+        assert_eq!(peak.load(Ordering::SeqCst), 2);
+        assert_eq!(report.total_duration, Duration::from_millis(150));
+    }
+
+    #[test]
+    fn duplicate_names_are_refused() {
+        let reg = HealthRegistry::new();
+        reg.add(ok("db", HealthStatus::Healthy)).unwrap();
+        let err = reg.add(ok("db", HealthStatus::Healthy)).unwrap_err();
+        assert_eq!(err.rules(), [Rule::DuplicateName]);
+        let err = reg
+            .add_all([
+                ok("x", HealthStatus::Healthy),
+                ok("x", HealthStatus::Healthy),
+            ])
+            .unwrap_err();
+        assert_eq!(err.rules(), [Rule::DuplicateName]);
+        assert_eq!(reg.names().len(), 1, "a refused batch adds nothing");
+    }
+
+    #[test]
+    fn live_is_refused() {
+        let reg = HealthRegistry::new();
+        let err = reg
+            .add(ok("db", HealthStatus::Healthy).tags(TagSet::of(&[Tag::Ready, Tag::Live])))
+            .unwrap_err();
+        assert_eq!(err.rules(), [Rule::LiveTag]);
+        assert!(err.to_string().contains("R1 (ZB-1.3)"), "{err}");
+        assert!(reg.names().is_empty());
+    }
+
+    #[test]
+    fn every_violation_is_reported_at_once() {
+        let reg = HealthRegistry::builder()
+            .orchestrator_timeout(Duration::from_secs(1))
+            .build();
+        let err = reg
+            .add(
+                ok("", HealthStatus::Healthy)
+                    .tags(TagSet::of(&[Tag::Live]))
+                    .timeout(Duration::from_secs(2)),
+            )
+            .unwrap_err();
+        assert_eq!(
+            err.rules(),
+            [Rule::ProbeName, Rule::LiveTag, Rule::Duration]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn replace_keeps_the_slot_and_remove_tears_down() {
+        let reg = HealthRegistry::new();
+        reg.add(ok("a", HealthStatus::Healthy)).unwrap();
+        let handle = reg.add(ok("b", HealthStatus::Unhealthy)).unwrap();
+        reg.add(ok("c", HealthStatus::Healthy)).unwrap();
+        let handle = handle.replace(ok("b", HealthStatus::Healthy)).unwrap();
+        let report = reg.check(Tag::Ready).await;
+        assert_eq!(report.status, HealthStatus::Healthy);
+        assert_eq!(&*report.entries[1].name, "b");
+        // A replacement may not take another probe's name.
+        let (err, handle) = handle.replace(ok("c", HealthStatus::Healthy)).unwrap_err();
+        assert_eq!(err.rules(), [Rule::DuplicateName]);
+        assert!(handle.remove());
+        let names: Vec<String> = reg.names().iter().map(|n| n.to_string()).collect();
+        assert_eq!(names, ["a", "c"]);
+    }
+}

@@ -1,0 +1,120 @@
+//! The startup gate (BE-HLTH-004): `ready` and `active` answer 503 until
+//! every declared piece of startup work is done.
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
+
+use futures_util::FutureExt;
+
+use super::{STARTING_DESCRIPTION, STARTUP_FAILED_DESCRIPTION};
+
+/// The gates of one registry.
+#[derive(Default)]
+pub(super) struct Startup {
+    /// Declared gates not yet signalled.
+    pending: AtomicUsize,
+    /// Set by any gate that failed; sticky.
+    failed: AtomicBool,
+}
+
+impl Startup {
+    pub(super) fn is_started(&self) -> bool {
+        !self.failed.load(Ordering::Acquire) && self.pending.load(Ordering::Acquire) == 0
+    }
+
+    /// The startup entry's description while one applies.
+    pub(super) fn description(&self) -> Option<&'static str> {
+        if self.failed.load(Ordering::Acquire) {
+            Some(STARTUP_FAILED_DESCRIPTION)
+        } else if self.pending.load(Ordering::Acquire) > 0 {
+            Some(STARTING_DESCRIPTION)
+        } else {
+            None
+        }
+    }
+}
+
+/// One declared piece of startup work, from
+/// [`HealthRegistry::startup_gate`](crate::HealthRegistry::startup_gate).
+/// Signal it once: [`ready`](Self::ready) or [`failed`](Self::failed), or
+/// let [`run`](Self::run) signal it from the outcome of the work.
+///
+/// Dropping it unsignalled is a bug, never a verdict: the gate stays
+/// pending (`ready` keeps answering 503 `starting`, which a startup probe
+/// turns into a restart) and one error line names the mistake. So no
+/// accidental drop, of a temporary or of a struct holding the gate, can
+/// turn the start into a failure for good; and a crashed initialisation,
+/// which never signals, never looks ready.
+#[must_use = "the service stays not-ready until the gate is signalled"]
+#[derive(Debug)]
+pub struct StartupGate {
+    startup: Weak<Startup>,
+    signalled: bool,
+}
+
+impl StartupGate {
+    pub(super) fn declare(startup: &Arc<Startup>) -> Self {
+        startup.pending.fetch_add(1, Ordering::AcqRel);
+        Self {
+            startup: Arc::downgrade(startup),
+            signalled: false,
+        }
+    }
+
+    /// This piece of initialisation is complete. When it is the last one,
+    /// `ready` and `active` answer from their probes again.
+    pub fn ready(mut self) {
+        self.signalled = true;
+        if let Some(startup) = self.startup.upgrade() {
+            startup.pending.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+
+    /// Initialisation failed: `ready` and `active` stay 503 with the fixed
+    /// description [`STARTUP_FAILED_DESCRIPTION`] for the rest of the
+    /// process. `error` goes to the log only (BE-HLTH-007).
+    pub fn failed(mut self, error: impl std::fmt::Display) {
+        self.signalled = true;
+        tracing::error!(error = %error, "startup failed; ready and active answer 503");
+        if let Some(startup) = self.startup.upgrade() {
+            startup.failed.store(true, Ordering::Release);
+            startup.pending.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+
+    /// Runs the startup work `work` and signals the gate from its outcome:
+    /// [`ready`](Self::ready) on `Ok`, [`failed`](Self::failed) on `Err`
+    /// and when `work` panics (the panic is caught and logged, and the
+    /// task goes on). Returns whether it succeeded.
+    pub async fn run<E: std::fmt::Display>(
+        self,
+        work: impl Future<Output = Result<(), E>>,
+    ) -> bool {
+        match AssertUnwindSafe(work).catch_unwind().await {
+            Ok(Ok(())) => {
+                self.ready();
+                true
+            }
+            Ok(Err(error)) => {
+                self.failed(error);
+                false
+            }
+            Err(_) => {
+                self.failed("the startup work panicked");
+                false
+            }
+        }
+    }
+}
+
+impl Drop for StartupGate {
+    fn drop(&mut self) {
+        if !self.signalled && self.startup.strong_count() > 0 {
+            tracing::error!(
+                "a startup gate was dropped without `ready()` or `failed()`: ready and active answer 503 `starting` until the process restarts; signal the gate, or use `StartupGate::run`"
+            );
+        }
+    }
+}

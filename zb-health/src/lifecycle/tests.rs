@@ -1,0 +1,319 @@
+//! The lifecycle's behaviour through the registry: gates, watchdogs and
+//! the drain.
+
+/// Startup gates and the drain.
+mod startup_and_drain {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    use crate::lifecycle::*;
+    use crate::probe::{ProbeResult, from_fn};
+    use crate::registry::{HealthRegistry, ProbeRegistration};
+    use crate::report::HealthReport;
+    use crate::{HealthStatus, Tag, TagSet};
+
+    fn names(report: &HealthReport) -> Vec<(&str, HealthStatus, Option<&str>)> {
+        report
+            .entries
+            .iter()
+            .map(|e| (&*e.name, e.status, e.description.as_deref()))
+            .collect()
+    }
+
+    fn degraded_registry() -> HealthRegistry {
+        let registry = HealthRegistry::new();
+        registry
+            .add(
+                ProbeRegistration::new(
+                    "cluster",
+                    from_fn(|| async { Ok(ProbeResult::degraded("cluster not yet available")) }),
+                )
+                .tags(TagSet::READY),
+            )
+            .unwrap();
+        registry
+    }
+
+    #[tokio::test]
+    async fn a_pending_gate_puts_a_starting_entry_first_over_a_degraded_probe() {
+        let registry = degraded_registry();
+        let gate = registry.startup_gate();
+        assert!(!registry.is_started());
+        let report = registry.answer(Tag::Ready).await;
+        assert_eq!(report.status, HealthStatus::Unhealthy);
+        assert_eq!(
+            names(&report),
+            [
+                (STARTUP_ENTRY, HealthStatus::Unhealthy, Some("starting")),
+                (
+                    "cluster",
+                    HealthStatus::Degraded,
+                    Some("cluster not yet available")
+                ),
+            ]
+        );
+        gate.ready();
+        assert!(registry.is_started());
+        let report = registry.answer(Tag::Ready).await;
+        assert_eq!(report.status, HealthStatus::Degraded);
+        assert_eq!(names(&report).len(), 1, "no startup entry once started");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn answer_live_is_the_watchdogs_and_ignores_the_gate_and_the_drain() {
+        let registry = degraded_registry();
+        let _gate = registry.startup_gate();
+        registry.begin_drain();
+        let empty = registry.answer(Tag::Live).await;
+        assert_eq!(
+            (empty.status, empty.entries.len()),
+            (HealthStatus::Healthy, 0)
+        );
+        let consumer = registry
+            .watchdog("consumer", Duration::from_millis(10))
+            .unwrap();
+        tokio::time::advance(Duration::from_millis(11)).await;
+        let stalled = registry.answer(Tag::Live).await;
+        assert_eq!(
+            names(&stalled),
+            [(
+                "consumer",
+                HealthStatus::Unhealthy,
+                Some("no heartbeat within 10 ms")
+            )]
+        );
+        consumer.beat();
+        let healthy = registry.answer(Tag::Live).await;
+        assert_eq!(names(&healthy), [("consumer", HealthStatus::Healthy, None)]);
+        let ready = registry.answer(Tag::Ready).await;
+        assert_eq!(
+            names(&ready).iter().map(|e| e.0).collect::<Vec<_>>(),
+            [STARTUP_ENTRY, SHUTDOWN_ENTRY, "cluster"]
+        );
+    }
+
+    #[test]
+    fn every_declared_gate_must_be_ready() {
+        let registry = HealthRegistry::new();
+        let a = registry.startup_gate();
+        let b = registry.startup_gate();
+        a.ready();
+        assert!(!registry.is_started());
+        b.ready();
+        assert!(registry.is_started());
+    }
+
+    #[test]
+    fn a_dropped_gate_stays_pending_and_never_fails_the_start() {
+        let registry = HealthRegistry::new();
+        let gate = registry.startup_gate();
+        drop(gate);
+        assert!(!registry.is_started(), "a crashed init never looks ready");
+        let entries = registry.lifecycle().entries();
+        assert_eq!(
+            entries[0].description.as_deref(),
+            Some(STARTING_DESCRIPTION)
+        );
+    }
+
+    #[tokio::test]
+    async fn run_signals_the_gate_from_the_outcome_and_catches_a_panic() {
+        let registry = HealthRegistry::new();
+        assert!(
+            registry
+                .startup_gate()
+                .run(async { Ok::<_, String>(()) })
+                .await
+        );
+        assert!(registry.is_started());
+        let failing = registry.startup_gate();
+        assert!(!failing.run(async { Err("no schema") }).await);
+        assert!(!registry.is_started());
+        let registry = HealthRegistry::new();
+        let panicking = registry.startup_gate();
+        let work = async {
+            if registry.is_started() {
+                return Ok::<_, String>(());
+            }
+            panic!("init bug")
+        };
+        assert!(!panicking.run(work).await);
+        let entries = registry.lifecycle().entries();
+        assert_eq!(
+            entries[0].description.as_deref(),
+            Some(STARTUP_FAILED_DESCRIPTION)
+        );
+    }
+
+    #[test]
+    fn a_failed_gate_is_a_sticky_failed_start() {
+        for how in ["failed"] {
+            let registry = HealthRegistry::new();
+            let gate = registry.startup_gate();
+            let other = registry.startup_gate();
+            gate.failed("postgres://user:secret@db refused");
+            other.ready();
+            assert!(!registry.is_started(), "{how}");
+            let entries = registry.lifecycle().entries();
+            assert_eq!(entries.len(), 1);
+            assert_eq!(
+                entries[0].description.as_deref(),
+                Some(STARTUP_FAILED_DESCRIPTION),
+                "{how}: fixed text, never the error"
+            );
+        }
+    }
+
+    #[test]
+    fn a_drain_adds_a_shutdown_entry_after_startup_and_runs_hooks_once() {
+        let registry = HealthRegistry::new();
+        let ran = Arc::new(AtomicUsize::new(0));
+        let counter = ran.clone();
+        registry.on_drain(move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+        });
+        let _gate = registry.startup_gate();
+        assert!(registry.begin_drain());
+        assert!(!registry.begin_drain(), "second call is a no-op");
+        assert_eq!(ran.load(Ordering::SeqCst), 1);
+        let late = ran.clone();
+        registry.on_drain(move || {
+            late.fetch_add(10, Ordering::SeqCst);
+        });
+        assert_eq!(ran.load(Ordering::SeqCst), 11, "a late hook runs at once");
+        let entries = registry.lifecycle().entries();
+        let order: Vec<&str> = entries.iter().map(|e| &*e.name).collect();
+        assert_eq!(order, [STARTUP_ENTRY, SHUTDOWN_ENTRY]);
+        assert!(registry.is_draining());
+    }
+
+    #[test]
+    fn a_panicking_hook_does_not_stop_the_others() {
+        let registry = HealthRegistry::new();
+        let ran = Arc::new(AtomicBool::new(false));
+        let flag = ran.clone();
+        registry.on_drain(|| panic!("hook bug"));
+        registry.on_drain(move || flag.store(true, Ordering::SeqCst));
+        assert!(registry.begin_drain());
+        assert!(ran.load(Ordering::SeqCst));
+    }
+}
+
+/// Watchdogs.
+mod watchdogs {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use zb_health_spec::Rule;
+
+    use crate::HealthStatus;
+    use crate::lifecycle::{DEAD_DESCRIPTION, LiveAnswer};
+    use crate::registry::HealthRegistry;
+
+    fn stalled_names(registry: &HealthRegistry) -> Option<Vec<(String, HealthStatus)>> {
+        match registry.lifecycle().live() {
+            LiveAnswer::Stalled(report) => Some(
+                report
+                    .entries
+                    .iter()
+                    .map(|e| (e.name.to_string(), e.status))
+                    .collect(),
+            ),
+            _ => None,
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_missed_deadline_stalls_only_that_loop_and_a_beat_recovers_it() {
+        let registry = HealthRegistry::new();
+        assert!(matches!(registry.lifecycle().live(), LiveAnswer::Fixed));
+        let consumer = registry
+            .watchdog("consumer", Duration::from_millis(100))
+            .unwrap();
+        let scheduler = registry
+            .watchdog("scheduler", Duration::from_secs(10))
+            .unwrap();
+        tokio::time::advance(Duration::from_millis(100)).await;
+        assert_eq!(stalled_names(&registry), None, "at the deadline: in time");
+        tokio::time::advance(Duration::from_millis(1)).await;
+        assert_eq!(
+            stalled_names(&registry),
+            Some(vec![
+                ("consumer".into(), HealthStatus::Unhealthy),
+                ("scheduler".into(), HealthStatus::Healthy),
+            ])
+        );
+        consumer.beat();
+        assert_eq!(stalled_names(&registry), None, "recovered");
+        scheduler.beat();
+        let LiveAnswer::Healthy(body, _) = registry.lifecycle().live() else {
+            panic!("healthy");
+        };
+        let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(body["status"], "Healthy");
+        assert_eq!(body["entries"]["consumer"]["status"], "Healthy");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn retiring_the_heartbeat_removes_the_watchdog() {
+        let registry = HealthRegistry::new();
+        let consumer = registry
+            .watchdog("consumer", Duration::from_millis(10))
+            .unwrap();
+        tokio::time::advance(Duration::from_millis(50)).await;
+        assert!(stalled_names(&registry).is_some());
+        consumer.retire();
+        assert!(matches!(registry.lifecycle().live(), LiveAnswer::Fixed));
+        assert!(registry.watchdog_names().is_empty());
+        // The name is free again.
+        registry
+            .watchdog("consumer", Duration::from_millis(10))
+            .unwrap();
+    }
+
+    #[test]
+    fn bad_names_duplicates_and_zero_deadlines_are_refused() {
+        let registry = HealthRegistry::new();
+        let _a = registry
+            .watchdog("consumer", Duration::from_secs(1))
+            .unwrap();
+        let dup = registry
+            .watchdog("consumer", Duration::from_secs(1))
+            .unwrap_err();
+        assert_eq!(dup.rules(), [Rule::DuplicateName]);
+        let bad = registry.watchdog("a b", Duration::ZERO).unwrap_err();
+        assert_eq!(bad.rules(), [Rule::ProbeName, Rule::Duration]);
+        assert_eq!(&*registry.watchdog_names(), [Arc::from("consumer")]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_heartbeat_dropped_unretired_is_a_dead_loop_for_good() {
+        let registry = HealthRegistry::new();
+        let consumer = registry
+            .watchdog("consumer", Duration::from_secs(60))
+            .unwrap();
+        let scheduler = registry
+            .watchdog("scheduler", Duration::from_secs(60))
+            .unwrap();
+        // The loop owning it panicked: its heartbeat is dropped mid-deadline.
+        drop(consumer);
+        let LiveAnswer::Stalled(report) = registry.lifecycle().live() else {
+            panic!("a dead loop stalls live at once");
+        };
+        let consumer = report.entry("consumer").unwrap();
+        assert_eq!(consumer.status, HealthStatus::Unhealthy);
+        assert_eq!(consumer.description.as_deref(), Some(DEAD_DESCRIPTION));
+        scheduler.beat();
+        tokio::time::advance(Duration::from_secs(3600)).await;
+        scheduler.beat();
+        assert!(
+            stalled_names(&registry).is_some(),
+            "nothing beats a dead loop back to life"
+        );
+        assert_eq!(
+            &*registry.watchdog_names(),
+            [Arc::from("consumer"), Arc::from("scheduler")]
+        );
+    }
+}

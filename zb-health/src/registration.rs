@@ -1,0 +1,206 @@
+//! What a probe is registered with: its name, tiers, deadline, failure
+//! status and execution policy, checked against the spec rules. Data only:
+//! nothing here runs a probe or holds one's state.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use zb_health_spec::{
+    DEFAULT_PROBE_TIMEOUT, FailureStatus, Rule, SpecError, Tag, TagSet, Violation, Violations,
+    check_active_not_optional, check_execution_policy, check_name, check_probe_tags, check_timeout,
+};
+
+use crate::probe::{DynProbe, Probe};
+
+/// A probe's execution policy, as registered (BE-HLTH-006); see
+/// [`crate::executor`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Policy {
+    pub(crate) cache: Option<Duration>,
+    pub(crate) refresh: Option<Duration>,
+    pub(crate) max_staleness: Option<Duration>,
+}
+
+/// How a probe is registered: its name, tiers, deadline and failure status.
+pub struct ProbeRegistration {
+    pub(crate) name: Arc<str>,
+    pub(crate) tags: TagSet,
+    pub(crate) timeout: Duration,
+    pub(crate) failure_status: FailureStatus,
+    pub(crate) probe: Arc<dyn DynProbe>,
+    pub(crate) policy: Policy,
+}
+
+impl ProbeRegistration {
+    /// A registration on the `ready` tier with a 1 s deadline (Kubernetes'
+    /// default `timeoutSeconds`) that fails as `Unhealthy`.
+    pub fn new(name: impl Into<Arc<str>>, probe: impl Probe) -> Self {
+        Self::from_arc(name, Arc::new(probe))
+    }
+
+    /// Like [`new`](Self::new), for a probe that is already shared.
+    pub fn from_arc(name: impl Into<Arc<str>>, probe: Arc<dyn DynProbe>) -> Self {
+        Self {
+            name: name.into(),
+            tags: TagSet::READY,
+            timeout: DEFAULT_PROBE_TIMEOUT,
+            failure_status: FailureStatus::Unhealthy,
+            probe,
+            policy: Policy::default(),
+        }
+    }
+
+    /// Sets the tiers that run the probe. `live` is refused by `add`.
+    pub fn tags(mut self, tags: TagSet) -> Self {
+        self.tags = tags;
+        self
+    }
+
+    /// Sets the deadline; on expiry the probe is cancelled (AT-4).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Sets the status a failure reports; `Degraded` marks an optional
+    /// dependency (BE-HLTH-003).
+    pub fn failure_status(mut self, status: FailureStatus) -> Self {
+        self.failure_status = status;
+        self
+    }
+
+    /// Serves a result younger than `cache` without running the probe
+    /// (BE-HLTH-006); failures are cached too. Not on an `active` probe
+    /// (R17). See [`crate::executor`].
+    pub fn cache(mut self, cache: Duration) -> Self {
+        self.policy.cache = Some(cache);
+        self
+    }
+
+    /// Runs the probe in the background every `refresh`; requests read the
+    /// latest result and never wait (BE-HLTH-006). Not with `cache` (R16),
+    /// not on an `active` probe (R17). See [`crate::executor`].
+    pub fn refresh(mut self, refresh: Duration) -> Self {
+        self.policy.refresh = Some(refresh);
+        self
+    }
+
+    /// With [`refresh`](Self::refresh): a result older than this is
+    /// reported with the failure status as stale. Must be greater than
+    /// `refresh` (R16); default twice `refresh` plus the deadline.
+    pub fn max_staleness(mut self, max_staleness: Duration) -> Self {
+        self.policy.max_staleness = Some(max_staleness);
+        self
+    }
+
+    /// The registered name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Checks this registration alone against the spec rules, pushing into
+    /// `sink`. Shared by `add`, `replace` and generated code.
+    pub(crate) fn validate(&self, orchestrator: Option<Duration>, sink: &mut Violations<()>) {
+        check_name(&self.name, (), sink);
+        let tags: Vec<(Tag, ())> = self.tags.iter().map(|t| (t, ())).collect();
+        check_probe_tags(&self.name, &tags, (), sink);
+        check_timeout(&self.name, self.timeout, orchestrator, (), sink);
+        check_active_not_optional(&self.name, self.tags, self.failure_status, (), sink);
+        let p = self.policy;
+        check_execution_policy(
+            &self.name,
+            self.tags,
+            p.cache,
+            p.refresh,
+            p.max_staleness,
+            (),
+            sink,
+        );
+    }
+}
+
+impl std::fmt::Debug for ProbeRegistration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProbeRegistration")
+            .field("name", &self.name)
+            .field("tags", &self.tags)
+            .field("timeout", &self.timeout)
+            .field("failure_status", &self.failure_status)
+            .field("policy", &self.policy)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why the registry refused a change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// The registration breaks spec rules: every violation, not just the
+    /// first, as the same [`Rule`]s the compile-time checks report.
+    Rules(SpecError),
+    /// `replace` on a registration that is no longer there: the probe was
+    /// removed or the registry dropped.
+    Gone {
+        /// The name the probe was registered under.
+        name: String,
+    },
+}
+
+impl RegistryError {
+    /// The rules broken, in the order found; empty for [`Gone`](Self::Gone).
+    pub fn rules(&self) -> Vec<Rule> {
+        match self {
+            RegistryError::Rules(e) => e.rules(),
+            RegistryError::Gone { .. } => Vec::new(),
+        }
+    }
+
+    /// The violations, in the order found; empty for [`Gone`](Self::Gone).
+    pub fn violations(&self) -> &[Violation<()>] {
+        match self {
+            RegistryError::Rules(e) => e.violations(),
+            RegistryError::Gone { .. } => &[],
+        }
+    }
+}
+
+impl std::fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RegistryError::Rules(e) => e.fmt(f),
+            RegistryError::Gone { name } => write!(
+                f,
+                "probe `{name}` is no longer registered: the registry was dropped or the probe was removed; add it again with `HealthRegistry::add`"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RegistryError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            RegistryError::Rules(e) => Some(e),
+            RegistryError::Gone { .. } => None,
+        }
+    }
+}
+
+/// So `main` can `?` an install: a refused registration ends the process
+/// at start with every broken rule.
+impl From<RegistryError> for std::io::Error {
+    fn from(e: RegistryError) -> Self {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string())
+    }
+}
+
+impl From<SpecError> for RegistryError {
+    fn from(e: SpecError) -> Self {
+        RegistryError::Rules(e)
+    }
+}
+
+impl From<Vec<Violation<()>>> for RegistryError {
+    fn from(violations: Vec<Violation<()>>) -> Self {
+        RegistryError::Rules(violations.into())
+    }
+}

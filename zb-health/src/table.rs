@@ -1,0 +1,250 @@
+//! The probe table: every registered probe, by tier, and the handles that
+//! replace or remove one. Registrations are validated here, against each
+//! other and the orchestrator's timeout; nothing here runs a probe.
+
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
+use std::time::Duration;
+
+use zb_health_spec::{Rule, Tag, Violations, check_timeout, check_unique_names};
+
+use crate::executor::ProbeRuntime;
+use crate::registration::{ProbeRegistration, RegistryError};
+
+/// A tier's probes, precomputed at registration so a request does no tag
+/// filtering.
+pub(crate) type TierTable = Arc<[Arc<ProbeRuntime>]>;
+
+/// One row: the probe's runtime and the id its handle names it by.
+struct Row {
+    id: u64,
+    probe: Arc<ProbeRuntime>,
+}
+
+struct State {
+    all: Vec<Row>,
+    ready: TierTable,
+    active: TierTable,
+    next_id: u64,
+    /// The orchestrator's probe timeout, once known. Under the same lock as
+    /// the probes, so no `add` can slip in between the check of the
+    /// registered deadlines and the setting (R5 at registration).
+    orchestrator_timeout: Option<Duration>,
+}
+
+impl State {
+    fn rebuild_tiers(&mut self) {
+        let table = |tag| {
+            self.all
+                .iter()
+                .filter(|r| r.probe.tags.contains(tag))
+                .map(|r| r.probe.clone())
+                .collect()
+        };
+        self.ready = table(Tag::Ready);
+        self.active = table(Tag::Active);
+    }
+}
+
+/// The probes of one registry.
+pub(crate) struct ProbeTable {
+    state: RwLock<State>,
+}
+
+impl ProbeTable {
+    pub(crate) fn new(orchestrator_timeout: Option<Duration>) -> Self {
+        let empty: TierTable = Arc::from(Vec::new());
+        Self {
+            state: RwLock::new(State {
+                all: Vec::new(),
+                ready: empty.clone(),
+                active: empty,
+                next_id: 0,
+                orchestrator_timeout,
+            }),
+        }
+    }
+
+    /// See `HealthRegistry::set_orchestrator_timeout`.
+    pub(crate) fn set_orchestrator_timeout(&self, timeout: Duration) -> Result<(), RegistryError> {
+        let mut state = self.write();
+        let mut sink = Violations::new();
+        match state.orchestrator_timeout {
+            Some(set) if set == timeout => return Ok(()),
+            Some(set) => sink.push(
+                Rule::Duration,
+                (),
+                format!(
+                    "the registry's orchestrator timeout is already {} ms; refusing {} ms",
+                    set.as_millis(),
+                    timeout.as_millis()
+                ),
+                "one process answers one orchestrator: make every manifest installed into this registry state the same `orchestrator.timeout`",
+            ),
+            None => {
+                for r in &state.all {
+                    check_timeout(&r.probe.name, r.probe.timeout, Some(timeout), (), &mut sink);
+                }
+            }
+        }
+        sink.into_result()?;
+        state.orchestrator_timeout = Some(timeout);
+        Ok(())
+    }
+
+    pub(crate) fn orchestrator_timeout(&self) -> Option<Duration> {
+        self.read().orchestrator_timeout
+    }
+
+    /// The one place registrations are validated and stored, all or none.
+    /// With `replacing`, the single registration takes that probe's slot.
+    pub(crate) fn commit(
+        self: &Arc<Self>,
+        registrations: Vec<ProbeRegistration>,
+        replacing: Option<u64>,
+    ) -> Result<Vec<RegistrationHandle>, RegistryError> {
+        let mut state = self.write();
+        let slot = match replacing {
+            Some(id) => Some(state.all.iter().position(|r| r.id == id).ok_or_else(|| {
+                RegistryError::Gone {
+                    name: registrations.first().map_or("?", |r| r.name()).to_owned(),
+                }
+            })?),
+            None => None,
+        };
+        let mut sink = Violations::new();
+        for r in &registrations {
+            r.validate(state.orchestrator_timeout, &mut sink);
+        }
+        check_unique_names(
+            state
+                .all
+                .iter()
+                .filter(|r| Some(r.id) != replacing)
+                .map(|r| (&*r.probe.name, ()))
+                .chain(registrations.iter().map(|r| (r.name(), ()))),
+            &mut sink,
+        );
+        sink.into_result()?;
+        let mut handles = Vec::with_capacity(registrations.len());
+        for r in registrations {
+            let id = state.next_id;
+            state.next_id += 1;
+            let probe = Arc::new(ProbeRuntime::new(r));
+            handles.push(RegistrationHandle {
+                table: Arc::downgrade(self),
+                id,
+                name: probe.name.clone(),
+            });
+            let row = Row { id, probe };
+            match slot {
+                Some(pos) => state.all[pos] = row,
+                None => state.all.push(row),
+            }
+        }
+        state.rebuild_tiers();
+        Ok(handles)
+    }
+
+    fn remove(&self, id: u64) -> bool {
+        let mut state = self.write();
+        let before = state.all.len();
+        state.all.retain(|r| r.id != id);
+        let removed = state.all.len() != before;
+        if removed {
+            state.rebuild_tiers();
+        }
+        removed
+    }
+
+    /// The registered probe names, in registration order.
+    pub(crate) fn names(&self) -> Vec<Arc<str>> {
+        self.read()
+            .all
+            .iter()
+            .map(|r| r.probe.name.clone())
+            .collect()
+    }
+
+    /// Every registered probe, in registration order.
+    pub(crate) fn all(&self) -> Vec<Arc<ProbeRuntime>> {
+        self.read().all.iter().map(|r| r.probe.clone()).collect()
+    }
+
+    /// The probe registered as `name`.
+    pub(crate) fn find(&self, name: &str) -> Option<Arc<ProbeRuntime>> {
+        self.read()
+            .all
+            .iter()
+            .find(|r| &*r.probe.name == name)
+            .map(|r| r.probe.clone())
+    }
+
+    /// The probes of `tier`, as the executor will run them; `None` for
+    /// `live`, which carries none (ZB-1.3).
+    pub(crate) fn tier(&self, tier: Tag) -> Option<TierTable> {
+        let state = self.read();
+        match tier {
+            Tag::Ready => Some(state.ready.clone()),
+            Tag::Active => Some(state.active.clone()),
+            Tag::Live => None,
+        }
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, State> {
+        // A panic while holding the lock cannot leave `State` half-written
+        // (every mutation is a push or a swap), so poisoning is ignored.
+        self.state.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, State> {
+        self.state.write().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The undo handle of one registration (AT-1).
+///
+/// Use it to **replace** a probe (e.g. after a cluster re-join) or to remove
+/// it when the thing it watches is torn down, never to signal "out of
+/// service": an empty tier is healthy, so removing a failing probe would
+/// turn "failing" into "all clear". Dropping the handle keeps the probe.
+#[derive(Debug)]
+pub struct RegistrationHandle {
+    table: Weak<ProbeTable>,
+    id: u64,
+    name: Arc<str>,
+}
+
+impl RegistrationHandle {
+    /// The name the probe was registered under.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Replaces the probe in place, keeping its position in the report.
+    /// On error the old probe stays and the handle is given back.
+    pub fn replace(
+        self,
+        registration: ProbeRegistration,
+    ) -> Result<RegistrationHandle, (RegistryError, RegistrationHandle)> {
+        let Some(table) = self.table.upgrade() else {
+            let name = self.name.to_string();
+            return Err((RegistryError::Gone { name }, self));
+        };
+        match table.commit(vec![registration], Some(self.id)) {
+            Ok(mut handles) => Ok(handles.remove(0)),
+            Err(e) => Err((e, self)),
+        }
+    }
+
+    /// Removes the probe, for teardown of what it watches. Returns whether
+    /// it was still registered.
+    pub fn remove(self) -> bool {
+        self.table.upgrade().is_some_and(|t| t.remove(self.id))
+    }
+}
+
+impl std::fmt::Debug for ProbeTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}
