@@ -19,6 +19,7 @@ use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
 use crate::args::ProbeArgs;
+use crate::input;
 
 /// The most of the status line and headers read: a health answer's head is
 /// a few hundred bytes.
@@ -111,19 +112,16 @@ enum Failure {
     Protocol(String),
 }
 
-/// Runs `zb-health probe`: returns the exit status.
-pub fn run(args: &ProbeArgs) -> u8 {
-    let url = match parse_url(&args.url) {
-        Ok(url) => url,
-        Err(why) => {
-            eprintln!("error: {why}");
-            return 2;
-        }
-    };
+/// Runs `zb-health probe`.
+pub fn run(args: &ProbeArgs) -> Result<(), input::Failure> {
+    let url = parse_url(&args.url).map_err(|why| {
+        eprintln!("error: {why}");
+        input::Failure::Unusable
+    })?;
     match get(&url, args) {
         Ok(status) => {
             println!("{}: HTTP {status}", args.url);
-            0
+            Ok(())
         }
         Err(failure) => {
             let line = match failure {
@@ -133,7 +131,7 @@ pub fn run(args: &ProbeArgs) -> u8 {
                 Failure::Protocol(why) => format!("bad answer: {why}"),
             };
             eprintln!("{}: {line}", args.url);
-            1
+            Err(input::Failure::Failed)
         }
     }
 }

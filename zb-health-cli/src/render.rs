@@ -1,10 +1,13 @@
 //! Violations as rustc-style diagnostics, rendered by annotate-snippets.
 
+use std::io::Write;
 use std::ops::Range;
 
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 use zb_health_spec::Violation;
 use zb_health_spec::manifest::Location;
+
+use crate::input::{Failure, Source};
 
 /// One diagnostic of any source: a broken manifest rule, or a Kubernetes
 /// setting that drifted from the manifest.
@@ -24,7 +27,7 @@ pub struct Diagnostic<'a> {
 /// Renders every violation of one file, then a one-line summary, as rustc
 /// prints them: `error[R1]: …`, `--> path:line:col`, the line with a caret,
 /// `= note:` with the rule and its requirement, `= help:`.
-pub fn report(path: &str, text: &str, violations: &[Violation<Location>], styled: bool) -> String {
+pub fn report(source: &Source, violations: &[Violation<Location>], styled: bool) -> String {
     let diagnostics: Vec<Diagnostic<'_>> = violations
         .iter()
         .map(|violation| {
@@ -43,20 +46,28 @@ pub fn report(path: &str, text: &str, violations: &[Violation<Location>], styled
         .collect();
     let count = violations.len();
     let summary = format!(
-        "could not accept `{path}` due to {count} previous error{}",
-        if count == 1 { "" } else { "s" }
+        "could not accept `{}` due to {count} previous error{}",
+        source.shown,
+        plural(count)
     );
-    render_all(path, text, &diagnostics, &summary, styled)
+    render_all(source, &diagnostics, &summary, styled)
 }
 
-/// Renders `diagnostics` on `text`, then `summary` as a last `error:` line.
+/// The `s` of a summary's noun, as rustc writes "1 previous error" and
+/// "2 previous errors".
+pub fn plural(count: usize) -> &'static str {
+    if count == 1 { "" } else { "s" }
+}
+
+/// Renders `diagnostics` on the source's text, then `summary` as a last
+/// `error:` line.
 pub fn render_all(
-    path: &str,
-    text: &str,
+    source: &Source,
     diagnostics: &[Diagnostic<'_>],
     summary: &str,
     styled: bool,
 ) -> String {
+    let (path, text) = (source.shown.as_str(), source.text.as_str());
     let renderer = if styled {
         Renderer::styled()
     } else {
@@ -82,6 +93,13 @@ pub fn render_all(
     out.push_str(&renderer.render(&[Group::with_title(Level::ERROR.primary_title(summary))]));
     out.push_str("\n\n");
     out
+}
+
+/// Writes a rendered report on stderr; the subcommand then exits 1.
+pub fn fail(report: &str) -> Failure {
+    // A closed stderr leaves nothing to tell; the status still says it.
+    let _ = std::io::stderr().write_all(report.as_bytes());
+    Failure::Failed
 }
 
 /// The byte range that a `Location` (1-based line, 1-based column in

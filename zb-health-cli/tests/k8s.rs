@@ -2,12 +2,12 @@
 //! valid YAML, deterministic and snapshot-tested; it refuses what
 //! Kubernetes cannot express; `--check` reports drift at line:column.
 //!
-//! `SNAPSHOTS=overwrite cargo test --workspace --all-features --test k8s`
-//! rewrites `tests/snapshots/k8s/` (review the diff).
+//! `SNAPSHOTS=overwrite cargo test -p zb-health-cli --test k8s` rewrites
+//! `tests/snapshots/k8s/` (review the diff).
 
 mod common;
 
-use common::{assert_snapshot, example_manifests, manifests, text, zb_health};
+use common::{cli, example_manifests, manifests, snapshot, text, zb_health};
 use serde::Deserialize;
 
 const FIXTURES: &str = "zb-health-cli/tests/fixtures/k8s";
@@ -188,9 +188,10 @@ fn the_printed_probes_match_their_snapshots() {
     for (name, file, flags) in cases {
         let mut args = vec!["k8s", file];
         args.extend_from_slice(flags);
-        let out = zb_health(&args);
-        assert_eq!(out.status.code(), Some(0), "{file}: {}", text(&out.stderr));
-        assert_snapshot(&format!("k8s/{name}.yaml"), &text(&out.stdout));
+        cli(&args)
+            .assert()
+            .code(0)
+            .stdout_eq(snapshot(&format!("k8s/{name}.yaml")));
     }
 }
 
@@ -198,10 +199,11 @@ fn the_printed_probes_match_their_snapshots() {
 fn what_kubernetes_cannot_express_is_refused_at_the_manifests_line_and_column() {
     for name in ["subsecond", "unknown_deadline"] {
         let file = format!("{FIXTURES}/{name}.yaml");
-        let out = zb_health(&["k8s", "--color", "never", &file]);
-        assert_eq!(out.status.code(), Some(1), "{file}");
-        assert_eq!(text(&out.stdout), "", "{file}");
-        assert_snapshot(&format!("k8s/{name}.stderr"), &text(&out.stderr));
+        cli(&["k8s", "--color", "never", &file])
+            .assert()
+            .code(1)
+            .stdout_eq("")
+            .stderr_eq(snapshot(&format!("k8s/{name}.stderr")));
     }
     let out = zb_health(&["k8s", "tests/ui/pass/manifests/field_names.yaml"]);
     assert_eq!(out.status.code(), Some(1));
@@ -248,15 +250,16 @@ fn every_drift_is_reported_at_its_line_and_column_in_the_deployment() {
             &["--grpc-port", "50051"],
         ),
     ];
-    for (snapshot, manifest, deployment, flags) in cases {
+    for (name, manifest, deployment, flags) in cases {
         let manifest = format!("{FIXTURES}/{manifest}.yaml");
         let deployment = format!("{FIXTURES}/{deployment}.yaml");
         let mut args = vec!["k8s", "--color", "never", &manifest, "--check", &deployment];
         args.extend_from_slice(flags);
-        let out = zb_health(&args);
-        assert_eq!(out.status.code(), Some(1), "{deployment}");
-        assert_eq!(text(&out.stdout), "", "{deployment}");
-        assert_snapshot(&format!("k8s/{snapshot}.stderr"), &text(&out.stderr));
+        cli(&args)
+            .assert()
+            .code(1)
+            .stdout_eq("")
+            .stderr_eq(snapshot(&format!("k8s/{name}.stderr")));
     }
 }
 

@@ -14,6 +14,8 @@ use super::{
     Handler, K8S_DEFAULT_GRACE_SECONDS, K8S_DEFAULT_TIMEOUT_SECONDS, Plan, PortSource, ProbePlan,
     tier_of_grpc_service, tier_of_path,
 };
+use crate::input::Source;
+use crate::render::{Diagnostic, plural, render_all};
 use crate::yaml::{self, Node, Value};
 
 /// What a drift is about: its code, name and the requirement at stake.
@@ -76,6 +78,32 @@ pub struct Drift {
     pub message: String,
     /// What to write instead.
     pub help: String,
+}
+
+impl Drift {
+    /// The drift as a rustc-style diagnostic: `error[K1]: …` at its place.
+    fn diagnostic(&self) -> Diagnostic<'_> {
+        Diagnostic {
+            id: self.check.code(),
+            message: &self.message,
+            location: self.location,
+            note: self.check.note(),
+            help: &self.help,
+        }
+    }
+}
+
+/// Renders every drift found in `deployment`, then a summary naming the
+/// manifest it disagrees with.
+pub fn report(drifts: &[Drift], deployment: &Source, manifest: &str, styled: bool) -> String {
+    let diagnostics: Vec<Diagnostic<'_>> = drifts.iter().map(Drift::diagnostic).collect();
+    let count = drifts.len();
+    let summary = format!(
+        "`{}` disagrees with `{manifest}` in {count} place{}",
+        deployment.shown,
+        plural(count)
+    );
+    render_all(deployment, &diagnostics, &summary, styled)
 }
 
 /// The container chosen, with its pod spec and where they are.

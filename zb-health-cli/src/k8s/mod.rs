@@ -6,7 +6,8 @@
 //! with an existing Deployment or StatefulSet. Every timing comes from the
 //! spec crate's own resolution (`effective_timeout`, `graceful_stop`,
 //! `drain_delay`), so this module states no rule of its own: it only
-//! translates.
+//! translates. [`run`] is the subcommand: it reads, plans, and prints the
+//! patch or the drift.
 
 pub mod drift;
 pub mod render;
@@ -15,6 +16,53 @@ use std::time::Duration;
 
 use zb_health_spec::manifest::{GrpcTargetDecl, Location, Manifest, ProbeKind};
 use zb_health_spec::{Rule, Tag, Violation};
+
+use crate::args::K8sArgs;
+use crate::input::{self, Failure};
+// `render` here is the YAML patch; the diagnostics are the crate's.
+use crate::render as diagnostics;
+
+/// `zb-health k8s`: the manifest must pass `check`, then translate to
+/// Kubernetes; with `--check`, the Deployment is compared instead of printed.
+pub fn run(args: &K8sArgs) -> Result<(), Failure> {
+    let styled = args.color.color.styled();
+    let source = input::read(&args.manifest)?;
+    let manifest = crate::check::manifest(&source, styled)?;
+    let options = Options {
+        port: args.port,
+        grpc_port: args.grpc_port,
+        container: args.container.clone(),
+    };
+    let plan = plan(&manifest, &options).map_err(|violations| {
+        diagnostics::fail(&diagnostics::report(&source, &violations, styled))
+    })?;
+    let Some(deployment) = &args.check else {
+        print!("{}", render::yaml(&plan, &source.shown));
+        return Ok(());
+    };
+    let deployment = input::read(deployment)?;
+    let drifts = drift::check(
+        &manifest,
+        &plan,
+        &deployment.text,
+        args.container.as_deref(),
+        args.grpc_port,
+    )
+    .map_err(|why| {
+        eprintln!("error: cannot check `{}`: {why}", deployment.shown);
+        Failure::Unusable
+    })?;
+    if drifts.is_empty() {
+        println!("{}: consistent with {}", deployment.shown, source.shown);
+        return Ok(());
+    }
+    Err(diagnostics::fail(&drift::report(
+        &drifts,
+        &deployment,
+        &source.shown,
+        styled,
+    )))
+}
 
 /// The application port when neither `management.port` nor `--port` says.
 pub const DEFAULT_APP_PORT: u16 = 8080;

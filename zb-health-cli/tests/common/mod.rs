@@ -1,13 +1,15 @@
 //! What every binary test of `zb-health` needs: the workspace root, the
-//! binary, and the snapshot comparison.
+//! binary, and the snapshots, compared by snapbox.
 //!
-//! Snapshots live in `tests/snapshots/`; `SNAPSHOTS=overwrite cargo test
-//! --workspace --all-features --test NAME` rewrites them (review the diff).
+//! Snapshots live in `tests/snapshots/`; `SNAPSHOTS=overwrite cargo test -p
+//! zb-health-cli` rewrites the ones that differ (review the diff).
 
 #![allow(dead_code)] // Each test crate uses its own part of this module.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
+
+use snapbox::cmd::{Command, cargo_bin};
 
 /// The workspace root: the CLI runs there so that paths in the diagnostics
 /// (and so the snapshots) are the same on every machine.
@@ -18,13 +20,16 @@ pub fn root() -> PathBuf {
         .to_path_buf()
 }
 
-/// Runs `zb-health ARGS` in the workspace root.
-pub fn zb_health(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_zb-health"))
+/// `zb-health ARGS` in the workspace root, to assert on with snapbox.
+pub fn cli(args: &[&str]) -> Command {
+    Command::new(cargo_bin!("zb-health"))
         .args(args)
         .current_dir(root())
-        .output()
-        .expect("the zb-health binary runs")
+}
+
+/// Runs `zb-health ARGS` in the workspace root.
+pub fn zb_health(args: &[&str]) -> Output {
+    cli(args).output().expect("the zb-health binary runs")
 }
 
 /// The CLI's output as text.
@@ -32,30 +37,13 @@ pub fn text(bytes: &[u8]) -> String {
     String::from_utf8(bytes.to_vec()).expect("the CLI writes UTF-8")
 }
 
-/// Compares `actual` with `tests/snapshots/NAME`, or rewrites the file when
-/// `SNAPSHOTS=overwrite`.
-pub fn assert_snapshot(name: &str, actual: &str) {
+/// `tests/snapshots/NAME`, compared exactly: `raw` turns off snapbox's
+/// wildcards (`...`, `[..]`), so a diagnostic cannot pass by matching one.
+pub fn snapshot(name: &str) -> snapbox::Data {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/snapshots")
         .join(name);
-    if std::env::var_os("SNAPSHOTS").is_some_and(|v| v == "overwrite") {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).expect("the snapshot directory is writable");
-        }
-        std::fs::write(&path, actual).expect("the snapshot is writable");
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "no snapshot {}: {e}; run with SNAPSHOTS=overwrite",
-            path.display()
-        )
-    });
-    assert!(
-        expected == actual,
-        "{} differs from the output (SNAPSHOTS=overwrite rewrites it)\n--- expected\n{expected}\n--- actual\n{actual}",
-        path.display()
-    );
+    snapbox::Data::read_from(&path, None).raw()
 }
 
 /// Every `.yaml` file in a directory of the workspace, sorted, as paths

@@ -1,0 +1,45 @@
+//! What every subcommand shares: its exit status, and reading a file.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+/// Why a subcommand did not succeed, as its exit status (0 is `Ok(())`).
+/// Ordered: when several files fail, the worst failure is the status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Failure {
+    /// 1: a rule is broken, a setting drifted, or the probe failed.
+    Failed = 1,
+    /// 2: an input that cannot be used: a file that cannot be read, a bad
+    /// URL, a Deployment that cannot be compared (clap exits 2 on a usage
+    /// error itself).
+    Unusable = 2,
+}
+
+/// The exit code of a subcommand's outcome.
+pub fn exit_code(outcome: Result<(), Failure>) -> ExitCode {
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => ExitCode::from(failure as u8),
+    }
+}
+
+/// A file read as text, with the name the diagnostics show.
+pub struct Source {
+    /// The path as given, for `--> path:line:col` and the messages.
+    pub shown: String,
+    /// The content.
+    pub text: String,
+}
+
+/// Reads `path` as UTF-8 text, or says on stderr which file cannot be read
+/// and why (exit 2).
+pub fn read(path: &Path) -> Result<Source, Failure> {
+    let shown = path.display().to_string();
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Source { shown, text }),
+        Err(error) => {
+            eprintln!("error: cannot read `{shown}`: {error}");
+            Err(Failure::Unusable)
+        }
+    }
+}
