@@ -26,7 +26,7 @@
 //!   shared execution per probe (single flight), a result cache or a
 //!   background schedule, producing a [`report::HealthReport`].
 //! * [`lifecycle`]: the startup gate, the liveness watchdog and the drain's
-//!   state; [`server`] runs actix servers under the drain.
+//!   state; [`server`] runs the actix (and gRPC) servers under the drain.
 //! * [`writer`]: the report as a body, the canonical JSON by default, at a
 //!   tier's disclosure level; raw error text is in no body at any level.
 //! * [`http`]: [`ZbHealth`] maps the three tiers onto an actix `App`.
@@ -42,10 +42,14 @@
 //!
 //! The one path the README teaches: a `health.yaml` read by [`manifest!`],
 //! whose generated `install` registers the manifest's probes into the
-//! process registry and returns what serves them.
+//! process registry and returns a [`server::ZbHealthServer`] that serves
+//! everything the manifest declares: the tiers, the management port,
+//! `grpc.health.v1` and the drain, every port on one `HOST`.
 //!
 //! Other paths, each for a reason:
 //!
+//! * your own `HttpServer`: mount [`server::ZbHealthServer::endpoints`] and
+//!   run it under [`server::serve`](fn@server::serve);
 //! * no manifest: [`map_zb_health`] over [`HealthRegistry::process`] with
 //!   probes added in code ([`HealthRegistry::add`]);
 //! * other paths or another writer: [`ZbHealth`] (the builder

@@ -640,3 +640,6 @@ impl BoundZbHealthServer {
         served
     }
 }
+
+#[cfg(test)]
+mod tests;
