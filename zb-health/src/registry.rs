@@ -262,7 +262,19 @@ impl HealthRegistry {
     /// heartbeat.retire();
     /// ```
     pub fn watchdog(&self, name: &str, deadline: Duration) -> Result<Heartbeat, RegistryError> {
-        self.inner.lifecycle.watchdog(name, deadline)
+        let [heartbeat] = self.inner.lifecycle.watchdogs([(name, deadline)])?;
+        Ok(heartbeat)
+    }
+
+    /// Registers several watchdogs at once, all or none: if any name or
+    /// deadline breaks a rule, none is registered and every violation is
+    /// returned. How a manifest's `install` registers its
+    /// `lifecycle.watchdogs`.
+    pub fn watchdogs<const N: usize>(
+        &self,
+        loops: [(&str, Duration); N],
+    ) -> Result<[Heartbeat; N], RegistryError> {
+        self.inner.lifecycle.watchdogs(loops)
     }
 
     /// The registered watchdog names, in registration order.

@@ -126,12 +126,11 @@ impl Lifecycle {
         }
     }
 
-    pub(crate) fn watchdog(
+    pub(crate) fn watchdogs<const N: usize>(
         &self,
-        name: &str,
-        deadline: Duration,
-    ) -> Result<Heartbeat, RegistryError> {
-        Watchdogs::register(&self.watchdogs, name, deadline)
+        loops: [(&str, Duration); N],
+    ) -> Result<[Heartbeat; N], RegistryError> {
+        Watchdogs::register(&self.watchdogs, loops)
     }
 
     pub(crate) fn watchdog_names(&self) -> Vec<Arc<str>> {

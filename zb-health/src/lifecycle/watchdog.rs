@@ -189,44 +189,48 @@ fn millis(d: Duration) -> u64 {
 }
 
 impl Watchdogs {
-    /// Registers a watchdog; see `HealthRegistry::watchdog`.
-    pub(super) fn register(
+    /// Registers watchdogs, all or none; see `HealthRegistry::watchdogs`.
+    pub(super) fn register<const N: usize>(
         this: &Arc<Self>,
-        name: &str,
-        deadline: Duration,
-    ) -> Result<Heartbeat, RegistryError> {
+        loops: [(&str, Duration); N],
+    ) -> Result<[Heartbeat; N], RegistryError> {
         let mut table = this.table.write().unwrap_or_else(|e| e.into_inner());
         let existing: &[Arc<Slot>] = table.as_ref().map_or(&[], |t| &t.slots);
         let mut sink = Violations::new();
-        check_name_of(NameOf::Watchdog, name, (), &mut sink);
+        for (name, deadline) in loops {
+            check_name_of(NameOf::Watchdog, name, (), &mut sink);
+            check_watchdog_deadline(name, deadline, (), &mut sink);
+        }
         check_unique_names_of(
             NameOf::Watchdog,
             existing
                 .iter()
                 .map(|s| (&*s.name, ()))
-                .chain(std::iter::once((name, ()))),
+                .chain(loops.iter().map(|(name, _)| (*name, ()))),
             &mut sink,
         );
-        check_watchdog_deadline(name, deadline, (), &mut sink);
-        let deadline_ms = millis(deadline);
         sink.into_result()?;
-        let slot = Arc::new(Slot {
-            name: name.into(),
-            deadline_ms,
-            last: AtomicU64::new(this.now_ms()),
-            dead: AtomicBool::new(false),
-            reported: AtomicBool::new(false),
-            stalled_description: format!("{STALLED_PREFIX} {deadline_ms} ms"),
+        let now = this.now_ms();
+        let slots = loops.map(|(name, deadline)| {
+            let deadline_ms = millis(deadline);
+            Arc::new(Slot {
+                name: name.into(),
+                deadline_ms,
+                last: AtomicU64::new(now),
+                dead: AtomicBool::new(false),
+                reported: AtomicBool::new(false),
+                stalled_description: format!("{STALLED_PREFIX} {deadline_ms} ms"),
+            })
         });
-        let mut slots = existing.to_vec();
-        slots.push(slot.clone());
-        *table = Some(Arc::new(Table::new(slots)));
-        Ok(Heartbeat {
+        let mut all = existing.to_vec();
+        all.extend(slots.iter().cloned());
+        *table = Some(Arc::new(Table::new(all)));
+        Ok(slots.map(|slot| Heartbeat {
             slot,
             epoch: this.epoch,
             watchdogs: Arc::downgrade(this),
             retired: false,
-        })
+        }))
     }
 
     /// The registered watchdog names, in registration order.
