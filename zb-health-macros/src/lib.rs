@@ -15,6 +15,7 @@ mod errors;
 mod grpc;
 mod lifecycle;
 mod manifest;
+mod tokens;
 
 #[cfg(test)]
 mod tests;

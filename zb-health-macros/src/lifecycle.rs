@@ -8,7 +8,8 @@ use zb_health_spec::manifest::{Located, Manifest};
 use zb_health_spec::{NameOf, Rule, Violation};
 
 use crate::builtin;
-use crate::errors::render;
+use crate::errors::Ctxt;
+use crate::tokens::{DurationTokens, OptionTokens, optional_duration};
 
 /// What `install` needs from the lifecycle section.
 pub struct Generated {
@@ -45,13 +46,17 @@ impl<'a> Names<'a> {
     }
 }
 
+/// The lifecycle items; a clash of two gates' or two watchdogs' fields is
+/// reported into `cx`, and the items are still generated, so a clash
+/// among the gates does not hide one among the watchdogs.
 pub fn generate(
+    cx: &Ctxt,
     m: &Manifest,
     file: &str,
     span: Span,
     krate: &TokenStream,
     names: &Names<'_>,
-) -> syn::Result<Generated> {
+) -> Generated {
     let Names {
         vis,
         ty,
@@ -61,17 +66,19 @@ pub fn generate(
     } = names;
     let lifecycle = &m.lifecycle;
     let gate_fields = fields(
+        cx,
         NameOf::StartupGate,
         lifecycle.startup_gates.iter(),
         file,
         span,
-    )?;
+    );
     let dog_fields = fields(
+        cx,
         NameOf::Watchdog,
         lifecycle.watchdogs.iter().map(|w| &w.name),
         file,
         span,
-    )?;
+    );
 
     let gate_decls = gate_fields.iter().zip(&lifecycle.startup_gates).map(|(f, g)| {
         let doc = format!(
@@ -124,8 +131,8 @@ pub fn generate(
 
     let dog_inits = dog_fields.iter().zip(&lifecycle.watchdogs).map(|(f, w)| {
         let name = &w.name.value;
-        let ms = millis(w.deadline.value);
-        quote!(#f: registry.watchdog(#name, #krate::__private::Duration::from_millis(#ms))?,)
+        let deadline = DurationTokens(w.deadline.value, krate);
+        quote!(#f: registry.watchdog(#name, #deadline)?,)
     });
     let watchdogs_init = quote!(#watchdogs { #(#dog_inits)* });
     let gate_inits = gate_fields
@@ -133,30 +140,17 @@ pub fn generate(
         .map(|f| quote!(#f: registry.startup_gate(),));
     let startup_init = quote!(#startup { #(#gate_inits)* });
 
-    let delay = millis(lifecycle.drain_delay());
-    let stop = millis(m.graceful_stop());
-    let grace = match &m.termination_grace_period {
-        Some(g) => {
-            let ms = millis(g.value);
-            quote!(::core::option::Option::Some(#krate::__private::Duration::from_millis(#ms)))
-        }
-        None => quote!(::core::option::Option::None),
-    };
-    let management = match &m.management_port {
-        Some(p) => {
-            let port = p.value;
-            quote!(::core::option::Option::Some(#port))
-        }
-        None => quote!(::core::option::Option::None),
-    };
+    let delay = DurationTokens(lifecycle.drain_delay(), krate);
+    let stop = DurationTokens(m.graceful_stop(), krate);
+    let grace = optional_duration(m.termination_grace_period.map(|g| g.value), krate);
+    let management = OptionTokens(m.management_port.map(|p| p.value));
     let consts = quote! {
         /// The drain `lifecycle.drain_delay` and `lifecycle.shutdown_timeout`
         /// declare, already fitted to the termination grace period (rule
         /// R18, checked at compile time): pass it to
         /// `zb_health::lifecycle::serve`.
         pub const DRAIN: #krate::lifecycle::Drain =
-            #krate::lifecycle::Drain::new(#krate::__private::Duration::from_millis(#delay))
-                .shutdown_timeout(#krate::__private::Duration::from_millis(#stop));
+            #krate::lifecycle::Drain::new(#delay).shutdown_timeout(#stop);
 
         /// The manifest's `orchestrator.termination_grace_period`, if it
         /// states one: the time between SIGTERM and SIGKILL that
@@ -168,53 +162,45 @@ pub fn generate(
         /// (`zb_health::lifecycle::serve_with_management`).
         pub const MANAGEMENT_PORT: ::core::option::Option<u16> = #management;
     };
-    Ok(Generated {
+    Generated {
         items,
         consts,
         watchdogs: watchdogs_init,
         startup: startup_init,
-    })
-}
-
-fn millis(d: std::time::Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+    }
 }
 
 /// One field per name; two names with one field (`warm-cache` and
 /// `warm_cache`) are an R3 error naming both, never a silent suffix.
 fn fields<'a>(
+    cx: &Ctxt,
     of: NameOf,
     names: impl Iterator<Item = &'a Located<String>>,
     file: &str,
     span: Span,
-) -> syn::Result<Vec<syn::Ident>> {
+) -> Vec<syn::Ident> {
     let mut out: Vec<(syn::Ident, &Located<String>)> = Vec::new();
-    let mut errors: Option<syn::Error> = None;
     for name in names {
         let ident = builtin::ident_for(&name.value);
         if let Some((_, first)) = out.iter().find(|(i, _)| *i == ident) {
             let noun = of.noun();
-            let v = Violation {
-                rule: Rule::DuplicateName,
-                location: name.location,
-                message: format!(
-                    "{noun}s `{}` (at {file}:{}) and `{}` would both get the field `{ident}`",
-                    first.value, first.location, name.value
-                ),
-                help: format!(
-                    "a field is named after the {noun}'s name with `-` and `.` turned into `_`; rename one of them"
-                ),
-            };
-            let e = syn::Error::new(span, format!("{file}:{}: {}", v.location, render(&v)));
-            match &mut errors {
-                Some(all) => all.combine(e),
-                None => errors = Some(e),
-            }
+            cx.in_manifest(
+                file,
+                span,
+                &Violation {
+                    rule: Rule::DuplicateName,
+                    location: name.location,
+                    message: format!(
+                        "{noun}s `{}` (at {file}:{}) and `{}` would both get the field `{ident}`",
+                        first.value, first.location, name.value
+                    ),
+                    help: format!(
+                        "a field is named after the {noun}'s name with `-` and `.` turned into `_`; rename one of them"
+                    ),
+                },
+            );
         }
         out.push((ident, name));
     }
-    match errors {
-        Some(e) => Err(e),
-        None => Ok(out.into_iter().map(|(i, _)| i).collect()),
-    }
+    out.into_iter().map(|(i, _)| i).collect()
 }

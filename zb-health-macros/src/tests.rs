@@ -215,7 +215,10 @@ fn field_names_do_not_depend_on_position() {
     );
     for out in [&a, &b] {
         assert!(out.contains("pub struct HealthDeps"), "{out}");
-        assert!(out.contains("pub http_probe : crate :: HTTPProbe"), "{out}");
+        assert!(
+            out.contains("pub http_probe : Health__types :: HTTPProbe"),
+            "{out}"
+        );
         assert!(out.contains("pub db :"), "{out}");
         assert!(!out.contains("compile_error"), "{out}");
     }

@@ -1,0 +1,127 @@
+//! Spec values as runtime expressions: each one written once, as a
+//! `ToTokens` newtype carrying the runtime crate's path, so `quote!(#d)`
+//! emits e.g. `::zb_health::__private::Duration::from_millis(750u64)`.
+
+use std::time::Duration;
+
+use proc_macro2::TokenStream;
+use quote::{ToTokens, quote};
+use zb_health_spec::{FailureStatus, HealthStatus, Tag, TagSet};
+
+/// A tag (or tier): `#krate::Tag::Ready`.
+pub struct TagTokens<'a>(pub Tag, pub &'a TokenStream);
+
+impl ToTokens for TagTokens<'_> {
+    fn to_tokens(&self, out: &mut TokenStream) {
+        let krate = self.1;
+        out.extend(match self.0 {
+            Tag::Ready => quote!(#krate::Tag::Ready),
+            Tag::Active => quote!(#krate::Tag::Active),
+            Tag::Live => quote!(#krate::Tag::Live),
+        });
+    }
+}
+
+/// A duration, in whole milliseconds as the spec's durations are:
+/// `#krate::__private::Duration::from_millis(N)`.
+pub struct DurationTokens<'a>(pub Duration, pub &'a TokenStream);
+
+impl ToTokens for DurationTokens<'_> {
+    fn to_tokens(&self, out: &mut TokenStream) {
+        let krate = self.1;
+        let ms = millis(self.0);
+        out.extend(quote!(#krate::__private::Duration::from_millis(#ms)));
+    }
+}
+
+/// A duration's milliseconds as the generated `u64`, saturating.
+pub fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// An optional value: `::core::option::Option::Some(..)` or `None`.
+pub struct OptionTokens<T>(pub Option<T>);
+
+impl<T: ToTokens> ToTokens for OptionTokens<T> {
+    fn to_tokens(&self, out: &mut TokenStream) {
+        out.extend(match &self.0 {
+            Some(value) => quote!(::core::option::Option::Some(#value)),
+            None => quote!(::core::option::Option::None),
+        });
+    }
+}
+
+/// An optional duration, for the execution policy and the orchestrator's
+/// timeouts.
+pub fn optional_duration(
+    d: Option<Duration>,
+    krate: &TokenStream,
+) -> OptionTokens<DurationTokens<'_>> {
+    OptionTokens(d.map(|d| DurationTokens(d, krate)))
+}
+
+/// A failure status: `#krate::FailureStatus::Degraded`.
+pub struct FailureStatusTokens<'a>(pub FailureStatus, pub &'a TokenStream);
+
+impl ToTokens for FailureStatusTokens<'_> {
+    fn to_tokens(&self, out: &mut TokenStream) {
+        let krate = self.1;
+        out.extend(match self.0 {
+            FailureStatus::Unhealthy => quote!(#krate::FailureStatus::Unhealthy),
+            FailureStatus::Degraded => quote!(#krate::FailureStatus::Degraded),
+        });
+    }
+}
+
+/// A health status: `#krate::HealthStatus::Degraded`.
+pub struct HealthStatusTokens<'a>(pub HealthStatus, pub &'a TokenStream);
+
+impl ToTokens for HealthStatusTokens<'_> {
+    fn to_tokens(&self, out: &mut TokenStream) {
+        let krate = self.1;
+        out.extend(match self.0 {
+            HealthStatus::Healthy => quote!(#krate::HealthStatus::Healthy),
+            HealthStatus::Degraded => quote!(#krate::HealthStatus::Degraded),
+            HealthStatus::Unhealthy => quote!(#krate::HealthStatus::Unhealthy),
+        });
+    }
+}
+
+/// A `ProbeMeta` literal: what the attribute declares, or what the
+/// manifest states for a built-in kind.
+pub struct ProbeMetaTokens<'a> {
+    /// The runtime crate's path.
+    pub krate: &'a TokenStream,
+    /// The probe's name (`""` when only an attribute knows it).
+    pub name: &'a str,
+    /// Its tags.
+    pub tags: TagSet,
+    /// Its deadline.
+    pub timeout: Duration,
+    /// What its failure does to its tier.
+    pub failure_status: FailureStatus,
+    /// The execution policy: `cache`, `refresh`, `max_staleness`.
+    pub policy: [Option<Duration>; 3],
+}
+
+impl ToTokens for ProbeMetaTokens<'_> {
+    fn to_tokens(&self, out: &mut TokenStream) {
+        let krate = self.krate;
+        let name = self.name;
+        let tags = self.tags.iter().map(|t| TagTokens(t, krate));
+        let timeout = DurationTokens(self.timeout, krate);
+        let failure = FailureStatusTokens(self.failure_status, krate);
+        let [cache, refresh, max_staleness] = self.policy.map(|d| optional_duration(d, krate));
+        out.extend(quote! {
+            #krate::ProbeMeta {
+                name: #name,
+                tags: #krate::TagSet::of(&[#(#tags),*]),
+                timeout: #timeout,
+                failure_status: #failure,
+                cache: #cache,
+                refresh: #refresh,
+                max_staleness: #max_staleness,
+            }
+        });
+    }
+}
