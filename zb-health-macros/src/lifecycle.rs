@@ -27,14 +27,20 @@ pub struct Generated {
 
 /// The generated type names.
 pub struct Names<'a> {
+    /// The generated items' visibility.
     pub vis: &'a syn::Visibility,
+    /// The manifest type.
     pub ty: &'a syn::Ident,
+    /// What `install` returns: `NAMEInstalled`.
     pub installed: syn::Ident,
+    /// The startup gates' handles: `NAMEStartup`.
     pub startup: syn::Ident,
+    /// The watchdogs' heartbeats: `NAMEWatchdogs`.
     pub watchdogs: syn::Ident,
 }
 
 impl<'a> Names<'a> {
+    /// The names derived from the manifest type's.
     pub fn new(vis: &'a syn::Visibility, ty: &'a syn::Ident) -> Self {
         Self {
             vis,

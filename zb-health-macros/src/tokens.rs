@@ -6,20 +6,49 @@ use std::time::Duration;
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
-use zb_health_spec::{FailureStatus, HealthStatus, Tag, TagSet};
+use zb_health_spec::{Disclosure, FailureStatus, HealthStatus, ResponseFormat, Tag, TagSet};
 
-/// A tag (or tier): `#krate::Tag::Ready`.
-pub struct TagTokens<'a>(pub Tag, pub &'a TokenStream);
+/// A newtype that emits a spec enum's value as the runtime's variant of
+/// the same name, `#krate::Enum::Variant`.
+macro_rules! variant_tokens {
+    ($(#[$doc:meta])* $name:ident($ty:ident) { $($variant:ident),* }) => {
+        $(#[$doc])*
+        pub struct $name<'a>(pub $ty, pub &'a TokenStream);
 
-impl ToTokens for TagTokens<'_> {
-    fn to_tokens(&self, out: &mut TokenStream) {
-        let krate = self.1;
-        out.extend(match self.0 {
-            Tag::Ready => quote!(#krate::Tag::Ready),
-            Tag::Active => quote!(#krate::Tag::Active),
-            Tag::Live => quote!(#krate::Tag::Live),
-        });
-    }
+        impl ToTokens for $name<'_> {
+            fn to_tokens(&self, out: &mut TokenStream) {
+                let krate = self.1;
+                out.extend(match self.0 {
+                    $($ty::$variant => quote!(#krate::$ty::$variant),)*
+                });
+            }
+        }
+    };
+}
+
+variant_tokens! {
+    /// A tag (or tier): `#krate::Tag::Ready`.
+    TagTokens(Tag) { Ready, Active, Live }
+}
+
+variant_tokens! {
+    /// A failure status: `#krate::FailureStatus::Degraded`.
+    FailureStatusTokens(FailureStatus) { Unhealthy, Degraded }
+}
+
+variant_tokens! {
+    /// A health status: `#krate::HealthStatus::Degraded`.
+    HealthStatusTokens(HealthStatus) { Healthy, Degraded, Unhealthy }
+}
+
+variant_tokens! {
+    /// A tier's disclosure level: `#krate::Disclosure::Names`.
+    DisclosureTokens(Disclosure) { Full, Names, Status }
+}
+
+variant_tokens! {
+    /// The response body format: `#krate::ResponseFormat::PassFail`.
+    ResponseFormatTokens(ResponseFormat) { Zb, PassFail }
 }
 
 /// A duration, in whole milliseconds as the spec's durations are:
@@ -58,33 +87,6 @@ pub fn optional_duration(
     krate: &TokenStream,
 ) -> OptionTokens<DurationTokens<'_>> {
     OptionTokens(d.map(|d| DurationTokens(d, krate)))
-}
-
-/// A failure status: `#krate::FailureStatus::Degraded`.
-pub struct FailureStatusTokens<'a>(pub FailureStatus, pub &'a TokenStream);
-
-impl ToTokens for FailureStatusTokens<'_> {
-    fn to_tokens(&self, out: &mut TokenStream) {
-        let krate = self.1;
-        out.extend(match self.0 {
-            FailureStatus::Unhealthy => quote!(#krate::FailureStatus::Unhealthy),
-            FailureStatus::Degraded => quote!(#krate::FailureStatus::Degraded),
-        });
-    }
-}
-
-/// A health status: `#krate::HealthStatus::Degraded`.
-pub struct HealthStatusTokens<'a>(pub HealthStatus, pub &'a TokenStream);
-
-impl ToTokens for HealthStatusTokens<'_> {
-    fn to_tokens(&self, out: &mut TokenStream) {
-        let krate = self.1;
-        out.extend(match self.0 {
-            HealthStatus::Healthy => quote!(#krate::HealthStatus::Healthy),
-            HealthStatus::Degraded => quote!(#krate::HealthStatus::Degraded),
-            HealthStatus::Unhealthy => quote!(#krate::HealthStatus::Unhealthy),
-        });
-    }
 }
 
 /// A `ProbeMeta` literal: what the attribute declares, or what the

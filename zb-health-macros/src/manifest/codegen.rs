@@ -13,7 +13,9 @@ use super::facts::{self, Site};
 use crate::builtin;
 use crate::errors::Ctxt;
 use crate::lifecycle;
-use crate::tokens::{DurationTokens, OptionTokens, TagTokens};
+use crate::tokens::{
+    DisclosureTokens, DurationTokens, OptionTokens, ResponseFormatTokens, TagTokens,
+};
 
 /// The names the caller chose: `VIS NAME` generates `NAME` and `NAMEDeps`.
 pub struct Names<'a> {
@@ -463,23 +465,16 @@ fn active_node_gate(m: &Manifest, krate: &TokenStream) -> TokenStream {
 fn body_style(m: &Manifest, krate: &TokenStream) -> TokenStream {
     let mut calls = TokenStream::new();
     if let Some(format) = m.responses.format {
-        let variant = match format.value {
-            zb_health_spec::ResponseFormat::Zb => quote!(Zb),
-            zb_health_spec::ResponseFormat::PassFail => quote!(PassFail),
-        };
-        calls.extend(quote!(.format(#krate::ResponseFormat::#variant)));
+        let format = ResponseFormatTokens(format.value, krate);
+        calls.extend(quote!(.format(#format)));
     }
     for tag in Tag::ALL {
         let Some(level) = m.responses.disclosure[tag as usize] else {
             continue;
         };
         let tier = TagTokens(tag, krate);
-        let level = match level.value {
-            zb_health_spec::Disclosure::Full => quote!(Full),
-            zb_health_spec::Disclosure::Names => quote!(Names),
-            zb_health_spec::Disclosure::Status => quote!(Status),
-        };
-        calls.extend(quote!(.tier_disclosure(#tier, #krate::Disclosure::#level)));
+        let level = DisclosureTokens(level.value, krate);
+        calls.extend(quote!(.tier_disclosure(#tier, #level)));
     }
     if let Some(name) = &m.responses.cluster_ready {
         let name = &name.value;

@@ -125,6 +125,9 @@ impl CustomType {
                     impl #ident {
                         const __ZB_HEALTH_MISSING: bool = true;
                     }
+                    // Never offered as "the trait is implemented for" when a
+                    // type that exists is not a probe.
+                    #[diagnostic::do_not_recommend]
                     impl #krate::ZbHealthProbe for #ident {
                         const META: #krate::ProbeMeta = #fallback;
                         fn registration(self) -> #krate::ProbeRegistration {
