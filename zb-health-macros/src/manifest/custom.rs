@@ -19,12 +19,16 @@
 //! ```
 //!
 //! A glob import in the inner block shadows the outer block's fallback, so
-//! an existing type (visible from the call site) wins, and a missing one
-//! resolves to the fallback instead of failing. `MISSING` tells which, and
-//! one check item turns it into our message; every fact about the type
-//! holds vacuously then, and the fallback implements `ZbHealthProbe`, so
-//! nothing else is reported. (A misspelt *module* in the path still fails
-//! the glob import, with rustc's error at the same string.)
+//! an existing type (visible from the call site) wins, and a missing (or
+//! private) one resolves to the fallback instead of failing. `MISSING`
+//! tells which, and one check item turns it into our message; every fact
+//! about the type holds vacuously then, and the fallback implements
+//! `ZbHealthProbe` (never recommended in rustc's help), so nothing else is
+//! reported. A misspelt *module* in the path (`crate::prbes::CacheProbe`)
+//! still fails the glob import: rustc's "unresolved import", also at the
+//! string, comes next to ours, since a failed glob cannot be detected.
+//! The deps field names the type through an alias of the same name, so
+//! rustdoc still shows `cache_probe: CacheProbe`.
 
 use proc_macro2::{Group, Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote};

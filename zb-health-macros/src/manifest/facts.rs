@@ -4,9 +4,11 @@
 //! (axum's `debug_handler` does the same), each message naming the YAML
 //! line and column.
 
+use std::time::Duration;
+
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
-use zb_health_spec::manifest::{Location, Manifest, ProbeDecl, ProbeKind};
+use zb_health_spec::manifest::{Located, Location, Manifest, ProbeDecl, ProbeKind};
 use zb_health_spec::{Rule, Violation, facts};
 
 use super::custom::CustomType;
@@ -88,61 +90,68 @@ pub fn custom_facts(
         let msg = site.message(Rule::Contradiction, loc, text, facts::CONTRADICTION_HELP);
         out.push(site.probe_fact(ty.index, fact, quote!(#missing || #ok), &msg));
     };
-    if let Some(n) = &p.name {
-        let v = &n.value;
-        contradiction(
+    // Each key the entry states, with where and the comparison.
+    let duration = |d: &Option<Located<Duration>>, field: TokenStream| {
+        d.as_ref().map(|d| {
+            let v = DurationTokens(d.value, krate);
+            (d.location, quote!(#f::states_duration(#meta.#field, #v)))
+        })
+    };
+    let stated = [
+        (
             "name",
             "name_agrees",
-            n.location,
-            quote!(#f::same_name(#meta.name, #v)),
-        );
-    }
-    if let Some(tags) = &p.tags {
-        let toks = tags.iter().map(|t| TagTokens(t.value, krate));
-        let loc = tags.first().map_or(p.location, |t| t.location);
-        contradiction(
+            p.name.as_ref().map(|n| {
+                let v = &n.value;
+                (n.location, quote!(#f::same_name(#meta.name, #v)))
+            }),
+        ),
+        (
             "tags",
             "tags_agree",
-            loc,
-            quote!(#f::same_tags(#meta.tags, #krate::TagSet::of(&[#(#toks),*]))),
-        );
-    }
-    if let Some(t) = &p.timeout {
-        let d = DurationTokens(t.value, krate);
-        contradiction(
+            p.tags.as_ref().map(|tags| {
+                let toks = tags.iter().map(|t| TagTokens(t.value, krate));
+                let loc = tags.first().map_or(p.location, |t| t.location);
+                (
+                    loc,
+                    quote!(#f::same_tags(#meta.tags, #krate::TagSet::of(&[#(#toks),*]))),
+                )
+            }),
+        ),
+        (
             "timeout",
             "timeout_agrees",
-            t.location,
-            quote!(#f::same_timeout(#meta.timeout, #d)),
-        );
-    }
-    if let Some(fs) = &p.failure_status {
-        let v = FailureStatusTokens(fs.value, krate);
-        contradiction(
+            p.timeout.as_ref().map(|t| {
+                let v = DurationTokens(t.value, krate);
+                (t.location, quote!(#f::same_timeout(#meta.timeout, #v)))
+            }),
+        ),
+        (
             "failure_status",
             "failure_status_agrees",
-            fs.location,
-            quote!(#f::same_failure_status(#meta.failure_status, #v)),
-        );
-    }
-    for (key, fact, value, field) in [
-        ("cache", "cache_agrees", &p.cache, quote!(cache)),
-        ("refresh", "refresh_agrees", &p.refresh, quote!(refresh)),
+            p.failure_status.as_ref().map(|s| {
+                let v = FailureStatusTokens(s.value, krate);
+                (
+                    s.location,
+                    quote!(#f::same_failure_status(#meta.failure_status, #v)),
+                )
+            }),
+        ),
+        ("cache", "cache_agrees", duration(&p.cache, quote!(cache))),
+        (
+            "refresh",
+            "refresh_agrees",
+            duration(&p.refresh, quote!(refresh)),
+        ),
         (
             "max_staleness",
             "max_staleness_agrees",
-            &p.max_staleness,
-            quote!(max_staleness),
+            duration(&p.max_staleness, quote!(max_staleness)),
         ),
-    ] {
-        if let Some(stated) = value {
-            let d = DurationTokens(stated.value, krate);
-            contradiction(
-                key,
-                fact,
-                stated.location,
-                quote!(#f::states_duration(#meta.#field, #d)),
-            );
+    ];
+    for (key, fact, check) in stated {
+        if let Some((loc, ok)) = check {
+            contradiction(key, fact, loc, ok);
         }
     }
     if let Some(o) = &m.orchestrator_timeout {
