@@ -335,7 +335,7 @@ fn a_custom_type_is_named_through_one_lookup_with_one_existence_check() {
     );
     assert!(out.contains("use crate :: probes :: * ;"), "{out}");
     assert!(
-        out.contains("pub type CacheProbe = < Health as Health__Custom < 1usize >> :: Type ;"),
+        out.contains("pub type CacheProbe = < Manifest as Custom < 1usize >> :: Type ;"),
         "{out}"
     );
     assert!(

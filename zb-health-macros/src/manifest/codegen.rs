@@ -8,7 +8,7 @@ use quote::{format_ident, quote};
 use zb_health_spec::manifest::{Location, Manifest, ProbeDecl, ProbeKind};
 use zb_health_spec::{Rule, Tag, Violation};
 
-use super::custom::{CustomType, lookup_trait};
+use super::custom::{CustomType, lookup_module};
 use super::facts::{self, Site};
 use crate::builtin;
 use crate::errors::Ctxt;
@@ -341,11 +341,12 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> Probes
                 let field_ty = match last {
                     Some(last) if !alias_names.contains(&last.to_string()) => {
                         alias_names.push(last.to_string());
+                        let target = custom.in_module();
                         out.aliases.push(quote! {
                             #[doc = concat!("`", #tyname, "`, as the manifest names it.")]
-                            pub type #last = #resolved;
+                            pub type #last = #target;
                         });
-                        let module = alias_module(names.ty);
+                        let module = lookup_module(names.ty);
                         quote!(#module::#last)
                     }
                     _ => resolved.clone(),
@@ -390,13 +391,8 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> Probes
     out
 }
 
-/// The hidden module of the aliases the deps fields name.
-fn alias_module(name: &syn::Ident) -> syn::Ident {
-    format_ident!("{}__types", name)
-}
-
-/// The lookup trait of the custom types and the module of their aliases;
-/// nothing without custom probes.
+/// The module of the custom types' lookups (see `custom`); nothing
+/// without custom probes.
 fn lookup_items(
     names: &Names<'_>,
     types: &[Option<CustomType>],
@@ -406,26 +402,25 @@ fn lookup_items(
         return quote!();
     }
     let Names { vis, ty: name, .. } = names;
-    let tr = lookup_trait(name);
-    let module = alias_module(name);
+    let module = lookup_module(name);
     quote! {
-        /// The custom probes' types, by position in the manifest; found
-        /// where `manifest!` is called, or a fallback when one is missing.
-        #[doc(hidden)]
-        #[allow(non_camel_case_types)]
-        #vis trait #tr<const N: usize> {
-            /// The type.
-            type Type;
-            /// Whether no such type exists (`Type` is then the fallback).
-            const MISSING: bool;
-        }
-
-        /// The custom probes' types under the names the manifest gives them.
+        /// The custom probes' types of the manifest type, under the names
+        /// the manifest gives them.
         #[doc(hidden)]
         #[allow(non_snake_case)]
         #vis mod #module {
-            #[allow(unused_imports)]
-            use super::*;
+            /// The custom probes' types, by position in the manifest; found
+            /// where `manifest!` is called, or a fallback when one is missing.
+            pub trait Custom<const N: usize> {
+                /// The type.
+                type Type;
+                /// Whether no such type exists (`Type` is then the fallback).
+                const MISSING: bool;
+            }
+
+            /// What implements [`Custom`], once per custom probe.
+            pub struct Manifest;
+
             #(#aliases)*
         }
     }

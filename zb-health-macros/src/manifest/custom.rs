@@ -4,16 +4,19 @@
 //!
 //! rustc's own error for an unresolved path cannot carry our text, and
 //! every place that named the path would add its own. So the generated
-//! code names the type only through `<Health as Health__Custom<N>>::Type`
-//! (the deps field, through an alias named like the type), whose one impl
-//! finds the type by the lexical scoping of blocks:
+//! code names the type only through `<Manifest as Custom<N>>::Type` of the
+//! hidden module `Health__types` (the deps field, through an alias there
+//! named like the type), whose one impl finds the type by the lexical
+//! scoping of blocks:
 //!
 //! ```text
 //! const _: () = {
 //!     struct CacheProbe {}                 // the fallback, a probe of nothing
 //!     {
 //!         use crate::*;                    // the type's module, as a glob
-//!         impl Health__Custom<1> for Health { type Type = CacheProbe; .. }
+//!         impl Health__types::Custom<1> for Health__types::Manifest {
+//!             type Type = CacheProbe; ..
+//!         }
 //!     }
 //! };
 //! ```
@@ -48,32 +51,41 @@ pub struct CustomType {
     pub written: String,
     /// Where `type:` was written.
     location: Location,
-    /// The type, through the lookup: `<Health as Health__Custom<N>>::Type`.
+    /// The type, through the lookup:
+    /// `<Health__types::Manifest as Health__types::Custom<N>>::Type`.
     pub resolved: TokenStream,
     /// Whether the lookup found no such type, as a `const` expression.
     pub missing: TokenStream,
 }
 
-/// The hidden trait whose impls carry the custom types of one manifest.
-pub fn lookup_trait(name: &syn::Ident) -> syn::Ident {
-    format_ident!("{}__Custom", name)
+/// The hidden module of one manifest's lookups: the trait whose impls
+/// carry the custom types, the type implementing it, and the aliases the
+/// deps fields name. Everything in it names only its own items, so it
+/// works where `super::` would not (a `manifest!` in a function body).
+pub fn lookup_module(name: &syn::Ident) -> syn::Ident {
+    format_ident!("{}__types", name)
 }
 
 impl CustomType {
     /// The lookup of `path`, written at `location`, for probe `index`.
     pub fn new(site: &Site<'_>, index: usize, path: syn::Path, location: Location) -> Self {
         let written = path.to_token_stream().to_string().replace(' ', "");
-        let name = site.name;
-        let tr = lookup_trait(name);
+        let module = lookup_module(site.name);
         let n = index + 1;
         Self {
             index,
             path,
             written,
             location,
-            resolved: quote!(<#name as #tr<#n>>::Type),
-            missing: quote!(<#name as #tr<#n>>::MISSING),
+            resolved: quote!(<#module::Manifest as #module::Custom<#n>>::Type),
+            missing: quote!(<#module::Manifest as #module::Custom<#n>>::MISSING),
         }
+    }
+
+    /// The type as the lookup module's own items name it, for its alias.
+    pub fn in_module(&self) -> TokenStream {
+        let n = self.index + 1;
+        quote!(<Manifest as Custom<#n>>::Type)
     }
 
     /// The type's `ProbeMeta` (the fallback's, when it is missing).
@@ -96,7 +108,7 @@ impl CustomType {
         let ident = respan(last.ident.to_token_stream(), here);
         let args = respan(last.arguments.to_token_stream(), here);
         let parent = respan(self.parent(), here);
-        let tr = lookup_trait(name);
+        let module = lookup_module(name);
         let n = self.index + 1;
         let fallback = ProbeMetaTokens {
             krate,
@@ -120,8 +132,7 @@ impl CustomType {
         quote! {
             const _: () = {
                 // Named before the fallback exists, which could shadow them.
-                type __ZbHealthManifest = #name;
-                use #tr as __ZbHealthCustom;
+                use #module::{Custom as __ZbHealthCustom, Manifest as __ZbHealthManifest};
                 {
                     #[allow(non_camel_case_types, dead_code)]
                     struct #ident {}
