@@ -130,6 +130,8 @@ pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> 
         #lookup
 
         #[doc = #deps_doc]
+        // A custom probe's field names its type through the lookup module.
+        #[allow(private_interfaces)]
         #vis struct #deps_name {
             #(#fields)*
         }
@@ -406,12 +408,17 @@ fn lookup_items(
     quote! {
         /// The custom probes' types of the manifest type, under the names
         /// the manifest gives them.
+        ///
+        /// The trait and its `Self` are private to the calling module, so
+        /// an impl naming a type only the caller sees is legal (E0446); the
+        /// aliases and deps fields that name them through a projection are
+        /// as visible as the manifest, hence `private_interfaces`.
         #[doc(hidden)]
-        #[allow(non_snake_case)]
+        #[allow(non_snake_case, private_interfaces)]
         #vis mod #module {
             /// The custom probes' types, by position in the manifest; found
             /// where `manifest!` is called, or a fallback when one is missing.
-            pub trait Custom<const N: usize> {
+            pub(super) trait Custom<const N: usize> {
                 /// The type.
                 type Type;
                 /// Whether no such type exists (`Type` is then the fallback).
@@ -419,7 +426,7 @@ fn lookup_items(
             }
 
             /// What implements [`Custom`], once per custom probe.
-            pub struct Manifest;
+            pub(super) struct Manifest;
 
             #(#aliases)*
         }
