@@ -61,7 +61,8 @@ fn a_value_that_cannot_be_used_is_refused_naming_its_variable() {
         let e = with(&[(variable, value)]).unwrap_err();
         assert_eq!((e.variable, e.value.as_str()), (variable, value));
         assert!(
-            e.to_string().starts_with(&format!("{variable}={value:?}: ")),
+            e.to_string()
+                .starts_with(&format!("{variable}={value:?}: ")),
             "{e}"
         );
     }
