@@ -21,7 +21,8 @@ use zb_health_spec::{
     check_name, check_probe_tags, check_timeout, did_you_mean, hint, missing_key, one_of,
 };
 
-use crate::errors::Errors;
+use crate::errors::Ctxt;
+use crate::tokens::ProbeMetaTokens;
 
 /// The attribute's keys: the settings it shares with a manifest entry,
 /// then its own.
@@ -95,7 +96,7 @@ struct Settings {
 }
 
 pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
-    let mut errors = Errors::default();
+    let errors = Ctxt::new();
     let mut sink = Violations::new();
     let item_tokens = item.clone();
     let strukt = match syn::parse2::<syn::Item>(item) {
@@ -113,11 +114,11 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             None
         }
     };
-    let settings = parse_settings(args, &mut errors, &mut sink);
+    let settings = parse_settings(args, &errors, &mut sink);
     let Some(strukt) = strukt else {
         // Keep the user's item so that follow-on errors stay about it.
         errors.violations(sink);
-        let errs = errors.into_tokens();
+        let errs = errors.check();
         return quote!(#errs #item_tokens);
     };
     let name = match &settings.name.value {
@@ -180,11 +181,14 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         .unwrap_or_else(|| quote!(::zb_health));
     let ident = &strukt.ident;
     let (impl_generics, ty_generics, where_clause) = strukt.generics.split_for_impl();
-    let tag_tokens = tags.iter().map(|t| crate::builtin::tag(t, &krate));
-    let millis = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
-    let failure = crate::builtin::failure_status(failure_status, &krate);
-    let [cache, refresh, max_staleness] = [cache, refresh, max_staleness]
-        .map(|d| crate::builtin::optional_duration(d.map(|(d, _)| d), &krate));
+    let meta_value = ProbeMetaTokens {
+        krate: &krate,
+        name: &name,
+        tags,
+        timeout,
+        failure_status,
+        policy: [cache, refresh, max_staleness].map(|d| d.map(|(d, _)| d)),
+    };
     // The registration names the trait the attribute chose, so a missing
     // impl is reported as that trait's, at the struct name. A `blocking`
     // that did not parse chose neither: the body then asks nothing of the
@@ -204,22 +208,14 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     // `type:`) do not add a misleading "is not a #[zb_health] probe".
     let probe_impl = quote_spanned! {ident.span()=>
         impl #impl_generics #krate::ZbHealthProbe for #ident #ty_generics #where_clause {
-            const META: #krate::meta::ProbeMeta = #krate::meta::ProbeMeta {
-                name: #name,
-                tags: #krate::TagSet::of(&[#(#tag_tokens),*]),
-                timeout: #krate::__private::Duration::from_millis(#millis),
-                failure_status: #failure,
-                cache: #cache,
-                refresh: #refresh,
-                max_staleness: #max_staleness,
-            };
+            const META: #krate::meta::ProbeMeta = #meta_value;
 
             fn registration(self) -> #krate::ProbeRegistration {
                 #registration
             }
         }
     };
-    let errs = errors.into_tokens();
+    let errs = errors.check();
     quote! {
         #errs
         #strukt
@@ -227,7 +223,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
-fn parse_settings(args: TokenStream, errors: &mut Errors, sink: &mut Violations<Span>) -> Settings {
+fn parse_settings(args: TokenStream, errors: &Ctxt, sink: &mut Violations<Span>) -> Settings {
     let mut s = Settings {
         name: Attr::none("name"),
         tags: Attr::none("tags"),

@@ -1,12 +1,12 @@
 //! Registration of the built-in probe kinds: each kind demands its typed
 //! dependency in the generated deps struct and is built with the manifest's options.
 
-use std::time::Duration;
-
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use zb_health_spec::manifest::{ActiveScope, Manifest, ProbeDecl, ProbeKind};
-use zb_health_spec::{FailureStatus, HealthStatus, MajorityGuard, MembershipPolicy, Tag};
+use zb_health_spec::{FailureStatus, MajorityGuard, MembershipPolicy};
+
+use crate::tokens::{HealthStatusTokens, ProbeMetaTokens};
 
 /// The shared deps field every cluster kind reads, so membership,
 /// transport, active node and the gate all see one view.
@@ -51,45 +51,18 @@ pub fn ident_for(name: &str) -> syn::Ident {
 }
 
 /// The `ProbeMeta` of a built-in probe, from the manifest alone.
-pub fn meta(m: &Manifest, p: &ProbeDecl, krate: &TokenStream) -> TokenStream {
-    let name = p.name.as_ref().map_or("", |n| n.value.as_str());
-    let tags = p
-        .effective_tags()
-        .unwrap_or_default()
-        .iter()
-        .map(|t| tag(t, krate))
-        .collect::<Vec<_>>();
-    let ms = p.effective_timeout(m).as_millis() as u64;
-    let failure = failure_status(
-        p.failure_status
+pub fn meta<'a>(m: &Manifest, p: &'a ProbeDecl, krate: &'a TokenStream) -> ProbeMetaTokens<'a> {
+    ProbeMetaTokens {
+        krate,
+        name: p.name.as_ref().map_or("", |n| n.value.as_str()),
+        tags: p.effective_tags().unwrap_or_default(),
+        timeout: p.effective_timeout(m),
+        failure_status: p
+            .failure_status
             .as_ref()
             .or(m.default_failure_status.as_ref())
             .map_or(FailureStatus::Unhealthy, |f| f.value),
-        krate,
-    );
-    let [cache, refresh, max_staleness] = [&p.cache, &p.refresh, &p.max_staleness]
-        .map(|d| optional_duration(d.as_ref().map(|d| d.value), krate));
-    quote! {
-        #krate::meta::ProbeMeta {
-            name: #name,
-            tags: #krate::TagSet::of(&[#(#tags),*]),
-            timeout: #krate::__private::Duration::from_millis(#ms),
-            failure_status: #failure,
-            cache: #cache,
-            refresh: #refresh,
-            max_staleness: #max_staleness,
-        }
-    }
-}
-
-/// An optional execution-policy duration as a runtime expression.
-pub fn optional_duration(d: Option<Duration>, krate: &TokenStream) -> TokenStream {
-    match d {
-        Some(d) => {
-            let ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
-            quote!(::core::option::Option::Some(#krate::__private::Duration::from_millis(#ms)))
-        }
-        None => quote!(::core::option::Option::None),
+        policy: [&p.cache, &p.refresh, &p.max_staleness].map(|d| d.as_ref().map(|d| d.value)),
     }
 }
 
@@ -110,10 +83,7 @@ pub fn probe(p: &ProbeDecl, field: Option<&syn::Ident>, krate: &TokenStream) -> 
             quote!(#krate::cluster::ClusterMembershipProbe::new(#view).policy(#policy))
         }
         ProbeKind::ClusterTransport { guard } => {
-            let guard = guard.map(|g| {
-                let g = majority(g, krate);
-                quote!(.with_guard(#g))
-            });
+            let guard = with_guard(*guard, krate);
             quote!(#krate::cluster::ClusterTransportProbe::new(#view) #guard)
         }
         ProbeKind::ActiveNode {
@@ -121,7 +91,7 @@ pub fn probe(p: &ProbeDecl, field: Option<&syn::Ident>, krate: &TokenStream) -> 
             ..
         } => {
             let rule = active_rule(p, krate).unwrap_or_default();
-            let status = status(*no_active_role_status, krate);
+            let status = HealthStatusTokens(*no_active_role_status, krate);
             quote!(#krate::cluster::ActiveNodeProbe::new(#view, #rule).no_active_role_status(#status))
         }
         ProbeKind::Custom { .. } => quote!(),
@@ -142,39 +112,15 @@ pub fn active_rule(p: &ProbeDecl, krate: &TokenStream) -> Option<TokenStream> {
             quote!(#krate::__private::checked_roles(&[#(#roles),*]))
         }
     };
-    let guard = guard.map(|g| {
-        let g = majority(g, krate);
-        quote!(.with_guard(#g))
-    });
+    let guard = with_guard(*guard, krate);
     Some(quote!(#base #guard))
 }
 
-fn majority(g: MajorityGuard, krate: &TokenStream) -> TokenStream {
-    let (size, require) = (g.expected_size, g.require_majority);
-    quote!(#krate::cluster::MajorityGuard { expected_size: #size, require_majority: #require })
-}
-
-fn status(s: HealthStatus, krate: &TokenStream) -> TokenStream {
-    match s {
-        HealthStatus::Healthy => quote!(#krate::HealthStatus::Healthy),
-        HealthStatus::Degraded => quote!(#krate::HealthStatus::Degraded),
-        HealthStatus::Unhealthy => quote!(#krate::HealthStatus::Unhealthy),
-    }
-}
-
-/// A failure status as a runtime expression.
-pub fn failure_status(f: FailureStatus, krate: &TokenStream) -> TokenStream {
-    match f {
-        FailureStatus::Unhealthy => quote!(#krate::FailureStatus::Unhealthy),
-        FailureStatus::Degraded => quote!(#krate::FailureStatus::Degraded),
-    }
-}
-
-/// A tag as a runtime expression.
-pub fn tag(t: Tag, krate: &TokenStream) -> TokenStream {
-    match t {
-        Tag::Ready => quote!(#krate::Tag::Ready),
-        Tag::Active => quote!(#krate::Tag::Active),
-        Tag::Live => quote!(#krate::Tag::Live),
-    }
+/// The `.with_guard(..)` call of a cluster kind's majority guard, if it
+/// states one.
+fn with_guard(g: Option<MajorityGuard>, krate: &TokenStream) -> Option<TokenStream> {
+    g.map(|g| {
+        let (size, require) = (g.expected_size, g.require_majority);
+        quote!(.with_guard(#krate::cluster::MajorityGuard { expected_size: #size, require_majority: #require }))
+    })
 }

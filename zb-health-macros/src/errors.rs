@@ -1,27 +1,45 @@
-//! Turning spec violations into compile errors.
+//! The one error context of an expansion, and the one wording of a
+//! violation.
+
+use std::cell::RefCell;
 
 use proc_macro2::{Span, TokenStream};
+use zb_health_spec::manifest::Location;
 use zb_health_spec::{Violation, Violations};
 
-/// Collects every error of one expansion, so the user sees all of them at
-/// once (serde_derive's `Ctxt`).
-#[derive(Default)]
-pub struct Errors {
-    all: Option<syn::Error>,
+/// Collects every error of one expansion, from every stage, so the user
+/// sees all of them at once (serde_derive's `Ctxt`). Stages push through a
+/// shared reference, so closures and helpers can report without threading
+/// `&mut`.
+///
+/// It must end in [`check`](Self::check): dropping it unchecked is a bug
+/// in this crate (an expansion path that forgot to report), never
+/// something user input can cause, and panics as serde_derive's does, so
+/// the fuzz tests in `tests.rs` find such a path.
+pub struct Ctxt {
+    /// `None` once checked.
+    errors: RefCell<Option<Vec<syn::Error>>>,
 }
 
-impl Errors {
+impl Ctxt {
+    /// An empty context.
+    pub fn new() -> Self {
+        Self {
+            errors: RefCell::new(Some(Vec::new())),
+        }
+    }
+
     /// Adds an error.
-    pub fn push(&mut self, error: syn::Error) {
-        match &mut self.all {
-            Some(all) => all.combine(error),
-            None => self.all = Some(error),
+    pub fn push(&self, error: syn::Error) {
+        // `check` takes the context by value, so it is never `None` here.
+        if let Some(errors) = self.errors.borrow_mut().as_mut() {
+            errors.push(error);
         }
     }
 
     /// Adds an error that breaks no spec rule (a misplaced attribute), in
     /// the same layout as a violation: what is wrong, then the fix.
-    pub fn help(&mut self, span: Span, message: &str, help: &str) {
+    pub fn help(&self, span: Span, message: &str, help: &str) {
         self.push(syn::Error::new(
             span,
             format!("{message}\n  = help: {help}"),
@@ -29,12 +47,12 @@ impl Errors {
     }
 
     /// Adds a spec violation located at a token.
-    pub fn violation(&mut self, v: Violation<Span>) {
+    pub fn violation(&self, v: Violation<Span>) {
         self.push(syn::Error::new(v.location, render(&v)));
     }
 
     /// Adds every violation a spec check found.
-    pub fn violations(&mut self, sink: Violations<Span>) {
+    pub fn violations(&self, sink: Violations<Span>) {
         if let Err(found) = sink.into_result() {
             for v in found {
                 self.violation(v);
@@ -42,9 +60,32 @@ impl Errors {
         }
     }
 
-    /// The errors as `compile_error!` invocations, or nothing.
-    pub fn into_tokens(self) -> TokenStream {
-        self.all.map(|e| e.to_compile_error()).unwrap_or_default()
+    /// Adds a violation located in the manifest `file`, reported at `span`
+    /// (the manifest's string literal) with the YAML position in front.
+    pub fn in_manifest(&self, file: &str, span: Span, v: &Violation<Location>) {
+        self.push(syn::Error::new(span, located(file, v)));
+    }
+
+    /// Whether any stage reported an error so far.
+    pub fn has_errors(&self) -> bool {
+        self.errors.borrow().as_ref().is_some_and(|e| !e.is_empty())
+    }
+
+    /// Ends the context: every error as a `compile_error!` invocation, or
+    /// nothing.
+    pub fn check(self) -> TokenStream {
+        let errors = self.errors.borrow_mut().take().unwrap_or_default();
+        errors.iter().map(syn::Error::to_compile_error).collect()
+    }
+}
+
+impl Drop for Ctxt {
+    fn drop(&mut self) {
+        // Not while unwinding from another panic: that would abort and
+        // hide the first one.
+        if self.errors.get_mut().is_some() && !std::thread::panicking() {
+            panic!("zb-health-macros bug: an error context was dropped without `check()`");
+        }
     }
 }
 
@@ -52,4 +93,11 @@ impl Errors {
 /// its spec ID, and the fix.
 pub fn render<L>(v: &Violation<L>) -> String {
     format!("{}\n  = rule {}\n  = help: {}", v.message, v.rule, v.help)
+}
+
+/// A violation of the manifest `file` with its YAML position in front,
+/// `health.yaml:9:5: ...`: every manifest message, whether the macro or
+/// the generated code reports it.
+pub fn located(file: &str, v: &Violation<Location>) -> String {
+    format!("{file}:{}: {}", v.location, render(v))
 }

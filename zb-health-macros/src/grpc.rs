@@ -2,12 +2,14 @@
 //! `grpc(registry)`, which builds the `grpc.health.v1` server with the
 //! manifest's service mapping (AT-7).
 
-use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
 use zb_health_spec::manifest::{GrpcTargetDecl, Manifest, ProbeKind};
-use zb_health_spec::{Rule, Tag, Violation};
+use zb_health_spec::{Rule, Violation};
 
-use crate::errors::render;
+use crate::errors::located;
+use crate::manifest::{Site, fact_item};
+use crate::tokens::{DurationTokens, TagTokens};
 
 /// What the manifest type gets from the `grpc` section.
 pub struct Generated {
@@ -18,30 +20,27 @@ pub struct Generated {
     pub checks: TokenStream,
 }
 
-pub fn generate(
-    m: &Manifest,
-    file: &str,
-    span: Span,
-    krate: &TokenStream,
-    name: &syn::Ident,
-) -> Generated {
+/// The `grpc` section's items and checks; nothing without one.
+pub fn generate(m: &Manifest, site: &Site<'_>) -> Generated {
+    let Site {
+        file,
+        span,
+        krate,
+        name,
+    } = *site;
     let Some(grpc) = &m.grpc else {
         return Generated {
             items: quote!(),
             checks: quote!(),
         };
     };
-    let period_ms = grpc.period().as_millis() as u64;
+    let period = DurationTokens(grpc.period(), krate);
     let services = grpc.services.iter().map(|s| {
         let service = &s.name.value;
         let target = match &s.target {
             GrpcTargetDecl::Tier(t) => {
-                let tier = match t.value {
-                    Tag::Ready => quote!(Ready),
-                    Tag::Active => quote!(Active),
-                    Tag::Live => quote!(Live),
-                };
-                quote!(#krate::grpc::server::GrpcTarget::Tier(#krate::Tag::#tier))
+                let tier = TagTokens(t.value, krate);
+                quote!(#krate::grpc::server::GrpcTarget::Tier(#tier))
             }
             GrpcTargetDecl::Probe(p) => {
                 let p = &p.value;
@@ -53,8 +52,7 @@ pub fn generate(
     let items = quote! {
         /// The manifest's `grpc.period`: how often the one evaluation
         /// feeding every gRPC `Watch` stream runs.
-        pub const GRPC_PERIOD: #krate::__private::Duration =
-            #krate::__private::Duration::from_millis(#period_ms);
+        pub const GRPC_PERIOD: #krate::__private::Duration = #period;
 
         /// The `grpc.health.v1` server over `registry` with the manifest's
         /// `grpc.services` mapping and `grpc.period`; call it after
@@ -88,10 +86,9 @@ pub fn generate(
             _ => None,
         })
         .map(|(i, s, p)| {
-            let message = format!(
-                "{file}:{}: {}",
-                p.location,
-                render(&Violation {
+            let message = located(
+                file,
+                &Violation {
                     rule: Rule::Unknown,
                     location: p.location,
                     message: format!(
@@ -99,17 +96,16 @@ pub fn generate(
                         s.name.value, p.value
                     ),
                     help: "name a probe of the manifest (a custom probe's name is on its #[zb_health] attribute)".into(),
-                })
+                },
             );
             let item = format_ident!("{}__grpc_service{}__probe_known", name, i + 1);
             let probe = &p.value;
-            quote_spanned! {span=>
-                #[doc(hidden)]
-                #[allow(non_upper_case_globals, dead_code)]
-                const #item: () = if !#krate::spec::grpc::names_contain(&#name::__PROBE_NAMES, #probe) {
-                    ::core::panic!("{}", #message)
-                };
-            }
+            fact_item(
+                &item,
+                span,
+                quote!(#krate::spec::grpc::names_contain(&#name::__PROBE_NAMES, #probe)),
+                &message,
+            )
         });
     let checks = quote! {
         #krate::__zb_require_grpc_server!();

@@ -3,9 +3,14 @@
 //! the runtime by the absolute path `::zb_health`, or by `crate = "..."`.
 //!
 //! Stages, after serde_derive: `attr` parses the attribute into typed
-//! settings, the shared `zb-health-spec` crate checks every spec rule, and
-//! `errors` collects all violations into compile errors. The macros never
-//! panic: every failure is a `compile_error!` at the offending token.
+//! settings; `manifest` reads the file (`input`), and generates the items
+//! (`codegen`, with `builtin`, `lifecycle` and `grpc`) and the checks of
+//! what only other items know (`facts`, `custom`); the shared
+//! `zb-health-spec` crate checks every spec rule. Every stage reports into
+//! one `errors::Ctxt`, checked once at the end, so one mistake never hides
+//! another. `tokens` writes each spec value as a runtime expression once.
+//! The macros never panic: every failure is a `compile_error!` at the
+//! offending token.
 
 #![warn(missing_docs)]
 
@@ -15,6 +20,7 @@ mod errors;
 mod grpc;
 mod lifecycle;
 mod manifest;
+mod tokens;
 
 #[cfg(test)]
 mod tests;

@@ -8,7 +8,8 @@ use zb_health_spec::manifest::{Located, Manifest};
 use zb_health_spec::{NameOf, Rule, Violation};
 
 use crate::builtin;
-use crate::errors::render;
+use crate::errors::Ctxt;
+use crate::tokens::{DurationTokens, OptionTokens, optional_duration};
 
 /// What `install` needs from the lifecycle section.
 pub struct Generated {
@@ -16,9 +17,14 @@ pub struct Generated {
     pub items: TokenStream,
     /// Constants in the manifest type's `impl`.
     pub consts: TokenStream,
-    /// Registers the watchdogs (fallible, before the probes are added, so a
-    /// failed install leaves nothing behind: a dropped `Heartbeat` removes
-    /// its watchdog).
+    /// Registers every watchdog at once, all or none (fallible, before the
+    /// probes are added), binding one heartbeat per field name.
+    pub heartbeats: TokenStream,
+    /// Retires those heartbeats when a later step of the install fails, so
+    /// a failed install leaves no watchdog behind (a heartbeat dropped
+    /// unretired is a dead loop).
+    pub retire: TokenStream,
+    /// The watchdogs struct from the bound heartbeats.
     pub watchdogs: TokenStream,
     /// Declares the startup gates (infallible, last).
     pub startup: TokenStream,
@@ -26,14 +32,20 @@ pub struct Generated {
 
 /// The generated type names.
 pub struct Names<'a> {
+    /// The generated items' visibility.
     pub vis: &'a syn::Visibility,
+    /// The manifest type.
     pub ty: &'a syn::Ident,
+    /// What `install` returns: `NAMEInstalled`.
     pub installed: syn::Ident,
+    /// The startup gates' handles: `NAMEStartup`.
     pub startup: syn::Ident,
+    /// The watchdogs' heartbeats: `NAMEWatchdogs`.
     pub watchdogs: syn::Ident,
 }
 
 impl<'a> Names<'a> {
+    /// The names derived from the manifest type's.
     pub fn new(vis: &'a syn::Visibility, ty: &'a syn::Ident) -> Self {
         Self {
             vis,
@@ -45,13 +57,17 @@ impl<'a> Names<'a> {
     }
 }
 
+/// The lifecycle items; a clash of two gates' or two watchdogs' fields is
+/// reported into `cx`, and the items are still generated, so a clash
+/// among the gates does not hide one among the watchdogs.
 pub fn generate(
+    cx: &Ctxt,
     m: &Manifest,
     file: &str,
     span: Span,
     krate: &TokenStream,
     names: &Names<'_>,
-) -> syn::Result<Generated> {
+) -> Generated {
     let Names {
         vis,
         ty,
@@ -61,17 +77,19 @@ pub fn generate(
     } = names;
     let lifecycle = &m.lifecycle;
     let gate_fields = fields(
+        cx,
         NameOf::StartupGate,
         lifecycle.startup_gates.iter(),
         file,
         span,
-    )?;
+    );
     let dog_fields = fields(
+        cx,
         NameOf::Watchdog,
         lifecycle.watchdogs.iter().map(|w| &w.name),
         file,
         span,
-    )?;
+    );
 
     let gate_decls = gate_fields.iter().zip(&lifecycle.startup_gates).map(|(f, g)| {
         let doc = format!(
@@ -125,40 +143,29 @@ pub fn generate(
         }
     };
 
-    let dog_inits = dog_fields.iter().zip(&lifecycle.watchdogs).map(|(f, w)| {
+    let loops = lifecycle.watchdogs.iter().map(|w| {
         let name = &w.name.value;
-        let ms = millis(w.deadline.value);
-        quote!(#f: registry.watchdog(#name, #krate::__private::Duration::from_millis(#ms))?,)
+        let deadline = DurationTokens(w.deadline.value, krate);
+        quote!((#name, #deadline))
     });
-    let watchdogs_init = quote!(#watchdogs { #(#dog_inits)* });
+    let heartbeats = quote!(let [#(#dog_fields),*] = registry.watchdogs([#(#loops),*])?;);
+    let retire = quote!(#(#dog_fields.retire();)*);
+    let watchdogs_init = quote!(#watchdogs { #(#dog_fields),* });
     let gate_inits = gate_fields
         .iter()
         .map(|f| quote!(#f: registry.startup_gate(),));
     let startup_init = quote!(#startup { #(#gate_inits)* });
 
-    let delay = millis(lifecycle.drain_delay());
-    let stop = millis(m.graceful_stop());
-    let grace = match &m.termination_grace_period {
-        Some(g) => {
-            let ms = millis(g.value);
-            quote!(::core::option::Option::Some(#krate::__private::Duration::from_millis(#ms)))
-        }
-        None => quote!(::core::option::Option::None),
-    };
-    let management = match &m.management_port {
-        Some(p) => {
-            let port = p.value;
-            quote!(::core::option::Option::Some(#port))
-        }
-        None => quote!(::core::option::Option::None),
-    };
+    let delay = DurationTokens(lifecycle.drain_delay(), krate);
+    let stop = DurationTokens(m.graceful_stop(), krate);
+    let grace = optional_duration(m.termination_grace_period.map(|g| g.value), krate);
+    let management = OptionTokens(m.management_port.map(|p| p.value));
     let consts = quote! {
         /// The drain `lifecycle.drain_delay` and `lifecycle.shutdown_timeout`
         /// declare, already fitted to the termination grace period (rule
         /// R18, checked at compile time); the `server` of `install` runs under it.
         pub const DRAIN: #krate::lifecycle::Drain =
-            #krate::lifecycle::Drain::new(#krate::__private::Duration::from_millis(#delay))
-                .shutdown_timeout(#krate::__private::Duration::from_millis(#stop));
+            #krate::lifecycle::Drain::new(#delay).shutdown_timeout(#stop);
 
         /// The manifest's `orchestrator.termination_grace_period`, if it
         /// states one: the time between SIGTERM and SIGKILL that
@@ -169,53 +176,47 @@ pub fn generate(
         /// of `install` serves the tiers on their own server there.
         pub const MANAGEMENT_PORT: ::core::option::Option<u16> = #management;
     };
-    Ok(Generated {
+    Generated {
         items,
         consts,
+        heartbeats,
+        retire,
         watchdogs: watchdogs_init,
         startup: startup_init,
-    })
-}
-
-fn millis(d: std::time::Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+    }
 }
 
 /// One field per name; two names with one field (`warm-cache` and
 /// `warm_cache`) are an R3 error naming both, never a silent suffix.
 fn fields<'a>(
+    cx: &Ctxt,
     of: NameOf,
     names: impl Iterator<Item = &'a Located<String>>,
     file: &str,
     span: Span,
-) -> syn::Result<Vec<syn::Ident>> {
+) -> Vec<syn::Ident> {
     let mut out: Vec<(syn::Ident, &Located<String>)> = Vec::new();
-    let mut errors: Option<syn::Error> = None;
     for name in names {
         let ident = builtin::ident_for(&name.value);
         if let Some((_, first)) = out.iter().find(|(i, _)| *i == ident) {
             let noun = of.noun();
-            let v = Violation {
-                rule: Rule::DuplicateName,
-                location: name.location,
-                message: format!(
-                    "{noun}s `{}` (at {file}:{}) and `{}` would both get the field `{ident}`",
-                    first.value, first.location, name.value
-                ),
-                help: format!(
-                    "a field is named after the {noun}'s name with `-` and `.` turned into `_`; rename one of them"
-                ),
-            };
-            let e = syn::Error::new(span, format!("{file}:{}: {}", v.location, render(&v)));
-            match &mut errors {
-                Some(all) => all.combine(e),
-                None => errors = Some(e),
-            }
+            cx.in_manifest(
+                file,
+                span,
+                &Violation {
+                    rule: Rule::DuplicateName,
+                    location: name.location,
+                    message: format!(
+                        "{noun}s `{}` (at {file}:{}) and `{}` would both get the field `{ident}`",
+                        first.value, first.location, name.value
+                    ),
+                    help: format!(
+                        "a field is named after the {noun}'s name with `-` and `.` turned into `_`; rename one of them"
+                    ),
+                },
+            );
         }
         out.push((ident, name));
     }
-    match errors {
-        Some(e) => Err(e),
-        None => Ok(out.into_iter().map(|(i, _)| i).collect()),
-    }
+    out.into_iter().map(|(i, _)| i).collect()
 }

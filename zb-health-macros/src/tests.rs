@@ -215,7 +215,10 @@ fn field_names_do_not_depend_on_position() {
     );
     for out in [&a, &b] {
         assert!(out.contains("pub struct HealthDeps"), "{out}");
-        assert!(out.contains("pub http_probe : crate :: HTTPProbe"), "{out}");
+        assert!(
+            out.contains("pub http_probe : Health__types :: HTTPProbe"),
+            "{out}"
+        );
         assert!(out.contains("pub db :"), "{out}");
         assert!(!out.contains("compile_error"), "{out}");
     }
@@ -298,6 +301,51 @@ fn a_built_in_probe_meta_carries_its_execution_policy() {
     );
     assert!(
         out.contains("cache : :: core :: option :: Option :: None"),
+        "{out}"
+    );
+}
+
+#[test]
+fn an_error_in_one_stage_does_not_hide_one_in_another() {
+    let out = expand_inline(
+        "service: s\nlifecycle:\n  startup_gates: [warm-cache, warm_cache]\n  watchdogs:\n    - { name: a-b, deadline: 5s }\n    - { name: a_b, deadline: 5s }\nprobes:\n  - { name: x-y, kind: database }\n  - { name: x_y, kind: grpc }\n",
+    );
+    for clash in [
+        "probes `x-y`",
+        "startup gates `warm-cache`",
+        "watchdogs `a-b`",
+    ] {
+        assert_eq!(out.matches(clash).count(), 1, "{clash} in {out}");
+    }
+    assert!(
+        !out.contains("struct HealthDeps"),
+        "no items after errors: {out}"
+    );
+}
+
+#[test]
+fn a_custom_type_is_named_through_one_lookup_with_one_existence_check() {
+    let out = expand_inline(
+        "service: s\nprobes:\n  - { kind: custom, type: crate::probes::CacheProbe }\n",
+    );
+    assert_eq!(
+        out.matches("const Health__probe1__type_exists").count(),
+        1,
+        "{out}"
+    );
+    assert!(out.contains("use crate :: probes :: * ;"), "{out}");
+    assert!(
+        out.contains("pub type CacheProbe = < Manifest as Custom < 1usize >> :: Type ;"),
+        "{out}"
+    );
+    assert!(
+        out.contains("pub cache_probe : Health__types :: CacheProbe"),
+        "{out}"
+    );
+    // Nothing else names the path as written.
+    assert_eq!(
+        out.matches("crate :: probes :: CacheProbe").count(),
+        0,
         "{out}"
     );
 }

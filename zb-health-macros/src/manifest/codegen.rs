@@ -1,0 +1,572 @@
+//! The items `manifest!` generates from a checked manifest: the deps
+//! struct, the manifest type with its consts and methods, the lifecycle
+//! handles, the gRPC mapping, and the check items of the facts the macro
+//! cannot see.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use zb_health_spec::manifest::{Location, Manifest, ProbeDecl, ProbeKind};
+use zb_health_spec::{Rule, Tag, Violation};
+
+use super::custom::{CustomType, lookup_module};
+use super::facts::{self, Site};
+use crate::builtin;
+use crate::errors::Ctxt;
+use crate::lifecycle;
+use crate::tokens::{
+    DisclosureTokens, DurationTokens, OptionTokens, ResponseFormatTokens, TagTokens,
+};
+
+/// The names the caller chose: `VIS NAME` generates `NAME` and `NAMEDeps`.
+pub struct Names<'a> {
+    /// The generated items' visibility.
+    pub vis: &'a syn::Visibility,
+    /// The manifest type.
+    pub ty: &'a syn::Ident,
+    /// Its dependencies struct.
+    pub deps: syn::Ident,
+}
+
+/// One generated registration: its deps field (none for cluster kinds,
+/// which share one view), its `ProbeRegistration` and its metadata.
+struct Dep {
+    field: Option<Field>,
+    registration: TokenStream,
+    meta: TokenStream,
+}
+
+/// A field of the deps struct, with the doc that says where its name
+/// comes from.
+struct Field {
+    ident: syn::Ident,
+    ty: TokenStream,
+    doc: String,
+}
+
+/// Who claimed a deps field name first, to name both probes on a clash.
+struct Claim {
+    field: String,
+    probe: String,
+    location: Location,
+}
+
+/// What the probe list generates.
+struct Probes {
+    deps: Vec<Dep>,
+    /// Module-level items: the custom types' lookups and fact checks.
+    checks: Vec<TokenStream>,
+    /// The runtime features the kinds need, in first-use order.
+    features: Vec<&'static str>,
+    /// The custom probes' types, by probe index.
+    types: Vec<Option<CustomType>>,
+    /// Aliases named like the custom types, for the deps fields.
+    aliases: Vec<TokenStream>,
+}
+
+/// Every generated item. Errors go into `cx`; every stage runs even when
+/// an earlier one reported, and the caller drops the items if any did.
+pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> TokenStream {
+    let Site { file, krate, .. } = *site;
+    let Names {
+        vis,
+        ty: name,
+        deps: deps_name,
+    } = names;
+    let Probes {
+        deps,
+        mut checks,
+        features,
+        types,
+        aliases,
+    } = probes(cx, m, site, names);
+    let life_names = lifecycle::Names::new(vis, name);
+    let life = lifecycle::generate(cx, m, file, site.span, krate, &life_names);
+    let (names_table, unique) = facts::unique_name_facts(site, m, &types);
+    checks.extend(unique);
+    let grpc = crate::grpc::generate(m, site);
+    checks.push(grpc.checks);
+
+    let install = install(m, krate, deps_name, &life_names.installed, &life);
+    let service = &m.service.value;
+    let [ready, active, live] = Tag::ALL.map(|t| m.paths.get(t).to_owned());
+    let orchestrator = OptionTokens(
+        m.orchestrator_timeout
+            .map(|t| DurationTokens(t.value, krate)),
+    );
+    let mut fields: Vec<TokenStream> = deps
+        .iter()
+        .filter_map(|d| d.field.as_ref())
+        .map(|Field { ident, ty, doc }| quote!(#[doc = #doc] pub #ident: #ty,))
+        .collect();
+    if features.contains(&"cluster") {
+        let f = format_ident!("{}", builtin::CLUSTER_FIELD);
+        fields.push(quote! {
+            /// The cluster view every cluster probe of the manifest reads.
+            pub #f: ::std::sync::Arc<dyn #krate::cluster::ClusterView>,
+        });
+    }
+    let requires = features.iter().map(|f| {
+        let mac = format_ident!("__zb_require_{}", f);
+        quote!(#krate::#mac!();)
+    });
+    let lookup = lookup_items(names, &types, aliases);
+    let gate = active_node_gate(m, krate);
+    let registrations = deps.iter().map(|d| &d.registration);
+    let metas = deps.iter().map(|d| &d.meta);
+    let deps_doc = format!(
+        "What the health manifest `{file}` needs from the application, for [`{name}`]: one field per probe it names (leaving one out is a compile error naming it), plus `cluster_view` if it has cluster kinds.\n\n\
+         A field is named after the probe's `name` in the manifest, with `-` and `.` turned into `_` (`disk-space` → `disk_space`). A `kind: custom` entry without `name:` takes its name from its `#[zb_health]` attribute, which the macro cannot read, so its field is named after its type in snake case (`CacheProbe` → `cache_probe`); write `name:` in the entry to name the field after the probe."
+    );
+    let installed = &life_names.installed;
+    let manifest_doc = format!(
+        "The health of service `{service}`, as declared in `{file}`. Its dependencies are [`{deps_name}`]; `install` registers them in the process registry and returns the tier endpoints with the lifecycle handles, [`{installed}`]."
+    );
+    let life_items = &life.items;
+    let life_consts = &life.consts;
+    let grpc_items = &grpc.items;
+    quote! {
+        #(#requires)*
+
+        #lookup
+
+        #[doc = #deps_doc]
+        // A custom probe's field names its type through the lookup module.
+        #[allow(private_interfaces)]
+        #vis struct #deps_name {
+            #(#fields)*
+        }
+
+        #life_items
+
+        #[doc = #manifest_doc]
+        #vis struct #name;
+
+        #[allow(dead_code)]
+        impl #name {
+            #gate
+
+            /// The manifest's `service`.
+            pub const SERVICE: &'static str = #service;
+
+            /// The manifest's `orchestrator.timeout`, if it states one: every
+            /// probe of the registry it is installed into must answer within it.
+            pub const ORCHESTRATOR_TIMEOUT: ::core::option::Option<#krate::__private::Duration> = #orchestrator;
+
+            #life_consts
+
+            /// Every probe's metadata, in manifest order.
+            pub const PROBES: &'static [#krate::meta::ProbeMeta] = &[#(#metas),*];
+
+            #names_table
+
+            #grpc_items
+
+            /// The tier paths the manifest declares.
+            pub fn paths() -> #krate::spec::EndpointPaths {
+                #krate::spec::EndpointPaths {
+                    ready: ::std::string::String::from(#ready),
+                    active: ::std::string::String::from(#active),
+                    live: ::std::string::String::from(#live),
+                }
+            }
+
+            /// The registrations, in manifest order.
+            pub fn registrations(deps: #deps_name) -> ::std::vec::Vec<#krate::ProbeRegistration> {
+                ::std::vec![#(#registrations),*]
+            }
+
+            #install
+        }
+
+        #(#checks)*
+    }
+}
+
+/// `install` and `install_into`: everything that puts the manifest into a
+/// registry, in one place so that it can change alone.
+fn install(
+    m: &Manifest,
+    krate: &TokenStream,
+    deps_name: &syn::Ident,
+    installed: &syn::Ident,
+    life: &lifecycle::Generated,
+) -> TokenStream {
+    let set_orchestrator = m.orchestrator_timeout.map(|t| {
+        let d = DurationTokens(t.value, krate);
+        quote!(registry.set_orchestrator_timeout(#d)?;)
+    });
+    // `observability.failure_log_interval` (BE-HLTH-008): a registry-wide
+    // setting, like the orchestrator timeout.
+    let set_log_interval = m.failure_log_interval.map(|t| {
+        let d = DurationTokens(t.value, krate);
+        quote!(registry.set_failure_log_interval(#d);)
+    });
+    let body_style = body_style(m, krate);
+    let (heartbeats, retire, watchdogs_init) = (&life.heartbeats, &life.retire, &life.watchdogs);
+    let startup_init = &life.startup;
+    // With a `grpc` section, the server serves `grpc.health.v1` too.
+    let grpc_server = m
+        .grpc
+        .as_ref()
+        .map(|_| quote!(.grpc(Self::grpc(registry)?)));
+    quote! {
+        /// Installs the manifest into the process registry,
+        /// `HealthRegistry::process()` (AT-1: one per process), and
+        /// returns its `server` (the tiers, the management port,
+        /// `grpc.health.v1` and the drain, serving that registry), with
+        /// the handles of the declared startup gates and watchdogs.
+        ///
+        /// Sets the registry's orchestrator timeout (if the manifest
+        /// states one), so probes registered later in code are held to it
+        /// too, and its failure log interval (if stated), registers the
+        /// watchdogs, adds every probe, then declares the startup gates:
+        /// all or none. Errors if the process registry already holds a
+        /// probe or watchdog of the same name (R3), a probe whose
+        /// deadline does not fit the timeout, or another orchestrator
+        /// timeout (R5): facts only the running process knows.
+        pub fn install(
+            deps: #deps_name,
+        ) -> ::core::result::Result<#installed, #krate::RegistryError> {
+            Self::install_into(#krate::HealthRegistry::process(), deps)
+        }
+
+        /// [`install`](Self::install) into `registry` instead of the
+        /// process registry: for tests, each with its own
+        /// `HealthRegistry::new()` (AT-9). A failed install may leave the
+        /// orchestrator timeout set, but adds no probe, watchdog or gate.
+        pub fn install_into(
+            registry: &#krate::HealthRegistry,
+            deps: #deps_name,
+        ) -> ::core::result::Result<#installed, #krate::RegistryError> {
+            #set_orchestrator
+            #set_log_interval
+            // Fallible steps first: the watchdogs, all or none, then the
+            // probes and the server; a failure retires the heartbeats, so
+            // nothing is left behind.
+            #heartbeats
+            let serving = (|| {
+                registry.add_all(Self::registrations(deps))?;
+                let endpoints = #krate::ZbHealth::new(::core::clone::Clone::clone(registry))
+                    .paths(Self::paths())
+                    #body_style
+                    .build()?;
+                let drain = match Self::TERMINATION_GRACE_PERIOD {
+                    ::core::option::Option::Some(grace) => Self::DRAIN.within_grace_period(grace)?,
+                    ::core::option::Option::None => Self::DRAIN,
+                };
+                ::core::result::Result::Ok::<_, #krate::RegistryError>(
+                    #krate::server::ZbHealthServer::new(
+                        ::core::clone::Clone::clone(registry),
+                        endpoints,
+                        drain,
+                    )
+                    .management_port(Self::MANAGEMENT_PORT)
+                    #grpc_server,
+                )
+            })();
+            let server = match serving {
+                ::core::result::Result::Ok(server) => server,
+                ::core::result::Result::Err(error) => {
+                    #retire
+                    return ::core::result::Result::Err(error);
+                }
+            };
+            let watchdogs = #watchdogs_init;
+            let startup = #startup_init;
+            ::core::result::Result::Ok(#installed {
+                server,
+                startup,
+                watchdogs,
+            })
+        }
+    }
+}
+
+/// The probe list: a deps field, registration and metadata per probe, and
+/// the checks of custom probes. A field clash or a `type:` that is not a
+/// path is reported and the other probes are still generated, so every
+/// such error shows at once.
+fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> Probes {
+    let Site {
+        file, span, krate, ..
+    } = *site;
+    let deps_name = &names.deps;
+    let mut out = Probes {
+        deps: Vec::new(),
+        checks: Vec::new(),
+        features: Vec::new(),
+        types: Vec::new(),
+        aliases: Vec::new(),
+    };
+    let mut alias_names: Vec<String> = Vec::new();
+    // Field names are a stable function of what the user wrote: two
+    // probes that would share one are an error, never a silent suffix.
+    let mut claims = vec![Claim {
+        field: builtin::CLUSTER_FIELD.to_owned(),
+        probe: String::new(),
+        location: Location::default(),
+    }];
+    let mut claim = |ident: &syn::Ident, probe: &ProbeDecl, label: &str| {
+        let field = ident.to_string();
+        if let Some(first) = claims.iter().find(|c| c.field == field) {
+            let message = if first.probe.is_empty() {
+                format!(
+                    "probe {label} would get the `{deps_name}` field `{field}`, which holds the cluster view shared by the cluster kinds"
+                )
+            } else {
+                format!(
+                    "probes {} (at {file}:{}) and {label} would both get the `{deps_name}` field `{field}`",
+                    first.probe, first.location
+                )
+            };
+            cx.in_manifest(
+                file,
+                span,
+                &Violation {
+                    rule: Rule::DuplicateName,
+                    location: probe.location,
+                    message,
+                    help: "a field is named after the probe's `name` (`-` and `.` become `_`), or, for a `kind: custom` entry without `name:`, after its type in snake case; give one of the entries a `name:` that differs as an identifier".into(),
+                },
+            );
+        }
+        claims.push(Claim {
+            field,
+            probe: label.to_owned(),
+            location: probe.location,
+        });
+    };
+    for (index, probe) in m.probes.iter().enumerate() {
+        if let Some(f) = builtin::feature(&probe.kind)
+            && !out.features.contains(&f)
+        {
+            out.features.push(f);
+        }
+        let mut ty = None;
+        match &probe.kind {
+            ProbeKind::Custom { type_path } => {
+                let Ok(path) = syn::parse_str::<syn::Path>(&type_path.value) else {
+                    cx.push(syn::Error::new(
+                        span,
+                        format!(
+                            "{file}:{}: `{}` is not a Rust type path",
+                            type_path.location, type_path.value
+                        ),
+                    ));
+                    out.types.push(None);
+                    continue;
+                };
+                let custom = CustomType::new(site, index, path, type_path.location);
+                let tyname = &custom.written;
+                let (ident, doc) = custom_field(probe, &custom.path, tyname);
+                let label = match &probe.name {
+                    Some(n) => format!("`{}`", n.value),
+                    None => format!("`{tyname}`"),
+                };
+                claim(&ident, probe, &label);
+                out.checks.push(custom.lookup(site));
+                out.checks
+                    .extend(facts::custom_facts(site, m, probe, &custom));
+                // The field's type reads as the user's in the docs: an
+                // alias of that name, unless two types share the name.
+                let resolved = &custom.resolved;
+                let last = custom.path.segments.last().map(|s| &s.ident);
+                let field_ty = match last {
+                    Some(last) if !alias_names.contains(&last.to_string()) => {
+                        alias_names.push(last.to_string());
+                        let target = custom.in_module();
+                        out.aliases.push(quote! {
+                            #[doc = concat!("`", #tyname, "`, as the manifest names it.")]
+                            pub type #last = #target;
+                        });
+                        let module = lookup_module(names.ty);
+                        quote!(#module::#last)
+                    }
+                    _ => resolved.clone(),
+                };
+                let meta = custom.meta(krate);
+                out.deps.push(Dep {
+                    registration: quote!(<#resolved as #krate::ZbHealthProbe>::registration(deps.#ident)),
+                    meta,
+                    field: Some(Field {
+                        ident,
+                        ty: field_ty,
+                        doc,
+                    }),
+                });
+                ty = Some(custom);
+            }
+            kind => {
+                let field = builtin::own_field_type(kind, krate).map(|ty| {
+                    let probe_name = probe.name.as_ref().map_or("probe", |n| n.value.as_str());
+                    let ident = builtin::ident_for(probe_name);
+                    claim(&ident, probe, &format!("`{probe_name}`"));
+                    Field {
+                        doc: format!(
+                            "The `{probe_name}` probe (`kind: {}`); the field is named after its `name`.",
+                            kind.as_str()
+                        ),
+                        ident,
+                        ty,
+                    }
+                });
+                let meta = builtin::meta(m, probe, krate);
+                let value = builtin::probe(probe, field.as_ref().map(|f| &f.ident), krate);
+                out.deps.push(Dep {
+                    registration: quote!((#meta).registration(#value)),
+                    meta: quote!(#meta),
+                    field,
+                });
+            }
+        }
+        out.types.push(ty);
+    }
+    out
+}
+
+/// The module of the custom types' lookups (see `custom`); nothing
+/// without custom probes.
+fn lookup_items(
+    names: &Names<'_>,
+    types: &[Option<CustomType>],
+    aliases: Vec<TokenStream>,
+) -> TokenStream {
+    if types.iter().all(Option::is_none) {
+        return quote!();
+    }
+    let Names { vis, ty: name, .. } = names;
+    let module = lookup_module(name);
+    quote! {
+        /// The custom probes' types of the manifest type, under the names
+        /// the manifest gives them.
+        ///
+        /// The trait and its `Self` are private to the calling module, so
+        /// an impl naming a type only the caller sees is legal (E0446); the
+        /// aliases and deps fields that name them through a projection are
+        /// as visible as the manifest, hence `private_interfaces`.
+        #[doc(hidden)]
+        #[allow(non_snake_case, private_interfaces)]
+        #vis mod #module {
+            /// The custom probes' types, by position in the manifest; found
+            /// where `manifest!` is called, or a fallback when one is missing.
+            pub(super) trait Custom<const N: usize> {
+                /// The type.
+                type Type;
+                /// Whether no such type exists (`Type` is then the fallback).
+                const MISSING: bool;
+            }
+
+            /// What implements [`Custom`], once per custom probe.
+            pub(super) struct Manifest;
+
+            #(#aliases)*
+        }
+    }
+}
+
+/// `active_node_rule()` and `active_node_gate(view)`, with exactly one
+/// active-node probe.
+fn active_node_gate(m: &Manifest, krate: &TokenStream) -> TokenStream {
+    let active_rules: Vec<TokenStream> = m
+        .probes
+        .iter()
+        .filter_map(|p| builtin::active_rule(p, krate))
+        .collect();
+    match active_rules.as_slice() {
+        [rule] => quote! {
+            /// The manifest's `ClusterActiveNode` rule: the one the active-node
+            /// probe uses, for the gate and the application (ZB-2.3a).
+            pub fn active_node_rule() -> #krate::cluster::ClusterActiveNode {
+                #rule
+            }
+
+            /// The `ActiveNodeGate` over `view` with the same rule as the
+            /// active-node probe, so a gated endpoint and `/health/active`
+            /// cannot disagree (ZB-4).
+            pub fn active_node_gate(
+                view: ::std::sync::Arc<dyn #krate::cluster::ClusterView>,
+            ) -> #krate::cluster::ClusterActiveNodeGate {
+                #krate::cluster::ClusterActiveNodeGate::new(view, Self::active_node_rule())
+            }
+        },
+        _ => quote!(),
+    }
+}
+
+/// The `ZbHealth` builder calls for `endpoints.format`, `disclosure` and
+/// `cluster_ready`; nothing for what the manifest leaves at its default.
+fn body_style(m: &Manifest, krate: &TokenStream) -> TokenStream {
+    let mut calls = TokenStream::new();
+    if let Some(format) = m.responses.format {
+        let format = ResponseFormatTokens(format.value, krate);
+        calls.extend(quote!(.format(#format)));
+    }
+    for tag in Tag::ALL {
+        let Some(level) = m.responses.disclosure[tag as usize] else {
+            continue;
+        };
+        let tier = TagTokens(tag, krate);
+        let level = DisclosureTokens(level.value, krate);
+        calls.extend(quote!(.tier_disclosure(#tier, #level)));
+    }
+    if let Some(name) = &m.responses.cluster_ready {
+        let name = &name.value;
+        calls.extend(quote!(.cluster_ready(#name)));
+    }
+    calls
+}
+
+/// `CacheProbe` → `cache_probe`, `HTTPProbe` → `http_probe`,
+/// `Http2Probe` → `http2_probe`: a word starts at an upper-case letter
+/// after a lower-case letter or digit, or at the last capital of an
+/// acronym that a lower-case letter follows.
+pub fn snake_case(ident: &str) -> String {
+    let chars: Vec<char> = ident.chars().collect();
+    let mut out = String::with_capacity(ident.len() + 4);
+    for (i, &c) in chars.iter().enumerate() {
+        if c.is_ascii_uppercase() {
+            let prev = i.checked_sub(1).map(|p| chars[p]);
+            let next = chars.get(i + 1);
+            let boundary = match prev {
+                Some(p) if p.is_ascii_lowercase() || p.is_ascii_digit() => true,
+                Some(p) if p.is_ascii_uppercase() => next.is_some_and(char::is_ascii_lowercase),
+                _ => false,
+            };
+            if boundary {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The deps field of a custom probe and its doc: the manifest's `name`,
+/// else the type's name in snake case.
+fn custom_field(probe: &ProbeDecl, ty: &syn::Path, tyname: &str) -> (syn::Ident, String) {
+    match &probe.name {
+        Some(n) => (
+            builtin::ident_for(&n.value),
+            format!(
+                "The `{}` probe, `{tyname}`; the field is named after the manifest entry's `name`.",
+                n.value
+            ),
+        ),
+        None => {
+            let last = ty
+                .segments
+                .last()
+                .map(|s| s.ident.to_string())
+                .unwrap_or_default();
+            let last = last.strip_prefix("r#").unwrap_or(&last);
+            (
+                builtin::ident_for(&snake_case(last)),
+                format!(
+                    "The `{tyname}` probe. The field is named after the type: the probe's name is on its #[zb_health] attribute, which `manifest!` cannot read. Write `name:` in the manifest entry to name the field after the probe."
+                ),
+            )
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! How generated code names a `kind: custom` entry's `type:`, so that a
+//! type that does not exist is ONE error the macro words, at the
+//! manifest's string literal, with the YAML line and column.
+//!
+//! rustc's own error for an unresolved path cannot carry our text, and
+//! every place that named the path would add its own. So the generated
+//! code names the type only through `<Manifest as Custom<N>>::Type` of the
+//! hidden module `Health__types` (the deps field, through an alias there
+//! named like the type), whose one impl finds the type by the lexical
+//! scoping of blocks:
+//!
+//! ```text
+//! const _: () = {
+//!     struct CacheProbe {}                 // the fallback, a probe of nothing
+//!     {
+//!         use crate::*;                    // the type's module, as a glob
+//!         impl Health__types::Custom<1> for Health__types::Manifest {
+//!             type Type = CacheProbe; ..
+//!         }
+//!     }
+//! };
+//! ```
+//!
+//! A glob import in the inner block shadows the outer block's fallback, so
+//! an existing type (visible from the call site) wins, and a missing (or
+//! private) one resolves to the fallback instead of failing. `MISSING`
+//! tells which, and one check item turns it into our message; every fact
+//! about the type holds vacuously then, and the fallback implements
+//! `ZbHealthProbe` (never recommended in rustc's help), so nothing else is
+//! reported. A misspelt *module* in the path (`crate::prbes::CacheProbe`)
+//! still fails the glob import: rustc's "unresolved import", also at the
+//! string, comes next to ours, since a failed glob cannot be detected.
+//! The deps field names the type through an alias of the same name, so
+//! rustdoc still shows `cache_probe: CacheProbe`.
+
+use proc_macro2::{Group, Span, TokenStream, TokenTree};
+use quote::{ToTokens, format_ident, quote};
+use zb_health_spec::manifest::Location;
+use zb_health_spec::{Rule, TagSet};
+
+use super::facts::Site;
+use crate::tokens::ProbeMetaTokens;
+
+/// The type of the custom probe at `index`, as generated code names it.
+pub struct CustomType {
+    /// The probe's position in the manifest.
+    pub index: usize,
+    /// The path as written, parsed.
+    pub path: syn::Path,
+    /// The path as written, for messages and docs (`crate::CacheProbe`).
+    pub written: String,
+    /// Where `type:` was written.
+    location: Location,
+    /// The type, through the lookup:
+    /// `<Health__types::Manifest as Health__types::Custom<N>>::Type`.
+    pub resolved: TokenStream,
+    /// Whether the lookup found no such type, as a `const` expression.
+    pub missing: TokenStream,
+}
+
+/// The hidden module of one manifest's lookups: the trait whose impls
+/// carry the custom types, the type implementing it, and the aliases the
+/// deps fields name. Everything in it names only its own items, so it
+/// works where `super::` would not (a `manifest!` in a function body).
+pub fn lookup_module(name: &syn::Ident) -> syn::Ident {
+    format_ident!("{}__types", name)
+}
+
+impl CustomType {
+    /// The lookup of `path`, written at `location`, for probe `index`.
+    pub fn new(site: &Site<'_>, index: usize, path: syn::Path, location: Location) -> Self {
+        let written = path.to_token_stream().to_string().replace(' ', "");
+        let module = lookup_module(site.name);
+        let n = index + 1;
+        Self {
+            index,
+            path,
+            written,
+            location,
+            resolved: quote!(<#module::Manifest as #module::Custom<#n>>::Type),
+            missing: quote!(<#module::Manifest as #module::Custom<#n>>::MISSING),
+        }
+    }
+
+    /// The type as the lookup module's own items name it, for its alias.
+    pub fn in_module(&self) -> TokenStream {
+        let n = self.index + 1;
+        quote!(<Manifest as Custom<#n>>::Type)
+    }
+
+    /// The type's `ProbeMeta` (the fallback's, when it is missing).
+    pub fn meta(&self, krate: &TokenStream) -> TokenStream {
+        let ty = &self.resolved;
+        quote!(<#ty as #krate::ZbHealthProbe>::META)
+    }
+
+    /// The lookup's impl and the check that the type exists.
+    pub fn lookup(&self, site: &Site<'_>) -> TokenStream {
+        let Site {
+            krate, name, span, ..
+        } = site;
+        // The path's tokens point at the manifest's string: an error about
+        // its module is reported there, never at the whole macro call.
+        let here = Span::call_site().located_at(*span);
+        let Some(last) = self.path.segments.last() else {
+            return quote!();
+        };
+        let ident = respan(last.ident.to_token_stream(), here);
+        let args = respan(last.arguments.to_token_stream(), here);
+        let parent = respan(self.parent(), here);
+        let module = lookup_module(name);
+        let n = self.index + 1;
+        let fallback = ProbeMetaTokens {
+            krate,
+            name: "",
+            tags: TagSet::default(),
+            timeout: std::time::Duration::from_millis(1),
+            failure_status: Default::default(),
+            policy: [None; 3],
+        };
+        let message = site.message(
+            Rule::Unknown,
+            self.location,
+            format!(
+                "`{}`, the `type` of a `kind: custom` entry, is not a type that can be named where `manifest!` is called",
+                self.written
+            ),
+            "name a #[zb_health] probe struct by its path from the module that calls `manifest!` (`crate::probes::CacheProbe`, `self::CacheProbe`), as a `use` there would; check the spelling, and that it is visible there",
+        );
+        let missing = &self.missing;
+        let check = site.probe_fact(self.index, "type_exists", quote!(!#missing), &message);
+        quote! {
+            const _: () = {
+                // Named before the fallback exists, which could shadow them.
+                use #module::{Custom as __ZbHealthCustom, Manifest as __ZbHealthManifest};
+                {
+                    #[allow(non_camel_case_types, dead_code)]
+                    struct #ident {}
+                    #[allow(dead_code)]
+                    impl #ident {
+                        const __ZB_HEALTH_MISSING: bool = true;
+                    }
+                    // Never offered as "the trait is implemented for" when a
+                    // type that exists is not a probe.
+                    #[diagnostic::do_not_recommend]
+                    impl #krate::ZbHealthProbe for #ident {
+                        const META: #krate::meta::ProbeMeta = #fallback;
+                        fn registration(self) -> #krate::ProbeRegistration {
+                            ::core::unreachable!()
+                        }
+                    }
+                    trait __ZbHealthFound {
+                        const __ZB_HEALTH_MISSING: bool = false;
+                    }
+                    impl<T: ?Sized> __ZbHealthFound for T {}
+                    {
+                        #[allow(unused_imports)]
+                        use #parent::*;
+                        impl __ZbHealthCustom<#n> for __ZbHealthManifest {
+                            type Type = #ident #args;
+                            const MISSING: bool = <#ident #args>::__ZB_HEALTH_MISSING;
+                        }
+                    }
+                }
+            };
+            #check
+        }
+    }
+
+    /// The module the type is in, as a `use` path from the call site's
+    /// module: `crate::probes` for `crate::probes::CacheProbe`, `self` for
+    /// `CacheProbe`.
+    fn parent(&self) -> TokenStream {
+        let segments: Vec<_> = self.path.segments.iter().collect();
+        match segments.split_last() {
+            Some((_, [])) | None => quote!(self),
+            Some((_, parent)) => {
+                let colon = self.path.leading_colon;
+                let idents = parent.iter().map(|s| &s.ident);
+                quote!(#colon #(#idents)::*)
+            }
+        }
+    }
+}
+
+/// `tokens` with every span set to `span`, into groups.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut t| {
+            if let TokenTree::Group(g) = &t {
+                let mut inner = Group::new(g.delimiter(), respan(g.stream(), span));
+                inner.set_span(span);
+                t = TokenTree::Group(inner);
+            } else {
+                t.set_span(span);
+            }
+            t
+        })
+        .collect()
+}

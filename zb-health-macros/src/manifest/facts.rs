@@ -1,0 +1,235 @@
+//! The facts the manifest states about items it cannot see, checked by the
+//! generated code: one `const` item per fact, each calling a `const fn` of
+//! `zb_health_spec::facts`, so rustc reports every broken fact at once
+//! (axum's `debug_handler` does the same), each message naming the YAML
+//! line and column.
+
+use std::time::Duration;
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use zb_health_spec::manifest::{Located, Location, Manifest, ProbeDecl, ProbeKind};
+use zb_health_spec::{Rule, Violation, facts};
+
+use super::custom::CustomType;
+use crate::errors::located;
+use crate::tokens::{DurationTokens, FailureStatusTokens, TagTokens};
+
+/// Where generated code comes from and what it refers to: every check item
+/// needs all four.
+pub struct Site<'a> {
+    /// The manifest as the user named it (`health.yaml`, or
+    /// `<inline manifest>`), the prefix of every message.
+    pub file: &'a str,
+    /// The manifest's string literal, where every error points.
+    pub span: Span,
+    /// The runtime crate's path.
+    pub krate: &'a TokenStream,
+    /// The generated manifest type.
+    pub name: &'a syn::Ident,
+}
+
+impl Site<'_> {
+    /// A violation at `location` of the manifest, as the generated code's
+    /// panic message: the one wording of every compile error.
+    pub fn message(&self, rule: Rule, location: Location, text: String, help: &str) -> String {
+        let v = Violation {
+            rule,
+            location,
+            message: text,
+            help: help.to_owned(),
+        };
+        located(self.file, &v)
+    }
+
+    /// The check item of probe `index`'s `fact` (see [`fact_item`]).
+    pub fn probe_fact(
+        &self,
+        index: usize,
+        fact: &str,
+        ok: TokenStream,
+        message: &str,
+    ) -> TokenStream {
+        let item = format_ident!("{}__probe{}__{}", self.name, index + 1, fact);
+        fact_item(&item, self.span, ok, message)
+    }
+}
+
+/// One `const` item checking one fact: `ok` must hold, else compilation
+/// fails with `message` at `span`. The item's name says which fact broke,
+/// since rustc's "evaluation of `…` failed" line quotes it.
+pub fn fact_item(item: &syn::Ident, span: Span, ok: TokenStream, message: &str) -> TokenStream {
+    quote_spanned! {span=>
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals, dead_code)]
+        const #item: () = if !(#ok) {
+            ::core::panic!("{}", #message)
+        };
+    }
+}
+
+/// R7 and R5 for a custom probe: what the manifest states about it must
+/// match its attribute, one item per key it states, and its attribute
+/// timeout must fit the orchestrator's. A type that does not exist is
+/// reported once, by its own check; these then hold vacuously.
+pub fn custom_facts(
+    site: &Site<'_>,
+    m: &Manifest,
+    p: &ProbeDecl,
+    ty: &CustomType,
+) -> Vec<TokenStream> {
+    let krate = site.krate;
+    let meta = ty.meta(krate);
+    let missing = &ty.missing;
+    let tyname = &ty.written;
+    let f = quote!(#krate::__private::facts);
+    let mut out = Vec::new();
+    let mut contradiction = |key: &str, fact: &str, loc: Location, ok: TokenStream| {
+        let text =
+            format!("the manifest's `{key}` for `{tyname}` contradicts its #[zb_health] attribute");
+        let msg = site.message(Rule::Contradiction, loc, text, facts::CONTRADICTION_HELP);
+        out.push(site.probe_fact(ty.index, fact, quote!(#missing || #ok), &msg));
+    };
+    // Each key the entry states, with where and the comparison.
+    let duration = |d: &Option<Located<Duration>>, field: TokenStream| {
+        d.as_ref().map(|d| {
+            let v = DurationTokens(d.value, krate);
+            (d.location, quote!(#f::states_duration(#meta.#field, #v)))
+        })
+    };
+    let stated = [
+        (
+            "name",
+            "name_agrees",
+            p.name.as_ref().map(|n| {
+                let v = &n.value;
+                (n.location, quote!(#f::same_name(#meta.name, #v)))
+            }),
+        ),
+        (
+            "tags",
+            "tags_agree",
+            p.tags.as_ref().map(|tags| {
+                let toks = tags.iter().map(|t| TagTokens(t.value, krate));
+                let loc = tags.first().map_or(p.location, |t| t.location);
+                (
+                    loc,
+                    quote!(#f::same_tags(#meta.tags, #krate::TagSet::of(&[#(#toks),*]))),
+                )
+            }),
+        ),
+        (
+            "timeout",
+            "timeout_agrees",
+            p.timeout.as_ref().map(|t| {
+                let v = DurationTokens(t.value, krate);
+                (t.location, quote!(#f::same_timeout(#meta.timeout, #v)))
+            }),
+        ),
+        (
+            "failure_status",
+            "failure_status_agrees",
+            p.failure_status.as_ref().map(|s| {
+                let v = FailureStatusTokens(s.value, krate);
+                (
+                    s.location,
+                    quote!(#f::same_failure_status(#meta.failure_status, #v)),
+                )
+            }),
+        ),
+        ("cache", "cache_agrees", duration(&p.cache, quote!(cache))),
+        (
+            "refresh",
+            "refresh_agrees",
+            duration(&p.refresh, quote!(refresh)),
+        ),
+        (
+            "max_staleness",
+            "max_staleness_agrees",
+            duration(&p.max_staleness, quote!(max_staleness)),
+        ),
+    ];
+    for (key, fact, check) in stated {
+        if let Some((loc, ok)) = check {
+            contradiction(key, fact, loc, ok);
+        }
+    }
+    if let Some(o) = &m.orchestrator_timeout {
+        let text = format!(
+            "the #[zb_health] timeout of `{tyname}` is not below the orchestrator's probe timeout of {} ms",
+            o.value.as_millis()
+        );
+        let msg = site.message(Rule::Duration, p.location, text, facts::ORCHESTRATOR_HELP);
+        let d = DurationTokens(o.value, krate);
+        out.push(site.probe_fact(
+            ty.index,
+            "fits_orchestrator",
+            quote!(#missing || #f::fits_orchestrator(#meta.timeout, #d)),
+            &msg,
+        ));
+    }
+    out
+}
+
+/// R3 across the manifest and the attributes: a probe's name must not
+/// repeat an earlier probe's, where one of the two comes from an attribute
+/// (literal names the parser has already compared).
+///
+/// One item per probe over one table of names (a hidden associated
+/// `const` of the generated type), so expansion stays linear in the number
+/// of probes; returns the table and the items. `types` are the custom
+/// probes' types, by probe index.
+pub fn unique_name_facts(
+    site: &Site<'_>,
+    m: &Manifest,
+    types: &[Option<CustomType>],
+) -> (TokenStream, Vec<TokenStream>) {
+    let krate = site.krate;
+    let dynamic = |p: &ProbeDecl| matches!(p.kind, ProbeKind::Custom { .. }) && p.name.is_none();
+    let Some(first_dynamic) = m.probes.iter().position(dynamic) else {
+        return (quote!(), Vec::new());
+    };
+    let names = m
+        .probes
+        .iter()
+        .zip(types)
+        .map(|(p, ty)| match (&p.name, ty) {
+            (Some(n), _) => {
+                let v = &n.value;
+                quote!(#v)
+            }
+            (None, Some(ty)) => {
+                let meta = ty.meta(krate);
+                quote!(#meta.name)
+            }
+            (None, None) => quote!(""),
+        });
+    let n = m.probes.len();
+    let table = quote! {
+        /// Every probe's name, for the generated uniqueness checks (R3).
+        #[doc(hidden)]
+        const __PROBE_NAMES: [&'static str; #n] = [#(#names),*];
+    };
+    let name = site.name;
+    let items = m
+        .probes
+        .iter()
+        .enumerate()
+        .skip(first_dynamic.max(1))
+        .map(|(i, p)| {
+            let msg = site.message(
+                Rule::DuplicateName,
+                p.location,
+                "this probe's name is already used by an earlier probe of the manifest".into(),
+                facts::DUPLICATE_NAME_HELP,
+            );
+            site.probe_fact(
+                i,
+                "name_unique",
+                quote!(#krate::__private::facts::name_unique_at(&#name::__PROBE_NAMES, #i)),
+                &msg,
+            )
+        })
+        .collect();
+    (table, items)
+}

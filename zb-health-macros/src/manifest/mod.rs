@@ -1,0 +1,100 @@
+//! `manifest!`: read `health.yaml` at compile time, check it with the
+//! shared spec rules, and generate typed registration under names the
+//! caller chooses.
+//!
+//! Stages, each reporting into one [`Ctxt`], checked once at the end:
+//! [`input`] parses the macro's input and reads the file;
+//! `zb_health_spec::manifest::parse_manifest` checks what the manifest
+//! alone can break; [`codegen`] generates the items (the probes, the
+//! lifecycle handles, the gRPC mapping); [`facts`] generates the checks of
+//! what needs the attribute of another item (a custom probe's name, tags,
+//! timeout), since a macro cannot see other items, and [`custom`] names a
+//! custom probe's type so that a missing one is one error. Their messages
+//! all name the manifest's line and column.
+
+mod codegen;
+mod custom;
+mod facts;
+mod input;
+
+use std::path::PathBuf;
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use zb_health_spec::manifest::parse_manifest;
+
+pub use codegen::snake_case;
+pub use facts::{Site, fact_item};
+
+use crate::errors::Ctxt;
+
+/// `caller` is the file invoking the macro (`Span::local_file`), so a
+/// relative path resolves as `include_str!` does, also under trybuild.
+pub fn expand(input: TokenStream, caller: Option<PathBuf>) -> TokenStream {
+    let cx = Ctxt::new();
+    let out = stages(&cx, input, caller);
+    let errors = cx.check();
+    quote!(#errors #out)
+}
+
+/// Every stage that can run; the generated items only if none reported an
+/// error, so a mistake is never followed by errors about the items it
+/// spoiled (a duplicate field, a missing one).
+fn stages(cx: &Ctxt, input: TokenStream, caller: Option<PathBuf>) -> TokenStream {
+    let input = match syn::parse2::<input::Input>(input) {
+        Ok(i) => i,
+        Err(e) => {
+            cx.push(e);
+            return quote!();
+        }
+    };
+    for e in input.option_errors.iter().cloned() {
+        cx.push(e);
+    }
+    let loaded = match input.source.load(caller.as_deref()) {
+        Ok(l) => l,
+        Err(e) => {
+            cx.push(e);
+            return quote!();
+        }
+    };
+    let manifest = match parse_manifest(&loaded.text) {
+        Ok(m) => m,
+        Err(violations) => {
+            for v in &violations {
+                cx.in_manifest(&loaded.file_label, loaded.span, v);
+            }
+            if violations.is_empty() {
+                cx.push(syn::Error::new(loaded.span, "invalid manifest"));
+            }
+            return quote!();
+        }
+    };
+    let krate = input
+        .krate
+        .as_ref()
+        .map(|p| quote!(#p))
+        .unwrap_or_else(|| quote!(::zb_health));
+    let site = Site {
+        file: &loaded.file_label,
+        span: loaded.span,
+        krate: &krate,
+        name: &input.name,
+    };
+    let names = codegen::Names {
+        vis: &input.vis,
+        ty: &input.name,
+        deps: format_ident!("{}Deps", input.name),
+    };
+    let items = codegen::generate(cx, &manifest, &site, &names);
+    if cx.has_errors() {
+        return quote!();
+    }
+    let track = loaded.tracked.map(|p| {
+        let p = p.to_string_lossy().into_owned();
+        quote!(
+            const _: &[u8] = ::core::include_bytes!(#p);
+        )
+    });
+    quote!(#track #items)
+}

@@ -1,0 +1,129 @@
+//! Spec values as runtime expressions: each one written once, as a
+//! `ToTokens` newtype carrying the runtime crate's path, so `quote!(#d)`
+//! emits e.g. `::zb_health::__private::Duration::from_millis(750u64)`.
+
+use std::time::Duration;
+
+use proc_macro2::TokenStream;
+use quote::{ToTokens, quote};
+use zb_health_spec::{Disclosure, FailureStatus, HealthStatus, ResponseFormat, Tag, TagSet};
+
+/// A newtype that emits a spec enum's value as the runtime's variant of
+/// the same name, `#krate::Enum::Variant`.
+macro_rules! variant_tokens {
+    ($(#[$doc:meta])* $name:ident($ty:ident) { $($variant:ident),* }) => {
+        $(#[$doc])*
+        pub struct $name<'a>(pub $ty, pub &'a TokenStream);
+
+        impl ToTokens for $name<'_> {
+            fn to_tokens(&self, out: &mut TokenStream) {
+                let krate = self.1;
+                out.extend(match self.0 {
+                    $($ty::$variant => quote!(#krate::$ty::$variant),)*
+                });
+            }
+        }
+    };
+}
+
+variant_tokens! {
+    /// A tag (or tier): `#krate::Tag::Ready`.
+    TagTokens(Tag) { Ready, Active, Live }
+}
+
+variant_tokens! {
+    /// A failure status: `#krate::FailureStatus::Degraded`.
+    FailureStatusTokens(FailureStatus) { Unhealthy, Degraded }
+}
+
+variant_tokens! {
+    /// A health status: `#krate::HealthStatus::Degraded`.
+    HealthStatusTokens(HealthStatus) { Healthy, Degraded, Unhealthy }
+}
+
+variant_tokens! {
+    /// A tier's disclosure level: `#krate::spec::Disclosure::Names`.
+    DisclosureTokens(Disclosure) { Full, Names, Status }
+}
+
+variant_tokens! {
+    /// The response body format: `#krate::spec::ResponseFormat::PassFail`.
+    ResponseFormatTokens(ResponseFormat) { Zb, PassFail }
+}
+
+/// A duration, in whole milliseconds as the spec's durations are:
+/// `#krate::__private::Duration::from_millis(N)`.
+pub struct DurationTokens<'a>(pub Duration, pub &'a TokenStream);
+
+impl ToTokens for DurationTokens<'_> {
+    fn to_tokens(&self, out: &mut TokenStream) {
+        let krate = self.1;
+        let ms = millis(self.0);
+        out.extend(quote!(#krate::__private::Duration::from_millis(#ms)));
+    }
+}
+
+/// A duration's milliseconds as the generated `u64`, saturating.
+pub fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// An optional value: `::core::option::Option::Some(..)` or `None`.
+pub struct OptionTokens<T>(pub Option<T>);
+
+impl<T: ToTokens> ToTokens for OptionTokens<T> {
+    fn to_tokens(&self, out: &mut TokenStream) {
+        out.extend(match &self.0 {
+            Some(value) => quote!(::core::option::Option::Some(#value)),
+            None => quote!(::core::option::Option::None),
+        });
+    }
+}
+
+/// An optional duration, for the execution policy and the orchestrator's
+/// timeouts.
+pub fn optional_duration(
+    d: Option<Duration>,
+    krate: &TokenStream,
+) -> OptionTokens<DurationTokens<'_>> {
+    OptionTokens(d.map(|d| DurationTokens(d, krate)))
+}
+
+/// A `ProbeMeta` literal: what the attribute declares, or what the
+/// manifest states for a built-in kind.
+pub struct ProbeMetaTokens<'a> {
+    /// The runtime crate's path.
+    pub krate: &'a TokenStream,
+    /// The probe's name (`""` when only an attribute knows it).
+    pub name: &'a str,
+    /// Its tags.
+    pub tags: TagSet,
+    /// Its deadline.
+    pub timeout: Duration,
+    /// What its failure does to its tier.
+    pub failure_status: FailureStatus,
+    /// The execution policy: `cache`, `refresh`, `max_staleness`.
+    pub policy: [Option<Duration>; 3],
+}
+
+impl ToTokens for ProbeMetaTokens<'_> {
+    fn to_tokens(&self, out: &mut TokenStream) {
+        let krate = self.krate;
+        let name = self.name;
+        let tags = self.tags.iter().map(|t| TagTokens(t, krate));
+        let timeout = DurationTokens(self.timeout, krate);
+        let failure = FailureStatusTokens(self.failure_status, krate);
+        let [cache, refresh, max_staleness] = self.policy.map(|d| optional_duration(d, krate));
+        out.extend(quote! {
+            #krate::meta::ProbeMeta {
+                name: #name,
+                tags: #krate::TagSet::of(&[#(#tags),*]),
+                timeout: #timeout,
+                failure_status: #failure,
+                cache: #cache,
+                refresh: #refresh,
+                max_staleness: #max_staleness,
+            }
+        });
+    }
+}
