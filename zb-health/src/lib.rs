@@ -67,6 +67,9 @@
 //! name constants (`spec::ZbHealthTags`).
 
 #![warn(missing_docs)]
+// Feature badges on docs.rs, which builds with nightly and `--cfg docsrs`:
+// `doc_cfg` is unstable, so stable builds never see it.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "cluster")]
 pub mod cluster;
