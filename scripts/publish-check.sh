@@ -11,6 +11,8 @@
 # dir (cargo's default), so a warm run recompiles only the three crates.
 # No debuginfo: the verify build only has to compile, and full debuginfo
 # (the packaged crates carry no `[profile]`) makes a cold run slower.
+# Measured on the 2-core CI machine, shared: cold 118 s (207 s with
+# debuginfo), warm 14 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
