@@ -27,9 +27,19 @@ cargo clippy --workspace --all-targets --all-features -- -D warnings
 # Feature guards: the runtime with no default features and with each
 # feature alone, so a `#[cfg(feature = …)]` that leans on another feature
 # cannot hide behind `--all-features`.
-for features in "" macros cluster chitchat database grpc; do
+# `database` alone is the probe with no driver; `sqlite` and `postgres`
+# each bring one.
+for features in "" macros cluster chitchat database sqlite postgres grpc; do
     echo "cargo check: zb-health, features [${features}]"
     cargo check --quiet -p zb-health --no-default-features ${features:+--features "$features"}
 done
+
+# The docs as docs.rs builds them (every feature), warnings as errors:
+# a broken intra-doc link fails here. Without `--cfg docsrs`, which
+# turns on the nightly-only `doc_cfg` badges.
+RUSTDOCFLAGS="-D warnings" cargo doc --quiet --workspace --all-features --no-deps
+
+# The library crates package and build on their own, as crates.io gets them.
+./scripts/publish-check.sh
 
 cargo test --workspace --all-features "$@"

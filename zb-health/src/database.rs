@@ -43,10 +43,12 @@
 //! while a run is in flight waits for that run (a round trip, or at worst
 //! the deadline), never for the application.
 //!
-//! PostgreSQL and SQLite pools get this path. For SQLite, "reachable" means
-//! the database file opens; a ping does not read it, a `with_query` does.
-//! Any other sea-orm connection (MySQL, a mock, a proxy) is checked through
-//! its own pool, as sea-orm checks it.
+//! PostgreSQL and SQLite pools get this path, each with its feature
+//! (`postgres`, `sqlite`; each enables `database` and the sea-orm driver).
+//! For SQLite, "reachable" means the database file opens; a ping does not
+//! read it, a `with_query` does. Any other sea-orm connection (MySQL through
+//! a driver the application enables on sea-orm, a mock, a proxy) is checked
+//! through its own pool, as sea-orm checks it.
 //!
 //! [`DatabaseProbe::with_check`] is the general override: the caller's own
 //! async function over the caller's own handle. It runs exactly as written,
@@ -77,8 +79,14 @@ use std::future::Future;
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
+// The direct path exists only with a driver feature: sea-orm re-exports
+// sqlx (and has pool variants) only with a driver.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+use sea_orm::DatabaseConnectionType;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 use sea_orm::sqlx::{self, ConnectOptions as _, Connection as _};
-use sea_orm::{ConnectionTrait, DatabaseConnection, DatabaseConnectionType, DbErr};
+use sea_orm::{ConnectionTrait, DatabaseConnection, DbErr};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 use tokio::sync::Mutex;
 
 use crate::probe::{Probe, ProbeError, ProbeOutcome, ProbeResult};
@@ -166,9 +174,11 @@ impl DatabaseProbe {
     /// `sql` or, without it, a ping.
     fn direct(conn: DatabaseConnection, sql: Option<Arc<str>>) -> Self {
         let backend = Arc::new(match &conn.inner {
+            #[cfg(feature = "postgres")]
             DatabaseConnectionType::SqlxPostgresPoolConnection(_) => {
                 Backend::Postgres(Direct::new(conn.get_postgres_connection_pool().clone()))
             }
+            #[cfg(feature = "sqlite")]
             DatabaseConnectionType::SqlxSqlitePoolConnection(_) => {
                 Backend::Sqlite(Direct::new(conn.get_sqlite_connection_pool().clone()))
             }
@@ -271,7 +281,9 @@ impl<C> fmt::Debug for DatabaseProbe<C> {
 /// How [`DatabaseProbe::new`] and [`DatabaseProbe::with_query`] reach the
 /// database, by backend.
 enum Backend {
+    #[cfg(feature = "postgres")]
     Postgres(Direct<sqlx::Postgres>),
+    #[cfg(feature = "sqlite")]
     Sqlite(Direct<sqlx::Sqlite>),
     /// A backend with no direct path: pinged through its pool.
     Pooled,
@@ -284,7 +296,9 @@ impl Backend {
         sql: Option<Arc<str>>,
     ) -> Result<(), ProbeError> {
         match self {
+            #[cfg(feature = "postgres")]
             Self::Postgres(direct) => direct.check(sql).await,
+            #[cfg(feature = "sqlite")]
             Self::Sqlite(direct) => direct.check(sql).await,
             Self::Pooled => match sql {
                 None => conn.ping().await.map_err(Into::into),
@@ -299,6 +313,7 @@ impl Backend {
 }
 
 /// The probe's own connection to the database behind an application pool.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 struct Direct<DB: sqlx::Database> {
     /// The application's pool: only its connect options are used, and
     /// whether it is closed; never its connections.
@@ -308,6 +323,7 @@ struct Direct<DB: sqlx::Database> {
     kept: Mutex<Option<DB::Connection>>,
 }
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 impl<DB> Direct<DB>
 where
     DB: sqlx::Database,
@@ -349,6 +365,7 @@ where
 }
 
 /// One check over `conn`: `sql` when given, else a ping.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 async fn run<DB>(conn: &mut DB::Connection, sql: Option<&Arc<str>>) -> Result<(), sqlx::Error>
 where
     DB: sqlx::Database,

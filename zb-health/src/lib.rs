@@ -59,6 +59,9 @@
 //! * one tier on its own server or scope: [`http::ZbHealthEndpoints::tier`].
 
 #![warn(missing_docs)]
+// Feature badges on docs.rs, which builds with nightly and `--cfg docsrs`:
+// `doc_cfg` is unstable, so stable builds never see it.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "cluster")]
 pub mod cluster;

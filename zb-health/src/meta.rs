@@ -103,6 +103,15 @@ pub mod __private {
 /// whose feature is off gets an error that says which feature to enable.
 macro_rules! feature_guard {
     ($name:ident, $feature:literal, $kinds:literal) => {
+        feature_guard!(
+            $name,
+            $feature,
+            $kinds,
+            "enable it: `zb-health = { version = \"…\", features = [\"", $feature, "\"] }`"
+        );
+    };
+    // `$help`: the pieces of the help line, joined by `concat!`.
+    ($name:ident, $feature:literal, $kinds:literal, $($help:literal),+) => {
         #[cfg(feature = $feature)]
         #[doc(hidden)]
         #[macro_export]
@@ -117,14 +126,20 @@ macro_rules! feature_guard {
             () => {
                 ::core::compile_error!(concat!(
                     "the health manifest uses ", $kinds, ", which needs the `", $feature,
-                    "` feature of zb-health\n  = help: enable it: `zb-health = { version = \"…\", features = [\"", $feature, "\"] }`"
+                    "` feature of zb-health\n  = help: ", $($help),+
                 ));
             };
         }
     };
 }
 
-feature_guard!(__zb_require_database, "database", "`kind: database`");
+// `database` alone builds no driver: the help names the backend features.
+feature_guard!(
+    __zb_require_database,
+    "database",
+    "`kind: database`",
+    "enable the backend it connects to, which enables `database`: `zb-health = { version = \"…\", features = [\"postgres\"] }` (or `\"sqlite\"`)"
+);
 feature_guard!(__zb_require_grpc, "grpc", "`kind: grpc`");
 feature_guard!(
     __zb_require_grpc_server,

@@ -178,8 +178,8 @@ fn start_zb(
 /// Serves one ready tier of `probes` probes in this process, as one child
 /// process of the report (`BENCH=serve`): zb-health's three tiers (each
 /// probe cached for `cache` when given), or the bare server with its
-/// `/healthz` and `/ready3` (three probes only). Prints `listening
-/// <address>` on stdout once bound and serves until killed.
+/// `/healthz` and `/ready3` (three probes only). Prints
+/// `listening <address>` on stdout once bound and serves until killed.
 pub fn serve(kind: &str, probes: usize, cache: Option<Duration>) -> io::Result<()> {
     let database = DatabaseProbe::default();
     let registry = crate::probes::ready_registry(probes, &database, cache)?;

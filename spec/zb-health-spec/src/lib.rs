@@ -14,6 +14,9 @@
 //! `serde-saphyr`.
 
 #![warn(missing_docs)]
+// Feature badges on docs.rs, which builds with nightly and `--cfg docsrs`:
+// `doc_cfg` is unstable, so stable builds never see it.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod cluster;
 pub mod drain;
