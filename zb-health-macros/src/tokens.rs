@@ -19,7 +19,7 @@ macro_rules! variant_tokens {
             fn to_tokens(&self, out: &mut TokenStream) {
                 let krate = self.1;
                 out.extend(match self.0 {
-                    $($ty::$variant => quote!(#krate::$ty::$variant),)*
+                    $($ty::$variant => quote!(#krate::spec::$ty::$variant),)*
                 });
             }
         }
@@ -27,17 +27,17 @@ macro_rules! variant_tokens {
 }
 
 variant_tokens! {
-    /// A tag (or tier): `#krate::Tag::Ready`.
+    /// A tag (or tier): `#krate::spec::Tag::Ready`.
     TagTokens(Tag) { Ready, Active, Live }
 }
 
 variant_tokens! {
-    /// A failure status: `#krate::FailureStatus::Degraded`.
+    /// A failure status: `#krate::spec::FailureStatus::Degraded`.
     FailureStatusTokens(FailureStatus) { Unhealthy, Degraded }
 }
 
 variant_tokens! {
-    /// A health status: `#krate::HealthStatus::Degraded`.
+    /// A health status: `#krate::spec::HealthStatus::Degraded`.
     HealthStatusTokens(HealthStatus) { Healthy, Degraded, Unhealthy }
 }
 

@@ -155,9 +155,7 @@ impl ProbeRuntime {
         let slot = lock(&self.state.slot);
         let current = slot.flight.as_ref()?;
         // A flight nobody drives any more is over, whatever it recorded.
-        if current.flight.upgrade().is_none() {
-            return None;
-        }
+        let _alive = current.flight.upgrade()?;
         Some(InFlight {
             name: self.name.clone(),
             waiting: current.waiting.load(Ordering::SeqCst),
