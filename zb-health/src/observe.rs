@@ -16,7 +16,7 @@
 //! * a change between `Degraded` and `Unhealthy` logs the same way;
 //! * an unchanged failing state is logged again (`health probe still
 //!   failing`) at most once per [failure log
-//!   interval](crate::HealthRegistryBuilder::failure_log_interval), with
+//!   interval](crate::registry::HealthRegistryBuilder::failure_log_interval), with
 //!   `suppressed`, the number of runs not logged since the last line;
 //! * a healthy run after a failure logs once at `INFO`: `health probe
 //!   recovered`, with how long it failed and the runs suppressed.

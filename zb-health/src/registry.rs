@@ -1,6 +1,6 @@
 //! The registry (AT-1): one per process, shared by every server that serves
 //! health. A façade over three parts that know nothing of each other or of
-//! it: the probe [table](crate::table), the [executor] that runs
+//! it: the probe table, the [executor](crate::executor) that runs
 //! a tier's probes, and the [lifecycle](crate::lifecycle) (gates,
 //! watchdogs, drain). Answering a tier is the lifecycle applied to the
 //! executor's report of the table's probes. Every public method of the

@@ -1,16 +1,17 @@
 //! What the three sister example services (scadabridge, mxgateway,
 //! otopcua) share, so none of them repeats it:
 //!
-//! * [`settings`]: one [`Settings`] struct read from the environment, with
-//!   documented variables and defaults;
+//! * [`settings`]: the example's own [`Settings`] from the environment, with
+//!   documented variables and defaults (the ports, `HOST` and the drain are
+//!   the library's `ZbHealthServer::from_env`, so service-kit has no server
+//!   code);
 //! * [`database`]: a sea-orm connection (SQLite file by default, PostgreSQL
 //!   when `DATABASE_URL` says so) and an idempotent schema bootstrap;
 //! * [`cluster`]: a real chitchat node on UDP 127.0.0.1 and the
 //!   [`ClusterView`](zb_health::cluster::ClusterView) the probes and the
 //!   gate read;
 //! * [`metrics`]: `GET /metrics` in Prometheus text;
-//! * [`serve`](mod@serve): the application server, the management server
-//!   and the gRPC health server under one drain, so each `main` is short;
+//! * [`logging`]: logs on stderr, `RUST_LOG` to filter;
 //! * `testing` (feature `testing`): the binary as a child process, real
 //!   sockets, deadlines, three nodes on loopback, a throwaway PostgreSQL.
 

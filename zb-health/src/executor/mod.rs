@@ -4,7 +4,7 @@
 //! policy (BE-HLTH-006): single-flight, the result cache, background probes.
 //!
 //! It owns each running probe's state (its flight, its last result, its
-//! schedule, its log state) in a [`ProbeRuntime`] that the probe table
+//! schedule, its log state) in a `ProbeRuntime` that the probe table
 //! holds; observation ([`crate::observe`]) is a leaf it hands each run's
 //! result to.
 //!
