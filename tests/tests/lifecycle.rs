@@ -202,7 +202,7 @@ async fn a_stalled_loop_makes_live_503_and_names_it_and_its_next_beats_recover_i
 }
 
 #[actix_web::test]
-async fn dropping_every_heartbeat_restores_the_fixed_live_body() {
+async fn retiring_every_heartbeat_restores_the_fixed_live_body() {
     let registry = registry();
     let server = serve(map_zb_health(registry.clone()));
     let before = request(server.addr, "GET", "/healthz").await.body;
@@ -210,7 +210,7 @@ async fn dropping_every_heartbeat_restores_the_fixed_live_body() {
         .watchdog("consumer", Duration::from_millis(1))
         .unwrap();
     live_until(server.addr, 503).await;
-    drop(heartbeat);
+    heartbeat.retire();
     let after = request(server.addr, "GET", "/healthz").await;
     assert_eq!(after.status, 200);
     assert_eq!(after.body, before);
@@ -218,6 +218,30 @@ async fn dropping_every_heartbeat_restores_the_fixed_live_body() {
         after.body,
         br#"{"status":"Healthy","totalDurationMs":0,"entries":{}}"#
     );
+}
+
+#[actix_web::test]
+async fn a_loop_that_dies_with_its_heartbeat_keeps_live_503_naming_it() {
+    let registry = registry();
+    let server = serve(map_zb_health(registry.clone()));
+    let heartbeat = registry
+        .watchdog("consumer", Duration::from_secs(3600))
+        .unwrap();
+    // The loop owns its heartbeat and panics: the heartbeat is dropped
+    // with the task, long before the deadline.
+    let task = tokio::spawn(async move {
+        heartbeat.beat();
+        panic!("consumer bug");
+    });
+    assert!(task.await.unwrap_err().is_panic());
+    let body = live_until(server.addr, 503).await;
+    assert_eq!(
+        body["entries"]["consumer"]["description"],
+        zb_health::lifecycle::DEAD_DESCRIPTION
+    );
+    // For good: nothing will beat again.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(request(server.addr, "GET", "/healthz").await.status, 503);
 }
 
 #[actix_web::test]
@@ -327,9 +351,9 @@ async fn the_manifest_watchdogs_are_typed_heartbeats_that_live_names_when_stalle
     );
     assert_eq!(body["entries"]["scheduler"]["status"], "Healthy");
 
-    // The consumer's handle is the one live watches: dropping it (the loop
+    // The consumer's handle is the one live watches: retiring it (the loop
     // ended on purpose) takes its entry away.
-    drop(consumer);
+    consumer.retire();
     let body = live_until(server.addr, 200).await;
     assert_eq!(entry_names(&body), ["scheduler"]);
     for gate in [installed.startup.migrations, installed.startup.warm_cache] {
