@@ -10,17 +10,16 @@
 //!   gate read;
 //! * [`metrics`]: `GET /metrics` in Prometheus text;
 //! * [`serve`](mod@serve): the application server, the management server
-//!   and the gRPC health server under one drain, so each `main` is short;
-//! * `testing` (feature `testing`): the binary as a child process, real
-//!   sockets, deadlines, three nodes on loopback, a throwaway PostgreSQL.
+//!   and the gRPC health server under one drain, so each `main` is short.
+//!
+//! The process-test harness the examples' tests use is the
+//! `zb-health-testkit` crate (`testkit/`), a dev-dependency of each example.
 
 pub mod cluster;
 pub mod database;
 pub mod logging;
 pub mod metrics;
 pub mod settings;
-#[cfg(feature = "testing")]
-pub mod testing;
 
 pub use cluster::ClusterNode;
 pub use database::{bootstrap_schema, connect_database};
