@@ -1,5 +1,6 @@
 //! Shared helpers of the integration tests: registries with fixed answers,
-//! a real server on 127.0.0.1:0, a plain HTTP/1.1 client and the schema.
+//! a real server on 127.0.0.1:0, async wrappers of the shared HTTP/1.1
+//! client (`zb_health_testkit`) and the schema.
 
 #![allow(dead_code)]
 
