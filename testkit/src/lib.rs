@@ -5,7 +5,7 @@
 //! * [`http`]: the one HTTP client, [`request`] over a fresh connection
 //!   (or [`request_within`] a deadline) and [`parse_response`] into a
 //!   [`Response`] (blocking; [`request_async`] for async tests);
-//! * [`schema`]: [`assert_canonical`] and [`assert_canonical_body`], the
+//! * [`schema`](mod@schema): [`assert_canonical`] and [`assert_canonical_body`], the
 //!   canonical health answer against `spec/health-response.schema.json`;
 //! * [`process`]: a service binary as a child process ([`Launch`],
 //!   [`ServiceProcess`]), [`start_cluster`] on loopback, [`free_port`],
