@@ -16,7 +16,6 @@ mod support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use service_kit::testing::postgres::{PASSWORD, Postgres, USER};
 use support::{Wire, request, serve};
 use zb_health::database::DatabaseProbe;
 use zb_health::database::sea_orm::{
@@ -25,6 +24,7 @@ use zb_health::database::sea_orm::{
 use zb_health::report::ERRORED_DESCRIPTION;
 use zb_health::report::{EntryOutcome, HealthEntry};
 use zb_health::{HealthRegistry, HealthStatus, Probe, ProbeRegistration, Tag, map_zb_health};
+use zb_health_testkit::postgres::{PASSWORD, Postgres, USER};
 
 /// The probe deadline every test registers.
 const TIMEOUT: Duration = Duration::from_secs(1);

@@ -3,7 +3,7 @@
 
 #![cfg(unix)]
 
-use service_kit::testing::{
+use zb_health_testkit::{
     Launch, PATIENCE, ServiceProcess, ServingStatus, assert_canonical, eventually, grpc_check,
 };
 
@@ -54,7 +54,7 @@ fn the_old_health_live_redirects_to_healthz() {
     let response = gateway.get("/health/live");
     assert_eq!(response.status, 308);
     assert_eq!(response.header("location"), Some("/healthz"));
-    let head = service_kit::testing::request(gateway.app, "HEAD", "/health/live", "").unwrap();
+    let head = zb_health_testkit::request(gateway.app, "HEAD", "/health/live", "").unwrap();
     assert_eq!(head.status, 308);
     // Not a tier: the management server never served it.
     assert_eq!(gateway.get_management("/health/live").status, 404);

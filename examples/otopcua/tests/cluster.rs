@@ -11,7 +11,7 @@
 
 #![cfg(unix)]
 
-use service_kit::testing::{
+use zb_health_testkit::{
     Launch, PATIENCE, Response, ServiceProcess, assert_canonical, eventually, free_udp_addr,
 };
 

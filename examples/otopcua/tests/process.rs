@@ -11,12 +11,12 @@
 
 use std::net::TcpListener;
 
-use service_kit::testing::postgres::{PASSWORD, Postgres};
-use service_kit::testing::{
+use zb_health::database::sea_orm::sqlx::{Connection, Executor, SqliteConnection};
+use zb_health_testkit::postgres::{PASSWORD, Postgres};
+use zb_health_testkit::{
     GrpcCode, Launch, PATIENCE, Response, ServiceProcess, ServingStatus, assert_canonical,
     eventually, grpc_check, request,
 };
-use zb_health::database::sea_orm::sqlx::{Connection, Executor, SqliteConnection};
 
 fn launch() -> Launch {
     Launch::new(env!("CARGO_BIN_EXE_otopcua"))

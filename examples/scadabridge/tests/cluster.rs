@@ -10,8 +10,8 @@
 mod common;
 
 use common::{DEADLINE, launch, write_tag};
-use service_kit::testing::{ServiceProcess, assert_canonical, eventually, start_cluster};
 use zb_health::gate::STANDBY_BODY;
+use zb_health_testkit::{ServiceProcess, assert_canonical, eventually, start_cluster};
 
 /// The `/health/active` status code of every node (0: no answer).
 fn active_codes(nodes: &[ServiceProcess]) -> Vec<u16> {

@@ -7,7 +7,7 @@
 mod common;
 
 use common::{DEADLINE, launch, start_warm};
-use service_kit::testing::{GrpcCode, ServingStatus, eventually, grpc_check};
+use zb_health_testkit::{GrpcCode, ServingStatus, eventually, grpc_check};
 
 #[test]
 fn grpc_health_serves_the_manifests_services_and_turns_not_serving_on_sigterm() {

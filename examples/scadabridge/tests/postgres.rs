@@ -7,8 +7,8 @@
 mod common;
 
 use common::{DEADLINE, launch, start_warm, write_tag};
-use service_kit::testing::assert_canonical;
-use service_kit::testing::postgres::{PASSWORD, Postgres};
+use zb_health_testkit::assert_canonical;
+use zb_health_testkit::postgres::{PASSWORD, Postgres};
 
 #[test]
 fn postgres_stopping_fails_ready_not_live_and_its_return_recovers_ready() {

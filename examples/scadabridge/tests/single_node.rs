@@ -5,8 +5,8 @@
 mod common;
 
 use common::{DEADLINE, launch, start_warm, write_tag};
-use service_kit::testing::{assert_canonical, free_port, request};
 use zb_health::database::sea_orm::sqlx::{self, Connection as _, SqliteConnection};
+use zb_health_testkit::{assert_canonical, free_port, request};
 
 /// (a), (b), (c), (f): all three canonical endpoints answer 200 on both
 /// HTTP ports with the manifest's entries: the database, the membership

@@ -11,17 +11,16 @@
 //!   [`ClusterView`](zb_health::cluster::ClusterView) the probes and the
 //!   gate read;
 //! * [`metrics`]: `GET /metrics` in Prometheus text;
-//! * [`logging`]: logs on stderr, `RUST_LOG` to filter;
-//! * `testing` (feature `testing`): the binary as a child process, real
-//!   sockets, deadlines, three nodes on loopback, a throwaway PostgreSQL.
+//! * [`logging`]: logs on stderr, `RUST_LOG` to filter.
+//!
+//! The process-test harness the examples' tests use is the
+//! `zb-health-testkit` crate (`testkit/`), a dev-dependency of each example.
 
 pub mod cluster;
 pub mod database;
 pub mod logging;
 pub mod metrics;
 pub mod settings;
-#[cfg(feature = "testing")]
-pub mod testing;
 
 pub use cluster::ClusterNode;
 pub use database::{bootstrap_schema, connect_database};

@@ -1,5 +1,6 @@
 //! Shared helpers of the integration tests: registries with fixed answers,
-//! a real server on 127.0.0.1:0, a plain HTTP/1.1 client and the schema.
+//! a real server on 127.0.0.1:0, async wrappers of the shared HTTP/1.1
+//! client (`zb_health_testkit`) and the schema.
 
 #![allow(dead_code)]
 
@@ -7,7 +8,6 @@ use std::net::SocketAddr;
 
 use actix_web::dev::ServerHandle;
 use actix_web::{App, HttpServer, web};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use zb_health::http::ZbHealthEndpoints;
 use zb_health::{HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, TagSet, from_fn};
 
@@ -85,10 +85,10 @@ pub fn serve(endpoints: ZbHealthEndpoints) -> Server {
     })
 }
 
-/// A response as read off the wire: the examples' process tests read the
-/// same type (`service_kit::testing`).
+/// A response as read off the wire: the shared client's
+/// (`zb_health_testkit::Response`), as in the examples' process tests.
 #[allow(unused_imports)]
-pub use service_kit::testing::Response as Wire;
+pub use zb_health_testkit::Response as Wire;
 
 /// One HTTP/1.1 request over a fresh TCP connection, read until the
 /// server closes it: no client library between the test and the bytes.
@@ -115,16 +115,9 @@ pub async fn until_status(addr: SocketAddr, path: &str, status: u16) -> Wire {
 /// [`request`] that reports a refused, reset or empty exchange as an
 /// error instead of panicking: for a server that is going away.
 pub async fn try_request(addr: SocketAddr, method: &str, path: &str) -> std::io::Result<Wire> {
-    let mut stream = tokio::net::TcpStream::connect(addr).await?;
-    let req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
-    );
-    stream.write_all(req.as_bytes()).await?;
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).await?;
-    service_kit::testing::parse_response(&raw)
+    zb_health_testkit::request_async(addr, method, path, "").await
 }
 
 /// Asserts `body` satisfies the canonical schema, listing every error.
 #[allow(unused_imports)]
-pub use service_kit::testing::{assert_canonical_body as assert_canonical, schema};
+pub use zb_health_testkit::{assert_canonical_body as assert_canonical, schema};

@@ -1,4 +1,4 @@
-// The health.yaml of examples/scadabridge over the example's own probe
+// The health.yaml of examples/scadabridge over a copy of the example's probe
 // type, mutated to contradict two facts of its attribute: the PLC link's
 // timeout (the attribute says 200ms) and its failure status (the attribute
 // says degraded). Both contradictions are reported, each at its YAML line.
@@ -14,3 +14,7 @@ probes:
 "#);
 
 fn main() {}
+
+// The example's probe type, a copy with the same attribute facts.
+#[path = "probes/scadabridge.rs"]
+mod scadabridge;

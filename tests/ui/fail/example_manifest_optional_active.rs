@@ -12,3 +12,7 @@ probes:
 "#);
 
 fn main() {}
+
+// The example's probe type, a copy with the same attribute facts.
+#[path = "probes/scadabridge.rs"]
+mod scadabridge;

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use service_kit::testing::{Launch, ServiceProcess, assert_canonical};
+use zb_health_testkit::{Launch, ServiceProcess, assert_canonical};
 
 /// How long any condition may take: generous, since the machine may be
 /// busy compiling; every wait ends as soon as its condition holds.
@@ -27,7 +27,7 @@ pub fn start_warm(launch: &Launch) -> ServiceProcess {
 }
 
 /// `POST /api/tags/{name}` with `{"value": value}`.
-pub fn write_tag(node: &ServiceProcess, name: &str, value: i64) -> service_kit::testing::Response {
+pub fn write_tag(node: &ServiceProcess, name: &str, value: i64) -> zb_health_testkit::Response {
     node.post(
         &format!("/api/tags/{name}"),
         &format!("{{\"value\": {value}}}"),

@@ -10,18 +10,14 @@
 //! `#[test]`, and nothing in the test process competes with the service
 //! for a runtime.
 
-pub mod postgres;
-
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::net::{SocketAddr, TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use crate::http::{Response, request};
 
 /// The deadline for a node to start listening, and for most conditions:
 /// generous, because a loaded 2-core machine may be compiling next door.
@@ -57,144 +53,6 @@ pub fn eventually<T>(what: &str, deadline: Duration, mut check: impl FnMut() -> 
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-}
-
-/// An HTTP response as read off the wire.
-#[derive(Debug, Clone)]
-pub struct Response {
-    /// The status code.
-    pub status: u16,
-    /// Every header, in order, names as sent.
-    pub headers: Vec<(String, String)>,
-    /// The raw body.
-    pub body: Vec<u8>,
-}
-
-impl Response {
-    /// The first header named `name`, case-insensitively.
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// The body as JSON; panics with the body if it is not JSON.
-    pub fn json(&self) -> Value {
-        serde_json::from_slice(&self.body)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", String::from_utf8_lossy(&self.body)))
-    }
-
-    /// The body as text.
-    pub fn text(&self) -> String {
-        String::from_utf8_lossy(&self.body).into_owned()
-    }
-
-    /// The status of the entry `name` of a canonical body, e.g. `"Unhealthy"`.
-    pub fn entry_status(&self, name: &str) -> Option<String> {
-        self.json()["entries"][name]["status"]
-            .as_str()
-            .map(str::to_owned)
-    }
-}
-
-/// One HTTP/1.1 request over a fresh connection, read until the server
-/// closes it. A refused, reset or malformed exchange is an `Err`, so a
-/// caller can poll a server that is starting or going away.
-///
-/// # Errors
-///
-/// The connection failed, or the answer is not HTTP.
-pub fn request(
-    addr: SocketAddr,
-    method: &str,
-    path: &str,
-    body: &str,
-) -> std::io::Result<Response> {
-    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(10))?;
-    // A hung server fails the request instead of the whole test run.
-    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
-    let content_type = if body.is_empty() {
-        ""
-    } else {
-        "Content-Type: application/json\r\n"
-    };
-    let req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{content_type}Content-Length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(req.as_bytes())?;
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw)?;
-    parse_response(&raw)
-}
-
-/// Parses a whole HTTP/1.1 response (head and body, as read until the
-/// server closed the connection).
-///
-/// # Errors
-///
-/// `InvalidData` when `raw` is not an HTTP response.
-pub fn parse_response(raw: &[u8]) -> std::io::Result<Response> {
-    let invalid = || std::io::Error::new(std::io::ErrorKind::InvalidData, "not an HTTP response");
-    let split = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .ok_or_else(invalid)?;
-    let head = String::from_utf8(raw[..split].to_vec()).map_err(|_| invalid())?;
-    let mut lines = head.split("\r\n");
-    let status = lines
-        .next()
-        .and_then(|l| l.split(' ').nth(1))
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(invalid)?;
-    let headers = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
-        .collect();
-    Ok(Response {
-        status,
-        headers,
-        body: raw[split + 4..].to_vec(),
-    })
-}
-
-/// `spec/health-response.schema.json`, compiled once.
-pub fn schema() -> &'static jsonschema::Validator {
-    static SCHEMA: OnceLock<jsonschema::Validator> = OnceLock::new();
-    SCHEMA.get_or_init(|| {
-        let text = include_str!("../../../../spec/health-response.schema.json");
-        let schema = serde_json::from_str(text).expect("the schema is JSON");
-        jsonschema::validator_for(&schema).expect("the schema compiles")
-    })
-}
-
-/// Asserts that `response` is a canonical health answer (ZB §3): JSON
-/// content type, a body the schema accepts ([`assert_canonical_body`])
-/// and a status code that agrees with the body's `status` (200 for
-/// `Healthy`/`Degraded`, 503 for `Unhealthy`).
-pub fn assert_canonical(response: &Response) {
-    let content_type = response.header("content-type").unwrap_or_default();
-    assert!(
-        content_type.starts_with("application/json"),
-        "content type {content_type:?}"
-    );
-    let body = response.json();
-    assert_canonical_body(&body);
-    let expected = match body["status"].as_str() {
-        Some("Healthy" | "Degraded") => 200,
-        _ => 503,
-    };
-    assert_eq!(response.status, expected, "status code vs body {body}");
-}
-
-/// Asserts that `body` satisfies the canonical schema (ZB §3,
-/// `spec/health-response.schema.json`), listing every error: `status`,
-/// `totalDurationMs` and `entries`, each entry with `status`,
-/// `description`, `durationMs` and optional `data`, nothing else.
-pub fn assert_canonical_body(body: &Value) {
-    let errors: Vec<String> = schema().iter_errors(body).map(|e| e.to_string()).collect();
-    assert!(errors.is_empty(), "schema errors {errors:?} in {body}");
 }
 
 /// How to start a service binary: its path and environment.
@@ -441,47 +299,4 @@ pub fn start_cluster(launch: &Launch, n: usize) -> Vec<ServiceProcess> {
         nodes.push(node);
     }
     nodes
-}
-
-/// What `grpc.health.v1` answers a `Check(service)`: the serving status, or
-/// the gRPC error code (`NotFound` for a name the server does not map).
-pub type GrpcAnswer = Result<ServingStatus, GrpcCode>;
-
-/// A gRPC status code, for comparing [`grpc_check`]'s errors.
-pub use tonic::Code as GrpcCode;
-/// A `grpc.health.v1` serving status, for comparing [`grpc_check`]'s answers.
-pub use zb_health::grpc::tonic_health::pb::health_check_response::ServingStatus;
-
-/// `grpc.health.v1` `Check(service)` against the service's gRPC port on
-/// 127.0.0.1, over a real tonic client on a connection of its own, bounded
-/// by [`PATIENCE`]. A refused connect or the deadline is `Unavailable`, so
-/// a test can wait on any answer with [`eventually`].
-pub fn grpc_check(port: u16, service: &str) -> GrpcAnswer {
-    use zb_health::grpc::tonic_health::pb::HealthCheckRequest;
-    use zb_health::grpc::tonic_health::pb::health_client::HealthClient;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a current-thread runtime starts");
-    runtime.block_on(async {
-        let ask = async {
-            let channel =
-                tonic::transport::Channel::from_shared(format!("http://127.0.0.1:{port}"))
-                    .expect("a loopback URI")
-                    .connect()
-                    .await
-                    .map_err(|_| tonic::Code::Unavailable)?;
-            let request = HealthCheckRequest {
-                service: service.to_owned(),
-            };
-            HealthClient::new(channel)
-                .check(request)
-                .await
-                .map(|r| r.into_inner().status())
-                .map_err(|s| s.code())
-        };
-        tokio::time::timeout(PATIENCE, ask)
-            .await
-            .unwrap_or(Err(tonic::Code::Unavailable))
-    })
 }

@@ -9,11 +9,12 @@
 //! `./tests/run.sh` installs. PostgreSQL refuses to run as root, so as root
 //! every server-side command runs as the `postgres` OS user.
 
-use std::net::TcpListener;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::free_port;
 
 /// The role the tests connect as.
 pub const USER: &str = "zb";
@@ -232,13 +233,4 @@ fn server_binaries() -> PathBuf {
              (apt-get install postgresql), then run the tests again"
         ),
     }
-}
-
-/// A loopback port nobody listens on right now.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
