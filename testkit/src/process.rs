@@ -153,6 +153,38 @@ pub struct ServiceProcess {
 }
 
 impl ServiceProcess {
+    /// The local addresses this process listens on with TCP, from
+    /// `/proc/net/tcp` and `/proc/net/tcp6` (the sockets its descriptors
+    /// hold): how a test sees *where* a server binds without sending it
+    /// any traffic but to 127.0.0.1.
+    pub fn tcp_listening(&self) -> Vec<SocketAddr> {
+        let inodes: Vec<String> = std::fs::read_dir(format!("/proc/{}/fd", self.pid()))
+            .map(|fds| {
+                fds.flatten()
+                    .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+                    .filter_map(|target| {
+                        let t = target.to_string_lossy().into_owned();
+                        t.strip_prefix("socket:[")?.strip_suffix(']').map(str::to_owned)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut out = Vec::new();
+        for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+            let text = std::fs::read_to_string(table).unwrap_or_default();
+            for line in text.lines().skip(1) {
+                let cols: Vec<&str> = line.split_whitespace().collect();
+                // local_address, state (0A: LISTEN), …, inode (column 9).
+                if cols.len() > 9 && cols[3] == "0A" && inodes.iter().any(|i| i == cols[9]) {
+                    if let Some(addr) = proc_net_addr(cols[1]) {
+                        out.push(addr);
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// The child's process id.
     pub fn pid(&self) -> u32 {
         self.child.id()
@@ -299,4 +331,50 @@ pub fn start_cluster(launch: &Launch, n: usize) -> Vec<ServiceProcess> {
         nodes.push(node);
     }
     nodes
+}
+
+/// `0100007F:1F90` (hex, the address in host byte order per 32-bit word) as
+/// a socket address.
+fn proc_net_addr(field: &str) -> Option<SocketAddr> {
+    let (ip, port) = field.split_once(':')?;
+    let port = u16::from_str_radix(port, 16).ok()?;
+    let words: Vec<u32> = (0..ip.len() / 8)
+        .map(|i| u32::from_str_radix(&ip[i * 8..i * 8 + 8], 16))
+        .collect::<Result<_, _>>()
+        .ok()?;
+    let ip: std::net::IpAddr = match words.as_slice() {
+        [v4] => std::net::Ipv4Addr::from(v4.swap_bytes()).into(),
+        [a, b, c, d] => {
+            let mut bytes = [0u8; 16];
+            for (i, w) in [a, b, c, d].into_iter().enumerate() {
+                bytes[i * 4..i * 4 + 4].copy_from_slice(&w.to_le_bytes());
+            }
+            std::net::Ipv6Addr::from(bytes).into()
+        }
+        _ => return None,
+    };
+    Some(SocketAddr::new(ip, port))
+}
+
+#[cfg(test)]
+mod proc_net_tests {
+    use super::proc_net_addr;
+
+    #[test]
+    fn proc_net_addresses_read_as_the_kernel_writes_them() {
+        assert_eq!(
+            proc_net_addr("0100007F:1F90").unwrap().to_string(),
+            "127.0.0.1:8080"
+        );
+        assert_eq!(
+            proc_net_addr("00000000:1F91").unwrap().to_string(),
+            "0.0.0.0:8081"
+        );
+        assert_eq!(
+            proc_net_addr("00000000000000000000000000000000:C383")
+                .unwrap()
+                .to_string(),
+            "[::]:50051"
+        );
+    }
 }
