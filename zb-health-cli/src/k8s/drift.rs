@@ -73,8 +73,14 @@ impl Check {
             ),
             Check::Host => ("bind-host", "the address the service binds (HOST)"),
         };
+        // K7 reads the StatefulSet's own spec, not its pod template.
+        let subject = if self == Check::PodManagement {
+            "StatefulSet"
+        } else {
+            "pod"
+        };
         format!(
-            "check {} ({name}) compares the pod with {what}",
+            "check {} ({name}) compares the {subject} with {what}",
             self.code()
         )
     }
