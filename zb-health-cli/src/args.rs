@@ -35,7 +35,7 @@ pub enum Command {
     /// With --check DEPLOYMENT, report every probe setting of that
     /// Deployment or StatefulSet that disagrees with the manifest instead.
     K8s(K8sArgs),
-    /// GET http://host:port/path once: exit 0 on 2xx, 1 otherwise (a
+    /// GET http://host:port/path once: exit 0 on 200-399, 1 otherwise (a
     /// HEALTHCHECK for images without curl).
     Probe(ProbeArgs),
 }

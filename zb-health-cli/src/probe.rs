@@ -6,12 +6,17 @@
 //! stack in every image; an `https://` URL is refused as a bad URL (exit 2)
 //! rather than silently sent in clear text.
 //!
-//! `--timeout` bounds the connect, the write and every read; a host name is
-//! resolved by the system first, which no std API can bound: a health
-//! check should name an IP literal (`127.0.0.1`), as the examples do.
+//! `--timeout` is one deadline for the whole exchange: the connect, the
+//! request, the head and the body (every read gets only what is left of
+//! it, so a body trickled a byte at a time cannot hold the probe past it).
+//! A host name is resolved by the system first, which no std API can
+//! bound: a health check should name an IP literal (`127.0.0.1`), as the
+//! examples do.
 //!
-//! Exit 0 on a 2xx status, 1 on anything else (another status, refused,
-//! timed out, a reply that is not HTTP), with one line on stderr saying
+//! Exit 0 on a status from 200 to 399, as the kubelet and `curl -f` judge
+//! it (a redirect is not followed: the service answered); 1 on anything
+//! else (another status, refused, timed out, a body not finished within the
+//! deadline, a reply that is not HTTP), with one line on stderr saying
 //! which; 2 on a URL it cannot use.
 
 use std::io::{ErrorKind, Read, Write};
@@ -151,7 +156,7 @@ fn io_failure(error: &std::io::Error, what: &'static str) -> Failure {
     }
 }
 
-/// One GET: the 2xx status, or why not.
+/// One GET: the 200–399 status, or why not.
 fn get(url: &Url, args: &ProbeArgs) -> Result<u16, Failure> {
     let deadline = Instant::now() + args.timeout;
     let addrs: Vec<SocketAddr> = (url.host.as_str(), url.port)
@@ -230,8 +235,9 @@ fn get(url: &Url, args: &ProbeArgs) -> Result<u16, Failure> {
         )));
     };
 
-    // Drain the body within the deadline, so the server sees a clean close;
-    // the status has already decided, so a body cut short changes nothing.
+    // Drain the body within the deadline, so the server sees a clean close.
+    // A body still arriving at the deadline fails the probe, as it does the
+    // kubelet's and `curl --max-time`: the answer did not come in time.
     let mut length = None;
     let mut chunked = false;
     for header in lines {
@@ -245,9 +251,9 @@ fn get(url: &Url, args: &ProbeArgs) -> Result<u16, Failure> {
         }
     }
     let body = buf.split_off(head_end);
-    drain_body(&mut stream, body, length, chunked, deadline);
+    drain_body(&mut stream, body, length, chunked, deadline)?;
 
-    if (200..300).contains(&code) {
+    if (200..400).contains(&code) {
         Ok(code)
     } else {
         Err(Failure::Status(code, reason))
@@ -255,14 +261,16 @@ fn get(url: &Url, args: &ProbeArgs) -> Result<u16, Failure> {
 }
 
 /// Reads the body until it is complete (by its length, its last chunk or
-/// the close), at most [`MAX_BODY`] bytes and never past `deadline`.
+/// the close), at most [`MAX_BODY`] bytes; a timeout failure at `deadline`.
+/// Another read error ends it quietly: the status has been read.
 fn drain_body(
     stream: &mut TcpStream,
     mut body: Vec<u8>,
     length: Option<usize>,
     chunked: bool,
     deadline: Instant,
-) {
+) -> Result<(), Failure> {
+    let late = "the body did not finish within the timeout";
     let mut chunk = [0u8; 4096];
     loop {
         let complete = if chunked {
@@ -271,19 +279,20 @@ fn drain_body(
             length.is_some_and(|n| body.len() >= n)
         };
         if complete || body.len() > MAX_BODY {
-            return;
+            return Ok(());
         }
-        let Ok(left) = remaining(deadline, "") else {
-            return;
-        };
+        let left = remaining(deadline, late)?;
         if stream.set_read_timeout(Some(left)).is_err() {
-            return;
+            return Ok(());
         }
         match stream.read(&mut chunk) {
-            Ok(0) => return,
+            Ok(0) => return Ok(()),
             Ok(n) => body.extend_from_slice(&chunk[..n]),
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(_) => return,
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                return Err(Failure::Timeout(late));
+            }
+            Err(_) => return Ok(()),
         }
     }
 }

@@ -40,7 +40,14 @@ fn a_violation_exits_1_and_the_valid_files_are_still_reported() {
 
 #[test]
 fn diagnostics_match_their_snapshots() {
-    for name in ["live_tag", "drain_grace", "unknown", "invalid", "durations"] {
+    for name in [
+        "live_tag",
+        "drain_grace",
+        "unknown",
+        "invalid",
+        "durations",
+        "duplicate_type",
+    ] {
         let file = format!("tests/ui/fail/manifests/{name}.yaml");
         cli(&["check", "--color", "never", &file])
             .assert()

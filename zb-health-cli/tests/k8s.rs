@@ -43,9 +43,17 @@ struct PodSpec {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct Container {
     name: String,
+    env: Vec<EnvVar>,
     liveness_probe: Probe,
     readiness_probe: Probe,
     startup_probe: Option<Probe>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EnvVar {
+    name: String,
+    value: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -111,6 +119,12 @@ fn every_manifest_renders_valid_deterministic_yaml_that_its_own_check_accepts() 
         assert_eq!(pod.containers.len(), 1, "{file}");
         let c = &pod.containers[0];
         assert!(!c.name.is_empty());
+        // The kubelet connects to the pod IP: the service binds every interface.
+        assert_eq!(c.env.len(), 1, "{file}");
+        assert_eq!(
+            (c.env[0].name.as_str(), c.env[0].value.as_str()),
+            ("HOST", "0.0.0.0")
+        );
         for probe in [
             Some(&c.liveness_probe),
             Some(&c.readiness_probe),
@@ -264,11 +278,62 @@ fn every_drift_is_reported_at_its_line_and_column_in_the_deployment() {
 }
 
 #[test]
+fn a_statefulset_that_starts_pods_in_order_under_a_majority_guard_drifts() {
+    // Absent (at the StatefulSet's `spec`) and explicit `OrderedReady`.
+    let manifest = format!("{FIXTURES}/cluster.yaml");
+    let statefulset = format!("{FIXTURES}/cluster-statefulset.yaml");
+    for (container, name) in [
+        ("ledger", "cluster-statefulset"),
+        ("ledger-ordered", "cluster-statefulset-ordered"),
+    ] {
+        cli(&[
+            "k8s",
+            "--color",
+            "never",
+            &manifest,
+            "--check",
+            &statefulset,
+            "--container",
+            container,
+        ])
+        .assert()
+        .code(1)
+        .stdout_eq("")
+        .stderr_eq(snapshot(&format!("k8s/{name}.stderr")));
+    }
+    // `Parallel`, or a Deployment (its pods start at once), is consistent.
+    let dir = std::env::temp_dir().join(format!("zb-health-k8s-sts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("the temp dir is writable");
+    let text_of = std::fs::read_to_string(common::root().join(&statefulset)).expect("readable");
+    let first = text_of.split("\n---\n").next().expect("a first document");
+    for (file, yaml) in [
+        (
+            "parallel.yaml",
+            first.replace(
+                "  replicas: 3\n",
+                "  replicas: 3\n  podManagementPolicy: Parallel\n",
+            ),
+        ),
+        (
+            "deployment.yaml",
+            first.replace("kind: StatefulSet", "kind: Deployment"),
+        ),
+    ] {
+        let path = dir.join(file);
+        std::fs::write(&path, yaml).expect("writable");
+        let path = path.to_str().expect("UTF-8");
+        let out = zb_health(&["k8s", &manifest, "--check", path]);
+        assert_eq!(out.status.code(), Some(0), "{file}: {}", text(&out.stderr));
+    }
+    std::fs::remove_dir_all(&dir).expect("removable");
+}
+
+#[test]
 fn each_kind_of_drift_is_found() {
     let manifest = format!("{FIXTURES}/health.yaml");
     let deployment = format!("{FIXTURES}/drift.yaml");
     let stderr = text(&zb_health(&["k8s", &manifest, "--check", &deployment]).stderr);
-    for code in ["K1", "K2", "K3", "K4", "K5"] {
+    for code in ["K1", "K2", "K3", "K4", "K5", "K8"] {
         assert!(
             stderr.contains(&format!("error[{code}]")),
             "{code} missing:\n{stderr}"
@@ -288,6 +353,8 @@ fn each_kind_of_drift_is_found() {
     // Kubernetes' defaults are what a missing setting means.
     assert!(stderr.contains("grace period is 30 s (no terminationGracePeriodSeconds"));
     assert!(stderr.contains("times out after 1 s (no timeoutSeconds"));
+    // No HOST at all: the service would bind 127.0.0.1.
+    assert!(stderr.contains("does not set HOST"), "{stderr}");
 }
 
 #[test]

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use zb_health_spec::Tag;
-use zb_health_spec::manifest::{Location, Manifest};
+use zb_health_spec::manifest::{Location, Manifest, ProbeKind};
 
 use super::render::human;
 use super::{
@@ -35,10 +35,16 @@ pub enum Check {
     Grace,
     /// K6: a missing probe, or one that reads no tier.
     Probe,
+    /// K7: a StatefulSet whose pods start one at a time (`OrderedReady`)
+    /// although a majority guard keeps the first one unready alone.
+    PodManagement,
+    /// K8: a container that does not set `HOST` to every interface, so the
+    /// service binds 127.0.0.1 and the kubelet cannot reach the probes.
+    Host,
 }
 
 impl Check {
-    /// `K1` … `K6`.
+    /// `K1` … `K8`.
     pub const fn code(self) -> &'static str {
         match self {
             Check::Path => "K1",
@@ -47,6 +53,8 @@ impl Check {
             Check::Startup => "K4",
             Check::Grace => "K5",
             Check::Probe => "K6",
+            Check::PodManagement => "K7",
+            Check::Host => "K8",
         }
     }
 
@@ -59,9 +67,20 @@ impl Check {
             Check::Startup => ("startup-probe", "the startup gates (BE-HLTH-004)"),
             Check::Grace => ("grace-period", "the shutdown drain (BE-HLTH-005)"),
             Check::Probe => ("probe-tier", "the tiers (ZB-1.1)"),
+            Check::PodManagement => (
+                "pod-management",
+                "the majority guards of the cluster probes (AT-5)",
+            ),
+            Check::Host => ("bind-host", "the address the service binds (HOST)"),
+        };
+        // K7 reads the StatefulSet's own spec, not its pod template.
+        let subject = if self == Check::PodManagement {
+            "StatefulSet"
+        } else {
+            "pod"
         };
         format!(
-            "check {} ({name}) compares the pod with {what}",
+            "check {} ({name}) compares the {subject} with {what}",
             self.code()
         )
     }
@@ -108,6 +127,8 @@ pub fn report(drifts: &[Drift], deployment: &Source, manifest: &str, styled: boo
 
 /// The container chosen, with its pod spec and where they are.
 struct Target<'a> {
+    /// The Deployment or StatefulSet document it is in.
+    workload: &'a Node,
     pod: &'a Node,
     /// The pod spec's `spec` key, for settings it lacks.
     pod_loc: Location,
@@ -140,19 +161,20 @@ pub fn check(
         let (Some(pod), Some(pod_loc)) = (template.get("spec"), template.key_loc("spec")) else {
             continue;
         };
-        pods.push((pod, pod_loc));
+        pods.push((doc, pod, pod_loc));
     }
     if pods.is_empty() {
         return Err("no Deployment or StatefulSet with a pod template in it".into());
     }
     let all: Vec<Target<'_>> = pods
         .iter()
-        .flat_map(|&(pod, pod_loc)| {
+        .flat_map(|&(workload, pod, pod_loc)| {
             pod.get("containers")
                 .map(Node::items)
                 .unwrap_or_default()
                 .iter()
                 .map(move |c| Target {
+                    workload,
                     pod,
                     pod_loc,
                     container: c,
@@ -184,6 +206,8 @@ pub fn check(
         .get("name")
         .map_or(target.container.loc, |n| n.loc);
     grace(plan, target, &mut drifts);
+    pod_management(manifest, target, &mut drifts);
+    host(target, at, &mut drifts);
     let expected: [(&str, Option<&ProbePlan>); 3] = [
         ("livenessProbe", Some(&plan.liveness)),
         ("readinessProbe", Some(&plan.readiness)),
@@ -272,6 +296,113 @@ fn grace(plan: &Plan, target: &Target<'_>, drifts: &mut Vec<Drift>) {
             help: format!("set `{help}`"),
         }),
     }
+}
+
+/// The largest `expected_size` of a ready-tier probe whose majority guard
+/// is on: alone, a node of such a cluster answers 503 on ready.
+fn majority_guard_on_ready(manifest: &Manifest) -> Option<(String, u32)> {
+    manifest
+        .probes
+        .iter()
+        .filter(|p| p.effective_tags().is_none_or(|t| t.contains(Tag::Ready)))
+        .filter_map(|p| {
+            let guard = match &p.kind {
+                ProbeKind::ClusterTransport { guard } | ProbeKind::ActiveNode { guard, .. } => {
+                    guard.as_ref()?
+                }
+                _ => return None,
+            };
+            // One node is a majority of one.
+            (guard.require_majority && guard.expected_size >= 2).then(|| {
+                let name = p
+                    .name
+                    .as_ref()
+                    .map_or_else(String::new, |n| n.value.clone());
+                (name, guard.expected_size)
+            })
+        })
+        .max_by_key(|(_, size)| *size)
+}
+
+/// K7: `OrderedReady` (the default) creates pod-1 only once pod-0 is ready,
+/// and a majority guard keeps pod-0 unready until it sees a majority: the
+/// StatefulSet would never grow past one pod.
+fn pod_management(manifest: &Manifest, target: &Target<'_>, drifts: &mut Vec<Drift>) {
+    if target.workload.get("kind").and_then(Node::as_str) != Some("StatefulSet") {
+        return;
+    }
+    let Some((probe, size)) = majority_guard_on_ready(manifest) else {
+        return;
+    };
+    let spec = target.workload.get("spec");
+    let policy = spec.and_then(|s| s.get("podManagementPolicy"));
+    let (location, said) = match policy {
+        Some(n) if n.as_str() == Some("Parallel") => return,
+        Some(n) => (n.loc, format!("`{}`", n.as_str().unwrap_or("?"))),
+        None => (
+            target
+                .workload
+                .key_loc("spec")
+                .unwrap_or(target.workload.loc),
+            "no podManagementPolicy: Kubernetes' default `OrderedReady`".to_string(),
+        ),
+    };
+    let majority = size / 2 + 1;
+    drifts.push(Drift {
+        check: Check::PodManagement,
+        location,
+        message: format!(
+            "the StatefulSet starts its pods one at a time ({said}), but probe `{probe}` keeps a pod unready until it sees {majority} of {size} members, so pod-0 never becomes ready and pod-1 is never created"
+        ),
+        help: "set `podManagementPolicy: Parallel`, so every pod starts at once and the majority can form".into(),
+    });
+}
+
+/// K8: the services bind `HOST` (default 127.0.0.1), and the kubelet
+/// connects to the pod IP, so a pod must bind every interface. A `HOST`
+/// from `valueFrom` is not known here and not judged.
+fn host(target: &Target<'_>, at: Location, drifts: &mut Vec<Drift>) {
+    let env = target
+        .container
+        .get("env")
+        .map(Node::items)
+        .unwrap_or_default();
+    let Some(var) = env
+        .iter()
+        .find(|e| e.get("name").and_then(Node::as_str) == Some("HOST"))
+    else {
+        drifts.push(Drift {
+            check: Check::Host,
+            location: at,
+            message: "the container does not set HOST, so the service binds 127.0.0.1 and the kubelet, which connects to the pod IP, never reaches its probes".into(),
+            help: "add `env: [{ name: HOST, value: \"0.0.0.0\" }]`".into(),
+        });
+        return;
+    };
+    if var.get("valueFrom").is_some() {
+        return;
+    }
+    let value = var.get("value");
+    let text = value.and_then(Node::as_str).unwrap_or("");
+    if text
+        .parse::<std::net::IpAddr>()
+        .is_ok_and(|ip| ip.is_unspecified())
+    {
+        return;
+    }
+    let message = if text.trim().is_empty() {
+        "HOST is empty, so the service binds its default, 127.0.0.1, and the kubelet, which connects to the pod IP, never reaches its probes".to_string()
+    } else {
+        format!(
+            "HOST is `{text}`, not every interface, so the kubelet, which connects to the pod IP, cannot count on reaching the probes"
+        )
+    };
+    drifts.push(Drift {
+        check: Check::Host,
+        location: value.map_or(var.loc, |n| n.loc),
+        message,
+        help: "set `value: \"0.0.0.0\"` (or `\"::\"`), every interface".into(),
+    });
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -150,6 +150,24 @@ pub fn yaml(plan: &Plan, manifest_path: &str) -> String {
         c,
         "# healthy standby), and a kubelet probe on it would restart or unready standbys.",
     );
+    line(
+        &mut o,
+        c,
+        "# HOST: the service binds its ports to it (default 127.0.0.1), and the kubelet",
+    );
+    line(
+        &mut o,
+        c,
+        "# connects to the pod IP, so a pod binds every interface. Strategic merge merges",
+    );
+    line(
+        &mut o,
+        c,
+        "# `env` by name: this adds HOST and keeps the container's other variables.",
+    );
+    line(&mut o, c, "env:");
+    line(&mut o, c + 2, "- name: HOST");
+    line(&mut o, c + 4, "value: \"0.0.0.0\"");
     match plan.port_source {
         PortSource::Management => line(
             &mut o,

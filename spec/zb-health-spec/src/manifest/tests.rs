@@ -198,6 +198,30 @@ fn r3_duplicate_names_at_the_second() {
 }
 
 #[test]
+fn r3_one_custom_type_twice_without_names_at_the_second_type() {
+    let yaml = "service: s\nprobes:\n  - { kind: custom, type: crate::P }\n  - { kind: custom, type: crate::P }\n";
+    let v = only(yaml, Rule::DuplicateName, at(4, 27));
+    assert!(
+        v.message.contains("`crate::P`") && v.message.contains("3:27"),
+        "{}",
+        v.message
+    );
+    assert!(
+        v.help.contains("`name:`") && v.help.contains("remove the duplicate"),
+        "{}",
+        v.help
+    );
+    // Named apart, they are two probes of one type; other types are others.
+    for distinct in [
+        "  - { kind: custom, type: crate::P }\n  - { name: p2, kind: custom, type: crate::P }\n",
+        "  - { kind: custom, type: crate::P }\n  - { kind: custom, type: crate::Q }\n",
+    ] {
+        let yaml = format!("service: s\nprobes:\n{distinct}");
+        assert!(parse_manifest(&yaml).is_ok(), "{yaml}");
+    }
+}
+
+#[test]
 fn r4_unknown_top_level_key_suggests() {
     let v = only("service: s\nprobs: []\n", Rule::Unknown, at(2, 1));
     assert!(v.message.contains("`probs`"));

@@ -22,7 +22,7 @@ mod values;
 use std::time::Duration;
 
 use super::tree::{Node, Value};
-use super::{Located, Location, Manifest, ProbeDecl, ResponsesDecl};
+use super::{Located, Location, Manifest, ProbeDecl, ProbeKind, ResponsesDecl};
 use crate::{
     EndpointPaths, FailureStatus, NameOf, Preset, Rule, Tag, Violation, Violations, check_name_of,
     check_paths, check_unique_names, missing_key,
@@ -350,6 +350,31 @@ impl Reader {
             names.iter().map(|n| (n.value.as_str(), n.location)),
             &mut self.sink,
         );
+        // A `kind: custom` entry without `name:` is named by its type's
+        // attribute: the same type twice is one probe registered twice,
+        // which the compiler refuses, so `check` must too.
+        let mut unnamed: Vec<&Located<String>> = Vec::new();
+        for decl in decls.iter().flatten() {
+            let ProbeKind::Custom { type_path } = &decl.kind else {
+                continue;
+            };
+            if decl.name.is_some() {
+                continue;
+            }
+            if let Some(first) = unnamed.iter().find(|t| t.value == type_path.value) {
+                self.sink.push(
+                    Rule::DuplicateName,
+                    type_path.location,
+                    format!(
+                        "custom probe `{}` is listed twice without a `name:` (first at {}), so both entries are one probe registered twice",
+                        type_path.value, first.location
+                    ),
+                    "give one of the entries a `name:` of its own, or remove the duplicate",
+                );
+            } else {
+                unnamed.push(type_path);
+            }
+        }
         decls.into_iter().collect()
     }
 }
