@@ -164,7 +164,9 @@ impl ServiceProcess {
                     .filter_map(|fd| std::fs::read_link(fd.path()).ok())
                     .filter_map(|target| {
                         let t = target.to_string_lossy().into_owned();
-                        t.strip_prefix("socket:[")?.strip_suffix(']').map(str::to_owned)
+                        t.strip_prefix("socket:[")?
+                            .strip_suffix(']')
+                            .map(str::to_owned)
                     })
                     .collect()
             })
@@ -183,6 +185,19 @@ impl ServiceProcess {
             }
         }
         out
+    }
+
+    /// Asserts that the application, management and gRPC ports all listen
+    /// on `ip` (the `HOST` the child was given), and on nothing else.
+    pub fn assert_ports_bound_to(&self, ip: std::net::IpAddr) {
+        let listening = self.tcp_listening();
+        for port in [self.app.port(), self.management.port(), self.grpc_port] {
+            let bound: Vec<&SocketAddr> = listening.iter().filter(|a| a.port() == port).collect();
+            assert!(
+                !bound.is_empty() && bound.iter().all(|a| a.ip() == ip),
+                "port {port} should listen on {ip} only; listening: {listening:?}"
+            );
+        }
     }
 
     /// The child's process id.
