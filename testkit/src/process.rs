@@ -177,10 +177,12 @@ impl ServiceProcess {
             for line in text.lines().skip(1) {
                 let cols: Vec<&str> = line.split_whitespace().collect();
                 // local_address, state (0A: LISTEN), …, inode (column 9).
-                if cols.len() > 9 && cols[3] == "0A" && inodes.iter().any(|i| i == cols[9]) {
-                    if let Some(addr) = proc_net_addr(cols[1]) {
-                        out.push(addr);
-                    }
+                if cols.len() > 9
+                    && cols[3] == "0A"
+                    && inodes.iter().any(|i| i == cols[9])
+                    && let Some(addr) = proc_net_addr(cols[1])
+                {
+                    out.push(addr);
                 }
             }
         }
