@@ -39,7 +39,8 @@ pub fn tier_status_code(tier: Tag, status: HealthStatus) -> StatusCode {
 /// `ready`, [`cluster_ready`](Self::cluster_ready) (AT-8):
 ///
 /// ```
-/// use zb_health::{Disclosure, HealthRegistry, ResponseFormat, Tag, ZbHealth};
+/// use zb_health::spec::{Disclosure, ResponseFormat};
+/// use zb_health::{HealthRegistry, Tag, ZbHealth};
 ///
 /// let health = ZbHealth::new(HealthRegistry::new())
 ///     .format(ResponseFormat::PassFail)

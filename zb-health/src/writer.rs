@@ -73,7 +73,10 @@ pub fn cluster_ready(report: &HealthReport, name: &str) -> bool {
 /// `clusterReady`. The default is ZB's canonical body.
 ///
 /// ```
-/// use zb_health::{BodyStyle, Disclosure, HealthReport, ResponseFormat, Tag};
+/// use zb_health::Tag;
+/// use zb_health::report::HealthReport;
+/// use zb_health::spec::{Disclosure, ResponseFormat};
+/// use zb_health::writer::BodyStyle;
 ///
 /// let style = BodyStyle::new(ResponseFormat::PassFail).disclosure(Disclosure::Status);
 /// let body = style.json(&HealthReport::new(Tag::Ready, Vec::new(), Default::default()));
