@@ -8,7 +8,7 @@ use zb_health_spec::manifest::{GrpcTargetDecl, Manifest, ProbeKind};
 use zb_health_spec::{Rule, Violation};
 
 use crate::errors::located;
-use crate::manifest::{Site, fact_item};
+use crate::site::{Site, fact_item};
 use crate::tokens::{DurationTokens, TagTokens};
 
 /// What the manifest type gets from the `grpc` section.

@@ -20,6 +20,7 @@ mod errors;
 mod grpc;
 mod lifecycle;
 mod manifest;
+mod site;
 mod tokens;
 
 #[cfg(test)]

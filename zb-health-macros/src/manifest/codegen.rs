@@ -9,10 +9,11 @@ use zb_health_spec::manifest::{Location, Manifest, ProbeDecl, ProbeKind};
 use zb_health_spec::{Rule, Tag, Violation};
 
 use super::custom::{CustomType, lookup_module};
-use super::facts::{self, Site};
+use super::facts;
 use crate::builtin;
 use crate::errors::Ctxt;
 use crate::lifecycle;
+use crate::site::Site;
 use crate::tokens::{
     DisclosureTokens, DurationTokens, OptionTokens, ResponseFormatTokens, TagTokens,
 };

@@ -38,7 +38,7 @@ use quote::{ToTokens, format_ident, quote};
 use zb_health_spec::manifest::Location;
 use zb_health_spec::{Rule, TagSet};
 
-use super::facts::Site;
+use crate::site::Site;
 use crate::tokens::ProbeMetaTokens;
 
 /// The type of the custom probe at `index`, as generated code names it.

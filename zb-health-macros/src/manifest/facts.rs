@@ -6,67 +6,14 @@
 
 use std::time::Duration;
 
-use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use proc_macro2::TokenStream;
+use quote::quote;
 use zb_health_spec::manifest::{Located, Location, Manifest, ProbeDecl, ProbeKind};
-use zb_health_spec::{Rule, Violation, facts};
+use zb_health_spec::{Rule, facts};
 
 use super::custom::CustomType;
-use crate::errors::located;
+use crate::site::Site;
 use crate::tokens::{DurationTokens, FailureStatusTokens, TagTokens};
-
-/// Where generated code comes from and what it refers to: every check item
-/// needs all four.
-pub struct Site<'a> {
-    /// The manifest as the user named it (`health.yaml`, or
-    /// `<inline manifest>`), the prefix of every message.
-    pub file: &'a str,
-    /// The manifest's string literal, where every error points.
-    pub span: Span,
-    /// The runtime crate's path.
-    pub krate: &'a TokenStream,
-    /// The generated manifest type.
-    pub name: &'a syn::Ident,
-}
-
-impl Site<'_> {
-    /// A violation at `location` of the manifest, as the generated code's
-    /// panic message: the one wording of every compile error.
-    pub fn message(&self, rule: Rule, location: Location, text: String, help: &str) -> String {
-        let v = Violation {
-            rule,
-            location,
-            message: text,
-            help: help.to_owned(),
-        };
-        located(self.file, &v)
-    }
-
-    /// The check item of probe `index`'s `fact` (see [`fact_item`]).
-    pub fn probe_fact(
-        &self,
-        index: usize,
-        fact: &str,
-        ok: TokenStream,
-        message: &str,
-    ) -> TokenStream {
-        let item = format_ident!("{}__probe{}__{}", self.name, index + 1, fact);
-        fact_item(&item, self.span, ok, message)
-    }
-}
-
-/// One `const` item checking one fact: `ok` must hold, else compilation
-/// fails with `message` at `span`. The item's name says which fact broke,
-/// since rustc's "evaluation of `…` failed" line quotes it.
-pub fn fact_item(item: &syn::Ident, span: Span, ok: TokenStream, message: &str) -> TokenStream {
-    quote_spanned! {span=>
-        #[doc(hidden)]
-        #[allow(non_upper_case_globals, dead_code)]
-        const #item: () = if !(#ok) {
-            ::core::panic!("{}", #message)
-        };
-    }
-}
 
 /// R7 and R5 for a custom probe: what the manifest states about it must
 /// match its attribute, one item per key it states, and its attribute

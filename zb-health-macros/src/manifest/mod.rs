@@ -24,9 +24,9 @@ use quote::{format_ident, quote};
 use zb_health_spec::manifest::parse_manifest;
 
 pub use codegen::snake_case;
-pub use facts::{Site, fact_item};
 
 use crate::errors::Ctxt;
+use crate::site::Site;
 
 /// `caller` is the file invoking the macro (`Span::local_file`), so a
 /// relative path resolves as `include_str!` does, also under trybuild.
