@@ -12,9 +12,9 @@ use std::time::Duration;
 use crate::executor::Executor;
 use crate::lifecycle::{Heartbeat, Lifecycle, LiveAnswer, StartupGate};
 use crate::observe::{self, DEFAULT_FAILURE_LOG_INTERVAL};
-use crate::report::{HealthEntry, HealthReport};
+use crate::report::HealthReport;
 use crate::table::ProbeTable;
-use zb_health_spec::{HealthStatus, Tag, TagSet};
+use zb_health_spec::{HealthStatus, Tag};
 
 pub use crate::executor::InFlight;
 pub use crate::registration::{ProbeRegistration, RegistryError};
@@ -194,14 +194,16 @@ impl HealthRegistry {
     }
 
     /// The tiers that run the probe `name`, if it is registered.
-    pub(crate) fn probe_tags(&self, name: &str) -> Option<TagSet> {
+    #[cfg(feature = "grpc")]
+    pub(crate) fn probe_tags(&self, name: &str) -> Option<zb_health_spec::TagSet> {
         self.inner.table.find(name).map(|p| p.tags)
     }
 
     /// The entry of the probe `name` through its execution policy (the
     /// shared flight, the cache, the background result); `None` if no such
-    /// probe is registered.
-    pub(crate) async fn probe_entry(&self, name: &str) -> Option<HealthEntry> {
+    /// probe is registered. For the gRPC health service's probe targets.
+    #[cfg(feature = "grpc")]
+    pub(crate) async fn probe_entry(&self, name: &str) -> Option<crate::report::HealthEntry> {
         let probe = self.inner.table.find(name)?;
         Some(self.inner.executor.entry(&probe).await)
     }

@@ -170,7 +170,8 @@ impl ProbeTable {
         self.read().all.iter().map(|r| r.probe.clone()).collect()
     }
 
-    /// The probe registered as `name`.
+    /// The probe registered as `name` (the gRPC service's probe targets).
+    #[cfg(feature = "grpc")]
     pub(crate) fn find(&self, name: &str) -> Option<Arc<ProbeRuntime>> {
         self.read()
             .all
