@@ -350,6 +350,33 @@ pub fn start_cluster(launch: &Launch, n: usize) -> Vec<ServiceProcess> {
     nodes
 }
 
+/// Starts the service binary `bin` twice and asserts where it binds: with
+/// `HOST=0.0.0.0` its application, management and gRPC ports listen on
+/// every interface (a pod's kubelet connects to the pod IP), and without
+/// `HOST` on 127.0.0.1 only. It reads the listening sockets; the only
+/// traffic, a `GET /healthz`, goes to 127.0.0.1.
+pub fn assert_host_binds_every_port(bin: impl Into<PathBuf>) {
+    let bin = bin.into();
+    let every = std::net::IpAddr::from([0, 0, 0, 0]);
+    let loopback = std::net::IpAddr::from([127, 0, 0, 1]);
+    for (host, ip) in [(Some("0.0.0.0"), every), (None, loopback)] {
+        let mut launch = Launch::new(bin.clone());
+        if let Some(host) = host {
+            launch = launch.env("HOST", host);
+        }
+        let mut node = launch.start();
+        node.wait_listening();
+        eventually("the gRPC port listens", PATIENCE, || {
+            node.tcp_listening()
+                .iter()
+                .any(|a| a.port() == node.grpc_port)
+                .then_some(())
+        });
+        node.assert_ports_bound_to(ip);
+        assert_eq!(node.get("/healthz").status, 200);
+    }
+}
+
 /// `0100007F:1F90` (hex, the address in host byte order per 32-bit word) as
 /// a socket address.
 fn proc_net_addr(field: &str) -> Option<SocketAddr> {

@@ -118,27 +118,9 @@ fn sigterm_drains_ready_503_live_200_then_exits_0() {
     assert!(status.success(), "exit status {status}");
 }
 
-/// `HOST` binds every port (issue 16): `0.0.0.0` serves a pod, whose kubelet
-/// connects to the pod IP; the default stays on loopback. Only the
-/// listening sockets are read; traffic goes to 127.0.0.1.
+/// `HOST` binds every port (issue 16): `0.0.0.0` serves a pod, the default
+/// stays on loopback.
 #[test]
 fn host_binds_the_application_management_and_grpc_ports() {
-    let every = std::net::IpAddr::from([0, 0, 0, 0]);
-    let loopback = std::net::IpAddr::from([127, 0, 0, 1]);
-    for (host, ip) in [(Some("0.0.0.0"), every), (None, loopback)] {
-        let mut launch = Launch::new(env!("CARGO_BIN_EXE_mxgateway"));
-        if let Some(host) = host {
-            launch = launch.env("HOST", host);
-        }
-        let mut node = launch.start();
-        node.wait_listening();
-        eventually("the gRPC port listens", PATIENCE, || {
-            node.tcp_listening()
-                .iter()
-                .any(|a| a.port() == node.grpc_port)
-                .then_some(())
-        });
-        node.assert_ports_bound_to(ip);
-        assert_eq!(node.get("/healthz").status, 200);
-    }
+    zb_health_testkit::assert_host_binds_every_port(env!("CARGO_BIN_EXE_mxgateway"));
 }
