@@ -99,6 +99,7 @@ impl Lifecycle {
         if self.draining.swap(true, Ordering::AcqRel) {
             return false;
         }
+        self.watchdogs.begin_drain();
         let hooks = lock(&self.on_drain).take().unwrap_or_default();
         for hook in hooks {
             // A hook that panics must not stop the others (the node must

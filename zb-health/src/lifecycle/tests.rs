@@ -314,4 +314,17 @@ mod watchdogs {
             [Arc::from("consumer"), Arc::from("scheduler")]
         );
     }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_heartbeat_dropped_during_the_drain_is_retired_not_dead() {
+        let registry = HealthRegistry::new();
+        let consumer = registry
+            .watchdog("consumer", Duration::from_secs(60))
+            .unwrap();
+        registry.begin_drain();
+        // The servers stop and drop what owned the loop's heartbeat.
+        drop(consumer);
+        assert!(matches!(registry.lifecycle().live(), LiveAnswer::Fixed));
+        assert!(registry.watchdog_names().is_empty());
+    }
 }

@@ -94,6 +94,9 @@ pub(super) struct Watchdogs {
     /// can pause time.
     epoch: Instant,
     table: RwLock<Option<Arc<Table>>>,
+    /// Set when the drain begins: loops then end with the process, so a
+    /// heartbeat dropped from then on is retired, not a dead loop.
+    draining: AtomicBool,
 }
 
 impl Default for Watchdogs {
@@ -101,6 +104,7 @@ impl Default for Watchdogs {
         Self {
             epoch: Instant::now(),
             table: RwLock::new(None),
+            draining: AtomicBool::new(false),
         }
     }
 }
@@ -240,6 +244,11 @@ impl Watchdogs {
         })
     }
 
+    /// The drain began: from now on a dropped heartbeat is retired.
+    pub(super) fn begin_drain(&self) {
+        self.draining.store(true, Ordering::Relaxed);
+    }
+
     /// Takes `slot` out of the table: `live` no longer watches it.
     fn remove(&self, slot: &Arc<Slot>) {
         let mut table = self.table.write().unwrap_or_else(|e| e.into_inner());
@@ -264,7 +273,8 @@ impl Watchdogs {
 /// which removes the watchdog. Dropping the heartbeat without it means the
 /// loop died (it panicked, or returned early): `live` answers 503 naming
 /// it, at once and for good, because nothing will beat again and only a
-/// restart brings the loop back (BE-HLTH-002).
+/// restart brings the loop back (BE-HLTH-002). Once the drain has begun, a
+/// dropped heartbeat is retired instead: the loops end with the process.
 pub struct Heartbeat {
     slot: Arc<Slot>,
     epoch: Instant,
@@ -312,7 +322,16 @@ impl std::fmt::Debug for Heartbeat {
 
 impl Drop for Heartbeat {
     fn drop(&mut self) {
-        if self.retired || self.watchdogs.strong_count() == 0 {
+        let Some(watchdogs) = self.watchdogs.upgrade() else {
+            return;
+        };
+        if self.retired {
+            return;
+        }
+        // During the drain the process is going away and its loops with it
+        // (their owners are dropped as the servers stop): not a dead loop.
+        if watchdogs.draining.load(Ordering::Relaxed) {
+            watchdogs.remove(&self.slot);
             return;
         }
         self.slot.dead.store(true, Ordering::Relaxed);
