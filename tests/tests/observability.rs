@@ -179,7 +179,7 @@ fn summary(lines: &[Line]) -> Vec<(Level, &str, &str)> {
 #[tokio::test(start_paused = true)]
 async fn a_successful_probe_run_logs_nothing() {
     let (log, _guard) = capture();
-    let reg = HealthRegistry::new();
+    let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
     let (r, _) = switched("db");
     reg.add(r).unwrap();
     for _ in 0..20 {
@@ -190,9 +190,39 @@ async fn a_successful_probe_run_logs_nothing() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn runs_before_the_startup_gates_open_are_not_transitions() {
+    let (log, _guard) = capture();
+    let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
+    let gate = reg.startup_gate();
+    let (r, mode) = switched("db");
+    reg.add(r).unwrap();
+    // A normal start: the dependency is not there yet, then it is.
+    mode.store(ERROR, Ordering::SeqCst);
+    for _ in 0..3 {
+        assert_eq!(reg.answer(Tag::Ready).await.status, HealthStatus::Unhealthy);
+    }
+    mode.store(HEALTHY, Ordering::SeqCst);
+    reg.answer(Tag::Ready).await;
+    mode.store(ERROR, Ordering::SeqCst);
+    reg.answer(Tag::Ready).await;
+    let lines = log.take();
+    assert!(lines.is_empty(), "nothing before the gates open: {lines:?}");
+
+    gate.ready();
+    reg.answer(Tag::Ready).await;
+    let lines = log.take();
+    assert_eq!(
+        summary(&lines),
+        [(Level::WARN, "health probe failing", "db")],
+        "the first run after the start is compared with nothing"
+    );
+    assert_eq!(lines[0].field("previous"), "none");
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_failure_logs_once_at_warn_with_the_real_error_and_recovery_once_at_info() {
     let (log, _guard) = capture();
-    let reg = HealthRegistry::new();
+    let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
     let (r, mode) = switched("db");
     reg.add(r).unwrap();
     reg.answer(Tag::Ready).await;
@@ -234,7 +264,7 @@ async fn a_failure_logs_once_at_warn_with_the_real_error_and_recovery_once_at_in
 #[tokio::test(start_paused = true)]
 async fn timeouts_panics_and_failing_verdicts_are_transitions_with_their_cause() {
     let (log, _guard) = capture();
-    let reg = HealthRegistry::new();
+    let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
     let mut modes = Vec::new();
     for name in ["hung", "exploding", "replica"] {
         let (r, mode) = switched(name);
@@ -282,6 +312,7 @@ async fn timeouts_panics_and_failing_verdicts_are_transitions_with_their_cause()
 async fn an_unchanged_failure_is_logged_again_once_per_interval_with_the_suppressed_count() {
     let (log, _guard) = capture();
     let reg = HealthRegistry::builder()
+        .probes_on_caller_runtime()
         .failure_log_interval(secs(60))
         .build();
     let (r, mode) = switched("db");
@@ -316,7 +347,7 @@ async fn an_unchanged_failure_is_logged_again_once_per_interval_with_the_suppres
 #[tokio::test(start_paused = true)]
 async fn the_interval_can_be_set_on_an_existing_registry() {
     let (log, _guard) = capture();
-    let reg = HealthRegistry::new();
+    let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
     assert_eq!(reg.failure_log_interval(), secs(300), "the default");
     reg.set_failure_log_interval(Duration::ZERO);
     let (r, mode) = switched("db");
@@ -340,7 +371,7 @@ async fn the_interval_can_be_set_on_an_existing_registry() {
 #[tokio::test(start_paused = true)]
 async fn the_log_state_goes_with_the_registration() {
     let (log, _guard) = capture();
-    let reg = HealthRegistry::new();
+    let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
     let (r, mode) = switched("db");
     let handle = reg.add(r).unwrap();
     mode.store(ERROR, Ordering::SeqCst);
@@ -374,7 +405,7 @@ async fn the_log_state_goes_with_the_registration() {
 #[tokio::test(start_paused = true)]
 async fn cached_reads_are_not_runs_and_background_runs_are() {
     let (log, _guard) = capture();
-    let reg = HealthRegistry::new();
+    let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
     let (cached, cached_mode) = switched("cached");
     cached_mode.store(ERROR, Ordering::SeqCst);
     reg.add(cached.cache(secs(60))).unwrap();
@@ -480,7 +511,7 @@ async fn the_probe_gauge_counter_and_histogram_follow_the_runs() {
     let recorder = DebuggingRecorder::new();
     let _local = metrics::set_default_local_recorder(&recorder);
     let mut m = Metrics::new(&recorder);
-    let reg = HealthRegistry::new();
+    let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
     let (r, mode) = switched("db");
     reg.add(r).unwrap();
 
@@ -520,7 +551,7 @@ async fn the_tier_gauges_follow_what_is_served() {
     let recorder = DebuggingRecorder::new();
     let _local = metrics::set_default_local_recorder(&recorder);
     let mut m = Metrics::new(&recorder);
-    let reg = HealthRegistry::new();
+    let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
     let (r, mode) = switched("db");
     reg.add(r.tags(TagSet::READY.with(Tag::Active))).unwrap();
     let tiers =
@@ -552,7 +583,10 @@ async fn the_http_endpoints_set_the_tier_gauges() {
     let recorder = DebuggingRecorder::new();
     let _local = metrics::set_default_local_recorder(&recorder);
     let mut m = Metrics::new(&recorder);
-    let reg = HealthRegistry::new();
+    // The recorder is this thread's only (a test's local recorder), so the
+    // run records here, not on the probe thread; a service's recorder is
+    // global and sees both.
+    let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
     let (r, mode) = switched("db");
     reg.add(r).unwrap();
     mode.store(ERROR, Ordering::SeqCst);

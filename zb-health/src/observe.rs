@@ -282,8 +282,22 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
 impl ProbeLog {
     /// Logs and records one finished run of the probe this log belongs to;
     /// the entry carries its name.
-    pub(crate) fn ran(&self, entry: &HealthEntry, error: &RunError, interval: Duration) {
-        let (line, to_failure) = {
+    ///
+    /// While the service is `starting` (its startup gates pending, so the
+    /// ready tier answers 503 whatever the probes say), a run is measured
+    /// but is no transition: a dependency that is not there yet during a
+    /// normal start is not a failure to log or count, and the first run
+    /// after the gates open is compared with nothing.
+    pub(crate) fn ran(
+        &self,
+        entry: &HealthEntry,
+        error: &RunError,
+        interval: Duration,
+        starting: bool,
+    ) {
+        let (line, to_failure) = if starting {
+            (Line::Quiet, false)
+        } else {
             let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
             state.step(entry.status, Instant::now(), interval)
         };

@@ -9,7 +9,7 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use crate::executor::Executor;
+use crate::executor::{Executor, Runs};
 use crate::lifecycle::{Heartbeat, Lifecycle, LiveAnswer, StartupGate};
 use crate::observe::{self, DEFAULT_FAILURE_LOG_INTERVAL};
 use crate::report::HealthReport;
@@ -325,6 +325,7 @@ pub struct HealthRegistryBuilder {
     max_in_flight: usize,
     orchestrator_timeout: Option<Duration>,
     failure_log_interval: Duration,
+    runs: Runs,
 }
 
 impl Default for HealthRegistryBuilder {
@@ -333,6 +334,7 @@ impl Default for HealthRegistryBuilder {
             max_in_flight: 16,
             orchestrator_timeout: None,
             failure_log_interval: DEFAULT_FAILURE_LOG_INTERVAL,
+            runs: Runs::ProbeThread,
         }
     }
 }
@@ -363,13 +365,35 @@ impl HealthRegistryBuilder {
         self
     }
 
+    /// Runs each probe execution on the runtime of the request that starts
+    /// it, instead of on the library's probe thread.
+    ///
+    /// For tests on tokio's paused clock (`#[tokio::test(start_paused =
+    /// true)]`), whose clock the probe thread does not share. A service
+    /// keeps the default: with this, a probe started by an application
+    /// worker depends on that worker's thread, so a handler that blocks it
+    /// stalls the answer on every port, the management port included
+    /// (BE-HLTH-006); and a background probe starts at the first request
+    /// rather than at registration.
+    pub fn probes_on_caller_runtime(mut self) -> Self {
+        self.runs = Runs::Caller;
+        self
+    }
+
     /// Builds the registry.
     pub fn build(self) -> HealthRegistry {
+        let lifecycle = Lifecycle::default();
+        let executor = Executor::new(
+            self.max_in_flight,
+            self.failure_log_interval,
+            self.runs,
+            Box::new(lifecycle.starting()),
+        );
         HealthRegistry {
             inner: Arc::new(Inner {
-                table: Arc::new(ProbeTable::new(self.orchestrator_timeout)),
-                executor: Executor::new(self.max_in_flight, self.failure_log_interval),
-                lifecycle: Lifecycle::default(),
+                table: Arc::new(ProbeTable::new(self.orchestrator_timeout, executor.clone())),
+                executor,
+                lifecycle,
             }),
         }
     }

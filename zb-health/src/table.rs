@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use zb_health_spec::{Rule, Tag, Violations, check_timeout, check_unique_names};
 
-use crate::executor::ProbeRuntime;
+use crate::executor::{Executor, ProbeRuntime};
 use crate::registration::{ProbeRegistration, RegistryError};
 
 /// A tier's probes, precomputed at registration so a request does no tag
@@ -48,10 +48,12 @@ impl State {
 /// The probes of one registry.
 pub(crate) struct ProbeTable {
     state: RwLock<State>,
+    /// Starts each background probe's schedule as it is added.
+    executor: Executor,
 }
 
 impl ProbeTable {
-    pub(crate) fn new(orchestrator_timeout: Option<Duration>) -> Self {
+    pub(crate) fn new(orchestrator_timeout: Option<Duration>, executor: Executor) -> Self {
         let empty: TierTable = Arc::from(Vec::new());
         Self {
             state: RwLock::new(State {
@@ -61,6 +63,7 @@ impl ProbeTable {
                 next_id: 0,
                 orchestrator_timeout,
             }),
+            executor,
         }
     }
 
@@ -130,6 +133,7 @@ impl ProbeTable {
             let id = state.next_id;
             state.next_id += 1;
             let probe = Arc::new(ProbeRuntime::new(r));
+            self.executor.start(&probe);
             handles.push(RegistrationHandle {
                 table: Arc::downgrade(self),
                 id,

@@ -488,7 +488,7 @@ async fn the_majority_guard_keeps_a_minority_side_from_answering_active() {
 #[tokio::test(start_paused = true)]
 async fn leaving_keeps_the_checks_registered_and_failing_and_a_rejoin_replaces_them() {
     use MemberStatus::*;
-    let registry = HealthRegistry::new();
+    let registry = HealthRegistry::builder().probes_on_caller_runtime().build();
     let first = Arc::new(InMemoryClusterView::with_state(state(
         "a",
         vec![member("a", Up, 1, &[])],

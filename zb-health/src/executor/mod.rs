@@ -20,16 +20,23 @@
 //!
 //! Why this shape:
 //!
-//! * **No driver task.** The flight is polled by whichever waiter polls
-//!   it; if that waiter goes away (its client hung up), the next waiter
-//!   drives it, so the others still get the result. Nothing is spawned, so
-//!   the same code works on any runtime: each actix worker's own
-//!   single-threaded runtime, a management server's, a gRPC server's. Two
-//!   workers asking at once share one flight, because the state lives in
-//!   the registry they share, not in a runtime.
+//! * **Polled at once, moved if it waits.** The request that starts a
+//!   flight polls it once, with the probe thread's runtime entered (see
+//!   `thread`): a probe that answers at once costs no task and no thread
+//!   hop. A probe that is still pending is moved to the probe thread,
+//!   where its timers and I/O were registered, so it finishes on its own
+//!   time whichever runtime asked, and however blocked that runtime is
+//!   (BE-HLTH-006: a handler that blocks an application worker cannot
+//!   stall the management port's answer). Every waiter, on any runtime,
+//!   only waits for the result. Two workers asking at once share one
+//!   flight, because the state lives in the registry they share, not in a
+//!   runtime. A registry built with
+//!   [`probes_on_caller_runtime`](crate::HealthRegistryBuilder::probes_on_caller_runtime)
+//!   keeps the whole flight on the runtime of the request that started it,
+//!   for tests on tokio's paused clock.
 //! * **Nothing abandoned.** When the last waiter drops, the last strong
-//!   reference goes, the flight (and the probe's future in it) is dropped,
-//!   which cancels it; the weak reference then fails to upgrade and the
+//!   reference goes, the flight (and the probe's future in it, or its task
+//!   on the probe thread, which is aborted) is dropped, which cancels it; the weak reference then fails to upgrade and the
 //!   next request starts afresh. So a hung dependency has at most **one**
 //!   execution in flight, whatever the request rate, and none once nobody
 //!   is waiting.
@@ -44,12 +51,19 @@
 //!   requests wait on it; the `catch_unwind` guard is inside too, so a
 //!   panicking probe never poisons the shared future.
 //!
-//! A flight's timer (and the probe's own I/O) belongs to the runtime of
-//! the request that started it; waiters on other runtimes are woken from
-//! there. So that a stalled runtime (a worker blocked by a synchronous
-//! handler) cannot stretch another worker's answer, every waiter also
-//! keeps the flight's deadline on its *own* runtime and answers `timed
-//! out` at it whatever the flight does.
+//! Every waiter also keeps the flight's deadline on its *own* runtime and
+//! answers `timed out` at it whatever the flight does: a probe that blocks
+//! the probe thread itself (synchronous code in an `async` check) cannot
+//! stretch any answer past its deadline either.
+//!
+//! # Transitions before the start
+//!
+//! While a startup gate is pending, the ready tier answers 503 `starting`
+//! whatever the probes say, and a dependency that is not there yet (a table
+//! the migrations create, a cluster still forming) is part of a normal
+//! start. Such runs are measured (status gauge, duration) but are not
+//! transitions: nothing is logged or counted as a failure until the gates
+//! open (BE-HLTH-008, see [`crate::observe`]).
 //!
 //! # Result cache (`cache`)
 //!
@@ -73,10 +87,13 @@
 //! outcome [`EntryOutcome::TimedOut`] (no result within the bound) and a
 //! zero duration (nothing ran for this request).
 //!
-//! The schedule is a tokio task, started on the runtime of the first
-//! request that reads the probe (a runtime always exists there; `add` may
-//! run before any). If that runtime shuts down, the next request starts it
-//! again on its own. The task holds only weak references between runs and
+//! The schedule is a tokio task on the probe thread, started when the
+//! probe is added (at `install`, for a manifest), so the first answer
+//! after the startup gates open is already a measured one. With
+//! `probes_on_caller_runtime` it starts on the runtime of the first
+//! request that reads the probe instead (a runtime always exists there;
+//! `add` may run before any), and if that runtime shuts down, the next
+//! request starts it again on its own. The task holds only weak references between runs and
 //! a stop signal owned by the registration, so it ends as soon as the
 //! registration is removed or replaced or the registry is dropped (a run
 //! under way finishes first, within its deadline); it never keeps either
@@ -93,6 +110,7 @@ use futures_util::FutureExt;
 use futures_util::future::{BoxFuture, Either, WeakShared, select};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
+use tracing::instrument::WithSubscriber;
 
 use futures_util::future::join_all;
 use std::sync::atomic::AtomicU64;
@@ -179,12 +197,19 @@ pub struct InFlight {
     pub running_for: Duration,
 }
 
-/// What every run shares: the in-flight bound and the log interval.
+/// Whether the service is still starting (its startup gates pending):
+/// runs before the gates open are not transitions to log.
+pub(crate) type Starting = Box<dyn Fn() -> bool + Send + Sync>;
+
+/// What every run shares: the in-flight bound, the log interval, where
+/// executions run and whether the service is still starting.
 struct Shared {
     limiter: Semaphore,
     /// In nanoseconds; an atomic so a manifest's `install` can set it on
     /// the process registry after it is built.
     failure_log_interval: AtomicU64,
+    runs: Runs,
+    starting: Starting,
 }
 
 /// Runs probes. Cheap to clone; clones share the bound.
@@ -198,12 +223,29 @@ fn nanos(d: Duration) -> u64 {
 }
 
 impl Executor {
-    pub(crate) fn new(max_in_flight: usize, failure_log_interval: Duration) -> Self {
+    pub(crate) fn new(
+        max_in_flight: usize,
+        failure_log_interval: Duration,
+        runs: Runs,
+        starting: Starting,
+    ) -> Self {
         Self {
             shared: Arc::new(Shared {
                 limiter: Semaphore::new(max_in_flight),
                 failure_log_interval: AtomicU64::new(nanos(failure_log_interval)),
+                runs,
+                starting,
             }),
+        }
+    }
+
+    /// Starts a background probe's schedule now, when it has one and the
+    /// probe thread runs it, so the first answer after the gates open is
+    /// already a measured one. On the caller's runtime it starts at the
+    /// first request instead (a runtime is certain to exist only there).
+    pub(crate) fn start(&self, probe: &Arc<ProbeRuntime>) {
+        if probe.policy.refresh.is_some() && self.shared.runs == Runs::ProbeThread {
+            ensure_task(probe, &self.shared);
         }
     }
 
@@ -319,9 +361,26 @@ impl Executor {
                     let generation = slot.next_generation;
                     slot.next_generation += 1;
                     let started = Instant::now();
-                    let flight = execute(self.shared.clone(), probe.clone(), generation, started)
-                        .boxed()
-                        .shared();
+                    let work = execute(self.shared.clone(), probe.clone(), generation, started);
+                    let flight = match self.shared.runs.handle() {
+                        Some(handle) => {
+                            let probe = probe.clone();
+                            // The asker's subscriber (a test's local one)
+                            // sees the run's lines wherever it runs.
+                            let work = work.with_current_subscriber();
+                            Execution::new(work.boxed(), handle)
+                                .map(move |run| {
+                                    run.unwrap_or_else(|_lost| {
+                                        let entry = lost(&probe, started.elapsed());
+                                        record(&probe, generation, &entry);
+                                        entry
+                                    })
+                                })
+                                .boxed()
+                        }
+                        None => work.boxed(),
+                    }
+                    .shared();
                     let waiting = Arc::new(AtomicUsize::new(0));
                     slot.flight = Some(CurrentFlight {
                         generation,
@@ -414,7 +473,7 @@ async fn execute(
     };
     record(&probe, generation, &entry);
     let interval = Duration::from_nanos(shared.failure_log_interval.load(Ordering::Relaxed));
-    probe.log.ran(&entry, &error, interval);
+    probe.log.ran(&entry, &error, interval, (shared.starting)());
     entry
 }
 
@@ -450,6 +509,19 @@ fn timed_out(probe: &ProbeRuntime, duration: Duration) -> HealthEntry {
     }
 }
 
+/// The entry of an execution whose task ended without a result (see
+/// [`Lost`](thread::Lost)): the probe's failure, never a hang.
+fn lost(probe: &ProbeRuntime, duration: Duration) -> HealthEntry {
+    HealthEntry {
+        name: probe.name.clone(),
+        status: probe.failure_status.status(),
+        description: Some(Cow::Borrowed(ERRORED_DESCRIPTION)),
+        duration,
+        data: None,
+        outcome: EntryOutcome::Errored,
+    }
+}
+
 /// The latest background result as this request sees it; never waits.
 fn background_entry(probe: &ProbeRuntime) -> HealthEntry {
     let state = &probe.state;
@@ -478,16 +550,18 @@ fn ensure_task(probe: &Arc<ProbeRuntime>, shared: &Arc<Shared>) {
     if task.as_ref().is_some_and(|stop| !stop.is_closed()) {
         return;
     }
-    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        return;
+    let runtime = match shared.runs.handle() {
+        Some(probe_thread) => probe_thread.clone(),
+        None => match tokio::runtime::Handle::try_current() {
+            Ok(current) => current,
+            Err(_) => return,
+        },
     };
     let (stop_tx, stop_rx) = oneshot::channel();
     *task = Some(stop_tx);
-    runtime.spawn(schedule(
-        Arc::downgrade(probe),
-        Arc::downgrade(shared),
-        stop_rx,
-    ));
+    runtime.spawn(
+        schedule(Arc::downgrade(probe), Arc::downgrade(shared), stop_rx).with_current_subscriber(),
+    );
 }
 
 /// A background probe's schedule. Holds the probe and the executor only
@@ -520,6 +594,11 @@ async fn schedule(
         }
     }
 }
+
+mod thread;
+
+use thread::Execution;
+pub(crate) use thread::Runs;
 
 #[cfg(test)]
 mod tests;

@@ -80,7 +80,7 @@ mod policy {
 
     #[tokio::test(start_paused = true)]
     async fn concurrent_checks_share_one_execution() {
-        let reg = HealthRegistry::new();
+        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
         let (r, c) = counted("db", ms(5));
         reg.add(r).unwrap();
         let reports = join_all((0..32).map(|_| reg.check(Tag::Ready))).await;
@@ -96,7 +96,7 @@ mod policy {
 
     #[tokio::test(start_paused = true)]
     async fn a_probe_on_two_tiers_runs_once_for_both() {
-        let reg = HealthRegistry::new();
+        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
         let (r, c) = counted("db", ms(5));
         reg.add(r.tags(TagSet::READY.with(Tag::Active))).unwrap();
         let (ready, active) = tokio::join!(reg.check(Tag::Ready), reg.check(Tag::Active));
@@ -106,7 +106,7 @@ mod policy {
 
     #[tokio::test(start_paused = true)]
     async fn the_others_get_the_result_when_the_first_waiter_leaves() {
-        let reg = HealthRegistry::new();
+        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
         let (r, c) = counted("db", ms(50));
         reg.add(r).unwrap();
         let first = spawn_check(&reg);
@@ -123,7 +123,7 @@ mod policy {
 
     #[tokio::test(start_paused = true)]
     async fn a_flight_nobody_waits_for_is_cancelled() {
-        let reg = HealthRegistry::new();
+        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
         let (r, c) = counted("db", ms(50));
         reg.add(r).unwrap();
         let only = spawn_check(&reg);
@@ -139,7 +139,7 @@ mod policy {
 
     #[tokio::test(start_paused = true)]
     async fn a_hung_probe_has_one_execution_for_64_requests() {
-        let reg = HealthRegistry::new();
+        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
         let (r, c) = counted("hung", ms(0));
         c.hang.store(true, Ordering::SeqCst);
         reg.add(r.timeout(ms(200))).unwrap();
@@ -160,7 +160,7 @@ mod policy {
 
     #[tokio::test(start_paused = true)]
     async fn a_late_joiner_waits_only_the_remaining_time() {
-        let reg = HealthRegistry::new();
+        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
         let (r, c) = counted("hung", ms(0));
         c.hang.store(true, Ordering::SeqCst);
         reg.add(r.timeout(ms(200))).unwrap();
@@ -177,7 +177,10 @@ mod policy {
     async fn one_flight_takes_one_in_flight_slot() {
         // With a bound of 1, requests that each ran the probe would queue
         // behind each other and miss the deadline; sharing, all answer.
-        let reg = HealthRegistry::builder().max_in_flight(1).build();
+        let reg = HealthRegistry::builder()
+            .probes_on_caller_runtime()
+            .max_in_flight(1)
+            .build();
         let (r, c) = counted("db", ms(100));
         reg.add(r.timeout(ms(150))).unwrap();
         let reports = join_all((0..8).map(|_| reg.check(Tag::Ready))).await;
@@ -187,7 +190,7 @@ mod policy {
 
     #[tokio::test(start_paused = true)]
     async fn a_cached_result_is_served_with_its_original_duration() {
-        let reg = HealthRegistry::new();
+        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
         let (r, c) = counted("db", ms(5));
         reg.add(r.cache(ms(1000))).unwrap();
         let first = reg.check(Tag::Ready).await;
@@ -204,7 +207,7 @@ mod policy {
 
     #[tokio::test(start_paused = true)]
     async fn failures_are_cached_too() {
-        let reg = HealthRegistry::new();
+        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
         let (r, c) = counted("hung", ms(0));
         c.hang.store(true, Ordering::SeqCst);
         reg.add(r.timeout(ms(100)).cache(ms(1000))).unwrap();
@@ -220,7 +223,7 @@ mod policy {
 
     #[tokio::test(start_paused = true)]
     async fn a_background_probe_never_makes_a_request_wait() {
-        let reg = HealthRegistry::new();
+        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
         let (r, c) = counted("db", ms(10));
         reg.add(r.refresh(ms(100)).max_staleness(ms(150)).timeout(ms(500)))
             .unwrap();
@@ -246,7 +249,7 @@ mod policy {
 
     #[tokio::test(start_paused = true)]
     async fn an_old_background_result_is_reported_stale() {
-        let reg = HealthRegistry::new();
+        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
         let (r, c) = counted("db", ms(0));
         reg.add(r.refresh(ms(100)).max_staleness(ms(150)).timeout(ms(500)))
             .unwrap();
@@ -279,7 +282,7 @@ mod policy {
 
     #[tokio::test(start_paused = true)]
     async fn the_schedule_ends_when_the_probe_is_removed() {
-        let reg = HealthRegistry::new();
+        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
         let (r, c) = counted("db", ms(10));
         let handle = reg.add(r.refresh(ms(100))).unwrap();
         reg.check(Tag::Ready).await;
@@ -292,7 +295,7 @@ mod policy {
 
     #[tokio::test(start_paused = true)]
     async fn the_schedule_ends_when_the_probe_is_replaced() {
-        let reg = HealthRegistry::new();
+        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
         let (r, old) = counted("db", ms(10));
         let handle = reg.add(r.refresh(ms(100))).unwrap();
         reg.check(Tag::Ready).await;
@@ -310,7 +313,7 @@ mod policy {
 
     #[tokio::test(start_paused = true)]
     async fn the_schedule_ends_with_the_registry() {
-        let reg = HealthRegistry::new();
+        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
         let (r, c) = counted("db", ms(10));
         reg.add(r.refresh(ms(100))).unwrap();
         reg.check(Tag::Ready).await;
@@ -320,6 +323,27 @@ mod policy {
         tokio::time::sleep(ms(10_000)).await;
         assert_eq!(c.started(), 3, "a run after the registry was dropped");
         assert_eq!(Arc::strong_count(&c), 1, "the task still holds the probe");
+    }
+
+    /// On the probe thread (the default), the schedule starts at `add`:
+    /// with no request and no runtime of the caller's at all.
+    #[test]
+    fn a_background_probe_runs_from_registration_on_the_probe_thread() {
+        let until = |what: &str, done: &dyn Fn() -> bool| {
+            let deadline = std::time::Instant::now() + Duration::from_secs(30);
+            while !done() {
+                assert!(std::time::Instant::now() < deadline, "{what}");
+                std::thread::sleep(ms(5));
+            }
+        };
+        let reg = HealthRegistry::new();
+        let (r, c) = counted("db", ms(1));
+        reg.add(r.refresh(ms(20))).unwrap();
+        until("the schedule runs without a request", &|| c.started() >= 2);
+        drop(reg);
+        until("the schedule ends with the registry", &|| {
+            Arc::strong_count(&c) == 1
+        });
     }
 
     #[test]
@@ -373,14 +397,18 @@ mod tier {
 
     #[tokio::test(start_paused = true)]
     async fn empty_tier_is_healthy_with_no_entries() {
-        let report = HealthRegistry::new().check(Tag::Ready).await;
+        let report = HealthRegistry::builder()
+            .probes_on_caller_runtime()
+            .build()
+            .check(Tag::Ready)
+            .await;
         assert_eq!(report.status, HealthStatus::Healthy);
         assert!(report.entries.is_empty());
     }
 
     #[tokio::test(start_paused = true)]
     async fn tier_status_is_the_worst_entry_in_registration_order() {
-        let reg = HealthRegistry::new();
+        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
         reg.add(ok("b", HealthStatus::Healthy)).unwrap();
         reg.add(ok("a", HealthStatus::Degraded)).unwrap();
         let report = reg.check(Tag::Ready).await;
@@ -393,7 +421,7 @@ mod tier {
 
     #[tokio::test(start_paused = true)]
     async fn tiers_run_only_their_own_probes() {
-        let reg = HealthRegistry::new();
+        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
         reg.add(ok("db", HealthStatus::Unhealthy)).unwrap();
         reg.add(ok("primary", HealthStatus::Healthy).tags(TagSet::ACTIVE))
             .unwrap();
@@ -421,7 +449,7 @@ mod tier {
     async fn a_timeout_cancels_the_probe_and_keeps_its_name() {
         let dropped = Arc::new(AtomicBool::new(false));
         let flag = dropped.clone();
-        let reg = HealthRegistry::new();
+        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
         reg.add(
             ProbeRegistration::new(
                 "hung-dependency",
@@ -454,7 +482,7 @@ mod tier {
 
     #[tokio::test(start_paused = true)]
     async fn a_panic_fails_only_its_own_entry() {
-        let reg = HealthRegistry::new();
+        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
         reg.add(ok("before", HealthStatus::Healthy)).unwrap();
         reg.add(ProbeRegistration::new(
             "exploding",
@@ -486,7 +514,7 @@ mod tier {
 
     #[tokio::test(start_paused = true)]
     async fn a_panic_before_the_future_exists_fails_only_its_own_entry() {
-        let reg = HealthRegistry::new();
+        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
         reg.add(ok("before", HealthStatus::Healthy)).unwrap();
         #[allow(unreachable_code)]
         reg.add(ProbeRegistration::new(
@@ -542,7 +570,7 @@ mod tier {
 
     #[tokio::test(start_paused = true)]
     async fn error_text_never_reaches_the_body() {
-        let reg = HealthRegistry::new();
+        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
         reg.add(ProbeRegistration::new(
             "database",
             from_fn(|| async {
@@ -562,7 +590,7 @@ mod tier {
 
     #[tokio::test(start_paused = true)]
     async fn degraded_failure_status_keeps_an_optional_dependency_from_failing_the_tier() {
-        let reg = HealthRegistry::new();
+        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
         reg.add(ok("cache", HealthStatus::Unhealthy).failure_status(FailureStatus::Degraded))
             .unwrap();
         reg.add(
@@ -582,7 +610,7 @@ mod tier {
 
     #[tokio::test(start_paused = true)]
     async fn probes_run_concurrently_not_one_after_another() {
-        let reg = HealthRegistry::new();
+        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
         for name in ["p1", "p2", "p3", "p4", "p5"] {
             reg.add(ProbeRegistration::new(
                 name,
@@ -601,7 +629,10 @@ mod tier {
 
     #[tokio::test(start_paused = true)]
     async fn probes_in_flight_never_exceed_the_bound() {
-        let reg = HealthRegistry::builder().max_in_flight(2).build();
+        let reg = HealthRegistry::builder()
+            .probes_on_caller_runtime()
+            .max_in_flight(2)
+            .build();
         let now = Arc::new(AtomicUsize::new(0));
         let peak = Arc::new(AtomicUsize::new(0));
         for i in 0..6 {
@@ -674,7 +705,7 @@ mod tier {
 
     #[tokio::test(start_paused = true)]
     async fn replace_keeps_the_slot_and_remove_tears_down() {
-        let reg = HealthRegistry::new();
+        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
         reg.add(ok("a", HealthStatus::Healthy)).unwrap();
         let handle = reg.add(ok("b", HealthStatus::Unhealthy)).unwrap();
         reg.add(ok("c", HealthStatus::Healthy)).unwrap();

@@ -94,6 +94,13 @@ impl Lifecycle {
         self.startup.is_started()
     }
 
+    /// A question for the executor: is a startup gate still pending (and
+    /// none failed)? Holds the gates weakly, so it keeps nothing alive.
+    pub(crate) fn starting(&self) -> impl Fn() -> bool + Send + Sync + 'static {
+        let startup = Arc::downgrade(&self.startup);
+        move || startup.upgrade().is_some_and(|s| s.is_starting())
+    }
+
     /// Starts the drain and runs the hooks, once; `true` the first time.
     pub(crate) fn begin_drain(&self) -> bool {
         if self.draining.swap(true, Ordering::AcqRel) {

@@ -24,6 +24,11 @@ impl Startup {
         !self.failed.load(Ordering::Acquire) && self.pending.load(Ordering::Acquire) == 0
     }
 
+    /// Some gate is pending and none has failed: a normal start under way.
+    pub(super) fn is_starting(&self) -> bool {
+        !self.failed.load(Ordering::Acquire) && self.pending.load(Ordering::Acquire) > 0
+    }
+
     /// The startup entry's description while one applies.
     pub(super) fn description(&self) -> Option<&'static str> {
         if self.failed.load(Ordering::Acquire) {

@@ -224,7 +224,7 @@ mod watchdogs {
 
     #[tokio::test(start_paused = true)]
     async fn a_missed_deadline_stalls_only_that_loop_and_a_beat_recovers_it() {
-        let registry = HealthRegistry::new();
+        let registry = HealthRegistry::builder().probes_on_caller_runtime().build();
         assert!(matches!(registry.lifecycle().live(), LiveAnswer::Fixed));
         let consumer = registry
             .watchdog("consumer", Duration::from_millis(100))
@@ -255,7 +255,7 @@ mod watchdogs {
 
     #[tokio::test(start_paused = true)]
     async fn retiring_the_heartbeat_removes_the_watchdog() {
-        let registry = HealthRegistry::new();
+        let registry = HealthRegistry::builder().probes_on_caller_runtime().build();
         let consumer = registry
             .watchdog("consumer", Duration::from_millis(10))
             .unwrap();
@@ -287,7 +287,7 @@ mod watchdogs {
 
     #[tokio::test(start_paused = true)]
     async fn a_heartbeat_dropped_unretired_is_a_dead_loop_for_good() {
-        let registry = HealthRegistry::new();
+        let registry = HealthRegistry::builder().probes_on_caller_runtime().build();
         let consumer = registry
             .watchdog("consumer", Duration::from_secs(60))
             .unwrap();
@@ -317,7 +317,7 @@ mod watchdogs {
 
     #[tokio::test(start_paused = true)]
     async fn a_heartbeat_dropped_during_the_drain_is_retired_not_dead() {
-        let registry = HealthRegistry::new();
+        let registry = HealthRegistry::builder().probes_on_caller_runtime().build();
         let consumer = registry
             .watchdog("consumer", Duration::from_secs(60))
             .unwrap();
