@@ -42,6 +42,14 @@ fn entry_names(response: &Response) -> Vec<String> {
         .collect()
 }
 
+/// The value of the sample `series` (name and labels) on the management
+/// port's `/metrics`, if it is there.
+fn metric(node: &ServiceProcess, series: &str) -> Option<f64> {
+    let text = node.get_management("/metrics").text();
+    text.lines()
+        .find_map(|line| line.strip_prefix(series)?.trim().parse().ok())
+}
+
 /// Polls `ready` until `condition` holds on a canonical answer.
 fn until_ready(
     node: &ServiceProcess,
@@ -125,6 +133,8 @@ fn drivers_added_and_removed_at_run_time_change_the_ready_entries() {
 
     // The device goes away: the node serves its last-known-good values, so
     // the driver is Degraded and the node stays ready (ZB §2.4).
+    let ready_failures = r#"zb_health_tier_failures_total{tier="ready"}"#;
+    let before = metric(&node, ready_failures).expect("the tier counter is exported");
     drop(device);
     let ready = until_ready(&node, "the driver Degraded", |r| {
         r.entry_status("driver-plc-1").as_deref() == Some("Degraded")
@@ -142,6 +152,8 @@ fn drivers_added_and_removed_at_run_time_change_the_ready_entries() {
     let metrics = node.get_management("/metrics").text();
     let failures = r#"zb_health_probe_failures_total{probe="driver-plc-1"} 1"#;
     assert!(metrics.contains(failures), "{failures} in\n{metrics}");
+    // ...but a Degraded driver is no readiness failure (BE-HLTH-008).
+    assert_eq!(metric(&node, ready_failures), Some(before), "{metrics}");
 
     // Tearing the driver down removes its probe and its entry.
     assert_eq!(
