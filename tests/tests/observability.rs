@@ -577,18 +577,24 @@ async fn the_tier_gauges_follow_what_is_served() {
     assert_eq!(m.read().gauge(TIER_STATUS, "tier=live"), Some(0.0));
 }
 
+/// A ready tier of a required `db` and an optional `cache` (its failure is
+/// Degraded, a 200), with their switches.
+fn db_and_optional_cache() -> (HealthRegistry, Arc<AtomicU8>, Arc<AtomicU8>) {
+    let reg = HealthRegistry::new();
+    let (db, db_mode) = switched("db");
+    reg.add(db).unwrap();
+    let (cache, cache_mode) = switched("cache");
+    reg.add(cache.failure_status(FailureStatus::Degraded))
+        .unwrap();
+    (reg, db_mode, cache_mode)
+}
+
 #[tokio::test(start_paused = true)]
 async fn the_tier_failure_counter_counts_transitions_to_503_startup_and_drain_included() {
     let recorder = DebuggingRecorder::new();
     let _local = metrics::set_default_local_recorder(&recorder);
     let mut m = Metrics::new(&recorder);
-    let reg = HealthRegistry::new();
-    let (db, db_mode) = switched("db");
-    reg.add(db).unwrap();
-    // An optional dependency: its failure is Degraded, a 200.
-    let (cache, cache_mode) = switched("cache");
-    reg.add(cache.failure_status(FailureStatus::Degraded))
-        .unwrap();
+    let (reg, db_mode, cache_mode) = db_and_optional_cache();
     let startup = reg.startup_gate();
     let failures = |m: &Metrics| {
         ["tier=ready", "tier=active", "tier=live"].map(|t| m.counter(TIER_FAILURES, t))
@@ -658,12 +664,7 @@ async fn the_tier_failure_counter_counts_transitions_to_503_startup_and_drain_in
 #[tokio::test(start_paused = true)]
 async fn a_tier_logs_one_line_per_change_of_its_verdict() {
     let (log, _guard) = capture();
-    let reg = HealthRegistry::new();
-    let (db, db_mode) = switched("db");
-    reg.add(db).unwrap();
-    let (cache, cache_mode) = switched("cache");
-    reg.add(cache.failure_status(FailureStatus::Degraded))
-        .unwrap();
+    let (reg, db_mode, cache_mode) = db_and_optional_cache();
     let ready = |n: usize| {
         let reg = reg.clone();
         async move {

@@ -100,7 +100,7 @@ fn the_gate_flips_the_write_route_and_the_active_tier_together() {
     assert_eq!(standby.json()["role"], "standby");
     let refused = write();
     assert_eq!(refused.status, 503);
-    assert_eq!(refused.text(), zb_health::gate::STANDBY_BODY);
+    assert_eq!(refused.text(), STANDBY_BODY);
     // A standby still serves reads and is ready; the active tier says
     // standby, as the gate does (ZB §1).
     assert_eq!(gateway.get("/tags/Line1.Speed").json()["value"], 42);

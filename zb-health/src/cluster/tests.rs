@@ -64,7 +64,7 @@ async fn default_policy_maps_each_status_as_zb_2_2() {
         // The own status, for `clusterReady` (AT-8).
         assert_eq!(data, serde_json::json!({ "memberStatus": st.as_str() }));
     }
-    assert_eq!(MemberStatus::Up.as_str(), crate::report::MEMBER_UP);
+    assert_eq!(Up.as_str(), crate::report::MEMBER_UP);
     let absent = view(state("a", vec![member("b", Up, 1, &[])]));
     let (status, _, data) = status_of(ClusterMembershipProbe::new(absent)).await;
     assert_eq!(status, HealthStatus::Unhealthy);
