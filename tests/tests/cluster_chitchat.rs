@@ -28,7 +28,7 @@ use zb_health::cluster::{
 use zb_health::gate::STANDBY_BODY;
 use zb_health::{
     ActiveNodeGate, HealthRegistry, HealthStatus, Probe, ProbeRegistration, ProbeResult,
-    RequireActiveNode, TagSet, map_zb_health,
+    RequireActiveNode, TagSet, ZbHealth, map_zb_health,
 };
 
 /// Formation of a fresh cluster, on a loaded machine.
@@ -947,4 +947,63 @@ async fn a_node_restarted_while_a_peer_is_down_never_answers_200_on_the_active_t
         last.push(request(s.addr, "GET", "/health/active").await.status);
     }
     assert_eq!(last, [200, 503, 503]);
+}
+
+/// `clusterReady` over a real chitchat node (AT-8): `false` while the node
+/// is `Joining`, though the Default policy already calls it Healthy (ready
+/// 200), `true` once it is `Up`, `false` again while it leaves; a registry
+/// with no membership probe, a system that never joined a cluster, says
+/// `true`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_ready_is_false_until_the_node_is_up_and_true_without_a_cluster() {
+    let cluster = Cluster::unscoped(1).await;
+    cluster.converge(&[0], FORM).await;
+    let node = &cluster.nodes[0];
+    let registry = HealthRegistry::new();
+    registry
+        .add(ProbeRegistration::new(
+            "cluster-membership",
+            ClusterMembershipProbe::new(node.dyn_view()),
+        ))
+        .unwrap();
+    let with_cluster = |registry| {
+        ZbHealth::new(registry)
+            .cluster_ready("cluster-membership")
+            .build()
+            .unwrap()
+    };
+    let server = support::serve(with_cluster(registry));
+    let never_joined = support::serve(with_cluster(HealthRegistry::new()));
+
+    // (published status, ready code, membership entry, clusterReady)
+    let cases = [
+        (MemberStatus::Joining, 200, "Healthy", false),
+        (MemberStatus::Up, 200, "Healthy", true),
+        (MemberStatus::Joining, 200, "Healthy", false),
+        (MemberStatus::Leaving, 200, "Degraded", false),
+    ];
+    for (status, code, entry, ready) in cases {
+        node.view.publish(status, Vec::<String>::new()).await;
+        eventually(&format!("{status} in the view"), DETECT, || {
+            let state = node.view.state()?;
+            (state.self_member()?.status == status).then_some(())
+        })
+        .await;
+        let r = request(server.addr, "GET", "/health/ready").await;
+        let body = r.json();
+        assert_eq!(
+            (
+                r.status,
+                body["entries"]["cluster-membership"]["status"].clone(),
+                body["entries"]["cluster-membership"]["data"]["memberStatus"].clone(),
+                body["clusterReady"].clone(),
+            ),
+            (code, json!(entry), json!(status.as_str()), json!(ready)),
+            "{status}: {body}"
+        );
+        let alone = request(never_joined.addr, "GET", "/health/ready")
+            .await
+            .json();
+        assert_eq!(alone["clusterReady"], true, "{alone}");
+    }
 }

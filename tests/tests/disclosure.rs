@@ -243,11 +243,12 @@ async fn cluster_ready_follows_the_real_membership_probe_at_every_level() {
         })
         .collect();
     // (membership, ready code, clusterReady): no cluster yet is Degraded
-    // (startup safety), a 200 whose cluster is not ready.
+    // (startup safety), a 200 whose cluster is not ready; Joining is
+    // Healthy under the Default policy, but not yet Up: not ready.
     let cases = [
         (None, 200, false),
         (Some(MemberStatus::Up), 200, true),
-        (Some(MemberStatus::Joining), 200, true),
+        (Some(MemberStatus::Joining), 200, false),
         (Some(MemberStatus::Leaving), 200, false),
         (Some(MemberStatus::Down), 503, false),
     ];
@@ -312,15 +313,19 @@ async fn cluster_ready_is_read_from_the_same_report_never_recomputed() {
 }
 
 #[actix_web::test]
-async fn cluster_ready_without_its_entry_is_false() {
-    let server = serve(
-        ZbHealth::new(registry(Healthy))
-            .cluster_ready("akka-cluster")
-            .build()
-            .unwrap(),
-    );
-    let body = request(server.addr, "GET", "/health/ready").await.json();
-    assert_eq!(body["clusterReady"], false, "{body}");
+async fn cluster_ready_without_its_entry_is_true_a_system_that_never_joined() {
+    // No membership probe: this system never joined a cluster (AT-8),
+    // whatever else holds the tier back.
+    for status in [Healthy, Unhealthy] {
+        let server = serve(
+            ZbHealth::new(registry(status))
+                .cluster_ready("akka-cluster")
+                .build()
+                .unwrap(),
+        );
+        let body = request(server.addr, "GET", "/health/ready").await.json();
+        assert_eq!(body["clusterReady"], true, "{body}");
+    }
 }
 
 zb_health::manifest!(Health = "../ui/pass/manifests/disclosure.yaml");

@@ -1,6 +1,7 @@
 //! `RequireActiveNode` over a real socket (ZB-4): a gated scope answers on
 //! the active node and refuses with 503 on a standby, and the gate follows
-//! the cluster view as it flips.
+//! the cluster view as it flips; a drain closes it, whatever the gate's
+//! source (BE-HLTH-005).
 
 mod support;
 
@@ -13,7 +14,7 @@ use zb_health::cluster::{
     Member, MemberStatus,
 };
 use zb_health::gate::STANDBY_BODY;
-use zb_health::{ActiveNodeGate, RequireActiveNode};
+use zb_health::{ActiveNodeGate, HealthRegistry, RequireActiveNode};
 
 fn cluster(self_address: &str, oldest: &str) -> ClusterState {
     let member = |address: &str, age| Member {
@@ -33,10 +34,15 @@ fn cluster(self_address: &str, oldest: &str) -> ClusterState {
 }
 
 fn serve(gate: impl ActiveNodeGate + Clone) -> support::Server {
+    serve_draining(gate, HealthRegistry::new())
+}
+
+/// [`serve`], the gate closing during `registry`'s drain.
+fn serve_draining(gate: impl ActiveNodeGate + Clone, registry: HealthRegistry) -> support::Server {
     support::serve_with(move |c| {
         c.service(
             web::scope("/admin")
-                .wrap(RequireActiveNode::new(gate.clone()))
+                .wrap(RequireActiveNode::new(gate.clone()).registry(&registry))
                 .route(
                     "/deploy",
                     web::post().to(|| async { HttpResponse::Ok().body("deployed") }),
@@ -91,4 +97,58 @@ async fn any_closure_is_a_gate() {
     assert_eq!(request(addr, "POST", "/admin/deploy").await.status, 503);
     active.store(true, Ordering::Relaxed);
     assert_eq!(request(addr, "POST", "/admin/deploy").await.status, 200);
+}
+
+/// Whether `/admin/deploy` is refused with the standby answer.
+async fn refused_as_standby(addr: std::net::SocketAddr) -> bool {
+    let r = request(addr, "POST", "/admin/deploy").await;
+    r.status == 503 && r.body == STANDBY_BODY.as_bytes()
+}
+
+#[actix_web::test]
+async fn a_drain_closes_a_gate_of_the_apps_own() {
+    // No cluster: the gate is the app's switch and stays "active" for good.
+    let registry = HealthRegistry::new();
+    let server = serve_draining(|| true, registry.clone());
+    let addr = server.addr;
+    assert_eq!(request(addr, "POST", "/admin/deploy").await.status, 200);
+    let gate = RequireActiveNode::new(|| true).registry(&registry);
+    assert!(gate.admits());
+
+    assert!(registry.begin_drain());
+    assert!(refused_as_standby(addr).await, "the standby answer");
+    assert!(!gate.admits());
+    // Only the gated routes: the rest still serves during the drain.
+    assert_eq!(request(addr, "GET", "/public").await.status, 200);
+}
+
+#[actix_web::test]
+async fn a_drain_closes_the_cluster_gate_before_the_cluster_has_moved() {
+    // The view still says this node is the oldest (gossip has not yet
+    // carried its `Leaving`): the drain alone closes the gate.
+    let view = Arc::new(InMemoryClusterView::with_state(cluster("a", "a")));
+    let dyn_view: Arc<dyn ClusterView> = view.clone();
+    let gate = Arc::new(ClusterActiveNodeGate::new(
+        dyn_view,
+        ClusterActiveNode::unscoped(),
+    ));
+    let registry = HealthRegistry::new();
+    let server = serve_draining(gate.clone(), registry.clone());
+    assert_eq!(
+        request(server.addr, "POST", "/admin/deploy").await.status,
+        200
+    );
+    registry.begin_drain();
+    assert!(gate.is_active_node(), "the gate itself is unchanged");
+    assert!(refused_as_standby(server.addr).await);
+}
+
+#[actix_web::test]
+async fn the_process_registry_drain_is_the_default() {
+    // Another registry's drain does not close a gate on the process one.
+    let other = HealthRegistry::new();
+    other.begin_drain();
+    let gate = RequireActiveNode::new(|| true);
+    assert!(gate.admits(), "the process registry is not draining");
+    assert!(!RequireActiveNode::new(|| true).registry(&other).admits());
 }

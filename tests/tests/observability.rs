@@ -16,9 +16,12 @@ use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::subscriber::Interest;
 use tracing::{Event, Level, Metadata, Subscriber};
-use zb_health::observe::{PROBE_DURATION, PROBE_FAILURES, PROBE_STATUS, TIER_STATUS};
+use zb_health::observe::{
+    PROBE_DURATION, PROBE_FAILURES, PROBE_STATUS, TIER_FAILURES, TIER_STATUS, TIER_TARGET,
+};
 use zb_health::{
-    HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, Tag, TagSet, from_fn,
+    FailureStatus, HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, Tag, TagSet,
+    from_fn,
 };
 
 // ---------------------------------------------------------------------------
@@ -49,9 +52,36 @@ struct Capture {
 }
 
 impl Capture {
-    /// Takes the lines captured so far.
+    /// Takes the probe lines captured so far (the tier lines stay for
+    /// [`take_tier`](Self::take_tier)).
     fn take(&self) -> Vec<Line> {
-        std::mem::take(&mut *self.lines.lock().unwrap())
+        let mut lines = self.lines.lock().unwrap();
+        let (tier, probe) = std::mem::take(&mut *lines)
+            .into_iter()
+            .partition(|l| l.target == TIER_TARGET);
+        *lines = tier;
+        probe
+    }
+
+    /// Takes the tier transition lines captured so far, as (level,
+    /// message, tier); the probe lines stay.
+    fn take_tier(&self) -> Vec<(Level, String, String)> {
+        let mut lines = self.lines.lock().unwrap();
+        let (tier, probe): (Vec<Line>, Vec<Line>) = std::mem::take(&mut *lines)
+            .into_iter()
+            .partition(|l| l.target == TIER_TARGET);
+        *lines = probe;
+        tier.into_iter()
+            .map(|l| {
+                let tier = l.field("tier").to_owned();
+                let unhealthy = l.fields.get("unhealthy").cloned();
+                let message = match unhealthy {
+                    Some(names) => format!("{} [{names}]", l.message),
+                    None => l.message,
+                };
+                (l.level, message, tier)
+            })
+            .collect()
     }
 
     fn spans(&self) -> Vec<(Level, String)> {
@@ -576,6 +606,161 @@ async fn the_tier_gauges_follow_what_is_served() {
     tokio::time::advance(Duration::from_millis(11)).await;
     assert_eq!(reg.answer(Tag::Live).await.status, HealthStatus::Unhealthy);
     assert_eq!(m.read().gauge(TIER_STATUS, "tier=live"), Some(0.0));
+}
+
+/// A ready tier of a required `db` and an optional `cache` (its failure is
+/// Degraded, a 200), with their switches.
+fn db_and_optional_cache() -> (HealthRegistry, Arc<AtomicU8>, Arc<AtomicU8>) {
+    let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
+    let (db, db_mode) = switched("db");
+    reg.add(db).unwrap();
+    let (cache, cache_mode) = switched("cache");
+    reg.add(cache.failure_status(FailureStatus::Degraded))
+        .unwrap();
+    (reg, db_mode, cache_mode)
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_tier_failure_counter_counts_transitions_to_503_startup_and_drain_included() {
+    let recorder = DebuggingRecorder::new();
+    let _local = metrics::set_default_local_recorder(&recorder);
+    let mut m = Metrics::new(&recorder);
+    let (reg, db_mode, cache_mode) = db_and_optional_cache();
+    let startup = reg.startup_gate();
+    let failures = |m: &Metrics| {
+        ["tier=ready", "tier=active", "tier=live"].map(|t| m.counter(TIER_FAILURES, t))
+    };
+    let answer = |tier| {
+        let reg = reg.clone();
+        async move { reg.answer(tier).await.status.is_serving() }
+    };
+
+    // Starting: the first answers are 503, a transition from "not yet
+    // answered"; live's first answer is 200 and registers its counter at 0.
+    for tier in Tag::ALL {
+        answer(tier).await;
+        answer(tier).await;
+    }
+    assert_eq!(failures(m.read()), [Some(1), Some(1), Some(0)]);
+    startup.ready();
+    assert!(answer(Tag::Ready).await && answer(Tag::Active).await);
+    assert_eq!(failures(m.read()), [Some(1), Some(1), Some(0)]);
+
+    // The optional probe fails: Degraded, 200, no readiness failure, but
+    // the probe's own counter counts it.
+    cache_mode.store(ERROR, Ordering::SeqCst);
+    let report = reg.answer(Tag::Ready).await;
+    assert_eq!(report.status, HealthStatus::Degraded);
+    m.read();
+    assert_eq!(
+        failures(&m)[0],
+        Some(1),
+        "Degraded is not a readiness failure"
+    );
+    assert_eq!(m.counter(PROBE_FAILURES, "probe=cache"), Some(1));
+
+    // A required probe fails and stays failed: one transition.
+    db_mode.store(ERROR, Ordering::SeqCst);
+    for _ in 0..3 {
+        assert!(!answer(Tag::Ready).await);
+    }
+    assert_eq!(failures(m.read())[0], Some(2));
+    // Failing another way (a panic) is the same verdict: not counted again.
+    db_mode.store(PANIC, Ordering::SeqCst);
+    assert!(!answer(Tag::Ready).await);
+    assert_eq!(failures(m.read())[0], Some(2));
+    db_mode.store(HEALTHY, Ordering::SeqCst);
+    assert!(answer(Tag::Ready).await);
+
+    // The drain: both tiers go to 503 once more.
+    reg.begin_drain();
+    for _ in 0..2 {
+        assert!(!answer(Tag::Ready).await && !answer(Tag::Active).await);
+    }
+    assert_eq!(failures(m.read()), [Some(3), Some(2), Some(0)]);
+
+    // A stalled watchdog is live's transition to 503.
+    let _heartbeat = reg.watchdog("consumer", Duration::from_millis(10)).unwrap();
+    tokio::time::advance(Duration::from_millis(11)).await;
+    assert!(!answer(Tag::Live).await);
+    assert!(!answer(Tag::Live).await);
+    assert_eq!(failures(m.read()), [Some(3), Some(2), Some(1)]);
+    assert_eq!(
+        m.counter(PROBE_FAILURES, "probe=db"),
+        Some(1),
+        "the probe counter is the probe's own"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_tier_logs_one_line_per_change_of_its_verdict() {
+    let (log, _guard) = capture();
+    let (reg, db_mode, cache_mode) = db_and_optional_cache();
+    let ready = |n: usize| {
+        let reg = reg.clone();
+        async move {
+            for _ in 0..n {
+                reg.answer(Tag::Ready).await;
+            }
+        }
+    };
+    // A first answer of 200 says nothing.
+    ready(2).await;
+    assert_eq!(log.take_tier(), []);
+
+    cache_mode.store(DEGRADED, Ordering::SeqCst);
+    ready(2).await;
+    assert_eq!(log.take_tier(), [], "Degraded is still 200");
+
+    db_mode.store(ERROR, Ordering::SeqCst);
+    ready(3).await;
+    db_mode.store(HEALTHY, Ordering::SeqCst);
+    ready(3).await;
+    reg.begin_drain();
+    ready(2).await;
+    let warn = |m: &str| (Level::WARN, m.to_owned(), "ready".to_owned());
+    assert_eq!(
+        log.take_tier(),
+        [
+            warn("health tier failing [db]"),
+            (
+                Level::INFO,
+                "health tier recovered".to_owned(),
+                "ready".to_owned()
+            ),
+            warn("health tier failing [shutdown]"),
+        ]
+    );
+    // The probe lines are apart: the db's failure and recovery, the cache's failure.
+    assert_eq!(log.take().len(), 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_tier_starting_logs_its_startup_entry_once() {
+    let (log, _guard) = capture();
+    let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
+    let startup = reg.startup_gate();
+    for _ in 0..3 {
+        reg.answer(Tag::Ready).await;
+    }
+    startup.ready();
+    reg.answer(Tag::Ready).await;
+    let lines = log.take_tier();
+    assert_eq!(
+        lines,
+        [
+            (
+                Level::WARN,
+                "health tier failing [startup]".to_owned(),
+                "ready".to_owned()
+            ),
+            (
+                Level::INFO,
+                "health tier recovered".to_owned(),
+                "ready".to_owned()
+            ),
+        ]
+    );
 }
 
 #[actix_web::test]

@@ -4,6 +4,11 @@
 //! In the core so a service without a cluster (MxGateway) can implement
 //! the trait itself; the cluster implementation is
 //! `cluster::ClusterActiveNodeGate`.
+//!
+//! [`RequireActiveNode`] also closes once its registry's drain has begun
+//! (BE-HLTH-005), whatever the gate says: a node on its way out must not
+//! keep taking the writes the gate guards, with or without a cluster to
+//! hand over to.
 
 use std::future::{Ready, ready};
 use std::rc::Rc;
@@ -14,6 +19,8 @@ use actix_web::body::{BoxBody, EitherBody};
 use actix_web::dev::{Service, ServiceRequest, ServiceResponse, Transform};
 use actix_web::http::header::{self, HeaderValue};
 use futures_util::future::LocalBoxFuture;
+
+use crate::registry::HealthRegistry;
 
 /// Whether this node is the active one: the spec's `IActiveNodeGate`
 /// (`bool IsActiveNode { get; }`).
@@ -42,6 +49,14 @@ impl<G: ActiveNodeGate + ?Sized> ActiveNodeGate for Arc<G> {
 /// answers `503 Service Unavailable` with a small JSON body on a standby:
 /// the spec's `RequireActiveNode()`.
 ///
+/// A draining node answers like a standby: once the drain of the
+/// middleware's registry has begun ([`HealthRegistry::begin_drain`], which
+/// the servers call on SIGTERM), every gated request gets the standby
+/// answer, even where the gate itself would still say active (a gate of
+/// the app's own, or a cluster that has not yet elected a successor). The
+/// registry is [`HealthRegistry::process`] unless
+/// [`registry`](Self::registry) names another.
+///
 /// ```no_run
 /// use actix_web::{web, App, HttpResponse};
 /// use zb_health::RequireActiveNode;
@@ -56,20 +71,43 @@ impl<G: ActiveNodeGate + ?Sized> ActiveNodeGate for Arc<G> {
 #[derive(Clone)]
 pub struct RequireActiveNode {
     gate: Arc<dyn ActiveNodeGate>,
+    registry: HealthRegistry,
 }
 
 impl RequireActiveNode {
-    /// Gates on `gate`.
+    /// Gates on `gate`, closed during the process registry's drain.
     pub fn new(gate: impl ActiveNodeGate) -> Self {
+        Self::shared(Arc::new(gate))
+    }
+
+    /// Gates on a gate shared with other parts of the app, closed during
+    /// the process registry's drain.
+    pub fn shared(gate: Arc<dyn ActiveNodeGate>) -> Self {
         Self {
-            gate: Arc::new(gate),
+            gate,
+            registry: HealthRegistry::process().clone(),
         }
     }
 
-    /// Gates on a gate shared with other parts of the app.
-    pub fn shared(gate: Arc<dyn ActiveNodeGate>) -> Self {
-        Self { gate }
+    /// Closes the gate during `registry`'s drain instead of the process
+    /// registry's: the registry the node's servers drain (a test's own,
+    /// or an app that does not use [`HealthRegistry::process`]).
+    pub fn registry(mut self, registry: &HealthRegistry) -> Self {
+        self.registry = registry.clone();
+        self
     }
+
+    /// Whether a gated request passes now: active and not draining.
+    pub fn admits(&self) -> bool {
+        admits(&self.registry, &*self.gate)
+    }
+}
+
+/// The one decision of the middleware, so [`RequireActiveNode::admits`]
+/// and the service cannot disagree: the drain first (one atomic load),
+/// then the gate.
+fn admits(registry: &HealthRegistry, gate: &dyn ActiveNodeGate) -> bool {
+    !registry.is_draining() && gate.is_active_node()
 }
 
 /// The body of a gated request refused on a standby.
@@ -90,6 +128,7 @@ where
         ready(Ok(RequireActiveNodeService {
             service: Rc::new(service),
             gate: self.gate.clone(),
+            registry: self.registry.clone(),
         }))
     }
 }
@@ -98,6 +137,7 @@ where
 pub struct RequireActiveNodeService<S> {
     service: Rc<S>,
     gate: Arc<dyn ActiveNodeGate>,
+    registry: HealthRegistry,
 }
 
 impl<S, B> Service<ServiceRequest> for RequireActiveNodeService<S>
@@ -112,7 +152,7 @@ where
     actix_web::dev::forward_ready!(service);
 
     fn call(&self, req: ServiceRequest) -> Self::Future {
-        if self.gate.is_active_node() {
+        if admits(&self.registry, &*self.gate) {
             let fut = self.service.call(req);
             Box::pin(async move { fut.await.map(ServiceResponse::map_into_left_body) })
         } else {

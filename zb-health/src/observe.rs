@@ -24,6 +24,14 @@
 //! Events have the target `zb_health::observe`. No log line ever reaches a
 //! response body (BE-HLTH-007).
 //!
+//! Each **tier** of a registry also keeps its last HTTP verdict (200 or
+//! 503, [`HealthStatus::is_serving`]), and logs once per change of it, with
+//! the target [`TIER_TARGET`]: `health tier failing` at `WARN` when it
+//! turns 503 (with the names of the `Unhealthy` entries, e.g. `startup`,
+//! `shutdown` or a probe), `health tier recovered` at `INFO` when it turns
+//! 200 again. An unchanged verdict logs nothing, and a tier whose first
+//! answer is 200 logs nothing either.
+//!
 //! # Metrics
 //!
 //! Recorded through whatever `metrics` recorder the application installs
@@ -33,6 +41,7 @@
 //! | Metric | Kind | Labels | Updated |
 //! |---|---|---|---|
 //! | [`TIER_STATUS`] | gauge | `tier` | every answer of the tier |
+//! | [`TIER_FAILURES`] | counter | `tier` | by 1 on each transition of the tier's verdict to 503 |
 //! | [`PROBE_STATUS`] | gauge | `probe` | every run of the probe |
 //! | [`PROBE_FAILURES`] | counter | `probe` | every run (by 1 on a transition to failure) |
 //! | [`PROBE_DURATION`] | histogram | `probe` | every run |
@@ -43,6 +52,7 @@
 
 use std::fmt;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
 use metrics::{
@@ -51,7 +61,7 @@ use metrics::{
 use tokio::time::Instant;
 
 use crate::probe::ProbeError;
-use crate::report::{EntryOutcome, HealthEntry};
+use crate::report::{EntryOutcome, HealthEntry, HealthReport};
 use zb_health_spec::{HealthStatus, Tag};
 
 /// How often an unchanged failing state is logged again, unless the
@@ -63,6 +73,16 @@ pub const DEFAULT_FAILURE_LOG_INTERVAL: Duration = Duration::from_secs(300);
 /// label `tier` (`ready`, `active`, `live`). Includes the startup and
 /// shutdown entries and stale background results, exactly what was served.
 pub const TIER_STATUS: &str = "zb_health_tier_status";
+/// Counter: how often a tier's HTTP verdict went to 503 (BE-HLTH-008: the
+/// number of transitions to failure); label `tier`. Counts what was
+/// served, the startup gate and the drain included: a first answer of 503
+/// (a tier still starting) is a transition from "not yet answered", then
+/// each 200 → 503. A tier that stays 503 counts once; a `Degraded` tier
+/// (an optional dependency down) answers 200 and counts nothing. Apart
+/// from [`PROBE_FAILURES`], which counts each probe's own transitions.
+pub const TIER_FAILURES: &str = "zb_health_tier_failures_total";
+/// The `tracing` target of the tier transition lines.
+pub const TIER_TARGET: &str = "zb_health::observe::tier";
 /// Gauge: the status of a probe's latest run, as [`status_value`]; label
 /// `probe` (the registered name).
 pub const PROBE_STATUS: &str = "zb_health_probe_status";
@@ -91,6 +111,11 @@ pub fn describe_metrics() {
         TIER_STATUS,
         "Status of the tier's latest answer: 2 Healthy, 1 Degraded, 0 Unhealthy (503)."
     );
+    describe_counter!(
+        TIER_FAILURES,
+        Unit::Count,
+        "Transitions of the tier's HTTP verdict to 503 (startup and drain included)."
+    );
     describe_gauge!(
         PROBE_STATUS,
         "Status of the probe's latest run: 2 Healthy, 1 Degraded, 0 Unhealthy."
@@ -108,7 +133,7 @@ pub fn describe_metrics() {
 }
 
 /// Sets the tier gauge: called with every answer a server is given.
-pub(crate) fn tier_answered(tier: Tag, status: HealthStatus) {
+fn tier_gauge(tier: Tag, status: HealthStatus) {
     // Literal labels make a static key: no allocation per answer.
     let value = status_value(status);
     match tier {
@@ -116,6 +141,88 @@ pub(crate) fn tier_answered(tier: Tag, status: HealthStatus) {
         Tag::Active => gauge!(TIER_STATUS, "tier" => "active").set(value),
         Tag::Live => gauge!(TIER_STATUS, "tier" => "live").set(value),
     }
+}
+
+/// A tier's verdict as [`TierLog`] keeps it; `UNANSWERED` is 0, so a
+/// default (zeroed) slot has not answered yet.
+const UNANSWERED: u8 = 0;
+const SERVING: u8 = 1;
+const FAILING: u8 = 2;
+
+/// The last HTTP verdict of each tier of one registry: what
+/// [`TIER_FAILURES`] and the tier transition lines are counted from.
+#[derive(Default)]
+pub(crate) struct TierLog {
+    /// Indexed by `Tag as usize`: [`UNANSWERED`], [`SERVING`] or
+    /// [`FAILING`].
+    verdicts: [AtomicU8; 3],
+}
+
+impl TierLog {
+    /// Records one answer of `tier`: its gauge, and, when the verdict
+    /// changed, the counter and the log line. `failing` names the
+    /// `Unhealthy` entries; it is called only on a change to 503.
+    pub(crate) fn answered(
+        &self,
+        tier: Tag,
+        status: HealthStatus,
+        failing: impl FnOnce() -> String,
+    ) {
+        tier_gauge(tier, status);
+        let verdict = if status.is_serving() {
+            SERVING
+        } else {
+            FAILING
+        };
+        let slot = &self.verdicts[tier as usize];
+        // The steady state is one load; only a change writes, and of two
+        // concurrent answers with the same change only one sees it.
+        if slot.load(Ordering::Relaxed) == verdict {
+            return;
+        }
+        let previous = slot.swap(verdict, Ordering::AcqRel);
+        if previous == verdict {
+            return;
+        }
+        let to_failure = verdict == FAILING;
+        let counter = match tier {
+            Tag::Ready => counter!(TIER_FAILURES, "tier" => "ready"),
+            Tag::Active => counter!(TIER_FAILURES, "tier" => "active"),
+            Tag::Live => counter!(TIER_FAILURES, "tier" => "live"),
+        };
+        // The first answer registers the counter at 0, so a dashboard's
+        // `increase()` sees the first failure.
+        counter.increment(u64::from(to_failure));
+        if to_failure {
+            tracing::warn!(
+                target: TIER_TARGET,
+                tier = %tier,
+                status = %status.as_str(),
+                unhealthy = %failing(),
+                previous = %if previous == UNANSWERED { "none" } else { "serving" },
+                "health tier failing"
+            );
+        } else if previous == FAILING {
+            tracing::info!(target: TIER_TARGET, tier = %tier, "health tier recovered");
+        }
+    }
+}
+
+/// The names of `report`'s `Unhealthy` entries, comma-separated, for the
+/// tier's failing line.
+pub(crate) fn unhealthy_entries(report: &HealthReport) -> String {
+    let mut names = String::new();
+    for e in report
+        .entries
+        .iter()
+        .filter(|e| e.status == HealthStatus::Unhealthy)
+    {
+        if !names.is_empty() {
+            names.push(',');
+        }
+        names.push_str(&e.name);
+    }
+    names
 }
 
 /// Why a run failed, kept (not formatted) until a log line needs it.

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use crate::executor::{Executor, Runs};
 use crate::lifecycle::{Heartbeat, Lifecycle, LiveAnswer, StartupGate};
-use crate::observe::{self, DEFAULT_FAILURE_LOG_INTERVAL};
+use crate::observe::{self, DEFAULT_FAILURE_LOG_INTERVAL, TierLog};
 use crate::report::HealthReport;
 use crate::table::ProbeTable;
 use zb_health_spec::{HealthStatus, Tag};
@@ -24,6 +24,8 @@ struct Inner {
     table: Arc<ProbeTable>,
     executor: Executor,
     lifecycle: Lifecycle,
+    /// Each tier's last verdict, for its transition metric and log.
+    tiers: TierLog,
 }
 
 /// The health registry (AT-1): framework components and the app add probes
@@ -177,7 +179,9 @@ impl HealthRegistry {
             Tag::Live => self.inner.lifecycle.live_report(),
             Tag::Ready | Tag::Active => self.inner.lifecycle.apply(self.check(tier).await),
         };
-        observe::tier_answered(tier, report.status);
+        self.inner
+            .tiers
+            .answered(tier, report.status, || observe::unhealthy_entries(&report));
         report
     }
 
@@ -185,11 +189,13 @@ impl HealthRegistry {
     /// precomputed body on the healthy path.
     pub(crate) fn live_answer(&self) -> LiveAnswer {
         let answer = self.inner.lifecycle.live();
-        let status = match &answer {
-            LiveAnswer::Fixed | LiveAnswer::Healthy(..) => HealthStatus::Healthy,
-            LiveAnswer::Stalled(report) => report.status,
+        let (status, report) = match &answer {
+            LiveAnswer::Fixed | LiveAnswer::Healthy(..) => (HealthStatus::Healthy, None),
+            LiveAnswer::Stalled(report) => (report.status, Some(report)),
         };
-        observe::tier_answered(Tag::Live, status);
+        self.inner.tiers.answered(Tag::Live, status, || {
+            report.map_or_else(String::new, observe::unhealthy_entries)
+        });
         answer
     }
 
@@ -394,6 +400,7 @@ impl HealthRegistryBuilder {
                 table: Arc::new(ProbeTable::new(self.orchestrator_timeout, executor.clone())),
                 executor,
                 lifecycle,
+                tiers: TierLog::default(),
             }),
         }
     }

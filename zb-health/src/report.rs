@@ -17,6 +17,14 @@ pub const ERRORED_DESCRIPTION: &str = "check failed";
 /// to the log only (BE-HLTH-007).
 pub const PANICKED_DESCRIPTION: &str = "check panicked";
 
+/// The `data` key in which a cluster-membership probe reports this node's
+/// own member status, in lower case (`joining`, `up`, `leaving`, …):
+/// besides the entry's status, what `clusterReady` reads (AT-8), since a
+/// policy may call a node Healthy before it is `Up` (`Default`: Joining).
+pub const MEMBER_STATUS_KEY: &str = "memberStatus";
+/// The [`MEMBER_STATUS_KEY`] value of a member that is `Up`.
+pub const MEMBER_UP: &str = "up";
+
 /// One tier's run (ZB-3): the aggregate and one entry per probe, in
 /// registration order.
 #[derive(Debug, Clone, PartialEq)]

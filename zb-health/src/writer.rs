@@ -15,7 +15,7 @@ use actix_web::{HttpResponse, HttpResponseBuilder};
 use serde::ser::{Serialize, SerializeMap, SerializeStruct, Serializer};
 use zb_health_spec::{Disclosure, HealthStatus, ResponseFormat};
 
-use crate::report::{HealthEntry, HealthReport};
+use crate::report::{HealthEntry, HealthReport, MEMBER_STATUS_KEY, MEMBER_UP};
 
 /// Turns a report into a response. The endpoint has already set the status
 /// code and `Cache-Control`; the writer adds the body and its content type.
@@ -59,14 +59,26 @@ pub fn canonical_json(report: &HealthReport) -> Vec<u8> {
     BodyStyle::CANONICAL.json(report)
 }
 
-/// Whether the cluster is ready according to `report`: its entry `name`
-/// (the membership probe's) is `Healthy`. Read from the report, never
-/// recomputed (AT-8): a `Degraded` membership (no cluster yet, or this node
-/// leaving) and a missing entry are `false`.
+/// Whether the cluster is ready according to `report` (AT-8), read from
+/// the entry `name` (the membership probe's), never recomputed:
+///
+/// * no such entry: `true`. The membership probe is what joining a
+///   cluster installs, so a registry without it belongs to a system that
+///   never joined one, and nothing about a cluster holds it back;
+/// * otherwise `true` exactly when the entry is `Healthy` **and**, when it
+///   reports its member status ([`MEMBER_STATUS_KEY`], as
+///   `ClusterMembershipProbe` does), that status is `up`: `false` until
+///   the local node reaches `Up`, though the `Default` policy already calls
+///   a `Joining` node Healthy. A `Degraded` membership (no cluster yet,
+///   this node leaving) is `false`.
 pub fn cluster_ready(report: &HealthReport, name: &str) -> bool {
-    report
-        .entry(name)
-        .is_some_and(|e| e.status == HealthStatus::Healthy)
+    report.entry(name).is_none_or(|e| {
+        e.status == HealthStatus::Healthy
+            && e.data
+                .as_ref()
+                .and_then(|data| data.get(MEMBER_STATUS_KEY))
+                .is_none_or(|status| status == MEMBER_UP)
+    })
 }
 
 /// How the built-in writer shapes one tier's body: format, disclosure and

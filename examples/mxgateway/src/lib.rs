@@ -1,15 +1,13 @@
-//! MxGateway converged on zb-health: the three ZB tiers over an **empty
-//! registry**, and a gate of its own.
+//! MxGateway converged on zb-health: the three ZB tiers, an empty `ready`,
+//! and an `active` tier that follows its own gate.
 //!
 //! Before, MxGateway served only a custom `/health/live`
 //! (`GatewayHealthReply`) and registered no probe. Converged (ZB §6):
 //!
-//! * `health.yaml` says `service: mxgateway` and lists **no probes**: no
-//!   cluster, no database, no gRPC dependency (its worker IPC is named
-//!   pipes, ZB §2.4). An empty tier is `Healthy` (AT-2), so `ready`,
-//!   `active` and `live` all answer 200 with `entries: {}` while the
-//!   process runs, and 503 on `ready`/`active` only during the shutdown
-//!   drain.
+//! * `health.yaml` says `service: mxgateway` and lists no dependency
+//!   probe: no cluster, no database, no gRPC dependency (its worker IPC is
+//!   named pipes, ZB §2.4). An empty tier is `Healthy` (AT-2), so `ready`
+//!   and `live` answer 200 with `entries: {}` while the process runs.
 //! * [`GatewayRole`] is its own [`ActiveNodeGate`] (ZB-4, §7 (e)): a
 //!   gateway pair behind a virtual IP has no cluster to ask, so the
 //!   failover manager that moves the IP (keepalived's `notify_master` /
@@ -18,10 +16,13 @@
 //!   `POST /tags/{name}`: on a standby a write that still arrives (an old
 //!   connection after the IP moved) is refused with 503 instead of being
 //!   forwarded twice. Reads (`GET /tags/{name}`) are not gated.
-//! * The gate does **not** change `/health/active`: the role is the
-//!   failover manager's decision, not a health fact the gateway checks,
-//!   and the manifest has no probe to carry it. A standby is a healthy
-//!   gateway; only its writes are refused.
+//! * The same [`GatewayRole`] is the manifest's one `active` probe,
+//!   `gateway-role`: `/health/active` answers 200 on the active gateway
+//!   and 503 on the standby (ZB §1: the active tier fails on a standby).
+//!   Tier and gate read one flag, so they cannot disagree.
+//! * During the shutdown drain `ready` and `active` answer 503 and the
+//!   gate refuses writes with the standby answer, even on the active
+//!   gateway: a gateway on its way out takes no more writes.
 //! * The old `/health/live` answers `308 Permanent Redirect` to `/healthz`
 //!   (see [`LEGACY_LIVE_PATH`]).
 //!
@@ -37,7 +38,7 @@ use std::sync::{Arc, Mutex};
 use actix_web::http::header;
 use actix_web::{HttpResponse, web};
 use serde::{Deserialize, Serialize};
-use zb_health::{ActiveNodeGate, RequireActiveNode};
+use zb_health::prelude::*;
 
 zb_health::manifest!(pub Health = "health.yaml");
 
@@ -55,10 +56,13 @@ zb_health::manifest!(pub Health = "health.yaml");
 /// no manifest of a deployment uses it.
 pub const LEGACY_LIVE_PATH: &str = "/health/live";
 
-/// This gateway's role in its pair: the [`ActiveNodeGate`] of MxGateway.
+/// This gateway's role in its pair: the [`ActiveNodeGate`] of MxGateway,
+/// and the probe `gateway-role` of its active tier, so `/health/active` and
+/// the gated route read the same flag.
 ///
 /// Cheap to clone (one shared flag); reading it is one atomic load, as a
 /// gate asked on every gated request must be.
+#[zb_health(name = "gateway-role", tags = [active], timeout = "100ms")]
 #[derive(Clone, Debug)]
 pub struct GatewayRole {
     active: Arc<AtomicBool>,
@@ -106,6 +110,22 @@ impl GatewayRole {
 impl ActiveNodeGate for GatewayRole {
     fn is_active_node(&self) -> bool {
         self.active.load(Ordering::Relaxed)
+    }
+}
+
+/// The description of `gateway-role` on the active gateway.
+pub const ACTIVE_DESCRIPTION: &str = "the active gateway of the pair";
+/// The description of `gateway-role` on a standby.
+pub const STANDBY_DESCRIPTION: &str = "standby: the failover manager made the other gateway active";
+
+impl Probe for GatewayRole {
+    async fn check(&self) -> ProbeOutcome {
+        // The gate's own answer: the tier cannot disagree with the route.
+        Ok(if self.is_active_node() {
+            ProbeResult::healthy().with_description(ACTIVE_DESCRIPTION)
+        } else {
+            ProbeResult::unhealthy(STANDBY_DESCRIPTION)
+        })
     }
 }
 

@@ -1,5 +1,5 @@
 //! `cargo run -p mxgateway`: the gateway on 127.0.0.1:8080 with the three
-//! tiers over an empty registry, the management server on 8081 and
+//! tiers (`active` follows the gateway's role), the management server on 8081 and
 //! `grpc.health.v1` on 50051, all under the manifest's drain. The variables
 //! that move ports are service-kit's (`PORT`, `MANAGEMENT_PORT`,
 //! `GRPC_PORT`, `DRAIN_DELAY_MS`); `MXGATEWAY_ROLE=standby` starts it as
@@ -14,9 +14,10 @@ use service_kit::{configure_metrics, init_logging};
 async fn main() -> io::Result<()> {
     init_logging();
     let role = GatewayRole::from_env().map_err(io::Error::other)?;
-    // No probes: the install sets the orchestrator timeout and builds the
-    // tiers over the (empty) process registry.
-    let installed = Health::install(HealthDeps {})?;
+    // The role is both the active tier's probe and the write route's gate.
+    let installed = Health::install(HealthDeps {
+        gateway_role: role.clone(),
+    })?;
     let gateway = Gateway::new(role);
     installed
         .server

@@ -3,11 +3,14 @@
 
 #![cfg(unix)]
 
+use mxgateway::{ACTIVE_DESCRIPTION, STANDBY_DESCRIPTION};
+use zb_health::gate::STANDBY_BODY;
 use zb_health_testkit::{
     Launch, PATIENCE, ServiceProcess, ServingStatus, assert_canonical, eventually, grpc_check,
 };
 
-const TIERS: [&str; 3] = ["/health/ready", "/health/active", "/healthz"];
+/// The tiers with no probe: `ready` and `live`.
+const EMPTY_TIERS: [&str; 2] = ["/health/ready", "/healthz"];
 
 fn start(env: &[(&str, &str)]) -> ServiceProcess {
     let mut launch = Launch::new(env!("CARGO_BIN_EXE_mxgateway"));
@@ -19,10 +22,10 @@ fn start(env: &[(&str, &str)]) -> ServiceProcess {
     gateway
 }
 
-/// Asserts that every tier on both ports answers 200 with the canonical
-/// body of an empty registry: `Healthy`, no entries (AT-2).
-fn assert_all_tiers_healthy_and_empty(gateway: &ServiceProcess) {
-    for path in TIERS {
+/// Asserts that `ready` and `live` on both ports answer 200 with the
+/// canonical body of an empty tier: `Healthy`, no entries (AT-2).
+fn assert_empty_tiers_healthy(gateway: &ServiceProcess) {
+    for path in EMPTY_TIERS {
         for response in [gateway.get(path), gateway.get_management(path)] {
             assert_eq!(response.status, 200, "{path}");
             assert_canonical(&response);
@@ -33,15 +36,40 @@ fn assert_all_tiers_healthy_and_empty(gateway: &ServiceProcess) {
     }
 }
 
+/// Asserts that `active` on both ports follows the role: 200 `Healthy` on
+/// the active gateway, 503 `Unhealthy` on the standby, from the one entry
+/// `gateway-role`.
+fn assert_active_tier(gateway: &ServiceProcess, active: bool) {
+    let (code, status, description) = if active {
+        (200, "Healthy", ACTIVE_DESCRIPTION)
+    } else {
+        (503, "Unhealthy", STANDBY_DESCRIPTION)
+    };
+    for response in [
+        gateway.get("/health/active"),
+        gateway.get_management("/health/active"),
+    ] {
+        assert_eq!(response.status, code, "{}", response.text());
+        assert_canonical(&response);
+        let body = response.json();
+        assert_eq!(body["status"], status, "{body}");
+        let entries = body["entries"].as_object().unwrap();
+        assert_eq!(entries.len(), 1, "{body}");
+        assert_eq!(entries["gateway-role"]["status"], status, "{body}");
+        assert_eq!(entries["gateway-role"]["description"], description);
+    }
+}
+
 /// Whether `grpc.health.v1` `Check("")` answers `SERVING`.
 fn grpc_serving(port: u16) -> bool {
     grpc_check(port, "") == Ok(ServingStatus::Serving)
 }
 
 #[test]
-fn an_empty_registry_answers_healthy_on_every_tier_and_grpc() {
+fn ready_and_live_are_empty_and_healthy_active_follows_the_role_and_grpc_serves() {
     let gateway = start(&[]);
-    assert_all_tiers_healthy_and_empty(&gateway);
+    assert_empty_tiers_healthy(&gateway);
+    assert_active_tier(&gateway, true);
     assert!(
         grpc_serving(gateway.grpc_port),
         "grpc.health.v1 \"\" SERVING"
@@ -61,7 +89,7 @@ fn the_old_health_live_redirects_to_healthz() {
 }
 
 #[test]
-fn the_gate_flips_the_write_route_and_leaves_the_tiers_alone() {
+fn the_gate_flips_the_write_route_and_the_active_tier_together() {
     let gateway = start(&[]);
     let write = || gateway.post("/tags/Line1.Speed", "42");
     let written = write();
@@ -72,15 +100,18 @@ fn the_gate_flips_the_write_route_and_leaves_the_tiers_alone() {
     assert_eq!(standby.json()["role"], "standby");
     let refused = write();
     assert_eq!(refused.status, 503);
-    assert_eq!(refused.text(), zb_health::gate::STANDBY_BODY);
-    // A standby still serves reads, and is a healthy gateway.
+    assert_eq!(refused.text(), STANDBY_BODY);
+    // A standby still serves reads and is ready; the active tier says
+    // standby, as the gate does (ZB §1).
     assert_eq!(gateway.get("/tags/Line1.Speed").json()["value"], 42);
-    assert_all_tiers_healthy_and_empty(&gateway);
+    assert_empty_tiers_healthy(&gateway);
+    assert_active_tier(&gateway, false);
 
     let active = gateway.post("/admin/active", "");
     assert_eq!(active.json()["role"], "active");
     assert_eq!(write().status, 200);
-    assert_all_tiers_healthy_and_empty(&gateway);
+    assert_empty_tiers_healthy(&gateway);
+    assert_active_tier(&gateway, true);
 }
 
 #[test]
@@ -88,8 +119,10 @@ fn a_gateway_started_as_standby_refuses_writes_until_made_active() {
     let gateway = start(&[("MXGATEWAY_ROLE", "standby")]);
     assert_eq!(gateway.get("/admin/role").json()["role"], "standby");
     assert_eq!(gateway.post("/tags/a", "1").status, 503);
+    assert_active_tier(&gateway, false);
     gateway.post("/admin/active", "");
     assert_eq!(gateway.post("/tags/a", "1").status, 200);
+    assert_active_tier(&gateway, true);
 }
 
 #[test]
@@ -97,7 +130,9 @@ fn sigterm_drains_ready_503_live_200_then_exits_0() {
     // A drain far longer than the test: it is ended by a second signal
     // once everything is observed, so no assertion races its end.
     let mut gateway = start(&[("DRAIN_DELAY_MS", "600000")]);
-    assert_all_tiers_healthy_and_empty(&gateway);
+    assert_empty_tiers_healthy(&gateway);
+    assert_active_tier(&gateway, true);
+    assert_eq!(gateway.post("/tags/a", "1").status, 200);
     gateway.sigterm();
     let ready = gateway.until_status("/health/ready", 503, PATIENCE);
     assert_canonical(&ready);
@@ -105,6 +140,17 @@ fn sigterm_drains_ready_503_live_200_then_exits_0() {
     assert_eq!(body["entries"]["shutdown"]["status"], "Unhealthy", "{body}");
     assert_eq!(body["entries"]["shutdown"]["description"], "draining");
     assert_eq!(gateway.get("/health/active").status, 503);
+    // The active gateway takes no more writes once it drains, though its
+    // role is still `active`: the standby answer (BE-HLTH-005).
+    assert_eq!(gateway.get("/admin/role").json()["role"], "active");
+    let refused = gateway.post("/tags/a", "2");
+    assert_eq!(refused.status, 503);
+    assert_eq!(refused.text(), STANDBY_BODY);
+    assert_eq!(
+        gateway.get("/tags/a").json()["value"],
+        1,
+        "reads still served"
+    );
     let live = gateway.get("/healthz");
     assert_eq!(live.status, 200, "live stays 200 while draining");
     assert_canonical(&live);

@@ -5,8 +5,16 @@
 //! deployment data, not code, so their probes cannot be in `health.yaml`.
 //! Each driver gets a probe `driver-<name>` on the `ready` tier that opens a
 //! TCP connection to the driver's device endpoint (an OPC UA server or a
-//! PLC gateway, e.g. `127.0.0.1:4840`): a node whose devices are
-//! unreachable cannot serve them. Adding goes through
+//! PLC gateway, e.g. `127.0.0.1:4840`).
+//!
+//! A driver whose device is unreachable is **Degraded**, never Unhealthy:
+//! OtOpcUa keeps serving the source's last-known-good values while it is
+//! down, so it does not gate readiness on its sources (ZB §2.4). The
+//! probe is registered with `FailureStatus::Degraded` (an optional
+//! dependency, BE-HLTH-003), so an error, a panic or a hung connect is
+//! Degraded too, and `ready` stays 200: one unreachable device must not
+//! take every replica out of service. The entry still shows the outage
+//! ([`LAST_KNOWN_GOOD_DESCRIPTION`]). Adding goes through
 //! [`HealthRegistry::add`], which applies the very rules the manifest is
 //! held to at compile time (R9 names, R3 duplicates, R5 deadlines against
 //! the orchestrator's `timeout`), so `POST /admin/drivers/{name}` answers
@@ -23,7 +31,9 @@ use actix_web::{HttpResponse, web};
 use serde::Deserialize;
 use zb_health::registry::RegistrationHandle;
 use zb_health::spec::{Rule, TagSet};
-use zb_health::{HealthRegistry, Probe, ProbeOutcome, ProbeRegistration, ProbeResult};
+use zb_health::{
+    FailureStatus, HealthRegistry, Probe, ProbeOutcome, ProbeRegistration, ProbeResult,
+};
 
 /// The deadline of every driver probe: a connect on loopback or a plant
 /// LAN answers in milliseconds; well below the manifest's 3 s
@@ -35,6 +45,13 @@ pub fn probe_name(name: &str) -> String {
     format!("driver-{name}")
 }
 
+/// The description of a driver probe whose device is reachable.
+pub const REACHABLE_DESCRIPTION: &str = "device endpoint reachable";
+/// The description of a driver probe whose device is not: the node serves
+/// the last-known-good values meanwhile.
+pub const LAST_KNOWN_GOOD_DESCRIPTION: &str =
+    "device endpoint unreachable: serving last-known-good values";
+
 /// A driver's device is reachable: one TCP connect, closed at once.
 pub struct DriverProbe {
     endpoint: SocketAddr,
@@ -42,9 +59,15 @@ pub struct DriverProbe {
 
 impl Probe for DriverProbe {
     async fn check(&self) -> ProbeOutcome {
-        // The error text (which names the address) goes to the log only.
-        tokio::net::TcpStream::connect(self.endpoint).await?;
-        Ok(ProbeResult::healthy().with_description("device endpoint reachable"))
+        match tokio::net::TcpStream::connect(self.endpoint).await {
+            Ok(_) => Ok(ProbeResult::healthy().with_description(REACHABLE_DESCRIPTION)),
+            Err(error) => {
+                // The error text names the address: the log only
+                // (BE-HLTH-007); the registry logs the transition.
+                tracing::debug!(%error, "driver device unreachable");
+                Ok(ProbeResult::degraded(LAST_KNOWN_GOOD_DESCRIPTION))
+            }
+        }
     }
 }
 
@@ -84,7 +107,10 @@ impl Drivers {
         let mut running = lock(&self.running);
         let registration = ProbeRegistration::new(probe_name(name), DriverProbe { endpoint })
             .tags(TagSet::READY)
-            .timeout(DRIVER_PROBE_TIMEOUT);
+            .timeout(DRIVER_PROBE_TIMEOUT)
+            // Last-known-good: a source that is down never gates readiness
+            // (ZB §2.4), even when its connect hangs or errors.
+            .failure_status(FailureStatus::Degraded);
         match self.registry.add(registration) {
             Ok(handle) => {
                 running.insert(name.to_owned(), handle);

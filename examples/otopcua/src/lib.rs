@@ -152,11 +152,11 @@ impl OtOpcUa {
             web::resource("/deployments")
                 .route(web::get().to(list_deployments))
                 // Deployments are written on the active node only.
-                .route(
-                    web::post()
-                        .to(add_deployment)
-                        .wrap(RequireActiveNode::shared(self.gate.clone())),
-                ),
+                .route(web::post().to(add_deployment).wrap(
+                    // Closed during the drain of the registry the
+                    // servers drain, as well as on a standby.
+                    RequireActiveNode::shared(self.gate.clone()).registry(&self.registry),
+                )),
         );
         self.drivers.configure(config);
     }

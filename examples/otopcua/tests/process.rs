@@ -42,6 +42,14 @@ fn entry_names(response: &Response) -> Vec<String> {
         .collect()
 }
 
+/// The value of the sample `series` (name and labels) on the management
+/// port's `/metrics`, if it is there.
+fn metric(node: &ServiceProcess, series: &str) -> Option<f64> {
+    let text = node.get_management("/metrics").text();
+    text.lines()
+        .find_map(|line| line.strip_prefix(series)?.trim().parse().ok())
+}
+
 /// Polls `ready` until `condition` holds on a canonical answer.
 fn until_ready(
     node: &ServiceProcess,
@@ -123,20 +131,29 @@ fn drivers_added_and_removed_at_run_time_change_the_ready_entries() {
         Some("Healthy")
     );
 
-    // The device goes away: the node cannot serve it, so it is not ready.
+    // The device goes away: the node serves its last-known-good values, so
+    // the driver is Degraded and the node stays ready (ZB §2.4).
+    let ready_failures = r#"zb_health_tier_failures_total{tier="ready"}"#;
+    let before = metric(&node, ready_failures).expect("the tier counter is exported");
     drop(device);
-    let ready = node.until_status("/health/ready", 503, PATIENCE);
-    assert_canonical(&ready);
+    let ready = until_ready(&node, "the driver Degraded", |r| {
+        r.entry_status("driver-plc-1").as_deref() == Some("Degraded")
+    });
+    assert_eq!(ready.status, 200, "{}", ready.text());
+    assert_eq!(ready.json()["status"], "Degraded");
     assert_eq!(
-        ready.entry_status("driver-plc-1").as_deref(),
-        Some("Unhealthy")
+        ready.json()["entries"]["driver-plc-1"]["description"],
+        otopcua::drivers::LAST_KNOWN_GOOD_DESCRIPTION
     );
     assert_eq!(ready.entry_status("database").as_deref(), Some("Healthy"));
+    assert_eq!(node.get_management("/health/ready").status, 200);
     assert_eq!(node.get("/healthz").status, 200, "live ignores drivers");
     // A probe added at run time is observed like a declared one.
     let metrics = node.get_management("/metrics").text();
     let failures = r#"zb_health_probe_failures_total{probe="driver-plc-1"} 1"#;
     assert!(metrics.contains(failures), "{failures} in\n{metrics}");
+    // ...but a Degraded driver is no readiness failure (BE-HLTH-008).
+    assert_eq!(metric(&node, ready_failures), Some(before), "{metrics}");
 
     // Tearing the driver down removes its probe and its entry.
     assert_eq!(
@@ -149,6 +166,41 @@ fn drivers_added_and_removed_at_run_time_change_the_ready_entries() {
     assert_eq!(entry_names(&ready), ["database", "cluster", "transport"]);
     let gone = request(node.app, "DELETE", "/admin/drivers/plc-1", "").unwrap();
     assert_eq!(gone.status, 404);
+}
+
+#[test]
+fn an_unreachable_driver_never_gates_ready_but_the_database_still_does() {
+    let node = start_ready(launch());
+    // A device endpoint nothing listens on: bound, then closed.
+    let endpoint = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let config = format!(r#"{{"endpoint":"{endpoint}"}}"#);
+    assert_eq!(node.post("/admin/drivers/plc-down", &config).status, 201);
+    let ready = node.get("/health/ready");
+    assert_eq!(ready.status, 200, "{}", ready.text());
+    assert_canonical(&ready);
+    assert_eq!(
+        ready.entry_status("driver-plc-down").as_deref(),
+        Some("Degraded")
+    );
+
+    // What OtOpcUa cannot serve without still gates it: the database.
+    let mut side = SideConnection::open(&node);
+    side.run("DROP TABLE deployments");
+    let ready = until_ready(&node, "ready 503", |r| r.status == 503);
+    assert_eq!(ready.entry_status("database").as_deref(), Some("Unhealthy"));
+    assert_eq!(
+        ready.entry_status("driver-plc-down").as_deref(),
+        Some("Degraded")
+    );
+    side.run(otopcua::SCHEMA);
+    let ready = until_ready(&node, "ready 200 with the table back", |r| r.status == 200);
+    assert_eq!(
+        ready.entry_status("driver-plc-down").as_deref(),
+        Some("Degraded")
+    );
 }
 
 #[test]

@@ -139,8 +139,9 @@ impl Scadabridge {
         let bridge = Self {
             registry: registry.clone(),
             db,
-            // The gate over the very view and rule of the active-node probe.
-            gate: RequireActiveNode::new(Health::active_node_gate(view)),
+            // The gate over the very view and rule of the active-node probe,
+            // closed during this registry's drain.
+            gate: RequireActiveNode::new(Health::active_node_gate(view)).registry(registry),
             plc,
             node_id: node_id.into(),
             _poller: poller,

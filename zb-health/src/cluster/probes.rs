@@ -9,6 +9,7 @@ use super::active::{ActiveDecision, ClusterActiveNode};
 use super::view::{ClusterState, ClusterView, MemberStatus};
 use crate::gate::ActiveNodeGate;
 use crate::probe::{Probe, ProbeOutcome, ProbeResult};
+use crate::report::MEMBER_STATUS_KEY;
 
 /// The description of every cluster probe while no cluster is available.
 pub const CLUSTER_NOT_AVAILABLE: &str = "cluster not yet available";
@@ -115,7 +116,12 @@ impl Probe for ClusterMembershipProbe {
             Some(MemberStatus::Removed) => "Member status: Removed",
             None => "Member status: Unknown",
         };
-        Ok(ProbeResult::new(status).with_description(description))
+        let mut result = ProbeResult::new(status).with_description(description);
+        if let Some(own) = state.self_member() {
+            // What `clusterReady` reads: Healthy is not yet `Up` (AT-8).
+            result = result.with_data(MEMBER_STATUS_KEY, own.status.as_str());
+        }
+        Ok(result)
     }
 }
 

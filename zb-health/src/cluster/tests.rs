@@ -58,15 +58,17 @@ async fn default_policy_maps_each_status_as_zb_2_2() {
     ];
     for (st, health) in expected {
         let v = view(state("a", vec![member("a", st, 1, &[])]));
-        let (got, desc, _) = status_of(ClusterMembershipProbe::new(v)).await;
+        let (got, desc, data) = status_of(ClusterMembershipProbe::new(v)).await;
         assert_eq!(got, health, "{st:?}");
         assert_eq!(desc.unwrap(), format!("Member status: {st:?}"));
+        // The own status, for `clusterReady` (AT-8).
+        assert_eq!(data, serde_json::json!({ "memberStatus": st.as_str() }));
     }
+    assert_eq!(Up.as_str(), crate::report::MEMBER_UP);
     let absent = view(state("a", vec![member("b", Up, 1, &[])]));
-    assert_eq!(
-        status_of(ClusterMembershipProbe::new(absent)).await.0,
-        HealthStatus::Unhealthy
-    );
+    let (status, _, data) = status_of(ClusterMembershipProbe::new(absent)).await;
+    assert_eq!(status, HealthStatus::Unhealthy);
+    assert_eq!(data, serde_json::json!({}), "no own member, no status");
 }
 
 #[tokio::test]
