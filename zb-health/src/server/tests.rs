@@ -117,7 +117,10 @@ fn a_drain_delay_that_does_not_fit_is_refused_naming_the_variable_and_the_grace_
     let text = e.to_string();
     assert!(text.starts_with("DRAIN_DELAY_MS=\"30000\": "), "{text}");
     assert!(text.contains("grace period of 30000 ms"), "{text}");
-    assert!(text.contains("orchestrator.termination_grace_period"), "{text}");
+    assert!(
+        text.contains("orchestrator.termination_grace_period"),
+        "{text}"
+    );
     assert!(text.contains("R18"), "{text}");
 
     // A stated shutdown timeout keeps its length: 6 s + 25 s > 30 s.
