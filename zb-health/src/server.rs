@@ -64,8 +64,10 @@ pub use close::{CloseWhenDraining, CloseWhenDrainingService};
 ///    [`Drain::graceful_timeout`]);
 /// 4. it returns `Ok(())`, so `main` can exit 0.
 ///
-/// `live` answers 200 throughout (unless a watchdog stalls). Bind the
-/// server before calling. The signal handlers are installed on the first
+/// `live` answers 200 throughout (unless a watchdog stalls). Wrap the
+/// server's `App` in [`CloseWhenDraining`] so that clients with kept-alive
+/// connections move to another pod during the delay. Bind the server
+/// before calling. The signal handlers are installed on the first
 /// poll, before the server starts, so a signal that arrives once the server
 /// is listening is never lost to the default "terminate" action.
 ///
@@ -291,9 +293,12 @@ pub const DEFAULT_GRPC_PORT: u16 = 50051;
 ///   on `HOST:GRPC_PORT`;
 /// * [`metrics`](Self::metrics) on both HTTP servers;
 /// * the drain: on SIGTERM or SIGINT, `ready` and `active` answer 503 on
-///   every port and gRPC reports `NOT_SERVING`, everything keeps serving
-///   for the drain delay, then in-flight requests finish and
-///   [`run`](Self::run) returns `Ok(())`.
+///   every port and gRPC reports `NOT_SERVING` (but for a service mapped
+///   to `live`, which stays `SERVING` as `live` stays 200), every HTTP
+///   response says `Connection: close` ([`CloseWhenDraining`]) so
+///   kept-alive clients reconnect to a ready pod, everything keeps serving
+///   for the drain delay, then in-flight requests finish, the gRPC server
+///   stops last, and [`run`](Self::run) returns `Ok(())`.
 ///
 /// `HOST` is one address for every port: 127.0.0.1 by default, for a
 /// laptop; `HOST=0.0.0.0` in a pod, whose kubelet connects to the pod's IP.
