@@ -80,6 +80,15 @@ impl Service {
             .expect("the child's stdout is open")
     }
 
+    /// The next event, `<what> <addr>`: a second server's address.
+    async fn address_event(&mut self, what: &str) -> SocketAddr {
+        let line = self.next_event().await;
+        line.strip_prefix(what)
+            .and_then(|rest| rest.strip_prefix(' '))
+            .and_then(|addr| addr.parse().ok())
+            .unwrap_or_else(|| panic!("the next event is the {what} address, got {line:?}"))
+    }
+
     async fn expect_event(&mut self, want: &str) {
         let got = self.next_event().await;
         assert_eq!(got, want, "events arrive in order");
@@ -268,12 +277,7 @@ async fn with_a_management_server_both_ports_drain_and_health_outlives_the_appli
         ("MANAGEMENT", "1"),
     ])
     .await;
-    let line = service.next_event().await;
-    let management: SocketAddr = line
-        .strip_prefix("management ")
-        .unwrap_or_else(|| panic!("second event is the management address, got {line:?}"))
-        .parse()
-        .unwrap();
+    let management = service.address_event("management").await;
     service.until_status("/health/ready", 200).await;
     let get = |path: &'static str| async move {
         timeout(DEADLINE, request(management, "GET", path))
@@ -336,12 +340,7 @@ async fn under_the_server_grpc_live_stays_serving_and_grpc_answers_until_http_st
         ("START_READY", "1"),
     ])
     .await;
-    let line = service.next_event().await;
-    let grpc_addr: SocketAddr = line
-        .strip_prefix("grpc ")
-        .unwrap_or_else(|| panic!("second event is the gRPC address, got {line:?}"))
-        .parse()
-        .unwrap();
+    let grpc_addr = service.address_event("grpc").await;
     use zb_health_testkit::ServingStatus::{NotServing, Serving};
     service.until_status("/health/ready", 200).await;
     assert_eq!(grpc(grpc_addr, "").await, Ok(Serving));
