@@ -26,7 +26,7 @@ pub mod schema;
 pub use grpc::{GrpcAnswer, GrpcCode, ServingStatus, grpc_check};
 pub use http::{Response, parse_response, request, request_async, request_within};
 pub use process::{
-    Launch, PATIENCE, ServiceProcess, assert_host_binds_every_port, eventually, free_port,
-    free_udp_addr, start_cluster,
+    LONG_DRAIN_DELAY_MS, Launch, PATIENCE, ServiceProcess, assert_host_binds_every_port,
+    eventually, free_port, free_udp_addr, start_cluster,
 };
 pub use schema::{assert_canonical, assert_canonical_body, schema};

@@ -23,6 +23,12 @@ use crate::http::{Response, request};
 /// generous, because a loaded 2-core machine may be compiling next door.
 pub const PATIENCE: Duration = Duration::from_secs(60);
 
+/// A `DRAIN_DELAY_MS` for a test that keeps a service draining while it
+/// looks, then ends the drain with a second SIGTERM: 25 s, the longest a
+/// manifest's 30 s termination grace period admits (rule R18 refuses a
+/// longer one at start) while leaving 5 s for in-flight requests.
+pub const LONG_DRAIN_DELAY_MS: &str = "25000";
+
 /// A TCP port on 127.0.0.1 that nobody listens on right now.
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")

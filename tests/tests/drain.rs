@@ -80,6 +80,15 @@ impl Service {
             .expect("the child's stdout is open")
     }
 
+    /// The next event, `<what> <addr>`: a second server's address.
+    async fn address_event(&mut self, what: &str) -> SocketAddr {
+        let line = self.next_event().await;
+        line.strip_prefix(what)
+            .and_then(|rest| rest.strip_prefix(' '))
+            .and_then(|addr| addr.parse().ok())
+            .unwrap_or_else(|| panic!("the next event is the {what} address, got {line:?}"))
+    }
+
     async fn expect_event(&mut self, want: &str) {
         let got = self.next_event().await;
         assert_eq!(got, want, "events arrive in order");
@@ -268,12 +277,7 @@ async fn with_a_management_server_both_ports_drain_and_health_outlives_the_appli
         ("MANAGEMENT", "1"),
     ])
     .await;
-    let line = service.next_event().await;
-    let management: SocketAddr = line
-        .strip_prefix("management ")
-        .unwrap_or_else(|| panic!("second event is the management address, got {line:?}"))
-        .parse()
-        .unwrap();
+    let management = service.address_event("management").await;
     service.until_status("/health/ready", 200).await;
     let get = |path: &'static str| async move {
         timeout(DEADLINE, request(management, "GET", path))
@@ -312,4 +316,59 @@ async fn with_a_management_server_both_ports_drain_and_health_outlives_the_appli
     service.expect_event("exited").await;
     assert_eq!(service.exit_status().await.code(), Some(0));
     assert!(try_request(management, "GET", "/healthz").await.is_err());
+}
+
+/// `grpc.health.v1` `Check(service)` on `addr`, off the runtime (the
+/// testkit client blocks).
+async fn grpc(addr: SocketAddr, service: &'static str) -> zb_health_testkit::GrpcAnswer {
+    tokio::task::spawn_blocking(move || zb_health_testkit::grpc_check(addr.port(), service))
+        .await
+        .unwrap()
+}
+
+/// BE-HLTH-005, AT-7, under the manifest's own `server`: through the
+/// drain a gRPC service mapped to `live` stays SERVING while `""` (ready)
+/// turns NOT_SERVING, and the gRPC server answers for as long as HTTP
+/// does: still while the HTTP graceful stop waits for a slow request,
+/// after the drain delay has ended.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_the_server_grpc_live_stays_serving_and_grpc_answers_until_http_stops() {
+    let mut service = Service::start(&[
+        ("SERVER", "1"),
+        // Fits the manifest's 120 s grace period with its 30 s stop (R18).
+        ("DRAIN_DELAY_MS", "200"),
+        ("START_READY", "1"),
+    ])
+    .await;
+    let grpc_addr = service.address_event("grpc").await;
+    use zb_health_testkit::ServingStatus::{NotServing, Serving};
+    service.until_status("/health/ready", 200).await;
+    assert_eq!(grpc(grpc_addr, "").await, Ok(Serving));
+    assert_eq!(grpc(grpc_addr, "drain.live").await, Ok(Serving));
+    let addr = service.addr;
+    let slow = tokio::spawn(async move { try_request(addr, "GET", "/slow").await });
+    service.expect_event("slow started").await;
+
+    service.signal("TERM");
+    service.expect_event("drain hook ran").await;
+    assert_eq!(grpc(grpc_addr, "").await, Ok(NotServing));
+    assert_eq!(
+        grpc(grpc_addr, "drain.live").await,
+        Ok(Serving),
+        "live stays SERVING, as /healthz stays 200"
+    );
+    assert_eq!(service.get("/healthz").await.status, 200);
+
+    // The delay is over and the HTTP listener closed; the graceful stop
+    // waits for the slow request, and gRPC still answers.
+    service.until_refused().await;
+    assert!(!slow.is_finished(), "still in flight");
+    assert_eq!(grpc(grpc_addr, "drain.live").await, Ok(Serving));
+    assert_eq!(grpc(grpc_addr, "").await, Ok(NotServing));
+
+    service.command("release");
+    let slow = timeout(DEADLINE, slow).await.unwrap().unwrap().unwrap();
+    assert_eq!(slow.status, 200);
+    service.expect_event("exited").await;
+    assert_eq!(service.exit_status().await.code(), Some(0));
 }

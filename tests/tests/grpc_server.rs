@@ -1,6 +1,7 @@
 //! The `grpc.health.v1` server (AT-7) over a real tonic client and server
 //! on 127.0.0.1: `Check` and `Watch` follow a probe, many watchers cost no
-//! extra probe executions, the drain turns every service `NOT_SERVING`,
+//! extra probe executions, the drain turns every service `NOT_SERVING`
+//! but one mapped to `live`,
 //! unknown services are `NOT_FOUND` (Check) or `SERVICE_UNKNOWN` (Watch).
 //!
 //! The tests run on tokio's current-thread runtime: the test reads its
@@ -336,6 +337,59 @@ async fn a_drain_turns_every_service_not_serving_at_once() {
         let end = tokio::time::timeout(DEADLINE, stream.next()).await.unwrap();
         assert!(end.is_none(), "the stream ends after stop: {end:?}");
     }
+}
+
+/// BE-HLTH-005, AT-7: a service mapped to `live` follows `live` through
+/// the drain, as `/healthz` answers 200, so a gRPC liveness probe
+/// (`zb-health k8s` makes one from that name) never restarts a draining pod.
+#[tokio::test]
+async fn a_service_mapped_to_live_stays_serving_through_the_drain() {
+    let registry = HealthRegistry::new();
+    let db = Switch::default();
+    registry
+        .add(db.registration("database", TagSet::READY))
+        .unwrap();
+    let health = GrpcHealth::builder(registry.clone())
+        .service("plant.live", GrpcTarget::Tier(Tag::Live))
+        .period(Duration::from_millis(20))
+        .build()
+        .unwrap();
+    let server = Server::start(&health).await;
+    let mut client = server.client().await;
+    let mut live = watch(&mut client, "plant.live").await;
+    let mut overall = watch(&mut client, "").await;
+    assert_eq!(next(&mut live).await, ServingStatus::Serving);
+    assert_eq!(next(&mut overall).await, ServingStatus::Serving);
+
+    assert!(registry.begin_drain());
+    assert_eq!(next(&mut overall).await, ServingStatus::NotServing);
+    assert_eq!(check(&mut client, "").await, Ok(ServingStatus::NotServing));
+    // Scheduled evaluations run on through the drain, for `live` alone.
+    let seen = health.scheduled_evaluations();
+    until("two evaluations during the drain", || {
+        health.scheduled_evaluations() >= seen + 2
+    })
+    .await;
+    assert_eq!(
+        check(&mut client, "plant.live").await,
+        Ok(ServingStatus::Serving)
+    );
+    assert_eq!(
+        health.published("plant.live"),
+        Some(Some(ServingStatus::Serving))
+    );
+    assert!(
+        tokio::time::timeout(Duration::ZERO, live.next())
+            .await
+            .is_err(),
+        "no NOT_SERVING on the live service"
+    );
+    // As over HTTP: `/healthz` 200 while `ready` is 503.
+    assert_eq!(
+        registry.answer(Tag::Live).await.status,
+        zb_health::HealthStatus::Healthy
+    );
+    health.stop();
 }
 
 #[tokio::test]

@@ -374,6 +374,15 @@ fn the_manifest_drain_is_fitted_to_its_grace_period() {
         .within_grace_period(Duration::from_secs(30))
         .unwrap();
     assert_eq!(same.graceful_timeout(), Plant::DRAIN.graceful_timeout());
+    // The grace period travels with the drain, so an override
+    // (`DRAIN_DELAY_MS`) is held to it, with the stop recomputed.
+    assert_eq!(Plant::DRAIN.grace_period(), Some(Duration::from_secs(30)));
+    let longer = Plant::DRAIN.with_delay(Duration::from_secs(20)).unwrap();
+    assert_eq!(longer.graceful_timeout(), Duration::from_secs(10));
+    let e = Plant::DRAIN
+        .with_delay(Duration::from_secs(30))
+        .unwrap_err();
+    assert_eq!(e.rules(), [zb_health::spec::Rule::DrainFitsGrace]);
 }
 
 #[test]

@@ -157,7 +157,16 @@ pub fn generate(
     let startup_init = quote!(#startup { #(#gate_inits)* });
 
     let delay = DurationTokens(lifecycle.drain_delay(), krate);
-    let stop = DurationTokens(m.graceful_stop(), krate);
+    // Only a stated shutdown timeout is fixed: without one the graceful
+    // stop is what the grace period leaves, also after a `DRAIN_DELAY_MS`.
+    let stop = lifecycle.shutdown_timeout.map(|t| {
+        let t = DurationTokens(t.value, krate);
+        quote!(.shutdown_timeout(#t))
+    });
+    let fitted = m.termination_grace_period.map(|g| {
+        let g = DurationTokens(g.value, krate);
+        quote!(.fitted_at_compile_time(#g))
+    });
     let grace = optional_duration(m.termination_grace_period.map(|g| g.value), krate);
     let management = OptionTokens(m.management_port.map(|p| p.value));
     let consts = quote! {
@@ -165,7 +174,7 @@ pub fn generate(
         /// declare, already fitted to the termination grace period (rule
         /// R18, checked at compile time); the `server` of `install` runs under it.
         pub const DRAIN: #krate::lifecycle::Drain =
-            #krate::lifecycle::Drain::new(#delay).shutdown_timeout(#stop);
+            #krate::lifecycle::Drain::new(#delay) #stop #fitted;
 
         /// The manifest's `orchestrator.termination_grace_period`, if it
         /// states one: the time between SIGTERM and SIGKILL that

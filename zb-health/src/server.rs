@@ -47,6 +47,9 @@ use crate::http::ZbHealthEndpoints;
 use crate::lifecycle::Drain;
 use crate::registry::HealthRegistry;
 
+mod close;
+pub use close::{CloseWhenDraining, CloseWhenDrainingService};
+
 /// Runs `server` with `registry` wired to SIGTERM and SIGINT (Ctrl-C on
 /// non-Unix), replacing actix's own signal handling. On the first signal,
 /// in order:
@@ -61,8 +64,10 @@ use crate::registry::HealthRegistry;
 ///    [`Drain::graceful_timeout`]);
 /// 4. it returns `Ok(())`, so `main` can exit 0.
 ///
-/// `live` answers 200 throughout (unless a watchdog stalls). Bind the
-/// server before calling. The signal handlers are installed on the first
+/// `live` answers 200 throughout (unless a watchdog stalls). Wrap the
+/// server's `App` in [`CloseWhenDraining`] so that clients with kept-alive
+/// connections move to another pod during the delay. Bind the server
+/// before calling. The signal handlers are installed on the first
 /// poll, before the server starts, so a signal that arrives once the server
 /// is listening is never lost to the default "terminate" action.
 ///
@@ -288,9 +293,12 @@ pub const DEFAULT_GRPC_PORT: u16 = 50051;
 ///   on `HOST:GRPC_PORT`;
 /// * [`metrics`](Self::metrics) on both HTTP servers;
 /// * the drain: on SIGTERM or SIGINT, `ready` and `active` answer 503 on
-///   every port and gRPC reports `NOT_SERVING`, everything keeps serving
-///   for the drain delay, then in-flight requests finish and
-///   [`run`](Self::run) returns `Ok(())`.
+///   every port and gRPC reports `NOT_SERVING` (but for a service mapped
+///   to `live`, which stays `SERVING` as `live` stays 200), every HTTP
+///   response says `Connection: close` ([`CloseWhenDraining`]) so
+///   kept-alive clients reconnect to a ready pod, everything keeps serving
+///   for the drain delay, then in-flight requests finish, the gRPC server
+///   stops last, and [`run`](Self::run) returns `Ok(())`.
 ///
 /// `HOST` is one address for every port: 127.0.0.1 by default, for a
 /// laptop; `HOST=0.0.0.0` in a pod, whose kubelet connects to the pod's IP.
@@ -352,9 +360,13 @@ impl ZbHealthServer {
     /// | `GRPC_PORT` | the `grpc.health.v1` port | [`DEFAULT_GRPC_PORT`] |
     /// | `DRAIN_DELAY_MS` | the drain delay | the manifest's `lifecycle.drain_delay` |
     ///
-    /// `DRAIN_DELAY_MS` replaces the delay and keeps the graceful stop's
-    /// length; it is not yet checked against the termination grace period
-    /// (rule R18), as the manifest's own delay is at compile time (planned).
+    /// `DRAIN_DELAY_MS` replaces the delay and is held to the termination
+    /// grace period by rule R18, as the manifest's own delay is at compile
+    /// time ([`Drain::with_delay`]): the manifest's
+    /// `orchestrator.termination_grace_period`, else Kubernetes' default
+    /// 30 s. A stated `shutdown_timeout` keeps its length; without one the
+    /// graceful stop gets what the grace period leaves. A delay that does
+    /// not fit is refused here, never applied.
     ///
     /// # Errors
     ///
@@ -390,10 +402,11 @@ impl ZbHealthServer {
             self.grpc_port = port;
         }
         if let Some(ms) = setting::<u64>(&var, "DRAIN_DELAY_MS", "whole milliseconds, e.g. 5000")? {
-            // The graceful stop keeps its length. Not yet held to the grace
-            // period (R18): planned, with the Kubernetes-correctness work.
-            self.drain = Drain::new(Duration::from_millis(ms))
-                .shutdown_timeout(self.drain.graceful_timeout());
+            self.drain = drain_override(self.drain, ms).map_err(|reason| SettingError {
+                variable: "DRAIN_DELAY_MS",
+                value: var("DRAIN_DELAY_MS").unwrap_or_default(),
+                reason,
+            })?;
         }
         Ok(self)
     }
@@ -476,14 +489,16 @@ impl ZbHealthServer {
     /// A port cannot be bound.
     pub fn bind(self) -> io::Result<BoundZbHealthServer> {
         let host = self.host;
-        let (endpoints, metrics, app) = (
+        let (endpoints, metrics, app, registry) = (
             self.endpoints.clone(),
             self.metrics.clone(),
             self.app.clone(),
+            self.registry.clone(),
         );
         let application = HttpServer::new(move || {
             let (metrics, app) = (metrics.clone(), app.clone());
             App::new()
+                .wrap(CloseWhenDraining::new(registry.clone()))
                 .service(endpoints.clone())
                 .configure(move |c| metrics(c))
                 .configure(move |c| app(c))
@@ -496,10 +511,15 @@ impl ZbHealthServer {
         };
         let mut servers: Vec<Box<dyn Serveable>> = vec![Box::new(application)];
         if let Some(port) = self.management_port {
-            let (endpoints, metrics) = (self.endpoints.clone(), self.metrics.clone());
+            let (endpoints, metrics, registry) = (
+                self.endpoints.clone(),
+                self.metrics.clone(),
+                self.registry.clone(),
+            );
             let management = HttpServer::new(move || {
                 let metrics = metrics.clone();
                 App::new()
+                    .wrap(CloseWhenDraining::new(registry.clone()))
                     .service(endpoints.clone())
                     .configure(move |c| metrics(c))
             })
@@ -542,6 +562,30 @@ impl ZbHealthServer {
 }
 
 const PORT_REASON: &str = "a port number, 0 to 65535";
+
+/// `drain` with a `DRAIN_DELAY_MS` of `ms`, held to the grace period by the
+/// same rule R18 as the manifest ([`Drain::with_delay`]); the refusal says
+/// which grace period, and where it comes from.
+fn drain_override(drain: Drain, ms: u64) -> Result<Drain, String> {
+    drain.with_delay(Duration::from_millis(ms)).map_err(|e| {
+        let grace = drain.grace_period_or_default();
+        let source = if drain.grace_period().is_some() {
+            "the manifest's `orchestrator.termination_grace_period`"
+        } else {
+            "Kubernetes' default; the manifest states no `orchestrator.termination_grace_period`"
+        };
+        let violations: Vec<String> = e
+            .violations()
+            .iter()
+            .map(|v| format!("{} (rule {}); {}", v.message, v.rule, v.help))
+            .collect();
+        format!(
+            "does not fit the termination grace period of {} ms ({source}): {}",
+            grace.as_millis(),
+            violations.join("; ")
+        )
+    })
+}
 
 fn setting<T: std::str::FromStr>(
     var: &impl Fn(&str) -> Option<String>,
@@ -623,19 +667,29 @@ impl BoundZbHealthServer {
         );
         #[cfg(feature = "grpc")]
         let grpc_task = grpc.map(|(health, incoming)| {
-            let stopped = health.shutdown_after_drain(drain.delay());
+            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
             let server = tonic::transport::Server::builder()
                 .add_service(health.server())
-                .serve_with_incoming_shutdown(incoming, stopped);
+                .serve_with_incoming_shutdown(incoming, async move {
+                    let _ = stopped.await;
+                });
             // On this runtime; the HTTP workers have threads of their own.
-            (health, tokio::spawn(server))
+            (health, stop, tokio::spawn(server))
         });
+        #[cfg(feature = "grpc")]
+        let graceful = drain.graceful_timeout();
         let served = serve_all(servers, &registry, drain).await;
         #[cfg(feature = "grpc")]
-        if let Some((health, task)) = grpc_task {
-            // Ends Watch streams if the HTTP servers stopped without a drain.
+        if let Some((health, stop, mut task)) = grpc_task {
+            // gRPC answers for as long as HTTP does (a `live` service stays
+            // SERVING through the drain, as `/healthz` stays 200), so it
+            // stops only now: Watch streams end, then in-flight calls get
+            // the graceful stop's time, as HTTP requests did.
             health.stop();
-            task.abort();
+            let _ = stop.send(());
+            if tokio::time::timeout(graceful, &mut task).await.is_err() {
+                task.abort();
+            }
         }
         served
     }

@@ -127,9 +127,10 @@ fn a_gateway_started_as_standby_refuses_writes_until_made_active() {
 
 #[test]
 fn sigterm_drains_ready_503_live_200_then_exits_0() {
-    // A drain far longer than the test: it is ended by a second signal
-    // once everything is observed, so no assertion races its end.
-    let mut gateway = start(&[("DRAIN_DELAY_MS", "600000")]);
+    // A drain longer than the test needs (the longest the manifest's 30 s
+    // grace period allows, R18): it is ended by a second signal once
+    // everything is observed, so no assertion races its end.
+    let mut gateway = start(&[("DRAIN_DELAY_MS", zb_health_testkit::LONG_DRAIN_DELAY_MS)]);
     assert_empty_tiers_healthy(&gateway);
     assert_active_tier(&gateway, true);
     assert_eq!(gateway.post("/tags/a", "1").status, 200);
@@ -169,4 +170,20 @@ fn sigterm_drains_ready_503_live_200_then_exits_0() {
 #[test]
 fn host_binds_the_application_management_and_grpc_ports() {
     zb_health_testkit::assert_host_binds_every_port(env!("CARGO_BIN_EXE_mxgateway"));
+}
+
+/// BE-HLTH-005: a `DRAIN_DELAY_MS` that does not fit the manifest's 30 s
+/// grace period (rule R18) stops the start, naming the variable and the
+/// grace period; it is never applied.
+#[test]
+fn a_drain_delay_beyond_the_grace_period_is_refused_at_start() {
+    let mut gateway = Launch::new(env!("CARGO_BIN_EXE_mxgateway"))
+        .env("DRAIN_DELAY_MS", "30000")
+        .start();
+    let status = gateway.wait_exit(PATIENCE);
+    assert!(!status.success(), "exit status {status}");
+    let output = gateway.output();
+    // `main`'s `Err` is printed with `Debug`, quotes escaped.
+    assert!(output.contains("DRAIN_DELAY_MS="), "{output}");
+    assert!(output.contains("grace period of 30000 ms"), "{output}");
 }

@@ -27,8 +27,9 @@ fn start_nodes(roles: &[&str]) -> Vec<ServiceProcess> {
             .env("CLUSTER_ADDR", addr.clone())
             .env("CLUSTER_SEEDS", seeds.clone())
             .env("NODE_ID", format!("node-{i}"))
-            // A drain longer than the test; a second signal ends it.
-            .env("DRAIN_DELAY_MS", "600000")
+            // A drain longer than the test needs (the longest the 30 s
+            // grace period allows, R18); a second signal ends it.
+            .env("DRAIN_DELAY_MS", zb_health_testkit::LONG_DRAIN_DELAY_MS)
             .start();
         node.wait_listening();
         nodes.push(node);

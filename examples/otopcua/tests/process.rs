@@ -310,8 +310,9 @@ fn postgresql_stopped_fails_ready_and_started_again_recovers() {
 
 #[test]
 fn sigterm_drains_ready_503_live_200_then_exits_0() {
-    // A drain longer than the test; the second signal ends it.
-    let mut node = start_ready(launch().env("DRAIN_DELAY_MS", "600000"));
+    // A drain longer than the test needs; the second signal ends it.
+    let mut node =
+        start_ready(launch().env("DRAIN_DELAY_MS", zb_health_testkit::LONG_DRAIN_DELAY_MS));
     node.sigterm();
     let ready = until_ready(&node, "ready 503", |r| r.status == 503);
     assert_eq!(entry_names(&ready)[0], "shutdown");
@@ -353,7 +354,8 @@ fn an_unknown_policy_stops_the_start() {
 /// `NOT_SERVING` at once.
 #[test]
 fn grpc_health_serves_the_manifests_services_and_the_drain_stops_them() {
-    let mut node = start_ready(launch().env("DRAIN_DELAY_MS", "600000"));
+    let mut node =
+        start_ready(launch().env("DRAIN_DELAY_MS", zb_health_testkit::LONG_DRAIN_DELAY_MS));
     let port = node.grpc_port;
     for service in ["", "otopcua.v1.Deployments"] {
         assert_eq!(

@@ -13,6 +13,11 @@ pub const DEFAULT_DRAIN_DELAY: Duration = Duration::from_secs(5);
 /// stated: actix's own default.
 pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Kubernetes' `terminationGracePeriodSeconds` when the pod states none:
+/// what a drain is held to at run time (rule R18) when the manifest states
+/// no `orchestrator.termination_grace_period`.
+pub const KUBERNETES_DEFAULT_GRACE_PERIOD: Duration = Duration::from_secs(30);
+
 /// `d` as actix applies a shutdown timeout: whole seconds, rounded up.
 pub const fn whole_seconds(d: Duration) -> Duration {
     let extra = if d.subsec_nanos() > 0 { 1 } else { 0 };

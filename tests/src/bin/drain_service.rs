@@ -9,7 +9,10 @@
 //! * env: `DRAIN_DELAY_MS` (overrides the manifest's drain delay),
 //!   `START_READY=1` (signal the gate at once), `MANAGEMENT=1` (serve the
 //!   tiers on a management server too, under `serve_with_management`; its
-//!   address is the second event, `management <addr>`).
+//!   address is the second event, `management <addr>`), `SERVER=1` (run
+//!   the manifest's own `server`, `ZbHealthServer`, with `from_env` and
+//!   its `grpc.health.v1`; the gRPC address is the second event,
+//!   `grpc <addr>`).
 //!
 //! Commands and events make the test's order assertions exact: nothing
 //! here depends on how long anything takes.
@@ -32,6 +35,9 @@ lifecycle:
   startup_gates: [init]
   drain_delay: 60s
   shutdown_timeout: 30s
+grpc:
+  period: 50ms
+  services: { "": ready, drain.live: live }
 probes:
   - { kind: custom, type: crate::DatabaseProbe }
   - { kind: custom, type: crate::PrimaryProbe }
@@ -63,6 +69,23 @@ fn event(line: &str) {
     // The test reads these lines; a closed pipe means the test is gone.
     let _ = writeln!(out, "{line}");
     let _ = out.flush();
+}
+
+/// `/hello`, and `/slow`, which answers once the test says `release`.
+fn app_routes(routes: &mut web::ServiceConfig, released: watch::Receiver<bool>) {
+    routes
+        .route("/hello", web::get().to(|| async { "hello" }))
+        .route(
+            "/slow",
+            web::get().to(move || {
+                let mut released = released.clone();
+                async move {
+                    event("slow started");
+                    let _ = released.wait_for(|r| *r).await;
+                    HttpResponse::Ok().body("slow done")
+                }
+            }),
+        );
 }
 
 #[actix_web::main]
@@ -113,6 +136,25 @@ async fn main() -> std::io::Result<()> {
         std::mem::forget(gate);
     });
 
+    if std::env::var("SERVER").is_ok_and(|v| v == "1") {
+        // The one wiring path, as the examples run it; ports chosen here.
+        let bound = installed
+            .server
+            .from_env()?
+            .port(0)
+            .grpc_port(0)
+            .app(move |routes| app_routes(routes, released.clone()))
+            .bind()?;
+        let addresses = bound.addresses().clone();
+        event(&format!("listening {}", addresses.application[0]));
+        if let Some(grpc) = addresses.grpc {
+            event(&format!("grpc {grpc}"));
+        }
+        let result = bound.run().await;
+        event("exited");
+        return result;
+    }
+
     let health = installed.server.endpoints().clone();
     let management = std::env::var("MANAGEMENT").is_ok_and(|v| v == "1");
     let management = if management {
@@ -129,18 +171,7 @@ async fn main() -> std::io::Result<()> {
         let released = released.clone();
         App::new()
             .service(health.clone())
-            .route("/hello", web::get().to(|| async { "hello" }))
-            .route(
-                "/slow",
-                web::get().to(move || {
-                    let mut released = released.clone();
-                    async move {
-                        event("slow started");
-                        let _ = released.wait_for(|r| *r).await;
-                        HttpResponse::Ok().body("slow done")
-                    }
-                }),
-            )
+            .configure(|routes| app_routes(routes, released.clone()))
     })
     .workers(2)
     .bind(("127.0.0.1", 0))?;

@@ -71,7 +71,8 @@ pub const DEFAULT_GRPC_PORT: u16 = 50051;
 /// Kubernetes' `timeoutSeconds` when a probe states none.
 pub const K8S_DEFAULT_TIMEOUT_SECONDS: u64 = 1;
 /// Kubernetes' `terminationGracePeriodSeconds` when the pod states none.
-pub const K8S_DEFAULT_GRACE_SECONDS: u64 = 30;
+pub const K8S_DEFAULT_GRACE_SECONDS: u64 =
+    zb_health_spec::drain::KUBERNETES_DEFAULT_GRACE_PERIOD.as_secs();
 
 /// Where the HTTP port of the probes comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -22,7 +22,10 @@
 //!   sends the current status once known, then each change; an unknown
 //!   service gets `SERVICE_UNKNOWN` and stays open, as the protocol asks.
 //! * **Drain**: [`HealthRegistry::begin_drain`] turns every service
-//!   `NOT_SERVING` at once, pushed to every watcher from the drain hook.
+//!   `NOT_SERVING` at once, pushed to every watcher from the drain hook,
+//!   except a service mapped to `live`: it follows `live`, which stays 200
+//!   through the drain, so a gRPC liveness probe never restarts a draining
+//!   pod that `/healthz` would keep.
 //! * **Stop**: [`GrpcHealth::stop`] ends every `Watch` stream and the task
 //!   (long-lived streams would otherwise hold a graceful tonic shutdown
 //!   open); dropping the last clone does the same.
@@ -225,6 +228,14 @@ struct Service {
     tx: watch::Sender<Published>,
 }
 
+impl Service {
+    /// Whether the drain turns it `NOT_SERVING`: every service but one
+    /// mapped to `live`, the tier the drain leaves alone.
+    fn drains(&self) -> bool {
+        self.target != GrpcTarget::Tier(Tag::Live)
+    }
+}
+
 /// A service's published state.
 #[derive(Debug, Clone, Copy, Default)]
 struct Published {
@@ -363,7 +374,7 @@ impl Shared {
     /// Publishes `status` from evaluation `seq` unless a newer one (or the
     /// drain) already published; watchers are woken only on a change.
     fn publish(&self, service: &Service, seq: u64, status: ServingStatus) {
-        let status = if self.registry.is_draining() {
+        let status = if service.drains() && self.registry.is_draining() {
             ServingStatus::NotServing
         } else {
             status
@@ -380,7 +391,7 @@ impl Shared {
     }
 
     fn publish_drained(&self) {
-        for service in self.services.values() {
+        for service in self.services.values().filter(|s| s.drains()) {
             self.publish(service, u64::MAX, ServingStatus::NotServing);
         }
     }
@@ -397,7 +408,8 @@ impl Shared {
     /// A fresh evaluation of one service, published; for `Check`.
     async fn evaluate(&self, service: &Service) -> ServingStatus {
         let seq = self.seq();
-        let status = if self.registry.is_draining() {
+        let drained = || service.drains() && self.registry.is_draining();
+        let status = if drained() {
             ServingStatus::NotServing
         } else {
             match &service.target {
@@ -406,7 +418,7 @@ impl Shared {
             }
         };
         self.publish(service, seq, status);
-        if self.registry.is_draining() {
+        if drained() {
             ServingStatus::NotServing
         } else {
             status
@@ -418,13 +430,23 @@ impl Shared {
     /// runs alone only when none is. Everything runs concurrently.
     async fn evaluate_all(&self) {
         let seq = self.seq();
-        if self.registry.is_draining() {
+        // Draining: only the services that do not drain (`live`) are
+        // evaluated; the others are `NOT_SERVING` already.
+        let draining = self.registry.is_draining();
+        if draining {
             self.publish_drained();
+        }
+        let evaluated: Vec<&Service> = self
+            .services
+            .values()
+            .filter(|s| !(draining && s.drains()))
+            .collect();
+        if evaluated.is_empty() {
             return;
         }
         self.evaluations.fetch_add(1, Ordering::SeqCst);
         let mut tiers: Vec<Tag> = Vec::new();
-        for service in self.services.values() {
+        for service in &evaluated {
             if let GrpcTarget::Tier(t) = service.target
                 && !tiers.contains(&t)
             {
@@ -432,7 +454,7 @@ impl Shared {
             }
         }
         let mut alone: Vec<&str> = Vec::new();
-        for service in self.services.values() {
+        for service in &evaluated {
             if let GrpcTarget::Probe(name) = &service.target {
                 let covered = self
                     .registry
@@ -447,7 +469,7 @@ impl Shared {
         let singles = join_all(alone.iter().map(|n| self.probe_status(n)));
         let (answers, singles): (Vec<HealthReport>, Vec<ServingStatus>) =
             futures_util::future::join(answers, singles).await;
-        for service in self.services.values() {
+        for service in evaluated {
             let status = match &service.target {
                 GrpcTarget::Tier(t) => tiers
                     .iter()

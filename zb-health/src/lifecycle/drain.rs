@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use zb_health_spec::drain::KUBERNETES_DEFAULT_GRACE_PERIOD;
 use zb_health_spec::{SpecError, Violations, check_drain, drain};
 
 /// The drain's timings, for [`serve`](fn@crate::server::serve).
@@ -70,6 +71,59 @@ impl Drain {
         sink.into_result()?;
         self.grace_period = Some(grace_period);
         Ok(self)
+    }
+
+    /// Records `grace_period` as the one this drain was fitted into, without
+    /// checking: for the generated `DRAIN`, whose fit rule R18 proved at
+    /// compile time. Use [`within_grace_period`](Self::within_grace_period).
+    #[doc(hidden)]
+    pub const fn fitted_at_compile_time(mut self, grace_period: Duration) -> Self {
+        self.grace_period = Some(grace_period);
+        self
+    }
+
+    /// This drain with another `delay` (an operator's `DRAIN_DELAY_MS`),
+    /// held by rule R18 to the grace period it was fitted into, else to
+    /// Kubernetes' default ([`KUBERNETES_DEFAULT_GRACE_PERIOD`], 30 s),
+    /// which is what the pod gets when it states none. A stated shutdown
+    /// timeout is kept; without one the graceful stop gets what the grace
+    /// period leaves after the new delay.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # use zb_health::lifecycle::Drain;
+    /// let drain = Drain::new(Duration::from_secs(5));
+    /// let longer = drain.with_delay(Duration::from_secs(20)).unwrap();
+    /// assert_eq!(longer.graceful_timeout(), Duration::from_secs(10));
+    /// // 30 s leave no second for in-flight requests: refused, not changed.
+    /// assert!(drain.with_delay(Duration::from_secs(30)).is_err());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The R18 violation: the new delay does not fit.
+    pub fn with_delay(self, delay: Duration) -> Result<Self, SpecError> {
+        let grace = self.grace_period_or_default();
+        Self {
+            delay,
+            shutdown_timeout: self.shutdown_timeout,
+            grace_period: None,
+        }
+        .within_grace_period(grace)
+    }
+
+    /// The grace period this drain was fitted into, if any.
+    pub const fn grace_period(&self) -> Option<Duration> {
+        self.grace_period
+    }
+
+    /// The grace period a change to this drain is held to: its own, else
+    /// Kubernetes' default.
+    pub const fn grace_period_or_default(&self) -> Duration {
+        match self.grace_period {
+            Some(grace) => grace,
+            None => KUBERNETES_DEFAULT_GRACE_PERIOD,
+        }
     }
 
     /// The drain delay.

@@ -85,3 +85,140 @@ async fn bind_listens_on_host_for_the_application_and_the_management_port() {
     assert_eq!(addresses.management.len(), 1);
     assert_eq!(addresses.grpc, None);
 }
+
+fn fitted(drain: Drain, vars: &[(&str, &str)]) -> Result<ZbHealthServer, super::SettingError> {
+    let registry = HealthRegistry::new();
+    let endpoints = map_zb_health(registry.clone());
+    let vars: Vec<(String, String)> = vars
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    ZbHealthServer::new(registry, endpoints, drain)
+        .from_lookup(move |name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
+}
+
+#[test]
+fn a_drain_delay_that_fits_the_grace_period_takes_what_remains_for_the_stop() {
+    let s = Duration::from_secs;
+    let manifest = Drain::new(s(5)).within_grace_period(s(30)).unwrap();
+    let server = fitted(manifest, &[("DRAIN_DELAY_MS", "20000")]).unwrap();
+    assert_eq!(server.drain().delay(), s(20));
+    assert_eq!(server.drain().graceful_timeout(), s(10));
+    assert_eq!(server.drain().grace_period(), Some(s(30)));
+}
+
+#[test]
+fn a_drain_delay_that_does_not_fit_is_refused_naming_the_variable_and_the_grace_period() {
+    let s = Duration::from_secs;
+    // The manifest's grace period, with the stop left to what remains.
+    let manifest = Drain::new(s(5)).within_grace_period(s(30)).unwrap();
+    let e = fitted(manifest, &[("DRAIN_DELAY_MS", "30000")]).unwrap_err();
+    assert_eq!((e.variable, e.value.as_str()), ("DRAIN_DELAY_MS", "30000"));
+    let text = e.to_string();
+    assert!(text.starts_with("DRAIN_DELAY_MS=\"30000\": "), "{text}");
+    assert!(text.contains("grace period of 30000 ms"), "{text}");
+    assert!(
+        text.contains("orchestrator.termination_grace_period"),
+        "{text}"
+    );
+    assert!(text.contains("R18"), "{text}");
+
+    // A stated shutdown timeout keeps its length: 6 s + 25 s > 30 s.
+    let stated = Drain::new(s(5))
+        .shutdown_timeout(s(25))
+        .within_grace_period(s(30))
+        .unwrap();
+    assert!(fitted(stated, &[("DRAIN_DELAY_MS", "5000")]).is_ok());
+    let e = fitted(stated, &[("DRAIN_DELAY_MS", "6000")]).unwrap_err();
+    assert!(e.reason.contains("shutdown timeout (25 s)"), "{e}");
+
+    // No grace period stated: Kubernetes' default 30 s holds, and the
+    // refusal says so.
+    let e = fitted(Drain::new(s(5)), &[("DRAIN_DELAY_MS", "30000")]).unwrap_err();
+    assert!(e.reason.contains("Kubernetes' default"), "{e}");
+    assert!(e.reason.contains("30000 ms"), "{e}");
+}
+
+/// One HTTP/1.1 keep-alive request on `stream`: the status line and the
+/// `connection` header, lower-cased, if any. Blocking: the servers answer
+/// on worker threads of their own.
+fn keep_alive_get(stream: &mut std::net::TcpStream, path: &str) -> (String, Option<String>) {
+    use std::io::{Read, Write};
+    let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = stream.read(&mut buf).unwrap();
+        assert!(n > 0, "the connection closed before an answer");
+        raw.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&raw).into_owned();
+        let Some(end) = text.find("\r\n\r\n") else {
+            continue;
+        };
+        let head = text[..end].to_ascii_lowercase();
+        let length: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .map_or(0, |v| v.trim().parse().unwrap());
+        if raw.len() < end + 4 + length {
+            continue;
+        }
+        let status = head.lines().next().unwrap_or_default().to_owned();
+        let connection = head
+            .lines()
+            .find_map(|l| l.strip_prefix("connection:"))
+            .map(|v| v.trim().to_owned());
+        return (status, connection);
+    }
+}
+
+#[actix_web::test]
+async fn once_the_drain_begins_every_port_answers_connection_close() {
+    use std::io::Read;
+    let registry = HealthRegistry::new();
+    let endpoints = map_zb_health(registry.clone());
+    let bound = ZbHealthServer::new(
+        registry.clone(),
+        endpoints,
+        Drain::new(Duration::from_secs(5)),
+    )
+    .port(0)
+    .management_port(Some(0))
+    .app(|routes| {
+        routes.route("/hello", actix_web::web::get().to(|| async { "hello" }));
+    })
+    .bind()
+    .unwrap();
+    let addresses = bound.addresses().clone();
+    let server = actix_web::rt::spawn(bound.run());
+    // Let the spawned run start the servers (they listen once polled).
+    actix_web::rt::task::yield_now().await;
+    let ports = [
+        (addresses.application[0], "/hello"),
+        (addresses.application[0], "/healthz"),
+        (addresses.management[0], "/healthz"),
+    ];
+    let mut streams = Vec::new();
+    for (addr, path) in ports {
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let (status, connection) = keep_alive_get(&mut stream, path);
+        assert!(status.ends_with("200 ok"), "{path}: {status}");
+        assert_eq!(connection, None, "{path}: kept alive before the drain");
+        streams.push((stream, path));
+    }
+    // The drain's first step, as SIGTERM runs it.
+    registry.begin_drain();
+    for (stream, path) in &mut streams {
+        let (status, connection) = keep_alive_get(stream, path);
+        assert!(status.ends_with("200 ok"), "{path}: still served: {status}");
+        assert_eq!(connection.as_deref(), Some("close"), "{path}");
+        // And the server closes it after that answer.
+        let mut rest = Vec::new();
+        assert_eq!(stream.read_to_end(&mut rest).unwrap(), 0, "{path}: closed");
+    }
+    server.abort();
+}
