@@ -136,7 +136,9 @@ async fn every_format_and_level_keeps_the_status_code_and_validates_against_its_
 #[actix_web::test]
 async fn pass_fail_is_the_http_verdict_on_every_tier_including_a_stalled_live() {
     let reg = registry(Unhealthy);
-    let _stalls = reg.watchdog("consumer", Duration::from_millis(1)).unwrap();
+    let stalls = reg.watchdog("consumer", Duration::from_millis(1)).unwrap();
+    // Its deadline runs from its first beat.
+    stalls.beat();
     let server = serve(ZbHealth::new(reg).format(PassFail).build().unwrap());
     for path in ["/health/ready", "/healthz"] {
         let r = until_status(server.addr, path, 503).await;

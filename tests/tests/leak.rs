@@ -204,8 +204,11 @@ async fn leaky_registry() -> (HealthRegistry, Vec<String>) {
     ])
     .unwrap();
     reg.startup_gate().failed(secret_text());
-    // A stalled loop makes `live` 503 with an entry of its own.
-    std::mem::forget(reg.watchdog("consumer", Duration::from_millis(1)).unwrap());
+    // A stalled loop (its deadline runs from its first beat) makes `live`
+    // 503 with an entry of its own.
+    let heartbeat = reg.watchdog("consumer", Duration::from_millis(1)).unwrap();
+    heartbeat.beat();
+    std::mem::forget(heartbeat);
     (reg, real_errors)
 }
 

@@ -541,7 +541,8 @@ async fn the_tier_gauges_follow_what_is_served() {
     assert_eq!(m.read().gauge(TIER_STATUS, "tier=ready"), Some(0.0));
 
     // A stalled watchdog makes live 503.
-    let _heartbeat = reg.watchdog("consumer", Duration::from_millis(10)).unwrap();
+    let heartbeat = reg.watchdog("consumer", Duration::from_millis(10)).unwrap();
+    heartbeat.beat();
     tokio::time::advance(Duration::from_millis(11)).await;
     assert_eq!(reg.answer(Tag::Live).await.status, HealthStatus::Unhealthy);
     assert_eq!(m.read().gauge(TIER_STATUS, "tier=live"), Some(0.0));

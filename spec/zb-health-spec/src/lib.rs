@@ -39,7 +39,7 @@ pub use manifest::{
     ActiveScope, LifecycleDecl, Located, Location, Manifest, ProbeDecl, ProbeKind, ResponsesDecl,
     WatchdogDecl, parse_manifest,
 };
-pub use paths::EndpointPaths;
+pub use paths::{Endpoint, EndpointPaths};
 pub use rules::{
     NameOf, Rule, SHUTDOWN_ENTRY, STARTUP_ENTRY, SpecError, Violation, Violations,
     check_active_not_optional, check_cluster_size, check_drain, check_duration_text,

@@ -90,6 +90,7 @@ pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> 
     let install = install(m, krate, deps_name, &life_names.installed, &life);
     let service = &m.service.value;
     let [ready, active, live] = Tag::ALL.map(|t| m.paths.get(t).to_owned());
+    let started = m.paths.started.clone();
     let orchestrator = OptionTokens(
         m.orchestrator_timeout
             .map(|t| DurationTokens(t.value, krate)),
@@ -162,12 +163,13 @@ pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> 
 
             #grpc_items
 
-            /// The tier paths the manifest declares.
+            /// The tier paths and the startup path the manifest declares.
             pub fn paths() -> #krate::spec::EndpointPaths {
                 #krate::spec::EndpointPaths {
                     ready: ::std::string::String::from(#ready),
                     active: ::std::string::String::from(#active),
                     live: ::std::string::String::from(#live),
+                    started: ::std::string::String::from(#started),
                 }
             }
 

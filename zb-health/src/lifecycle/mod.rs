@@ -17,6 +17,11 @@
 //!   `shutdown` (`draining`); [`crate::server`] calls it on SIGTERM and
 //!   serves on for the [`Drain`] delay.
 //!
+//! The startup path ([`HealthRegistry::started`](crate::HealthRegistry::started))
+//! reads the first two only: 200 once every gate is ready and every
+//! watchdog has beaten once, 503 before. It never runs a probe, so a
+//! kubelet `startupProbe` on it cannot restart a pod over a dependency.
+//!
 //! A gate and a heartbeat hold only their own state, never the registry:
 //! neither keeps it alive, and neither can reach a probe.
 //!
@@ -42,7 +47,7 @@ use zb_health_spec::{HealthStatus, Tag};
 pub use drain::Drain;
 pub use startup::StartupGate;
 pub(crate) use watchdog::LiveAnswer;
-pub use watchdog::{DEAD_DESCRIPTION, Heartbeat, STALLED_PREFIX};
+pub use watchdog::{DEAD_DESCRIPTION, Heartbeat, STALLED_PREFIX, WAITING_DESCRIPTION};
 
 use startup::Startup;
 use watchdog::Watchdogs;
@@ -166,6 +171,20 @@ impl Lifecycle {
         }
         entries.extend(report.entries);
         HealthReport::new(report.tier, entries, report.total_duration)
+    }
+
+    /// The startup path's report: the `startup` entry while a gate is
+    /// pending or failed, then one entry per watchdog (`Unhealthy` until its
+    /// first beat). `Healthy` exactly when the process has started. Tagged
+    /// `live`: like that tier it speaks of the process only, and a restart
+    /// is what its 503 asks for.
+    pub(crate) fn started_report(&self) -> HealthReport {
+        let mut entries = Vec::new();
+        if let Some(description) = self.startup.description() {
+            entries.push(fixed_entry(STARTUP_ENTRY, description));
+        }
+        entries.extend(self.watchdogs.started_entries());
+        HealthReport::new(Tag::Live, entries, Duration::ZERO)
     }
 
     /// The report a tier answers with before any probe ran, for `live`.

@@ -24,8 +24,8 @@ use std::time::Duration;
 use super::tree::{Node, Value};
 use super::{Located, Location, Manifest, ProbeDecl, ProbeKind, ResponsesDecl};
 use crate::{
-    EndpointPaths, FailureStatus, NameOf, Preset, Rule, Tag, Violation, Violations, check_name_of,
-    check_paths, check_unique_names, missing_key,
+    Endpoint, EndpointPaths, FailureStatus, NameOf, Preset, Rule, Violation, Violations,
+    check_name_of, check_paths, check_unique_names, missing_key,
 };
 
 /// The top-level keys.
@@ -40,13 +40,14 @@ const TOP_KEYS: [&str; 9] = [
     "observability",
     "grpc",
 ];
-/// The keys of `endpoints`: the preset and one path per tier, then what
-/// the bodies show (`endpoints::RESPONSE_KEYS`).
-const ENDPOINT_KEYS: [&str; 7] = [
+/// The keys of `endpoints`: the preset, one path per tier and the startup
+/// path, then what the bodies show (`endpoints::RESPONSE_KEYS`).
+const ENDPOINT_KEYS: [&str; 8] = [
     "preset",
     "ready",
     "active",
     "live",
+    "started",
     endpoints::RESPONSE_KEYS[0],
     endpoints::RESPONSE_KEYS[1],
     endpoints::RESPONSE_KEYS[2],
@@ -222,7 +223,7 @@ impl Reader {
         Some(service)
     }
 
-    /// `endpoints`: the preset, then per-tier overrides; R6 on the result,
+    /// `endpoints`: the preset, then per-endpoint overrides; R6 on the result,
     /// each path located where it was set. Also what the bodies show
     /// (`endpoints.rs`), with `cluster_ready` still to resolve.
     fn endpoints(
@@ -230,33 +231,33 @@ impl Reader {
         top: &Fields,
     ) -> (EndpointPaths, ResponsesDecl, endpoints::ClusterReady) {
         let mut paths = EndpointPaths::zb();
-        let mut set_at = [top.loc; 3];
+        let mut set_at = [top.loc; 4];
         let mut responses = (ResponsesDecl::default(), endpoints::ClusterReady::Off);
         if let Some(section) = self.section(top, "endpoints", &ENDPOINT_KEYS) {
             responses = self.responses(&section);
-            set_at = [section.loc; 3];
+            set_at = [section.loc; 4];
             let preset = section
                 .get("preset")
                 .and_then(|f| self.keyword::<Preset>("`endpoints.preset`", f.node));
             if let Some(preset) = preset {
                 paths = preset.value.paths();
-                set_at = [preset.location; 3];
+                set_at = [preset.location; 4];
             }
-            for (tag, at) in Tag::ALL.into_iter().zip(&mut set_at) {
-                let what = format!("`endpoints.{tag}`");
+            for (endpoint, at) in Endpoint::ALL.into_iter().zip(&mut set_at) {
+                let what = format!("`endpoints.{endpoint}`");
                 if let Some(path) = section
-                    .get(tag.as_str())
+                    .get(endpoint.as_str())
                     .and_then(|f| self.string(&what, f.node))
                 {
-                    *paths.get_mut(tag) = path.value;
+                    *paths.endpoint_mut(endpoint) = path.value;
                     *at = path.location;
                 }
             }
         }
-        let resolved: Vec<(Tag, &str, Location)> = Tag::ALL
+        let resolved: Vec<(Endpoint, &str, Location)> = Endpoint::ALL
             .into_iter()
             .zip(set_at)
-            .map(|(tag, at)| (tag, paths.get(tag), at))
+            .map(|(endpoint, at)| (endpoint, paths.endpoint(endpoint), at))
             .collect();
         check_paths(&resolved, &mut self.sink);
         (paths, responses.0, responses.1)
