@@ -364,6 +364,23 @@ fn r6_colliding_paths() {
 }
 
 #[test]
+fn the_startup_path_is_set_under_endpoints_and_checked_with_the_tiers() {
+    let m = parse_manifest("service: s\nendpoints: { started: /boot }\n")
+        .unwrap_or_else(|v| panic!("{v:#?}"));
+    assert_eq!(m.paths.started, "/boot");
+    let m = parse_manifest("service: s\nendpoints: { preset: be-hlth-009 }\n")
+        .unwrap_or_else(|v| panic!("{v:#?}"));
+    assert_eq!(m.paths.started, "/healthz/started");
+    // It cannot take a tier's path: a startup probe would read that tier.
+    let v = only(
+        "service: s\nendpoints: { started: /health/ready }\n",
+        Rule::EndpointPath,
+        at(2, 23),
+    );
+    assert!(v.message.contains("`started`"), "{}", v.message);
+}
+
+#[test]
 fn r7_roles_without_role_scope() {
     let v = only(
         &with_probe("{ name: an, kind: active-node, roles: [admin] }"),
