@@ -406,6 +406,11 @@ fn a_failed_install_leaves_no_watchdog_and_declares_no_gate() {
 // The startup path: what a kubelet `startupProbe` reads. Only the gates
 // and the watchdogs' first beats, never a dependency.
 
+/// The `startup` entry, Unhealthy with `description`.
+fn startup_entry(description: &str) -> (String, String, Value) {
+    (STARTUP_ENTRY.into(), "Unhealthy".into(), json!(description))
+}
+
 /// The startup path's entries as (name, status, description).
 fn started_entries(body: &Value) -> Vec<(String, String, Value)> {
     body["entries"]
@@ -438,11 +443,7 @@ async fn a_loop_behind_a_long_gate_keeps_live_200_and_started_503_until_its_firs
     assert_eq!(
         started_entries(&body),
         [
-            (
-                STARTUP_ENTRY.into(),
-                "Unhealthy".into(),
-                json!(STARTING_DESCRIPTION)
-            ),
+            startup_entry(STARTING_DESCRIPTION),
             (
                 "poller".into(),
                 "Unhealthy".into(),
@@ -513,11 +514,7 @@ async fn started_never_reads_a_dependency_and_a_failed_gate_holds_it_at_503() {
     assert_eq!(status, 503);
     assert_eq!(
         started_entries(&body),
-        [(
-            STARTUP_ENTRY.into(),
-            "Unhealthy".into(),
-            json!(STARTUP_FAILED_DESCRIPTION)
-        )]
+        [startup_entry(STARTUP_FAILED_DESCRIPTION)]
     );
 }
 

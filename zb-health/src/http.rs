@@ -254,14 +254,25 @@ impl HttpServiceFactory for ZbHealthEndpoints {
         for tier in self.tiers {
             ZbHealthTier(tier).register(config);
         }
-        let get = self.started.clone();
-        let head = self.started.clone();
-        web::resource(self.started.path.clone())
-            .route(web::get().to(move || get.clone().respond()))
-            .route(web::head().to(move || head.clone().respond()))
-            .default_service(web::to(method_not_allowed))
-            .register(config);
+        let started = self.started;
+        let path = started.path.clone();
+        get_and_head(path, move || started.clone().respond(), config);
     }
+}
+
+/// `GET` and `HEAD` on `path`, answered by `respond`; `405` with `Allow`
+/// for any other method.
+fn get_and_head<F, R>(path: String, respond: F, config: &mut AppService)
+where
+    F: Fn() -> R + Clone + 'static,
+    R: std::future::Future<Output = HttpResponse> + 'static,
+{
+    let head = respond.clone();
+    web::resource(path)
+        .route(web::get().to(respond))
+        .route(web::head().to(head))
+        .default_service(web::to(method_not_allowed))
+        .register(config);
 }
 
 /// The startup path: 200 once the process has started
@@ -342,13 +353,8 @@ impl ZbHealthTier {
 impl HttpServiceFactory for ZbHealthTier {
     fn register(self, config: &mut AppService) {
         let tier = self.0;
-        let get = tier.clone();
-        let head = tier.clone();
-        web::resource(tier.path.clone())
-            .route(web::get().to(move || get.clone().respond()))
-            .route(web::head().to(move || head.clone().respond()))
-            .default_service(web::to(method_not_allowed))
-            .register(config);
+        let path = tier.path.clone();
+        get_and_head(path, move || tier.clone().respond(), config);
     }
 }
 
