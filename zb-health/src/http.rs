@@ -1,6 +1,7 @@
 //! The three tiers on actix-web (ZB-1, ZB-5), and the startup path beside
 //! them: one call maps them all.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -265,7 +266,7 @@ impl HttpServiceFactory for ZbHealthEndpoints {
 fn get_and_head<F, R>(path: String, respond: F, config: &mut AppService)
 where
     F: Fn() -> R + Clone + 'static,
-    R: std::future::Future<Output = HttpResponse> + 'static,
+    R: Future<Output = HttpResponse> + 'static,
 {
     let head = respond.clone();
     web::resource(path)
