@@ -379,6 +379,62 @@ async fn the_manifest_chooses_format_disclosure_and_cluster_ready() {
     );
 }
 
+zb_health::manifest!(Ports = "../ui/pass/manifests/disclosure_ports.yaml");
+
+#[actix_web::test]
+async fn each_port_has_its_own_disclosure_and_only_management_shows_cluster_addresses() {
+    let view = Arc::new(InMemoryClusterView::with_state(cluster(MemberStatus::Up)));
+    let registry = HealthRegistry::new();
+    let installed = Ports::install_into(
+        &registry,
+        PortsDeps {
+            cluster_view: view.clone(),
+        },
+    )
+    .unwrap();
+    // The same registry behind both real ports.
+    let bound = installed
+        .server
+        .port(0)
+        .management_port(Some(0))
+        .bind()
+        .unwrap();
+    let addresses = bound.addresses().clone();
+    let running = actix_web::rt::spawn(bound.run());
+    let (app, management) = (addresses.application[0], addresses.management[0]);
+
+    // ready: `names` on the application port, `full` on the management one.
+    let public = request(app, "GET", "/health/ready").await.json();
+    let internal = request(management, "GET", "/health/ready").await.json();
+    assert_eq!(
+        public["entries"]["akka-cluster"]["description"],
+        Value::Null
+    );
+    assert_eq!(
+        internal["entries"]["akka-cluster"]["description"],
+        "Member status: Up"
+    );
+    // active: `full` on both, but the cluster addresses only on management.
+    let public = request(app, "GET", "/health/active").await.json();
+    let internal = request(management, "GET", "/health/active").await.json();
+    assert_eq!(public["status"], internal["status"]);
+    assert_eq!(
+        public["entries"]["node"]["description"],
+        internal["entries"]["node"]["description"]
+    );
+    for key in zb_health::spec::CLUSTER_ADDRESS_KEYS {
+        assert_eq!(
+            internal["entries"]["node"]["data"][key], "10.0.0.1:7000",
+            "{key}: {internal}"
+        );
+        assert!(
+            !public.to_string().contains("10.0.0.1"),
+            "{key} on the application port: {public}"
+        );
+    }
+    running.abort();
+}
+
 #[test]
 fn a_cluster_ready_name_no_probe_could_have_is_refused() {
     for name in ["", "has space", "startup"] {

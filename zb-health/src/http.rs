@@ -155,6 +155,18 @@ impl ZbHealth {
         self
     }
 
+    /// Whether the bodies show the cluster addresses (`selfAddress`,
+    /// `activeNode` in `data`, ZB-2.3c): `true` by default, as in ZB's
+    /// body. A manifest's `install` sets `false` on the application port
+    /// unless `endpoints.cluster_addresses: true`, and `true` on the
+    /// management port.
+    pub fn cluster_addresses(mut self, shown: bool) -> Self {
+        for style in &mut self.styles {
+            style.cluster_addresses = shown;
+        }
+        self
+    }
+
     /// Adds `clusterReady` to the ready tier's body (AT-8): `true` exactly
     /// when the entry `membership_entry` (the cluster-membership probe's
     /// registered name) of the same report is `Healthy`; `false` when it is
@@ -310,7 +322,7 @@ fn write_body(
 ) -> HttpResponse {
     match writer {
         None => style.write(report, response),
-        Some(writer) => writer.write(&report.disclosed(style.disclosure), response),
+        Some(writer) => writer.write(&style.shown(report), response),
     }
 }
 

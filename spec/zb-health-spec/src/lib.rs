@@ -50,4 +50,7 @@ pub use rules::{
 pub use status::{FailureStatus, HealthStatus};
 pub use suggest::{all_of, did_you_mean, hint, one_of};
 pub use tag::{Tag, TagSet, UnknownTag, ZbHealthTags};
-pub use vocab::{Disclosure, Keyword, Kind, PROBE_SETTING_KEYS, Preset, ResponseFormat, Scope};
+pub use vocab::{
+    CLUSTER_ADDRESS_KEYS, Disclosure, Keyword, Kind, PROBE_SETTING_KEYS, Preset, ResponseFormat,
+    Scope,
+};

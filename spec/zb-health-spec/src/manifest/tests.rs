@@ -975,6 +975,41 @@ fn the_management_port_is_a_tcp_port() {
 }
 
 #[test]
+fn each_port_has_its_own_disclosure_and_the_application_port_hides_addresses() {
+    use crate::Disclosure;
+    let m = parse_manifest(
+        "service: s\nendpoints: { disclosure: names }\nmanagement: { port: 8081, disclosure: { live: status } }\n",
+    )
+    .unwrap_or_else(|v| panic!("{v:#?}"));
+    assert_eq!(m.responses.disclosure(Tag::Ready), Disclosure::Names);
+    assert_eq!(
+        Tag::ALL.map(|t| m.management_disclosure(t)),
+        [Disclosure::Full, Disclosure::Full, Disclosure::Status]
+    );
+    assert!(!m.responses.cluster_addresses(), "hidden unless asked");
+    let m = parse_manifest("service: s\nendpoints: { cluster_addresses: true }\n")
+        .unwrap_or_else(|v| panic!("{v:#?}"));
+    assert!(m.responses.cluster_addresses());
+    // A level for a management port that is not there.
+    only(
+        "service: s\nmanagement: { disclosure: names }\n",
+        Rule::MissingKey,
+        at(2, 27),
+    );
+    let v = only(
+        "service: s\nmanagement: { port: 8081, disclosure: { raedy: names } }\n",
+        Rule::Unknown,
+        at(2, 41),
+    );
+    assert!(v.message.contains("management.disclosure"), "{}", v.message);
+    only(
+        "service: s\nendpoints: { cluster_addresses: yes please }\n",
+        Rule::ValueType,
+        at(2, 33),
+    );
+}
+
+#[test]
 fn r18_the_drain_must_fit_the_grace_period() {
     let grace = |g: &str, lifecycle: &str| {
         format!(
