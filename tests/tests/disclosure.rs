@@ -393,15 +393,7 @@ async fn each_port_has_its_own_disclosure_and_only_management_shows_cluster_addr
     )
     .unwrap();
     // The same registry behind both real ports.
-    let bound = installed
-        .server
-        .port(0)
-        .management_port(Some(0))
-        .bind()
-        .unwrap();
-    let addresses = bound.addresses().clone();
-    let running = actix_web::rt::spawn(bound.run());
-    let (app, management) = (addresses.application[0], addresses.management[0]);
+    let (app, management, running) = support::serve_both_ports(installed.server);
 
     // ready: `names` on the application port, `full` on the management one.
     let public = request(app, "GET", "/health/ready").await.json();

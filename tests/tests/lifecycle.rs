@@ -526,18 +526,13 @@ async fn the_startup_path_is_served_on_the_application_and_the_management_port()
         .started_path("/boot")
         .build()
         .unwrap();
-    let bound = zb_health::server::ZbHealthServer::new(
-        registry.clone(),
-        endpoints,
-        zb_health::lifecycle::Drain::new(Duration::from_millis(10)),
-    )
-    .port(0)
-    .management_port(Some(0))
-    .bind()
-    .unwrap();
-    let addresses = bound.addresses().clone();
-    let running = actix_web::rt::spawn(bound.run());
-    let ports = [addresses.application[0], addresses.management[0]];
+    let (app, management, running) =
+        support::serve_both_ports(zb_health::server::ZbHealthServer::new(
+            registry.clone(),
+            endpoints,
+            zb_health::lifecycle::Drain::new(Duration::from_millis(10)),
+        ));
+    let ports = [app, management];
     for addr in ports {
         assert_eq!(get(addr, "/boot").await.0, 503, "{addr}");
         assert_eq!(request(addr, "GET", "/health/started").await.status, 404);
