@@ -196,16 +196,6 @@ impl ResponsesDecl {
     }
 }
 
-impl Manifest {
-    /// The disclosure level of `tier` on the management port: its own
-    /// `management.disclosure`, else `full`.
-    pub fn management_disclosure(&self, tier: Tag) -> Disclosure {
-        self.management_disclosure[tier as usize]
-            .map(|d| d.value)
-            .unwrap_or_default()
-    }
-}
-
 /// One entry of `probes`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProbeDecl {
@@ -281,6 +271,14 @@ impl Manifest {
             self.lifecycle.shutdown_timeout.map(|d| d.value),
             self.termination_grace_period.map(|d| d.value),
         )
+    }
+
+    /// The disclosure level of `tier` on the management port: its own
+    /// `management.disclosure`, else `full`.
+    pub fn management_disclosure(&self, tier: Tag) -> Disclosure {
+        self.management_disclosure[tier as usize]
+            .map(|d| d.value)
+            .unwrap_or_default()
     }
 }
 
