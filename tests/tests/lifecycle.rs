@@ -332,6 +332,40 @@ async fn the_manifest_gates_hold_ready_and_active_until_every_one_is_ready() {
 }
 
 #[actix_web::test]
+async fn the_startup_path_names_the_manifest_gates_it_waits_for_and_the_one_that_failed() {
+    let (_registry, installed, server) = plant();
+    let PlantStartup {
+        migrations,
+        warm_cache,
+    } = installed.startup;
+    assert_eq!(migrations.name(), Some("migrations"));
+    let startup = |body: &Value| body["entries"][STARTUP_ENTRY].clone();
+    let (status, body) = get(server.addr, "/health/started").await;
+    assert_eq!(status, 503);
+    assert_eq!(
+        startup(&body)["data"],
+        json!({"pending": ["migrations", "warm-cache"]})
+    );
+    migrations.ready();
+    let (_, body) = get(server.addr, "/health/started").await;
+    assert_eq!(startup(&body)["data"], json!({"pending": ["warm-cache"]}));
+    warm_cache.failed("the cache server refused us");
+    let (status, body) = get(server.addr, "/health/started").await;
+    assert_eq!(status, 503);
+    assert_eq!(
+        startup(&body),
+        json!({
+            "status": "Unhealthy",
+            "description": STARTUP_FAILED_DESCRIPTION,
+            "durationMs": 0.0,
+            "data": {"failed": ["warm-cache"]},
+        })
+    );
+    // The error text went to the log only.
+    assert!(!body.to_string().contains("refused"), "{body}");
+}
+
+#[actix_web::test]
 async fn the_manifest_watchdogs_are_typed_heartbeats_that_live_names_when_stalled() {
     let (registry, installed, server) = plant();
     let PlantWatchdogs {

@@ -230,7 +230,15 @@ impl HealthRegistry {
     /// warm_up.ready();
     /// ```
     pub fn startup_gate(&self) -> StartupGate {
-        self.inner.lifecycle.startup_gate()
+        self.inner.lifecycle.startup_gate(None)
+    }
+
+    /// [`startup_gate`](Self::startup_gate) with a name, which the startup
+    /// path ([`started`](Self::started)) shows in its `startup` entry's
+    /// `data` (`pending`, `failed`) until the gate is ready. How a
+    /// manifest's `install` declares its `lifecycle.startup_gates`.
+    pub fn startup_gate_named(&self, name: impl Into<Arc<str>>) -> StartupGate {
+        self.inner.lifecycle.startup_gate(Some(name.into()))
     }
 
     /// Whether every declared startup gate is ready (and none failed).

@@ -90,9 +90,9 @@ impl Default for Lifecycle {
 }
 
 impl Lifecycle {
-    /// Declares one piece of startup work.
-    pub(crate) fn startup_gate(&self) -> StartupGate {
-        StartupGate::declare(&self.startup)
+    /// Declares one piece of startup work, named or not.
+    pub(crate) fn startup_gate(&self, name: Option<Arc<str>>) -> StartupGate {
+        StartupGate::declare(&self.startup, name)
     }
 
     pub(crate) fn is_started(&self) -> bool {
@@ -181,7 +181,22 @@ impl Lifecycle {
     pub(crate) fn started_report(&self) -> HealthReport {
         let mut entries = Vec::new();
         if let Some(description) = self.startup.description() {
-            entries.push(fixed_entry(STARTUP_ENTRY, description));
+            let mut entry = fixed_entry(STARTUP_ENTRY, description);
+            // Which named gates it waits for, and which failed: values,
+            // not keys, so a gate's name cannot collide with an entry's.
+            let (pending, failed) = self.startup.named();
+            let mut data = serde_json::Map::new();
+            for (key, names) in [("pending", pending), ("failed", failed)] {
+                if !names.is_empty() {
+                    let names = names
+                        .iter()
+                        .map(|n| serde_json::Value::from(&**n))
+                        .collect();
+                    data.insert(key.into(), serde_json::Value::Array(names));
+                }
+            }
+            entry.data = (!data.is_empty()).then_some(data);
+            entries.push(entry);
         }
         entries.extend(self.watchdogs.started_entries());
         HealthReport::new(Tag::Live, entries, Duration::ZERO)

@@ -445,6 +445,38 @@ mod watchdogs {
     }
 
     #[test]
+    fn started_names_the_pending_and_the_failed_named_gates_and_ready_does_not() {
+        let registry = HealthRegistry::new();
+        let anonymous = registry.startup_gate();
+        let migrations = registry.startup_gate_named("migrations");
+        let warm_up = registry.startup_gate_named("warm-up");
+        let data = |r: &HealthRegistry| {
+            r.started().entries[0]
+                .data
+                .clone()
+                .map(serde_json::Value::Object)
+        };
+        assert_eq!(
+            data(&registry),
+            Some(serde_json::json!({"pending": ["migrations", "warm-up"]}))
+        );
+        migrations.failed("boom");
+        assert_eq!(
+            data(&registry),
+            Some(serde_json::json!({"pending": ["warm-up"], "failed": ["migrations"]}))
+        );
+        warm_up.ready();
+        anonymous.ready();
+        assert_eq!(
+            data(&registry),
+            Some(serde_json::json!({"failed": ["migrations"]}))
+        );
+        // The ready tier's startup entry stays the fixed one.
+        let ready = futures_util::FutureExt::now_or_never(registry.answer(crate::Tag::Ready));
+        assert_eq!(ready.map(|r| r.entries[0].data.clone()), Some(None));
+    }
+
+    #[test]
     fn a_failed_gate_holds_started_at_startup_failed() {
         let registry = HealthRegistry::new();
         registry.startup_gate().failed("migration 7 broke");
