@@ -874,7 +874,7 @@ pub fn check_paths<L: Clone>(paths: &[(crate::Endpoint, &str, L)], sink: &mut Vi
                 Rule::EndpointPath,
                 loc.clone(),
                 format!("the `{tag}` endpoint path `{path}` collides with the `{other}` endpoint"),
-                "each endpoint needs its own path; an orchestrator could otherwise probe the wrong one",
+                "each tier needs its own path; an orchestrator could otherwise probe the wrong tier",
             );
         }
     }
