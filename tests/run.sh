@@ -20,6 +20,12 @@ if ! compgen -G '/usr/lib/postgresql/*/bin/pg_ctl' > /dev/null; then
     $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql > /dev/null
 fi
 
+# kubectl (Debian's kubernetes-client) and kubernetes-validate (PyPI, in
+# target/venv) for zb-health-cli/tests/kubectl.rs: the printed patch is
+# applied with kubectl and validated against the Kubernetes schemas.
+./scripts/k8s-tools.sh
+export ZB_HEALTH_K8S_VALIDATE="$PWD/target/venv/bin/kubernetes-validate"
+
 # Style first: it is the cheapest failure.
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --all-features -- -D warnings

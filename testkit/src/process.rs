@@ -264,6 +264,16 @@ impl ServiceProcess {
         request(self.app, "GET", path, "")
     }
 
+    /// `GET path` on the management port, `Err` when nobody answers: the
+    /// port whose bodies show the cluster addresses.
+    ///
+    /// # Errors
+    ///
+    /// The request failed.
+    pub fn try_get_management(&self, path: &str) -> std::io::Result<Response> {
+        request(self.management, "GET", path, "")
+    }
+
     fn expect(&self, response: std::io::Result<Response>, path: &str) -> Response {
         response.unwrap_or_else(|e| panic!("{path}: {e}; output:\n{}", self.output()))
     }

@@ -136,7 +136,9 @@ async fn every_format_and_level_keeps_the_status_code_and_validates_against_its_
 #[actix_web::test]
 async fn pass_fail_is_the_http_verdict_on_every_tier_including_a_stalled_live() {
     let reg = registry(Unhealthy);
-    let _stalls = reg.watchdog("consumer", Duration::from_millis(1)).unwrap();
+    let stalls = reg.watchdog("consumer", Duration::from_millis(1)).unwrap();
+    // Its deadline runs from its first beat.
+    stalls.beat();
     let server = serve(ZbHealth::new(reg).format(PassFail).build().unwrap());
     for path in ["/health/ready", "/healthz"] {
         let r = until_status(server.addr, path, 503).await;
@@ -380,6 +382,54 @@ async fn the_manifest_chooses_format_disclosure_and_cluster_ready() {
         ),
         (&json!("pass"), &json!(false), &json!("warn"))
     );
+}
+
+zb_health::manifest!(Ports = "../ui/pass/manifests/disclosure_ports.yaml");
+
+#[actix_web::test]
+async fn each_port_has_its_own_disclosure_and_only_management_shows_cluster_addresses() {
+    let view = Arc::new(InMemoryClusterView::with_state(cluster(MemberStatus::Up)));
+    let registry = HealthRegistry::new();
+    let installed = Ports::install_into(
+        &registry,
+        PortsDeps {
+            cluster_view: view.clone(),
+        },
+    )
+    .unwrap();
+    // The same registry behind both real ports.
+    let (app, management, running) = support::serve_both_ports(installed.server);
+
+    // ready: `names` on the application port, `full` on the management one.
+    let public = request(app, "GET", "/health/ready").await.json();
+    let internal = request(management, "GET", "/health/ready").await.json();
+    assert_eq!(
+        public["entries"]["akka-cluster"]["description"],
+        Value::Null
+    );
+    assert_eq!(
+        internal["entries"]["akka-cluster"]["description"],
+        "Member status: Up"
+    );
+    // active: `full` on both, but the cluster addresses only on management.
+    let public = request(app, "GET", "/health/active").await.json();
+    let internal = request(management, "GET", "/health/active").await.json();
+    assert_eq!(public["status"], internal["status"]);
+    assert_eq!(
+        public["entries"]["node"]["description"],
+        internal["entries"]["node"]["description"]
+    );
+    for key in zb_health::spec::CLUSTER_ADDRESS_KEYS {
+        assert_eq!(
+            internal["entries"]["node"]["data"][key], "10.0.0.1:7000",
+            "{key}: {internal}"
+        );
+        assert!(
+            !public.to_string().contains("10.0.0.1"),
+            "{key} on the application port: {public}"
+        );
+    }
+    running.abort();
 }
 
 #[test]

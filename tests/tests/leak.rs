@@ -204,8 +204,11 @@ async fn leaky_registry() -> (HealthRegistry, Vec<String>) {
     ])
     .unwrap();
     reg.startup_gate().failed(secret_text());
-    // A stalled loop makes `live` 503 with an entry of its own.
-    std::mem::forget(reg.watchdog("consumer", Duration::from_millis(1)).unwrap());
+    // A stalled loop (its deadline runs from its first beat) makes `live`
+    // 503 with an entry of its own.
+    let heartbeat = reg.watchdog("consumer", Duration::from_millis(1)).unwrap();
+    heartbeat.beat();
+    std::mem::forget(heartbeat);
     (reg, real_errors)
 }
 
@@ -309,6 +312,15 @@ async fn no_secret_reaches_any_body_or_header_for_every_tier_format_and_level() 
                 assert_no_leak(&format!("{format} {level} HEAD {path}"), &head, &forbidden);
                 checked += 1;
             }
+            // The startup path (a failed gate: 503) shows no secret either.
+            let started = request(server.addr, "GET", "/health/started").await;
+            assert_eq!(started.status, 503, "{format} {level}");
+            assert_valid(format, &started.json());
+            assert_no_leak(
+                &format!("{format} {level} GET /health/started"),
+                &started,
+                &forbidden,
+            );
             // A method the endpoint refuses answers without a body worth leaking.
             let refused = request(server.addr, "POST", "/health/ready").await;
             assert_eq!(refused.status, 405);
@@ -392,4 +404,67 @@ async fn names_and_status_hide_what_a_probe_itself_describes() {
             assert_eq!(shown, level == Disclosure::Full, "{format} {level}");
         }
     }
+}
+
+#[actix_web::test]
+async fn an_application_port_without_cluster_addresses_shows_none_at_any_format_level_or_writer() {
+    // The addresses are `data`, the probe's description is not an address:
+    // hiding them leaves the rest of the entry as the level shows it.
+    let reg = HealthRegistry::new();
+    reg.add(ProbeRegistration::new(
+        "node",
+        from_fn(|| async {
+            Ok(zb_health::ProbeResult::healthy()
+                .with_description("this node is active")
+                .with_data("selfAddress", format!("{HOST}:7000"))
+                .with_data("activeNode", format!("{HOST}:7001"))
+                .with_data("activeRole", "admin"))
+        }),
+    ))
+    .unwrap();
+    for format in FORMATS {
+        for level in LEVELS {
+            for shown in [false, true] {
+                let server = serve(
+                    ZbHealth::new(reg.clone())
+                        .format(format)
+                        .disclosure(level)
+                        .cluster_addresses(shown)
+                        .build()
+                        .unwrap(),
+                );
+                let wire = request(server.addr, "GET", "/health/ready").await;
+                let body = wire.json();
+                assert_valid(format, &body);
+                let has_host = String::from_utf8_lossy(&wire.body).contains(HOST);
+                let case = format!("{format} {level} cluster_addresses({shown})");
+                assert_eq!(
+                    has_host,
+                    shown && level == Disclosure::Full,
+                    "{case}: {body}"
+                );
+                if level == Disclosure::Full {
+                    // What is not an address stays.
+                    assert_eq!(
+                        body["entries"]["node"]["data"]["activeRole"], "admin",
+                        "{case}"
+                    );
+                }
+            }
+        }
+    }
+    // A custom writer gets the report without them, too.
+    let server = serve(
+        ZbHealth::new(reg.clone())
+            .writer(zb_health::writer::write_json)
+            .cluster_addresses(false)
+            .build()
+            .unwrap(),
+    );
+    let wire = request(server.addr, "GET", "/health/ready").await;
+    assert!(
+        !String::from_utf8_lossy(&wire.body).contains(HOST),
+        "{:?}",
+        wire.json()
+    );
 }

@@ -167,7 +167,9 @@ async fn a_stalled_loop_makes_live_503_and_names_it_and_its_next_beats_recover_i
         .watchdog("scheduler", Duration::from_secs(3600))
         .unwrap();
 
-    // The consumer never beats: live turns 503 and names it.
+    // The consumer beats once (its deadline runs from then) and no more:
+    // live turns 503 and names it.
+    consumer.beat();
     let body = live_until(server.addr, 503).await;
     assert_eq!(body["status"], "Unhealthy");
     assert_eq!(
@@ -209,6 +211,7 @@ async fn retiring_every_heartbeat_restores_the_fixed_live_body() {
     let heartbeat = registry
         .watchdog("consumer", Duration::from_millis(1))
         .unwrap();
+    heartbeat.beat();
     live_until(server.addr, 503).await;
     heartbeat.retire();
     let after = request(server.addr, "GET", "/healthz").await;
@@ -252,9 +255,10 @@ async fn a_custom_writer_gets_the_stalled_report_with_a_503() {
         .build()
         .unwrap();
     let server = serve(endpoints);
-    let _heartbeat = registry
+    let heartbeat = registry
         .watchdog("consumer", Duration::from_millis(1))
         .unwrap();
+    heartbeat.beat();
     let body = live_until(server.addr, 503).await;
     assert_eq!(entry_names(&body), ["consumer"]);
 }
@@ -328,6 +332,40 @@ async fn the_manifest_gates_hold_ready_and_active_until_every_one_is_ready() {
 }
 
 #[actix_web::test]
+async fn the_startup_path_names_the_manifest_gates_it_waits_for_and_the_one_that_failed() {
+    let (_registry, installed, server) = plant();
+    let PlantStartup {
+        migrations,
+        warm_cache,
+    } = installed.startup;
+    assert_eq!(migrations.name(), Some("migrations"));
+    let startup = |body: &Value| body["entries"][STARTUP_ENTRY].clone();
+    let (status, body) = get(server.addr, "/health/started").await;
+    assert_eq!(status, 503);
+    assert_eq!(
+        startup(&body)["data"],
+        json!({"pending": ["migrations", "warm-cache"]})
+    );
+    migrations.ready();
+    let (_, body) = get(server.addr, "/health/started").await;
+    assert_eq!(startup(&body)["data"], json!({"pending": ["warm-cache"]}));
+    warm_cache.failed("the cache server refused us");
+    let (status, body) = get(server.addr, "/health/started").await;
+    assert_eq!(status, 503);
+    assert_eq!(
+        startup(&body),
+        json!({
+            "status": "Unhealthy",
+            "description": STARTUP_FAILED_DESCRIPTION,
+            "durationMs": 0.0,
+            "data": {"failed": ["warm-cache"]},
+        })
+    );
+    // The error text went to the log only.
+    assert!(!body.to_string().contains("refused"), "{body}");
+}
+
+#[actix_web::test]
 async fn the_manifest_watchdogs_are_typed_heartbeats_that_live_names_when_stalled() {
     let (registry, installed, server) = plant();
     let PlantWatchdogs {
@@ -344,6 +382,8 @@ async fn the_manifest_watchdogs_are_typed_heartbeats_that_live_names_when_stalle
         [Arc::from("consumer"), Arc::from("scheduler")]
     );
 
+    // The consumer's deadline runs from its first beat.
+    consumer.beat();
     let body = live_until(server.addr, 503).await;
     assert_eq!(
         body["entries"]["consumer"],
@@ -404,4 +444,145 @@ fn a_failed_install_leaves_no_watchdog_and_declares_no_gate() {
     assert_eq!(error.rules(), [zb_health::spec::Rule::DuplicateName]);
     assert!(registry.watchdog_names().is_empty());
     assert!(registry.is_started(), "no gate was left pending or failed");
+}
+
+// The startup path: what a kubelet `startupProbe` reads. Only the gates
+// and the watchdogs' first beats, never a dependency.
+
+/// The `startup` entry, Unhealthy with `description`.
+fn startup_entry(description: &str) -> (String, String, Value) {
+    (STARTUP_ENTRY.into(), "Unhealthy".into(), json!(description))
+}
+
+/// The startup path's entries as (name, status, description).
+fn started_entries(body: &Value) -> Vec<(String, String, Value)> {
+    body["entries"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(name, e)| {
+            (
+                name.clone(),
+                e["status"].as_str().unwrap().to_owned(),
+                e["description"].clone(),
+            )
+        })
+        .collect()
+}
+
+#[actix_web::test]
+async fn a_loop_behind_a_long_gate_keeps_live_200_and_started_503_until_its_first_beat() {
+    let registry = registry();
+    let gate = registry.startup_gate();
+    let poller = Arc::new(
+        registry
+            .watchdog("poller", Duration::from_millis(20))
+            .unwrap(),
+    );
+    let server = serve(map_zb_health(registry.clone()));
+
+    let (status, body) = get(server.addr, "/health/started").await;
+    assert_eq!(status, 503);
+    assert_eq!(
+        started_entries(&body),
+        [
+            startup_entry(STARTING_DESCRIPTION),
+            (
+                "poller".into(),
+                "Unhealthy".into(),
+                json!(zb_health::lifecycle::WAITING_DESCRIPTION)
+            ),
+        ]
+    );
+    // The gate takes many times the loop's deadline: the loop has not
+    // started, so live is never 503 for it, at any of these answers.
+    for _ in 0..10 {
+        let (status, body) = get(server.addr, "/healthz").await;
+        assert_eq!((status, body["status"].clone()), (200, json!("Healthy")));
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    gate.ready();
+    // Ready serves (its probes are healthy); started still waits for the loop.
+    assert_eq!(get(server.addr, "/health/ready").await.0, 200);
+    let (status, body) = get(server.addr, "/health/started").await;
+    assert_eq!(status, 503);
+    assert_eq!(entry_names(&body), ["poller"]);
+
+    // The loop starts: started turns 200, and from now on its deadline runs.
+    let running = Arc::new(AtomicBool::new(true));
+    let beating = {
+        let (poller, running) = (poller.clone(), running.clone());
+        tokio::spawn(async move {
+            while running.load(Ordering::Relaxed) {
+                poller.beat();
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+    };
+    let body = support::until_status(server.addr, "/health/started", 200)
+        .await
+        .json();
+    assert_canonical(&body);
+    assert_eq!(
+        started_entries(&body),
+        [("poller".into(), "Healthy".into(), Value::Null)]
+    );
+    running.store(false, Ordering::Relaxed);
+    beating.await.unwrap();
+    live_until(server.addr, 503).await;
+}
+
+#[actix_web::test]
+async fn started_never_reads_a_dependency_and_a_failed_gate_holds_it_at_503() {
+    let registry = HealthRegistry::new();
+    registry
+        .add(fixed("database", HealthStatus::Unhealthy))
+        .unwrap();
+    let server = serve(map_zb_health(registry.clone()));
+    // The database is down: ready is 503, and started is 200 with no entry.
+    assert_eq!(get(server.addr, "/health/ready").await.0, 503);
+    let (status, body) = get(server.addr, "/health/started").await;
+    assert_eq!((status, entry_names(&body).len()), (200, 0));
+    assert_eq!(
+        request(server.addr, "HEAD", "/health/started").await.status,
+        200
+    );
+    assert_eq!(
+        request(server.addr, "POST", "/health/started").await.status,
+        405
+    );
+
+    registry.startup_gate().failed("migration 7 broke");
+    let (status, body) = get(server.addr, "/health/started").await;
+    assert_eq!(status, 503);
+    assert_eq!(
+        started_entries(&body),
+        [startup_entry(STARTUP_FAILED_DESCRIPTION)]
+    );
+}
+
+#[actix_web::test]
+async fn the_startup_path_is_served_on_the_application_and_the_management_port() {
+    let registry = HealthRegistry::new();
+    let gate = registry.startup_gate();
+    let endpoints = ZbHealth::new(registry.clone())
+        .started_path("/boot")
+        .build()
+        .unwrap();
+    let (app, management, running) =
+        support::serve_both_ports(zb_health::server::ZbHealthServer::new(
+            registry.clone(),
+            endpoints,
+            zb_health::lifecycle::Drain::new(Duration::from_millis(10)),
+        ));
+    let ports = [app, management];
+    for addr in ports {
+        assert_eq!(get(addr, "/boot").await.0, 503, "{addr}");
+        assert_eq!(request(addr, "GET", "/health/started").await.status, 404);
+    }
+    gate.ready();
+    for addr in ports {
+        assert_eq!(get(addr, "/boot").await.0, 200, "{addr}");
+    }
+    running.abort();
 }

@@ -602,7 +602,8 @@ async fn the_tier_gauges_follow_what_is_served() {
     assert_eq!(m.read().gauge(TIER_STATUS, "tier=ready"), Some(0.0));
 
     // A stalled watchdog makes live 503.
-    let _heartbeat = reg.watchdog("consumer", Duration::from_millis(10)).unwrap();
+    let heartbeat = reg.watchdog("consumer", Duration::from_millis(10)).unwrap();
+    heartbeat.beat();
     tokio::time::advance(Duration::from_millis(11)).await;
     assert_eq!(reg.answer(Tag::Live).await.status, HealthStatus::Unhealthy);
     assert_eq!(m.read().gauge(TIER_STATUS, "tier=live"), Some(0.0));
@@ -679,8 +680,10 @@ async fn the_tier_failure_counter_counts_transitions_to_503_startup_and_drain_in
     }
     assert_eq!(failures(m.read()), [Some(3), Some(2), Some(0)]);
 
-    // A stalled watchdog is live's transition to 503.
-    let _heartbeat = reg.watchdog("consumer", Duration::from_millis(10)).unwrap();
+    // A stalled watchdog is live's transition to 503 (its deadline runs
+    // from its first beat).
+    let heartbeat = reg.watchdog("consumer", Duration::from_millis(10)).unwrap();
+    heartbeat.beat();
     tokio::time::advance(Duration::from_millis(11)).await;
     assert!(!answer(Tag::Live).await);
     assert!(!answer(Tag::Live).await);

@@ -154,6 +154,12 @@ fn every_manifest_renders_valid_deterministic_yaml_that_its_own_check_accepts() 
             .as_ref()
             .expect("liveness is HTTP");
         assert!(!live.path.contains("ready"), "{file}: {}", live.path);
+        // Nor does the startup probe: it holds liveness back, and failing
+        // its budget restarts the pod.
+        if let Some(startup) = &c.startup_probe {
+            let http = startup.http_get.as_ref().expect("the startup path is HTTP");
+            assert!(http.path.ends_with("/started"), "{file}: {}", http.path);
+        }
         assert!(pod.termination_grace_period_seconds >= 1, "{file}");
 
         // As a Deployment, the printed patch is consistent with its manifest.
@@ -355,6 +361,57 @@ fn each_kind_of_drift_is_found() {
     assert!(stderr.contains("times out after 1 s (no timeoutSeconds"));
     // No HOST at all: the service would bind 127.0.0.1.
     assert!(stderr.contains("does not set HOST"), "{stderr}");
+}
+
+#[test]
+fn a_liveness_or_startup_probe_on_the_ready_or_active_tier_is_drift() {
+    let manifest = format!("{FIXTURES}/health.yaml");
+    let consistent = std::fs::read_to_string(common::root().join(FIXTURES).join("consistent.yaml"))
+        .expect("the fixture is readable");
+    let scratch =
+        std::env::temp_dir().join(format!("zb-health-k8s-restart-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).expect("the temp dir is writable");
+    for (from, to, key, why) in [
+        // The mapping `zb-health k8s` printed before the startup path: a
+        // database outage at boot longer than the budget restarted the pod.
+        (
+            "9090/health/started",
+            "9090/ready",
+            "startupProbe",
+            "the ready tier: a failing dependency would restart the pod",
+        ),
+        (
+            "9090/health/started",
+            "9090/health/active",
+            "startupProbe",
+            "the active tier: a standby (503 there by design) or a failing dependency would restart the pod",
+        ),
+        (
+            "path: /live,",
+            "path: /ready,",
+            "livenessProbe",
+            "the ready tier: a failing dependency would restart the pod",
+        ),
+        (
+            "path: /live,",
+            "path: /health/active,",
+            "livenessProbe",
+            "the active tier: a standby",
+        ),
+    ] {
+        assert!(consistent.contains(from), "{from}");
+        let deployment = scratch.join("deployment.yaml");
+        std::fs::write(&deployment, consistent.replace(from, to)).expect("writable");
+        let out = zb_health(&["k8s", &manifest, "--check", deployment.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1), "{to}");
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.contains(&format!("error[K1]: the {key} checks `")) && stderr.contains(why),
+            "{to}:\n{stderr}"
+        );
+        assert!(stderr.contains("in 1 place"), "{to}:\n{stderr}");
+    }
+    std::fs::remove_dir_all(&scratch).expect("the temp dir is removable");
 }
 
 #[test]

@@ -151,9 +151,14 @@ pub fn generate(
     let heartbeats = quote!(let [#(#dog_fields),*] = registry.watchdogs([#(#loops),*])?;);
     let retire = quote!(#(#dog_fields.retire();)*);
     let watchdogs_init = quote!(#watchdogs { #(#dog_fields),* });
+    // Named, so the startup path can say which gate it waits for.
     let gate_inits = gate_fields
         .iter()
-        .map(|f| quote!(#f: registry.startup_gate(),));
+        .zip(&lifecycle.startup_gates)
+        .map(|(f, g)| {
+            let name = &g.value;
+            quote!(#f: registry.startup_gate_named(#name),)
+        });
     let startup_init = quote!(#startup { #(#gate_inits)* });
 
     let delay = DurationTokens(lifecycle.drain_delay(), krate);

@@ -1,5 +1,7 @@
-//! The three tiers on actix-web (ZB-1, ZB-5): one call maps them all.
+//! The three tiers on actix-web (ZB-1, ZB-5), and the startup path beside
+//! them: one call maps them all.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -9,7 +11,7 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::web::Bytes;
 use actix_web::{HttpResponse, HttpResponseBuilder, web};
 use zb_health_spec::{
-    Disclosure, EndpointPaths, HealthStatus, ResponseFormat, SpecError, Tag, Violations,
+    Disclosure, Endpoint, EndpointPaths, HealthStatus, ResponseFormat, SpecError, Tag, Violations,
     check_name, check_paths,
 };
 
@@ -88,7 +90,7 @@ impl ZbHealth {
         }
     }
 
-    /// Replaces all three paths, e.g. with [`EndpointPaths::be_hlth_009`].
+    /// Replaces all the paths, e.g. with [`EndpointPaths::be_hlth_009`].
     pub fn paths(mut self, paths: EndpointPaths) -> Self {
         self.paths = paths;
         self
@@ -112,7 +114,14 @@ impl ZbHealth {
         self
     }
 
-    /// Overrides the response writer of all three tiers. It gets each
+    /// Overrides the startup path (`/health/started` by default).
+    pub fn started_path(mut self, path: impl Into<String>) -> Self {
+        self.paths.started = path.into();
+        self
+    }
+
+    /// Overrides the response writer of all three tiers (and the startup
+    /// path). It gets each
     /// report as the tier's [`Disclosure`] shows it
     /// ([`HealthReport::disclosed`]); the format and `clusterReady`
     /// settings are the built-in writer's and do not apply to it.
@@ -146,6 +155,18 @@ impl ZbHealth {
         self
     }
 
+    /// Whether the bodies show the cluster addresses (`selfAddress`,
+    /// `activeNode` in `data`, ZB-2.3c): `true` by default, as in ZB's
+    /// body. A manifest's `install` sets `false` on the application port
+    /// unless `endpoints.cluster_addresses: true`, and `true` on the
+    /// management port.
+    pub fn cluster_addresses(mut self, shown: bool) -> Self {
+        for style in &mut self.styles {
+            style.cluster_addresses = shown;
+        }
+        self
+    }
+
     /// Adds `clusterReady` to the ready tier's body (AT-8): `true` exactly
     /// when the entry `membership_entry` (the cluster-membership probe's
     /// registered name) of the same report is `Healthy`; `false` when it is
@@ -155,14 +176,15 @@ impl ZbHealth {
         self
     }
 
-    /// Checks the paths (rule R6: non-empty, absolute, distinct) and the
+    /// Checks the paths, the startup path's with the tiers' (rule R6:
+    /// non-empty, absolute, distinct) and the
     /// [`cluster_ready`](Self::cluster_ready) entry name (R9: a probe name)
     /// and yields the endpoints.
     pub fn build(self) -> Result<ZbHealthEndpoints, SpecError> {
         let mut sink = Violations::new();
-        let paths: Vec<(Tag, &str, ())> = Tag::ALL
+        let paths: Vec<(Endpoint, &str, ())> = Endpoint::ALL
             .iter()
-            .map(|t| (*t, self.paths.get(*t), ()))
+            .map(|e| (*e, self.paths.endpoint(*e), ()))
             .collect();
         check_paths(&paths, &mut sink);
         // The entry `clusterReady` reads is a probe's name (R9).
@@ -188,18 +210,29 @@ impl ZbHealth {
                 fixed_body,
             })
         };
+        // The startup path speaks of the process, as `live` does: it takes
+        // that tier's body style.
+        let started = Arc::new(StartedEndpoint {
+            path: self.paths.started.clone(),
+            registry: self.registry.clone(),
+            style: self.styles[Tag::Live as usize].clone(),
+            writer: self.writer.clone(),
+        });
         Ok(ZbHealthEndpoints {
             tiers: [tier(Tag::Ready), tier(Tag::Active), tier(Tag::Live)],
+            started,
         })
     }
 }
 
-/// The three tier endpoints, ready to mount: `App::new().service(endpoints)`
-/// or `App::new().configure(|c| endpoints.configure(c))`. Cheap to clone
-/// into each actix worker's `App` factory.
+/// The three tier endpoints and the startup path, ready to mount:
+/// `App::new().service(endpoints)` or
+/// `App::new().configure(|c| endpoints.configure(c))`. Cheap to clone into
+/// each actix worker's `App` factory.
 #[derive(Clone)]
 pub struct ZbHealthEndpoints {
     tiers: [Arc<TierEndpoint>; 3],
+    started: Arc<StartedEndpoint>,
 }
 
 /// The ZB defaults over `registry`; the spec's `MapZbHealth()`.
@@ -222,6 +255,11 @@ impl ZbHealthEndpoints {
     pub fn path(&self, tier: Tag) -> &str {
         &self.tiers[tier as usize].path
     }
+
+    /// The path the startup endpoint is served on.
+    pub fn started_path(&self) -> &str {
+        &self.started.path
+    }
 }
 
 impl HttpServiceFactory for ZbHealthEndpoints {
@@ -229,6 +267,62 @@ impl HttpServiceFactory for ZbHealthEndpoints {
         for tier in self.tiers {
             ZbHealthTier(tier).register(config);
         }
+        let started = self.started;
+        let path = started.path.clone();
+        get_and_head(path, move || started.clone().respond(), config);
+    }
+}
+
+/// `GET` and `HEAD` on `path`, answered by `respond`; `405` with `Allow`
+/// for any other method.
+fn get_and_head<F, R>(path: String, respond: F, config: &mut AppService)
+where
+    F: Fn() -> R + Clone + 'static,
+    R: Future<Output = HttpResponse> + 'static,
+{
+    let head = respond.clone();
+    web::resource(path)
+        .route(web::get().to(respond))
+        .route(web::head().to(head))
+        .default_service(web::to(method_not_allowed))
+        .register(config);
+}
+
+/// The startup path: 200 once the process has started
+/// ([`HealthRegistry::started`]), 503 before. It runs no probe.
+struct StartedEndpoint {
+    path: String,
+    registry: HealthRegistry,
+    /// The live tier's body style.
+    style: BodyStyle,
+    writer: Option<Arc<dyn ResponseWriter>>,
+}
+
+impl StartedEndpoint {
+    async fn respond(self: Arc<Self>) -> HttpResponse {
+        let report = self.registry.started();
+        let status = if report.status == HealthStatus::Healthy {
+            StatusCode::OK
+        } else {
+            StatusCode::SERVICE_UNAVAILABLE
+        };
+        let mut response = HttpResponse::build(status);
+        response.insert_header(no_store());
+        write_body(&self.style, self.writer.as_deref(), &report, response)
+    }
+}
+
+/// The body: the built-in writer in `style`, or the custom writer over the
+/// report as `style`'s disclosure shows it.
+fn write_body(
+    style: &BodyStyle,
+    writer: Option<&dyn ResponseWriter>,
+    report: &HealthReport,
+    response: HttpResponseBuilder,
+) -> HttpResponse {
+    match writer {
+        None => style.write(report, response),
+        Some(writer) => writer.write(&style.shown(report), response),
     }
 }
 
@@ -272,13 +366,8 @@ impl ZbHealthTier {
 impl HttpServiceFactory for ZbHealthTier {
     fn register(self, config: &mut AppService) {
         let tier = self.0;
-        let get = tier.clone();
-        let head = tier.clone();
-        web::resource(tier.path.clone())
-            .route(web::get().to(move || get.clone().respond()))
-            .route(web::head().to(move || head.clone().respond()))
-            .default_service(web::to(method_not_allowed))
-            .register(config);
+        let path = tier.path.clone();
+        get_and_head(path, move || tier.clone().respond(), config);
     }
 }
 
@@ -314,10 +403,7 @@ impl TierEndpoint {
     /// The body: the built-in writer in this tier's style, or the custom
     /// writer over the report as the tier's disclosure shows it.
     fn write(&self, report: &HealthReport, response: HttpResponseBuilder) -> HttpResponse {
-        match &self.writer {
-            None => self.style.write(report, response),
-            Some(writer) => writer.write(&report.disclosed(self.style.disclosure), response),
-        }
+        write_body(&self.style, self.writer.as_deref(), report, response)
     }
 
     /// `live` runs no probes (ZB-1.3); only a stalled watchdog makes it 503

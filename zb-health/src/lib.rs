@@ -29,7 +29,8 @@
 //!   state; [`server`] runs the actix (and gRPC) servers under the drain.
 //! * [`writer`]: the report as a body, the canonical JSON by default, at a
 //!   tier's disclosure level; raw error text is in no body at any level.
-//! * [`http`]: [`ZbHealth`] maps the three tiers onto an actix `App`.
+//! * [`http`]: [`ZbHealth`] maps the three tiers, and the startup path
+//!   (`/health/started`, for a kubelet `startupProbe`), onto an actix `App`.
 //! * [`observe`]: one log line per transition and the `zb_health_*`
 //!   metrics (BE-HLTH-008).
 //! * [`gate`]: [`ActiveNodeGate`] and [`RequireActiveNode`] keep

@@ -236,7 +236,15 @@ impl HealthRegistry {
     /// warm_up.ready();
     /// ```
     pub fn startup_gate(&self) -> StartupGate {
-        self.inner.lifecycle.startup_gate()
+        self.inner.lifecycle.startup_gate(None)
+    }
+
+    /// [`startup_gate`](Self::startup_gate) with a name, which the startup
+    /// path ([`started`](Self::started)) shows in its `startup` entry's
+    /// `data` (`pending`, `failed`) until the gate is ready. How a
+    /// manifest's `install` declares its `lifecycle.startup_gates`.
+    pub fn startup_gate_named(&self, name: impl Into<Arc<str>>) -> StartupGate {
+        self.inner.lifecycle.startup_gate(Some(name.into()))
     }
 
     /// Whether every declared startup gate is ready (and none failed).
@@ -245,11 +253,24 @@ impl HealthRegistry {
         self.inner.lifecycle.is_started()
     }
 
+    /// What the startup path answers (`/health/started`): `Healthy` (200)
+    /// once every startup gate is ready and every watchdog has beaten
+    /// once; else `Unhealthy` (503) with the `startup` entry (`starting` or
+    /// `startup failed`) and an entry for each watchdog still waiting for
+    /// its first beat. It runs no probe and reads no dependency, so a
+    /// kubelet `startupProbe` on it restarts only a process that did not
+    /// start, which a restart can cure.
+    pub fn started(&self) -> HealthReport {
+        self.inner.lifecycle.started_report()
+    }
+
     /// Registers a watchdog for one of the app's own loops (BE-HLTH-002): if
     /// the returned [`Heartbeat`] does not [`beat`](Heartbeat::beat) for
     /// longer than `deadline`, `live` answers 503 with an `Unhealthy` entry
     /// named `name` (described `no heartbeat within <deadline> ms`), and
-    /// returns to 200 with the next beat. The deadline starts now.
+    /// returns to 200 with the next beat. The deadline runs from the first
+    /// beat: until then the loop is starting, `live` stays 200 for it and
+    /// the startup path ([`started`](Self::started)) answers 503 naming it.
     ///
     /// It is not a probe: it does no I/O and runs nothing; `live` only
     /// compares timestamps. A loop that ends on purpose calls

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use zb_health_spec::Disclosure;
+use zb_health_spec::{CLUSTER_ADDRESS_KEYS, Disclosure};
 use zb_health_spec::{HealthStatus, Tag};
 
 /// The fixed description of a probe that returned `Err`. The error itself
@@ -81,6 +81,41 @@ impl HealthReport {
             status: self.status,
             total_duration: self.total_duration,
             entries,
+        })
+    }
+}
+
+impl HealthReport {
+    /// The report without the cluster addresses
+    /// ([`CLUSTER_ADDRESS_KEYS`]) in any entry's `data`, as an application
+    /// port shows it by default; unchanged (borrowed) when no entry has one.
+    pub fn without_cluster_addresses(&self) -> Cow<'_, HealthReport> {
+        let has = |e: &HealthEntry| {
+            e.data
+                .as_ref()
+                .is_some_and(|d| CLUSTER_ADDRESS_KEYS.iter().any(|k| d.contains_key(*k)))
+        };
+        if !self.entries.iter().any(has) {
+            return Cow::Borrowed(self);
+        }
+        let entries = self
+            .entries
+            .iter()
+            .map(|e| {
+                let data = e.data.as_ref().and_then(|d| {
+                    let kept: Map<String, Value> = d
+                        .iter()
+                        .filter(|(k, _)| !CLUSTER_ADDRESS_KEYS.contains(&k.as_str()))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect();
+                    (!kept.is_empty()).then_some(kept)
+                });
+                HealthEntry { data, ..e.clone() }
+            })
+            .collect();
+        Cow::Owned(HealthReport {
+            entries,
+            ..self.clone()
         })
     }
 }

@@ -288,7 +288,9 @@ pub const DEFAULT_GRPC_PORT: u16 = 50051;
 ///   `HOST:PORT`, on actix's default workers;
 /// * with a management port (the manifest's `management.port`, or
 ///   `MANAGEMENT_PORT`), the tiers again on their own server with one
-///   worker, which busy application workers cannot hold up;
+///   worker, which busy application workers cannot hold up, with
+///   [`management_endpoints`](Self::management_endpoints) when given (a
+///   disclosure of its own), else the same endpoints;
 /// * with a gRPC mapping (the manifest's `grpc` section), `grpc.health.v1`
 ///   on `HOST:GRPC_PORT`;
 /// * [`metrics`](Self::metrics) on both HTTP servers;
@@ -305,6 +307,9 @@ pub const DEFAULT_GRPC_PORT: u16 = 50051;
 pub struct ZbHealthServer {
     registry: HealthRegistry,
     endpoints: ZbHealthEndpoints,
+    /// The management port's endpoints, when they differ from the
+    /// application's (their disclosure).
+    management_endpoints: Option<ZbHealthEndpoints>,
     drain: Drain,
     host: IpAddr,
     port: u16,
@@ -337,6 +342,7 @@ impl ZbHealthServer {
         Self {
             registry,
             endpoints,
+            management_endpoints: None,
             drain,
             host: IpAddr::V4(Ipv4Addr::LOCALHOST),
             port: DEFAULT_PORT,
@@ -431,6 +437,15 @@ impl ZbHealthServer {
         self
     }
 
+    /// The endpoints the management port serves instead of the
+    /// application's: the same registry, with bodies of their own (a
+    /// manifest's `management.disclosure`, and the cluster addresses the
+    /// application port leaves out).
+    pub fn management_endpoints(mut self, endpoints: ZbHealthEndpoints) -> Self {
+        self.management_endpoints = Some(endpoints);
+        self
+    }
+
     /// The `grpc.health.v1` port, when there is a gRPC mapping.
     pub fn grpc_port(mut self, port: u16) -> Self {
         self.grpc_port = port;
@@ -471,9 +486,18 @@ impl ZbHealthServer {
         &self.registry
     }
 
-    /// The tier endpoints, to mount on a server of your own.
+    /// The tier endpoints of the application port, to mount on a server
+    /// of your own.
     pub fn endpoints(&self) -> &ZbHealthEndpoints {
         &self.endpoints
+    }
+
+    /// The tier endpoints of the management port: its own, else the
+    /// application's.
+    pub fn endpoints_for_management(&self) -> &ZbHealthEndpoints {
+        self.management_endpoints
+            .as_ref()
+            .unwrap_or(&self.endpoints)
     }
 
     /// The drain, with any `DRAIN_DELAY_MS` applied.
@@ -512,7 +536,7 @@ impl ZbHealthServer {
         let mut servers: Vec<Box<dyn Serveable>> = vec![Box::new(application)];
         if let Some(port) = self.management_port {
             let (endpoints, metrics, registry) = (
-                self.endpoints.clone(),
+                self.endpoints_for_management().clone(),
                 self.metrics.clone(),
                 self.registry.clone(),
             );

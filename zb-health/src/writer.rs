@@ -1,13 +1,15 @@
 //! Response writers: how a [`HealthReport`] becomes an HTTP body (ZB-3,
 //! BE-HLTH-001, BE-HLTH-007).
 //!
-//! The built-in writer is one serialiser with three settings, a
+//! The built-in writer is one serialiser with four settings, a
 //! [`BodyStyle`]: the [`ResponseFormat`] (ZB's `Healthy`/`Degraded`/
 //! `Unhealthy` or BE-HLTH-001's `pass`/`fail`), the [`Disclosure`] level
-//! (`full`, `names`, `status`) and, on the ready tier, the entry
-//! `clusterReady` is read from (AT-8). It writes straight from the report,
+//! (`full`, `names`, `status`), on the ready tier the entry
+//! `clusterReady` is read from (AT-8), and whether the cluster addresses
+//! are shown (per port). It writes straight from the report,
 //! so a stricter level costs less than `full`, never more.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use actix_web::http::header::{self, HeaderValue};
@@ -81,8 +83,9 @@ pub fn cluster_ready(report: &HealthReport, name: &str) -> bool {
     })
 }
 
-/// How the built-in writer shapes one tier's body: format, disclosure and
-/// `clusterReady`. The default is ZB's canonical body.
+/// How the built-in writer shapes one tier's body: format, disclosure,
+/// `clusterReady` and whether the cluster addresses are shown. The default
+/// is ZB's canonical body.
 ///
 /// ```
 /// use zb_health::Tag;
@@ -103,6 +106,11 @@ pub struct BodyStyle {
     /// The entry `clusterReady` is read from ([`cluster_ready`]); `None`
     /// leaves the field out.
     pub cluster_ready: Option<Arc<str>>,
+    /// Whether `data` shows the cluster addresses
+    /// ([`CLUSTER_ADDRESS_KEYS`](zb_health_spec::CLUSTER_ADDRESS_KEYS)):
+    /// ZB's body does; an application port's, by a manifest's default,
+    /// does not.
+    pub cluster_addresses: bool,
 }
 
 impl BodyStyle {
@@ -112,6 +120,7 @@ impl BodyStyle {
         format: ResponseFormat::Zb,
         disclosure: Disclosure::Full,
         cluster_ready: None,
+        cluster_addresses: true,
     };
 
     /// `format` at `full` disclosure, without `clusterReady`.
@@ -120,6 +129,25 @@ impl BodyStyle {
             format,
             disclosure: Disclosure::Full,
             cluster_ready: None,
+            cluster_addresses: true,
+        }
+    }
+
+    /// Shows or hides the cluster addresses in `data`.
+    pub fn cluster_addresses(mut self, shown: bool) -> Self {
+        self.cluster_addresses = shown;
+        self
+    }
+
+    /// `report` as this style shows it to a custom writer: its disclosure
+    /// level, without the cluster addresses when they are hidden.
+    pub fn shown<'a>(&self, report: &'a HealthReport) -> Cow<'a, HealthReport> {
+        if self.cluster_addresses {
+            return report.disclosed(self.disclosure);
+        }
+        match report.without_cluster_addresses() {
+            Cow::Borrowed(r) => r.disclosed(self.disclosure),
+            Cow::Owned(r) => Cow::Owned(r.disclosed(self.disclosure).into_owned()),
         }
     }
 
@@ -230,9 +258,34 @@ impl Serialize for Entry<'_> {
         st.serialize_field("description", &description)?;
         st.serialize_field("durationMs", &duration_ms(e.duration))?;
         if full && let Some(data) = &e.data {
-            st.serialize_field("data", data)?;
+            if style.cluster_addresses {
+                st.serialize_field("data", data)?;
+            } else if data
+                .keys()
+                .any(|k| !zb_health_spec::CLUSTER_ADDRESS_KEYS.contains(&k.as_str()))
+            {
+                st.serialize_field("data", &WithoutAddresses(data))?;
+            }
         }
         st.end()
+    }
+}
+
+/// An entry's `data` without the cluster addresses, written in place (no
+/// copy of the map).
+struct WithoutAddresses<'a>(&'a serde_json::Map<String, serde_json::Value>);
+
+impl Serialize for WithoutAddresses<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let kept = self
+            .0
+            .iter()
+            .filter(|(k, _)| !zb_health_spec::CLUSTER_ADDRESS_KEYS.contains(&k.as_str()));
+        let mut map = s.serialize_map(None)?;
+        for (k, v) in kept {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
     }
 }
 

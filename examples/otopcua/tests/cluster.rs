@@ -45,7 +45,8 @@ fn until_active(
     condition: impl Fn(&Response) -> bool,
 ) -> Response {
     eventually(what, PATIENCE, || {
-        let response = node.try_get("/health/active").ok()?;
+        // The management port: the application port hides the addresses.
+        let response = node.try_get_management("/health/active").ok()?;
         condition(&response).then(|| {
             assert_canonical(&response);
             response

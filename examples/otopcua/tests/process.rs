@@ -79,7 +79,16 @@ fn one_node_answers_every_tier_with_canonical_bodies() {
     }
     assert_eq!(body["clusterReady"], true, "{body}");
 
-    let active = node.get("/health/active");
+    // The application port does not show the cluster addresses; the
+    // management port does.
+    let public = node.get("/health/active");
+    assert_eq!(public.status, 200);
+    assert!(
+        !public.text().contains(node.gossip.as_str()),
+        "{}",
+        public.text()
+    );
+    let active = node.get_management("/health/active");
     assert_eq!(active.status, 200);
     assert_canonical(&active);
     let entry = &active.json()["entries"]["active-node"];

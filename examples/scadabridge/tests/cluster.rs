@@ -46,7 +46,7 @@ fn one_active_node_takes_the_writes_and_the_role_moves_on_sigterm() {
         DEADLINE,
         || {
             let agree = nodes.iter().all(|n| {
-                n.try_get("/health/active").is_ok_and(|r| {
+                n.try_get_management("/health/active").is_ok_and(|r| {
                     r.json()["entries"]["active-node"]["data"]["activeNode"] == oldest.as_str()
                 })
             });
@@ -54,7 +54,8 @@ fn one_active_node_takes_the_writes_and_the_role_moves_on_sigterm() {
         },
     );
     for node in &nodes {
-        let active = node.get("/health/active");
+        // The management port shows the cluster addresses.
+        let active = node.get_management("/health/active");
         assert_canonical(&active);
         let entry = &active.json()["entries"]["active-node"];
         assert_eq!(
@@ -116,7 +117,7 @@ fn one_active_node_takes_the_writes_and_the_role_moves_on_sigterm() {
     // ... and the next-oldest takes the active role, node 2 stays standby.
     let next = nodes[1].gossip.clone();
     eventually("node 1 active, node 2 standby naming it", DEADLINE, || {
-        let standby = nodes[2].try_get("/health/active").ok()?;
+        let standby = nodes[2].try_get_management("/health/active").ok()?;
         let names_next =
             standby.json()["entries"]["active-node"]["data"]["activeNode"] == next.as_str();
         (names_next && active_codes(&nodes[1..]) == [200, 503]).then_some(standby)

@@ -39,7 +39,7 @@ pub use manifest::{
     ActiveScope, LifecycleDecl, Located, Location, Manifest, ProbeDecl, ProbeKind, ResponsesDecl,
     WatchdogDecl, parse_manifest,
 };
-pub use paths::EndpointPaths;
+pub use paths::{Endpoint, EndpointPaths};
 pub use rules::{
     NameOf, Rule, SHUTDOWN_ENTRY, STARTUP_ENTRY, SpecError, Violation, Violations,
     check_active_not_optional, check_cluster_size, check_drain, check_duration_text,
@@ -50,4 +50,7 @@ pub use rules::{
 pub use status::{FailureStatus, HealthStatus};
 pub use suggest::{all_of, did_you_mean, hint, one_of};
 pub use tag::{Tag, TagSet, UnknownTag, ZbHealthTags};
-pub use vocab::{Disclosure, Keyword, Kind, PROBE_SETTING_KEYS, Preset, ResponseFormat, Scope};
+pub use vocab::{
+    CLUSTER_ADDRESS_KEYS, Disclosure, Keyword, Kind, PROBE_SETTING_KEYS, Preset, ResponseFormat,
+    Scope,
+};

@@ -834,9 +834,9 @@ pub fn check_drain<L: Clone>(
     }
 }
 
-/// R6: each tier path is non-empty, absolute, and distinct from the others
-/// (ZB-5).
-pub fn check_paths<L: Clone>(paths: &[(Tag, &str, L)], sink: &mut Violations<L>) {
+/// R6: each endpoint path (the tiers', and the startup path) is non-empty,
+/// absolute, and distinct from the others (ZB-5).
+pub fn check_paths<L: Clone>(paths: &[(crate::Endpoint, &str, L)], sink: &mut Violations<L>) {
     for (i, (tag, path, loc)) in paths.iter().enumerate() {
         if path.is_empty() {
             sink.push(
@@ -845,7 +845,7 @@ pub fn check_paths<L: Clone>(paths: &[(Tag, &str, L)], sink: &mut Violations<L>)
                 format!("the `{tag}` endpoint path is empty"),
                 format!(
                     "give it an absolute path such as `{}`",
-                    crate::EndpointPaths::zb().get(*tag)
+                    crate::EndpointPaths::zb().endpoint(*tag)
                 ),
             );
             continue;
@@ -1032,9 +1032,9 @@ mod tests {
         let mut s = Violations::new();
         check_paths(
             &[
-                (Tag::Ready, "/health", ()),
-                (Tag::Active, "health/", ()),
-                (Tag::Live, "", ()),
+                (Tag::Ready.into(), "/health", ()),
+                (Tag::Active.into(), "health/", ()),
+                (Tag::Live.into(), "", ()),
             ],
             &mut s,
         );
@@ -1042,9 +1042,19 @@ mod tests {
         let mut s = Violations::new();
         check_paths(
             &[
-                (Tag::Ready, "/a", ()),
-                (Tag::Active, "/a/", ()),
-                (Tag::Live, "/b", ()),
+                (Tag::Ready.into(), "/a", ()),
+                (Tag::Active.into(), "/a/", ()),
+                (Tag::Live.into(), "/b", ()),
+            ],
+            &mut s,
+        );
+        assert_eq!(rules(s), [Rule::EndpointPath]);
+        // The startup path is checked with the tiers: it cannot take one's.
+        let mut s = Violations::new();
+        check_paths(
+            &[
+                (Tag::Ready.into(), "/health/ready", ()),
+                (crate::Endpoint::Started, "/health/ready/", ()),
             ],
             &mut s,
         );

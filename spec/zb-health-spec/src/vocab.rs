@@ -201,6 +201,13 @@ keyword!(ResponseFormat, "format", {
     PassFail => "pass-fail",
 });
 
+/// The `data` keys that hold cluster addresses (ZB-2.3c's `selfAddress`
+/// and `activeNode`). The application port's bodies leave them out unless
+/// the manifest's `endpoints.cluster_addresses` (or
+/// `ZbHealth::cluster_addresses`) says otherwise; the management port
+/// shows them.
+pub const CLUSTER_ADDRESS_KEYS: [&str; 2] = ["selfAddress", "activeNode"];
+
 /// The probe settings that both the `#[zb_health]` attribute and a
 /// manifest probe entry take, in the order messages list them. Written
 /// once, so the two key lists cannot drift apart: the attribute adds only

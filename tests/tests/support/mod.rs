@@ -85,6 +85,27 @@ pub fn serve(endpoints: ZbHealthEndpoints) -> Server {
     })
 }
 
+/// `server` on free ports of 127.0.0.1 with its management port on: the
+/// application's and the management server's addresses, and the running
+/// task (abort it to stop).
+#[allow(dead_code)] // Not every test crate serves both ports.
+pub fn serve_both_ports(
+    server: zb_health::server::ZbHealthServer,
+) -> (
+    SocketAddr,
+    SocketAddr,
+    actix_web::rt::task::JoinHandle<std::io::Result<()>>,
+) {
+    let bound = server
+        .port(0)
+        .management_port(Some(0))
+        .bind()
+        .expect("free ports bind");
+    let addresses = bound.addresses().clone();
+    let running = actix_web::rt::spawn(bound.run());
+    (addresses.application[0], addresses.management[0], running)
+}
+
 /// A response as read off the wire: the shared client's
 /// (`zb_health_testkit::Response`), as in the examples' process tests.
 #[allow(unused_imports)]

@@ -6,13 +6,13 @@
 
 use std::time::Duration;
 
-use zb_health_spec::Tag;
 use zb_health_spec::manifest::{Location, Manifest, ProbeKind};
+use zb_health_spec::{Endpoint, Tag};
 
 use super::render::human;
 use super::{
     Handler, K8S_DEFAULT_GRACE_SECONDS, K8S_DEFAULT_TIMEOUT_SECONDS, Plan, PortSource, ProbePlan,
-    tier_of_grpc_service, tier_of_path,
+    tier_of_grpc_service,
 };
 use crate::input::Source;
 use crate::render::{Diagnostic, plural, render_all};
@@ -29,7 +29,8 @@ pub enum Check {
     /// K3: a `timeoutSeconds` not above a probe deadline, or not the
     /// manifest's `orchestrator.timeout`.
     Timeout,
-    /// K4: no `startupProbe` although the manifest declares startup gates.
+    /// K4: no `startupProbe` although the manifest declares startup gates
+    /// or watchdogs.
     Startup,
     /// K5: a grace period shorter than the drain, or not the manifest's.
     Grace,
@@ -64,7 +65,10 @@ impl Check {
             Check::Path => ("probe-path", "the manifest's endpoints (ZB-1.1, ZB-5)"),
             Check::Port => ("probe-port", "the port the tiers are served on (ZB-5)"),
             Check::Timeout => ("probe-timeout", "the probe deadlines (BE-HLTH-006)"),
-            Check::Startup => ("startup-probe", "the startup gates (BE-HLTH-004)"),
+            Check::Startup => (
+                "startup-probe",
+                "the startup gates and watchdogs (BE-HLTH-004, BE-HLTH-002)",
+            ),
             Check::Grace => ("grace-period", "the shutdown drain (BE-HLTH-005)"),
             Check::Probe => ("probe-tier", "the tiers (ZB-1.1)"),
             Check::PodManagement => (
@@ -224,12 +228,12 @@ pub fn check(
                 check: Check::Startup,
                 location: at,
                 message: format!(
-                    "the container has no startupProbe, but the manifest declares startup gates ({})",
-                    plan.startup_gates.join(", ")
+                    "the container has no startupProbe, but the manifest declares {}",
+                    startup_waits(plan)
                 ),
                 help: format!(
-                    "add a startupProbe on the ready path ({}) so the liveness probe waits for the gates; `zb-health k8s` prints one",
-                    plan.paths.ready
+                    "add a startupProbe on the startup path ({}) so the liveness probe waits for the start; `zb-health k8s` prints one",
+                    plan.paths.started
                 ),
             }),
             (None, Some(_)) if key == "readinessProbe" => drifts.push(Drift {
@@ -252,6 +256,18 @@ pub fn check(
     }
     drifts.sort_by_key(|d| (d.location.line, d.location.column));
     Ok(drifts)
+}
+
+/// What the startup probe waits for, for the K4 message.
+fn startup_waits(plan: &Plan) -> String {
+    let mut waits = Vec::new();
+    if !plan.startup_gates.is_empty() {
+        waits.push(format!("startup gates ({})", plan.startup_gates.join(", ")));
+    }
+    if !plan.watchdogs.is_empty() {
+        waits.push(format!("watchdogs ({})", plan.watchdogs.join(", ")));
+    }
+    waits.join(" and ")
 }
 
 fn grace(plan: &Plan, target: &Target<'_>, drifts: &mut Vec<Drift>) {
@@ -417,13 +433,13 @@ fn one_probe(
     grpc_port_flag: Option<u16>,
     drifts: &mut Vec<Drift>,
 ) {
-    let tier = wanted.tier;
-    let want_path = plan.paths.get(tier);
+    let endpoint = wanted.endpoint;
+    let want_path = plan.paths.endpoint(endpoint);
     if let Some(http) = probe.get("httpGet") {
         let path_node = http.get("path");
         let path = path_node.and_then(Node::as_str).unwrap_or("/");
         let loc = path_node.map_or(http.loc, |n| n.loc);
-        path_drift(plan, key, tier, path, loc, drifts);
+        path_drift(plan, key, endpoint, path, loc, drifts);
         match http.get("port") {
             Some(port) => port_drift(plan, target, key, port, drifts),
             None => drifts.push(Drift {
@@ -446,7 +462,16 @@ fn one_probe(
                 ),
                 help: format!("use httpGet on {want_path}, port {}", plan.port),
             });
-        } else if tier_of_grpc_service(manifest, service) != Some(tier) {
+        } else if let Endpoint::Started = endpoint {
+            drifts.push(Drift {
+                check: Check::Path,
+                location: grpc.loc,
+                message: format!(
+                    "the {key} asks grpc.health.v1, whose services answer from the tiers, not the startup path: a dependency could restart the pod"
+                ),
+                help: format!("use httpGet on {want_path}, port {}", plan.port),
+            });
+        } else if tier_of_grpc_service(manifest, service).map(Endpoint::Tier) != Some(endpoint) {
             let want = match &wanted.handler {
                 Handler::Grpc { service } => {
                     format!("set `service: {}`", super::render::scalar(service))
@@ -457,8 +482,7 @@ fn one_probe(
                 check: Check::Path,
                 location: loc,
                 message: format!(
-                    "the {key} asks gRPC service `{service}`, which the manifest does not map to the {} tier",
-                    tier.as_str()
+                    "the {key} asks gRPC service `{service}`, which the manifest does not map to the {endpoint} tier"
                 ),
                 help: want,
             });
@@ -492,7 +516,7 @@ fn one_probe(
             let text = url_node.as_str().unwrap_or_default();
             if let Ok(url) = crate::probe::parse_url(text) {
                 let path = url.target.split('?').next().unwrap_or("/");
-                path_drift(plan, key, tier, path, url_node.loc, drifts);
+                path_drift(plan, key, endpoint, path, url_node.loc, drifts);
                 if plan.port_source != PortSource::Default && url.port != plan.port {
                     drifts.push(Drift {
                         check: Check::Port,
@@ -518,36 +542,55 @@ fn port_why(plan: &Plan) -> String {
     }
 }
 
+/// The endpoint a probe reads, for a message: `the live tier`, `the
+/// startup path`.
+fn shown(endpoint: Endpoint) -> String {
+    match endpoint {
+        Endpoint::Tier(tag) => format!("the {tag} tier"),
+        Endpoint::Started => "the startup path".to_string(),
+    }
+}
+
+/// K1 on a path: the probe reads `path`, and `wanted` is what it should
+/// read. A liveness or startup probe on the ready or active tier is the
+/// worst case: the kubelet restarts the pod over a dependency.
 fn path_drift(
     plan: &Plan,
     key: &str,
-    tier: Tag,
+    wanted: Endpoint,
     path: &str,
     loc: Location,
     drifts: &mut Vec<Drift>,
 ) {
-    let want = plan.paths.get(tier);
+    let want = plan.paths.endpoint(wanted);
     if path == want {
         return;
     }
-    let why = match tier_of_path(&plan.paths, path) {
-        Some(Tag::Active) => {
+    let restarts = matches!(wanted, Endpoint::Tier(Tag::Live) | Endpoint::Started);
+    let why = match plan.paths.endpoint_of(path) {
+        Some(Endpoint::Tier(Tag::Active)) if restarts => {
+            "the active tier: a standby (503 there by design) or a failing dependency would restart the pod".to_string()
+        }
+        Some(Endpoint::Tier(Tag::Active)) => {
             "the active tier, which is for routing: it answers 503 on a healthy standby".to_string()
         }
-        Some(Tag::Ready) if tier == Tag::Live => {
+        Some(Endpoint::Tier(Tag::Ready)) if restarts => {
             "the ready tier: a failing dependency would restart the pod (ZB-1.3)".to_string()
         }
-        Some(Tag::Live) => {
+        Some(Endpoint::Tier(Tag::Live)) => {
             "the live tier, which never sees the dependencies or the drain".to_string()
         }
-        Some(other) => format!("the {} tier", other.as_str()),
+        Some(Endpoint::Started) => {
+            "the startup path, which turns 200 once and then never sees the dependencies, the drain or a stall".to_string()
+        }
+        Some(other) => shown(other),
         None => "a path the manifest does not serve".to_string(),
     };
     drifts.push(Drift {
         check: Check::Path,
         location: loc,
         message: format!("the {key} checks `{path}`, {why}"),
-        help: format!("set `path: {want}` (the {} tier)", tier.as_str()),
+        help: format!("set `path: {want}` ({})", shown(wanted)),
     });
 }
 
@@ -621,8 +664,8 @@ fn timeout_drift(
             check: Check::Timeout,
             location,
             message: format!(
-                "the {key} times out after {seconds} s{said}, not above the {} tier's longest probe deadline ({})",
-                wanted.tier.as_str(),
+                "the {key} times out after {seconds} s{said}, not above the longest probe deadline of {} ({})",
+                shown(wanted.endpoint),
                 human(wanted.deadline)
             ),
             help: format!("set `{help}`, so the kubelet waits for the tier's answer"),

@@ -15,7 +15,7 @@ pub mod render;
 use std::time::Duration;
 
 use zb_health_spec::manifest::{GrpcTargetDecl, Location, Manifest, ProbeKind};
-use zb_health_spec::{Rule, Tag, Violation};
+use zb_health_spec::{Endpoint, Rule, Tag, Violation};
 
 use crate::args::K8sArgs;
 use crate::input::{self, Failure};
@@ -70,6 +70,13 @@ pub const DEFAULT_APP_PORT: u16 = 8080;
 pub const DEFAULT_GRPC_PORT: u16 = 50051;
 /// Kubernetes' `timeoutSeconds` when a probe states none.
 pub const K8S_DEFAULT_TIMEOUT_SECONDS: u64 = 1;
+/// The startup probe's `periodSeconds`: a started pod is noticed within
+/// 5 s, at one cheap request per period while it starts.
+pub const STARTUP_PERIOD_SECONDS: u64 = 5;
+/// The startup probe's `failureThreshold`: 5 s × 60 gives the gates and the
+/// first beats five minutes before the kubelet restarts the container.
+/// Only a start that a restart can cure fails it, so it is generous.
+pub const STARTUP_FAILURE_THRESHOLD: u64 = 60;
 /// Kubernetes' `terminationGracePeriodSeconds` when the pod states none.
 pub const K8S_DEFAULT_GRACE_SECONDS: u64 =
     zb_health_spec::drain::KUBERNETES_DEFAULT_GRACE_PERIOD.as_secs();
@@ -85,12 +92,12 @@ pub enum PortSource {
     Default,
 }
 
-/// How one Kubernetes probe asks its tier.
+/// How one Kubernetes probe asks its endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Handler {
-    /// `httpGet` on the tier's path.
+    /// `httpGet` on the endpoint's path.
     Http {
-        /// The tier's path.
+        /// The endpoint's path.
         path: String,
     },
     /// Kubernetes' native `grpc` probe, on a `grpc.health.v1` service name
@@ -101,15 +108,16 @@ pub enum Handler {
     },
 }
 
-/// One Kubernetes probe: which tier, how it is asked, and its timings.
+/// One Kubernetes probe: which endpoint, how it is asked, and its timings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProbePlan {
-    /// The tier it reads.
-    pub tier: Tag,
+    /// The endpoint it reads: a tier, or the startup path.
+    pub endpoint: Endpoint,
     /// How.
     pub handler: Handler,
-    /// The longest deadline the manifest states for a probe the tier may
-    /// run, for the notes and the drift check (zero: none). A custom
+    /// The longest deadline the manifest states for a probe the endpoint
+    /// may run, for the notes and the drift check (zero: none, as on `live`
+    /// and the startup path, which run no probe). A custom
     /// probe's deadline on its attribute is not known here; the compiler
     /// proves it below `orchestrator.timeout`.
     pub deadline: Duration,
@@ -132,7 +140,8 @@ pub struct Plan {
     pub port_source: PortSource,
     /// The gRPC port, when the manifest has a `grpc` section.
     pub grpc_port: Option<u16>,
-    /// Every tier path, for the drift messages ("that is the active tier").
+    /// Every endpoint path, for the drift messages ("that is the active
+    /// tier").
     pub paths: zb_health_spec::EndpointPaths,
     /// `timeoutSeconds` of every probe.
     pub timeout_seconds: u64,
@@ -143,7 +152,8 @@ pub struct Plan {
     pub liveness: ProbePlan,
     /// `readinessProbe`.
     pub readiness: ProbePlan,
-    /// `startupProbe`, when the manifest declares startup gates.
+    /// `startupProbe` on the startup path, when the manifest declares
+    /// startup gates or watchdogs.
     pub startup: Option<ProbePlan>,
     /// The gates, for the comment.
     pub startup_gates: Vec<String>,
@@ -312,27 +322,36 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
     // periodSeconds × failureThreshold ≤ drain_delay where it can be.
     let ready_period = (drain_delay.as_secs() / 2).clamp(1, 10);
     let readiness = ProbePlan {
-        tier: Tag::Ready,
+        endpoint: Endpoint::Tier(Tag::Ready),
         handler: handler(Tag::Ready),
         deadline: ready_deadline,
         period: ready_period,
         failure_threshold: 2,
     };
     let liveness = ProbePlan {
-        tier: Tag::Live,
+        endpoint: Endpoint::Tier(Tag::Live),
         handler: handler(Tag::Live),
         deadline: live_deadline,
         period: 10,
         failure_threshold: 3,
     };
-    let startup = (!manifest.lifecycle.startup_gates.is_empty()).then(|| ProbePlan {
-        tier: Tag::Ready,
-        handler: handler(Tag::Ready),
-        deadline: ready_deadline,
-        period: 5,
-        // 5 s × 60: the gates get five minutes before the kubelet restarts.
-        failure_threshold: 60,
-    });
+    // The startup path reads the gates and the watchdogs' first beats, never
+    // a probe: a dependency that is down at boot keeps the pod unready (the
+    // readiness probe), and cannot make the kubelet restart it. Over HTTP
+    // always: grpc.health.v1 has no startup service.
+    let lifecycle = &manifest.lifecycle;
+    let startup =
+        (!lifecycle.startup_gates.is_empty() || !lifecycle.watchdogs.is_empty()).then(|| {
+            ProbePlan {
+                endpoint: Endpoint::Started,
+                handler: Handler::Http {
+                    path: manifest.paths.started.clone(),
+                },
+                deadline: Duration::ZERO,
+                period: STARTUP_PERIOD_SECONDS,
+                failure_threshold: STARTUP_FAILURE_THRESHOLD,
+            }
+        });
 
     Ok(Plan {
         service: manifest.service.value.clone(),
@@ -391,11 +410,6 @@ pub fn grpc_service(manifest: &Manifest, tier: Tag) -> Option<String> {
         .iter()
         .find(|s| matches!(&s.target, GrpcTargetDecl::Tier(t) if t.value == tier))
         .map(|s| s.name.value.clone())
-}
-
-/// The tier whose path is `path`, if any.
-pub fn tier_of_path(paths: &zb_health_spec::EndpointPaths, path: &str) -> Option<Tag> {
-    Tag::ALL.into_iter().find(|&t| paths.get(t) == path)
 }
 
 /// The tier a gRPC service name answers from, if the manifest maps it to a
@@ -496,6 +510,37 @@ mod tests {
         assert_eq!(
             (plan.port, plan.port_source),
             (8081, PortSource::Management)
+        );
+    }
+
+    #[test]
+    fn the_startup_probe_reads_the_startup_path_for_gates_or_watchdogs_only() {
+        let started = Handler::Http {
+            path: "/health/started".into(),
+        };
+        assert_eq!(plan_of("service: s\n").startup, None);
+        for lifecycle in [
+            "lifecycle: { startup_gates: [migrations] }\n",
+            "lifecycle: { watchdogs: [{ name: poller, deadline: 3s }] }\n",
+        ] {
+            let startup = plan_of(&format!("service: s\n{lifecycle}"))
+                .startup
+                .expect("a startup probe");
+            assert_eq!(
+                (startup.endpoint, &startup.handler, startup.deadline),
+                (Endpoint::Started, &started, Duration::ZERO),
+                "{lifecycle}"
+            );
+        }
+        // Over HTTP even when the manifest maps the tiers onto gRPC.
+        let plan = plan_of(
+            "service: s\nendpoints: { started: /boot }\ngrpc: { services: { \"\": ready } }\nlifecycle: { startup_gates: [m] }\n",
+        );
+        assert_eq!(
+            plan.startup.map(|s| s.handler),
+            Some(Handler::Http {
+                path: "/boot".into()
+            })
         );
     }
 }

@@ -7,8 +7,6 @@
 use std::fmt::Write;
 use std::time::Duration;
 
-use zb_health_spec::Tag;
-
 use super::{Handler, Plan, PortSource, ProbePlan};
 
 /// `s` as a YAML scalar: plain when it is a simple word or path, else
@@ -249,15 +247,39 @@ pub fn yaml(plan: &Plan, manifest_path: &str) -> String {
         &ready_note,
     );
     if let Some(startup) = &plan.startup {
-        let gates = plan.startup_gates.join(", ");
         let budget = startup.period * startup.failure_threshold;
-        let note = vec![
-            format!("startup gates ({gates}): ready answers 503 until they are done; they get"),
+        let mut waits = Vec::new();
+        if !plan.startup_gates.is_empty() {
+            waits.push(format!(
+                "the startup gates ({}) are ready",
+                plan.startup_gates.join(", ")
+            ));
+        }
+        if !plan.watchdogs.is_empty() {
+            waits.push(format!(
+                "the watchdogs ({}) have beaten once",
+                plan.watchdogs.join(", ")
+            ));
+        }
+        // One condition a line, so no comment runs long.
+        let mut note: Vec<String> = waits
+            .iter()
+            .enumerate()
+            .map(|(i, wait)| match i {
+                0 => format!("startup path: 503 until {wait}"),
+                _ => format!("and {wait}"),
+            })
+            .collect();
+        if let Some(last) = note.last_mut() {
+            last.push('.');
+        }
+        note.extend([
+            "It reads no dependency: a database down at boot keeps the pod unready, never".to_string(),
             format!(
-                "{}s × {} = {budget}s before the kubelet restarts the container.",
+                "restarts it. Liveness waits for it; {}s × {} = {budget}s before the kubelet restarts.",
                 startup.period, startup.failure_threshold
             ),
-        ];
+        ]);
         probe(&mut o, c, "startupProbe", startup, plan, &note);
     }
     o
@@ -288,11 +310,7 @@ fn probe(o: &mut String, indent: usize, key: &str, p: &ProbePlan, plan: &Plan, n
             let _ = writeln!(o, "{}port: {}", pad(i + 2), plan.port);
         }
         Handler::Grpc { service } => {
-            let tier = match p.tier {
-                Tag::Ready => "ready",
-                Tag::Active => "active",
-                Tag::Live => "live",
-            };
+            let tier = p.endpoint.as_str();
             let _ = writeln!(
                 o,
                 "{}# grpc.health.v1 service {} answers from the {tier} tier (the manifest's grpc section);",
@@ -303,7 +321,7 @@ fn probe(o: &mut String, indent: usize, key: &str, p: &ProbePlan, plan: &Plan, n
                 o,
                 "{}# the HTTP alternative: httpGet {} on port {}.",
                 pad(i),
-                plan.paths.get(p.tier),
+                plan.paths.endpoint(p.endpoint),
                 plan.port
             );
             let _ = writeln!(o, "{}grpc:", pad(i));

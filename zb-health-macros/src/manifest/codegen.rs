@@ -5,8 +5,8 @@
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
-use zb_health_spec::manifest::{Location, Manifest, ProbeDecl, ProbeKind};
-use zb_health_spec::{Rule, Tag, Violation};
+use zb_health_spec::manifest::{Located, Location, Manifest, ProbeDecl, ProbeKind};
+use zb_health_spec::{Disclosure, Rule, Tag, Violation};
 
 use super::custom::{CustomType, lookup_module};
 use super::facts;
@@ -90,6 +90,7 @@ pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> 
     let install = install(m, krate, deps_name, &life_names.installed, &life);
     let service = &m.service.value;
     let [ready, active, live] = Tag::ALL.map(|t| m.paths.get(t).to_owned());
+    let started = m.paths.started.clone();
     let orchestrator = OptionTokens(
         m.orchestrator_timeout
             .map(|t| DurationTokens(t.value, krate)),
@@ -162,12 +163,13 @@ pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> 
 
             #grpc_items
 
-            /// The tier paths the manifest declares.
+            /// The tier paths and the startup path the manifest declares.
             pub fn paths() -> #krate::spec::EndpointPaths {
                 #krate::spec::EndpointPaths {
                     ready: ::std::string::String::from(#ready),
                     active: ::std::string::String::from(#active),
                     live: ::std::string::String::from(#live),
+                    started: ::std::string::String::from(#started),
                 }
             }
 
@@ -202,7 +204,9 @@ fn install(
         let d = DurationTokens(t.value, krate);
         quote!(registry.set_failure_log_interval(#d);)
     });
-    let body_style = body_style(m, krate);
+    let management_style = body_style(m, &m.management_disclosure, krate);
+    let body_style = body_style(m, &m.responses.disclosure, krate);
+    let app_addresses = m.responses.cluster_addresses();
     let (heartbeats, retire, watchdogs_init) = (&life.heartbeats, &life.retire, &life.watchdogs);
     let startup_init = &life.startup;
     // With a `grpc` section, the server serves `grpc.health.v1` too.
@@ -247,9 +251,17 @@ fn install(
             #heartbeats
             let serving = (|| {
                 registry.add_all(Self::registrations(deps))?;
+                // Each port its own bodies (its disclosure); the cluster
+                // addresses only where the manifest shows them.
                 let endpoints = #krate::ZbHealth::new(::core::clone::Clone::clone(registry))
                     .paths(Self::paths())
                     #body_style
+                    .cluster_addresses(#app_addresses)
+                    .build()?;
+                let management_endpoints = #krate::ZbHealth::new(::core::clone::Clone::clone(registry))
+                    .paths(Self::paths())
+                    #management_style
+                    .cluster_addresses(true)
                     .build()?;
                 let drain = match Self::TERMINATION_GRACE_PERIOD {
                     ::core::option::Option::Some(grace) => Self::DRAIN.within_grace_period(grace)?,
@@ -262,6 +274,7 @@ fn install(
                         drain,
                     )
                     .management_port(Self::MANAGEMENT_PORT)
+                    .management_endpoints(management_endpoints)
                     #grpc_server,
                 )
             })();
@@ -494,16 +507,21 @@ fn active_node_gate(m: &Manifest, krate: &TokenStream) -> TokenStream {
     }
 }
 
-/// The `ZbHealth` builder calls for `endpoints.format`, `disclosure` and
-/// `cluster_ready`; nothing for what the manifest leaves at its default.
-fn body_style(m: &Manifest, krate: &TokenStream) -> TokenStream {
+/// The `ZbHealth` builder calls for `endpoints.format`, a port's
+/// `disclosure` and `cluster_ready`; nothing for what the manifest leaves
+/// at its default.
+fn body_style(
+    m: &Manifest,
+    disclosure: &[Option<Located<Disclosure>>; 3],
+    krate: &TokenStream,
+) -> TokenStream {
     let mut calls = TokenStream::new();
     if let Some(format) = m.responses.format {
         let format = ResponseFormatTokens(format.value, krate);
         calls.extend(quote!(.format(#format)));
     }
     for tag in Tag::ALL {
-        let Some(level) = m.responses.disclosure[tag as usize] else {
+        let Some(level) = disclosure[tag as usize] else {
             continue;
         };
         let tier = TagTokens(tag, krate);

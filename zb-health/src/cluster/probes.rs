@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use zb_health_spec::CLUSTER_ADDRESS_KEYS;
 
 use zb_health_spec::{HealthStatus, MajorityGuard, MembershipPolicy};
 
@@ -220,14 +221,14 @@ impl Probe for ActiveNodeProbe {
         };
         let mut result = ProbeResult::new(status)
             .with_description(description)
-            .with_data("selfAddress", state.self_address.clone());
+            .with_data(CLUSTER_ADDRESS_KEYS[0], state.self_address.clone());
         if self.rule.is_scoped()
             && let Some(role) = decision.role()
         {
             result = result.with_data("activeRole", role);
         }
         if let Some(active) = decision.active_node() {
-            result = result.with_data("activeNode", active);
+            result = result.with_data(CLUSTER_ADDRESS_KEYS[1], active);
         }
         if let ActiveDecision::HandingOver { from, .. } = &decision {
             result = result.with_data("handingOverFrom", from.clone());

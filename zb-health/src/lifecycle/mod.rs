@@ -17,6 +17,11 @@
 //!   `shutdown` (`draining`); [`crate::server`] calls it on SIGTERM and
 //!   serves on for the [`Drain`] delay.
 //!
+//! The startup path ([`HealthRegistry::started`](crate::HealthRegistry::started))
+//! reads the first two only: 200 once every gate is ready and every
+//! watchdog has beaten once, 503 before. It never runs a probe, so a
+//! kubelet `startupProbe` on it cannot restart a pod over a dependency.
+//!
 //! A gate and a heartbeat hold only their own state, never the registry:
 //! neither keeps it alive, and neither can reach a probe.
 //!
@@ -42,7 +47,7 @@ use zb_health_spec::{HealthStatus, Tag};
 pub use drain::Drain;
 pub use startup::StartupGate;
 pub(crate) use watchdog::LiveAnswer;
-pub use watchdog::{DEAD_DESCRIPTION, Heartbeat, STALLED_PREFIX};
+pub use watchdog::{DEAD_DESCRIPTION, Heartbeat, STALLED_PREFIX, WAITING_DESCRIPTION};
 
 use startup::Startup;
 use watchdog::Watchdogs;
@@ -85,9 +90,9 @@ impl Default for Lifecycle {
 }
 
 impl Lifecycle {
-    /// Declares one piece of startup work.
-    pub(crate) fn startup_gate(&self) -> StartupGate {
-        StartupGate::declare(&self.startup)
+    /// Declares one piece of startup work, named or not.
+    pub(crate) fn startup_gate(&self, name: Option<Arc<str>>) -> StartupGate {
+        StartupGate::declare(&self.startup, name)
     }
 
     pub(crate) fn is_started(&self) -> bool {
@@ -173,6 +178,35 @@ impl Lifecycle {
         }
         entries.extend(report.entries);
         HealthReport::new(report.tier, entries, report.total_duration)
+    }
+
+    /// The startup path's report: the `startup` entry while a gate is
+    /// pending or failed, then one entry per watchdog (`Unhealthy` until its
+    /// first beat). `Healthy` exactly when the process has started. Tagged
+    /// `live`: like that tier it speaks of the process only, and a restart
+    /// is what its 503 asks for.
+    pub(crate) fn started_report(&self) -> HealthReport {
+        let mut entries = Vec::new();
+        if let Some(description) = self.startup.description() {
+            let mut entry = fixed_entry(STARTUP_ENTRY, description);
+            // Which named gates it waits for, and which failed: values,
+            // not keys, so a gate's name cannot collide with an entry's.
+            let (pending, failed) = self.startup.named();
+            let mut data = serde_json::Map::new();
+            for (key, names) in [("pending", pending), ("failed", failed)] {
+                if !names.is_empty() {
+                    let names = names
+                        .iter()
+                        .map(|n| serde_json::Value::from(&**n))
+                        .collect();
+                    data.insert(key.into(), serde_json::Value::Array(names));
+                }
+            }
+            entry.data = (!data.is_empty()).then_some(data);
+            entries.push(entry);
+        }
+        entries.extend(self.watchdogs.started_entries());
+        HealthReport::new(Tag::Live, entries, Duration::ZERO)
     }
 
     /// The report a tier answers with before any probe ran, for `live`.

@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
 use futures_util::FutureExt;
 
@@ -17,6 +17,18 @@ pub(super) struct Startup {
     pending: AtomicUsize,
     /// Set by any gate that failed; sticky.
     failed: AtomicBool,
+    /// The named gates not yet signalled, and those that failed, in
+    /// declaration order: what the startup path names.
+    names: Mutex<GateNames>,
+}
+
+/// The names of the named gates, by state.
+#[derive(Default)]
+pub(super) struct GateNames {
+    /// Declared, not yet signalled.
+    pub(super) pending: Vec<Arc<str>>,
+    /// Signalled `failed`.
+    pub(super) failed: Vec<Arc<str>>,
 }
 
 impl Startup {
@@ -27,6 +39,12 @@ impl Startup {
     /// Some gate is pending and none has failed: a normal start under way.
     pub(super) fn is_starting(&self) -> bool {
         !self.failed.load(Ordering::Acquire) && self.pending.load(Ordering::Acquire) > 0
+    }
+
+    /// The pending and the failed named gates, for the startup path.
+    pub(super) fn named(&self) -> (Vec<Arc<str>>, Vec<Arc<str>>) {
+        let names = super::lock(&self.names);
+        (names.pending.clone(), names.failed.clone())
     }
 
     /// The startup entry's description while one applies.
@@ -56,15 +74,41 @@ impl Startup {
 #[derive(Debug)]
 pub struct StartupGate {
     startup: Weak<Startup>,
+    /// The gate's name, when it was declared with one.
+    name: Option<Arc<str>>,
     signalled: bool,
 }
 
 impl StartupGate {
-    pub(super) fn declare(startup: &Arc<Startup>) -> Self {
+    pub(super) fn declare(startup: &Arc<Startup>, name: Option<Arc<str>>) -> Self {
         startup.pending.fetch_add(1, Ordering::AcqRel);
+        if let Some(name) = &name {
+            super::lock(&startup.names).pending.push(name.clone());
+        }
         Self {
             startup: Arc::downgrade(startup),
+            name,
             signalled: false,
+        }
+    }
+
+    /// The gate's name, if it was declared with one.
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// Takes the named gate out of the pending ones, into the failed ones
+    /// when it `failed`.
+    fn settle(&self, startup: &Startup, failed: bool) {
+        let Some(name) = &self.name else {
+            return;
+        };
+        let mut names = super::lock(&startup.names);
+        if let Some(i) = names.pending.iter().position(|n| Arc::ptr_eq(n, name)) {
+            names.pending.remove(i);
+        }
+        if failed {
+            names.failed.push(name.clone());
         }
     }
 
@@ -73,6 +117,7 @@ impl StartupGate {
     pub fn ready(mut self) {
         self.signalled = true;
         if let Some(startup) = self.startup.upgrade() {
+            self.settle(&startup, false);
             startup.pending.fetch_sub(1, Ordering::AcqRel);
         }
     }
@@ -84,6 +129,7 @@ impl StartupGate {
         self.signalled = true;
         tracing::error!(error = %error, "startup failed; ready and active answer 503");
         if let Some(startup) = self.startup.upgrade() {
+            self.settle(&startup, true);
             startup.failed.store(true, Ordering::Release);
             startup.pending.fetch_sub(1, Ordering::AcqRel);
         }

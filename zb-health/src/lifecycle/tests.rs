@@ -73,6 +73,7 @@ mod startup_and_drain {
         let consumer = registry
             .watchdog("consumer", Duration::from_millis(10))
             .unwrap();
+        consumer.beat();
         tokio::time::advance(Duration::from_millis(11)).await;
         let stalled = registry.answer(Tag::Live).await;
         assert_eq!(
@@ -232,6 +233,8 @@ mod watchdogs {
         let scheduler = registry
             .watchdog("scheduler", Duration::from_secs(10))
             .unwrap();
+        consumer.beat();
+        scheduler.beat();
         tokio::time::advance(Duration::from_millis(100)).await;
         assert_eq!(stalled_names(&registry), None, "at the deadline: in time");
         tokio::time::advance(Duration::from_millis(1)).await;
@@ -259,6 +262,7 @@ mod watchdogs {
         let consumer = registry
             .watchdog("consumer", Duration::from_millis(10))
             .unwrap();
+        consumer.beat();
         tokio::time::advance(Duration::from_millis(50)).await;
         assert!(stalled_names(&registry).is_some());
         consumer.retire();
@@ -326,5 +330,161 @@ mod watchdogs {
         drop(consumer);
         assert!(matches!(registry.lifecycle().live(), LiveAnswer::Fixed));
         assert!(registry.watchdog_names().is_empty());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_deadline_runs_from_the_first_beat_not_from_registration() {
+        let registry = HealthRegistry::builder().probes_on_caller_runtime().build();
+        let poller = registry
+            .watchdog("poller", Duration::from_millis(100))
+            .unwrap();
+        // A loop that waits behind a long startup gate has not beaten yet:
+        // starting, not stalled, however long it takes.
+        tokio::time::advance(Duration::from_secs(600)).await;
+        assert_eq!(
+            stalled_names(&registry),
+            None,
+            "not stalled before the first beat"
+        );
+        poller.beat();
+        tokio::time::advance(Duration::from_millis(100)).await;
+        assert_eq!(stalled_names(&registry), None, "at the deadline: in time");
+        tokio::time::advance(Duration::from_millis(1)).await;
+        assert_eq!(
+            stalled_names(&registry),
+            Some(vec![("poller".into(), HealthStatus::Unhealthy)]),
+            "from the first beat on, the deadline runs"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_loop_that_dies_before_its_first_beat_is_dead() {
+        let registry = HealthRegistry::builder().probes_on_caller_runtime().build();
+        let poller = registry.watchdog("poller", Duration::from_secs(1)).unwrap();
+        drop(poller);
+        assert_eq!(
+            stalled_names(&registry),
+            Some(vec![("poller".into(), HealthStatus::Unhealthy)])
+        );
+        let started = registry.started();
+        assert_eq!(started.status, HealthStatus::Unhealthy);
+        assert_eq!(
+            started
+                .entry("poller")
+                .and_then(|e| e.description.as_deref()),
+            Some(DEAD_DESCRIPTION)
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn started_waits_for_every_gate_and_every_first_beat_and_reads_no_probe() {
+        use crate::lifecycle::{STARTUP_ENTRY, WAITING_DESCRIPTION};
+        use crate::probe::{ProbeResult, from_fn};
+        use crate::registry::ProbeRegistration;
+        let registry = HealthRegistry::builder().probes_on_caller_runtime().build();
+        // A dependency that is down: the startup path must not see it.
+        registry
+            .add(ProbeRegistration::new(
+                "database",
+                from_fn(|| async { Ok(ProbeResult::unhealthy("down")) }),
+            ))
+            .unwrap();
+        assert_eq!(registry.started().status, HealthStatus::Healthy);
+        assert!(registry.started().entries.is_empty());
+        let gate = registry.startup_gate();
+        let poller = registry.watchdog("poller", Duration::from_secs(1)).unwrap();
+        let entries =
+            |r: &crate::report::HealthReport| -> Vec<(String, HealthStatus, Option<String>)> {
+                r.entries
+                    .iter()
+                    .map(|e| {
+                        (
+                            e.name.to_string(),
+                            e.status,
+                            e.description.as_deref().map(str::to_owned),
+                        )
+                    })
+                    .collect()
+            };
+        assert_eq!(
+            entries(&registry.started()),
+            [
+                (
+                    STARTUP_ENTRY.into(),
+                    HealthStatus::Unhealthy,
+                    Some("starting".into())
+                ),
+                (
+                    "poller".into(),
+                    HealthStatus::Unhealthy,
+                    Some(WAITING_DESCRIPTION.into())
+                ),
+            ]
+        );
+        gate.ready();
+        assert_eq!(
+            entries(&registry.started()),
+            [(
+                "poller".into(),
+                HealthStatus::Unhealthy,
+                Some(WAITING_DESCRIPTION.into())
+            )]
+        );
+        poller.beat();
+        let started = registry.started();
+        assert_eq!(started.status, HealthStatus::Healthy);
+        assert_eq!(
+            entries(&started),
+            [("poller".into(), HealthStatus::Healthy, None)]
+        );
+        assert_eq!(
+            registry.answer(crate::Tag::Ready).await.status,
+            HealthStatus::Unhealthy,
+            "ready still sees the dependency"
+        );
+    }
+
+    #[test]
+    fn started_names_the_pending_and_the_failed_named_gates_and_ready_does_not() {
+        let registry = HealthRegistry::new();
+        let anonymous = registry.startup_gate();
+        let migrations = registry.startup_gate_named("migrations");
+        let warm_up = registry.startup_gate_named("warm-up");
+        let data = |r: &HealthRegistry| {
+            r.started().entries[0]
+                .data
+                .clone()
+                .map(serde_json::Value::Object)
+        };
+        assert_eq!(
+            data(&registry),
+            Some(serde_json::json!({"pending": ["migrations", "warm-up"]}))
+        );
+        migrations.failed("boom");
+        assert_eq!(
+            data(&registry),
+            Some(serde_json::json!({"pending": ["warm-up"], "failed": ["migrations"]}))
+        );
+        warm_up.ready();
+        anonymous.ready();
+        assert_eq!(
+            data(&registry),
+            Some(serde_json::json!({"failed": ["migrations"]}))
+        );
+        // The ready tier's startup entry stays the fixed one.
+        let ready = futures_util::FutureExt::now_or_never(registry.answer(crate::Tag::Ready));
+        assert_eq!(ready.map(|r| r.entries[0].data.clone()), Some(None));
+    }
+
+    #[test]
+    fn a_failed_gate_holds_started_at_startup_failed() {
+        let registry = HealthRegistry::new();
+        registry.startup_gate().failed("migration 7 broke");
+        let started = registry.started();
+        assert_eq!(started.status, HealthStatus::Unhealthy);
+        assert_eq!(
+            started.entries[0].description.as_deref(),
+            Some(crate::lifecycle::STARTUP_FAILED_DESCRIPTION)
+        );
     }
 }

@@ -1,5 +1,11 @@
 //! The liveness watchdog (BE-HLTH-002): heartbeats from the app's own
 //! loops, checked by the `live` tier with atomic loads and no I/O.
+//!
+//! A deadline runs from the loop's first beat, not from its registration:
+//! a loop that starts only after a long startup gate is "starting" until
+//! then, `live` stays 200 for it, and the startup path waits for it. A loop
+//! that never starts is the startup probe's to catch (its budget), not the
+//! liveness probe's.
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -28,11 +34,19 @@ pub const STALLED_PREFIX: &str = "no heartbeat within";
 /// nothing will beat again. Only a restart cures it.
 pub const DEAD_DESCRIPTION: &str = "loop ended: its heartbeat was dropped without retire()";
 
+/// The description of a watchdog on the startup path before its loop's
+/// first beat.
+pub const WAITING_DESCRIPTION: &str = "waiting for the first heartbeat";
+
+/// [`Slot::last`] before the first beat: no deadline runs yet.
+const NOT_BEATEN: u64 = u64::MAX;
+
 /// One registered loop.
 struct Slot {
     name: Arc<str>,
     deadline_ms: u64,
-    /// Milliseconds since the registry's epoch at the last beat.
+    /// Milliseconds since the registry's epoch at the last beat;
+    /// [`NOT_BEATEN`] until the first.
     last: AtomicU64,
     /// Set when the heartbeat was dropped unretired: the loop is gone.
     dead: AtomicBool,
@@ -45,6 +59,17 @@ struct Slot {
 impl Slot {
     fn is_dead(&self) -> bool {
         self.dead.load(Ordering::Relaxed)
+    }
+
+    fn has_beaten(&self) -> bool {
+        self.last.load(Ordering::Relaxed) != NOT_BEATEN
+    }
+
+    /// Dead, or beaten once and silent for longer than the deadline; a
+    /// loop that has not beaten yet is starting, not stalled.
+    fn is_stalled(&self, now_ms: u64) -> bool {
+        let last = self.last.load(Ordering::Relaxed);
+        self.is_dead() || (last != NOT_BEATEN && now_ms.saturating_sub(last) > self.deadline_ms)
     }
 }
 
@@ -150,9 +175,7 @@ impl Watchdogs {
             return LiveAnswer::Fixed;
         };
         let now = self.now_ms();
-        let stalled = |s: &Slot| {
-            s.is_dead() || now.saturating_sub(s.last.load(Ordering::Relaxed)) > s.deadline_ms
-        };
+        let stalled = |s: &Slot| s.is_stalled(now);
         let mut any = false;
         for s in &table.slots {
             let stalled = stalled(s);
@@ -214,13 +237,12 @@ impl Watchdogs {
             &mut sink,
         );
         sink.into_result()?;
-        let now = this.now_ms();
         let slots = loops.map(|(name, deadline)| {
             let deadline_ms = millis(deadline);
             Arc::new(Slot {
                 name: name.into(),
                 deadline_ms,
-                last: AtomicU64::new(now),
+                last: AtomicU64::new(NOT_BEATEN),
                 dead: AtomicBool::new(false),
                 reported: AtomicBool::new(false),
                 stalled_description: format!("{STALLED_PREFIX} {deadline_ms} ms"),
@@ -235,6 +257,36 @@ impl Watchdogs {
             watchdogs: Arc::downgrade(this),
             retired: false,
         }))
+    }
+
+    /// The startup path's entries, one per watchdog in registration order:
+    /// `Healthy` once its loop has beaten, `Unhealthy` before (waiting, or
+    /// dead without a beat). Empty without watchdogs.
+    pub(super) fn started_entries(&self) -> Vec<HealthEntry> {
+        let Some(table) = self.current() else {
+            return Vec::new();
+        };
+        table
+            .slots
+            .iter()
+            .map(|s| {
+                let (status, description) = if s.has_beaten() {
+                    (HealthStatus::Healthy, None)
+                } else if s.is_dead() {
+                    (HealthStatus::Unhealthy, Some(DEAD_DESCRIPTION))
+                } else {
+                    (HealthStatus::Unhealthy, Some(WAITING_DESCRIPTION))
+                };
+                HealthEntry {
+                    name: s.name.clone(),
+                    status,
+                    description: description.map(Cow::Borrowed),
+                    duration: Duration::ZERO,
+                    data: None,
+                    outcome: EntryOutcome::Completed,
+                }
+            })
+            .collect()
     }
 
     /// The registered watchdog names, in registration order.
@@ -268,6 +320,10 @@ impl Watchdogs {
 
 /// A loop's heartbeat, from [`HealthRegistry::watchdog`](crate::HealthRegistry::watchdog). `Send + Sync`:
 /// share it with `Arc` if several tasks make up one loop.
+///
+/// The deadline runs from the first [`beat`](Self::beat): until then the
+/// loop is starting, `live` does not count it as stalled, and the startup
+/// path answers 503 naming it.
 ///
 /// A loop that ends on purpose says so with [`retire`](Self::retire),
 /// which removes the watchdog. Dropping the heartbeat without it means the

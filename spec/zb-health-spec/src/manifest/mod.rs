@@ -140,6 +140,10 @@ pub struct Manifest {
     /// server of their own on this port, so a saturated application cannot
     /// delay its health answers.
     pub management_port: Option<Located<u16>>,
+    /// `management.disclosure` per tier, indexed by `Tag as usize`: what
+    /// the management port's bodies show (`full` where unset). The
+    /// management port always shows the cluster addresses.
+    pub management_disclosure: [Option<Located<Disclosure>>; 3],
     /// `defaults.timeout`: the deadline of probes that set none.
     pub default_timeout: Option<Located<Duration>>,
     /// `defaults.failure_status`: the failure status of probes that set none.
@@ -166,6 +170,10 @@ pub struct ResponsesDecl {
     /// membership probe whose entry `clusterReady` reads (located at the
     /// key's value).
     pub cluster_ready: Option<Located<String>>,
+    /// `endpoints.cluster_addresses`: whether the application port's
+    /// bodies show the cluster addresses ([`crate::CLUSTER_ADDRESS_KEYS`]);
+    /// `false` unless written.
+    pub cluster_addresses: Option<Located<bool>>,
 }
 
 impl ResponsesDecl {
@@ -179,6 +187,12 @@ impl ResponsesDecl {
         self.disclosure[tier as usize]
             .map(|d| d.value)
             .unwrap_or_default()
+    }
+
+    /// Whether the application port shows the cluster addresses: only
+    /// when `endpoints.cluster_addresses: true` says so.
+    pub fn cluster_addresses(&self) -> bool {
+        self.cluster_addresses.is_some_and(|b| b.value)
     }
 }
 
@@ -257,6 +271,14 @@ impl Manifest {
             self.lifecycle.shutdown_timeout.map(|d| d.value),
             self.termination_grace_period.map(|d| d.value),
         )
+    }
+
+    /// The disclosure level of `tier` on the management port: its own
+    /// `management.disclosure`, else `full`.
+    pub fn management_disclosure(&self, tier: Tag) -> Disclosure {
+        self.management_disclosure[tier as usize]
+            .map(|d| d.value)
+            .unwrap_or_default()
     }
 }
 

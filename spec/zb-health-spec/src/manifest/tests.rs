@@ -364,6 +364,23 @@ fn r6_colliding_paths() {
 }
 
 #[test]
+fn the_startup_path_is_set_under_endpoints_and_checked_with_the_tiers() {
+    let m = parse_manifest("service: s\nendpoints: { started: /boot }\n")
+        .unwrap_or_else(|v| panic!("{v:#?}"));
+    assert_eq!(m.paths.started, "/boot");
+    let m = parse_manifest("service: s\nendpoints: { preset: be-hlth-009 }\n")
+        .unwrap_or_else(|v| panic!("{v:#?}"));
+    assert_eq!(m.paths.started, "/healthz/started");
+    // It cannot take a tier's path: a startup probe would read that tier.
+    let v = only(
+        "service: s\nendpoints: { started: /health/ready }\n",
+        Rule::EndpointPath,
+        at(2, 23),
+    );
+    assert!(v.message.contains("`started`"), "{}", v.message);
+}
+
+#[test]
 fn r7_roles_without_role_scope() {
     let v = only(
         &with_probe("{ name: an, kind: active-node, roles: [admin] }"),
@@ -954,6 +971,41 @@ fn the_management_port_is_a_tcp_port() {
         "service: s\nmanagement: { host: a }\n",
         Rule::Unknown,
         at(2, 15),
+    );
+}
+
+#[test]
+fn each_port_has_its_own_disclosure_and_the_application_port_hides_addresses() {
+    use crate::Disclosure;
+    let m = parse_manifest(
+        "service: s\nendpoints: { disclosure: names }\nmanagement: { port: 8081, disclosure: { live: status } }\n",
+    )
+    .unwrap_or_else(|v| panic!("{v:#?}"));
+    assert_eq!(m.responses.disclosure(Tag::Ready), Disclosure::Names);
+    assert_eq!(
+        Tag::ALL.map(|t| m.management_disclosure(t)),
+        [Disclosure::Full, Disclosure::Full, Disclosure::Status]
+    );
+    assert!(!m.responses.cluster_addresses(), "hidden unless asked");
+    let m = parse_manifest("service: s\nendpoints: { cluster_addresses: true }\n")
+        .unwrap_or_else(|v| panic!("{v:#?}"));
+    assert!(m.responses.cluster_addresses());
+    // A level for a management port that is not there.
+    only(
+        "service: s\nmanagement: { disclosure: names }\n",
+        Rule::MissingKey,
+        at(2, 27),
+    );
+    let v = only(
+        "service: s\nmanagement: { port: 8081, disclosure: { raedy: names } }\n",
+        Rule::Unknown,
+        at(2, 41),
+    );
+    assert!(v.message.contains("management.disclosure"), "{}", v.message);
+    only(
+        "service: s\nendpoints: { cluster_addresses: yes please }\n",
+        Rule::ValueType,
+        at(2, 33),
     );
 }
 

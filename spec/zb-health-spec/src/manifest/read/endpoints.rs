@@ -1,5 +1,7 @@
 //! The `endpoints` keys that say what the bodies show: `format`
-//! (BE-HLTH-001), `disclosure` (BE-HLTH-007) and `cluster_ready` (AT-8).
+//! (BE-HLTH-001), `disclosure` (BE-HLTH-007), `cluster_ready` (AT-8) and
+//! `cluster_addresses`; `disclosure` is read the same way under
+//! `management`.
 //! The tier paths are read in `mod.rs`.
 
 use super::super::tree::{Node, Value, shown};
@@ -8,7 +10,8 @@ use crate::manifest::{Located, Location, ProbeDecl, ResponsesDecl};
 use crate::{Disclosure, Kind, ResponseFormat, Rule, Tag, did_you_mean, hint, missing_key};
 
 /// The keys of `endpoints` this file reads.
-pub(super) const RESPONSE_KEYS: [&str; 3] = ["format", "disclosure", "cluster_ready"];
+pub(super) const RESPONSE_KEYS: [&str; 4] =
+    ["format", "disclosure", "cluster_ready", "cluster_addresses"];
 
 /// `endpoints.cluster_ready` as written, resolved against the probes once
 /// they are read.
@@ -32,8 +35,11 @@ impl Reader {
             ..ResponsesDecl::default()
         };
         if let Some(f) = section.get("disclosure") {
-            decl.disclosure = self.disclosure(f.node);
+            decl.disclosure = self.disclosure("`endpoints.disclosure`", f.node);
         }
+        decl.cluster_addresses = section
+            .get("cluster_addresses")
+            .and_then(|f| self.boolean("`endpoints.cluster_addresses`", f.node));
         let cluster_ready = match section.get("cluster_ready").map(|f| f.node) {
             None => ClusterReady::Off,
             Some(node) => match &node.value {
@@ -48,15 +54,20 @@ impl Reader {
     }
 
     /// `disclosure: names`, or `disclosure: { ready: names, live: status }`
-    /// (a tier left out is `full`).
-    fn disclosure(&mut self, node: &Node) -> [Option<Located<Disclosure>>; 3] {
-        let what = "`endpoints.disclosure`";
+    /// (a tier left out is `full`); `what` is the key, e.g.
+    /// `` `endpoints.disclosure` ``.
+    pub(super) fn disclosure(
+        &mut self,
+        what: &str,
+        node: &Node,
+    ) -> [Option<Located<Disclosure>>; 3] {
         if let Value::Map(_) = node.value {
             let mut levels = [None; 3];
             if let Some(tiers) = self.mapping(what, node, &Tag::NAMES) {
                 for tag in Tag::ALL {
                     levels[tag as usize] = tiers.get(tag.as_str()).and_then(|f| {
-                        self.keyword::<Disclosure>(&format!("`endpoints.disclosure.{tag}`"), f.node)
+                        let key = format!("{}.{tag}`", what.trim_end_matches('`'));
+                        self.keyword::<Disclosure>(&key, f.node)
                     });
                 }
             }

@@ -24,8 +24,8 @@ use std::time::Duration;
 use super::tree::{Node, Value};
 use super::{Located, Location, Manifest, ProbeDecl, ProbeKind, ResponsesDecl};
 use crate::{
-    EndpointPaths, FailureStatus, NameOf, Preset, Rule, Tag, Violation, Violations, check_name_of,
-    check_paths, check_unique_names, missing_key,
+    Disclosure, Endpoint, EndpointPaths, FailureStatus, NameOf, Preset, Rule, Violation,
+    Violations, check_name_of, check_paths, check_unique_names, missing_key,
 };
 
 /// The top-level keys.
@@ -40,21 +40,23 @@ const TOP_KEYS: [&str; 9] = [
     "observability",
     "grpc",
 ];
-/// The keys of `endpoints`: the preset and one path per tier, then what
-/// the bodies show (`endpoints::RESPONSE_KEYS`).
-const ENDPOINT_KEYS: [&str; 7] = [
+/// The keys of `endpoints`: the preset, one path per tier and the startup
+/// path, then what the bodies show (`endpoints::RESPONSE_KEYS`).
+const ENDPOINT_KEYS: [&str; 9] = [
     "preset",
     "ready",
     "active",
     "live",
+    "started",
     endpoints::RESPONSE_KEYS[0],
     endpoints::RESPONSE_KEYS[1],
     endpoints::RESPONSE_KEYS[2],
+    endpoints::RESPONSE_KEYS[3],
 ];
 /// The keys of `orchestrator`.
 const ORCHESTRATOR_KEYS: [&str; 2] = ["timeout", "termination_grace_period"];
 /// The keys of `management`.
-const MANAGEMENT_KEYS: [&str; 1] = ["port"];
+const MANAGEMENT_KEYS: [&str; 2] = ["port", "disclosure"];
 /// The keys of `defaults`.
 const DEFAULT_KEYS: [&str; 2] = ["timeout", "failure_status"];
 
@@ -164,7 +166,7 @@ impl Reader {
         let (paths, mut responses, cluster_ready) = self.endpoints(&top);
         let (orchestrator_timeout, grace_period) = self.orchestrator(&top);
         let lifecycle = self.lifecycle(&top, grace_period);
-        let management_port = self.management(&top);
+        let (management_port, management_disclosure) = self.management(&top);
         let (default_timeout, default_failure_status) = self.defaults(&top);
         let settings = Settings {
             orchestrator: orchestrator_timeout
@@ -193,6 +195,7 @@ impl Reader {
             termination_grace_period: grace_period,
             lifecycle,
             management_port,
+            management_disclosure,
             default_timeout: default_timeout.valid(),
             default_failure_status,
             probes: probes?,
@@ -222,7 +225,7 @@ impl Reader {
         Some(service)
     }
 
-    /// `endpoints`: the preset, then per-tier overrides; R6 on the result,
+    /// `endpoints`: the preset, then per-endpoint overrides; R6 on the result,
     /// each path located where it was set. Also what the bodies show
     /// (`endpoints.rs`), with `cluster_ready` still to resolve.
     fn endpoints(
@@ -230,33 +233,33 @@ impl Reader {
         top: &Fields,
     ) -> (EndpointPaths, ResponsesDecl, endpoints::ClusterReady) {
         let mut paths = EndpointPaths::zb();
-        let mut set_at = [top.loc; 3];
+        let mut set_at = [top.loc; 4];
         let mut responses = (ResponsesDecl::default(), endpoints::ClusterReady::Off);
         if let Some(section) = self.section(top, "endpoints", &ENDPOINT_KEYS) {
             responses = self.responses(&section);
-            set_at = [section.loc; 3];
+            set_at = [section.loc; 4];
             let preset = section
                 .get("preset")
                 .and_then(|f| self.keyword::<Preset>("`endpoints.preset`", f.node));
             if let Some(preset) = preset {
                 paths = preset.value.paths();
-                set_at = [preset.location; 3];
+                set_at = [preset.location; 4];
             }
-            for (tag, at) in Tag::ALL.into_iter().zip(&mut set_at) {
-                let what = format!("`endpoints.{tag}`");
+            for (endpoint, at) in Endpoint::ALL.into_iter().zip(&mut set_at) {
+                let what = format!("`endpoints.{endpoint}`");
                 if let Some(path) = section
-                    .get(tag.as_str())
+                    .get(endpoint.as_str())
                     .and_then(|f| self.string(&what, f.node))
                 {
-                    *paths.get_mut(tag) = path.value;
+                    *paths.endpoint_mut(endpoint) = path.value;
                     *at = path.location;
                 }
             }
         }
-        let resolved: Vec<(Tag, &str, Location)> = Tag::ALL
+        let resolved: Vec<(Endpoint, &str, Location)> = Endpoint::ALL
             .into_iter()
             .zip(set_at)
-            .map(|(tag, at)| (tag, paths.get(tag), at))
+            .map(|(endpoint, at)| (endpoint, paths.endpoint(endpoint), at))
             .collect();
         check_paths(&resolved, &mut self.sink);
         (paths, responses.0, responses.1)
@@ -276,15 +279,34 @@ impl Reader {
     }
 
     /// `management`: the port of the management server, a TCP port from 1
-    /// to 65535 (R15 otherwise).
-    fn management(&mut self, top: &Fields) -> Option<Located<u16>> {
-        let section = self.section(top, "management", &MANAGEMENT_KEYS)?;
-        let node = section.get("port")?.node;
+    /// to 65535 (R15 otherwise), and what its bodies show (`disclosure`,
+    /// as under `endpoints`; it needs the port, R11).
+    fn management(
+        &mut self,
+        top: &Fields,
+    ) -> (Option<Located<u16>>, [Option<Located<Disclosure>>; 3]) {
+        let Some(section) = self.section(top, "management", &MANAGEMENT_KEYS) else {
+            return (None, [None; 3]);
+        };
+        let disclosure = section.get("disclosure").map_or([None; 3], |f| {
+            self.disclosure("`management.disclosure`", f.node)
+        });
+        let Some(node) = section.get("port").map(|f| f.node) else {
+            if let Some(at) = disclosure.iter().flatten().map(|d| d.location).next() {
+                missing_key(
+                    "`management.disclosure` is for the management port, and `management.port` is absent",
+                    "add `port: 8081` (the management server's port), or move the level to `endpoints.disclosure`",
+                    at,
+                    &mut self.sink,
+                );
+            }
+            return (None, disclosure);
+        };
         if let Value::Int(n) = node.value
             && let Ok(port) = u16::try_from(n)
             && port > 0
         {
-            return Some(Located::new(port, node.loc));
+            return (Some(Located::new(port, node.loc)), disclosure);
         }
         self.wrong_type(
             "`management.port`",
@@ -292,7 +314,7 @@ impl Reader {
             node,
             "write the port the management server listens on, e.g. `8081`; the orchestrator's probes target it",
         );
-        None
+        (None, disclosure)
     }
 
     /// `defaults`: the timeout and failure status probes inherit.
