@@ -11,8 +11,8 @@ use crate::manifest::{
 };
 use crate::{
     FailureStatus, HealthStatus, Kind, MembershipPolicy, PROBE_SETTING_KEYS, Rule, Scope, Tag,
-    TagSet, all_of, check_active_not_optional, check_execution_policy_at, check_name,
-    check_probe_tags, check_role_preference, check_timeout, hint, missing_key, one_of,
+    TagSet, all_of, check_active_not_optional, check_execution_policy_at, check_max_age,
+    check_name, check_probe_tags, check_role_preference, check_timeout, hint, missing_key, one_of,
 };
 
 /// The execution policy keys of one probe, as written.
@@ -104,6 +104,25 @@ impl Reader {
             _ => None,
         };
         let policy = self.execution_policy(&name, &label, checked_tags, &fields);
+        if checked_tags.is_some() {
+            // R19 on the deadline the probe really runs with, which a
+            // background result's default maximum age counts.
+            let deadline = effective_timeout(
+                timeout.as_ref(),
+                settings.default_timeout.as_ref(),
+                settings.orchestrator,
+            );
+            let at = |d: Option<Located<Duration>>| d.map(|d| (d.value, d.location));
+            check_max_age(
+                &name,
+                deadline,
+                at(policy.cache),
+                at(policy.refresh),
+                at(policy.max_staleness),
+                settings.detection,
+                &mut self.sink,
+            );
+        }
         let decl = kind.map(|kind| ProbeDecl {
             location: node.loc,
             name: declared.clone(),
@@ -463,7 +482,11 @@ impl Reader {
         if checked {
             let own = own.valid();
             let written_at = own.or(settings.default_timeout).map_or(at, |t| t.location);
-            let deadline = effective_timeout(own.as_ref(), settings.default_timeout.as_ref());
+            let deadline = effective_timeout(
+                own.as_ref(),
+                settings.default_timeout.as_ref(),
+                settings.orchestrator,
+            );
             check_timeout(
                 name,
                 deadline,
