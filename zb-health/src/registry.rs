@@ -94,6 +94,28 @@ impl HealthRegistry {
         self.inner.table.orchestrator_timeout()
     }
 
+    /// Sets the orchestrator's detection time on a registry that already
+    /// exists, such as [`process`](Self::process): how long a changed
+    /// readiness answer may go unseen (readiness `periodSeconds ×
+    /// failureThreshold`, [`zb_health_spec::detection::detection_time`]).
+    /// From then on no probe's cached or background result may reach it
+    /// (R19, BE-HLTH-006). A manifest's generated `install` sets the one
+    /// its drain delay implies.
+    ///
+    /// The registry keeps the shortest time it is given: the orchestrator
+    /// notices within the shortest, and a longer one changes nothing.
+    /// Refused with R19 violations, and nothing changes, if a registered
+    /// probe's policy does not fit a shorter one.
+    pub fn set_detection_time(&self, detection: Duration) -> Result<(), RegistryError> {
+        self.inner.table.set_detection_time(detection)
+    }
+
+    /// The detection time every cached or background result is checked
+    /// against, if one is set.
+    pub fn detection_time(&self) -> Option<Duration> {
+        self.inner.table.detection_time()
+    }
+
     /// Sets, on a registry that already exists such as
     /// [`process`](Self::process), how often an unchanged failing probe is
     /// logged again (BE-HLTH-008); see
@@ -324,6 +346,7 @@ impl HealthRegistry {
 pub struct HealthRegistryBuilder {
     max_in_flight: usize,
     orchestrator_timeout: Option<Duration>,
+    detection_time: Option<Duration>,
     failure_log_interval: Duration,
 }
 
@@ -332,6 +355,7 @@ impl Default for HealthRegistryBuilder {
         Self {
             max_in_flight: 16,
             orchestrator_timeout: None,
+            detection_time: None,
             failure_log_interval: DEFAULT_FAILURE_LOG_INTERVAL,
         }
     }
@@ -353,6 +377,14 @@ impl HealthRegistryBuilder {
         self
     }
 
+    /// The orchestrator's detection time; no cached or background result
+    /// may reach it (BE-HLTH-006, rule R19). See
+    /// [`HealthRegistry::set_detection_time`].
+    pub fn detection_time(mut self, detection: Duration) -> Self {
+        self.detection_time = Some(detection);
+        self
+    }
+
     /// How often a probe that keeps failing the same way is logged again
     /// (BE-HLTH-008): the transition to failure is logged at once, then at
     /// most one line per `interval`, counting the runs it suppressed.
@@ -367,7 +399,10 @@ impl HealthRegistryBuilder {
     pub fn build(self) -> HealthRegistry {
         HealthRegistry {
             inner: Arc::new(Inner {
-                table: Arc::new(ProbeTable::new(self.orchestrator_timeout)),
+                table: Arc::new(ProbeTable::new(
+                    self.orchestrator_timeout,
+                    self.detection_time,
+                )),
                 executor: Executor::new(self.max_in_flight, self.failure_log_interval),
                 lifecycle: Lifecycle::default(),
             }),

@@ -15,9 +15,10 @@ use super::custom::CustomType;
 use crate::site::Site;
 use crate::tokens::{DurationTokens, FailureStatusTokens, TagTokens};
 
-/// R7 and R5 for a custom probe: what the manifest states about it must
-/// match its attribute, one item per key it states, and its attribute
-/// timeout must fit the orchestrator's. A type that does not exist is
+/// R7, R5 and R19 for a custom probe: what the manifest states about it
+/// must match its attribute, one item per key it states, its attribute
+/// timeout must fit the orchestrator's, and its attribute's cache or
+/// background result must stay younger than the detection time. A type that does not exist is
 /// reported once, by its own check; these then hold vacuously.
 pub fn custom_facts(
     site: &Site<'_>,
@@ -115,6 +116,26 @@ pub fn custom_facts(
             &msg,
         ));
     }
+    // R19: the attribute's cache or background policy, which only the
+    // compiler sees, against the detection time the manifest implies.
+    let detection = m.detection_time();
+    let text = format!(
+        "the #[zb_health] `cache`, `refresh` or `max_staleness` of `{tyname}` lets a result reach the orchestrator's detection time of {} ms",
+        detection.as_millis()
+    );
+    let msg = site.message(
+        Rule::MaxAgeFitsDetection,
+        p.location,
+        text,
+        facts::DETECTION_HELP,
+    );
+    let d = DurationTokens(detection, krate);
+    out.push(site.probe_fact(
+        ty.index,
+        "fits_detection",
+        quote!(#missing || #f::policy_fits_detection(#meta.cache, #meta.refresh, #meta.max_staleness, #meta.timeout, #d)),
+        &msg,
+    ));
     out
 }
 
