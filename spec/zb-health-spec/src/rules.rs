@@ -769,7 +769,7 @@ pub fn check_max_age<L: Clone>(
         let (how, at) = match &max_staleness {
             Some((_, at)) => ("its `max_staleness`", at.clone()),
             None => (
-                "by default (twice `refresh` plus the timeout)",
+                "the default: twice `refresh` plus the timeout",
                 refresh_at.clone(),
             ),
         };
