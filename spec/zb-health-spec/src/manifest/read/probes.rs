@@ -22,6 +22,23 @@ struct ExecutionPolicy {
     max_staleness: Option<Located<Duration>>,
 }
 
+impl ExecutionPolicy {
+    /// `cache`, `refresh` and `max_staleness` of a probe (R5 for a
+    /// malformed one, at its value).
+    fn read(reader: &mut Reader, label: &str, fields: &Fields) -> Self {
+        let mut read = |key: &str| {
+            fields
+                .get(key)
+                .and_then(|f| reader.duration(&format!("`{key}` of {label}"), f.node))
+        };
+        Self {
+            cache: read("cache"),
+            refresh: read("refresh"),
+            max_staleness: read("max_staleness"),
+        }
+    }
+}
+
 /// The kind-specific probe keys, each with the kinds that take it.
 const KIND_OPTIONS: [(&str, &[Kind]); 7] = [
     ("policy", &[Kind::ClusterMembership]),
@@ -103,25 +120,16 @@ impl Reader {
             Some(id) if id.value != Kind::Custom => effective_tags,
             _ => None,
         };
-        let policy = self.execution_policy(&name, &label, checked_tags, &fields);
-        if checked_tags.is_some() {
-            // R19 on the deadline the probe really runs with, which a
-            // background result's default maximum age counts.
-            let deadline = effective_timeout(
-                timeout.as_ref(),
-                settings.default_timeout.as_ref(),
-                settings.orchestrator,
-            );
-            let at = |d: Option<Located<Duration>>| d.map(|d| (d.value, d.location));
-            check_max_age(
-                &name,
-                deadline,
-                at(policy.cache),
-                at(policy.refresh),
-                at(policy.max_staleness),
-                settings.detection,
-                &mut self.sink,
-            );
+        // R19 counts the deadline the probe really runs with: a background
+        // result's default maximum age includes it.
+        let deadline = effective_timeout(
+            timeout.as_ref(),
+            settings.default_timeout.as_ref(),
+            settings.orchestrator,
+        );
+        let policy = ExecutionPolicy::read(self, &label, &fields);
+        if let Some(tags) = checked_tags {
+            self.execution_policy(&name, tags, deadline, settings.detection, &policy);
         }
         let decl = kind.map(|kind| ProbeDecl {
             location: node.loc,
@@ -137,42 +145,41 @@ impl Reader {
         (declared, decl)
     }
 
-    /// `cache`, `refresh` and `max_staleness` of a built-in probe, then
     /// R5, R16 and R17 through [`check_execution_policy_at`], the rule the
-    /// runtime builder applies too, each violation at its key's value.
-    /// `tags` is `None` when they are not known here (written but invalid,
-    /// which was reported; or a custom probe's, from its attribute): the
-    /// rules do not guess them.
+    /// runtime builder applies too, then R19 through [`check_max_age`]
+    /// against the detection time, each violation at its key's value.
+    /// Only for a probe whose tags are known here (not written but
+    /// invalid, which was reported; not a custom probe's, from its
+    /// attribute, which the generated code checks): the rules do not
+    /// guess them.
     fn execution_policy(
         &mut self,
         name: &str,
-        label: &str,
-        tags: Option<TagSet>,
-        fields: &Fields,
-    ) -> ExecutionPolicy {
-        let mut read = |key: &str| {
-            fields
-                .get(key)
-                .and_then(|f| self.duration(&format!("`{key}` of {label}"), f.node))
-        };
-        let policy = ExecutionPolicy {
-            cache: read("cache"),
-            refresh: read("refresh"),
-            max_staleness: read("max_staleness"),
-        };
-        let Some(tags) = tags else {
-            return policy;
-        };
+        tags: TagSet,
+        deadline: Duration,
+        detection: Duration,
+        policy: &ExecutionPolicy,
+    ) {
         let at = |d: Option<Located<Duration>>| d.map(|d| (d.value, d.location));
+        let [cache, refresh, max_staleness] =
+            [policy.cache, policy.refresh, policy.max_staleness].map(at);
         check_execution_policy_at(
             name,
             tags,
-            at(policy.cache),
-            at(policy.refresh),
-            at(policy.max_staleness),
+            cache.clone(),
+            refresh.clone(),
+            max_staleness.clone(),
             &mut self.sink,
         );
-        policy
+        check_max_age(
+            name,
+            deadline,
+            cache,
+            refresh,
+            max_staleness,
+            detection,
+            &mut self.sink,
+        );
     }
 
     /// R10 (ZB-2.3b): a probe whose effective tags include `active` is
