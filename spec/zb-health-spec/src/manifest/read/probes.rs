@@ -163,14 +163,7 @@ impl Reader {
         let at = |d: Option<Located<Duration>>| d.map(|d| (d.value, d.location));
         let [cache, refresh, max_staleness] =
             [policy.cache, policy.refresh, policy.max_staleness].map(at);
-        check_execution_policy_at(
-            name,
-            tags,
-            cache.clone(),
-            refresh.clone(),
-            max_staleness.clone(),
-            &mut self.sink,
-        );
+        check_execution_policy_at(name, tags, cache, refresh, max_staleness, &mut self.sink);
         check_max_age(
             name,
             deadline,
