@@ -328,6 +328,47 @@ fn r5_a_default_deadline_fits_a_stated_orchestrator_timeout() {
     r5_timeout_not_below_the_orchestrator();
 }
 
+/// A custom probe whose attribute states no deadline, and never answers.
+#[zb_health::zb_health(name = "hung")]
+pub struct HungProbe;
+
+impl zb_health::Probe for HungProbe {
+    async fn check(&self) -> zb_health::ProbeOutcome {
+        std::future::pending().await
+    }
+}
+
+// The attribute cannot see the manifest: its deadline is left to the
+// registry, which derives it below the orchestrator's, so this compiles.
+zb_health::manifest!(
+    Attributed,
+    yaml = r#"
+service: attributed
+orchestrator: { timeout: 1s }
+probes:
+  - { kind: custom, type: crate::HungProbe }
+"#
+);
+
+#[tokio::test]
+async fn r5_an_attribute_without_a_deadline_fits_a_stated_orchestrator_timeout() {
+    use zb_health::ZbHealthProbe;
+    assert!(!HungProbe::META.timeout_stated);
+    let registry = HealthRegistry::new();
+    Attributed::install_into(
+        &registry,
+        AttributedDeps {
+            hung_probe: HungProbe,
+        },
+    )
+    .unwrap();
+    let report = registry.check(Tag::Ready).await;
+    assert_eq!(
+        report.entries[0].description.as_deref(),
+        Some("timed out after 800 ms")
+    );
+}
+
 #[test]
 fn watchdog_names_and_deadlines() {
     let registry = HealthRegistry::new();

@@ -108,6 +108,21 @@ pub const fn policy_fits_detection(
     cached && background
 }
 
+/// The deadline a custom probe runs with: its attribute's `timeout` when
+/// stated, else [`crate::detection::default_probe_timeout`] of the
+/// orchestrator timeout, as the registry resolves it (R5, R19).
+pub const fn attribute_timeout(
+    timeout: Duration,
+    stated: bool,
+    orchestrator: Option<Duration>,
+) -> Duration {
+    if stated {
+        timeout
+    } else {
+        crate::detection::default_probe_timeout(orchestrator)
+    }
+}
+
 /// R3: whether `names[i]` differs from every earlier name of the table.
 /// An empty name stands for one not known here and is never compared.
 /// `false` also for an index outside the table, so a generator bug cannot

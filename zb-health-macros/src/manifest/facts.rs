@@ -13,7 +13,7 @@ use zb_health_spec::{Rule, facts};
 
 use super::custom::CustomType;
 use crate::site::Site;
-use crate::tokens::{DurationTokens, FailureStatusTokens, TagTokens};
+use crate::tokens::{DurationTokens, FailureStatusTokens, OptionTokens, TagTokens};
 
 /// R7, R5 and R19 for a custom probe: what the manifest states about it
 /// must match its attribute, one item per key it states, its attribute
@@ -31,6 +31,13 @@ pub fn custom_facts(
     let missing = &ty.missing;
     let tyname = &ty.written;
     let f = quote!(#krate::__private::facts);
+    // The deadline the registry will run it with: a default one is
+    // derived below the orchestrator's, so only a stated one can break R5.
+    let orchestrator = OptionTokens(
+        m.orchestrator_timeout
+            .map(|t| DurationTokens(t.value, krate)),
+    );
+    let timeout = quote!(#f::attribute_timeout(#meta.timeout, #meta.timeout_stated, #orchestrator));
     let mut out = Vec::new();
     let mut contradiction = |key: &str, fact: &str, loc: Location, ok: TokenStream| {
         let text =
@@ -112,7 +119,7 @@ pub fn custom_facts(
         out.push(site.probe_fact(
             ty.index,
             "fits_orchestrator",
-            quote!(#missing || #f::fits_orchestrator(#meta.timeout, #d)),
+            quote!(#missing || #f::fits_orchestrator(#timeout, #d)),
             &msg,
         ));
     }
@@ -133,7 +140,7 @@ pub fn custom_facts(
     out.push(site.probe_fact(
         ty.index,
         "fits_detection",
-        quote!(#missing || #f::policy_fits_detection(#meta.cache, #meta.refresh, #meta.max_staleness, #meta.timeout, #d)),
+        quote!(#missing || #f::policy_fits_detection(#meta.cache, #meta.refresh, #meta.max_staleness, #timeout, #d)),
         &msg,
     ));
     out
