@@ -353,7 +353,7 @@ probes:
 #[tokio::test]
 async fn r5_an_attribute_without_a_deadline_fits_a_stated_orchestrator_timeout() {
     use zb_health::ZbHealthProbe;
-    assert!(!HungProbe::META.timeout_stated);
+    const { assert!(!HungProbe::META.timeout_stated) };
     let registry = HealthRegistry::new();
     Attributed::install_into(
         &registry,
