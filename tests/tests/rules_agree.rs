@@ -10,6 +10,7 @@ use zb_health::{
     FailureStatus, HealthRegistry, ProbeRegistration, ProbeResult, RegistryError, Tag, TagSet,
     ZbHealth, from_fn,
 };
+use zb_health_spec::detection;
 use zb_health_spec::manifest::parse_manifest;
 
 fn manifest_rules(yaml: &str) -> Vec<Rule> {
@@ -165,13 +166,13 @@ fn r16_refresh_policy() {
     let s = Duration::from_secs;
     for (keys, registration) in [
         (
-            "refresh: 5s, max_staleness: 5s",
-            probe("db").refresh(s(5)).max_staleness(s(5)),
+            "refresh: 1s, max_staleness: 1s",
+            probe("db").refresh(s(1)).max_staleness(s(1)),
         ),
         ("max_staleness: 5s", probe("db").max_staleness(s(5))),
         (
-            "cache: 1s, refresh: 5s",
-            probe("db").cache(s(1)).refresh(s(5)),
+            "cache: 1s, refresh: 1s",
+            probe("db").cache(s(1)).refresh(s(1)),
         ),
     ] {
         let m = manifest_rules(&format!(
@@ -189,13 +190,13 @@ fn r16_refresh_policy() {
 #[test]
 fn r17_live_answer() {
     let m = manifest_rules(
-        "service: s\nprobes:\n  - { name: g, kind: grpc, tags: [active], refresh: 5s }\n",
+        "service: s\nprobes:\n  - { name: g, kind: grpc, tags: [active], refresh: 1s }\n",
     );
     let r = HealthRegistry::new()
         .add(
             probe("g")
                 .tags(TagSet::ACTIVE)
-                .refresh(Duration::from_secs(5)),
+                .refresh(Duration::from_secs(1)),
         )
         .unwrap_err()
         .rules();
@@ -243,6 +244,128 @@ fn r18_drain_fits_grace() {
             .shutdown_timeout(s(25))
             .within_grace_period(s(30))
             .is_ok()
+    );
+}
+
+// A drain delay of 10 s: readiness every 5 s, two failures, 10 s to notice.
+zb_health::manifest!(
+    Detect,
+    yaml = r#"
+service: detect
+lifecycle: { drain_delay: 10s }
+"#
+);
+
+#[test]
+fn r19_max_age_fits_detection() {
+    let s = Duration::from_secs;
+    // No `lifecycle`: the default drain delay's detection time, 4 s.
+    let detection = detection::detection_time(zb_health_spec::drain::DEFAULT_DRAIN_DELAY);
+    for (keys, registration) in [
+        ("cache: 5m", probe("db").cache(s(300))),
+        ("cache: 4s", probe("db").cache(s(4))),
+        // The default maximum age: 2 × 2 s + the 1 s deadline.
+        ("refresh: 2s", probe("db").refresh(s(2))),
+        (
+            "refresh: 1s, max_staleness: 4s",
+            probe("db").refresh(s(1)).max_staleness(s(4)),
+        ),
+    ] {
+        let m = manifest_rules(&format!(
+            "service: s\nprobes:\n  - {{ name: db, kind: database, {keys} }}\n"
+        ));
+        let r = HealthRegistry::builder()
+            .detection_time(detection)
+            .build()
+            .add(registration)
+            .unwrap_err()
+            .rules();
+        assert_eq!(
+            (m, r),
+            (
+                vec![Rule::MaxAgeFitsDetection],
+                vec![Rule::MaxAgeFitsDetection]
+            ),
+            "{keys}"
+        );
+    }
+    // The generated install holds the registry to the manifest's own
+    // detection time, the one `zb-health k8s` emits for its drain delay.
+    assert_eq!(Detect::DETECTION_TIME, detection::detection_time(s(10)));
+    let registry = HealthRegistry::new();
+    Detect::install_into(&registry, DetectDeps {}).unwrap();
+    assert_eq!(registry.detection_time(), Some(s(10)));
+    let r = registry.add(probe("db").cache(s(10))).unwrap_err().rules();
+    assert_eq!(r, [Rule::MaxAgeFitsDetection]);
+    registry.add(probe("db").cache(s(9))).unwrap();
+}
+
+// The tour's orchestrator and lifecycle, and a database probe with no
+// deadline of its own: it compiles, because the default fits (R5).
+zb_health::manifest!(
+    Tour,
+    yaml = r#"
+service: orders
+orchestrator: { timeout: 1s, termination_grace_period: 30s }
+lifecycle: { drain_delay: 5s }
+probes:
+  - { name: db, kind: database }
+"#
+);
+
+#[test]
+fn r5_a_default_deadline_fits_a_stated_orchestrator_timeout() {
+    let ms = Duration::from_millis;
+    assert_eq!(Tour::PROBES[0].timeout, ms(800));
+    assert_eq!(detection::default_probe_timeout(Some(ms(1000))), ms(800));
+    let tour_with_db = "service: orders\norchestrator: { timeout: 1s }\nprobes:\n  - { name: db, kind: database }\n";
+    assert!(parse_manifest(tour_with_db).is_ok());
+    let registry = HealthRegistry::builder()
+        .orchestrator_timeout(ms(1000))
+        .build();
+    registry.add(probe("db")).unwrap();
+    // Only a deadline the user wrote can break R5.
+    r5_timeout_not_below_the_orchestrator();
+}
+
+/// A custom probe whose attribute states no deadline, and never answers.
+#[zb_health::zb_health(name = "hung")]
+pub struct HungProbe;
+
+impl zb_health::Probe for HungProbe {
+    async fn check(&self) -> zb_health::ProbeOutcome {
+        std::future::pending().await
+    }
+}
+
+// The attribute cannot see the manifest: its deadline is left to the
+// registry, which derives it below the orchestrator's, so this compiles.
+zb_health::manifest!(
+    Attributed,
+    yaml = r#"
+service: attributed
+orchestrator: { timeout: 1s }
+probes:
+  - { kind: custom, type: crate::HungProbe }
+"#
+);
+
+#[tokio::test]
+async fn r5_an_attribute_without_a_deadline_fits_a_stated_orchestrator_timeout() {
+    use zb_health::ZbHealthProbe;
+    const { assert!(!HungProbe::META.timeout_stated) };
+    let registry = HealthRegistry::new();
+    Attributed::install_into(
+        &registry,
+        AttributedDeps {
+            hung_probe: HungProbe,
+        },
+    )
+    .unwrap();
+    let report = registry.check(Tag::Ready).await;
+    assert_eq!(
+        report.entries[0].description.as_deref(),
+        Some("timed out after 800 ms")
     );
 }
 

@@ -47,6 +47,7 @@ fn diagnostics_match_their_snapshots() {
         "invalid",
         "durations",
         "duplicate_type",
+        "max_age",
     ] {
         let file = format!("tests/ui/fail/manifests/{name}.yaml");
         cli(&["check", "--color", "never", &file])
@@ -55,6 +56,43 @@ fn diagnostics_match_their_snapshots() {
             .stdout_eq("")
             .stderr_eq(snapshot(&format!("{name}.stderr")));
     }
+}
+
+/// A new user adds a database to the tour, whose manifest states
+/// `orchestrator.timeout: 1s`: the default deadline is derived below it,
+/// so `check` accepts it; a deadline the user writes still breaks R5.
+#[test]
+fn the_tour_with_a_database_and_no_timeout_passes_check() {
+    let tour = std::fs::read_to_string(root().join("examples/tour/health.yaml")).expect("tour");
+    assert!(
+        tour.contains("timeout: 1s"),
+        "the tour states its orchestrator timeout"
+    );
+    let dir = std::env::temp_dir().join(format!("zb-health-check-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    for (entry, code) in [
+        ("  - { name: db, kind: database }\n", 0),
+        ("  - { name: db, kind: database, timeout: 1s }\n", 1),
+    ] {
+        let file = dir.join("health.yaml");
+        std::fs::write(&file, format!("{tour}{entry}")).expect("written");
+        let file = file.to_str().expect("UTF-8 path").to_owned();
+        let out = zb_health(&["check", "--color", "never", &file]);
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{entry}: {}",
+            text(&out.stderr)
+        );
+        if code == 1 {
+            assert!(
+                text(&out.stderr).starts_with("error[R5]: "),
+                "{}",
+                text(&out.stderr)
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]

@@ -186,6 +186,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         name: &name,
         tags,
         timeout,
+        timeout_stated: settings.timeout.value.is_some(),
         failure_status,
         policy: [cache, refresh, max_staleness].map(|d| d.map(|(d, _)| d)),
     };

@@ -56,7 +56,9 @@ pub fn meta<'a>(m: &Manifest, p: &'a ProbeDecl, krate: &'a TokenStream) -> Probe
         krate,
         name: p.name.as_ref().map_or("", |n| n.value.as_str()),
         tags: p.effective_tags().unwrap_or_default(),
+        // Resolved from the manifest, its default below the orchestrator's.
         timeout: p.effective_timeout(m),
+        timeout_stated: true,
         failure_status: p
             .failure_status
             .as_ref()

@@ -37,9 +37,11 @@ use proc_macro::TokenStream;
 /// ```
 ///
 /// Keys: `name` (required), `tags` (default `[ready]`), `timeout` (default
-/// `1s`), `failure_status` (`unhealthy` by default, or `degraded`), the
-/// execution policy `cache`, `refresh` and `max_staleness` (durations, none
-/// by default; rules R16 and R17), and `crate = "path"` for a renamed
+/// `1s`, or below the registry's orchestrator timeout when one is set),
+/// `failure_status` (`unhealthy` by default, or `degraded`), the execution
+/// policy `cache`, `refresh` and `max_staleness` (durations, none by
+/// default; rules R16 and R17, and R19 against the manifest's detection
+/// time), and `crate = "path"` for a renamed
 /// runtime dependency. A `live` tag, an empty name, a malformed duration,
 /// an impossible execution policy or an unknown key is a compile error.
 #[proc_macro_attribute]

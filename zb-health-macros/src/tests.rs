@@ -267,6 +267,7 @@ fn every_fact_is_its_own_item() {
         "tags_agree",
         "timeout_agrees",
         "fits_orchestrator",
+        "fits_detection",
     ] {
         let item = format!("const Health__probe1__{fact} : ()");
         assert_eq!(out.matches(&item).count(), 1, "{item} in {out}");
@@ -283,7 +284,7 @@ fn every_fact_is_its_own_item() {
 #[test]
 fn a_built_in_probe_meta_carries_its_execution_policy() {
     let out = expand_inline(
-        "service: s\nprobes:\n  - { name: db, kind: database, refresh: 5s, max_staleness: 12s }\n",
+        "service: s\nlifecycle: { drain_delay: 30s }\nprobes:\n  - { name: db, kind: database, refresh: 5s, max_staleness: 12s }\n",
     );
     let some = |ms: u64| {
         format!("Option :: Some (:: zb_health :: __private :: Duration :: from_millis ({ms}u64))")

@@ -100,6 +100,8 @@ pub struct ProbeMetaTokens<'a> {
     pub tags: TagSet,
     /// Its deadline.
     pub timeout: Duration,
+    /// Whether the deadline was stated (else the registry's default).
+    pub timeout_stated: bool,
     /// What its failure does to its tier.
     pub failure_status: FailureStatus,
     /// The execution policy: `cache`, `refresh`, `max_staleness`.
@@ -113,12 +115,14 @@ impl ToTokens for ProbeMetaTokens<'_> {
         let tags = self.tags.iter().map(|t| TagTokens(t, krate));
         let timeout = DurationTokens(self.timeout, krate);
         let failure = FailureStatusTokens(self.failure_status, krate);
+        let stated = self.timeout_stated;
         let [cache, refresh, max_staleness] = self.policy.map(|d| optional_duration(d, krate));
         out.extend(quote! {
             #krate::meta::ProbeMeta {
                 name: #name,
                 tags: #krate::TagSet::of(&[#(#tags),*]),
                 timeout: #timeout,
+                timeout_stated: #stated,
                 failure_status: #failure,
                 cache: #cache,
                 refresh: #refresh,

@@ -16,8 +16,13 @@ pub struct ProbeMeta {
     pub name: &'static str,
     /// The tiers that run it.
     pub tags: TagSet,
-    /// Its deadline.
+    /// Its deadline: the stated one, else the 1 s default.
     pub timeout: Duration,
+    /// Whether `timeout` was stated. If not, the registration leaves the
+    /// deadline to the registry: 1 s, or below its orchestrator timeout
+    /// ([`zb_health_spec::detection::default_probe_timeout`]), so only a
+    /// deadline the user wrote can break R5.
+    pub timeout_stated: bool,
     /// What a failure reports.
     pub failure_status: FailureStatus,
     /// Serve a result this young again without running the probe
@@ -37,10 +42,12 @@ impl ProbeMeta {
     pub fn registration(self, probe: impl Probe) -> ProbeRegistration {
         let mut r = ProbeRegistration::new(self.name, probe)
             .tags(self.tags)
-            .timeout(self.timeout)
             .failure_status(self.failure_status);
-        // Absent keys keep the registration's defaults (no cache, run on
-        // request).
+        // Absent keys keep the registration's defaults (the registry's
+        // default deadline, no cache, run on request).
+        if self.timeout_stated {
+            r = r.timeout(self.timeout);
+        }
         if let Some(d) = self.cache {
             r = r.cache(d);
         }
@@ -169,6 +176,7 @@ mod tests {
             name: "p",
             tags: TagSet::READY,
             timeout: Duration::from_secs(1),
+            timeout_stated: true,
             failure_status: FailureStatus::Unhealthy,
             cache,
             refresh,

@@ -5,9 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use zb_health_spec::detection::default_probe_timeout;
 use zb_health_spec::{
-    DEFAULT_PROBE_TIMEOUT, FailureStatus, Rule, SpecError, Tag, TagSet, Violation, Violations,
-    check_active_not_optional, check_execution_policy, check_name, check_probe_tags, check_timeout,
+    FailureStatus, Rule, SpecError, Tag, TagSet, Violation, Violations, check_active_not_optional,
+    check_execution_policy, check_max_age, check_name, check_probe_tags, check_timeout,
 };
 
 use crate::probe::{DynProbe, Probe};
@@ -21,19 +22,48 @@ pub(crate) struct Policy {
     pub(crate) max_staleness: Option<Duration>,
 }
 
+impl Policy {
+    /// R19: every result this policy serves stays younger than
+    /// `detection`, with `timeout` the probe's deadline.
+    pub(crate) fn check_max_age(
+        &self,
+        name: &str,
+        timeout: Duration,
+        detection: Duration,
+        sink: &mut Violations<()>,
+    ) {
+        let at = |d: Option<Duration>| d.map(|d| (d, ()));
+        check_max_age(
+            name,
+            timeout,
+            at(self.cache),
+            at(self.refresh),
+            at(self.max_staleness),
+            detection,
+            sink,
+        );
+    }
+}
+
 /// How a probe is registered: its name, tiers, deadline and failure status.
 pub struct ProbeRegistration {
     pub(crate) name: Arc<str>,
     pub(crate) tags: TagSet,
-    pub(crate) timeout: Duration,
+    /// `None` until [`timeout`](Self::timeout) states one: the default is
+    /// resolved against the registry's orchestrator timeout
+    /// ([`resolved_timeout`](Self::resolved_timeout)).
+    pub(crate) timeout: Option<Duration>,
     pub(crate) failure_status: FailureStatus,
     pub(crate) probe: Arc<dyn DynProbe>,
     pub(crate) policy: Policy,
 }
 
 impl ProbeRegistration {
-    /// A registration on the `ready` tier with a 1 s deadline (Kubernetes'
-    /// default `timeoutSeconds`) that fails as `Unhealthy`.
+    /// A registration on the `ready` tier that fails as `Unhealthy`, with
+    /// the default deadline: 1 s (Kubernetes' default `timeoutSeconds`), or
+    /// below the registry's orchestrator timeout when one is set
+    /// ([`zb_health_spec::detection::default_probe_timeout`]), so only a
+    /// deadline stated with [`timeout`](Self::timeout) can break R5.
     pub fn new(name: impl Into<Arc<str>>, probe: impl Probe) -> Self {
         Self::from_arc(name, Arc::new(probe))
     }
@@ -43,7 +73,7 @@ impl ProbeRegistration {
         Self {
             name: name.into(),
             tags: TagSet::READY,
-            timeout: DEFAULT_PROBE_TIMEOUT,
+            timeout: None,
             failure_status: FailureStatus::Unhealthy,
             probe,
             policy: Policy::default(),
@@ -58,7 +88,7 @@ impl ProbeRegistration {
 
     /// Sets the deadline; on expiry the probe is cancelled (AT-4).
     pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
+        self.timeout = Some(timeout);
         self
     }
 
@@ -69,9 +99,10 @@ impl ProbeRegistration {
         self
     }
 
-    /// Serves a result younger than `cache` without running the probe
-    /// (BE-HLTH-006); failures are cached too. Not on an `active` probe
-    /// (R17). See [`crate::executor`].
+    /// Serves a healthy result younger than `cache` without running the
+    /// probe (BE-HLTH-006); a failure is never served from the cache, so
+    /// the next request checks again. Below the registry's detection time
+    /// (R19), not on an `active` probe (R17). See [`crate::executor`].
     pub fn cache(mut self, cache: Duration) -> Self {
         self.policy.cache = Some(cache);
         self
@@ -98,13 +129,27 @@ impl ProbeRegistration {
         &self.name
     }
 
+    /// The deadline the probe runs with under `orchestrator`: the stated
+    /// one, else the spec's default for it.
+    pub(crate) fn resolved_timeout(&self, orchestrator: Option<Duration>) -> Duration {
+        self.timeout
+            .unwrap_or_else(|| default_probe_timeout(orchestrator))
+    }
+
     /// Checks this registration alone against the spec rules, pushing into
-    /// `sink`. Shared by `add`, `replace` and generated code.
-    pub(crate) fn validate(&self, orchestrator: Option<Duration>, sink: &mut Violations<()>) {
+    /// `sink`. Shared by `add`, `replace` and generated code. `detection`
+    /// is the registry's detection time, when known (R19).
+    pub(crate) fn validate(
+        &self,
+        orchestrator: Option<Duration>,
+        detection: Option<Duration>,
+        sink: &mut Violations<()>,
+    ) {
         check_name(&self.name, (), sink);
         let tags: Vec<(Tag, ())> = self.tags.iter().map(|t| (t, ())).collect();
         check_probe_tags(&self.name, &tags, (), sink);
-        check_timeout(&self.name, self.timeout, orchestrator, (), sink);
+        let timeout = self.resolved_timeout(orchestrator);
+        check_timeout(&self.name, timeout, orchestrator, (), sink);
         check_active_not_optional(&self.name, self.tags, self.failure_status, (), sink);
         let p = self.policy;
         check_execution_policy(
@@ -116,6 +161,9 @@ impl ProbeRegistration {
             (),
             sink,
         );
+        if let Some(detection) = detection {
+            p.check_max_age(&self.name, timeout, detection, sink);
+        }
     }
 }
 

@@ -96,6 +96,28 @@ impl HealthRegistry {
         self.inner.table.orchestrator_timeout()
     }
 
+    /// Sets the orchestrator's detection time on a registry that already
+    /// exists, such as [`process`](Self::process): how long a changed
+    /// readiness answer may go unseen (readiness `periodSeconds ×
+    /// failureThreshold`, [`zb_health_spec::detection::detection_time`]).
+    /// From then on no probe's cached or background result may reach it
+    /// (R19, BE-HLTH-006). A manifest's generated `install` sets the one
+    /// its drain delay implies.
+    ///
+    /// The registry keeps the shortest time it is given: the orchestrator
+    /// notices within the shortest, and a longer one changes nothing.
+    /// Refused with R19 violations, and nothing changes, if a registered
+    /// probe's policy does not fit a shorter one.
+    pub fn set_detection_time(&self, detection: Duration) -> Result<(), RegistryError> {
+        self.inner.table.set_detection_time(detection)
+    }
+
+    /// The detection time every cached or background result is checked
+    /// against, if one is set.
+    pub fn detection_time(&self) -> Option<Duration> {
+        self.inner.table.detection_time()
+    }
+
     /// Sets, on a registry that already exists such as
     /// [`process`](Self::process), how often an unchanged failing probe is
     /// logged again (BE-HLTH-008); see
@@ -351,6 +373,7 @@ impl HealthRegistry {
 pub struct HealthRegistryBuilder {
     max_in_flight: usize,
     orchestrator_timeout: Option<Duration>,
+    detection_time: Option<Duration>,
     failure_log_interval: Duration,
     runs: Runs,
 }
@@ -360,6 +383,7 @@ impl Default for HealthRegistryBuilder {
         Self {
             max_in_flight: 16,
             orchestrator_timeout: None,
+            detection_time: None,
             failure_log_interval: DEFAULT_FAILURE_LOG_INTERVAL,
             runs: Runs::ProbeThread,
         }
@@ -379,6 +403,14 @@ impl HealthRegistryBuilder {
     /// it (BE-HLTH-006, rule R5).
     pub fn orchestrator_timeout(mut self, timeout: Duration) -> Self {
         self.orchestrator_timeout = Some(timeout);
+        self
+    }
+
+    /// The orchestrator's detection time; no cached or background result
+    /// may reach it (BE-HLTH-006, rule R19). See
+    /// [`HealthRegistry::set_detection_time`].
+    pub fn detection_time(mut self, detection: Duration) -> Self {
+        self.detection_time = Some(detection);
         self
     }
 
@@ -418,7 +450,11 @@ impl HealthRegistryBuilder {
         );
         HealthRegistry {
             inner: Arc::new(Inner {
-                table: Arc::new(ProbeTable::new(self.orchestrator_timeout, executor.clone())),
+                table: Arc::new(ProbeTable::new(
+                    self.orchestrator_timeout,
+                    self.detection_time,
+                    executor.clone(),
+                )),
                 executor,
                 lifecycle,
                 tiers: TierLog::default(),

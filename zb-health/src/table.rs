@@ -29,6 +29,10 @@ struct State {
     /// the probes, so no `add` can slip in between the check of the
     /// registered deadlines and the setting (R5 at registration).
     orchestrator_timeout: Option<Duration>,
+    /// The orchestrator's detection time, once known: no cached or
+    /// background result may reach it (R19). Under the same lock, for the
+    /// same reason.
+    detection_time: Option<Duration>,
 }
 
 impl State {
@@ -53,7 +57,11 @@ pub(crate) struct ProbeTable {
 }
 
 impl ProbeTable {
-    pub(crate) fn new(orchestrator_timeout: Option<Duration>, executor: Executor) -> Self {
+    pub(crate) fn new(
+        orchestrator_timeout: Option<Duration>,
+        detection_time: Option<Duration>,
+        executor: Executor,
+    ) -> Self {
         let empty: TierTable = Arc::from(Vec::new());
         Self {
             state: RwLock::new(State {
@@ -62,6 +70,7 @@ impl ProbeTable {
                 active: empty,
                 next_id: 0,
                 orchestrator_timeout,
+                detection_time,
             }),
             executor,
         }
@@ -84,14 +93,45 @@ impl ProbeTable {
                 "one process answers one orchestrator: make every manifest installed into this registry state the same `orchestrator.timeout`",
             ),
             None => {
-                for r in &state.all {
+                // A stated deadline must fit; a default one follows the
+                // timeout (`retimed`), so it always does.
+                for r in state.all.iter().filter(|r| r.probe.timeout_stated) {
                     check_timeout(&r.probe.name, r.probe.timeout, Some(timeout), (), &mut sink);
                 }
             }
         }
         sink.into_result()?;
         state.orchestrator_timeout = Some(timeout);
+        let mut retimed = false;
+        for row in &mut state.all {
+            if let Some(probe) = row.probe.retimed(timeout) {
+                row.probe = Arc::new(probe);
+                retimed = true;
+            }
+        }
+        if retimed {
+            state.rebuild_tiers();
+        }
         Ok(())
+    }
+
+    /// See `HealthRegistry::set_detection_time`.
+    pub(crate) fn set_detection_time(&self, detection: Duration) -> Result<(), RegistryError> {
+        let mut state = self.write();
+        if state.detection_time.is_some_and(|set| set <= detection) {
+            return Ok(());
+        }
+        let mut sink = Violations::new();
+        for r in &state.all {
+            r.probe.check_max_age(detection, &mut sink);
+        }
+        sink.into_result()?;
+        state.detection_time = Some(detection);
+        Ok(())
+    }
+
+    pub(crate) fn detection_time(&self) -> Option<Duration> {
+        self.read().detection_time
     }
 
     pub(crate) fn orchestrator_timeout(&self) -> Option<Duration> {
@@ -116,7 +156,7 @@ impl ProbeTable {
         };
         let mut sink = Violations::new();
         for r in &registrations {
-            r.validate(state.orchestrator_timeout, &mut sink);
+            r.validate(state.orchestrator_timeout, state.detection_time, &mut sink);
         }
         check_unique_names(
             state
@@ -132,7 +172,7 @@ impl ProbeTable {
         for r in registrations {
             let id = state.next_id;
             state.next_id += 1;
-            let probe = Arc::new(ProbeRuntime::new(r));
+            let probe = Arc::new(ProbeRuntime::new(r, state.orchestrator_timeout));
             self.executor.start(&probe);
             handles.push(RegistrationHandle {
                 table: Arc::downgrade(self),

@@ -16,6 +16,10 @@ use crate::{FailureStatus, TagSet};
 /// Help for R5 when a deadline does not fit the orchestrator's timeout.
 pub const ORCHESTRATOR_HELP: &str = "each probe's deadline must be smaller than the orchestrator's, or the orchestrator gives up before the endpoint answers; lower the probe's `timeout`";
 
+/// Help for R19 when a cached or background result may outlive the
+/// orchestrator's detection time.
+pub const DETECTION_HELP: &str = "the orchestrator notices a changed readiness answer within its detection time (readiness periodSeconds × failureThreshold, as `zb-health k8s` derives them from `lifecycle.drain_delay`); an older cached or background answer would hide an outage, or a recovery, for longer; lower `cache` (or `refresh` and `max_staleness`), or lengthen `lifecycle.drain_delay`";
+
 /// Help for R3, a name used by two probes.
 pub const DUPLICATE_NAME_HELP: &str =
     "names key the JSON entries, so each must be unique; rename one of the probes";
@@ -70,6 +74,53 @@ pub const fn same_failure_status(a: FailureStatus, b: FailureStatus) -> bool {
 /// orchestrator gives up.
 pub const fn fits_orchestrator(timeout: Duration, orchestrator: Duration) -> bool {
     timeout.as_nanos() < orchestrator.as_nanos()
+}
+
+/// R19 (BE-HLTH-006): whether a result at most `max_age` old stays below
+/// the orchestrator's detection time, strictly.
+pub const fn fits_detection(max_age: Duration, detection: Duration) -> bool {
+    max_age.as_nanos() < detection.as_nanos()
+}
+
+/// R19 over a whole execution policy: the `cache`, and a background
+/// probe's maximum age ([`crate::detection::background_max_age`] of
+/// `refresh`, `max_staleness` and the deadline), each below `detection`.
+/// The generated code calls it with a custom probe's attribute `META`;
+/// [`check_max_age`](crate::check_max_age) with each key alone.
+pub const fn policy_fits_detection(
+    cache: Option<Duration>,
+    refresh: Option<Duration>,
+    max_staleness: Option<Duration>,
+    timeout: Duration,
+    detection: Duration,
+) -> bool {
+    let cached = match cache {
+        Some(c) => fits_detection(c, detection),
+        None => true,
+    };
+    let background = match refresh {
+        Some(r) => fits_detection(
+            crate::detection::background_max_age(r, max_staleness, timeout),
+            detection,
+        ),
+        None => true,
+    };
+    cached && background
+}
+
+/// The deadline a custom probe runs with: its attribute's `timeout` when
+/// stated, else [`crate::detection::default_probe_timeout`] of the
+/// orchestrator timeout, as the registry resolves it (R5, R19).
+pub const fn attribute_timeout(
+    timeout: Duration,
+    stated: bool,
+    orchestrator: Option<Duration>,
+) -> Duration {
+    if stated {
+        timeout
+    } else {
+        crate::detection::default_probe_timeout(orchestrator)
+    }
 }
 
 /// R3: whether `names[i]` differs from every earlier name of the table.
@@ -166,6 +217,36 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_runtime_rule_and_the_generated_check_agree_on_the_detection_time() {
+        let ms = Duration::from_millis;
+        let detection = ms(4000);
+        for (cache, refresh, stale) in [
+            (Some(3999), None, None),
+            (Some(4000), None, None),
+            (None, Some(1000), None),
+            (None, Some(1500), None),
+            (None, Some(1000), Some(3999)),
+            (None, Some(1000), Some(4000)),
+        ] {
+            let [c, r, m] = [cache, refresh, stale].map(|d: Option<u64>| d.map(ms));
+            let mut sink = crate::Violations::new();
+            let at = |d: Option<Duration>| d.map(|d| (d, ()));
+            crate::check_max_age("p", ms(1000), at(c), at(r), at(m), detection, &mut sink);
+            let refused = sink.into_result().is_err();
+            let fits = policy_fits_detection(c, r, m, ms(1000), detection);
+            assert_eq!(refused, !fits, "{cache:?} {refresh:?} {stale:?}");
+        }
+        assert!(!fits_detection(detection, detection));
+    }
+
     // The generated code runs these in `const` items: they must stay `const`.
     const _: () = assert!(same_name("a", "a") && fits_orchestrator(Duration::ZERO, Duration::MAX));
+    const _: () = assert!(policy_fits_detection(
+        None,
+        None,
+        None,
+        Duration::ZERO,
+        Duration::MAX
+    ));
 }

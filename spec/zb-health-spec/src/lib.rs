@@ -19,6 +19,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod cluster;
+pub mod detection;
 pub mod drain;
 mod duration;
 pub mod facts;
@@ -43,8 +44,8 @@ pub use paths::{Endpoint, EndpointPaths};
 pub use rules::{
     NameOf, Rule, SHUTDOWN_ENTRY, STARTUP_ENTRY, SpecError, Violation, Violations,
     check_active_not_optional, check_cluster_size, check_drain, check_duration_text,
-    check_execution_policy, check_execution_policy_at, check_name, check_name_of, check_paths,
-    check_probe_tags, check_role_preference, check_timeout, check_unique_names,
+    check_execution_policy, check_execution_policy_at, check_max_age, check_name, check_name_of,
+    check_paths, check_probe_tags, check_role_preference, check_timeout, check_unique_names,
     check_unique_names_of, check_watchdog_deadline, missing_key,
 };
 pub use status::{FailureStatus, HealthStatus};

@@ -22,6 +22,7 @@
 //! | R16 `refresh-policy` | [`check_execution_policy`] | BE-HLTH-006 |
 //! | R17 `live-answer` | [`check_execution_policy`] | BE-HLTH-006, ZB-2.3b |
 //! | R18 `drain-fits-grace` | [`check_drain`] | BE-HLTH-005 |
+//! | R19 `max-age-fits-detection` | [`check_max_age`] | BE-HLTH-006 |
 //!
 //! Codes are stable: a new rule gets the next number, never a reused one.
 //!
@@ -85,11 +86,15 @@ pub enum Rule {
     /// termination grace period, so the process would be killed while
     /// requests are still in flight.
     DrainFitsGrace,
+    /// R19: a `cache`, or a background probe's `max_staleness` (stated or
+    /// default), not below the orchestrator's detection time, so an old
+    /// answer, healthy or not, outlives what the orchestrator would notice.
+    MaxAgeFitsDetection,
 }
 
 impl Rule {
     /// Every rule, in index order.
-    pub const ALL: [Rule; 18] = [
+    pub const ALL: [Rule; 19] = [
         Rule::LiveTag,
         Rule::RoleScopeNeedsRoles,
         Rule::DuplicateName,
@@ -108,9 +113,10 @@ impl Rule {
         Rule::RefreshPolicy,
         Rule::LiveAnswer,
         Rule::DrainFitsGrace,
+        Rule::MaxAgeFitsDetection,
     ];
 
-    /// The short stable code, `R1` … `R18`, that tests and docs use.
+    /// The short stable code, `R1` … `R19`, that tests and docs use.
     pub const fn code(self) -> &'static str {
         match self {
             Rule::LiveTag => "R1",
@@ -131,6 +137,7 @@ impl Rule {
             Rule::RefreshPolicy => "R16",
             Rule::LiveAnswer => "R17",
             Rule::DrainFitsGrace => "R18",
+            Rule::MaxAgeFitsDetection => "R19",
         }
     }
 
@@ -155,6 +162,7 @@ impl Rule {
             Rule::RefreshPolicy => "refresh-policy",
             Rule::LiveAnswer => "live-answer",
             Rule::DrainFitsGrace => "drain-fits-grace",
+            Rule::MaxAgeFitsDetection => "max-age-fits-detection",
         }
     }
 
@@ -171,7 +179,9 @@ impl Rule {
             Rule::MissingKey => Some("ZB-5"),
             Rule::ClusterSize => Some("AT-5"),
             Rule::NoTags => Some("ZB-1.1"),
-            Rule::RefreshPolicy | Rule::LiveAnswer => Some("BE-HLTH-006"),
+            Rule::RefreshPolicy | Rule::LiveAnswer | Rule::MaxAgeFitsDetection => {
+                Some("BE-HLTH-006")
+            }
             Rule::DrainFitsGrace => Some("BE-HLTH-005"),
             Rule::Unknown
             | Rule::Contradiction
@@ -708,6 +718,71 @@ pub fn check_execution_policy_at<L: Clone>(
                 );
             }
         }
+    }
+}
+
+/// R19 (BE-HLTH-006): a cached or background result is younger than the
+/// orchestrator's detection time ([`crate::detection::detection_time`]),
+/// strictly, as the seed allows one "only if its maximum age is below the
+/// allowed detection time".
+///
+/// The maximum age is `cache` for a cached probe, and for a background one
+/// [`crate::detection::background_max_age`] (its `max_staleness`, else
+/// twice `refresh` plus `timeout`, the probe's deadline), reported at
+/// `max_staleness` when written, else at `refresh`. The comparison is
+/// [`crate::facts::policy_fits_detection`], the one the generated code
+/// runs for a custom probe's attribute.
+pub fn check_max_age<L: Clone>(
+    name: &str,
+    timeout: Duration,
+    cache: Option<(Duration, L)>,
+    refresh: Option<(Duration, L)>,
+    max_staleness: Option<(Duration, L)>,
+    detection: Duration,
+    sink: &mut Violations<L>,
+) {
+    let value = |d: &Option<(Duration, L)>| d.as_ref().map(|(d, _)| *d);
+    if let Some((c, at)) = &cache
+        && !crate::facts::policy_fits_detection(Some(*c), None, None, timeout, detection)
+    {
+        sink.push(
+            Rule::MaxAgeFitsDetection,
+            at.clone(),
+            format!(
+                "probe `{name}` caches its result for {} ms, not below the orchestrator's detection time of {} ms",
+                c.as_millis(),
+                detection.as_millis()
+            ),
+            crate::facts::DETECTION_HELP,
+        );
+    }
+    if let Some((r, refresh_at)) = &refresh
+        && !crate::facts::policy_fits_detection(
+            None,
+            Some(*r),
+            value(&max_staleness),
+            timeout,
+            detection,
+        )
+    {
+        let age = crate::detection::background_max_age(*r, value(&max_staleness), timeout);
+        let (how, at) = match &max_staleness {
+            Some((_, at)) => ("its `max_staleness`", at.clone()),
+            None => (
+                "the default: twice `refresh` plus the timeout",
+                refresh_at.clone(),
+            ),
+        };
+        sink.push(
+            Rule::MaxAgeFitsDetection,
+            at,
+            format!(
+                "probe `{name}` may serve a background result {} ms old ({how}), not below the orchestrator's detection time of {} ms",
+                age.as_millis(),
+                detection.as_millis()
+            ),
+            crate::facts::DETECTION_HELP,
+        );
     }
 }
 

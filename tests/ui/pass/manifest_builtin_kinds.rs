@@ -29,8 +29,8 @@ fn main() {
     assert_eq!(meta("upstream").failure_status, FailureStatus::Degraded);
     // The execution policy keys reach the metadata the registration is
     // built from (`ProbeMeta::registration` applies them).
-    assert_eq!(meta("database").refresh, Some(Duration::from_secs(5)));
-    assert_eq!(meta("database").max_staleness, Some(Duration::from_secs(12)));
+    assert_eq!(meta("database").refresh, Some(Duration::from_secs(1)));
+    assert_eq!(meta("database").max_staleness, Some(Duration::from_secs(3)));
     assert_eq!(meta("database").cache, None);
     assert_eq!(meta("upstream").cache, Some(Duration::from_secs(2)));
     assert_eq!((meta("upstream").refresh, meta("active-node").refresh), (None, None));

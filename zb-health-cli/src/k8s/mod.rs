@@ -15,7 +15,7 @@ pub mod render;
 use std::time::Duration;
 
 use zb_health_spec::manifest::{GrpcTargetDecl, Location, Manifest, ProbeKind};
-use zb_health_spec::{Endpoint, Rule, Tag, Violation};
+use zb_health_spec::{Endpoint, Rule, Tag, Violation, detection};
 
 use crate::args::K8sArgs;
 use crate::input::{self, Failure};
@@ -318,15 +318,14 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
         },
     };
 
-    // Readiness must see the drain's 503 before the drain ends:
-    // periodSeconds × failureThreshold ≤ drain_delay where it can be.
-    let ready_period = (drain_delay.as_secs() / 2).clamp(1, 10);
+    // Readiness must see the drain's 503 before the drain ends; the same
+    // numbers are the detection time every cache stays below (R19).
     let readiness = ProbePlan {
         endpoint: Endpoint::Tier(Tag::Ready),
         handler: handler(Tag::Ready),
         deadline: ready_deadline,
-        period: ready_period,
-        failure_threshold: 2,
+        period: detection::readiness_period_seconds(drain_delay),
+        failure_threshold: detection::READINESS_FAILURE_THRESHOLD,
     };
     let liveness = ProbePlan {
         endpoint: Endpoint::Tier(Tag::Live),

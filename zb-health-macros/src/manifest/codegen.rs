@@ -95,6 +95,7 @@ pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> 
         m.orchestrator_timeout
             .map(|t| DurationTokens(t.value, krate)),
     );
+    let detection = DurationTokens(m.detection_time(), krate);
     let mut fields: Vec<TokenStream> = deps
         .iter()
         .filter_map(|d| d.field.as_ref())
@@ -153,6 +154,12 @@ pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> 
             /// The manifest's `orchestrator.timeout`, if it states one: every
             /// probe of the registry it is installed into must answer within it.
             pub const ORCHESTRATOR_TIMEOUT: ::core::option::Option<#krate::__private::Duration> = #orchestrator;
+
+            /// The orchestrator's detection time the manifest implies (readiness
+            /// `periodSeconds × failureThreshold` for its drain delay, as
+            /// `zb-health k8s` emits them): no cached or background result of
+            /// the registry it is installed into may reach it (R19).
+            pub const DETECTION_TIME: #krate::__private::Duration = #detection;
 
             #life_consts
 
@@ -222,13 +229,15 @@ fn install(
         /// the handles of the declared startup gates and watchdogs.
         ///
         /// Sets the registry's orchestrator timeout (if the manifest
-        /// states one), so probes registered later in code are held to it
-        /// too, and its failure log interval (if stated), registers the
-        /// watchdogs, adds every probe, then declares the startup gates:
-        /// all or none. Errors if the process registry already holds a
-        /// probe or watchdog of the same name (R3), a probe whose
-        /// deadline does not fit the timeout, or another orchestrator
-        /// timeout (R5): facts only the running process knows.
+        /// states one) and its detection time, so probes registered later
+        /// in code are held to them too, and its failure log interval (if
+        /// stated), registers the watchdogs, adds every probe, then
+        /// declares the startup gates: all or none. Errors if the process
+        /// registry already holds a probe or watchdog of the same name
+        /// (R3), a probe whose deadline does not fit the timeout, or
+        /// another orchestrator timeout (R5), or a probe whose cached or
+        /// background result would reach the detection time (R19): facts
+        /// only the running process knows.
         pub fn install(
             deps: #deps_name,
         ) -> ::core::result::Result<#installed, #krate::RegistryError> {
@@ -244,6 +253,7 @@ fn install(
             deps: #deps_name,
         ) -> ::core::result::Result<#installed, #krate::RegistryError> {
             #set_orchestrator
+            registry.set_detection_time(Self::DETECTION_TIME)?;
             #set_log_interval
             // Fallible steps first: the watchdogs, all or none, then the
             // probes and the server; a failure retires the heartbeats, so

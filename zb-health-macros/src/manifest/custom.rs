@@ -115,6 +115,7 @@ impl CustomType {
             name: "",
             tags: TagSet::default(),
             timeout: std::time::Duration::from_millis(1),
+            timeout_stated: true,
             failure_status: Default::default(),
             policy: [None; 3],
         };

@@ -13,11 +13,12 @@ use zb_health_spec::{Rule, facts};
 
 use super::custom::CustomType;
 use crate::site::Site;
-use crate::tokens::{DurationTokens, FailureStatusTokens, TagTokens};
+use crate::tokens::{DurationTokens, FailureStatusTokens, OptionTokens, TagTokens};
 
-/// R7 and R5 for a custom probe: what the manifest states about it must
-/// match its attribute, one item per key it states, and its attribute
-/// timeout must fit the orchestrator's. A type that does not exist is
+/// R7, R5 and R19 for a custom probe: what the manifest states about it
+/// must match its attribute, one item per key it states, its attribute
+/// timeout must fit the orchestrator's, and its attribute's cache or
+/// background result must stay younger than the detection time. A type that does not exist is
 /// reported once, by its own check; these then hold vacuously.
 pub fn custom_facts(
     site: &Site<'_>,
@@ -30,6 +31,13 @@ pub fn custom_facts(
     let missing = &ty.missing;
     let tyname = &ty.written;
     let f = quote!(#krate::__private::facts);
+    // The deadline the registry will run it with: a default one is
+    // derived below the orchestrator's, so only a stated one can break R5.
+    let orchestrator = OptionTokens(
+        m.orchestrator_timeout
+            .map(|t| DurationTokens(t.value, krate)),
+    );
+    let timeout = quote!(#f::attribute_timeout(#meta.timeout, #meta.timeout_stated, #orchestrator));
     let mut out = Vec::new();
     let mut contradiction = |key: &str, fact: &str, loc: Location, ok: TokenStream| {
         let text =
@@ -111,10 +119,30 @@ pub fn custom_facts(
         out.push(site.probe_fact(
             ty.index,
             "fits_orchestrator",
-            quote!(#missing || #f::fits_orchestrator(#meta.timeout, #d)),
+            quote!(#missing || #f::fits_orchestrator(#timeout, #d)),
             &msg,
         ));
     }
+    // R19: the attribute's cache or background policy, which only the
+    // compiler sees, against the detection time the manifest implies.
+    let detection = m.detection_time();
+    let text = format!(
+        "the #[zb_health] `cache`, `refresh` or `max_staleness` of `{tyname}` lets a result reach the orchestrator's detection time of {} ms",
+        detection.as_millis()
+    );
+    let msg = site.message(
+        Rule::MaxAgeFitsDetection,
+        p.location,
+        text,
+        facts::DETECTION_HELP,
+    );
+    let d = DurationTokens(detection, krate);
+    out.push(site.probe_fact(
+        ty.index,
+        "fits_detection",
+        quote!(#missing || #f::policy_fits_detection(#meta.cache, #meta.refresh, #meta.max_staleness, #timeout, #d)),
+        &msg,
+    ));
     out
 }
 

@@ -67,11 +67,16 @@
 //!
 //! # Result cache (`cache`)
 //!
-//! A result younger than `cache` is served without running the probe; the
-//! entry is the original one, `durationMs` included. Failures are cached
-//! too: the cache is the statement "an answer this old is good enough", and
-//! a failing or hung dependency is exactly the one that must not be hit by
-//! every request.
+//! A healthy result younger than `cache` is served without running the
+//! probe; the entry is the original one, `durationMs` included. A result
+//! that is not healthy (a failure, a timeout, a degraded answer) is never
+//! served from the cache and clears it: the next request runs the probe
+//! again, so a two-second blip costs two seconds, not `cache`. A failing or
+//! hung dependency is still not hit by every request: single flight joins
+//! every concurrent request to one run, so it sees at most one execution
+//! at a time (see `spec/probes.md` and `spec/conflicts.md`). `cache` is
+//! below the orchestrator's detection time (R19), so a cached healthy
+//! answer hides an outage no longer than the orchestrator would miss it.
 //!
 //! # Background probes (`refresh`)
 //!
@@ -79,7 +84,8 @@
 //! from each run's start; a run longer than that delays the next) and a
 //! request only reads the latest result: it never waits and never starts
 //! a run. Every outcome is recorded, a timeout included. A result older
-//! than `max_staleness` (default: twice `refresh` plus the deadline) is
+//! than `max_staleness` (default: twice `refresh` plus the deadline,
+//! [`background_max_age`]; below the detection time, R19) is
 //! reported with the probe's failure status and [the fixed stale
 //! description](stale_description). Before the first result, a request
 //! gets the failure status and [`NO_RESULT_YET_DESCRIPTION`]: the honest
@@ -115,7 +121,8 @@ use tracing::instrument::WithSubscriber;
 use futures_util::future::join_all;
 use std::sync::atomic::AtomicU64;
 use tokio::sync::Semaphore;
-use zb_health_spec::{FailureStatus, Tag, TagSet};
+use zb_health_spec::detection::{background_max_age, default_probe_timeout};
+use zb_health_spec::{FailureStatus, HealthStatus, Tag, TagSet, Violations};
 
 use crate::observe::{ProbeLog, RunError};
 use crate::probe::DynProbe;
@@ -141,6 +148,10 @@ pub(crate) struct ProbeRuntime {
     pub(crate) name: Arc<str>,
     pub(crate) tags: TagSet,
     pub(crate) timeout: Duration,
+    /// Whether the registration stated `timeout`; if not, it is the
+    /// default for the orchestrator timeout it was registered under, and
+    /// follows a later one ([`retimed`](Self::retimed)).
+    pub(crate) timeout_stated: bool,
     failure_status: FailureStatus,
     probe: Arc<dyn DynProbe>,
     /// Computed once so a timeout costs no formatting on the request path.
@@ -153,19 +164,56 @@ pub(crate) struct ProbeRuntime {
 }
 
 impl ProbeRuntime {
-    /// The runtime of a probe just registered: nothing run yet.
-    pub(crate) fn new(r: ProbeRegistration) -> Self {
+    /// The runtime of a probe just registered under `orchestrator` (the
+    /// registry's orchestrator timeout, which a default deadline is
+    /// derived below): nothing run yet.
+    pub(crate) fn new(r: ProbeRegistration, orchestrator: Option<Duration>) -> Self {
+        let timeout = r.resolved_timeout(orchestrator);
+        let stated = r.timeout.is_some();
+        Self::with(
+            (r.name, r.tags, r.failure_status, r.probe, r.policy),
+            timeout,
+            stated,
+        )
+    }
+
+    fn with(facts: Facts, timeout: Duration, timeout_stated: bool) -> Self {
+        let (name, tags, failure_status, probe, policy) = facts;
         Self {
-            timeout_description: format!("timed out after {} ms", r.timeout.as_millis()),
-            state: ProbeState::new(r.policy, r.timeout),
+            timeout_description: format!("timed out after {} ms", timeout.as_millis()),
+            state: ProbeState::new(policy, timeout),
             log: ProbeLog::default(),
-            policy: r.policy,
-            name: r.name,
-            tags: r.tags,
-            timeout: r.timeout,
-            failure_status: r.failure_status,
-            probe: r.probe,
+            policy,
+            name,
+            tags,
+            timeout,
+            timeout_stated,
+            failure_status,
+            probe,
         }
+    }
+
+    /// For a probe with the default deadline, a fresh runtime (nothing
+    /// run yet) with the default for a newly set orchestrator timeout;
+    /// `None` when the deadline was stated or does not change.
+    pub(crate) fn retimed(&self, orchestrator: Duration) -> Option<Self> {
+        let timeout = default_probe_timeout(Some(orchestrator));
+        (!self.timeout_stated && timeout != self.timeout).then(|| {
+            let facts = (
+                self.name.clone(),
+                self.tags,
+                self.failure_status,
+                self.probe.clone(),
+                self.policy,
+            );
+            Self::with(facts, timeout, false)
+        })
+    }
+
+    /// R19 for this probe's policy against a detection time.
+    pub(crate) fn check_max_age(&self, detection: Duration, sink: &mut Violations<()>) {
+        self.policy
+            .check_max_age(&self.name, self.timeout, detection, sink);
     }
 
     /// The execution in flight right now, if any.
@@ -181,6 +229,9 @@ impl ProbeRuntime {
         })
     }
 }
+
+/// What a registration fixes about a probe, whatever its deadline.
+type Facts = (Arc<str>, TagSet, FailureStatus, Arc<dyn DynProbe>, Policy);
 
 /// A probe execution under way, from
 /// [`HealthRegistry::in_flight`](crate::HealthRegistry::in_flight): which
@@ -306,10 +357,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl ProbeState {
     fn new(policy: Policy, timeout: Duration) -> Self {
-        let max_staleness = policy.max_staleness.unwrap_or_else(|| {
-            policy.refresh.map_or(Duration::ZERO, |r| {
-                r.saturating_mul(2).saturating_add(timeout)
-            })
+        let max_staleness = policy.refresh.map_or(Duration::ZERO, |r| {
+            background_max_age(r, policy.max_staleness, timeout)
         });
         Self {
             slot: Mutex::new(Slot::default()),
@@ -491,9 +540,16 @@ fn record(probe: &ProbeRuntime, generation: u64, entry: &HealthEntry) {
 }
 
 /// Keeps a result where the cache or the background readers find it.
+/// The cache keeps a healthy result only: a failure (or a degraded
+/// answer) clears it, so the next request checks again and a blip
+/// recovers as soon as the dependency does.
 fn remember(probe: &ProbeRuntime, slot: &mut Slot, entry: &HealthEntry) {
-    if probe.policy.cache.is_some() || probe.policy.refresh.is_some() {
+    if probe.policy.refresh.is_some()
+        || (probe.policy.cache.is_some() && entry.status == HealthStatus::Healthy)
+    {
         slot.last = Some((Instant::now(), entry.clone()));
+    } else if probe.policy.cache.is_some() {
+        slot.last = None;
     }
 }
 

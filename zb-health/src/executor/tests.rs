@@ -35,6 +35,7 @@ mod policy {
         peak: AtomicUsize,
         dropped: AtomicUsize,
         hang: AtomicBool,
+        fail: AtomicBool,
     }
 
     impl Counters {
@@ -66,6 +67,9 @@ mod policy {
                     std::future::pending::<()>().await;
                 }
                 tokio::time::sleep(run).await;
+                if c.fail.load(Ordering::SeqCst) {
+                    return Ok(ProbeResult::unhealthy("down"));
+                }
                 Ok(ProbeResult::healthy())
             }
         });
@@ -206,19 +210,51 @@ mod policy {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn failures_are_cached_too() {
+    async fn a_failure_is_not_cached_so_a_blip_recovers_at_the_next_request() {
+        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
+        let (r, c) = counted("db", ms(5));
+        c.fail.store(true, Ordering::SeqCst);
+        reg.add(r.cache(ms(1000))).unwrap();
+        assert_eq!(reg.check(Tag::Ready).await.status, HealthStatus::Unhealthy);
+        assert_eq!(reg.check(Tag::Ready).await.status, HealthStatus::Unhealthy);
+        assert_eq!(c.started(), 2, "a failure is checked again at once");
+        c.fail.store(false, Ordering::SeqCst);
+        assert_eq!(reg.check(Tag::Ready).await.status, HealthStatus::Healthy);
+        assert_eq!(c.started(), 3, "the dependency is back: so is the tier");
+        reg.check(Tag::Ready).await;
+        assert_eq!(c.started(), 3, "the healthy answer is cached");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_failure_clears_the_cached_success_before_it() {
+        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
+        let (r, c) = counted("db", ms(0));
+        reg.add(r.cache(ms(1000))).unwrap();
+        assert_eq!(reg.check(Tag::Ready).await.status, HealthStatus::Healthy);
+        tokio::time::sleep(ms(1000)).await;
+        c.fail.store(true, Ordering::SeqCst);
+        assert_eq!(reg.check(Tag::Ready).await.status, HealthStatus::Unhealthy);
+        c.fail.store(false, Ordering::SeqCst);
+        c.hang.store(true, Ordering::SeqCst);
+        // Not the old success: the probe runs, and here times out.
+        let next = reg.check(Tag::Ready).await;
+        assert_eq!(next.entries[0].outcome, EntryOutcome::TimedOut);
+        assert_eq!(c.started(), 3);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_failing_cached_probe_still_runs_once_for_concurrent_requests() {
         let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
         let (r, c) = counted("hung", ms(0));
         c.hang.store(true, Ordering::SeqCst);
         reg.add(r.timeout(ms(100)).cache(ms(1000))).unwrap();
-        assert_eq!(
-            reg.check(Tag::Ready).await.entries[0].outcome,
-            EntryOutcome::TimedOut
-        );
-        let again = reg.check(Tag::Ready).await;
-        assert_eq!(again.entries[0].outcome, EntryOutcome::TimedOut);
-        assert_eq!(again.total_duration, Duration::ZERO);
-        assert_eq!(c.started(), 1);
+        let checks: Vec<_> = (0..64).map(|_| spawn_check(&reg)).collect();
+        for report in join_all(checks).await {
+            let report = report.unwrap();
+            assert_eq!(report.entries[0].outcome, EntryOutcome::TimedOut);
+        }
+        assert_eq!(c.started(), 1, "single flight, not one run per request");
+        assert_eq!(c.peak.load(Ordering::SeqCst), 1);
     }
 
     #[tokio::test(start_paused = true)]
@@ -371,6 +407,95 @@ mod policy {
         );
         assert!(reg.names().is_empty());
         reg.add(ok().refresh(ms(5)).max_staleness(ms(6))).unwrap();
+    }
+
+    #[test]
+    fn no_cached_or_background_result_reaches_the_detection_time() {
+        let reg = HealthRegistry::builder().detection_time(ms(4000)).build();
+        let ok =
+            |name| ProbeRegistration::new(name, from_fn(|| async { Ok(ProbeResult::healthy()) }));
+        let rules = |r| reg.add(r).unwrap_err().rules();
+        assert_eq!(
+            rules(ok("a").cache(Duration::from_secs(300))),
+            [Rule::MaxAgeFitsDetection]
+        );
+        assert_eq!(rules(ok("a").cache(ms(4000))), [Rule::MaxAgeFitsDetection]);
+        // 2 × 2 s + the 1 s default deadline.
+        assert_eq!(
+            rules(ok("a").refresh(ms(2000))),
+            [Rule::MaxAgeFitsDetection]
+        );
+        assert_eq!(
+            rules(ok("a").refresh(ms(1000)).max_staleness(ms(5000))),
+            [Rule::MaxAgeFitsDetection]
+        );
+        assert!(reg.names().is_empty());
+        reg.add(ok("a").cache(ms(3999))).unwrap();
+        reg.add(ok("b").refresh(ms(1000))).unwrap();
+        // A longer detection time changes nothing; a shorter one must fit.
+        reg.set_detection_time(ms(10_000)).unwrap();
+        assert_eq!(reg.detection_time(), Some(ms(4000)));
+        let err = reg.set_detection_time(ms(3000)).unwrap_err();
+        assert_eq!(err.rules(), [Rule::MaxAgeFitsDetection; 2]);
+        assert_eq!(reg.detection_time(), Some(ms(4000)), "nothing changed");
+        reg.set_detection_time(ms(4000)).unwrap();
+    }
+
+    #[test]
+    fn without_a_detection_time_the_runtime_has_no_bound_to_check() {
+        let reg = HealthRegistry::new();
+        let ok = ProbeRegistration::new("a", from_fn(|| async { Ok(ProbeResult::healthy()) }));
+        reg.add(ok.cache(Duration::from_secs(300))).unwrap();
+        assert_eq!(reg.detection_time(), None);
+    }
+
+    /// The deadline `reg` runs its probes with, as their entries say.
+    async fn deadlines(reg: &HealthRegistry) -> Vec<String> {
+        let report = reg.check(Tag::Ready).await;
+        report
+            .entries
+            .iter()
+            .map(|e| e.description.as_deref().unwrap_or_default().to_owned())
+            .collect()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_default_deadline_fits_the_orchestrator_timeout_set_before_or_after() {
+        let hung = |name| {
+            let (r, c) = counted(name, ms(0));
+            c.hang.store(true, Ordering::SeqCst);
+            r
+        };
+        let reg = HealthRegistry::builder()
+            .probes_on_caller_runtime()
+            .orchestrator_timeout(ms(1000))
+            .build();
+        reg.add(hung("a")).unwrap();
+        assert_eq!(deadlines(&reg).await, ["timed out after 800 ms"]);
+        // Only a deadline the user wrote breaks R5.
+        assert_eq!(
+            reg.add(hung("b").timeout(ms(1000))).unwrap_err().rules(),
+            [Rule::Duration]
+        );
+        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
+        reg.add(hung("a")).unwrap();
+        reg.add(hung("b").timeout(ms(900))).unwrap();
+        assert_eq!(
+            deadlines(&reg).await,
+            ["timed out after 1000 ms", "timed out after 900 ms"]
+        );
+        reg.set_orchestrator_timeout(ms(1000)).unwrap();
+        assert_eq!(
+            deadlines(&reg).await,
+            ["timed out after 800 ms", "timed out after 900 ms"],
+            "the default follows the orchestrator timeout"
+        );
+        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
+        reg.add(hung("a").timeout(ms(1000))).unwrap();
+        assert_eq!(
+            reg.set_orchestrator_timeout(ms(1000)).unwrap_err().rules(),
+            [Rule::Duration]
+        );
     }
 }
 

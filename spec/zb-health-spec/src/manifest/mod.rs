@@ -70,9 +70,10 @@ mod tests;
 use std::fmt;
 use std::time::Duration;
 
+use crate::detection::default_probe_timeout;
 use crate::{
-    DEFAULT_PROBE_TIMEOUT, Disclosure, EndpointPaths, FailureStatus, HealthStatus, Kind,
-    ResponseFormat, Tag, TagSet, Violation,
+    Disclosure, EndpointPaths, FailureStatus, HealthStatus, Kind, ResponseFormat, Tag, TagSet,
+    Violation,
 };
 pub use crate::{MajorityGuard, MembershipPolicy};
 pub use grpc::{GrpcDecl, GrpcServiceDecl, GrpcTargetDecl};
@@ -262,6 +263,14 @@ pub struct WatchdogDecl {
 }
 
 impl Manifest {
+    /// The orchestrator's detection time, which every cached or background
+    /// result must stay below (R19): readiness `periodSeconds ×
+    /// failureThreshold` as `zb-health k8s` derives them from the drain
+    /// delay ([`crate::detection::detection_time`]).
+    pub fn detection_time(&self) -> Duration {
+        crate::detection::detection_time(self.lifecycle.drain_delay())
+    }
+
     /// How long in-flight requests may run after the drain delay, as
     /// [`crate::drain::graceful_stop`] resolves it from `shutdown_timeout`
     /// and `orchestrator.termination_grace_period`.
@@ -284,10 +293,16 @@ impl Manifest {
 
 impl ProbeDecl {
     /// The deadline the probe runs with: its own `timeout`, else
-    /// `defaults.timeout`, else [`DEFAULT_PROBE_TIMEOUT`]. One function, so the
-    /// macro and the validator cannot resolve it differently.
+    /// `defaults.timeout`, else [`default_probe_timeout`] of the
+    /// orchestrator timeout ([`DEFAULT_PROBE_TIMEOUT`], lowered below a
+    /// stated `orchestrator.timeout`). One function, so the macro and the
+    /// validator cannot resolve it differently.
     pub fn effective_timeout(&self, manifest: &Manifest) -> Duration {
-        effective_timeout(self.timeout.as_ref(), manifest.default_timeout.as_ref())
+        effective_timeout(
+            self.timeout.as_ref(),
+            manifest.default_timeout.as_ref(),
+            manifest.orchestrator_timeout.map(|t| t.value),
+        )
     }
 
     /// The tiers the probe serves: its explicit `tags`, else the kind's
@@ -306,8 +321,10 @@ impl ProbeDecl {
 fn effective_timeout(
     own: Option<&Located<Duration>>,
     default: Option<&Located<Duration>>,
+    orchestrator: Option<Duration>,
 ) -> Duration {
-    own.or(default).map_or(DEFAULT_PROBE_TIMEOUT, |t| t.value)
+    own.or(default)
+        .map_or_else(|| default_probe_timeout(orchestrator), |t| t.value)
 }
 
 /// What a probe checks, with the options only that kind takes. A closed set,

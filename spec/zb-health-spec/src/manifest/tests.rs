@@ -1,7 +1,7 @@
 use std::time::Duration;
 
 use super::*;
-use crate::Rule;
+use crate::{DEFAULT_PROBE_TIMEOUT, Rule};
 
 /// The example of `spec/manifest.md`, every kind and option once.
 const FULL: &str = "\
@@ -324,11 +324,62 @@ fn r5_malformed_duration() {
 
 #[test]
 fn r5_timeout_not_below_the_orchestrator() {
-    let yaml =
-        "service: s\norchestrator: { timeout: 1s }\nprobes:\n  - { name: db, kind: database }\n";
-    only(yaml, Rule::Duration, at(4, 5));
+    let yaml = "service: s\norchestrator: { timeout: 1s }\nprobes:\n  - { name: db, kind: database, timeout: 1s }\n";
+    only(yaml, Rule::Duration, at(4, 42));
     let yaml = "service: s\norchestrator: { timeout: 1s }\ndefaults: { timeout: 2s }\nprobes:\n  - { name: db, kind: database }\n";
     only(yaml, Rule::Duration, at(3, 22));
+}
+
+#[test]
+fn a_stated_orchestrator_timeout_lowers_the_default_deadline_below_it() {
+    let yaml =
+        "service: s\norchestrator: { timeout: 1s }\nprobes:\n  - { name: db, kind: database }\n";
+    let m = parse_manifest(yaml).unwrap_or_else(|v| panic!("{v:#?}"));
+    assert_eq!(
+        m.probes[0].effective_timeout(&m),
+        Duration::from_millis(800)
+    );
+    let m = parse_manifest(&with_probe("{ name: db, kind: database }"))
+        .unwrap_or_else(|v| panic!("{v:#?}"));
+    assert_eq!(m.probes[0].effective_timeout(&m), DEFAULT_PROBE_TIMEOUT);
+}
+
+#[test]
+fn r19_a_cache_is_younger_than_the_detection_time() {
+    // The default drain delay (5 s) gives readiness 2 s × 2: 4 s.
+    let v = only(
+        &with_probe("{ name: db, kind: database, cache: 5m }"),
+        Rule::MaxAgeFitsDetection,
+        at(3, 40),
+    );
+    assert!(v.message.contains("4000 ms"), "{}", v.message);
+    only(
+        &with_probe("{ name: db, kind: database, cache: 4s }"),
+        Rule::MaxAgeFitsDetection,
+        at(3, 40),
+    );
+    assert!(parse_manifest(&with_probe("{ name: db, kind: database, cache: 3s }")).is_ok());
+    // A longer drain delay gives the orchestrator (and the cache) longer.
+    let yaml = "service: s\nlifecycle: { drain_delay: 20s }\nprobes:\n  - { name: db, kind: database, cache: 15s }\n";
+    assert!(parse_manifest(yaml).is_ok());
+}
+
+#[test]
+fn r19_a_background_result_is_younger_than_the_detection_time() {
+    // Stated max_staleness: reported there.
+    only(
+        &with_probe("{ name: db, kind: database, refresh: 1s, max_staleness: 12s }"),
+        Rule::MaxAgeFitsDetection,
+        at(3, 61),
+    );
+    // Default: 2 × 2 s + 1 s, reported at refresh.
+    let v = only(
+        &with_probe("{ name: db, kind: database, refresh: 2s }"),
+        Rule::MaxAgeFitsDetection,
+        at(3, 42),
+    );
+    assert!(v.message.contains("5000 ms old"), "{}", v.message);
+    assert!(parse_manifest(&with_probe("{ name: db, kind: database, refresh: 1s }")).is_ok());
 }
 
 #[test]
@@ -788,18 +839,18 @@ fn manifest_fuzz() {
 #[test]
 fn execution_policy_keys_are_read_on_built_in_kinds() {
     let m = parse_manifest(&with_probe(
-        "{ name: db, kind: database, refresh: 5s, max_staleness: 12s }",
+        "{ name: db, kind: database, refresh: 1s, max_staleness: 3s }",
     ))
     .unwrap_or_else(|v| panic!("{v:#?}"));
     let db = &m.probes[0];
     assert_eq!(db.cache, None);
     assert_eq!(
         db.refresh,
-        Some(Located::new(Duration::from_secs(5), at(3, 42)))
+        Some(Located::new(Duration::from_secs(1), at(3, 42)))
     );
     assert_eq!(
         db.max_staleness,
-        Some(Located::new(Duration::from_secs(12), at(3, 61)))
+        Some(Located::new(Duration::from_secs(3), at(3, 61)))
     );
     let m = parse_manifest(&with_probe("{ name: up, kind: grpc, cache: 1500ms }"))
         .unwrap_or_else(|v| panic!("{v:#?}"));
@@ -816,7 +867,7 @@ fn execution_policy_keys_are_read_on_built_in_kinds() {
 #[test]
 fn r16_max_staleness_not_greater_than_refresh_at_max_staleness() {
     let v = only(
-        &with_probe("{ name: db, kind: database, refresh: 5s, max_staleness: 5s }"),
+        &with_probe("{ name: db, kind: database, refresh: 1s, max_staleness: 1s }"),
         Rule::RefreshPolicy,
         at(3, 61),
     );
@@ -832,7 +883,7 @@ fn r16_max_staleness_not_greater_than_refresh_at_max_staleness() {
 #[test]
 fn r16_cache_with_refresh_at_cache() {
     let v = only(
-        &with_probe("{ name: db, kind: database, cache: 1s, refresh: 5s }"),
+        &with_probe("{ name: db, kind: database, cache: 1s, refresh: 1s }"),
         Rule::RefreshPolicy,
         at(3, 40),
     );

@@ -120,6 +120,9 @@ struct Settings {
     /// `defaults.failure_status`, when valid: R10 is reported there for
     /// the active probes that inherit it.
     default_failure_status: Option<Located<FailureStatus>>,
+    /// The orchestrator's detection time, from the drain delay: the bound
+    /// of every cached or background result (R19).
+    detection: Duration,
 }
 
 /// Reads `root` into a manifest, or returns every violation.
@@ -180,6 +183,7 @@ impl Reader {
                 Written::Valid(t) => t.value.is_zero(),
             },
             default_failure_status,
+            detection: crate::detection::detection_time(lifecycle.drain_delay()),
         };
         let probes = self.probes(&top, &settings);
         if let Some(probes) = &probes {

@@ -11,8 +11,8 @@ use crate::manifest::{
 };
 use crate::{
     FailureStatus, HealthStatus, Kind, MembershipPolicy, PROBE_SETTING_KEYS, Rule, Scope, Tag,
-    TagSet, all_of, check_active_not_optional, check_execution_policy_at, check_name,
-    check_probe_tags, check_role_preference, check_timeout, hint, missing_key, one_of,
+    TagSet, all_of, check_active_not_optional, check_execution_policy_at, check_max_age,
+    check_name, check_probe_tags, check_role_preference, check_timeout, hint, missing_key, one_of,
 };
 
 /// The execution policy keys of one probe, as written.
@@ -20,6 +20,23 @@ struct ExecutionPolicy {
     cache: Option<Located<Duration>>,
     refresh: Option<Located<Duration>>,
     max_staleness: Option<Located<Duration>>,
+}
+
+impl ExecutionPolicy {
+    /// `cache`, `refresh` and `max_staleness` of a probe (R5 for a
+    /// malformed one, at its value).
+    fn read(reader: &mut Reader, label: &str, fields: &Fields) -> Self {
+        let mut read = |key: &str| {
+            fields
+                .get(key)
+                .and_then(|f| reader.duration(&format!("`{key}` of {label}"), f.node))
+        };
+        Self {
+            cache: read("cache"),
+            refresh: read("refresh"),
+            max_staleness: read("max_staleness"),
+        }
+    }
 }
 
 /// The kind-specific probe keys, each with the kinds that take it.
@@ -103,7 +120,17 @@ impl Reader {
             Some(id) if id.value != Kind::Custom => effective_tags,
             _ => None,
         };
-        let policy = self.execution_policy(&name, &label, checked_tags, &fields);
+        // R19 counts the deadline the probe really runs with: a background
+        // result's default maximum age includes it.
+        let deadline = effective_timeout(
+            timeout.as_ref(),
+            settings.default_timeout.as_ref(),
+            settings.orchestrator,
+        );
+        let policy = ExecutionPolicy::read(self, &label, &fields);
+        if let Some(tags) = checked_tags {
+            self.execution_policy(&name, tags, deadline, settings.detection, &policy);
+        }
         let decl = kind.map(|kind| ProbeDecl {
             location: node.loc,
             name: declared.clone(),
@@ -118,42 +145,34 @@ impl Reader {
         (declared, decl)
     }
 
-    /// `cache`, `refresh` and `max_staleness` of a built-in probe, then
     /// R5, R16 and R17 through [`check_execution_policy_at`], the rule the
-    /// runtime builder applies too, each violation at its key's value.
-    /// `tags` is `None` when they are not known here (written but invalid,
-    /// which was reported; or a custom probe's, from its attribute): the
-    /// rules do not guess them.
+    /// runtime builder applies too, then R19 through [`check_max_age`]
+    /// against the detection time, each violation at its key's value.
+    /// Only for a probe whose tags are known here (not written but
+    /// invalid, which was reported; not a custom probe's, from its
+    /// attribute, which the generated code checks): the rules do not
+    /// guess them.
     fn execution_policy(
         &mut self,
         name: &str,
-        label: &str,
-        tags: Option<TagSet>,
-        fields: &Fields,
-    ) -> ExecutionPolicy {
-        let mut read = |key: &str| {
-            fields
-                .get(key)
-                .and_then(|f| self.duration(&format!("`{key}` of {label}"), f.node))
-        };
-        let policy = ExecutionPolicy {
-            cache: read("cache"),
-            refresh: read("refresh"),
-            max_staleness: read("max_staleness"),
-        };
-        let Some(tags) = tags else {
-            return policy;
-        };
+        tags: TagSet,
+        deadline: Duration,
+        detection: Duration,
+        policy: &ExecutionPolicy,
+    ) {
         let at = |d: Option<Located<Duration>>| d.map(|d| (d.value, d.location));
-        check_execution_policy_at(
+        let [cache, refresh, max_staleness] =
+            [policy.cache, policy.refresh, policy.max_staleness].map(at);
+        check_execution_policy_at(name, tags, cache, refresh, max_staleness, &mut self.sink);
+        check_max_age(
             name,
-            tags,
-            at(policy.cache),
-            at(policy.refresh),
-            at(policy.max_staleness),
+            deadline,
+            cache,
+            refresh,
+            max_staleness,
+            detection,
             &mut self.sink,
         );
-        policy
     }
 
     /// R10 (ZB-2.3b): a probe whose effective tags include `active` is
@@ -463,7 +482,11 @@ impl Reader {
         if checked {
             let own = own.valid();
             let written_at = own.or(settings.default_timeout).map_or(at, |t| t.location);
-            let deadline = effective_timeout(own.as_ref(), settings.default_timeout.as_ref());
+            let deadline = effective_timeout(
+                own.as_ref(),
+                settings.default_timeout.as_ref(),
+                settings.orchestrator,
+            );
             check_timeout(
                 name,
                 deadline,
