@@ -52,6 +52,11 @@ fn a_single_node_answers_all_three_tiers_with_canonical_bodies_on_both_ports() {
         assert_canonical(&live);
         assert_eq!(live.json()["entries"]["plc-poller"]["status"], "Healthy");
     }
+    // A healthy start is quiet: what ran before the warm-up gate opened
+    // (the gRPC Watch schedule, before the schema exists) is no failure.
+    let log = node.output();
+    assert!(!log.contains("health probe failing"), "{log}");
+    assert!(!log.contains("health probe recovered"), "{log}");
 }
 
 /// (e) on the active node: the gated write succeeds and lands in the
