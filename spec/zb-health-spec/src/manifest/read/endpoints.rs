@@ -276,7 +276,7 @@ probes:
             [Some(Disclosure::Names), None, None]
         );
         let (rule, at, message) = only("{ authorized: full }", "");
-        assert_eq!((rule, at.as_str()), (Rule::Contradiction, "2:27"), "{message}");
+        assert_eq!((rule, at.as_str()), (Rule::Contradiction, "2:26"), "{message}");
         let (rule, _, message) = only(
             "{ disclosure: { ready: names }, authorized: { active: full } }",
             "",
@@ -293,9 +293,11 @@ probes:
             m.management_authorized.map(|l| l.map(|l| l.value)),
             [Some(Disclosure::Full); 3]
         );
-        let yaml = format!("service: s\nmanagement: {{ authorized: full }}\n{PROBES}");
+        let yaml = format!(
+            "service: s\nmanagement: {{ disclosure: names, authorized: full }}\n{PROBES}"
+        );
         let v = parse_manifest(&yaml).unwrap_err();
-        assert_eq!(v[0].rule, Rule::MissingKey, "{v:#?}");
+        assert_eq!(v[0].rule, Rule::MissingKey, "needs the port: {v:#?}");
     }
 
     #[test]
