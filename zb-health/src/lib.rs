@@ -82,6 +82,7 @@ pub mod registry;
 pub mod report;
 pub mod server;
 mod table;
+pub mod token;
 pub mod writer;
 
 #[cfg(feature = "macros")]
