@@ -124,7 +124,13 @@ mod tests {
     fn only_the_exact_token_is_accepted() {
         let token = BearerToken::new("s3cret-token\n").unwrap();
         assert!(token.accepts(b"s3cret-token"));
-        for wrong in [&b""[..], b"s3cret-toke", b"s3cret-tokenX", b"S3cret-token", b"x"] {
+        for wrong in [
+            &b""[..],
+            b"s3cret-toke",
+            b"s3cret-tokenX",
+            b"S3cret-token",
+            b"x",
+        ] {
             assert!(!token.accepts(wrong), "{wrong:?}");
         }
         // The secret cycled is not the secret.

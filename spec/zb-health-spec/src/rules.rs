@@ -663,9 +663,7 @@ pub fn resolve_authorized<L: Clone>(
     let mut levels = [None; 3];
     if let Some((level, at)) = every_tier {
         for tag in Tag::ALL {
-            levels[tag as usize] = level
-                .shows_more_than(public[tag as usize])
-                .then_some(level);
+            levels[tag as usize] = level.shows_more_than(public[tag as usize]).then_some(level);
         }
         if levels.iter().all(Option::is_none) {
             // No tier gains anything: report it against the ready tier,

@@ -107,7 +107,9 @@ impl Reader {
         let mut located = [None; 3];
         for tag in Tag::ALL {
             let i = tag as usize;
-            located[i] = levels[i].zip(written[i]).map(|(l, w)| Located::new(l, w.location));
+            located[i] = levels[i]
+                .zip(written[i])
+                .map(|(l, w)| Located::new(l, w.location));
         }
         located
     }
@@ -276,7 +278,11 @@ probes:
             [Some(Disclosure::Names), None, None]
         );
         let (rule, at, message) = only("{ authorized: full }", "");
-        assert_eq!((rule, at.as_str()), (Rule::Contradiction, "2:26"), "{message}");
+        assert_eq!(
+            (rule, at.as_str()),
+            (Rule::Contradiction, "2:26"),
+            "{message}"
+        );
         let (rule, _, message) = only(
             "{ disclosure: { ready: names }, authorized: { active: full } }",
             "",
@@ -293,9 +299,8 @@ probes:
             m.management_authorized.map(|l| l.map(|l| l.value)),
             [Some(Disclosure::Full); 3]
         );
-        let yaml = format!(
-            "service: s\nmanagement: {{ disclosure: names, authorized: full }}\n{PROBES}"
-        );
+        let yaml =
+            format!("service: s\nmanagement: {{ disclosure: names, authorized: full }}\n{PROBES}");
         let v = parse_manifest(&yaml).unwrap_err();
         assert_eq!(v[0].rule, Rule::MissingKey, "needs the port: {v:#?}");
     }

@@ -172,8 +172,7 @@ impl Reader {
         let (paths, mut responses, cluster_ready) = self.endpoints(&top);
         let (orchestrator_timeout, grace_period) = self.orchestrator(&top);
         let lifecycle = self.lifecycle(&top, grace_period);
-        let (management_port, management_disclosure, management_authorized) =
-            self.management(&top);
+        let (management_port, management_disclosure, management_authorized) = self.management(&top);
         let (default_timeout, default_failure_status) = self.defaults(&top);
         let settings = Settings {
             orchestrator: orchestrator_timeout
