@@ -641,9 +641,13 @@ pub fn check_authorized_disclosure<L>(
             format!(
                 "the `{tier}` tier's authorized level `{authorized}` shows no more than its public level `{public}`"
             ),
-            format!(
-                "the bearer token is for seeing more: set the authorized level above `{public}` (e.g. `full`), or lower the tier's `disclosure`"
-            ),
+            if public == Disclosure::Full {
+                "nothing shows more than `full`: remove the authorized level, or show everyone less with `disclosure: names` or `status`".to_owned()
+            } else {
+                format!(
+                    "the bearer token is for seeing more: set the authorized level above `{public}` (`full`), or show everyone less with a stricter `disclosure`"
+                )
+            },
         );
     }
 }
