@@ -1224,6 +1224,15 @@ mod tests {
         assert_eq!(locations, [0, 1, 3, 4]);
     }
 
+    /// The rule and location of each violation, in order.
+    fn located(s: Violations<i32>) -> Vec<(Rule, i32)> {
+        s.into_result()
+            .unwrap_err()
+            .iter()
+            .map(|v| (v.rule, v.location))
+            .collect()
+    }
+
     #[test]
     fn an_active_probe_is_never_optional() {
         let mut s = Violations::new();
@@ -1232,14 +1241,8 @@ mod tests {
         check_active_not_optional("c", TagSet::ACTIVE, FailureStatus::Unhealthy, 3, &mut s);
         let both = TagSet::READY.with(Tag::Active);
         check_active_not_optional("d", both, FailureStatus::Degraded, 4, &mut s);
-        let found: Vec<(Rule, i32)> = s
-            .into_result()
-            .unwrap_err()
-            .iter()
-            .map(|v| (v.rule, v.location))
-            .collect();
         assert_eq!(
-            found,
+            located(s),
             [(Rule::ActiveNotOptional, 1), (Rule::ActiveNotOptional, 4)]
         );
     }
@@ -1251,13 +1254,10 @@ mod tests {
         check_authorized_disclosure(Tag::Ready, Disclosure::Status, Disclosure::Names, 2, &mut s);
         check_authorized_disclosure(Tag::Ready, Disclosure::Full, Disclosure::Full, 3, &mut s);
         check_authorized_disclosure(Tag::Live, Disclosure::Names, Disclosure::Status, 4, &mut s);
-        let found: Vec<(Rule, i32)> = s
-            .into_result()
-            .unwrap_err()
-            .iter()
-            .map(|v| (v.rule, v.location))
-            .collect();
-        assert_eq!(found, [(Rule::Contradiction, 3), (Rule::Contradiction, 4)]);
+        assert_eq!(
+            located(s),
+            [(Rule::Contradiction, 3), (Rule::Contradiction, 4)]
+        );
     }
 
     #[test]
@@ -1273,13 +1273,10 @@ mod tests {
         let mut s = Violations::new();
         resolve_authorized([Full; 3], Some((Full, 3)), [None; 3], &mut s);
         resolve_authorized([Full; 3], None, [Some((Full, 4)), None, None], &mut s);
-        let found: Vec<i32> = s
-            .into_result()
-            .unwrap_err()
-            .iter()
-            .map(|v| v.location)
-            .collect();
-        assert_eq!(found, [3, 4]);
+        assert_eq!(
+            located(s),
+            [(Rule::Contradiction, 3), (Rule::Contradiction, 4)]
+        );
     }
 
     #[test]

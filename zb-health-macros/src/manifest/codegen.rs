@@ -532,22 +532,17 @@ fn body_style(
         calls.extend(quote!(.format(#format)));
     }
     for tag in Tag::ALL {
-        let Some(level) = disclosure[tag as usize] else {
-            continue;
-        };
         let tier = TagTokens(tag, krate);
-        let level = DisclosureTokens(level.value, krate);
-        calls.extend(quote!(.tier_disclosure(#tier, #level)));
-    }
-    // The levels a bearer token unlocks; the token itself comes from
-    // `HEALTH_TOKEN` at run time, never from the manifest.
-    for tag in Tag::ALL {
-        let Some(level) = authorized[tag as usize] else {
-            continue;
-        };
-        let tier = TagTokens(tag, krate);
-        let level = DisclosureTokens(level.value, krate);
-        calls.extend(quote!(.tier_authorized(#tier, #level)));
+        if let Some(level) = disclosure[tag as usize] {
+            let level = DisclosureTokens(level.value, krate);
+            calls.extend(quote!(.tier_disclosure(#tier, #level)));
+        }
+        // The level a bearer token unlocks; the token itself comes from
+        // `HEALTH_TOKEN` at run time, never from the manifest.
+        if let Some(level) = authorized[tag as usize] {
+            let level = DisclosureTokens(level.value, krate);
+            calls.extend(quote!(.tier_authorized(#tier, #level)));
+        }
     }
     if let Some(name) = &m.responses.cluster_ready {
         let name = &name.value;
