@@ -164,13 +164,13 @@ fn r7_authorized_level_shows_more() {
             "{ disclosure: names, authorized: { live: status } }",
             ZbHealth::new(HealthRegistry::new())
                 .disclosure(Disclosure::Names)
-                .tier_authorized(zb_health::Tag::Live, Disclosure::Status),
+                .tier_authorized(Tag::Live, Disclosure::Status),
             true,
         ),
         (
             "{ disclosure: { ready: status }, authorized: full }",
             ZbHealth::new(HealthRegistry::new())
-                .tier_disclosure(zb_health::Tag::Ready, Disclosure::Status)
+                .tier_disclosure(Tag::Ready, Disclosure::Status)
                 .authorized(Disclosure::Full),
             false,
         ),
