@@ -82,6 +82,60 @@ pub fn request_within(
     path: &str,
     body: &str,
 ) -> std::io::Result<Response> {
+    exchange(patience, addr, method, path, &[], body)
+}
+
+/// [`request`] with extra request headers, e.g. `Authorization`.
+///
+/// # Errors
+///
+/// As [`request`].
+pub fn request_with_headers(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> std::io::Result<Response> {
+    exchange(Duration::from_secs(30), addr, method, path, headers, "")
+}
+
+/// [`request_with_headers`] from async code, as [`request_async`].
+///
+/// # Errors
+///
+/// As [`request`]; also when the blocking task could not run.
+pub async fn request_with_headers_async(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> std::io::Result<Response> {
+    let (method, path) = (method.to_owned(), path.to_owned());
+    let headers: Vec<(String, String)> = headers
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    tokio::task::spawn_blocking(move || {
+        let headers: Vec<(&str, &str)> = headers
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        request_with_headers(addr, &method, &path, &headers)
+    })
+    .await
+    .map_err(std::io::Error::other)?
+}
+
+/// One exchange: the request line, `Host`, `Connection: close`, `headers`,
+/// and `body` when not empty.
+fn exchange(
+    patience: Duration,
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> std::io::Result<Response> {
     let mut stream = TcpStream::connect_timeout(&addr, patience.min(Duration::from_secs(10)))?;
     stream.set_read_timeout(Some(patience))?;
     let content_type = if body.is_empty() {
@@ -89,8 +143,12 @@ pub fn request_within(
     } else {
         "Content-Type: application/json\r\n"
     };
+    let extra: String = headers
+        .iter()
+        .map(|(k, v)| format!("{k}: {v}\r\n"))
+        .collect();
     let req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{content_type}Content-Length: {}\r\n\r\n{body}",
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{extra}{content_type}Content-Length: {}\r\n\r\n{body}",
         body.len()
     );
     stream.write_all(req.as_bytes())?;

@@ -443,3 +443,27 @@ fn a_cluster_ready_name_no_probe_could_have_is_refused() {
         assert!(err.to_string().contains("R9"), "{name:?}: {err}");
     }
 }
+
+#[test]
+fn an_authorized_level_that_shows_no_more_is_refused_as_in_the_manifest() {
+    // R7, the rule `zb-health check` and the macro apply to
+    // `endpoints.authorized`.
+    let err = ZbHealth::new(HealthRegistry::new())
+        .authorized(Full)
+        .build()
+        .err()
+        .expect("full over full unlocks nothing");
+    assert!(err.to_string().contains("R7"), "{err}");
+    let err = ZbHealth::new(HealthRegistry::new())
+        .disclosure(Names)
+        .tier_authorized(Tag::Live, Status)
+        .build()
+        .err()
+        .expect("status under names");
+    assert!(err.to_string().contains("`live`"), "{err}");
+    ZbHealth::new(HealthRegistry::new())
+        .tier_disclosure(Tag::Ready, Status)
+        .authorized(Full)
+        .build()
+        .expect("full over the ready tier's status");
+}

@@ -8,6 +8,12 @@
 //! none of those strings (nor the real probes' own error text) appears in
 //! any body or header.
 //!
+//! Details for the authorized only (issue 18 §3): with a bearer token
+//! configured, a request without it or with a wrong one gets the public
+//! answer and the same status code, and no secret; the right one sees
+//! `full`; the token itself is in no answer and no log line, on either
+//! port.
+//!
 //! No name is ever resolved: the hostname only appears as text, and every
 //! socket is on 127.0.0.1.
 
@@ -18,6 +24,7 @@ mod support;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use formats::{FORMATS, LEVELS, assert_valid};
@@ -25,6 +32,7 @@ use serde_json::Value;
 use support::{Wire, request, serve, until_status};
 use tokio::net::TcpListener;
 use tokio_stream::wrappers::TcpListenerStream;
+use zb_health::cluster::{ClusterState, InMemoryClusterView, Member, MemberStatus};
 use zb_health::database::DatabaseProbe;
 use zb_health::database::sea_orm::{ConnectOptions, Database, DatabaseConnection};
 use zb_health::grpc::GrpcDependencyProbe;
@@ -32,6 +40,7 @@ use zb_health::grpc::tonic::transport::Endpoint;
 use zb_health::grpc::tonic_health::pb::health_server::{Health, HealthServer};
 use zb_health::grpc::tonic_health::pb::{HealthCheckRequest, HealthCheckResponse};
 use zb_health::spec::{Disclosure, ResponseFormat};
+use zb_health::token::BearerToken;
 use zb_health::{
     FailureStatus, HealthRegistry, Probe, ProbeError, ProbeRegistration, Tag, TagSet, ZbHealth,
     from_fn,
@@ -275,19 +284,7 @@ async fn no_secret_reaches_any_body_or_header_for_every_tier_format_and_level() 
     let (reg, real_errors) = leaky_registry().await;
     let forbidden = forbidden(real_errors);
     // The background probe has failed at least once before the matrix.
-    let full = serve(ZbHealth::new(reg.clone()).build().unwrap());
-    tokio::time::timeout(Duration::from_secs(30), async {
-        loop {
-            let body = request(full.addr, "GET", "/health/ready").await.json();
-            if body["entries"]["background"]["description"] == "check failed" {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await
-    .expect("the background probe reports its failure");
-    until_status(full.addr, "/healthz", 503).await;
+    every_failure_reported(&reg).await;
 
     let mut checked = 0;
     for format in FORMATS {
@@ -328,6 +325,276 @@ async fn no_secret_reaches_any_body_or_header_for_every_tier_format_and_level() 
         }
     }
     assert_eq!(checked, 2 * 3 * 3, "tiers × formats × levels");
+}
+
+/// Waits until the background probe has failed once and the watchdog has
+/// stalled, so every failure path is in the answers that follow.
+async fn every_failure_reported(reg: &HealthRegistry) {
+    let full = serve(ZbHealth::new(reg.clone()).build().unwrap());
+    tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let body = request(full.addr, "GET", "/health/ready").await.json();
+            if body["entries"]["background"]["description"] == "check failed" {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the background probe reports its failure");
+    until_status(full.addr, "/healthz", 503).await;
+}
+
+/// The bearer token of the authorized cases. It must be in no answer and
+/// no log line.
+const TOKEN: &str = "tok-7c1e9a2f4b-SecretBearer";
+
+/// `Authorization` values that are not the token: a wrong one, one of the
+/// same length, the token with a byte more and a byte less, the token
+/// under another scheme, the scheme alone. With no header at all, these
+/// all get the public answer.
+fn not_the_token() -> Vec<String> {
+    let same_length = format!("{}x", &TOKEN[..TOKEN.len() - 1]);
+    vec![
+        "Bearer wrong".to_owned(),
+        format!("Bearer {same_length}"),
+        format!("Bearer {TOKEN}2"),
+        format!("Bearer {}", &TOKEN[..TOKEN.len() - 1]),
+        format!("Basic {TOKEN}"),
+        "Bearer".to_owned(),
+    ]
+}
+
+async fn request_as(addr: SocketAddr, method: &str, path: &str, authorization: &str) -> Wire {
+    zb_health_testkit::http::request_with_headers_async(
+        addr,
+        method,
+        path,
+        &[("Authorization", authorization)],
+    )
+    .await
+    .unwrap()
+}
+
+/// Every `tracing` event of the process, as text, from the first call on:
+/// the check that the token is never logged (the servers log on their own
+/// threads, so only a global subscriber sees them).
+fn logged() -> &'static Mutex<Vec<String>> {
+    static LINES: OnceLock<Arc<Mutex<Vec<String>>>> = OnceLock::new();
+    LINES.get_or_init(|| {
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let _ = tracing::subscriber::set_global_default(LogText(lines.clone()));
+        lines
+    })
+}
+
+/// A subscriber that keeps each event's fields as text.
+struct LogText(Arc<Mutex<Vec<String>>>);
+
+struct FieldText(String);
+
+impl tracing::field::Visit for FieldText {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0.push_str(&format!(" {}={value:?}", field.name()));
+    }
+}
+
+impl tracing::Subscriber for LogText {
+    fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
+        // Down to debug: what a service would log; the dependencies' trace
+        // noise only slows the test.
+        *metadata.level() <= tracing::Level::DEBUG
+    }
+    fn new_span(&self, span: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        let mut text = FieldText(span.metadata().name().to_owned());
+        span.record(&mut text);
+        self.0.lock().unwrap().push(text.0);
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, values: &tracing::span::Record<'_>) {
+        let mut text = FieldText(String::new());
+        values.record(&mut text);
+        self.0.lock().unwrap().push(text.0);
+    }
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        let mut text = FieldText(event.metadata().target().to_owned());
+        event.record(&mut text);
+        self.0.lock().unwrap().push(text.0);
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+fn assert_token_never_logged() {
+    let lines = logged().lock().unwrap();
+    assert!(!lines.is_empty(), "the capture sees the servers' logs");
+    for line in lines.iter() {
+        assert!(!line.contains(TOKEN), "the token was logged: {line}");
+    }
+}
+
+#[actix_web::test]
+async fn a_wrong_bearer_token_gets_the_public_answer_and_no_secret_the_right_one_full() {
+    logged();
+    let (reg, real_errors) = leaky_registry().await;
+    let mut forbidden = forbidden(real_errors);
+    forbidden.push(TOKEN.to_owned());
+    every_failure_reported(&reg).await;
+    let mut checked = 0;
+    for format in FORMATS {
+        for public in [Disclosure::Names, Disclosure::Status] {
+            let server = serve(
+                ZbHealth::new(reg.clone())
+                    .format(format)
+                    .disclosure(public)
+                    .authorized(Disclosure::Full)
+                    .bearer_token(BearerToken::new(TOKEN).unwrap())
+                    .cluster_ready("grpc")
+                    .build()
+                    .unwrap(),
+            );
+            for path in ["/health/ready", "/health/active", "/healthz"] {
+                let case = format!("{format} {public}+token {path}");
+                let anonymous = request(server.addr, "GET", path).await;
+                assert_eq!(anonymous.status, 503, "{case}");
+                assert_valid(format, &anonymous.json());
+                assert_shows_the_failures(format, public, path, &anonymous.json());
+                assert_no_leak(&case, &anonymous, &forbidden);
+                // A cache between must key on the header it depends on.
+                assert_eq!(anonymous.header("vary"), Some("authorization"), "{case}");
+                assert_eq!(
+                    anonymous.header("cache-control"),
+                    Some("no-store"),
+                    "{case}"
+                );
+                for wrong in not_the_token() {
+                    let case = format!("{case} with {wrong:?}");
+                    let wire = request_as(server.addr, "GET", path, &wrong).await;
+                    // Not a 401: the kubelet's verdict is the same.
+                    assert_eq!(wire.status, anonymous.status, "{case}");
+                    assert_valid(format, &wire.json());
+                    assert_shows_the_failures(format, public, path, &wire.json());
+                    assert_no_leak(&case, &wire, &forbidden);
+                    let head = request_as(server.addr, "HEAD", path, &wrong).await;
+                    assert_no_leak(&format!("HEAD {case}"), &head, &forbidden);
+                }
+                let bearer = format!("Bearer {TOKEN}");
+                let wire = request_as(server.addr, "GET", path, &bearer).await;
+                assert_eq!(wire.status, anonymous.status, "{case} authorized");
+                assert_valid(format, &wire.json());
+                assert_shows_the_failures(format, Disclosure::Full, path, &wire.json());
+                // Full details are still fixed descriptions: no secret.
+                assert_no_leak(&format!("{case} authorized"), &wire, &forbidden);
+                let head = request_as(server.addr, "HEAD", path, &bearer).await;
+                assert_no_leak(&format!("HEAD {case} authorized"), &head, &forbidden);
+                checked += 1;
+            }
+            // The startup path takes the live tier's view.
+            let started = request_as(server.addr, "GET", "/health/started", "Bearer x").await;
+            assert_eq!(started.status, 503);
+            assert_no_leak("started, wrong token", &started, &forbidden);
+            let authorized = format!("Bearer {TOKEN}");
+            let started = request_as(server.addr, "GET", "/health/started", &authorized).await;
+            assert_eq!(
+                started.json()["entries"]["startup"]["description"],
+                "startup failed"
+            );
+            assert_no_leak("started, authorized", &started, &forbidden);
+        }
+    }
+    assert_eq!(checked, 2 * 2 * 3, "formats × public levels × tiers");
+    assert_token_never_logged();
+}
+
+zb_health::manifest!(Authorized = "../ui/pass/manifests/authorized.yaml");
+
+#[actix_web::test]
+async fn each_port_shows_its_public_level_to_a_wrong_token_and_full_to_the_token_from_health_token()
+{
+    logged();
+    let address = "10.0.0.1:7000".to_owned();
+    let view = Arc::new(InMemoryClusterView::with_state(ClusterState {
+        self_address: address.clone(),
+        members: vec![Member {
+            address,
+            status: MemberStatus::Up,
+            roles: Vec::new(),
+            age: 1,
+            reachable: true,
+            last_heard: None,
+            reachable_since: None,
+        }],
+    }));
+    let registry = HealthRegistry::new();
+    let installed =
+        Authorized::install_into(&registry, AuthorizedDeps { cluster_view: view }).unwrap();
+    registry
+        .add(ProbeRegistration::new("errors", erroring()).tags(TagSet::READY.with(Tag::Active)))
+        .unwrap();
+    // The token from the environment, as a pod gets it from a Secret.
+    let server = installed
+        .server
+        .from_lookup(|name| (name == "HEALTH_TOKEN").then(|| TOKEN.to_owned()))
+        .unwrap();
+    assert!(!format!("{server:?}").contains(TOKEN));
+    let (app, management, running) = support::serve_both_ports(server);
+    let mut forbidden = forbidden(Vec::new());
+    forbidden.push(TOKEN.to_owned());
+    let bearer = format!("Bearer {TOKEN}");
+    for (port, addr, public) in [
+        ("application", app, Disclosure::Status),
+        ("management", management, Disclosure::Names),
+    ] {
+        for (path, status) in [
+            ("/health/ready", 503),
+            ("/health/active", 503),
+            ("/healthz", 200),
+        ] {
+            let case = format!("{port} {path}");
+            let anonymous = request(addr, "GET", path).await;
+            let mut answers = vec![("no token".to_owned(), anonymous)];
+            for wrong in not_the_token() {
+                answers.push((wrong.clone(), request_as(addr, "GET", path, &wrong).await));
+            }
+            for (who, wire) in &answers {
+                let case = format!("{case} ({who})");
+                assert_eq!(wire.status, status, "{case}");
+                assert_eq!(wire.header("vary"), Some("authorization"), "{case}");
+                assert_no_leak(&case, wire, &forbidden);
+                let body = wire.json();
+                let entries = body["entries"].as_object().unwrap();
+                match public {
+                    Disclosure::Status => assert!(entries.is_empty(), "{case}: {body}"),
+                    _ => assert!(
+                        entries.values().all(|e| e["description"].is_null()),
+                        "{case}: {body}"
+                    ),
+                }
+                assert!(!wire.text().contains("10.0.0.1"), "{case}: {body}");
+            }
+            let wire = request_as(addr, "GET", path, &bearer).await;
+            let case = format!("{case} (the token)");
+            assert_eq!(wire.status, status, "{case}");
+            assert_no_leak(&case, &wire, &forbidden);
+            let body = wire.json();
+            if path != "/healthz" {
+                assert_eq!(
+                    body["entries"]["errors"]["description"], "check failed",
+                    "{case}"
+                );
+            }
+            if path == "/health/active" {
+                // The token holder is an operator: the cluster addresses too.
+                assert_eq!(
+                    body["entries"]["node"]["data"]["selfAddress"], "10.0.0.1:7000",
+                    "{case}: {body}"
+                );
+            }
+        }
+    }
+    running.abort();
+    assert_token_never_logged();
 }
 
 /// The matrix is not vacuous: the failing entries are in the body, with

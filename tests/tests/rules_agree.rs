@@ -152,6 +152,45 @@ fn r6_colliding_paths() {
 }
 
 #[test]
+fn r7_authorized_level_shows_more() {
+    use zb_health::spec::Disclosure;
+    for (yaml, builder, refused) in [
+        (
+            "{ authorized: full }",
+            ZbHealth::new(HealthRegistry::new()).authorized(Disclosure::Full),
+            true,
+        ),
+        (
+            "{ disclosure: names, authorized: { live: status } }",
+            ZbHealth::new(HealthRegistry::new())
+                .disclosure(Disclosure::Names)
+                .tier_authorized(Tag::Live, Disclosure::Status),
+            true,
+        ),
+        (
+            "{ disclosure: { ready: status }, authorized: full }",
+            ZbHealth::new(HealthRegistry::new())
+                .tier_disclosure(Tag::Ready, Disclosure::Status)
+                .authorized(Disclosure::Full),
+            false,
+        ),
+    ] {
+        let yaml_file = format!("service: s\nendpoints: {yaml}\n");
+        let m = match parse_manifest(&yaml_file) {
+            Ok(_) => Vec::new(),
+            Err(_) => manifest_rules(&yaml_file),
+        };
+        let r = builder.build().err().map(|e| e.rules()).unwrap_or_default();
+        let want = if refused {
+            vec![Rule::Contradiction]
+        } else {
+            Vec::new()
+        };
+        assert_eq!((&m, &r), (&want, &want), "{yaml}");
+    }
+}
+
+#[test]
 fn r9_probe_name() {
     let m = manifest_rules("service: s\nprobes:\n  - { name: \"data base\", kind: database }\n");
     let r = HealthRegistry::new()

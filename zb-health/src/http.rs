@@ -9,15 +9,16 @@ use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::web::Bytes;
-use actix_web::{HttpResponse, HttpResponseBuilder, web};
+use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, web};
 use zb_health_spec::{
     Disclosure, Endpoint, EndpointPaths, HealthStatus, ResponseFormat, SpecError, Tag, Violations,
-    check_name, check_paths,
+    check_name, check_paths, resolve_authorized,
 };
 
 use crate::lifecycle::LiveAnswer;
 use crate::registry::HealthRegistry;
 use crate::report::HealthReport;
+use crate::token::BearerToken;
 use crate::writer::{BodyStyle, ResponseWriter};
 
 /// The HTTP status of a tier's answer from its probes (ZB-1.2): `live` is
@@ -76,6 +77,12 @@ pub struct ZbHealth {
     styles: [BodyStyle; 3],
     /// A custom writer replacing the built-in one, fed the disclosed report.
     writer: Option<Arc<dyn ResponseWriter>>,
+    /// [`authorized`](Self::authorized): one level for every tier.
+    authorized_every_tier: Option<Disclosure>,
+    /// [`tier_authorized`](Self::tier_authorized), per tier.
+    authorized: [Option<Disclosure>; 3],
+    /// The bearer token, when given in code.
+    token: Option<Arc<BearerToken>>,
 }
 
 impl ZbHealth {
@@ -87,6 +94,9 @@ impl ZbHealth {
             paths: EndpointPaths::zb(),
             styles: [BodyStyle::CANONICAL; 3],
             writer: None,
+            authorized_every_tier: None,
+            authorized: [None; 3],
+            token: None,
         }
     }
 
@@ -167,6 +177,34 @@ impl ZbHealth {
         self
     }
 
+    /// The level shown to a request with the bearer token
+    /// ([`bearer_token`](Self::bearer_token), or `HEALTH_TOKEN` through
+    /// `ZbHealthServer::from_env`), on every tier whose own level it shows
+    /// more than; everyone else sees the tier's own level, with the same
+    /// status code. The authorized view shows the cluster addresses too.
+    /// [`build`](Self::build) refuses a level that no tier gains from
+    /// (R7).
+    pub fn authorized(mut self, level: Disclosure) -> Self {
+        self.authorized_every_tier = Some(level);
+        self
+    }
+
+    /// [`authorized`](Self::authorized) for one tier, overriding it; the
+    /// level must show more than the tier's own (R7).
+    pub fn tier_authorized(mut self, tier: Tag, level: Disclosure) -> Self {
+        self.authorized[tier as usize] = Some(level);
+        self
+    }
+
+    /// The token that unlocks the [`authorized`](Self::authorized) levels,
+    /// compared in constant time. Without one every request sees the
+    /// public levels. A service reads it from the environment instead
+    /// (`ZbHealthServer::from_env`), never from its manifest.
+    pub fn bearer_token(mut self, token: BearerToken) -> Self {
+        self.token = Some(Arc::new(token));
+        self
+    }
+
     /// Adds `clusterReady` to the ready tier's body (AT-8): `true` exactly
     /// when the entry `membership_entry` (the cluster-membership probe's
     /// registered name) of the same report is `Healthy`; `false` when it is
@@ -191,7 +229,23 @@ impl ZbHealth {
         if let Some(name) = &self.styles[Tag::Ready as usize].cluster_ready {
             check_name(name, (), &mut sink);
         }
+        let authorized = resolve_authorized(
+            self.styles.each_ref().map(|s| s.disclosure),
+            self.authorized_every_tier.map(|l| (l, ())),
+            self.authorized.map(|l| l.map(|l| (l, ()))),
+            &mut sink,
+        );
         sink.into_result()?;
+        // A token holder sees the level it unlocks, and the cluster
+        // addresses: it is an operator, not the public.
+        let authorized_style = |tag: Tag| {
+            authorized[tag as usize].map(|level| {
+                self.styles[tag as usize]
+                    .clone()
+                    .disclosure(level)
+                    .cluster_addresses(true)
+            })
+        };
         let tier = |tag: Tag| {
             let style = self.styles[tag as usize].clone();
             // The live tier carries no probes (ZB-1.3), so with the built-in
@@ -208,6 +262,10 @@ impl ZbHealth {
                 style,
                 writer: self.writer.clone(),
                 fixed_body,
+                authorized: Authorized {
+                    style: authorized_style(tag),
+                    token: self.token.clone(),
+                },
             })
         };
         // The startup path speaks of the process, as `live` does: it takes
@@ -217,6 +275,10 @@ impl ZbHealth {
             registry: self.registry.clone(),
             style: self.styles[Tag::Live as usize].clone(),
             writer: self.writer.clone(),
+            authorized: Authorized {
+                style: authorized_style(Tag::Live),
+                token: self.token.clone(),
+            },
         });
         Ok(ZbHealthEndpoints {
             tiers: [tier(Tag::Ready), tier(Tag::Active), tier(Tag::Live)],
@@ -260,6 +322,62 @@ impl ZbHealthEndpoints {
     pub fn started_path(&self) -> &str {
         &self.started.path
     }
+
+    /// Whether any tier shows more to a request with the bearer token
+    /// ([`ZbHealth::authorized`]).
+    pub fn offers_authorized(&self) -> bool {
+        self.tiers.iter().any(|t| t.authorized.style.is_some())
+    }
+
+    /// The same endpoints with `token` as the bearer token that unlocks
+    /// the authorized levels (the ones it had are replaced). The wiring
+    /// path calls it with `HEALTH_TOKEN`.
+    pub fn with_bearer_token(&self, token: Arc<BearerToken>) -> Self {
+        let tiers = self.tiers.each_ref().map(|t| {
+            let mut tier = TierEndpoint::clone(t);
+            tier.authorized.token = Some(token.clone());
+            Arc::new(tier)
+        });
+        let mut started = StartedEndpoint::clone(&self.started);
+        started.authorized.token = Some(token);
+        Self {
+            tiers,
+            started: Arc::new(started),
+        }
+    }
+}
+
+/// What a request with the bearer token sees instead of the public body.
+#[derive(Clone)]
+struct Authorized {
+    /// The body style it unlocks; `None` when the tier shows everyone the
+    /// same.
+    style: Option<BodyStyle>,
+    /// The token; `None` leaves every request at the public level.
+    token: Option<Arc<BearerToken>>,
+}
+
+impl Authorized {
+    /// Whether the answer depends on the request's `Authorization`, so a
+    /// cache must key on it (`Vary`).
+    fn varies(&self) -> bool {
+        self.style.is_some() && self.token.is_some()
+    }
+
+    /// The authorized style when `request` carries the token. A missing or
+    /// wrong token is the public answer, never a 401: kubelets and load
+    /// balancers cannot authenticate.
+    fn style_for(&self, request: &HttpRequest) -> Option<&BodyStyle> {
+        let (style, token) = (self.style.as_ref()?, self.token.as_deref()?);
+        token.authorizes(request).then_some(style)
+    }
+
+    /// `Vary: Authorization` on `response` when the answer depends on it.
+    fn mark(&self, response: &mut HttpResponseBuilder) {
+        if self.varies() {
+            response.insert_header((header::VARY, HeaderValue::from_static("authorization")));
+        }
+    }
 }
 
 impl HttpServiceFactory for ZbHealthEndpoints {
@@ -269,7 +387,7 @@ impl HttpServiceFactory for ZbHealthEndpoints {
         }
         let started = self.started;
         let path = started.path.clone();
-        get_and_head(path, move || started.clone().respond(), config);
+        get_and_head(path, move |r| started.clone().respond(r), config);
     }
 }
 
@@ -277,7 +395,7 @@ impl HttpServiceFactory for ZbHealthEndpoints {
 /// for any other method.
 fn get_and_head<F, R>(path: String, respond: F, config: &mut AppService)
 where
-    F: Fn() -> R + Clone + 'static,
+    F: Fn(HttpRequest) -> R + Clone + 'static,
     R: Future<Output = HttpResponse> + 'static,
 {
     let head = respond.clone();
@@ -290,16 +408,19 @@ where
 
 /// The startup path: 200 once the process has started
 /// ([`HealthRegistry::started`]), 503 before. It runs no probe.
+#[derive(Clone)]
 struct StartedEndpoint {
     path: String,
     registry: HealthRegistry,
     /// The live tier's body style.
     style: BodyStyle,
     writer: Option<Arc<dyn ResponseWriter>>,
+    /// The live tier's authorized view.
+    authorized: Authorized,
 }
 
 impl StartedEndpoint {
-    async fn respond(self: Arc<Self>) -> HttpResponse {
+    async fn respond(self: Arc<Self>, request: HttpRequest) -> HttpResponse {
         let report = self.registry.started();
         let status = if report.status == HealthStatus::Healthy {
             StatusCode::OK
@@ -308,7 +429,9 @@ impl StartedEndpoint {
         };
         let mut response = HttpResponse::build(status);
         response.insert_header(no_store());
-        write_body(&self.style, self.writer.as_deref(), &report, response)
+        self.authorized.mark(&mut response);
+        let style = self.authorized.style_for(&request).unwrap_or(&self.style);
+        write_body(style, self.writer.as_deref(), &report, response)
     }
 }
 
@@ -367,10 +490,11 @@ impl HttpServiceFactory for ZbHealthTier {
     fn register(self, config: &mut AppService) {
         let tier = self.0;
         let path = tier.path.clone();
-        get_and_head(path, move || tier.clone().respond(), config);
+        get_and_head(path, move |r| tier.clone().respond(r), config);
     }
 }
 
+#[derive(Clone)]
 struct TierEndpoint {
     tag: Tag,
     path: String,
@@ -385,41 +509,56 @@ struct TierEndpoint {
     /// The precomputed body of `live` with the built-in writer and no
     /// watchdog registered, when its answer cannot change.
     fixed_body: Option<Bytes>,
+    /// What a request with the bearer token sees.
+    authorized: Authorized,
 }
 
 impl TierEndpoint {
-    async fn respond(self: Arc<Self>) -> HttpResponse {
+    async fn respond(self: Arc<Self>, request: HttpRequest) -> HttpResponse {
+        // Decided before the probes run, and the same way for every
+        // request: the status code never depends on it.
+        let authorized = self.authorized.style_for(&request);
         if self.tag == Tag::Live {
-            return self.respond_live();
+            return self.respond_live(authorized);
         }
         // The startup gate and the drain put their entries first (BE-HLTH-004,
         // -005); in the steady state the report passes through unchanged.
         let report = self.registry.answer(self.tag).await;
         let mut response = HttpResponse::build(tier_status_code(self.tag, report.status));
         response.insert_header(no_store());
-        self.write(&report, response)
+        self.write(authorized, &report, response)
     }
 
-    /// The body: the built-in writer in this tier's style, or the custom
-    /// writer over the report as the tier's disclosure shows it.
-    fn write(&self, report: &HealthReport, response: HttpResponseBuilder) -> HttpResponse {
-        write_body(&self.style, self.writer.as_deref(), report, response)
+    /// The body: the built-in writer in this tier's style (or the
+    /// authorized one), or the custom writer over the report as that
+    /// style's disclosure shows it.
+    fn write(
+        &self,
+        authorized: Option<&BodyStyle>,
+        report: &HealthReport,
+        mut response: HttpResponseBuilder,
+    ) -> HttpResponse {
+        self.authorized.mark(&mut response);
+        let style = authorized.unwrap_or(&self.style);
+        write_body(style, self.writer.as_deref(), report, response)
     }
 
     /// `live` runs no probes (ZB-1.3); only a stalled watchdog makes it 503
     /// (BE-HLTH-002). With the canonical writer and every loop in time the
-    /// answer is a precomputed body.
-    fn respond_live(&self) -> HttpResponse {
+    /// answer is a precomputed body (never for an authorized request, whose
+    /// style is not the public one).
+    fn respond_live(&self, authorized: Option<&BodyStyle>) -> HttpResponse {
+        let public = authorized.is_none() && !self.authorized.varies();
         let (status, report) = match self.registry.live_answer() {
             LiveAnswer::Fixed => match &self.fixed_body {
-                Some(body) => return fixed_json(StatusCode::OK, body.clone()),
-                None => (
+                Some(body) if public => return fixed_json(StatusCode::OK, body.clone()),
+                _ => (
                     StatusCode::OK,
                     HealthReport::new(Tag::Live, Vec::new(), Duration::ZERO),
                 ),
             },
             LiveAnswer::Healthy(body, report) => {
-                if self.canonical {
+                if self.canonical && public {
                     return fixed_json(StatusCode::OK, body);
                 }
                 (StatusCode::OK, report.report())
@@ -428,7 +567,7 @@ impl TierEndpoint {
         };
         let mut response = HttpResponse::build(status);
         response.insert_header(no_store());
-        self.write(&report, response)
+        self.write(authorized, &report, response)
     }
 }
 

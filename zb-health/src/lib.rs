@@ -31,6 +31,9 @@
 //!   tier's disclosure level; raw error text is in no body at any level.
 //! * [`http`]: [`ZbHealth`] maps the three tiers, and the startup path
 //!   (`/health/started`, for a kubelet `startupProbe`), onto an actix `App`.
+//! * [`token`]: the bearer token that lets a request see a tier's
+//!   authorized level (`HEALTH_TOKEN`), compared in constant time, never
+//!   logged.
 //! * [`observe`]: one log line per transition and the `zb_health_*`
 //!   metrics (BE-HLTH-008).
 //! * [`gate`]: [`ActiveNodeGate`] and [`RequireActiveNode`] keep
@@ -82,6 +85,7 @@ pub mod registry;
 pub mod report;
 pub mod server;
 mod table;
+pub mod token;
 pub mod writer;
 
 #[cfg(feature = "macros")]

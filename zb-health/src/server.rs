@@ -46,6 +46,7 @@ use crate::grpc::server::GrpcHealth;
 use crate::http::ZbHealthEndpoints;
 use crate::lifecycle::Drain;
 use crate::registry::HealthRegistry;
+use crate::token::{BearerToken, TOKEN_FILE_VAR, TOKEN_VAR};
 
 mod close;
 pub use close::{CloseWhenDraining, CloseWhenDrainingService};
@@ -365,6 +366,14 @@ impl ZbHealthServer {
     /// | `MANAGEMENT_PORT` | the management port (and turns it on) | the manifest's `management.port` |
     /// | `GRPC_PORT` | the `grpc.health.v1` port | [`DEFAULT_GRPC_PORT`] |
     /// | `DRAIN_DELAY_MS` | the drain delay | the manifest's `lifecycle.drain_delay` |
+    /// | `HEALTH_TOKEN` | the bearer token that unlocks the authorized levels ([`bearer_token`](Self::bearer_token)) | none: every request sees the public levels |
+    /// | `HEALTH_TOKEN_FILE` | a file holding that token (a mounted Secret); not with `HEALTH_TOKEN` | none |
+    ///
+    /// The token is never logged and never in a [`SettingError`] (its
+    /// value reads `<redacted>`); an empty token, one a header cannot
+    /// carry, an unreadable file, or both variables set are refused. The
+    /// token comes only from here or from code, never from the manifest,
+    /// which is in the repository.
     ///
     /// `DRAIN_DELAY_MS` replaces the delay and is held to the termination
     /// grace period by rule R18, as the manifest's own delay is at compile
@@ -407,6 +416,14 @@ impl ZbHealthServer {
         if let Some(port) = setting(&var, "GRPC_PORT", PORT_REASON)? {
             self.grpc_port = port;
         }
+        if let Some(token) = bearer_token(&lookup)? {
+            if !self.offers_authorized() {
+                tracing::warn!(
+                    "{TOKEN_VAR} is set, but no tier shows more to a request with it (`endpoints.authorized`); every request sees the public levels"
+                );
+            }
+            self = self.bearer_token(token);
+        }
         if let Some(ms) = setting::<u64>(&var, "DRAIN_DELAY_MS", "whole milliseconds, e.g. 5000")? {
             self.drain = drain_override(self.drain, ms).map_err(|reason| SettingError {
                 variable: "DRAIN_DELAY_MS",
@@ -415,6 +432,30 @@ impl ZbHealthServer {
             })?;
         }
         Ok(self)
+    }
+
+    /// The bearer token that unlocks the authorized levels
+    /// (`endpoints.authorized`, `management.authorized`) on both HTTP
+    /// ports; `HEALTH_TOKEN` sets it through [`from_env`](Self::from_env).
+    /// A request without it, or with a wrong one, gets the public answer
+    /// and the same status code.
+    pub fn bearer_token(mut self, token: BearerToken) -> Self {
+        let token = Arc::new(token);
+        self.endpoints = self.endpoints.with_bearer_token(token.clone());
+        self.management_endpoints = self
+            .management_endpoints
+            .map(|e| e.with_bearer_token(token));
+        self
+    }
+
+    /// Whether a tier on either port shows more to a request with the
+    /// bearer token.
+    fn offers_authorized(&self) -> bool {
+        self.endpoints.offers_authorized()
+            || self
+                .management_endpoints
+                .as_ref()
+                .is_some_and(ZbHealthEndpoints::offers_authorized)
     }
 
     /// Binds every port to `host` (see the [type](Self)).
@@ -609,6 +650,41 @@ fn drain_override(drain: Drain, ms: u64) -> Result<Drain, String> {
             violations.join("; ")
         )
     })
+}
+
+/// The bearer token from `HEALTH_TOKEN` or the file `HEALTH_TOKEN_FILE`
+/// names. Unlike the other variables an empty value is refused, not
+/// unset: an empty secret is a secret that failed to mount.
+fn bearer_token(
+    lookup: &impl Fn(&str) -> Option<String>,
+) -> Result<Option<BearerToken>, SettingError> {
+    // The token's own value is never shown.
+    let redacted = || "<redacted>".to_owned();
+    match (lookup(TOKEN_VAR), lookup(TOKEN_FILE_VAR)) {
+        (None, None) => Ok(None),
+        (Some(_), Some(path)) => Err(SettingError {
+            variable: TOKEN_FILE_VAR,
+            value: path,
+            reason: format!("{TOKEN_VAR} is set too; set one of them"),
+        }),
+        (Some(token), None) => BearerToken::new(token).map(Some).map_err(|e| SettingError {
+            variable: TOKEN_VAR,
+            value: redacted(),
+            reason: e.to_string(),
+        }),
+        (None, Some(path)) => {
+            let refused = |reason: String| SettingError {
+                variable: TOKEN_FILE_VAR,
+                value: path.clone(),
+                reason,
+            };
+            let text = std::fs::read_to_string(path.trim())
+                .map_err(|e| refused(format!("the file cannot be read: {e}")))?;
+            BearerToken::new(text)
+                .map(Some)
+                .map_err(|e| refused(format!("the file's content: {e}")))
+        }
+    }
 }
 
 fn setting<T: std::str::FromStr>(

@@ -33,7 +33,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::{FailureStatus, MAX_PROBE_TIMEOUT, Tag, TagSet};
+use crate::{Disclosure, FailureStatus, MAX_PROBE_TIMEOUT, Tag, TagSet};
 
 /// A rule of the spec that can be broken before anything runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -622,6 +622,68 @@ pub fn check_active_not_optional<L>(
     }
 }
 
+/// R7 for authorized details (BE-HLTH-007): the level a tier shows to a
+/// request with the configured bearer token must show more than the level
+/// it shows everyone else. An authorized level at or below the public one
+/// would offer a token that changes nothing, which is a mistake in the
+/// manifest or the builder, not a choice.
+pub fn check_authorized_disclosure<L>(
+    tier: Tag,
+    public: Disclosure,
+    authorized: Disclosure,
+    location: L,
+    sink: &mut Violations<L>,
+) {
+    if !authorized.shows_more_than(public) {
+        sink.push(
+            Rule::Contradiction,
+            location,
+            format!(
+                "the `{tier}` tier's authorized level `{authorized}` shows no more than its public level `{public}`"
+            ),
+            if public == Disclosure::Full {
+                "nothing shows more than `full`: remove the authorized level, or show everyone less with `disclosure: names` or `status`".to_owned()
+            } else {
+                format!(
+                    "the bearer token is for seeing more: set the authorized level above `{public}` (`full`), or show everyone less with a stricter `disclosure`"
+                )
+            },
+        );
+    }
+}
+
+/// The authorized levels of the three tiers (indexed by `Tag as usize`)
+/// from what was written: `every_tier`, one level for all three, applies
+/// to the tiers whose public level it shows more than (R7 when that is
+/// none); `per_tier` overrides it, and each level there must show more
+/// than its tier's public one ([`check_authorized_disclosure`]). Used by
+/// the manifest reader and `ZbHealth::build` alike.
+pub fn resolve_authorized<L: Clone>(
+    public: [Disclosure; 3],
+    every_tier: Option<(Disclosure, L)>,
+    per_tier: [Option<(Disclosure, L)>; 3],
+    sink: &mut Violations<L>,
+) -> [Option<Disclosure>; 3] {
+    let mut levels = [None; 3];
+    if let Some((level, at)) = every_tier {
+        for tag in Tag::ALL {
+            levels[tag as usize] = level.shows_more_than(public[tag as usize]).then_some(level);
+        }
+        if levels.iter().all(Option::is_none) {
+            // No tier gains anything: report it against the ready tier,
+            // the one authorized details are usually for.
+            check_authorized_disclosure(Tag::Ready, public[Tag::Ready as usize], level, at, sink);
+        }
+    }
+    for (tag, written) in Tag::ALL.into_iter().zip(per_tier) {
+        if let Some((level, at)) = written {
+            check_authorized_disclosure(tag, public[tag as usize], level, at, sink);
+            levels[tag as usize] = Some(level);
+        }
+    }
+    levels
+}
+
 /// R5, R16, R17: a probe's execution policy (BE-HLTH-006).
 ///
 /// * R5: `cache`, `refresh` and `max_staleness` are non-zero.
@@ -1162,6 +1224,15 @@ mod tests {
         assert_eq!(locations, [0, 1, 3, 4]);
     }
 
+    /// The rule and location of each violation, in order.
+    fn located(s: Violations<i32>) -> Vec<(Rule, i32)> {
+        s.into_result()
+            .unwrap_err()
+            .iter()
+            .map(|v| (v.rule, v.location))
+            .collect()
+    }
+
     #[test]
     fn an_active_probe_is_never_optional() {
         let mut s = Violations::new();
@@ -1170,15 +1241,41 @@ mod tests {
         check_active_not_optional("c", TagSet::ACTIVE, FailureStatus::Unhealthy, 3, &mut s);
         let both = TagSet::READY.with(Tag::Active);
         check_active_not_optional("d", both, FailureStatus::Degraded, 4, &mut s);
-        let found: Vec<(Rule, i32)> = s
-            .into_result()
-            .unwrap_err()
-            .iter()
-            .map(|v| (v.rule, v.location))
-            .collect();
         assert_eq!(
-            found,
+            located(s),
             [(Rule::ActiveNotOptional, 1), (Rule::ActiveNotOptional, 4)]
+        );
+    }
+
+    #[test]
+    fn an_authorized_level_must_show_more_than_the_public_one() {
+        let mut s = Violations::new();
+        check_authorized_disclosure(Tag::Ready, Disclosure::Names, Disclosure::Full, 1, &mut s);
+        check_authorized_disclosure(Tag::Ready, Disclosure::Status, Disclosure::Names, 2, &mut s);
+        check_authorized_disclosure(Tag::Ready, Disclosure::Full, Disclosure::Full, 3, &mut s);
+        check_authorized_disclosure(Tag::Live, Disclosure::Names, Disclosure::Status, 4, &mut s);
+        assert_eq!(
+            located(s),
+            [(Rule::Contradiction, 3), (Rule::Contradiction, 4)]
+        );
+    }
+
+    #[test]
+    fn one_authorized_level_applies_where_it_shows_more() {
+        use Disclosure::{Full, Names, Status};
+        let mut s = Violations::new();
+        let levels = resolve_authorized([Names, Full, Status], Some((Full, 1)), [None; 3], &mut s);
+        assert_eq!(levels, [Some(Full), None, Some(Full)]);
+        let per_tier = [None, None, Some((Names, 2))];
+        let levels = resolve_authorized([Names, Full, Status], Some((Full, 1)), per_tier, &mut s);
+        assert_eq!(levels, [Some(Full), None, Some(Names)]);
+        assert!(s.into_result().is_ok());
+        let mut s = Violations::new();
+        resolve_authorized([Full; 3], Some((Full, 3)), [None; 3], &mut s);
+        resolve_authorized([Full; 3], None, [Some((Full, 4)), None, None], &mut s);
+        assert_eq!(
+            located(s),
+            [(Rule::Contradiction, 3), (Rule::Contradiction, 4)]
         );
     }
 

@@ -182,6 +182,15 @@ keyword!(Disclosure, "disclosure", {
     Status => "status",
 });
 
+impl Disclosure {
+    /// Whether this level shows more than `other`: `full` more than
+    /// `names`, `names` more than `status`.
+    pub const fn shows_more_than(self, other: Disclosure) -> bool {
+        // The variants are declared from the most shown to the least.
+        (self as u8) < (other as u8)
+    }
+}
+
 /// The body format of every tier (BE-HLTH-001). Both are
 /// `application/json` with the same 200/503 mapping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

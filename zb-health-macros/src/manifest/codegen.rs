@@ -211,8 +211,8 @@ fn install(
         let d = DurationTokens(t.value, krate);
         quote!(registry.set_failure_log_interval(#d);)
     });
-    let management_style = body_style(m, &m.management_disclosure, krate);
-    let body_style = body_style(m, &m.responses.disclosure, krate);
+    let management_style = body_style(m, &m.management_disclosure, &m.management_authorized, krate);
+    let body_style = body_style(m, &m.responses.disclosure, &m.responses.authorized, krate);
     let app_addresses = m.responses.cluster_addresses();
     let (heartbeats, retire, watchdogs_init) = (&life.heartbeats, &life.retire, &life.watchdogs);
     let startup_init = &life.startup;
@@ -523,6 +523,7 @@ fn active_node_gate(m: &Manifest, krate: &TokenStream) -> TokenStream {
 fn body_style(
     m: &Manifest,
     disclosure: &[Option<Located<Disclosure>>; 3],
+    authorized: &[Option<Located<Disclosure>>; 3],
     krate: &TokenStream,
 ) -> TokenStream {
     let mut calls = TokenStream::new();
@@ -531,12 +532,17 @@ fn body_style(
         calls.extend(quote!(.format(#format)));
     }
     for tag in Tag::ALL {
-        let Some(level) = disclosure[tag as usize] else {
-            continue;
-        };
         let tier = TagTokens(tag, krate);
-        let level = DisclosureTokens(level.value, krate);
-        calls.extend(quote!(.tier_disclosure(#tier, #level)));
+        if let Some(level) = disclosure[tag as usize] {
+            let level = DisclosureTokens(level.value, krate);
+            calls.extend(quote!(.tier_disclosure(#tier, #level)));
+        }
+        // The level a bearer token unlocks; the token itself comes from
+        // `HEALTH_TOKEN` at run time, never from the manifest.
+        if let Some(level) = authorized[tag as usize] {
+            let level = DisclosureTokens(level.value, krate);
+            calls.extend(quote!(.tier_authorized(#tier, #level)));
+        }
     }
     if let Some(name) = &m.responses.cluster_ready {
         let name = &name.value;

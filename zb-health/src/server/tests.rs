@@ -222,3 +222,48 @@ async fn once_the_drain_begins_every_port_answers_connection_close() {
     }
     server.abort();
 }
+
+/// A token that must appear nowhere but in the requests that carry it.
+const TOKEN: &str = "tok-9f2c1d7e-secret";
+
+#[test]
+fn the_token_comes_from_health_token_or_its_file() {
+    let s = with(&[("HEALTH_TOKEN", TOKEN)]).unwrap();
+    let shown = format!("{s:?}");
+    assert!(!shown.contains(TOKEN), "{shown}");
+    let dir = std::env::temp_dir().join(format!("zb-health-token-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("token");
+    std::fs::write(&file, format!("{TOKEN}\n")).unwrap();
+    with(&[("HEALTH_TOKEN_FILE", file.to_str().unwrap())]).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_token_that_cannot_be_used_is_refused_naming_its_variable_never_its_value() {
+    let dir = std::env::temp_dir().join(format!("zb-health-tokens-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let empty = dir.join("empty");
+    std::fs::write(&empty, "\n").unwrap();
+    let missing = dir.join("missing");
+    let (empty, missing) = (empty.to_str().unwrap(), missing.to_str().unwrap());
+    let spaced = format!("{TOKEN} {TOKEN}");
+    for (vars, variable) in [
+        (vec![("HEALTH_TOKEN", "")], "HEALTH_TOKEN"),
+        (vec![("HEALTH_TOKEN", "  ")], "HEALTH_TOKEN"),
+        (vec![("HEALTH_TOKEN", spaced.as_str())], "HEALTH_TOKEN"),
+        (vec![("HEALTH_TOKEN_FILE", empty)], "HEALTH_TOKEN_FILE"),
+        (vec![("HEALTH_TOKEN_FILE", missing)], "HEALTH_TOKEN_FILE"),
+        (
+            vec![("HEALTH_TOKEN", TOKEN), ("HEALTH_TOKEN_FILE", empty)],
+            "HEALTH_TOKEN_FILE",
+        ),
+    ] {
+        let e = with(&vars).unwrap_err();
+        assert_eq!(e.variable, variable, "{e}");
+        let shown = format!("{e} {e:?}");
+        assert!(!shown.contains(TOKEN), "the token is never shown: {shown}");
+        assert!(shown.starts_with(&format!("{variable}=")), "{shown}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -145,6 +145,10 @@ pub struct Manifest {
     /// the management port's bodies show (`full` where unset). The
     /// management port always shows the cluster addresses.
     pub management_disclosure: [Option<Located<Disclosure>>; 3],
+    /// `management.authorized` per tier: what the management port shows to
+    /// a request with the bearer token (`HEALTH_TOKEN`), where it shows
+    /// more than `management.disclosure`.
+    pub management_authorized: [Option<Located<Disclosure>>; 3],
     /// `defaults.timeout`: the deadline of probes that set none.
     pub default_timeout: Option<Located<Duration>>,
     /// `defaults.failure_status`: the failure status of probes that set none.
@@ -175,6 +179,12 @@ pub struct ResponsesDecl {
     /// bodies show the cluster addresses ([`crate::CLUSTER_ADDRESS_KEYS`]);
     /// `false` unless written.
     pub cluster_addresses: Option<Located<bool>>,
+    /// `endpoints.authorized` per tier, indexed by `Tag as usize`: the
+    /// level a request with the bearer token (`HEALTH_TOKEN`, never in the
+    /// manifest) sees on the application port; `None` where the tier shows
+    /// everyone the same. Each set level shows more than the tier's
+    /// `disclosure` (R7).
+    pub authorized: [Option<Located<Disclosure>>; 3],
 }
 
 impl ResponsesDecl {

@@ -1,7 +1,8 @@
 //! The `endpoints` keys that say what the bodies show: `format`
 //! (BE-HLTH-001), `disclosure` (BE-HLTH-007), `cluster_ready` (AT-8) and
-//! `cluster_addresses`; `disclosure` is read the same way under
-//! `management`.
+//! `cluster_addresses`, and `authorized` (the level shown to a request
+//! with the bearer token); `disclosure` and `authorized` are read the same
+//! way under `management`.
 //! The tier paths are read in `mod.rs`.
 
 use super::super::tree::{Node, Value, shown};
@@ -10,8 +11,13 @@ use crate::manifest::{Located, Location, ProbeDecl, ResponsesDecl};
 use crate::{Disclosure, Kind, ResponseFormat, Rule, Tag, did_you_mean, hint, missing_key};
 
 /// The keys of `endpoints` this file reads.
-pub(super) const RESPONSE_KEYS: [&str; 4] =
-    ["format", "disclosure", "cluster_ready", "cluster_addresses"];
+pub(super) const RESPONSE_KEYS: [&str; 5] = [
+    "format",
+    "disclosure",
+    "cluster_ready",
+    "cluster_addresses",
+    "authorized",
+];
 
 /// `endpoints.cluster_ready` as written, resolved against the probes once
 /// they are read.
@@ -36,6 +42,10 @@ impl Reader {
         };
         if let Some(f) = section.get("disclosure") {
             decl.disclosure = self.disclosure("`endpoints.disclosure`", f.node);
+        }
+        if let Some(f) = section.get("authorized") {
+            let public = Tag::ALL.map(|t| decl.disclosure(t));
+            decl.authorized = self.authorized("`endpoints.authorized`", f.node, public);
         }
         decl.cluster_addresses = section
             .get("cluster_addresses")
@@ -75,6 +85,33 @@ impl Reader {
         }
         let level = self.keyword::<Disclosure>(what, node);
         [level; 3]
+    }
+
+    /// `authorized: full` (every tier whose public level it shows more
+    /// than), or `authorized: { ready: full }` (each stated tier, which
+    /// must gain from it): the level a request with the bearer token sees.
+    /// `public` is the port's level per tier.
+    pub(super) fn authorized(
+        &mut self,
+        what: &str,
+        node: &Node,
+        public: [Disclosure; 3],
+    ) -> [Option<Located<Disclosure>>; 3] {
+        let written = self.disclosure(what, node);
+        let pair = |d: Option<Located<Disclosure>>| d.map(|d| (d.value, d.location));
+        let (every_tier, per_tier) = match node.value {
+            Value::Map(_) => (None, written.map(pair)),
+            _ => (pair(written[0]), [None; 3]),
+        };
+        let levels = crate::resolve_authorized(public, every_tier, per_tier, &mut self.sink);
+        let mut located = [None; 3];
+        for tag in Tag::ALL {
+            let i = tag as usize;
+            located[i] = levels[i]
+                .zip(written[i])
+                .map(|(l, w)| Located::new(l, w.location));
+        }
+        located
     }
 
     /// Resolves `cluster_ready` to the name of the probe whose entry
@@ -225,6 +262,47 @@ probes:
             Tag::ALL.map(|t| m.responses.disclosure(t)),
             [Disclosure::Names, Disclosure::Full, Disclosure::Status]
         );
+    }
+
+    #[test]
+    fn authorized_shows_more_than_the_public_level_or_is_r7() {
+        let m = parse("{ disclosure: { ready: names, live: status }, authorized: full }").unwrap();
+        assert_eq!(
+            m.responses.authorized.map(|l| l.map(|l| l.value)),
+            [Some(Disclosure::Full), None, Some(Disclosure::Full)],
+            "one level: only the tiers it shows more on"
+        );
+        let m = parse("{ disclosure: status, authorized: { ready: names } }").unwrap();
+        assert_eq!(
+            m.responses.authorized.map(|l| l.map(|l| l.value)),
+            [Some(Disclosure::Names), None, None]
+        );
+        let (rule, at, message) = only("{ authorized: full }", "");
+        assert_eq!(
+            (rule, at.as_str()),
+            (Rule::Contradiction, "2:26"),
+            "{message}"
+        );
+        let (rule, _, message) = only(
+            "{ disclosure: { ready: names }, authorized: { active: full } }",
+            "",
+        );
+        assert_eq!(rule, Rule::Contradiction, "{message}");
+        assert!(message.contains("`active`"), "{message}");
+        let (rule, _, _) = only("{ disclosure: names, authorized: everything }", "");
+        assert_eq!(rule, Rule::Unknown);
+        let yaml = format!(
+            "service: s\nmanagement: {{ port: 8081, disclosure: status, authorized: full }}\n{PROBES}"
+        );
+        let m = parse_manifest(&yaml).unwrap();
+        assert_eq!(
+            m.management_authorized.map(|l| l.map(|l| l.value)),
+            [Some(Disclosure::Full); 3]
+        );
+        let yaml =
+            format!("service: s\nmanagement: {{ disclosure: names, authorized: full }}\n{PROBES}");
+        let v = parse_manifest(&yaml).unwrap_err();
+        assert_eq!(v[0].rule, Rule::MissingKey, "needs the port: {v:#?}");
     }
 
     #[test]

@@ -42,7 +42,7 @@ const TOP_KEYS: [&str; 9] = [
 ];
 /// The keys of `endpoints`: the preset, one path per tier and the startup
 /// path, then what the bodies show (`endpoints::RESPONSE_KEYS`).
-const ENDPOINT_KEYS: [&str; 9] = [
+const ENDPOINT_KEYS: [&str; 10] = [
     "preset",
     "ready",
     "active",
@@ -52,11 +52,14 @@ const ENDPOINT_KEYS: [&str; 9] = [
     endpoints::RESPONSE_KEYS[1],
     endpoints::RESPONSE_KEYS[2],
     endpoints::RESPONSE_KEYS[3],
+    endpoints::RESPONSE_KEYS[4],
 ];
 /// The keys of `orchestrator`.
 const ORCHESTRATOR_KEYS: [&str; 2] = ["timeout", "termination_grace_period"];
+/// A disclosure level per tier, indexed by `Tag as usize`.
+type Levels = [Option<Located<Disclosure>>; 3];
 /// The keys of `management`.
-const MANAGEMENT_KEYS: [&str; 2] = ["port", "disclosure"];
+const MANAGEMENT_KEYS: [&str; 3] = ["port", "disclosure", "authorized"];
 /// The keys of `defaults`.
 const DEFAULT_KEYS: [&str; 2] = ["timeout", "failure_status"];
 
@@ -169,7 +172,7 @@ impl Reader {
         let (paths, mut responses, cluster_ready) = self.endpoints(&top);
         let (orchestrator_timeout, grace_period) = self.orchestrator(&top);
         let lifecycle = self.lifecycle(&top, grace_period);
-        let (management_port, management_disclosure) = self.management(&top);
+        let (management_port, management_disclosure, management_authorized) = self.management(&top);
         let (default_timeout, default_failure_status) = self.defaults(&top);
         let settings = Settings {
             orchestrator: orchestrator_timeout
@@ -200,6 +203,7 @@ impl Reader {
             lifecycle,
             management_port,
             management_disclosure,
+            management_authorized,
             default_timeout: default_timeout.valid(),
             default_failure_status,
             probes: probes?,
@@ -284,21 +288,35 @@ impl Reader {
 
     /// `management`: the port of the management server, a TCP port from 1
     /// to 65535 (R15 otherwise), and what its bodies show (`disclosure`,
-    /// as under `endpoints`; it needs the port, R11).
-    fn management(
-        &mut self,
-        top: &Fields,
-    ) -> (Option<Located<u16>>, [Option<Located<Disclosure>>; 3]) {
+    /// as under `endpoints`; it needs the port, R11) and to a request with
+    /// the bearer token (`authorized`, as under `endpoints`).
+    fn management(&mut self, top: &Fields) -> (Option<Located<u16>>, Levels, Levels) {
         let Some(section) = self.section(top, "management", &MANAGEMENT_KEYS) else {
-            return (None, [None; 3]);
+            return (None, [None; 3], [None; 3]);
         };
         let disclosure = section.get("disclosure").map_or([None; 3], |f| {
             self.disclosure("`management.disclosure`", f.node)
         });
+        let public = disclosure.map(|d| d.map(|d| d.value).unwrap_or_default());
+        let authorized = section.get("authorized").map_or([None; 3], |f| {
+            self.authorized("`management.authorized`", f.node, public)
+        });
+        let (port, disclosure) = self.management_port(&section, disclosure, &authorized);
+        (port, disclosure, authorized)
+    }
+
+    /// `management.port`, which `disclosure` and `authorized` need (R11).
+    fn management_port(
+        &mut self,
+        section: &Fields,
+        disclosure: Levels,
+        authorized: &Levels,
+    ) -> (Option<Located<u16>>, Levels) {
         let Some(node) = section.get("port").map(|f| f.node) else {
-            if let Some(at) = disclosure.iter().flatten().map(|d| d.location).next() {
+            let levels = disclosure.iter().chain(authorized).flatten();
+            if let Some(at) = levels.map(|d| d.location).next() {
                 missing_key(
-                    "`management.disclosure` is for the management port, and `management.port` is absent",
+                    "`management.disclosure` and `management.authorized` are for the management port, and `management.port` is absent",
                     "add `port: 8081` (the management server's port), or move the level to `endpoints.disclosure`",
                     at,
                     &mut self.sink,
