@@ -613,7 +613,11 @@ mod tests {
         let app = init_service(App::new().service(endpoints)).await;
 
         let (_, first) = get(&app, "/health/ready").await;
-        assert!(std::str::from_utf8(&first).expect("utf-8").contains("run 1"));
+        assert!(
+            std::str::from_utf8(&first)
+                .expect("utf-8")
+                .contains("run 1")
+        );
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             let (_, body) = get(&app, "/health/ready").await;
@@ -644,7 +648,11 @@ mod tests {
             let (_, full) = get(&app, "/health/ready").await;
             let (_, names) = get(&app, "/names/ready").await;
             assert!(std::str::from_utf8(&full).expect("utf-8").contains("run 1"));
-            assert!(!std::str::from_utf8(&names).expect("utf-8").contains("run 1"));
+            assert!(
+                !std::str::from_utf8(&names)
+                    .expect("utf-8")
+                    .contains("run 1")
+            );
         }
     }
 }
