@@ -132,7 +132,7 @@ pub fn start() -> io::Result<Addresses> {
                     Ok(live) => live,
                     Err(e) => return drop(tx.send(Err(e))),
                 };
-                let bare = match start_bare(live, probes, clocks.1) {
+                let bare = match start_bare(live, probes, Arc::from(Vec::new()), clocks.1) {
                     Ok(bare) => bare,
                     Err(e) => return drop(tx.send(Err(e))),
                 };
@@ -208,7 +208,7 @@ pub fn serve(kind: &str, probes: usize, cache: Option<Duration>) -> io::Result<(
                 disk_space: DiskSpaceProbe,
                 cache: CacheProbe,
             });
-            start_bare(live, probes, WorkerClock::default())?
+            start_bare(live, probes, Arc::from(Vec::new()), WorkerClock::default())?
         } else {
             (zb_addr, zb_server)
         };
@@ -220,15 +220,18 @@ pub fn serve(kind: &str, probes: usize, cache: Option<Duration>) -> io::Result<(
 }
 
 /// The baseline: what a developer would write by hand without zb-health.
+/// `/readyn/{n}` joins the first `n` probes named by `names` (issue 17).
 fn start_bare(
     live: Bytes,
     probes: Arc<BareProbes>,
+    names: Arc<[String]>,
     clock: WorkerClock,
 ) -> io::Result<(SocketAddr, actix_web::dev::Server)> {
     let server = bench_http_server!(move || {
         clock.record_current_thread();
         let live = live.clone();
-        let probes = probes.clone();
+        let (probes, many) = (probes.clone(), probes.clone());
+        let names = names.clone();
         App::new()
             .route(
                 "/healthz",
@@ -245,6 +248,13 @@ fn start_bare(
                 web::get().to(move || {
                     let probes = probes.clone();
                     async move { ready3(&probes).await }
+                }),
+            )
+            .route(
+                "/readyn/{n}",
+                web::get().to(move |n: web::Path<usize>| {
+                    let (probes, names) = (many.clone(), names.clone());
+                    async move { ready_n(&probes, &names, n.into_inner()).await }
                 }),
             )
     })?;
@@ -537,49 +547,10 @@ pub fn start_limit(
         });
         let names: Arc<[String]> = (0..bare_max).map(crate::probes::probe_name).collect();
         let clock = WorkerClock::default();
-        let (addr, server) = start_bare_n(live, probes, names, clock.clone())?;
+        let (addr, server) = start_bare(live, probes, names, clock.clone())?;
         servers.push(server);
         Ok(((zb_out, Limited { addr, clock }), servers))
     })
-}
-
-/// The bare server of issue 17: [`start_bare`]'s routes and `/readyn/{n}`.
-fn start_bare_n(
-    live: Bytes,
-    probes: Arc<BareProbes>,
-    names: Arc<[String]>,
-    clock: WorkerClock,
-) -> io::Result<(SocketAddr, actix_web::dev::Server)> {
-    let server = bench_http_server!(move || {
-        clock.record_current_thread();
-        let live = live.clone();
-        let (three, many) = (probes.clone(), probes.clone());
-        let names = names.clone();
-        App::new()
-            .route(
-                "/healthz",
-                web::get().to(move || {
-                    let body = live.clone();
-                    async move { json_response(StatusCode::OK, body) }
-                }),
-            )
-            .route(
-                BARE_READY_PATH,
-                web::get().to(move || {
-                    let probes = three.clone();
-                    async move { ready3(&probes).await }
-                }),
-            )
-            .route(
-                "/readyn/{n}",
-                web::get().to(move |n: web::Path<usize>| {
-                    let (probes, names) = (many.clone(), names.clone());
-                    async move { ready_n(&probes, &names, n.into_inner()).await }
-                }),
-            )
-    })?;
-    let addr = server.addrs()[0];
-    Ok((addr, server.run()))
 }
 
 /// The hand-written ready handler over `n` probes shaped like the
