@@ -543,15 +543,15 @@ mod tests {
 
     use crate::{HealthRegistry, ProbeRegistration, ProbeResult, ZbHealth, from_fn};
 
-    /// A cached probe whose description names its run: `run 1`, `run 2`…
-    fn counted(name: &'static str, cache: Duration) -> (ProbeRegistration, Arc<AtomicUsize>) {
+    /// A probe whose description names its run: `run 1`, `run 2`…
+    fn counted(name: &'static str) -> (ProbeRegistration, Arc<AtomicUsize>) {
         let runs = Arc::new(AtomicUsize::new(0));
         let counter = runs.clone();
         let probe = from_fn(move || {
             let n = counter.fetch_add(1, Ordering::SeqCst) + 1;
             async move { Ok(ProbeResult::healthy().with_description(format!("run {n}"))) }
         });
-        (ProbeRegistration::new(name, probe).cache(cache), runs)
+        (ProbeRegistration::new(name, probe), runs)
     }
 
     async fn get(
@@ -574,8 +574,10 @@ mod tests {
     #[actix_web::test]
     async fn a_cached_tier_serves_its_last_body_until_a_change() {
         let registry = HealthRegistry::new();
-        let (db, runs) = counted("db", Duration::from_secs(600));
-        let _db = registry.add(db).expect("registered");
+        let (db, runs) = counted("db");
+        let _db = registry
+            .add(db.cache(Duration::from_secs(600)))
+            .expect("registered");
         let endpoints = ZbHealth::new(registry.clone()).build().expect("valid");
         let app = init_service(App::new().service(endpoints)).await;
 
@@ -590,8 +592,10 @@ mod tests {
         assert_eq!(runs.load(Ordering::SeqCst), 1);
 
         // A new probe is a change: the body is rendered with it.
-        let (cache, _) = counted("cache", Duration::from_secs(600));
-        let _cache = registry.add(cache).expect("registered");
+        let (cache, _) = counted("cache");
+        let _cache = registry
+            .add(cache.cache(Duration::from_secs(600)))
+            .expect("registered");
         let (_, with_cache) = get(&app, "/health/ready").await;
         let text = std::str::from_utf8(&with_cache).expect("utf-8");
         assert!(text.contains(r#""cache":"#), "{text}");
@@ -605,10 +609,40 @@ mod tests {
     }
 
     #[actix_web::test]
+    async fn a_background_tier_is_kept_too() {
+        let registry = HealthRegistry::new();
+        let (db, _) = counted("db");
+        let _db = registry
+            .add(db.refresh(Duration::from_secs(600)))
+            .expect("registered");
+        let endpoints = ZbHealth::new(registry).build().expect("valid");
+        let app = init_service(App::new().service(endpoints)).await;
+
+        // The schedule's first run lands on its own; until then the entry
+        // fails (no result yet), which is never kept.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let kept = loop {
+            let (status, body) = get(&app, "/health/ready").await;
+            if status == 200 {
+                break body;
+            }
+            assert!(Instant::now() < deadline, "no background result");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        };
+        let (_, again) = get(&app, "/health/ready").await;
+        let (_, third) = get(&app, "/health/ready").await;
+        // Kept from the first answer made of the background result.
+        assert_eq!(third.as_ptr(), again.as_ptr());
+        assert_eq!(again, kept);
+    }
+
+    #[actix_web::test]
     async fn an_expired_result_is_rendered_again() {
         let registry = HealthRegistry::new();
-        let (db, _) = counted("db", Duration::from_millis(50));
-        let _db = registry.add(db).expect("registered");
+        let (db, _) = counted("db");
+        let _db = registry
+            .add(db.cache(Duration::from_millis(50)))
+            .expect("registered");
         let endpoints = ZbHealth::new(registry).build().expect("valid");
         let app = init_service(App::new().service(endpoints)).await;
 
@@ -632,8 +666,10 @@ mod tests {
     #[actix_web::test]
     async fn each_disclosure_level_keeps_its_own_body() {
         let registry = HealthRegistry::new();
-        let (db, _) = counted("db", Duration::from_secs(600));
-        let _db = registry.add(db).expect("registered");
+        let (db, _) = counted("db");
+        let _db = registry
+            .add(db.cache(Duration::from_secs(600)))
+            .expect("registered");
         let full = ZbHealth::new(registry.clone()).build().expect("valid");
         let names = ZbHealth::new(registry)
             .disclosure(Disclosure::Names)
