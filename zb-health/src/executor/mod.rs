@@ -333,15 +333,23 @@ impl Executor {
     ) -> (HealthReport, Option<Instant>) {
         let started = Instant::now();
         let answers = join_all(probes.iter().map(|probe| self.entry_until(probe))).await;
-        let mut until = Some(Instant::now() + Duration::from_secs(24 * 3600));
+        // `None` once any entry is not a kept one; an empty tier has
+        // nothing to keep (and costs nothing to render).
+        let mut until: Option<Option<Instant>> = Some(None);
         let entries = answers
             .into_iter()
             .map(|(entry, expires)| {
-                until = until.zip(expires).map(|(a, b)| a.min(b));
+                until = match (until, expires) {
+                    (Some(soonest), Some(e)) => Some(Some(soonest.map_or(e, |s| s.min(e)))),
+                    _ => None,
+                };
                 entry
             })
             .collect();
-        (HealthReport::new(tier, entries, started.elapsed()), until)
+        (
+            HealthReport::new(tier, entries, started.elapsed()),
+            until.flatten(),
+        )
     }
 
     /// A probe's kept result and when it expires, or the entry through the
