@@ -62,6 +62,11 @@ pub fn run(rounds: usize, load: &wrk::Load) -> Result<(), String> {
         "issue 17: CPU per request, one worker per server, {rounds} rounds of {}",
         load.describe()
     );
+    // One answer from each first: a worker notes its clock as it starts,
+    // and the first request is what certainly started it.
+    for e in &endpoints {
+        crate::client::status(e.addr, e.path).map_err(|err| format!("{}: {err}", e.label))?;
+    }
     let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); endpoints.len()];
     for round in 1..=rounds {
         for (i, e) in endpoints.iter().enumerate() {
