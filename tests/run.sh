@@ -48,4 +48,8 @@ RUSTDOCFLAGS="-D warnings" cargo doc --quiet --workspace --all-features --no-dep
 # The library crates package and build on their own, as crates.io gets them.
 ./scripts/publish-check.sh
 
+# The criterion micro-benchmarks (tier evaluation, body writer) are built,
+# never run: a timing is no test on a shared machine (issue 17).
+cargo bench --no-run --quiet -p zb-health
+
 cargo test --workspace --all-features "$@"

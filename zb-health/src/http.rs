@@ -2,8 +2,11 @@
 //! them: one call maps them all.
 
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
+
+use tokio::time::Instant;
 
 use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::StatusCode;
@@ -16,7 +19,7 @@ use zb_health_spec::{
 };
 
 use crate::lifecycle::LiveAnswer;
-use crate::registry::HealthRegistry;
+use crate::registry::{AnswerKey, HealthRegistry};
 use crate::report::HealthReport;
 use crate::token::BearerToken;
 use crate::writer::{BodyStyle, ResponseWriter};
@@ -266,6 +269,8 @@ impl ZbHealth {
                     style: authorized_style(tag),
                     token: self.token.clone(),
                 },
+                rendered: Mutex::new(None),
+                last_len: AtomicUsize::new(0),
             })
         };
         // The startup path speaks of the process, as `live` does: it takes
@@ -494,7 +499,6 @@ impl HttpServiceFactory for ZbHealthTier {
     }
 }
 
-#[derive(Clone)]
 struct TierEndpoint {
     tag: Tag,
     path: String,
@@ -511,6 +515,41 @@ struct TierEndpoint {
     fixed_body: Option<Bytes>,
     /// What a request with the bearer token sees.
     authorized: Authorized,
+    /// The last body of `ready` or `active` made only of kept results
+    /// (cached, background), served again while nothing changed: a cached
+    /// tier then costs what a static answer costs. Per endpoint, so per
+    /// disclosure level and port.
+    rendered: Mutex<Option<Rendered>>,
+    /// The length of the last body, to size the next one's buffer.
+    last_len: AtomicUsize,
+}
+
+/// A copy with the same settings and nothing kept: its answers are its
+/// own (another token may change who sees what).
+impl Clone for TierEndpoint {
+    fn clone(&self) -> Self {
+        Self {
+            tag: self.tag,
+            path: self.path.clone(),
+            registry: self.registry.clone(),
+            style: self.style.clone(),
+            writer: self.writer.clone(),
+            canonical: self.canonical,
+            fixed_body: self.fixed_body.clone(),
+            authorized: self.authorized.clone(),
+            rendered: Mutex::new(None),
+            last_len: AtomicUsize::new(self.last_len.load(Ordering::Relaxed)),
+        }
+    }
+}
+
+/// A rendered answer and what it holds for (see [`AnswerKey`]).
+struct Rendered {
+    key: AnswerKey,
+    /// When its first kept result expires.
+    until: Instant,
+    status: HealthStatus,
+    body: Bytes,
 }
 
 impl TierEndpoint {
@@ -521,12 +560,59 @@ impl TierEndpoint {
         if self.tag == Tag::Live {
             return self.respond_live(authorized);
         }
+        // The kept body is the public one: a tier whose answer depends on
+        // the request's token renders each answer for its reader.
+        if self.writer.is_none() && authorized.is_none() && !self.authorized.varies() {
+            return self.respond_built_in().await;
+        }
         // The startup gate and the drain put their entries first (BE-HLTH-004,
         // -005); in the steady state the report passes through unchanged.
         let report = self.registry.answer(self.tag).await;
         let mut response = HttpResponse::build(tier_status_code(self.tag, report.status));
         response.insert_header(no_store());
         self.write(authorized, &report, response)
+    }
+
+    /// `ready` or `active` with the built-in writer: the last body again
+    /// when it is still the answer, else a new one, kept when it is made of
+    /// kept results alone and serving.
+    async fn respond_built_in(&self) -> HttpResponse {
+        if let Some(again) = self.rendered_again() {
+            return again;
+        }
+        let key = self.registry.answer_key(self.tag);
+        let (report, until) = self.registry.answer_until(self.tag).await;
+        let status = report.status;
+        let body = Bytes::from(
+            self.style
+                .json_sized(&report, self.last_len.load(Ordering::Relaxed)),
+        );
+        self.last_len.store(body.len(), Ordering::Relaxed);
+        if let (Some(key), Some(until), true) = (key, until, status.is_serving()) {
+            *lock(&self.rendered) = Some(Rendered {
+                key,
+                until,
+                status,
+                body: body.clone(),
+            });
+        }
+        fixed_json(tier_status_code(self.tag, status), body)
+    }
+
+    /// The kept body, while the lifecycle adds nothing, no probe's kept
+    /// result changed, the table is the same and none of them expired.
+    fn rendered_again(&self) -> Option<HttpResponse> {
+        let now = self.registry.answer_key(self.tag)?;
+        let (status, body) = {
+            let rendered = lock(&self.rendered);
+            let r = rendered.as_ref()?;
+            if !r.key.same(&now) || Instant::now() >= r.until {
+                return None;
+            }
+            (r.status, r.body.clone())
+        };
+        self.registry.answered_again(self.tag, status);
+        Some(fixed_json(tier_status_code(self.tag, status), body))
     }
 
     /// The body: the built-in writer in this tier's style (or the
@@ -571,6 +657,11 @@ impl TierEndpoint {
     }
 }
 
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // The kept body is replaced whole, never left half-written.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn fixed_json(status: StatusCode, body: Bytes) -> HttpResponse {
     HttpResponse::build(status)
         .insert_header(no_store())
@@ -592,4 +683,171 @@ async fn method_not_allowed() -> HttpResponse {
 /// stale verdict to the orchestrator.
 fn no_store() -> (header::HeaderName, HeaderValue) {
     (header::CACHE_CONTROL, HeaderValue::from_static("no-store"))
+}
+
+/// The kept body of a cached tier: reused while nothing changed, rendered
+/// again on every change (a new result, a new probe, the drain), per
+/// endpoint.
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::{Duration, Instant};
+
+    use actix_web::body::MessageBody;
+    use actix_web::dev::{Service, ServiceResponse};
+    use actix_web::test::{TestRequest, init_service};
+    use actix_web::{App, web::Bytes};
+    use zb_health_spec::Disclosure;
+
+    use crate::{HealthRegistry, ProbeRegistration, ProbeResult, ZbHealth, from_fn};
+
+    /// A probe whose description names its run: `run 1`, `run 2`…
+    fn counted(name: &'static str) -> (ProbeRegistration, Arc<AtomicUsize>) {
+        let runs = Arc::new(AtomicUsize::new(0));
+        let counter = runs.clone();
+        let probe = from_fn(move || {
+            let n = counter.fetch_add(1, Ordering::SeqCst) + 1;
+            async move { Ok(ProbeResult::healthy().with_description(format!("run {n}"))) }
+        });
+        (ProbeRegistration::new(name, probe), runs)
+    }
+
+    async fn get(
+        app: &impl Service<actix_http::Request, Response = ServiceResponse, Error = actix_web::Error>,
+        path: &str,
+    ) -> (u16, Bytes) {
+        let response = app
+            .call(TestRequest::get().uri(path).to_request())
+            .await
+            .expect("an answer");
+        let status = response.status().as_u16();
+        // The body's own bytes, not a copy, so a reused body is seen as one.
+        let body = match response.into_body().try_into_bytes() {
+            Ok(bytes) => bytes,
+            Err(_) => panic!("a body of bytes"),
+        };
+        (status, body)
+    }
+
+    #[actix_web::test]
+    async fn a_cached_tier_serves_its_last_body_until_a_change() {
+        let registry = HealthRegistry::new();
+        let (db, runs) = counted("db");
+        let _db = registry
+            .add(db.cache(Duration::from_secs(600)))
+            .expect("registered");
+        let endpoints = ZbHealth::new(registry.clone()).build().expect("valid");
+        let app = init_service(App::new().service(endpoints)).await;
+
+        // The first answer runs the probe; the second, all cached, is kept.
+        let (status, _) = get(&app, "/health/ready").await;
+        assert_eq!(status, 200);
+        let (_, kept) = get(&app, "/health/ready").await;
+        let (_, again) = get(&app, "/health/ready").await;
+        // The very bytes of the kept answer: nothing was rendered again.
+        assert_eq!(again.as_ptr(), kept.as_ptr());
+        assert_eq!(again, kept);
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+
+        // A new probe is a change: the body is rendered with it.
+        let (cache, _) = counted("cache");
+        let _cache = registry
+            .add(cache.cache(Duration::from_secs(600)))
+            .expect("registered");
+        let (_, with_cache) = get(&app, "/health/ready").await;
+        let text = std::str::from_utf8(&with_cache).expect("utf-8");
+        assert!(text.contains(r#""cache":"#), "{text}");
+
+        // The drain's entry comes first although every probe is cached.
+        registry.begin_drain();
+        let (status, draining) = get(&app, "/health/ready").await;
+        assert_eq!(status, 503);
+        let text = std::str::from_utf8(&draining).expect("utf-8");
+        assert!(text.contains(r#""shutdown":"#), "{text}");
+    }
+
+    #[actix_web::test]
+    async fn a_background_tier_is_kept_too() {
+        let registry = HealthRegistry::new();
+        let (db, _) = counted("db");
+        let _db = registry
+            .add(db.refresh(Duration::from_secs(600)))
+            .expect("registered");
+        let endpoints = ZbHealth::new(registry).build().expect("valid");
+        let app = init_service(App::new().service(endpoints)).await;
+
+        // The schedule's first run lands on its own; until then the entry
+        // fails (no result yet), which is never kept.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let kept = loop {
+            let (status, body) = get(&app, "/health/ready").await;
+            if status == 200 {
+                break body;
+            }
+            assert!(Instant::now() < deadline, "no background result");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        };
+        let (_, again) = get(&app, "/health/ready").await;
+        let (_, third) = get(&app, "/health/ready").await;
+        // Kept from the first answer made of the background result.
+        assert_eq!(third.as_ptr(), again.as_ptr());
+        assert_eq!(again, kept);
+    }
+
+    #[actix_web::test]
+    async fn an_expired_result_is_rendered_again() {
+        let registry = HealthRegistry::new();
+        let (db, _) = counted("db");
+        let _db = registry
+            .add(db.cache(Duration::from_millis(50)))
+            .expect("registered");
+        let endpoints = ZbHealth::new(registry).build().expect("valid");
+        let app = init_service(App::new().service(endpoints)).await;
+
+        let (_, first) = get(&app, "/health/ready").await;
+        assert!(
+            std::str::from_utf8(&first)
+                .expect("utf-8")
+                .contains("run 1")
+        );
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let (_, body) = get(&app, "/health/ready").await;
+            if std::str::from_utf8(&body).expect("utf-8").contains("run 2") {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the cache never expired");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    #[actix_web::test]
+    async fn each_disclosure_level_keeps_its_own_body() {
+        let registry = HealthRegistry::new();
+        let (db, _) = counted("db");
+        let _db = registry
+            .add(db.cache(Duration::from_secs(600)))
+            .expect("registered");
+        let full = ZbHealth::new(registry.clone()).build().expect("valid");
+        let names = ZbHealth::new(registry)
+            .disclosure(Disclosure::Names)
+            .ready_path("/names/ready")
+            .active_path("/names/active")
+            .live_path("/names/live")
+            .started_path("/names/started")
+            .build()
+            .expect("valid");
+        let app = init_service(App::new().service(full).service(names)).await;
+        for _ in 0..2 {
+            let (_, full) = get(&app, "/health/ready").await;
+            let (_, names) = get(&app, "/names/ready").await;
+            assert!(std::str::from_utf8(&full).expect("utf-8").contains("run 1"));
+            assert!(
+                !std::str::from_utf8(&names)
+                    .expect("utf-8")
+                    .contains("run 1")
+            );
+        }
+    }
 }

@@ -9,6 +9,8 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use crate::executor::{Executor, Runs};
 use crate::lifecycle::{Heartbeat, Lifecycle, LiveAnswer, StartupGate};
 use crate::observe::{self, DEFAULT_FAILURE_LOG_INTERVAL, TierLog};
@@ -172,6 +174,24 @@ impl HealthRegistry {
     }
 }
 
+/// What a rendered answer of a tier was made from (see
+/// [`HealthRegistry::answer_key`]); equal keys, within the answer's
+/// lifetime, mean the same answer.
+pub(crate) struct AnswerKey {
+    /// The tier's probe table then; weak so a replaced table's probes (and
+    /// their background schedules) are dropped, while its address cannot
+    /// be reused by a new table.
+    table: std::sync::Weak<[Arc<crate::executor::ProbeRuntime>]>,
+    changes: u64,
+}
+
+impl AnswerKey {
+    /// Whether nothing the answer depends on changed since `self`.
+    pub(crate) fn same(&self, now: &AnswerKey) -> bool {
+        self.changes == now.changes && std::sync::Weak::ptr_eq(&self.table, &now.table)
+    }
+}
+
 /// Answers: a tier's report, as every server serves it.
 impl HealthRegistry {
     /// Runs every probe of `tier` and reports the result, without the
@@ -201,10 +221,51 @@ impl HealthRegistry {
             Tag::Live => self.inner.lifecycle.live_report(),
             Tag::Ready | Tag::Active => self.inner.lifecycle.apply(self.check(tier).await),
         };
+        self.answered(tier, report.status, &report);
+        report
+    }
+
+    /// What a rendered answer of `tier` (`ready` or `active`) depends on
+    /// besides the clock: the tier's probe table and its probes'
+    /// kept-result versions; `None` while the lifecycle adds entries (starting,
+    /// draining), when no rendered answer may be reused. Taken before the
+    /// answer it is stored with, so a change during the render only
+    /// renders the next answer again.
+    pub(crate) fn answer_key(&self, tier: Tag) -> Option<AnswerKey> {
+        if !self.inner.lifecycle.is_steady() {
+            return None;
+        }
+        let table = self.inner.table.tier(tier)?;
+        Some(AnswerKey {
+            changes: crate::executor::versions(&table),
+            table: Arc::downgrade(&table),
+        })
+    }
+
+    /// [`answer`](Self::answer) of `ready` or `active`, and until when its
+    /// probes' part holds (see [`AnswerKey`]): `Some` only when every entry
+    /// is a kept result.
+    pub(crate) async fn answer_until(&self, tier: Tag) -> (HealthReport, Option<Instant>) {
+        let (report, until) = match self.inner.table.tier(tier) {
+            Some(probes) => self.inner.executor.report_until(tier, &probes).await,
+            None => (HealthReport::new(tier, Vec::new(), Duration::ZERO), None),
+        };
+        let report = self.inner.lifecycle.apply(report);
+        self.answered(tier, report.status, &report);
+        (report, until)
+    }
+
+    /// Counts an answer of `tier` with `status`, as [`answer`](Self::answer)
+    /// does, for an answer served again without its report at hand: only a
+    /// serving one is, so no failing entries are listed.
+    pub(crate) fn answered_again(&self, tier: Tag, status: HealthStatus) {
+        self.inner.tiers.answered(tier, status, String::new);
+    }
+
+    fn answered(&self, tier: Tag, status: HealthStatus, report: &HealthReport) {
         self.inner
             .tiers
-            .answered(tier, report.status, || observe::unhealthy_entries(&report));
-        report
+            .answered(tier, status, || observe::unhealthy_entries(report));
     }
 
     /// What the `live` tier answers, from the watchdogs alone: the

@@ -170,11 +170,17 @@ impl BodyStyle {
 
     /// The body as bytes.
     pub fn json(&self, report: &HealthReport) -> Vec<u8> {
+        self.json_sized(report, 0)
+    }
+
+    /// The body as bytes, in a buffer of at least `hint` bytes (the last
+    /// body's length), so a body like the last needs one allocation.
+    pub(crate) fn json_sized(&self, report: &HealthReport, hint: usize) -> Vec<u8> {
         let entries = match self.disclosure {
             Disclosure::Status => 0,
             _ => report.entries.len(),
         };
-        let mut out = Vec::with_capacity(64 + entries * 96);
+        let mut out = Vec::with_capacity((hint + 32).max(64 + entries * 96));
         // Serialising plain strings, numbers and `serde_json::Value`s into a
         // Vec cannot fail.
         let _ = serde_json::to_writer(

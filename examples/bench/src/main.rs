@@ -23,6 +23,7 @@
 mod client;
 mod disclosure;
 mod grpc;
+mod limit;
 mod management;
 mod plot;
 mod policy;
@@ -135,6 +136,10 @@ fn main() -> ExitCode {
     if std::env::var("BENCH").as_deref() == Ok("watchdog") {
         return finish("watchdog", watchdog::run(rounds, &load));
     }
+    // `BENCH=limit` prints only the issue-17 rows (P1–P12).
+    if std::env::var("BENCH").as_deref() == Ok("limit") {
+        return finish("issue 17", limit::run(rounds, &load));
+    }
     // `BENCH=disclosure` prints only the disclosure comparison (issue 9).
     if std::env::var("BENCH").as_deref() == Ok("disclosure") {
         return finish("disclosure", disclosure::run(rounds, &load));
@@ -214,6 +219,7 @@ fn all(rounds: usize, load: &wrk::Load, warmup: &str, issues: bool) -> Result<()
         step("issue 9: management port", management::run());
         step("issue 9: disclosure", disclosure::run(rounds, load));
         step("issue 9: gRPC Watch", grpc::run());
+        step("issue 17: at the limit", limit::run(rounds, load));
     }
 
     let settings = report::Settings {

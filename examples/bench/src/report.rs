@@ -131,7 +131,7 @@ pub fn status_kib(status: &str, key: &str) -> Option<u64> {
 }
 
 /// A bench server in its own process: `BENCH=serve` of this binary.
-fn own(kind: &str, probes: usize, cache: Option<Duration>) -> Command {
+pub fn own(kind: &str, probes: usize, cache: Option<Duration>) -> Command {
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("zb-health-bench"));
     let mut command = Command::new(exe);
     command

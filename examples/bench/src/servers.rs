@@ -132,7 +132,7 @@ pub fn start() -> io::Result<Addresses> {
                     Ok(live) => live,
                     Err(e) => return drop(tx.send(Err(e))),
                 };
-                let bare = match start_bare(live, probes, clocks.1) {
+                let bare = match start_bare(live, probes, Arc::from(Vec::new()), clocks.1) {
                     Ok(bare) => bare,
                     Err(e) => return drop(tx.send(Err(e))),
                 };
@@ -208,7 +208,7 @@ pub fn serve(kind: &str, probes: usize, cache: Option<Duration>) -> io::Result<(
                 disk_space: DiskSpaceProbe,
                 cache: CacheProbe,
             });
-            start_bare(live, probes, WorkerClock::default())?
+            start_bare(live, probes, Arc::from(Vec::new()), WorkerClock::default())?
         } else {
             (zb_addr, zb_server)
         };
@@ -220,15 +220,18 @@ pub fn serve(kind: &str, probes: usize, cache: Option<Duration>) -> io::Result<(
 }
 
 /// The baseline: what a developer would write by hand without zb-health.
+/// `/readyn/{n}` joins the first `n` probes named by `names` (issue 17).
 fn start_bare(
     live: Bytes,
     probes: Arc<BareProbes>,
+    names: Arc<[String]>,
     clock: WorkerClock,
 ) -> io::Result<(SocketAddr, actix_web::dev::Server)> {
     let server = bench_http_server!(move || {
         clock.record_current_thread();
         let live = live.clone();
-        let probes = probes.clone();
+        let (probes, many) = (probes.clone(), probes.clone());
+        let names = names.clone();
         App::new()
             .route(
                 "/healthz",
@@ -245,6 +248,13 @@ fn start_bare(
                 web::get().to(move || {
                     let probes = probes.clone();
                     async move { ready3(&probes).await }
+                }),
+            )
+            .route(
+                "/readyn/{n}",
+                web::get().to(move |n: web::Path<usize>| {
+                    let (probes, names) = (many.clone(), names.clone());
+                    async move { ready_n(&probes, &names, n.into_inner()).await }
                 }),
             )
     })?;
@@ -496,4 +506,104 @@ pub fn start_disclosure_servers() -> io::Result<DisclosureServers> {
         };
         Ok((servers, started.into_iter().map(|(.., s)| s).collect()))
     })
+}
+
+/// One server of the issue-17 comparison: where it listens and its worker.
+pub struct Limited {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// Its worker thread.
+    pub clock: WorkerClock,
+}
+
+/// The issue-17 servers, each with one worker of its own so each one's CPU
+/// per request is its own: zb-health with `n` probes for each `(n, cache)`
+/// of `zb`, and one bare server (static `/healthz`, `/ready3`, and
+/// `/readyn/{n}`, a hand-written `join_all` of `n` probes).
+pub fn start_limit(
+    zb: Vec<(usize, Option<Duration>)>,
+    bare_max: usize,
+) -> io::Result<(Vec<Limited>, Limited)> {
+    on_server_thread("bench-limit", move || {
+        let database = DatabaseProbe::default();
+        let mut servers = Vec::new();
+        let mut zb_out = Vec::new();
+        for (n, cache) in zb {
+            let registry = crate::probes::ready_registry(n, &database, cache)?;
+            let clock = WorkerClock::default();
+            let (addr, server) = start_zb(zb_health::map_zb_health(registry), clock.clone())?;
+            servers.push(server);
+            zb_out.push(Limited { addr, clock });
+        }
+        // zb-health's `/healthz` bytes, as `start` serves them: the live
+        // body of every registry without watchdogs.
+        let live = Bytes::from(zb_health::writer::canonical_json(
+            &zb_health::report::HealthReport::new(zb_health::Tag::Live, Vec::new(), Duration::ZERO),
+        ));
+        let probes = Arc::new(BareProbes {
+            database,
+            disk_space: DiskSpaceProbe,
+            cache: CacheProbe,
+        });
+        let names: Arc<[String]> = (0..bare_max).map(crate::probes::probe_name).collect();
+        let clock = WorkerClock::default();
+        let (addr, server) = start_bare(live, probes, names, clock.clone())?;
+        servers.push(server);
+        Ok(((zb_out, Limited { addr, clock }), servers))
+    })
+}
+
+/// The hand-written ready handler over `n` probes shaped like the
+/// registry's (`database`, `disk-space`, then `cache`s): `join_all` of the
+/// checks, timed, the same JSON shape; no safety net.
+async fn ready_n(probes: &BareProbes, names: &[String], n: usize) -> HttpResponse {
+    let started = Instant::now();
+    let n = n.min(names.len());
+    let results = futures_util::future::join_all((0..n).map(|i| {
+        timed(async move {
+            match i {
+                0 => probes.database.check().await,
+                1 => probes.disk_space.check().await,
+                _ => probes.cache.check().await,
+            }
+        })
+    }))
+    .await;
+    let entries: Vec<(HealthStatus, EntryBody)> = results.into_iter().map(entry).collect();
+    let status = HealthStatus::aggregate(entries.iter().map(|e| e.0));
+    let body = ManyBody {
+        status: status.as_str(),
+        total_duration_ms: started.elapsed().as_millis() as u64,
+        entries: ManyEntries(names, &entries),
+    };
+    let code = if status.is_serving() {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    let bytes = serde_json::to_vec(&body).unwrap_or_default();
+    json_response(code, Bytes::from(bytes))
+}
+
+/// [`ReadyBody`] over any number of entries.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ManyBody<'a> {
+    status: &'static str,
+    total_duration_ms: u64,
+    entries: ManyEntries<'a>,
+}
+
+/// The entries keyed by name, in order.
+struct ManyEntries<'a>(&'a [String], &'a [(HealthStatus, EntryBody)]);
+
+impl Serialize for ManyEntries<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.1.len()))?;
+        for (name, (_, body)) in self.0.iter().zip(self.1) {
+            map.serialize_entry(name, body)?;
+        }
+        map.end()
+    }
 }

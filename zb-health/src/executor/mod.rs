@@ -318,10 +318,74 @@ impl Executor {
     /// through the probe's execution policy: a shared flight, a cached or a
     /// background result.
     pub(crate) async fn report(&self, tier: Tag, probes: &[Arc<ProbeRuntime>]) -> HealthReport {
-        let started = Instant::now();
-        let entries = join_all(probes.iter().map(|probe| self.entry(probe))).await;
-        HealthReport::new(tier, entries, started.elapsed())
+        self.report_until(tier, probes).await.0
     }
+
+    /// [`report`](Self::report), and until when it holds as it is: `Some`
+    /// exactly when every entry is a kept result (a fresh cached one, a
+    /// background one within its staleness bound), then the earliest
+    /// instant one of them expires. Until then, and while [`versions`] is
+    /// unchanged, the same probes give the same report.
+    pub(crate) async fn report_until(
+        &self,
+        tier: Tag,
+        probes: &[Arc<ProbeRuntime>],
+    ) -> (HealthReport, Option<Instant>) {
+        let started = Instant::now();
+        let answers = join_all(probes.iter().map(|probe| self.entry_until(probe))).await;
+        // `None` once any entry is not a kept one; an empty tier has
+        // nothing to keep (and costs nothing to render).
+        let mut until: Option<Option<Instant>> = Some(None);
+        let entries = answers
+            .into_iter()
+            .map(|(entry, expires)| {
+                until = match (until, expires) {
+                    (Some(soonest), Some(e)) => Some(Some(soonest.map_or(e, |s| s.min(e)))),
+                    _ => None,
+                };
+                entry
+            })
+            .collect();
+        (
+            HealthReport::new(tier, entries, started.elapsed()),
+            until.flatten(),
+        )
+    }
+
+    /// A probe's kept result and when it expires, or the entry through the
+    /// whole policy (which may run the probe) and `None`.
+    async fn entry_until(&self, probe: &Arc<ProbeRuntime>) -> (HealthEntry, Option<Instant>) {
+        match kept_entry(probe) {
+            Some((entry, expires)) => (entry, Some(expires)),
+            None => (self.entry(probe).await, None),
+        }
+    }
+}
+
+/// The sum of the probes' kept-result versions: each grows whenever its
+/// probe's kept result is stored or cleared, so over one table the sum is
+/// unchanged exactly while no kept result changed.
+pub(crate) fn versions(probes: &[Arc<ProbeRuntime>]) -> u64 {
+    probes.iter().fold(0u64, |sum, p| {
+        sum.wrapping_add(p.state.version.load(Ordering::Acquire))
+    })
+}
+
+/// The probe's kept result while it is the answer (a fresh cached result,
+/// a background one within its staleness bound) and when it stops being
+/// so; `None` when the request must go through the policy.
+fn kept_entry(probe: &ProbeRuntime) -> Option<(HealthEntry, Instant)> {
+    let lifetime = match (probe.policy.refresh, probe.policy.cache) {
+        // Its schedule must be running for the result to be refreshed.
+        (Some(_), _) if !probe.state.task_running() => return None,
+        (Some(_), _) => probe.state.max_staleness,
+        (None, Some(cache)) => cache,
+        (None, None) => return None,
+    };
+    let slot = lock(&probe.state.slot);
+    let (at, entry) = slot.last.as_ref()?;
+    let expires = *at + lifetime;
+    (Instant::now() < expires).then(|| (entry.clone(), expires))
 }
 
 /// One probe's runtime state: its flight, its last result, its schedule.
@@ -332,6 +396,8 @@ struct ProbeState {
     task: Mutex<Option<oneshot::Sender<()>>>,
     max_staleness: Duration,
     stale_description: String,
+    /// Grows whenever `slot.last` is stored or cleared (see [`versions`]).
+    version: AtomicU64,
 }
 
 #[derive(Default)]
@@ -356,6 +422,13 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl ProbeState {
+    /// Whether the background schedule is running (its task alive).
+    fn task_running(&self) -> bool {
+        lock(&self.task)
+            .as_ref()
+            .is_some_and(|stop| !stop.is_closed())
+    }
+
     fn new(policy: Policy, timeout: Duration) -> Self {
         let max_staleness = policy.refresh.map_or(Duration::ZERO, |r| {
             background_max_age(r, policy.max_staleness, timeout)
@@ -365,6 +438,7 @@ impl ProbeState {
             task: Mutex::new(None),
             max_staleness,
             stale_description: stale_description(max_staleness),
+            version: AtomicU64::new(0),
         }
     }
 }
@@ -548,8 +622,9 @@ fn remember(probe: &ProbeRuntime, slot: &mut Slot, entry: &HealthEntry) {
         || (probe.policy.cache.is_some() && entry.status == HealthStatus::Healthy)
     {
         slot.last = Some((Instant::now(), entry.clone()));
-    } else if probe.policy.cache.is_some() {
-        slot.last = None;
+        probe.state.version.fetch_add(1, Ordering::AcqRel);
+    } else if probe.policy.cache.is_some() && slot.last.take().is_some() {
+        probe.state.version.fetch_add(1, Ordering::AcqRel);
     }
 }
 

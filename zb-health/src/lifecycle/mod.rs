@@ -169,6 +169,13 @@ impl Lifecycle {
         entries
     }
 
+    /// Whether the lifecycle adds no entry to `ready` and `active` (started
+    /// and not draining), the state [`apply`](Self::apply) leaves a report
+    /// unchanged in.
+    pub(crate) fn is_steady(&self) -> bool {
+        self.startup.description().is_none() && !self.is_draining()
+    }
+
     /// `report` (of `ready` or `active`) with the lifecycle entries first;
     /// unchanged, without allocating, in the steady state.
     pub(crate) fn apply(&self, report: HealthReport) -> HealthReport {
