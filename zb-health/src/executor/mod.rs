@@ -210,10 +210,10 @@ impl ProbeRuntime {
         })
     }
 
-    /// R19 for this probe's policy against a detection time.
-    pub(crate) fn check_max_age(&self, detection: Duration, sink: &mut Violations<()>) {
+    /// R19 and R20 for this probe's policy against a detection time.
+    pub(crate) fn check_detection(&self, detection: Duration, sink: &mut Violations<()>) {
         self.policy
-            .check_max_age(&self.name, self.timeout, detection, sink);
+            .check_detection(&self.name, self.timeout, Some(detection), sink);
     }
 
     /// The execution in flight right now, if any.
@@ -332,6 +332,8 @@ struct ProbeState {
     task: Mutex<Option<oneshot::Sender<()>>>,
     max_staleness: Duration,
     stale_description: String,
+    /// Between each run's raw result and its entry (issue 18 §1).
+    hysteresis: Hysteresis,
 }
 
 #[derive(Default)]
@@ -365,6 +367,7 @@ impl ProbeState {
             task: Mutex::new(None),
             max_staleness,
             stale_description: stale_description(max_staleness),
+            hysteresis: Hysteresis::new(policy.threshold),
         }
     }
 }
@@ -421,7 +424,7 @@ impl Executor {
                                 .map(move |run| {
                                     run.unwrap_or_else(|_lost| {
                                         let entry = lost(&probe, started.elapsed());
-                                        record(&probe, generation, &entry);
+                                        record(&probe, generation, &entry, false);
                                         entry
                                     })
                                 })
@@ -452,7 +455,7 @@ impl Executor {
                 // Kept for the cache like the flight's own timeout would
                 // be; the flight itself retires when it ends.
                 let entry = timed_out(probe, started.elapsed());
-                remember(probe, &mut lock(&probe.state.slot), &entry);
+                remember(probe, &mut lock(&probe.state.slot), &entry, false);
                 entry
             }
         }
@@ -512,7 +515,7 @@ async fn execute(
             (failed, d, None, EntryOutcome::TimedOut, error)
         }
     };
-    let entry = HealthEntry {
+    let raw = HealthEntry {
         name: probe.name.clone(),
         status,
         description,
@@ -520,14 +523,19 @@ async fn execute(
         data,
         outcome,
     };
-    record(&probe, generation, &entry);
+    // The log and the metrics see the reported entry: a failure the
+    // threshold holds back is no transition, and its error is not logged.
+    let (entry, held) = probe.state.hysteresis.apply(raw, failed);
+    let error = if held { RunError::None } else { error };
+    record(&probe, generation, &entry, held);
     let interval = Duration::from_nanos(shared.failure_log_interval.load(Ordering::Relaxed));
     probe.log.ran(&entry, &error, interval, (shared.starting)());
     entry
 }
 
-/// Retires the flight and keeps its result for the cache or readers.
-fn record(probe: &ProbeRuntime, generation: u64, entry: &HealthEntry) {
+/// Retires the flight and keeps its result for the cache or readers;
+/// `held` marks an entry the threshold holds back.
+fn record(probe: &ProbeRuntime, generation: u64, entry: &HealthEntry, held: bool) {
     let mut slot = lock(&probe.state.slot);
     if slot
         .flight
@@ -536,16 +544,17 @@ fn record(probe: &ProbeRuntime, generation: u64, entry: &HealthEntry) {
     {
         slot.flight = None;
     }
-    remember(probe, &mut slot, entry);
+    remember(probe, &mut slot, entry, held);
 }
 
 /// Keeps a result where the cache or the background readers find it.
 /// The cache keeps a healthy result only: a failure (or a degraded
 /// answer) clears it, so the next request checks again and a blip
-/// recovers as soon as the dependency does.
-fn remember(probe: &ProbeRuntime, slot: &mut Slot, entry: &HealthEntry) {
+/// recovers as soon as the dependency does. A held-back failure (`held`,
+/// reported `Healthy`) is not a healthy result and is not cached either.
+fn remember(probe: &ProbeRuntime, slot: &mut Slot, entry: &HealthEntry, held: bool) {
     if probe.policy.refresh.is_some()
-        || (probe.policy.cache.is_some() && entry.status == HealthStatus::Healthy)
+        || (probe.policy.cache.is_some() && entry.status == HealthStatus::Healthy && !held)
     {
         slot.last = Some((Instant::now(), entry.clone()));
     } else if probe.policy.cache.is_some() {
@@ -651,8 +660,10 @@ async fn schedule(
     }
 }
 
+mod hysteresis;
 mod thread;
 
+use hysteresis::Hysteresis;
 use thread::Execution;
 pub(crate) use thread::Runs;
 
