@@ -48,6 +48,7 @@ fn diagnostics_match_their_snapshots() {
         "durations",
         "duplicate_type",
         "max_age",
+        "threshold",
     ] {
         let file = format!("tests/ui/fail/manifests/{name}.yaml");
         cli(&["check", "--color", "never", &file])

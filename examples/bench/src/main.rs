@@ -23,6 +23,7 @@
 mod client;
 mod disclosure;
 mod grpc;
+mod hysteresis;
 mod management;
 mod plot;
 mod policy;
@@ -135,6 +136,10 @@ fn main() -> ExitCode {
     if std::env::var("BENCH").as_deref() == Ok("watchdog") {
         return finish("watchdog", watchdog::run(rounds, &load));
     }
+    // `BENCH=hysteresis` prints only the threshold comparison (issue 18).
+    if std::env::var("BENCH").as_deref() == Ok("hysteresis") {
+        return finish("hysteresis", hysteresis::run(rounds, &load));
+    }
     // `BENCH=disclosure` prints only the disclosure comparison (issue 9).
     if std::env::var("BENCH").as_deref() == Ok("disclosure") {
         return finish("disclosure", disclosure::run(rounds, &load));
@@ -213,6 +218,7 @@ fn all(rounds: usize, load: &wrk::Load, warmup: &str, issues: bool) -> Result<()
         step("issue 8: watchdogs", watchdog::run(rounds, load));
         step("issue 9: management port", management::run());
         step("issue 9: disclosure", disclosure::run(rounds, load));
+        step("issue 18: hysteresis", hysteresis::run(rounds, load));
         step("issue 9: gRPC Watch", grpc::run());
     }
 
