@@ -17,33 +17,7 @@ pub fn run(rounds: usize, load: &wrk::Load) -> Result<(), String> {
         servers::DISCLOSED_PROBES,
         load.describe()
     );
-    let n = servers.len();
-    let mut rates: Vec<Vec<f64>> = vec![Vec::new(); n];
-    let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); n];
-    for round in 0..rounds {
-        let mut cells = vec![String::new(); n];
-        for k in 0..n {
-            let i = (round + k) % n;
-            let (label, addr, clock) = &servers[i];
-            let before = clock.cpu_time();
-            let run = wrk::run(&format!("http://{addr}/health/ready"), load)?;
-            let us = match (before, clock.cpu_time()) {
-                (Some(b), Some(a)) if run.requests > 0 => {
-                    Some(a.saturating_sub(b).as_secs_f64() * 1e6 / run.requests as f64)
-                }
-                _ => None,
-            };
-            let mark = if run.is_clean() { " " } else { "!" };
-            cells[i] = format!(
-                "  {label} {:>8.0} req/s{mark}{}",
-                run.requests_per_sec,
-                us.map_or(String::new(), |us| format!(" {us:>6.2} µs/req"))
-            );
-            rates[i].push(run.requests_per_sec);
-            cpu[i].extend(us);
-        }
-        println!("  round {}:{}", round + 1, cells.concat());
-    }
+    let (rates, cpu) = crate::disclosure::load_in_turn(&servers, rounds, load)?;
     let rate = wrk::median(&rates[0]) / wrk::median(&rates[1]);
     println!("  /health/ready req/s, plain ÷ hysteresis: {rate:.3}");
     if cpu.iter().all(|c| c.len() == rounds) {
