@@ -78,6 +78,13 @@
 //! below the orchestrator's detection time (R19), so a cached healthy
 //! answer hides an outage no longer than the orchestrator would miss it.
 //!
+//! # Hysteresis (`failure_threshold`, `failing_for`, `success_threshold`)
+//!
+//! Each run's raw result passes through the probe's hysteresis state
+//! (`hysteresis`) before it becomes the entry, the cached or background
+//! result and the input of the transition log, so a held-back failure is
+//! no transition (issue 18 §1). The hold is bounded by R20.
+//!
 //! # Background probes (`refresh`)
 //!
 //! The probe runs on its own schedule (one run every `refresh`, counted
