@@ -235,3 +235,47 @@ fn waiting(registry: &HealthRegistry, name: &str) -> usize {
         .find(|f| &*f.name == name)
         .map_or(0, |f| f.waiting)
 }
+
+/// Hysteresis over a real socket (issue 18 §1): one failed run keeps
+/// `/health/ready` at 200 with the entry saying so; the second is the
+/// outage, 503; two healthy runs bring it back.
+#[actix_web::test]
+async fn a_failure_threshold_keeps_the_ready_tier_up_through_a_blip() {
+    let reg = HealthRegistry::new();
+    let down = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let d = down.clone();
+    let probe = from_fn(move || {
+        let down = d.load(Ordering::SeqCst);
+        async move {
+            if down {
+                Err("connection refused by 10.0.0.7".into())
+            } else {
+                Ok(ProbeResult::healthy())
+            }
+        }
+    });
+    reg.add(
+        ProbeRegistration::new("db", probe)
+            .failure_threshold(2)
+            .success_threshold(2),
+    )
+    .unwrap();
+    let server = support::serve(ZbHealth::new(reg).build().unwrap());
+    let get = || support::request(server.addr, "GET", "/health/ready");
+    let description = |body: &serde_json::Value| body["entries"]["db"]["description"].clone();
+    assert_eq!(get().await.status, 200);
+    down.store(true, Ordering::SeqCst);
+    let held = get().await;
+    assert_eq!(held.status, 200);
+    let body = held.json();
+    assert_eq!(body["entries"]["db"]["status"], "Healthy");
+    assert_eq!(description(&body), "1 of 2 failures");
+    let out = get().await;
+    assert_eq!(out.status, 503);
+    assert_eq!(description(&out.json()), "check failed");
+    down.store(false, Ordering::SeqCst);
+    let recovering = get().await;
+    assert_eq!(recovering.status, 503);
+    assert_eq!(description(&recovering.json()), "1 of 2 successes");
+    assert_eq!(get().await.status, 200);
+}

@@ -850,3 +850,43 @@ fn the_manifest_sets_the_failure_log_interval_on_install() {
     Observed::install_into(&registry, ObservedDeps {}).unwrap();
     assert_eq!(registry.failure_log_interval(), secs(90));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_failure_the_threshold_holds_back_is_neither_logged_nor_counted() {
+    let (log, _guard) = capture();
+    let recorder = DebuggingRecorder::new();
+    let _local = metrics::set_default_local_recorder(&recorder);
+    let mut m = Metrics::new(&recorder);
+    let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
+    let (r, mode) = switched("db");
+    reg.add(r.failure_threshold(3)).unwrap();
+    reg.answer(Tag::Ready).await;
+    // Two blips of two failed runs each: held back, no transition.
+    for _ in 0..2 {
+        mode.store(ERROR, Ordering::SeqCst);
+        for _ in 0..2 {
+            assert_eq!(reg.answer(Tag::Ready).await.status, HealthStatus::Healthy);
+            m.read();
+            assert_eq!(m.gauge(PROBE_STATUS, "probe=db"), Some(2.0), "reported");
+        }
+        mode.store(HEALTHY, Ordering::SeqCst);
+        reg.answer(Tag::Ready).await;
+    }
+    assert!(log.take().is_empty(), "a held-back failure is not logged");
+    m.read();
+    assert_eq!(m.counter(PROBE_FAILURES, "probe=db"), Some(0));
+    // A real outage: the third failed run is the one transition.
+    mode.store(ERROR, Ordering::SeqCst);
+    for _ in 0..5 {
+        reg.answer(Tag::Ready).await;
+    }
+    let lines = log.take();
+    assert_eq!(
+        summary(&lines),
+        [(Level::WARN, "health probe failing", "db")]
+    );
+    assert_eq!(lines[0].field("error"), SECRET_ERROR);
+    m.read();
+    assert_eq!(m.counter(PROBE_FAILURES, "probe=db"), Some(1));
+    assert_eq!(m.gauge(PROBE_STATUS, "probe=db"), Some(0.0));
+}

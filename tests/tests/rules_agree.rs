@@ -339,6 +339,60 @@ fn r19_max_age_fits_detection() {
     registry.add(probe("db").cache(s(9))).unwrap();
 }
 
+#[test]
+fn r20_threshold_fits_detection() {
+    let ms = Duration::from_millis;
+    let detection = detection::detection_time(zb_health_spec::drain::DEFAULT_DRAIN_DELAY);
+    let registry = || HealthRegistry::builder().detection_time(detection).build();
+    for (keys, registration, rules) in [
+        // Three runs 2 s apart hold a failure back 4 s: it fits; four not.
+        (
+            "failure_threshold: 3",
+            probe("db").failure_threshold(3),
+            vec![],
+        ),
+        (
+            "failure_threshold: 4",
+            probe("db").failure_threshold(4),
+            vec![Rule::ThresholdFitsDetection],
+        ),
+        (
+            "failing_for: 4001ms",
+            probe("db").failing_for(ms(4001)),
+            vec![Rule::ThresholdFitsDetection],
+        ),
+        (
+            "refresh: 500ms, failure_threshold: 10",
+            probe("db").refresh(ms(500)).failure_threshold(10),
+            vec![Rule::ThresholdFitsDetection],
+        ),
+        (
+            "refresh: 500ms, failure_threshold: 9, success_threshold: 3",
+            probe("db")
+                .refresh(ms(500))
+                .failure_threshold(9)
+                .success_threshold(3),
+            vec![],
+        ),
+        (
+            "success_threshold: 0",
+            probe("db").success_threshold(0),
+            vec![Rule::ThresholdFitsDetection],
+        ),
+    ] {
+        let yaml = format!("service: s\nprobes:\n  - {{ name: db, kind: database, {keys} }}\n");
+        let m = match parse_manifest(&yaml) {
+            Ok(_) => vec![],
+            Err(_) => manifest_rules(&yaml),
+        };
+        let r = match registry().add(registration) {
+            Ok(_) => vec![],
+            Err(e) => e.rules(),
+        };
+        assert_eq!((&m, &r), (&rules, &rules), "{keys}");
+    }
+}
+
 // The tour's orchestrator and lifecycle, and a database probe with no
 // deadline of its own: it compiles, because the default fits (R5).
 zb_health::manifest!(

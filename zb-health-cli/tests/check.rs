@@ -49,6 +49,7 @@ fn diagnostics_match_their_snapshots() {
         "duplicate_type",
         "max_age",
         "authorized",
+        "threshold",
     ] {
         let file = format!("tests/ui/fail/manifests/{name}.yaml");
         cli(&["check", "--color", "never", &file])

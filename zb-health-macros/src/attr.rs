@@ -15,10 +15,12 @@ use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Lit, Meta, Token};
+use zb_health_spec::detection::Threshold;
 use zb_health_spec::{
     DEFAULT_PROBE_TIMEOUT, FailureStatus, Keyword, PROBE_SETTING_KEYS, Rule, Tag, TagSet,
     Violations, check_active_not_optional, check_duration_text, check_execution_policy_at,
-    check_name, check_probe_tags, check_timeout, did_you_mean, hint, missing_key, one_of,
+    check_name, check_probe_tags, check_threshold, check_timeout, did_you_mean, hint, missing_key,
+    one_of,
 };
 
 use crate::errors::Ctxt;
@@ -91,6 +93,9 @@ struct Settings {
     cache: Attr<Duration>,
     refresh: Attr<Duration>,
     max_staleness: Attr<Duration>,
+    failure_threshold: Attr<u32>,
+    failing_for: Attr<Duration>,
+    success_threshold: Attr<u32>,
     blocking: Attr<bool>,
     krate: Attr<syn::Path>,
 }
@@ -172,7 +177,26 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let [cache, refresh, max_staleness] =
         [&settings.cache, &settings.refresh, &settings.max_staleness].map(|a| a.value);
     check_execution_policy_at(&name, tags, cache, refresh, max_staleness, &mut sink);
+    // R20 without a detection time (the manifest has it): a zero count.
+    // The hold itself is checked by the manifest's generated const facts.
+    let [failures, successes] =
+        [&settings.failure_threshold, &settings.success_threshold].map(|a| a.value);
+    let failing_for = settings.failing_for.value;
+    check_threshold(
+        &name,
+        failures,
+        failing_for,
+        successes,
+        None,
+        None,
+        &mut sink,
+    );
     errors.violations(sink);
+    let threshold = Threshold {
+        failures: failures.map(|(n, _)| n),
+        failing_for: failing_for.map(|(d, _)| d),
+        successes: successes.map(|(n, _)| n),
+    };
 
     let krate = settings
         .krate
@@ -189,6 +213,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         timeout_stated: settings.timeout.value.is_some(),
         failure_status,
         policy: [cache, refresh, max_staleness].map(|d| d.map(|(d, _)| d)),
+        threshold,
     };
     // The registration names the trait the attribute chose, so a missing
     // impl is reported as that trait's, at the struct name. A `blocking`
@@ -233,6 +258,9 @@ fn parse_settings(args: TokenStream, errors: &Ctxt, sink: &mut Violations<Span>)
         cache: Attr::none("cache"),
         refresh: Attr::none("refresh"),
         max_staleness: Attr::none("max_staleness"),
+        failure_threshold: Attr::none("failure_threshold"),
+        failing_for: Attr::none("failing_for"),
+        success_threshold: Attr::none("success_threshold"),
         blocking: Attr::none("blocking"),
         krate: Attr::none("crate"),
     };
@@ -286,10 +314,40 @@ fn parse_settings(args: TokenStream, errors: &Ctxt, sink: &mut Violations<Span>)
                     s.timeout.set(d, lit.span());
                 }
             }
-            "cache" | "refresh" | "max_staleness" => {
+            "failure_threshold" | "success_threshold" => {
+                let attr = match key.as_str() {
+                    "failure_threshold" => &mut s.failure_threshold,
+                    _ => &mut s.success_threshold,
+                };
+                if attr.first(key_span, sink) {
+                    match &nv.value {
+                        Expr::Lit(ExprLit {
+                            lit: Lit::Int(n), ..
+                        }) if n.base10_parse::<u32>().is_ok() => {
+                            let value = n.base10_parse::<u32>().unwrap_or_default();
+                            attr.set(value, n.span());
+                        }
+                        other => sink.push(
+                            Rule::ValueType,
+                            other.span(),
+                            format!(
+                                "`{} = {}` is not a count of runs",
+                                attr.key,
+                                other.to_token_stream()
+                            ),
+                            format!(
+                                "write a whole number of runs in a row, e.g. `{} = 3`",
+                                attr.key
+                            ),
+                        ),
+                    }
+                }
+            }
+            "cache" | "refresh" | "max_staleness" | "failing_for" => {
                 let (attr, example) = match key.as_str() {
                     "cache" => (&mut s.cache, "cache = \"1s\""),
                     "refresh" => (&mut s.refresh, "refresh = \"5s\""),
+                    "failing_for" => (&mut s.failing_for, "failing_for = \"3s\""),
                     _ => (&mut s.max_staleness, "max_staleness = \"12s\""),
                 };
                 if attr.first(key_span, sink)

@@ -65,6 +65,11 @@ pub fn meta<'a>(m: &Manifest, p: &'a ProbeDecl, krate: &'a TokenStream) -> Probe
             .or(m.default_failure_status.as_ref())
             .map_or(FailureStatus::Unhealthy, |f| f.value),
         policy: [&p.cache, &p.refresh, &p.max_staleness].map(|d| d.as_ref().map(|d| d.value)),
+        threshold: zb_health_spec::detection::Threshold {
+            failures: p.failure_threshold.map(|n| n.value),
+            failing_for: p.failing_for.map(|d| d.value),
+            successes: p.success_threshold.map(|n| n.value),
+        },
     }
 }
 

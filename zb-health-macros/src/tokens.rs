@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
+use zb_health_spec::detection::Threshold;
 use zb_health_spec::{Disclosure, FailureStatus, HealthStatus, ResponseFormat, Tag, TagSet};
 
 /// A newtype that emits a spec enum's value as the runtime's variant of
@@ -106,6 +107,9 @@ pub struct ProbeMetaTokens<'a> {
     pub failure_status: FailureStatus,
     /// The execution policy: `cache`, `refresh`, `max_staleness`.
     pub policy: [Option<Duration>; 3],
+    /// The hysteresis: `failure_threshold`, `failing_for`,
+    /// `success_threshold`.
+    pub threshold: Threshold,
 }
 
 impl ToTokens for ProbeMetaTokens<'_> {
@@ -117,6 +121,15 @@ impl ToTokens for ProbeMetaTokens<'_> {
         let failure = FailureStatusTokens(self.failure_status, krate);
         let stated = self.timeout_stated;
         let [cache, refresh, max_staleness] = self.policy.map(|d| optional_duration(d, krate));
+        let count = |n: Option<u32>| match n {
+            Some(n) => quote!(::core::option::Option::Some(#n)),
+            None => quote!(::core::option::Option::None),
+        };
+        let (failures, successes) = (
+            count(self.threshold.failures),
+            count(self.threshold.successes),
+        );
+        let failing_for = optional_duration(self.threshold.failing_for, krate);
         out.extend(quote! {
             #krate::meta::ProbeMeta {
                 name: #name,
@@ -127,6 +140,11 @@ impl ToTokens for ProbeMetaTokens<'_> {
                 cache: #cache,
                 refresh: #refresh,
                 max_staleness: #max_staleness,
+                threshold: #krate::__private::Threshold {
+                    failures: #failures,
+                    failing_for: #failing_for,
+                    successes: #successes,
+                },
             }
         });
     }

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use zb_health_spec::detection::Threshold;
 use zb_health_spec::{FailureStatus, TagSet};
 
 use crate::probe::{BlockingProbe, Probe, from_blocking_fn};
@@ -34,6 +35,9 @@ pub struct ProbeMeta {
     /// Report a background result older than this as stale; see
     /// [`ProbeRegistration::max_staleness`].
     pub max_staleness: Option<Duration>,
+    /// Its hysteresis (`failure_threshold`, `failing_for`,
+    /// `success_threshold`); see [`ProbeRegistration::failure_threshold`].
+    pub threshold: Threshold,
 }
 
 impl ProbeMeta {
@@ -57,6 +61,7 @@ impl ProbeMeta {
         if let Some(d) = self.max_staleness {
             r = r.max_staleness(d);
         }
+        r.policy.threshold = self.threshold;
         r
     }
 
@@ -97,6 +102,9 @@ pub mod __private {
     /// The `const fn` comparisons of the generated per-fact checks: the
     /// same functions the runtime rules call.
     pub use zb_health_spec::facts;
+
+    /// A probe's hysteresis, as the attribute writes it in `META`.
+    pub use zb_health_spec::detection::Threshold;
 
     /// A role-scoped rule from roles the macro already checked (R2).
     #[cfg(feature = "cluster")]
@@ -181,6 +189,7 @@ mod tests {
             cache,
             refresh,
             max_staleness,
+            threshold: Threshold::default(),
         }
     }
 
@@ -194,7 +203,8 @@ mod tests {
             Policy {
                 cache: None,
                 refresh: r,
-                max_staleness: s
+                max_staleness: s,
+                threshold: Threshold::default(),
             }
         );
         let c = Some(Duration::from_secs(1));

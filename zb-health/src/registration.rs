@@ -5,10 +5,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use zb_health_spec::detection::default_probe_timeout;
+use zb_health_spec::detection::{Threshold, default_probe_timeout};
 use zb_health_spec::{
     FailureStatus, Rule, SpecError, Tag, TagSet, Violation, Violations, check_active_not_optional,
-    check_execution_policy, check_max_age, check_name, check_probe_tags, check_timeout,
+    check_execution_policy, check_max_age, check_name, check_probe_tags, check_threshold,
+    check_timeout,
 };
 
 use crate::probe::{DynProbe, Probe};
@@ -20,25 +21,41 @@ pub(crate) struct Policy {
     pub(crate) cache: Option<Duration>,
     pub(crate) refresh: Option<Duration>,
     pub(crate) max_staleness: Option<Duration>,
+    /// The hysteresis between a run and the entry (issue 18 §1).
+    pub(crate) threshold: Threshold,
 }
 
 impl Policy {
     /// R19: every result this policy serves stays younger than
-    /// `detection`, with `timeout` the probe's deadline.
-    pub(crate) fn check_max_age(
+    /// `detection`, with `timeout` the probe's deadline; R20: its
+    /// threshold holds a failure back no longer than `detection` (and
+    /// counts at least one run, checked without a detection time too).
+    pub(crate) fn check_detection(
         &self,
         name: &str,
         timeout: Duration,
-        detection: Duration,
+        detection: Option<Duration>,
         sink: &mut Violations<()>,
     ) {
         let at = |d: Option<Duration>| d.map(|d| (d, ()));
-        check_max_age(
+        if let Some(detection) = detection {
+            check_max_age(
+                name,
+                timeout,
+                at(self.cache),
+                at(self.refresh),
+                at(self.max_staleness),
+                detection,
+                sink,
+            );
+        }
+        let t = self.threshold;
+        check_threshold(
             name,
-            timeout,
-            at(self.cache),
-            at(self.refresh),
-            at(self.max_staleness),
+            t.failures.map(|n| (n, ())),
+            at(t.failing_for),
+            t.successes.map(|n| (n, ())),
+            self.refresh,
             detection,
             sink,
         );
@@ -124,6 +141,33 @@ impl ProbeRegistration {
         self
     }
 
+    /// Hysteresis: the entry stays `Healthy` (described `1 of N
+    /// failures`) until `failures` failed runs in a row, or until
+    /// [`failing_for`](Self::failing_for), whichever comes first. At
+    /// least 1; the hold, counted in runs `refresh` or the readiness
+    /// period apart, must fit the registry's detection time (R20). See
+    /// `spec/probes.md`.
+    pub fn failure_threshold(mut self, failures: u32) -> Self {
+        self.policy.threshold.failures = Some(failures);
+        self
+    }
+
+    /// Hysteresis: the entry stays `Healthy` until the probe has failed
+    /// for this long (from its first failed run in a row), or
+    /// [`failure_threshold`](Self::failure_threshold) runs, whichever
+    /// comes first; within the detection time (R20).
+    pub fn failing_for(mut self, failing_for: Duration) -> Self {
+        self.policy.threshold.failing_for = Some(failing_for);
+        self
+    }
+
+    /// Hysteresis: a failed entry recovers after `successes` healthy runs
+    /// in a row (described `1 of N successes` until then). At least 1.
+    pub fn success_threshold(mut self, successes: u32) -> Self {
+        self.policy.threshold.successes = Some(successes);
+        self
+    }
+
     /// The registered name.
     pub fn name(&self) -> &str {
         &self.name
@@ -161,9 +205,7 @@ impl ProbeRegistration {
             (),
             sink,
         );
-        if let Some(detection) = detection {
-            p.check_max_age(&self.name, timeout, detection, sink);
-        }
+        p.check_detection(&self.name, timeout, detection, sink);
     }
 }
 

@@ -123,7 +123,7 @@ impl ProbeTable {
         }
         let mut sink = Violations::new();
         for r in &state.all {
-            r.probe.check_max_age(detection, &mut sink);
+            r.probe.check_detection(detection, &mut sink);
         }
         sink.into_result()?;
         state.detection_time = Some(detection);

@@ -25,32 +25,7 @@ pub fn run(rounds: usize, load: &wrk::Load) -> Result<(), String> {
         load.describe()
     );
     let n = servers.servers.len();
-    let mut rates: Vec<Vec<f64>> = vec![Vec::new(); n];
-    let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); n];
-    for round in 0..rounds {
-        let mut cells = vec![String::new(); n];
-        for k in 0..n {
-            let i = (round + k) % n;
-            let (level, addr, clock) = &servers.servers[i];
-            let before = clock.cpu_time();
-            let run = wrk::run(&format!("http://{addr}/health/ready"), load)?;
-            let us = match (before, clock.cpu_time()) {
-                (Some(b), Some(a)) if run.requests > 0 => {
-                    Some(a.saturating_sub(b).as_secs_f64() * 1e6 / run.requests as f64)
-                }
-                _ => None,
-            };
-            let mark = if run.is_clean() { " " } else { "!" };
-            cells[i] = format!(
-                "  {level} {:>8.0} req/s{mark}{}",
-                run.requests_per_sec,
-                us.map_or(String::new(), |us| format!(" {us:>6.2} µs/req"))
-            );
-            rates[i].push(run.requests_per_sec);
-            cpu[i].extend(us);
-        }
-        println!("  round {}:{}", round + 1, cells.concat());
-    }
+    let (rates, cpu) = load_in_turn(&servers.servers, rounds, load)?;
     let full_rate = wrk::median(&rates[0]);
     let full_cpu = (cpu[0].len() == rounds).then(|| wrk::median(&cpu[0]));
     for i in 1..n {
@@ -85,6 +60,48 @@ pub fn run(rounds: usize, load: &wrk::Load) -> Result<(), String> {
     }
     body_cost();
     Ok(())
+}
+
+/// One list of samples per server.
+type Samples = Vec<Vec<f64>>;
+
+/// Loads each server's `/health/ready` with wrk in turn, `rounds` times,
+/// the order rotating every round so no server always runs first; prints
+/// each round and returns each server's req/s and worker CPU µs per
+/// request. Shared with the hysteresis comparison.
+pub fn load_in_turn<L: std::fmt::Display>(
+    servers: &[(L, std::net::SocketAddr, servers::WorkerClock)],
+    rounds: usize,
+    load: &wrk::Load,
+) -> Result<(Samples, Samples), String> {
+    let n = servers.len();
+    let mut rates: Vec<Vec<f64>> = vec![Vec::new(); n];
+    let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); n];
+    for round in 0..rounds {
+        let mut cells = vec![String::new(); n];
+        for k in 0..n {
+            let i = (round + k) % n;
+            let (level, addr, clock) = &servers[i];
+            let before = clock.cpu_time();
+            let run = wrk::run(&format!("http://{addr}/health/ready"), load)?;
+            let us = match (before, clock.cpu_time()) {
+                (Some(b), Some(a)) if run.requests > 0 => {
+                    Some(a.saturating_sub(b).as_secs_f64() * 1e6 / run.requests as f64)
+                }
+                _ => None,
+            };
+            let mark = if run.is_clean() { " " } else { "!" };
+            cells[i] = format!(
+                "  {level} {:>8.0} req/s{mark}{}",
+                run.requests_per_sec,
+                us.map_or(String::new(), |us| format!(" {us:>6.2} µs/req"))
+            );
+            rates[i].push(run.requests_per_sec);
+            cpu[i].extend(us);
+        }
+        println!("  round {}:{}", round + 1, cells.concat());
+    }
+    Ok((rates, cpu))
 }
 
 /// The writer alone, in process: nanoseconds to serialise the same

@@ -23,6 +23,7 @@
 mod client;
 mod disclosure;
 mod grpc;
+mod hysteresis;
 mod limit;
 mod management;
 mod plot;
@@ -140,6 +141,10 @@ fn main() -> ExitCode {
     if std::env::var("BENCH").as_deref() == Ok("limit") {
         return finish("issue 17", limit::run(rounds, &load));
     }
+    // `BENCH=hysteresis` prints only the threshold comparison (issue 18).
+    if std::env::var("BENCH").as_deref() == Ok("hysteresis") {
+        return finish("hysteresis", hysteresis::run(rounds, &load));
+    }
     // `BENCH=disclosure` prints only the disclosure comparison (issue 9).
     if std::env::var("BENCH").as_deref() == Ok("disclosure") {
         return finish("disclosure", disclosure::run(rounds, &load));
@@ -218,6 +223,7 @@ fn all(rounds: usize, load: &wrk::Load, warmup: &str, issues: bool) -> Result<()
         step("issue 8: watchdogs", watchdog::run(rounds, load));
         step("issue 9: management port", management::run());
         step("issue 9: disclosure", disclosure::run(rounds, load));
+        step("issue 18: hysteresis", hysteresis::run(rounds, load));
         step("issue 9: gRPC Watch", grpc::run());
         step("issue 17: at the limit", limit::run(rounds, load));
     }

@@ -607,3 +607,49 @@ impl Serialize for ManyEntries<'_> {
         map.end()
     }
 }
+
+/// The hysteresis comparison's servers (issue 18 §1): one registry of
+/// [`DISCLOSED_PROBES`] fast probes without thresholds, one the same with
+/// `failure_threshold(3)` and `success_threshold(2)` on every probe, each
+/// on its own server: `(label, address, worker clock)`, the plain first.
+pub fn start_hysteresis_servers() -> io::Result<Vec<(&'static str, SocketAddr, WorkerClock)>> {
+    let registry = |threshold: bool| -> io::Result<zb_health::HealthRegistry> {
+        let registry = zb_health::HealthRegistry::new();
+        for name in ["database", "disk-space", CACHE_PROBE_NAME] {
+            let r = ProbeRegistration::new(
+                name,
+                zb_health::from_fn(|| async {
+                    Ok(ProbeResult::healthy().with_description("dependency reachable"))
+                }),
+            );
+            let r = if threshold {
+                r.failure_threshold(3).success_threshold(2)
+            } else {
+                r
+            };
+            registry
+                .add(r)
+                .map_err(|e| io::Error::other(e.to_string()))?;
+        }
+        Ok(registry)
+    };
+    let registries = [("plain", registry(false)?), ("hysteresis", registry(true)?)];
+    on_server_thread("bench-hysteresis-servers", move || {
+        let mut started = Vec::new();
+        for (label, registry) in registries {
+            let clock = WorkerClock::default();
+            let worker = clock.clone();
+            let endpoints = zb_health::map_zb_health(registry);
+            let server = bench_http_server!(move || {
+                worker.record_current_thread();
+                App::new().service(endpoints.clone())
+            })?;
+            started.push((label, server.addrs()[0], clock, server.run()));
+        }
+        let servers = started
+            .iter()
+            .map(|(l, a, c, _)| (*l, *a, c.clone()))
+            .collect();
+        Ok((servers, started.into_iter().map(|(.., s)| s).collect()))
+    })
+}

@@ -56,6 +56,90 @@ pub const fn background_max_age(
     }
 }
 
+/// A probe's hysteresis (issue 18 §1): how many failed runs in a row
+/// (`failures`), or how long failing (`failing_for`), before its entry
+/// turns to its failure status, and how many healthy runs in a row
+/// (`successes`) before it recovers. `None` everywhere is no hysteresis:
+/// every run's result is the entry, as without the keys.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Threshold {
+    /// Failed runs in a row before the entry fails (`failure_threshold`).
+    pub failures: Option<u32>,
+    /// Failing for at least this long before the entry fails
+    /// (`failing_for`); with `failures`, whichever comes first.
+    pub failing_for: Option<Duration>,
+    /// Healthy runs in a row before a failed entry recovers
+    /// (`success_threshold`).
+    pub successes: Option<u32>,
+}
+
+impl Threshold {
+    /// Whether any key is set: without one, runs pass straight through.
+    pub const fn is_set(&self) -> bool {
+        self.failures.is_some() || self.failing_for.is_some() || self.successes.is_some()
+    }
+}
+
+/// The period between two runs of a probe, which a failure threshold is
+/// counted in: `refresh` for a background probe; for a request-driven one
+/// (cached or not) the readiness `periodSeconds` behind this detection
+/// time (`detection / failureThreshold`), since the orchestrator's
+/// requests drive its runs and a failure is never cached.
+pub const fn run_period(refresh: Option<Duration>, detection: Duration) -> Duration {
+    match refresh {
+        Some(r) => r,
+        None => Duration::from_nanos(
+            (detection.as_nanos() / READINESS_FAILURE_THRESHOLD as u128) as u64,
+        ),
+    }
+}
+
+/// How long a threshold can hold a failure back, runs `period` apart:
+/// `failures - 1` periods after the first failed run (the `failures`-th
+/// run reports it), or `failing_for` rounded up to the next run; with
+/// both, the shorter. Zero without a failure threshold (R20).
+pub const fn hold_back(threshold: Threshold, period: Duration) -> Duration {
+    let p = period.as_nanos();
+    let by_runs = match threshold.failures {
+        Some(n) if n > 1 => Some(p.saturating_mul((n - 1) as u128)),
+        _ => None,
+    };
+    let by_time = match threshold.failing_for {
+        Some(t) if p > 0 => Some(t.as_nanos().div_ceil(p).saturating_mul(p)),
+        Some(t) => Some(t.as_nanos()),
+        None => None,
+    };
+    let nanos = match (by_runs, by_time) {
+        (Some(a), Some(b)) => {
+            if a < b {
+                a
+            } else {
+                b
+            }
+        }
+        (Some(a), None) | (None, Some(a)) => a,
+        // No threshold, or one failed run is enough: nothing held back.
+        (None, None) => 0,
+    };
+    if nanos > u64::MAX as u128 {
+        Duration::from_nanos(u64::MAX)
+    } else {
+        Duration::from_nanos(nanos as u64)
+    }
+}
+
+/// R20: whether a threshold's [`hold_back`] plus the orchestrator's own
+/// detection stays within what R19 allows a cached answer (the detection
+/// time on top of the orchestrator's), that is: the hold-back is not
+/// longer than the detection time.
+pub const fn threshold_fits_detection(
+    threshold: Threshold,
+    period: Duration,
+    detection: Duration,
+) -> bool {
+    hold_back(threshold, period).as_nanos() <= detection.as_nanos()
+}
+
 /// The least margin a derived deadline keeps below the orchestrator's
 /// probe timeout: room for the response to travel and the tier to gather
 /// its entries.
@@ -111,6 +195,28 @@ mod tests {
     fn a_background_result_is_bounded_by_max_staleness_else_two_periods_and_a_deadline() {
         assert_eq!(background_max_age(S(1), Some(MS(1500)), S(1)), MS(1500));
         assert_eq!(background_max_age(S(1), None, MS(800)), MS(2800));
+    }
+
+    #[test]
+    fn a_threshold_holds_back_its_runs_but_one_or_its_time_rounded_up_to_a_run() {
+        let t = |failures, failing_for| Threshold {
+            failures,
+            failing_for,
+            successes: None,
+        };
+        assert_eq!(hold_back(Threshold::default(), S(2)), S(0));
+        assert_eq!(hold_back(t(Some(1), None), S(2)), S(0));
+        assert_eq!(hold_back(t(Some(3), None), S(2)), S(4));
+        assert_eq!(hold_back(t(None, Some(MS(2500))), S(1)), S(3));
+        assert_eq!(hold_back(t(None, Some(S(2))), S(1)), S(2));
+        assert_eq!(hold_back(t(Some(5), Some(S(2))), S(1)), S(2));
+        // The default drain: detection 4 s, period 2 s: three runs fit.
+        let d = detection_time(crate::drain::DEFAULT_DRAIN_DELAY);
+        assert_eq!(run_period(None, d), S(2));
+        assert_eq!(run_period(Some(MS(500)), d), MS(500));
+        assert!(threshold_fits_detection(t(Some(3), None), S(2), d));
+        assert!(!threshold_fits_detection(t(Some(4), None), S(2), d));
+        assert!(!threshold_fits_detection(t(None, Some(MS(4001))), S(2), d));
     }
 
     #[test]

@@ -64,6 +64,28 @@ pub const fn states_duration(attribute: Option<Duration>, manifest: Duration) ->
     }
 }
 
+/// Whether an attribute's optional run count (`failure_threshold`,
+/// `success_threshold`) is the one the manifest states (R7).
+pub const fn states_count(attribute: Option<u32>, manifest: u32) -> bool {
+    match attribute {
+        Some(a) => a == manifest,
+        None => false,
+    }
+}
+
+/// R20 over an attribute's threshold: its hold-back, in runs `refresh`
+/// or the readiness period apart, not longer than `detection`. The
+/// generated code calls it with a custom probe's `META`;
+/// [`check_threshold`](crate::check_threshold) the same comparison.
+pub const fn threshold_fits(
+    threshold: crate::detection::Threshold,
+    refresh: Option<Duration>,
+    detection: Duration,
+) -> bool {
+    let period = crate::detection::run_period(refresh, detection);
+    crate::detection::threshold_fits_detection(threshold, period, detection)
+}
+
 /// Whether two failure statuses are the same (R7).
 pub const fn same_failure_status(a: FailureStatus, b: FailureStatus) -> bool {
     a as u8 == b as u8

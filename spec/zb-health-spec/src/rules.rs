@@ -23,6 +23,7 @@
 //! | R17 `live-answer` | [`check_execution_policy`] | BE-HLTH-006, ZB-2.3b |
 //! | R18 `drain-fits-grace` | [`check_drain`] | BE-HLTH-005 |
 //! | R19 `max-age-fits-detection` | [`check_max_age`] | BE-HLTH-006 |
+//! | R20 `threshold-fits-detection` | [`check_threshold`] | BE-HLTH-006 |
 //!
 //! Codes are stable: a new rule gets the next number, never a reused one.
 //!
@@ -90,11 +91,16 @@ pub enum Rule {
     /// default), not below the orchestrator's detection time, so an old
     /// answer, healthy or not, outlives what the orchestrator would notice.
     MaxAgeFitsDetection,
+    /// R20: a failure threshold (`failure_threshold`, `failing_for`) that
+    /// can hold a failure back longer than the orchestrator's detection
+    /// time, so the threshold, not the orchestrator, decides how long an
+    /// outage stays hidden; or a threshold of zero runs.
+    ThresholdFitsDetection,
 }
 
 impl Rule {
     /// Every rule, in index order.
-    pub const ALL: [Rule; 19] = [
+    pub const ALL: [Rule; 20] = [
         Rule::LiveTag,
         Rule::RoleScopeNeedsRoles,
         Rule::DuplicateName,
@@ -114,9 +120,10 @@ impl Rule {
         Rule::LiveAnswer,
         Rule::DrainFitsGrace,
         Rule::MaxAgeFitsDetection,
+        Rule::ThresholdFitsDetection,
     ];
 
-    /// The short stable code, `R1` … `R19`, that tests and docs use.
+    /// The short stable code, `R1` … `R20`, that tests and docs use.
     pub const fn code(self) -> &'static str {
         match self {
             Rule::LiveTag => "R1",
@@ -138,6 +145,7 @@ impl Rule {
             Rule::LiveAnswer => "R17",
             Rule::DrainFitsGrace => "R18",
             Rule::MaxAgeFitsDetection => "R19",
+            Rule::ThresholdFitsDetection => "R20",
         }
     }
 
@@ -163,6 +171,7 @@ impl Rule {
             Rule::LiveAnswer => "live-answer",
             Rule::DrainFitsGrace => "drain-fits-grace",
             Rule::MaxAgeFitsDetection => "max-age-fits-detection",
+            Rule::ThresholdFitsDetection => "threshold-fits-detection",
         }
     }
 
@@ -179,9 +188,10 @@ impl Rule {
             Rule::MissingKey => Some("ZB-5"),
             Rule::ClusterSize => Some("AT-5"),
             Rule::NoTags => Some("ZB-1.1"),
-            Rule::RefreshPolicy | Rule::LiveAnswer | Rule::MaxAgeFitsDetection => {
-                Some("BE-HLTH-006")
-            }
+            Rule::RefreshPolicy
+            | Rule::LiveAnswer
+            | Rule::MaxAgeFitsDetection
+            | Rule::ThresholdFitsDetection => Some("BE-HLTH-006"),
             Rule::DrainFitsGrace => Some("BE-HLTH-005"),
             Rule::Unknown
             | Rule::Contradiction
@@ -847,6 +857,73 @@ pub fn check_max_age<L: Clone>(
         );
     }
 }
+
+/// R20 (BE-HLTH-006, issue 18 §1): a probe's failure threshold holds a
+/// failure back ([`crate::detection::hold_back`], counted in
+/// [`crate::detection::run_period`]: `refresh`, else the readiness
+/// period) no longer than the orchestrator's detection time, so the
+/// outage is seen within what R19 allows a cached answer: the detection
+/// time on top of the orchestrator's own. A threshold of zero runs means
+/// nothing and is refused too. Reported at the threshold's own key
+/// (`failures` at `failure_threshold`, else `failing_for`). The
+/// comparison is [`crate::detection::threshold_fits_detection`], the one
+/// the generated code runs for a custom probe's attribute.
+pub fn check_threshold<L: Clone>(
+    name: &str,
+    failures: Option<(u32, L)>,
+    failing_for: Option<(Duration, L)>,
+    successes: Option<(u32, L)>,
+    refresh: Option<Duration>,
+    detection: Option<Duration>,
+    sink: &mut Violations<L>,
+) {
+    for (key, value) in [
+        ("failure_threshold", &failures),
+        ("success_threshold", &successes),
+    ] {
+        if let Some((0, at)) = value {
+            sink.push(
+                Rule::ThresholdFitsDetection,
+                at.clone(),
+                format!("probe `{name}` has `{key}: 0`"),
+                THRESHOLD_ZERO_HELP,
+            );
+        }
+    }
+    let Some(detection) = detection else {
+        return;
+    };
+    let threshold = crate::detection::Threshold {
+        failures: failures.as_ref().map(|(n, _)| *n),
+        failing_for: failing_for.as_ref().map(|(d, _)| *d),
+        successes: None,
+    };
+    if crate::facts::threshold_fits(threshold, refresh, detection) {
+        return;
+    }
+    let period = crate::detection::run_period(refresh, detection);
+    let at = match (&failures, &failing_for) {
+        (Some((_, at)), _) | (None, Some((_, at))) => at.clone(),
+        (None, None) => return,
+    };
+    sink.push(
+        Rule::ThresholdFitsDetection,
+        at,
+        format!(
+            "probe `{name}`'s failure threshold can hold a failure back for {} ms (runs {} ms apart), longer than the orchestrator's detection time of {} ms",
+            crate::detection::hold_back(threshold, period).as_millis(),
+            period.as_millis(),
+            detection.as_millis()
+        ),
+        THRESHOLD_HELP,
+    );
+}
+
+/// Help for R20, a threshold that hides an outage too long.
+pub const THRESHOLD_HELP: &str = "while the threshold holds a failure back the entry says Healthy, and the orchestrator only starts its own detection after it; lower `failure_threshold` or `failing_for`, run the probe more often with `refresh`, or lengthen `lifecycle.drain_delay`";
+
+/// Help for R20, a threshold of zero runs.
+pub const THRESHOLD_ZERO_HELP: &str = "a threshold counts runs in a row and starts at 1 (the same as no threshold); remove the key or give it 1 or more";
 
 /// R3: probe names are unique in one registry (AT-1): the name is the key of
 /// the JSON entry, so a second probe with it would hide the first.

@@ -118,6 +118,7 @@ impl CustomType {
             timeout_stated: true,
             failure_status: Default::default(),
             policy: [None; 3],
+            threshold: Default::default(),
         };
         let message = site.message(
             Rule::Unknown,

@@ -52,6 +52,15 @@ pub fn custom_facts(
             (d.location, quote!(#f::states_duration(#meta.#field, #v)))
         })
     };
+    let count = |n: &Option<Located<u32>>, field: TokenStream| {
+        n.as_ref().map(|n| {
+            let v = n.value;
+            (
+                n.location,
+                quote!(#f::states_count(#meta.threshold.#field, #v)),
+            )
+        })
+    };
     let stated = [
         (
             "name",
@@ -103,6 +112,21 @@ pub fn custom_facts(
             "max_staleness_agrees",
             duration(&p.max_staleness, quote!(max_staleness)),
         ),
+        (
+            "failure_threshold",
+            "failure_threshold_agrees",
+            count(&p.failure_threshold, quote!(failures)),
+        ),
+        (
+            "failing_for",
+            "failing_for_agrees",
+            duration(&p.failing_for, quote!(threshold.failing_for)),
+        ),
+        (
+            "success_threshold",
+            "success_threshold_agrees",
+            count(&p.success_threshold, quote!(successes)),
+        ),
     ];
     for (key, fact, check) in stated {
         if let Some((loc, ok)) = check {
@@ -141,6 +165,24 @@ pub fn custom_facts(
         ty.index,
         "fits_detection",
         quote!(#missing || #f::policy_fits_detection(#meta.cache, #meta.refresh, #meta.max_staleness, #timeout, #d)),
+        &msg,
+    ));
+    // R20: the attribute's failure threshold against the same detection
+    // time.
+    let text = format!(
+        "the #[zb_health] `failure_threshold` or `failing_for` of `{tyname}` can hold a failure back longer than the orchestrator's detection time of {} ms",
+        detection.as_millis()
+    );
+    let msg = site.message(
+        Rule::ThresholdFitsDetection,
+        p.location,
+        text,
+        zb_health_spec::THRESHOLD_HELP,
+    );
+    out.push(site.probe_fact(
+        ty.index,
+        "threshold_fits",
+        quote!(#missing || #f::threshold_fits(#meta.threshold, #meta.refresh, #d)),
         &msg,
     ));
     out

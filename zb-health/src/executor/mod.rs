@@ -78,6 +78,13 @@
 //! below the orchestrator's detection time (R19), so a cached healthy
 //! answer hides an outage no longer than the orchestrator would miss it.
 //!
+//! # Hysteresis (`failure_threshold`, `failing_for`, `success_threshold`)
+//!
+//! Each run's raw result passes through the probe's hysteresis state
+//! (`hysteresis`) before it becomes the entry, the cached or background
+//! result and the input of the transition log, so a held-back failure is
+//! no transition (issue 18 §1). The hold is bounded by R20.
+//!
 //! # Background probes (`refresh`)
 //!
 //! The probe runs on its own schedule (one run every `refresh`, counted
@@ -210,10 +217,10 @@ impl ProbeRuntime {
         })
     }
 
-    /// R19 for this probe's policy against a detection time.
-    pub(crate) fn check_max_age(&self, detection: Duration, sink: &mut Violations<()>) {
+    /// R19 and R20 for this probe's policy against a detection time.
+    pub(crate) fn check_detection(&self, detection: Duration, sink: &mut Violations<()>) {
         self.policy
-            .check_max_age(&self.name, self.timeout, detection, sink);
+            .check_detection(&self.name, self.timeout, Some(detection), sink);
     }
 
     /// The execution in flight right now, if any.
@@ -398,6 +405,8 @@ struct ProbeState {
     stale_description: String,
     /// Grows whenever `slot.last` is stored or cleared (see [`versions`]).
     version: AtomicU64,
+    /// Between each run's raw result and its entry (issue 18 §1).
+    hysteresis: Hysteresis,
 }
 
 #[derive(Default)]
@@ -439,6 +448,7 @@ impl ProbeState {
             max_staleness,
             stale_description: stale_description(max_staleness),
             version: AtomicU64::new(0),
+            hysteresis: Hysteresis::new(policy.threshold),
         }
     }
 }
@@ -495,7 +505,7 @@ impl Executor {
                                 .map(move |run| {
                                     run.unwrap_or_else(|_lost| {
                                         let entry = lost(&probe, started.elapsed());
-                                        record(&probe, generation, &entry);
+                                        record(&probe, generation, &entry, false);
                                         entry
                                     })
                                 })
@@ -526,7 +536,7 @@ impl Executor {
                 // Kept for the cache like the flight's own timeout would
                 // be; the flight itself retires when it ends.
                 let entry = timed_out(probe, started.elapsed());
-                remember(probe, &mut lock(&probe.state.slot), &entry);
+                remember(probe, &mut lock(&probe.state.slot), &entry, false);
                 entry
             }
         }
@@ -586,7 +596,7 @@ async fn execute(
             (failed, d, None, EntryOutcome::TimedOut, error)
         }
     };
-    let entry = HealthEntry {
+    let raw = HealthEntry {
         name: probe.name.clone(),
         status,
         description,
@@ -594,14 +604,19 @@ async fn execute(
         data,
         outcome,
     };
-    record(&probe, generation, &entry);
+    // The log and the metrics see the reported entry: a failure the
+    // threshold holds back is no transition, and its error is not logged.
+    let (entry, held) = probe.state.hysteresis.apply(raw, failed);
+    let error = if held { RunError::None } else { error };
+    record(&probe, generation, &entry, held);
     let interval = Duration::from_nanos(shared.failure_log_interval.load(Ordering::Relaxed));
     probe.log.ran(&entry, &error, interval, (shared.starting)());
     entry
 }
 
-/// Retires the flight and keeps its result for the cache or readers.
-fn record(probe: &ProbeRuntime, generation: u64, entry: &HealthEntry) {
+/// Retires the flight and keeps its result for the cache or readers;
+/// `held` marks an entry the threshold holds back.
+fn record(probe: &ProbeRuntime, generation: u64, entry: &HealthEntry, held: bool) {
     let mut slot = lock(&probe.state.slot);
     if slot
         .flight
@@ -610,16 +625,17 @@ fn record(probe: &ProbeRuntime, generation: u64, entry: &HealthEntry) {
     {
         slot.flight = None;
     }
-    remember(probe, &mut slot, entry);
+    remember(probe, &mut slot, entry, held);
 }
 
 /// Keeps a result where the cache or the background readers find it.
 /// The cache keeps a healthy result only: a failure (or a degraded
 /// answer) clears it, so the next request checks again and a blip
-/// recovers as soon as the dependency does.
-fn remember(probe: &ProbeRuntime, slot: &mut Slot, entry: &HealthEntry) {
+/// recovers as soon as the dependency does. A held-back failure (`held`,
+/// reported `Healthy`) is not a healthy result and is not cached either.
+fn remember(probe: &ProbeRuntime, slot: &mut Slot, entry: &HealthEntry, held: bool) {
     if probe.policy.refresh.is_some()
-        || (probe.policy.cache.is_some() && entry.status == HealthStatus::Healthy)
+        || (probe.policy.cache.is_some() && entry.status == HealthStatus::Healthy && !held)
     {
         slot.last = Some((Instant::now(), entry.clone()));
         probe.state.version.fetch_add(1, Ordering::AcqRel);
@@ -726,8 +742,10 @@ async fn schedule(
     }
 }
 
+mod hysteresis;
 mod thread;
 
+use hysteresis::Hysteresis;
 use thread::Execution;
 pub(crate) use thread::Runs;
 

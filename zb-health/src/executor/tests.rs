@@ -441,6 +441,131 @@ mod policy {
         reg.set_detection_time(ms(4000)).unwrap();
     }
 
+    /// The ready entry's status and description.
+    async fn seen(reg: &HealthRegistry) -> (HealthStatus, String) {
+        let report = reg.check(Tag::Ready).await;
+        let e = &report.entries[0];
+        (e.status, e.description.as_deref().unwrap_or("").to_owned())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_failure_threshold_holds_a_blip_back_and_says_so() {
+        use HealthStatus::{Healthy, Unhealthy};
+        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
+        let (r, c) = counted("db", ms(5));
+        reg.add(r.failure_threshold(3).success_threshold(2))
+            .unwrap();
+        assert_eq!(seen(&reg).await, (Healthy, String::new()));
+        c.fail.store(true, Ordering::SeqCst);
+        assert_eq!(seen(&reg).await, (Healthy, "1 of 3 failures".into()));
+        assert_eq!(seen(&reg).await, (Healthy, "2 of 3 failures".into()));
+        // A healthy run between resets the count: a blip is not an outage.
+        c.fail.store(false, Ordering::SeqCst);
+        assert_eq!(seen(&reg).await, (Healthy, String::new()));
+        c.fail.store(true, Ordering::SeqCst);
+        assert_eq!(seen(&reg).await, (Healthy, "1 of 3 failures".into()));
+        assert_eq!(seen(&reg).await, (Healthy, "2 of 3 failures".into()));
+        assert_eq!(seen(&reg).await, (Unhealthy, "down".into()));
+        assert_eq!(seen(&reg).await, (Unhealthy, "down".into()));
+        // Recovery needs two healthy runs in a row.
+        c.fail.store(false, Ordering::SeqCst);
+        assert_eq!(seen(&reg).await, (Unhealthy, "1 of 2 successes".into()));
+        assert_eq!(seen(&reg).await, (Healthy, String::new()));
+        assert_eq!(c.started(), 10, "every request ran the probe");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn failing_for_counts_time_from_the_first_failed_run() {
+        use HealthStatus::{Healthy, Unhealthy};
+        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
+        let (r, c) = counted("db", ms(5));
+        reg.add(r.failing_for(ms(2000))).unwrap();
+        c.fail.store(true, Ordering::SeqCst);
+        assert_eq!(
+            seen(&reg).await,
+            (Healthy, "failing for 0 ms of 2000 ms".into())
+        );
+        tokio::time::sleep(ms(1000)).await;
+        assert_eq!(
+            seen(&reg).await,
+            (Healthy, "failing for 1005 ms of 2000 ms".into())
+        );
+        tokio::time::sleep(ms(1000)).await;
+        assert_eq!(seen(&reg).await, (Unhealthy, "down".into()));
+        // Without a success threshold one healthy run recovers.
+        c.fail.store(false, Ordering::SeqCst);
+        assert_eq!(seen(&reg).await, (Healthy, String::new()));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_held_back_failure_is_not_cached_as_a_success() {
+        use HealthStatus::{Healthy, Unhealthy};
+        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
+        let (r, c) = counted("db", ms(5));
+        reg.add(r.cache(ms(1000)).failure_threshold(2)).unwrap();
+        seen(&reg).await;
+        tokio::time::sleep(ms(1000)).await;
+        c.fail.store(true, Ordering::SeqCst);
+        assert_eq!(seen(&reg).await, (Healthy, "1 of 2 failures".into()));
+        assert_eq!(seen(&reg).await, (Unhealthy, "down".into()));
+        assert_eq!(c.started(), 3, "the held entry was not served again");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_background_probe_reports_its_held_back_failures() {
+        use HealthStatus::{Healthy, Unhealthy};
+        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
+        let (r, c) = counted("db", ms(5));
+        reg.add(r.refresh(ms(1000)).failure_threshold(2)).unwrap();
+        seen(&reg).await;
+        tokio::time::sleep(ms(100)).await;
+        assert_eq!(seen(&reg).await, (Healthy, String::new()));
+        c.fail.store(true, Ordering::SeqCst);
+        tokio::time::sleep(ms(1000)).await;
+        assert_eq!(seen(&reg).await, (Healthy, "1 of 2 failures".into()));
+        tokio::time::sleep(ms(1000)).await;
+        assert_eq!(seen(&reg).await, (Unhealthy, "down".into()));
+    }
+
+    #[test]
+    fn no_threshold_hides_an_outage_past_the_detection_time() {
+        // 4 s: the readiness period is 2 s, so three runs fit, four not.
+        let reg = HealthRegistry::builder().detection_time(ms(4000)).build();
+        let ok =
+            |name| ProbeRegistration::new(name, from_fn(|| async { Ok(ProbeResult::healthy()) }));
+        let rules = |r| reg.add(r).unwrap_err().rules();
+        assert_eq!(
+            rules(ok("a").failure_threshold(4)),
+            [Rule::ThresholdFitsDetection]
+        );
+        assert_eq!(
+            rules(ok("a").failing_for(ms(4001))),
+            [Rule::ThresholdFitsDetection]
+        );
+        assert_eq!(
+            rules(ok("a").refresh(ms(500)).failure_threshold(10)),
+            [Rule::ThresholdFitsDetection]
+        );
+        assert_eq!(
+            rules(ok("a").success_threshold(0)),
+            [Rule::ThresholdFitsDetection]
+        );
+        assert!(reg.names().is_empty());
+        reg.add(ok("a").failure_threshold(3)).unwrap();
+        reg.add(ok("b").refresh(ms(500)).failure_threshold(9))
+            .unwrap();
+        reg.add(ok("c").failing_for(ms(4000)).success_threshold(5))
+            .unwrap();
+        // A shorter detection time must fit the thresholds too.
+        let err = reg.set_detection_time(ms(3000)).unwrap_err();
+        assert_eq!(err.rules(), [Rule::ThresholdFitsDetection; 2]);
+        // Without a detection time only a zero count is refused.
+        let free = HealthRegistry::new();
+        free.add(ok("a").failure_threshold(100)).unwrap();
+        let zero = free.add(ok("b").failure_threshold(0)).unwrap_err();
+        assert_eq!(zero.rules(), [Rule::ThresholdFitsDetection]);
+    }
+
     #[test]
     fn without_a_detection_time_the_runtime_has_no_bound_to_check() {
         let reg = HealthRegistry::new();

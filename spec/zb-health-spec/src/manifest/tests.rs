@@ -365,6 +365,46 @@ fn r19_a_cache_is_younger_than_the_detection_time() {
 }
 
 #[test]
+fn r20_a_threshold_holds_a_failure_back_no_longer_than_the_detection_time() {
+    // Runs 2 s apart (the readiness period): 4 failures hold back 6 s.
+    let v = only(
+        &with_probe("{ name: db, kind: database, failure_threshold: 4 }"),
+        Rule::ThresholdFitsDetection,
+        at(3, 52),
+    );
+    assert!(v.message.contains("6000 ms"), "{}", v.message);
+    // `failing_for` is reported at its own key when it stands alone.
+    only(
+        &with_probe("{ name: db, kind: database, failing_for: 5s }"),
+        Rule::ThresholdFitsDetection,
+        at(3, 46),
+    );
+    only(
+        &with_probe("{ name: db, kind: database, success_threshold: 0 }"),
+        Rule::ThresholdFitsDetection,
+        at(3, 52),
+    );
+    only(
+        &with_probe("{ name: db, kind: database, failure_threshold: two }"),
+        Rule::ValueType,
+        at(3, 52),
+    );
+    let m = parse_manifest(&with_probe(
+        "{ name: db, kind: database, failure_threshold: 3, failing_for: 4s, success_threshold: 2 }",
+    ))
+    .unwrap_or_else(|v| panic!("{v:#?}"));
+    assert_eq!(m.probes[0].failure_threshold.map(|n| n.value), Some(3));
+    assert_eq!(m.probes[0].success_threshold.map(|n| n.value), Some(2));
+    // A background probe counts in its own `refresh`.
+    assert!(
+        parse_manifest(&with_probe(
+            "{ name: db, kind: database, refresh: 500ms, failure_threshold: 9 }"
+        ))
+        .is_ok()
+    );
+}
+
+#[test]
 fn r19_a_background_result_is_younger_than_the_detection_time() {
     // Stated max_staleness: reported there.
     only(

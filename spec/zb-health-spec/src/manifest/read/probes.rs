@@ -12,7 +12,8 @@ use crate::manifest::{
 use crate::{
     FailureStatus, HealthStatus, Kind, MembershipPolicy, PROBE_SETTING_KEYS, Rule, Scope, Tag,
     TagSet, all_of, check_active_not_optional, check_execution_policy_at, check_max_age,
-    check_name, check_probe_tags, check_role_preference, check_timeout, hint, missing_key, one_of,
+    check_name, check_probe_tags, check_role_preference, check_threshold, check_timeout, hint,
+    missing_key, one_of,
 };
 
 /// The execution policy keys of one probe, as written.
@@ -20,6 +21,9 @@ struct ExecutionPolicy {
     cache: Option<Located<Duration>>,
     refresh: Option<Located<Duration>>,
     max_staleness: Option<Located<Duration>>,
+    failure_threshold: Option<Located<u32>>,
+    failing_for: Option<Located<Duration>>,
+    success_threshold: Option<Located<u32>>,
 }
 
 impl ExecutionPolicy {
@@ -31,10 +35,21 @@ impl ExecutionPolicy {
                 .get(key)
                 .and_then(|f| reader.duration(&format!("`{key}` of {label}"), f.node))
         };
+        let failing_for = read("failing_for");
+        let (cache, refresh, max_staleness) =
+            (read("cache"), read("refresh"), read("max_staleness"));
+        let mut count = |key: &str| {
+            fields
+                .get(key)
+                .and_then(|f| reader.run_count(&format!("`{key}` of {label}"), f.node))
+        };
         Self {
-            cache: read("cache"),
-            refresh: read("refresh"),
-            max_staleness: read("max_staleness"),
+            cache,
+            refresh,
+            max_staleness,
+            failure_threshold: count("failure_threshold"),
+            failing_for,
+            success_threshold: count("success_threshold"),
         }
     }
 }
@@ -141,13 +156,17 @@ impl Reader {
             cache: policy.cache,
             refresh: policy.refresh,
             max_staleness: policy.max_staleness,
+            failure_threshold: policy.failure_threshold,
+            failing_for: policy.failing_for,
+            success_threshold: policy.success_threshold,
         });
         (declared, decl)
     }
 
     /// R5, R16 and R17 through [`check_execution_policy_at`], the rule the
     /// runtime builder applies too, then R19 through [`check_max_age`]
-    /// against the detection time, each violation at its key's value.
+    /// and R20 through [`check_threshold`] against the detection time,
+    /// each violation at its key's value.
     /// Only for a probe whose tags are known here (not written but
     /// invalid, which was reported; not a custom probe's, from its
     /// attribute, which the generated code checks): the rules do not
@@ -171,6 +190,16 @@ impl Reader {
             refresh,
             max_staleness,
             detection,
+            &mut self.sink,
+        );
+        let count = |n: Option<Located<u32>>| n.map(|n| (n.value, n.location));
+        check_threshold(
+            name,
+            count(policy.failure_threshold),
+            at(policy.failing_for),
+            count(policy.success_threshold),
+            policy.refresh.map(|r| r.value),
+            Some(detection),
             &mut self.sink,
         );
     }

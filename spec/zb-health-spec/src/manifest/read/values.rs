@@ -109,6 +109,26 @@ impl Reader {
         None
     }
 
+    /// A count of runs in a row (`failure_threshold`,
+    /// `success_threshold`); zero is read, and refused by R20.
+    pub(super) fn run_count(&mut self, what: &str, node: &Node) -> Option<Located<u32>> {
+        if let Value::Int(n) = node.value
+            && let Ok(n) = u32::try_from(n)
+        {
+            return Some(Located {
+                value: n,
+                location: node.loc,
+            });
+        }
+        self.wrong_type(
+            what,
+            "a whole number of runs",
+            node,
+            "set it to the runs in a row, e.g. `3`",
+        );
+        None
+    }
+
     /// A duration (R5 via [`check_duration_text`]). A bare YAML number
     /// is read as its text, so `1000` gets the "no unit" message, not a type
     /// error.
