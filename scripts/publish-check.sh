@@ -7,16 +7,23 @@
 # here, not after the upload.
 #
 # `--allow-dirty`: it checks the files as they are, committed or not, so it
-# also runs before a commit. The verify build shares the workspace target
-# dir (cargo's default), so a warm run recompiles only the three crates.
-# No debuginfo: the verify build only has to compile, and full debuginfo
-# (the packaged crates carry no `[profile]`) makes a cold run slower.
-# Measured on the 2-core CI machine, shared: cold 118 s (207 s with
-# debuginfo), warm 14 s.
+# also runs before a commit. No debuginfo: the verify build only has to
+# compile, and full debuginfo (the packaged crates carry no `[profile]`)
+# makes a cold run slower. Measured on the 2-core CI machine, shared: cold
+# 118 s (207 s with debuginfo), warm 14 s.
+#
+# The verify build has a target dir of its own, and the three crates'
+# artifacts are removed from it first: cargo takes a crate from a
+# registry (here the local overlay) as immutable, so a warm build would
+# reuse a `zb-health-spec 0.1.0` packaged before a change and verify the
+# later crates against it. Their dependencies stay warm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+target_dir=target/publish-check
+rm -rf "$target_dir"/debug/.fingerprint/zb-health-* "$target_dir"/debug/build/zb-health-* \
+    "$target_dir"/debug/deps/*zb_health* "$target_dir"/package
 start=$SECONDS
-CARGO_PROFILE_DEV_DEBUG=false cargo publish --dry-run --allow-dirty --quiet \
+CARGO_TARGET_DIR="$target_dir" CARGO_PROFILE_DEV_DEBUG=false cargo publish --dry-run --allow-dirty --quiet \
     -p zb-health-spec -p zb-health-macros -p zb-health
 echo "publish-check: dry run of zb-health-spec, zb-health-macros, zb-health passed in $((SECONDS - start)) s"

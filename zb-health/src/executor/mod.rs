@@ -31,7 +31,7 @@
 //!   only waits for the result. Two workers asking at once share one
 //!   flight, because the state lives in the registry they share, not in a
 //!   runtime. A registry built with
-//!   [`probes_on_caller_runtime`](crate::HealthRegistryBuilder::probes_on_caller_runtime)
+//!   [`probes_on_caller_runtime`](crate::registry::HealthRegistryBuilder::probes_on_caller_runtime)
 //!   keeps the whole flight on the runtime of the request that started it,
 //!   for tests on tokio's paused clock.
 //! * **Nothing abandoned.** When the last waiter drops, the last strong

@@ -311,7 +311,7 @@ impl Manifest {
 impl ProbeDecl {
     /// The deadline the probe runs with: its own `timeout`, else
     /// `defaults.timeout`, else [`default_probe_timeout`] of the
-    /// orchestrator timeout ([`DEFAULT_PROBE_TIMEOUT`], lowered below a
+    /// orchestrator timeout ([`DEFAULT_PROBE_TIMEOUT`](crate::DEFAULT_PROBE_TIMEOUT), lowered below a
     /// stated `orchestrator.timeout`). One function, so the macro and the
     /// validator cannot resolve it differently.
     pub fn effective_timeout(&self, manifest: &Manifest) -> Duration {
