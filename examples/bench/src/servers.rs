@@ -292,13 +292,18 @@ async fn ready3(probes: &BareProbes) -> HttpResponse {
             cache: cache.1,
         },
     };
+    ready_response(status, &body)
+}
+
+/// A hand-written ready answer: the tier's code and `body` as JSON.
+fn ready_response(status: HealthStatus, body: &impl Serialize) -> HttpResponse {
     let code = if status.is_serving() {
         StatusCode::OK
     } else {
         StatusCode::SERVICE_UNAVAILABLE
     };
     // Serialising strings, numbers and a JSON map cannot fail.
-    let bytes = serde_json::to_vec(&body).unwrap_or_default();
+    let bytes = serde_json::to_vec(body).unwrap_or_default();
     json_response(code, Bytes::from(bytes))
 }
 
@@ -576,13 +581,7 @@ async fn ready_n(probes: &BareProbes, names: &[String], n: usize) -> HttpRespons
         total_duration_ms: started.elapsed().as_millis() as u64,
         entries: ManyEntries(names, &entries),
     };
-    let code = if status.is_serving() {
-        StatusCode::OK
-    } else {
-        StatusCode::SERVICE_UNAVAILABLE
-    };
-    let bytes = serde_json::to_vec(&body).unwrap_or_default();
-    json_response(code, Bytes::from(bytes))
+    ready_response(status, &body)
 }
 
 /// [`ReadyBody`] over any number of entries.
