@@ -12,7 +12,7 @@ use std::pin::pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::task::Poll;
-use std::thread::ThreadId;
+use std::thread::{JoinHandle, ThreadId};
 use std::time::Duration;
 
 use actix_web::dev::Service;
@@ -20,7 +20,7 @@ use actix_web::web;
 use tokio::sync::watch;
 use tokio::time::Instant;
 use zb_health::probe::from_blocking_fn;
-use zb_health::report::EntryOutcome;
+use zb_health::report::{EntryOutcome, HealthReport};
 use zb_health::{
     HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, Tag, ZbHealth, from_fn,
 };
@@ -70,19 +70,18 @@ fn current_thread_runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
-#[test]
-fn two_threads_with_their_own_runtimes_share_one_execution() {
-    // Like two actix workers: each thread runs its own current-thread
-    // runtime; the registry is the only thing they share.
-    let reg = HealthRegistry::new();
-    let (registration, runs, release) = gated("db");
-    reg.add(registration).unwrap();
-
+/// Like two actix workers: a check of `ready` on a thread with its own
+/// runtime, once it has started its run (`runs` is 1), and a second one on
+/// another, once it waits for that run.
+fn two_checks_on_two_threads(
+    reg: &HealthRegistry,
+    runs: &AtomicUsize,
+) -> (JoinHandle<HealthReport>, JoinHandle<HealthReport>) {
     let first = std::thread::spawn({
         let reg = reg.clone();
         move || current_thread_runtime().block_on(reg.check(Tag::Ready))
     });
-    wait_until("the first execution to start", || {
+    wait_until("the first run to start", || {
         runs.load(Ordering::SeqCst) == 1
     });
     let (joined_tx, joined_rx) = mpsc::channel();
@@ -98,11 +97,104 @@ fn two_threads_with_their_own_runtimes_share_one_execution() {
         }
     });
     joined_rx.recv().unwrap();
+    (first, second)
+}
+
+#[test]
+fn two_threads_with_their_own_runtimes_share_one_execution() {
+    // Like two actix workers: each thread runs its own current-thread
+    // runtime; the registry is the only thing they share.
+    let reg = HealthRegistry::new();
+    let (registration, runs, release) = gated("db");
+    reg.add(registration).unwrap();
+
+    let (first, second) = two_checks_on_two_threads(&reg, &runs);
     assert_eq!(waiting(&reg, "db"), 2);
     release.send(true).unwrap();
     for report in [first.join().unwrap(), second.join().unwrap()] {
         assert_eq!(report.status, HealthStatus::Healthy);
     }
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}
+
+/// A probe whose check blocks its thread (synchronous code in an `async`
+/// check) until `release` says, then answers at once, or after a timer
+/// with `then_wait`; counts its executions.
+fn blocks_its_first_poll(
+    name: &'static str,
+    then_wait: bool,
+) -> (ProbeRegistration, Arc<AtomicUsize>, mpsc::Sender<()>) {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let (release, rx) = mpsc::channel::<()>();
+    let rx = Arc::new(Mutex::new(rx));
+    let counter = runs.clone();
+    let probe = from_fn(move || {
+        let (counter, rx) = (counter.clone(), rx.clone());
+        async move {
+            counter.fetch_add(1, Ordering::SeqCst);
+            let _ = rx.lock().unwrap().recv_timeout(Duration::from_secs(10));
+            if then_wait {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Ok(ProbeResult::healthy())
+        }
+    });
+    (ProbeRegistration::new(name, probe), runs, release)
+}
+
+/// A run's first poll takes no timer and no shared future (issue 17), but
+/// it is still one execution: a request from another thread that arrives
+/// while the first poll blocks its thread waits for that run's result
+/// (handed over at its end, or its flight if it then waits) and never
+/// starts a second one.
+#[test]
+fn a_request_during_a_blocked_first_poll_shares_its_run() {
+    for then_wait in [false, true] {
+        let reg = HealthRegistry::new();
+        let (registration, runs, release) = blocks_its_first_poll("db", then_wait);
+        reg.add(registration).unwrap();
+        let (first, second) = two_checks_on_two_threads(&reg, &runs);
+        assert_eq!(
+            waiting(&reg, "db"),
+            1,
+            "the second request waits on the first poll"
+        );
+        release.send(()).unwrap();
+        for report in [first.join().unwrap(), second.join().unwrap()] {
+            assert_eq!(
+                report.status,
+                HealthStatus::Healthy,
+                "then_wait: {then_wait}"
+            );
+        }
+        assert_eq!(runs.load(Ordering::SeqCst), 1, "then_wait: {then_wait}");
+        assert!(reg.in_flight().is_empty());
+    }
+}
+
+/// A request that waits on another's blocked first poll keeps its own
+/// deadline: it answers `timed out` while that poll still blocks.
+#[test]
+fn a_request_during_a_blocked_first_poll_answers_at_its_deadline() {
+    let reg = HealthRegistry::new();
+    let (registration, runs, release) = blocks_its_first_poll("db", false);
+    reg.add(registration.timeout(Duration::from_millis(200)))
+        .unwrap();
+    let first = std::thread::spawn({
+        let reg = reg.clone();
+        move || current_thread_runtime().block_on(reg.check(Tag::Ready))
+    });
+    wait_until("the first poll to start", || {
+        runs.load(Ordering::SeqCst) == 1
+    });
+    let report = current_thread_runtime().block_on(reg.check(Tag::Ready));
+    assert!(!first.is_finished(), "the first poll still blocks");
+    assert_eq!(report.status, HealthStatus::Unhealthy);
+    assert_eq!(report.entries[0].outcome, EntryOutcome::TimedOut);
+    release.send(()).unwrap();
+    // The run that blocked answers with its own result, past its deadline
+    // only because nothing can interrupt a thread.
+    assert_eq!(first.join().unwrap().entries.len(), 1);
     assert_eq!(runs.load(Ordering::SeqCst), 1);
 }
 

@@ -577,10 +577,12 @@ impl TierEndpoint {
     /// when it is still the answer, else a new one, kept when it is made of
     /// kept results alone and serving.
     async fn respond_built_in(&self) -> HttpResponse {
-        if let Some(again) = self.rendered_again() {
+        // Taken once, before the answer it may be stored with (see
+        // `answer_key`); `None` at once for a tier that keeps nothing.
+        let key = self.registry.answer_key(self.tag);
+        if let Some(again) = key.as_ref().and_then(|key| self.rendered_again(key)) {
             return again;
         }
-        let key = self.registry.answer_key(self.tag);
         let (report, until) = self.registry.answer_until(self.tag).await;
         let status = report.status;
         let body = Bytes::from(
@@ -601,12 +603,11 @@ impl TierEndpoint {
 
     /// The kept body, while the lifecycle adds nothing, no probe's kept
     /// result changed, the table is the same and none of them expired.
-    fn rendered_again(&self) -> Option<HttpResponse> {
-        let now = self.registry.answer_key(self.tag)?;
+    fn rendered_again(&self, now: &AnswerKey) -> Option<HttpResponse> {
         let (status, body) = {
             let rendered = lock(&self.rendered);
             let r = rendered.as_ref()?;
-            if !r.key.same(&now) || Instant::now() >= r.until {
+            if !r.key.same(now) || Instant::now() >= r.until {
                 return None;
             }
             (r.status, r.body.clone())

@@ -51,12 +51,13 @@
 //! anything short of healthy.
 
 use std::fmt;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use metrics::{
-    Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram,
+    Key, Label, Level, Metadata, Unit, counter, describe_counter, describe_gauge,
+    describe_histogram, gauge, with_recorder,
 };
 use tokio::time::Instant;
 
@@ -270,11 +271,23 @@ impl fmt::Display for Cause<'_> {
     }
 }
 
-/// The log state of one registered probe.
-#[derive(Default)]
+/// The log state of one registered probe, and its metrics' keys.
 pub(crate) struct ProbeLog {
     state: Mutex<LogState>,
+    /// Built (and hashed) once at registration, not on every run: the
+    /// `probe` label is the same for every run (issue 17).
+    keys: ProbeKeys,
 }
+
+struct ProbeKeys {
+    status: Key,
+    duration: Key,
+    failures: Key,
+}
+
+/// What the `gauge!` family would declare at each call site.
+static METADATA: Metadata<'static> =
+    Metadata::new(module_path!(), Level::INFO, Some(module_path!()));
 
 #[derive(Default)]
 struct LogState {
@@ -387,6 +400,21 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
 }
 
 impl ProbeLog {
+    /// The log of the probe `name`, before its first run.
+    pub(crate) fn new(name: &Arc<str>) -> Self {
+        let key = |metric: &'static str| {
+            Key::from_parts(metric, vec![Label::new("probe", name.to_string())])
+        };
+        Self {
+            state: Mutex::default(),
+            keys: ProbeKeys {
+                status: key(PROBE_STATUS),
+                duration: key(PROBE_DURATION),
+                failures: key(PROBE_FAILURES),
+            },
+        }
+    }
+
     /// Logs and records one finished run of the probe this log belongs to;
     /// the entry carries its name.
     ///
@@ -408,13 +436,13 @@ impl ProbeLog {
             let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
             state.step(entry.status, Instant::now(), interval)
         };
-        record(entry, error, line, to_failure);
+        record(entry, error, line, to_failure, &self.keys);
     }
 }
 
 /// The log line and the metrics of one run, outside the log state's lock:
 /// a slow subscriber must not hold up the probe's next run.
-fn record(entry: &HealthEntry, error: &RunError, line: Line, to_failure: bool) {
+fn record(entry: &HealthEntry, error: &RunError, line: Line, to_failure: bool, keys: &ProbeKeys) {
     let name = &*entry.name;
     let status = entry.status.as_str();
     let outcome = outcome_str(entry.outcome);
@@ -455,12 +483,19 @@ fn record(entry: &HealthEntry, error: &RunError, line: Line, to_failure: bool) {
             "health probe recovered"
         ),
     }
-    let label = entry.name.clone();
-    gauge!(PROBE_STATUS, "probe" => label.clone()).set(status_value(entry.status));
-    histogram!(PROBE_DURATION, "probe" => label.clone()).record(entry.duration.as_secs_f64());
-    // Every run touches the counter, so it exists (at 0) from the first
-    // run and a dashboard's `increase()` sees the first failure.
-    counter!(PROBE_FAILURES, "probe" => label).increment(u64::from(to_failure));
+    with_recorder(|recorder| {
+        recorder
+            .register_gauge(&keys.status, &METADATA)
+            .set(status_value(entry.status));
+        recorder
+            .register_histogram(&keys.duration, &METADATA)
+            .record(entry.duration.as_secs_f64());
+        // Every run touches the counter, so it exists (at 0) from the first
+        // run and a dashboard's `increase()` sees the first failure.
+        recorder
+            .register_counter(&keys.failures, &METADATA)
+            .increment(u64::from(to_failure));
+    });
 }
 
 #[cfg(test)]

@@ -96,13 +96,16 @@ pub type BoxProbeFuture<'a> = Pin<Box<dyn Future<Output = ProbeOutcome> + Send +
 /// The object-safe face of [`Probe`], so one registry holds many probe
 /// types. Implemented for every `Probe`; users never implement it.
 pub trait DynProbe: Send + Sync + 'static {
-    /// Runs the check once, boxed.
-    fn check_boxed(&self) -> BoxProbeFuture<'_>;
+    /// Runs the check once, boxed, owning the probe: the executor polls
+    /// the future once where it was asked for and, if it waits, moves it
+    /// to the probe thread, so it may borrow nothing from the request.
+    fn check_owned(self: Arc<Self>) -> BoxProbeFuture<'static>;
 }
 
 impl<P: Probe> DynProbe for P {
-    fn check_boxed(&self) -> BoxProbeFuture<'_> {
-        Box::pin(self.check())
+    fn check_owned(self: Arc<Self>) -> BoxProbeFuture<'static> {
+        // The check's own future lives inside this one: one allocation.
+        Box::pin(async move { self.check().await })
     }
 }
 

@@ -228,14 +228,15 @@ impl HealthRegistry {
     /// What a rendered answer of `tier` (`ready` or `active`) depends on
     /// besides the clock: the tier's probe table and its probes'
     /// kept-result versions; `None` while the lifecycle adds entries (starting,
-    /// draining), when no rendered answer may be reused. Taken before the
-    /// answer it is stored with, so a change during the render only
-    /// renders the next answer again.
+    /// draining), when no rendered answer may be reused, and for a tier
+    /// with a probe that keeps no result (told by the table, without
+    /// visiting the probes). Taken before the answer it is stored with, so
+    /// a change during the render only renders the next answer again.
     pub(crate) fn answer_key(&self, tier: Tag) -> Option<AnswerKey> {
         if !self.inner.lifecycle.is_steady() {
             return None;
         }
-        let table = self.inner.table.tier(tier)?;
+        let table = self.inner.table.tier_if_kept(tier)?;
         Some(AnswerKey {
             changes: crate::executor::versions(&table),
             table: Arc::downgrade(&table),

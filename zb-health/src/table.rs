@@ -24,6 +24,10 @@ struct State {
     all: Vec<Row>,
     ready: TierTable,
     active: TierTable,
+    /// Whether every probe of the tier keeps its result (a cache or a
+    /// schedule), so an answer of the tier may be served again.
+    ready_kept: bool,
+    active_kept: bool,
     next_id: u64,
     /// The orchestrator's probe timeout, once known. Under the same lock as
     /// the probes, so no `add` can slip in between the check of the
@@ -46,6 +50,9 @@ impl State {
         };
         self.ready = table(Tag::Ready);
         self.active = table(Tag::Active);
+        let kept = |t: &TierTable| !t.is_empty() && t.iter().all(|p| p.keeps_results());
+        self.ready_kept = kept(&self.ready);
+        self.active_kept = kept(&self.active);
     }
 }
 
@@ -68,6 +75,8 @@ impl ProbeTable {
                 all: Vec::new(),
                 ready: empty.clone(),
                 active: empty,
+                ready_kept: false,
+                active_kept: false,
                 next_id: 0,
                 orchestrator_timeout,
                 detection_time,
@@ -232,6 +241,16 @@ impl ProbeTable {
             Tag::Ready => Some(state.ready.clone()),
             Tag::Active => Some(state.active.clone()),
             Tag::Live => None,
+        }
+    }
+
+    /// [`tier`](Self::tier), only when every probe of it keeps its result.
+    pub(crate) fn tier_if_kept(&self, tier: Tag) -> Option<TierTable> {
+        let state = self.read();
+        match tier {
+            Tag::Ready if state.ready_kept => Some(state.ready.clone()),
+            Tag::Active if state.active_kept => Some(state.active.clone()),
+            _ => None,
         }
     }
 

@@ -10,27 +10,31 @@
 //!
 //! # Single-flight (always on)
 //!
-//! Every run of a probe is one *flight*: a `futures_util`
-//! [`Shared`](futures_util::future::Shared)
-//! future holding the in-flight slot, the deadline, the panic guard and the
-//! probe's own future. The probe's runtime state keeps only a *weak*
-//! reference to the current flight; every request that wants the probe's
-//! result upgrades it and awaits a strong clone, or starts a new flight if
-//! there is none.
+//! Every run of a probe is claimed by the request that starts it, in the
+//! probe's state, so every other request for the probe waits for that
+//! run's result instead of starting one (`Run`).
 //!
-//! Why this shape:
-//!
-//! * **Polled at once, moved if it waits.** The request that starts a
-//!   flight polls it once, with the probe thread's runtime entered (see
-//!   `thread`): a probe that answers at once costs no task and no thread
-//!   hop. A probe that is still pending is moved to the probe thread,
-//!   where its timers and I/O were registered, so it finishes on its own
-//!   time whichever runtime asked, and however blocked that runtime is
-//!   (BE-HLTH-006: a handler that blocks an application worker cannot
-//!   stall the management port's answer). Every waiter, on any runtime,
-//!   only waits for the result. Two workers asking at once share one
-//!   flight, because the state lives in the registry they share, not in a
-//!   runtime. A registry built with
+//! * **The first poll is the fast path (issue 17).** The request that
+//!   claims a run polls the check once, at once, with the probe thread's
+//!   runtime entered (see `thread`) and under the panic guard, after
+//!   taking an in-flight slot without waiting (one atomic). A check that
+//!   answers then (nearly every probe on nearly every request) costs no
+//!   deadline timer, no shared future, no task and no thread hop; a
+//!   request that arrives during that poll (the check blocks its thread)
+//!   is handed the result at its end (`Handoff`), within its own
+//!   deadline.
+//! * **A run that waits becomes a *flight*:** a `futures_util`
+//!   [`Shared`](futures_util::future::Shared) future holding the in-flight
+//!   slot, the deadline and the panic guard around the rest of the check.
+//!   The probe's state keeps only a *weak* reference to it; every request
+//!   that wants the probe's result upgrades it and awaits a strong clone.
+//!   The flight is moved to the probe thread, where its timers and I/O
+//!   were registered, so it finishes on its own time whichever runtime
+//!   asked, and however blocked that runtime is (BE-HLTH-006: a handler
+//!   that blocks an application worker cannot stall the management port's
+//!   answer). Every waiter, on any runtime, only waits for the result. Two
+//!   workers asking at once share one run, because the state lives in the
+//!   registry they share, not in a runtime. A registry built with
 //!   [`probes_on_caller_runtime`](crate::registry::HealthRegistryBuilder::probes_on_caller_runtime)
 //!   keeps the whole flight on the runtime of the request that started it,
 //!   for tests on tokio's paused clock.
@@ -47,9 +51,12 @@
 //!   short wait). Starting a second execution for the late joiner instead
 //!   would break "at most one in flight" exactly when a dependency hangs.
 //! * **Bound and panics inside.** The in-flight slot (`max_in_flight`) is
-//!   taken inside the flight, so one flight holds one slot however many
-//!   requests wait on it; the `catch_unwind` guard is inside too, so a
-//!   panicking probe never poisons the shared future.
+//!   taken before the first poll, which may already open a connection, and
+//!   kept by the flight, so one run holds one slot however many requests
+//!   wait on it; with no slot free, the run is a flight that waits for one
+//!   (within its deadline) before its first poll. The `catch_unwind` guard
+//!   is around every poll, so a panicking probe never poisons the shared
+//!   future.
 //!
 //! Every waiter also keeps the flight's deadline on its *own* runtime and
 //! answers `timed out` at it whatever the flight does: a probe that blocks
@@ -132,7 +139,7 @@ use zb_health_spec::detection::{background_max_age, default_probe_timeout};
 use zb_health_spec::{FailureStatus, HealthStatus, Tag, TagSet, Violations};
 
 use crate::observe::{ProbeLog, RunError};
-use crate::probe::DynProbe;
+use crate::probe::{BoxProbeFuture, DynProbe, ProbeOutcome};
 use crate::registration::{Policy, ProbeRegistration};
 use crate::report::{
     ERRORED_DESCRIPTION, EntryOutcome, HealthEntry, HealthReport, PANICKED_DESCRIPTION,
@@ -189,7 +196,7 @@ impl ProbeRuntime {
         Self {
             timeout_description: format!("timed out after {} ms", timeout.as_millis()),
             state: ProbeState::new(policy, timeout),
-            log: ProbeLog::default(),
+            log: ProbeLog::new(&name),
             policy,
             name,
             tags,
@@ -217,22 +224,43 @@ impl ProbeRuntime {
         })
     }
 
+    /// Whether a result of this probe is kept and served again (a cache or
+    /// a background schedule), so a tier made of such probes can keep its
+    /// rendered answer.
+    pub(crate) fn keeps_results(&self) -> bool {
+        self.policy.cache.is_some() || self.policy.refresh.is_some()
+    }
+
     /// R19 and R20 for this probe's policy against a detection time.
     pub(crate) fn check_detection(&self, detection: Duration, sink: &mut Violations<()>) {
         self.policy
             .check_detection(&self.name, self.timeout, Some(detection), sink);
     }
 
-    /// The execution in flight right now, if any.
+    /// The execution in flight right now, if any: a flight, or a first
+    /// poll under way (a check blocking its thread), whose waiters are
+    /// the requests that arrived during it.
     pub(crate) fn in_flight(&self) -> Option<InFlight> {
         let slot = lock(&self.state.slot);
-        let current = slot.flight.as_ref()?;
-        // A flight nobody drives any more is over, whatever it recorded.
-        let _alive = current.flight.upgrade()?;
+        let (waiting, started) = match &slot.run {
+            Run::Idle => return None,
+            Run::FirstPoll(first) => {
+                let waiting = first
+                    .handoff
+                    .as_ref()
+                    .map_or(0, |h| Arc::strong_count(h) - 1);
+                (waiting, first.started)
+            }
+            Run::Flight(current) => {
+                // A flight nobody drives any more is over, whatever it recorded.
+                let _alive = current.flight.upgrade()?;
+                (current.waiting.load(Ordering::SeqCst), current.started)
+            }
+        };
         Some(InFlight {
             name: self.name.clone(),
-            waiting: current.waiting.load(Ordering::SeqCst),
-            running_for: current.started.elapsed(),
+            waiting,
+            running_for: started.elapsed(),
         })
     }
 }
@@ -333,39 +361,48 @@ impl Executor {
     /// background one within its staleness bound), then the earliest
     /// instant one of them expires. Until then, and while [`versions`] is
     /// unchanged, the same probes give the same report.
+    ///
+    /// Every probe is first asked in turn for its entry *now* (a kept
+    /// result, or a run that answers at its first poll); only the probes
+    /// that must be waited for are then awaited together.
     pub(crate) async fn report_until(
         &self,
         tier: Tag,
         probes: &[Arc<ProbeRuntime>],
     ) -> (HealthReport, Option<Instant>) {
         let started = Instant::now();
-        let answers = join_all(probes.iter().map(|probe| self.entry_until(probe))).await;
         // `None` once any entry is not a kept one; an empty tier has
         // nothing to keep (and costs nothing to render).
         let mut until: Option<Option<Instant>> = Some(None);
-        let entries = answers
-            .into_iter()
-            .map(|(entry, expires)| {
-                until = match (until, expires) {
-                    (Some(soonest), Some(e)) => Some(Some(soonest.map_or(e, |s| s.min(e)))),
-                    _ => None,
-                };
-                entry
-            })
-            .collect();
+        let mut entries = Vec::with_capacity(probes.len());
+        let mut waits = Vec::new();
+        for (index, probe) in probes.iter().enumerate() {
+            match self.now(probe) {
+                Now::Entry(entry, expires) => {
+                    until = match (until, expires) {
+                        (Some(soonest), Some(e)) => Some(Some(soonest.map_or(e, |s| s.min(e)))),
+                        _ => None,
+                    };
+                    entries.push(Some(entry));
+                }
+                Now::Wait(wait) => {
+                    until = None;
+                    entries.push(None);
+                    waits.push(wait.map(move |entry| (index, entry)));
+                }
+            }
+        }
+        for (index, entry) in join_all(waits).await {
+            entries[index] = Some(entry);
+        }
         (
-            HealthReport::new(tier, entries, started.elapsed()),
+            HealthReport::new(
+                tier,
+                entries.into_iter().flatten().collect(),
+                started.elapsed(),
+            ),
             until.flatten(),
         )
-    }
-
-    /// A probe's kept result and when it expires, or the entry through the
-    /// whole policy (which may run the probe) and `None`.
-    async fn entry_until(&self, probe: &Arc<ProbeRuntime>) -> (HealthEntry, Option<Instant>) {
-        match kept_entry(probe) {
-            Some((entry, expires)) => (entry, Some(expires)),
-            None => (self.entry(probe).await, None),
-        }
     }
 }
 
@@ -411,10 +448,28 @@ struct ProbeState {
 
 #[derive(Default)]
 struct Slot {
-    flight: Option<CurrentFlight>,
+    run: Run,
     /// The last finished run and when it finished.
     last: Option<(Instant, HealthEntry)>,
     next_generation: u64,
+}
+
+/// The probe's run under way, if any.
+#[derive(Default)]
+enum Run {
+    #[default]
+    Idle,
+    /// A request is polling a new run for the first time, right now.
+    FirstPoll(FirstPoll),
+    /// A run that did not answer at its first poll.
+    Flight(CurrentFlight),
+}
+
+struct FirstPoll {
+    generation: u64,
+    started: Instant,
+    /// Made by the first request to arrive during the poll.
+    handoff: Option<Arc<Handoff>>,
 }
 
 struct CurrentFlight {
@@ -469,105 +524,383 @@ impl Drop for Waiting {
     }
 }
 
+/// A probe's entry for one request, as far as it is known at once.
+enum Now<'a> {
+    /// Known now: a kept result (and when it expires), a background one, or
+    /// a run that answered at its first poll (`None`).
+    Entry(HealthEntry, Option<Instant>),
+    /// To be waited for: a flight still running, or the first poll of
+    /// another request's run.
+    Wait(BoxFuture<'a, HealthEntry>),
+}
+
+/// What a request does about a probe with no kept result.
+enum Turn {
+    /// Start a run: nobody else is running it.
+    Own(u64, Instant),
+    /// Wait on the flight under way, which started then.
+    Join(Flight, Arc<AtomicUsize>, Instant),
+    /// Wait on another request's first poll, which started then.
+    Handoff(Arc<Handoff>, Instant),
+}
+
+/// A run's shared flight.
+type Flight = futures_util::future::Shared<BoxFuture<'static, HealthEntry>>;
+
+/// How a first poll hands its result to the requests that arrived during
+/// it (single flight, without a flight: a probe that answers at once
+/// needs no shared future). Made only when a request does arrive.
+#[derive(Default)]
+struct Handoff {
+    handed: std::sync::OnceLock<Handed>,
+    notify: tokio::sync::Notify,
+}
+
+enum Handed {
+    /// The run answered at its first poll.
+    Entry(HealthEntry),
+    /// The run waits: join its flight.
+    Flight(Flight, Arc<AtomicUsize>),
+}
+
+impl Handoff {
+    fn hand(&self, handed: Handed) {
+        // Set once, by the claim's owner or its guard, then read by all.
+        let _ = self.handed.set(handed);
+        self.notify.notify_waiters();
+    }
+}
+
 impl Executor {
     /// The entry of one probe for one request, under its policy: the
-    /// background result, a fresh cached one, or the shared flight's.
+    /// background result, a fresh cached one, or the run's (its own, or
+    /// the one it joins). For one probe alone (the gRPC health service's
+    /// targets); a tier's report asks [`now`](Self::now) for each.
+    #[cfg_attr(not(feature = "grpc"), allow(dead_code))]
     pub(crate) async fn entry(&self, probe: &Arc<ProbeRuntime>) -> HealthEntry {
+        match self.now(probe) {
+            Now::Entry(entry, _) => entry,
+            Now::Wait(wait) => wait.await,
+        }
+    }
+
+    /// The entry of `probe` if it is known without waiting, else what to
+    /// wait for. Never blocks, except on the probe's own first poll.
+    fn now<'a>(&'a self, probe: &'a Arc<ProbeRuntime>) -> Now<'a> {
+        if let Some((entry, expires)) = kept_entry(probe) {
+            return Now::Entry(entry, Some(expires));
+        }
         if probe.policy.refresh.is_some() {
             ensure_task(probe, &self.shared);
-            return background_entry(probe);
+            return Now::Entry(background_entry(probe), None);
         }
-        let (flight, waiting, started) = {
+        let turn = {
             let mut slot = lock(&probe.state.slot);
-            if let (Some(cache), Some((at, entry))) = (probe.policy.cache, &slot.last)
-                && at.elapsed() < cache
-            {
-                return entry.clone();
+            match &mut slot.run {
+                Run::Flight(current) => match current.flight.upgrade() {
+                    Some(flight) => Turn::Join(flight, current.waiting.clone(), current.started),
+                    None => claim(&mut slot),
+                },
+                Run::FirstPoll(first) => {
+                    let handoff = first.handoff.get_or_insert_with(Default::default);
+                    Turn::Handoff(handoff.clone(), first.started)
+                }
+                Run::Idle => claim(&mut slot),
             }
-            let current = slot
-                .flight
-                .as_ref()
-                .and_then(|c| Some((c.flight.upgrade()?, c.waiting.clone(), c.started)));
-            match current {
-                Some(joined) => joined,
-                None => {
-                    let generation = slot.next_generation;
-                    slot.next_generation += 1;
-                    let started = Instant::now();
-                    let work = execute(self.shared.clone(), probe.clone(), generation, started);
-                    let flight = match self.shared.runs.handle() {
-                        Some(handle) => {
-                            let probe = probe.clone();
-                            // The asker's subscriber (a test's local one)
-                            // sees the run's lines wherever it runs.
-                            let work = work.with_current_subscriber();
-                            Execution::new(work.boxed(), handle)
-                                .map(move |run| {
-                                    run.unwrap_or_else(|_lost| {
-                                        let entry = lost(&probe, started.elapsed());
-                                        record(&probe, generation, &entry, false);
-                                        entry
-                                    })
-                                })
-                                .boxed()
+        };
+        match turn {
+            Turn::Own(generation, started) => self.first_poll(probe, generation, started),
+            Turn::Join(flight, waiting, started) => {
+                Now::Wait(join(probe, flight, waiting, started).boxed())
+            }
+            Turn::Handoff(handoff, started) => Now::Wait(
+                async move {
+                    match wait_handoff(&handoff, started + probe.timeout).await {
+                        Some(Handed::Entry(entry)) => entry.clone(),
+                        Some(Handed::Flight(flight, waiting)) => {
+                            join(probe, flight.clone(), waiting.clone(), started).await
                         }
-                        None => work.boxed(),
+                        None => waited_out(probe, started),
                     }
-                    .shared();
-                    let waiting = Arc::new(AtomicUsize::new(0));
-                    slot.flight = Some(CurrentFlight {
+                }
+                .boxed(),
+            ),
+        }
+    }
+
+    /// Starts a run: its first poll here and now, with the probe thread's
+    /// runtime entered and under the panic guard, but with no deadline
+    /// timer. A probe that answers at once (nearly every probe on nearly
+    /// every request) needs none; one that waits becomes a flight, which
+    /// arms it (issue 17). The in-flight slot is taken first, without
+    /// waiting (one atomic), since a first poll may already open a
+    /// connection; with none free, the run is a flight that waits for one.
+    fn first_poll<'a>(
+        &'a self,
+        probe: &'a Arc<ProbeRuntime>,
+        generation: u64,
+        started: Instant,
+    ) -> Now<'a> {
+        let mut claim = ClaimGuard {
+            probe,
+            generation,
+            started,
+            armed: true,
+        };
+        let Ok(slot) = self.shared.limiter.try_acquire() else {
+            let check = probe.probe.clone().check_owned();
+            return self.take_off(probe, generation, started, check, None, claim);
+        };
+        let polled = {
+            let _probe_runtime = self.shared.runs.handle().map(|h| h.enter());
+            // `check_owned` is called inside the guard, so a panic in a
+            // check's synchronous part is caught like one in its `async`
+            // part (AT-3). The waker is never used: a pending check is
+            // polled again at once by its flight, and only the latest
+            // poll's waker counts.
+            std::panic::catch_unwind(AssertUnwindSafe(|| {
+                let mut check = probe.probe.clone().check_owned();
+                let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+                match check.as_mut().poll(&mut cx) {
+                    std::task::Poll::Ready(outcome) => Ok(outcome),
+                    std::task::Poll::Pending => Err(check),
+                }
+            }))
+        };
+        let pending = match polled {
+            Ok(Ok(outcome)) => Ok(Ok(outcome)),
+            Err(panic) => Ok(Err(panic)),
+            Ok(Err(pending)) => Err(pending),
+        };
+        match pending {
+            Ok(result) => {
+                drop(slot);
+                let entry = finish(&self.shared, probe, generation, Ok(result), started);
+                claim.armed = false;
+                Now::Entry(entry, None)
+            }
+            Err(pending) => {
+                // The flight keeps the slot until it ends.
+                slot.forget();
+                let held = HeldSlot(self.shared.clone());
+                self.take_off(probe, generation, started, pending, Some(held), claim)
+            }
+        }
+    }
+
+    /// Makes the claimed run a flight (`held`: with the in-flight slot its
+    /// first poll took), hands it to the requests that arrived during the
+    /// claim, and joins it.
+    fn take_off<'a>(
+        &'a self,
+        probe: &'a Arc<ProbeRuntime>,
+        generation: u64,
+        started: Instant,
+        check: BoxProbeFuture<'static>,
+        held: Option<HeldSlot>,
+        mut claim: ClaimGuard<'_>,
+    ) -> Now<'a> {
+        let flight = self.flight(probe, generation, started, check, held);
+        let waiting = Arc::new(AtomicUsize::new(0));
+        let handoff = {
+            let mut slot = lock(&probe.state.slot);
+            match std::mem::replace(&mut slot.run, Run::Idle) {
+                Run::FirstPoll(first) if first.generation == generation => {
+                    slot.run = Run::Flight(CurrentFlight {
                         generation,
                         // `downgrade` fails only for a finished flight.
                         flight: flight.downgrade().expect("a new flight is pending"),
                         waiting: waiting.clone(),
                         started,
                     });
-                    (flight, waiting, started)
+                    first.handoff
+                }
+                other => {
+                    slot.run = other;
+                    None
                 }
             }
         };
-        let _waiting = Waiting::new(waiting);
-        // The flight's own deadline ends it in time, but its timer belongs
-        // to the runtime that started it; this one, on the waiter's own
-        // runtime, keeps the bound even if that runtime is stalled.
-        match tokio::time::timeout_at(started + probe.timeout, flight).await {
-            Ok(entry) => entry,
-            Err(_elapsed) => {
-                // Kept for the cache like the flight's own timeout would
-                // be; the flight itself retires when it ends.
-                let entry = timed_out(probe, started.elapsed());
-                remember(probe, &mut lock(&probe.state.slot), &entry, false);
-                entry
+        claim.armed = false;
+        if let Some(handoff) = handoff {
+            handoff.hand(Handed::Flight(flight.clone(), waiting.clone()));
+        }
+        Now::Wait(join(probe, flight, waiting, started).boxed())
+    }
+
+    /// The flight of a run whose first poll is pending (or not yet made):
+    /// the in-flight slot, the deadline and the panic guard around the
+    /// rest of it, moved to the probe thread if it waits.
+    fn flight(
+        &self,
+        probe: &Arc<ProbeRuntime>,
+        generation: u64,
+        started: Instant,
+        pending: BoxProbeFuture<'static>,
+        held: Option<HeldSlot>,
+    ) -> Flight {
+        let work = execute(
+            self.shared.clone(),
+            probe.clone(),
+            generation,
+            started,
+            pending,
+            held,
+        );
+        match self.shared.runs.handle() {
+            Some(handle) => {
+                let probe = probe.clone();
+                // The asker's subscriber (a test's local one) sees the
+                // run's lines wherever it runs.
+                let work = work.with_current_subscriber();
+                Execution::new(work.boxed(), handle)
+                    .map(move |run| {
+                        run.unwrap_or_else(|_lost| {
+                            let entry = lost(&probe, started.elapsed());
+                            record(&probe, generation, &entry, false);
+                            entry
+                        })
+                    })
+                    .boxed()
             }
+            None => work.boxed(),
+        }
+        .shared()
+    }
+}
+
+/// An in-flight slot a flight holds until it ends, owned (the flight
+/// outlives any borrow of the semaphore).
+struct HeldSlot(Arc<Shared>);
+
+impl Drop for HeldSlot {
+    fn drop(&mut self) {
+        self.0.limiter.add_permits(1);
+    }
+}
+
+/// Claims the next run for this request (see [`Turn::Own`]).
+fn claim(slot: &mut Slot) -> Turn {
+    let generation = slot.next_generation;
+    slot.next_generation += 1;
+    let started = Instant::now();
+    slot.run = Run::FirstPoll(FirstPoll {
+        generation,
+        started,
+        handoff: None,
+    });
+    Turn::Own(generation, started)
+}
+
+/// Gives up a first poll that ended without a result (something outside
+/// the probe's guard unwound): its waiters get the probe's failure, and
+/// the next request runs the probe again.
+struct ClaimGuard<'a> {
+    probe: &'a ProbeRuntime,
+    generation: u64,
+    started: Instant,
+    armed: bool,
+}
+
+impl Drop for ClaimGuard<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            let entry = lost(self.probe, self.started.elapsed());
+            record(self.probe, self.generation, &entry, false);
         }
     }
 }
 
-/// One run of a probe: in-flight slot, deadline and panic guard, then the
-/// result is recorded and the flight retired, so no request can join a
-/// finished flight and get an old answer from it.
+/// Waits, until `deadline`, for a first poll to hand its result over.
+async fn wait_handoff(handoff: &Handoff, deadline: Instant) -> Option<&Handed> {
+    let mut notified = pin!(handoff.notify.notified());
+    loop {
+        // Registered before the check, so a hand-over between the two
+        // still wakes this waiter.
+        notified.as_mut().enable();
+        if let Some(handed) = handoff.handed.get() {
+            return Some(handed);
+        }
+        tokio::time::timeout_at(deadline, notified.as_mut())
+            .await
+            .ok()?;
+        notified.set(handoff.notify.notified());
+    }
+}
+
+/// Waits on a flight, counted as one of its waiters, within its deadline.
+async fn join(
+    probe: &ProbeRuntime,
+    flight: Flight,
+    waiting: Arc<AtomicUsize>,
+    started: Instant,
+) -> HealthEntry {
+    let _waiting = Waiting::new(waiting);
+    // The flight's own deadline ends it in time, but its timer belongs
+    // to the runtime that started it; this one, on the waiter's own
+    // runtime, keeps the bound even if that runtime is stalled.
+    match tokio::time::timeout_at(started + probe.timeout, flight).await {
+        Ok(entry) => entry,
+        Err(_elapsed) => waited_out(probe, started),
+    }
+}
+
+/// The entry of a waiter whose deadline passed before the run answered;
+/// kept for the cache as the run's own timeout would be (the run itself
+/// retires when it ends).
+fn waited_out(probe: &ProbeRuntime, started: Instant) -> HealthEntry {
+    let entry = timed_out(probe, started.elapsed());
+    remember(probe, &mut lock(&probe.state.slot), &entry, false);
+    entry
+}
+
+/// What a check gave: its outcome or its panic, or `Err` at its deadline.
+type Finished = Result<std::thread::Result<ProbeOutcome>, tokio::time::error::Elapsed>;
+
+/// The rest of a run whose first poll is pending: in-flight slot,
+/// deadline (counted from the run's start) and panic guard; then the run
+/// is finished like one that answered at once.
 async fn execute(
     shared: Arc<Shared>,
     probe: Arc<ProbeRuntime>,
     generation: u64,
     started: Instant,
+    pending: BoxProbeFuture<'static>,
+    held: Option<HeldSlot>,
 ) -> HealthEntry {
     let guarded = async {
         // Waiting for a slot counts against the deadline: the endpoint
         // must answer in time even when the bound is saturated. A free
         // slot is taken without queueing.
-        let _slot = match shared.limiter.try_acquire() {
-            Ok(slot) => Ok(slot),
-            Err(_) => shared.limiter.acquire().await,
+        let _slot = match held {
+            Some(held) => Some(held),
+            None => {
+                let slot = match shared.limiter.try_acquire() {
+                    Ok(slot) => Ok(slot),
+                    Err(_) => shared.limiter.acquire().await,
+                };
+                // The semaphore is never closed, so this always holds one.
+                slot.ok().map(|slot| {
+                    slot.forget();
+                    HeldSlot(shared.clone())
+                })
+            }
         };
-        // `check_boxed` is called inside the guarded future, so a panic
-        // in a check's synchronous part is caught like one in its
-        // `async` part (AT-3).
-        AssertUnwindSafe(async { probe.probe.check_boxed().await })
-            .catch_unwind()
-            .await
+        AssertUnwindSafe(pending).catch_unwind().await
     };
     let result = tokio::time::timeout_at(started + probe.timeout, guarded).await;
+    finish(&shared, &probe, generation, result, started)
+}
+
+/// Makes a run's entry from what its check gave, passes it through the
+/// hysteresis, records it (retiring the run) and logs it.
+fn finish(
+    shared: &Shared,
+    probe: &ProbeRuntime,
+    generation: u64,
+    result: Finished,
+    started: Instant,
+) -> HealthEntry {
     let duration = started.elapsed();
     let failed = probe.failure_status.status();
     // The real error is kept for the transition log (`observe`), never
@@ -608,24 +941,36 @@ async fn execute(
     // threshold holds back is no transition, and its error is not logged.
     let (entry, held) = probe.state.hysteresis.apply(raw, failed);
     let error = if held { RunError::None } else { error };
-    record(&probe, generation, &entry, held);
+    record(probe, generation, &entry, held);
     let interval = Duration::from_nanos(shared.failure_log_interval.load(Ordering::Relaxed));
     probe.log.ran(&entry, &error, interval, (shared.starting)());
     entry
 }
 
-/// Retires the flight and keeps its result for the cache or readers;
-/// `held` marks an entry the threshold holds back.
+/// Retires the run and keeps its result for the cache or readers;
+/// `held` marks an entry the threshold holds back. Requests that arrived
+/// during its first poll get the entry.
 fn record(probe: &ProbeRuntime, generation: u64, entry: &HealthEntry, held: bool) {
-    let mut slot = lock(&probe.state.slot);
-    if slot
-        .flight
-        .as_ref()
-        .is_some_and(|c| c.generation == generation)
-    {
-        slot.flight = None;
+    let handoff = {
+        let mut slot = lock(&probe.state.slot);
+        let handoff = match &mut slot.run {
+            Run::Flight(c) if c.generation == generation => {
+                slot.run = Run::Idle;
+                None
+            }
+            Run::FirstPoll(first) if first.generation == generation => {
+                let handoff = first.handoff.take();
+                slot.run = Run::Idle;
+                handoff
+            }
+            _ => None,
+        };
+        remember(probe, &mut slot, entry, held);
+        handoff
+    };
+    if let Some(handoff) = handoff {
+        handoff.hand(Handed::Entry(entry.clone()));
     }
-    remember(probe, &mut slot, entry, held);
 }
 
 /// Keeps a result where the cache or the background readers find it.
@@ -732,7 +1077,8 @@ async fn schedule(
             slot.next_generation += 1;
             slot.next_generation
         };
-        let run = execute(shared, p, generation, Instant::now());
+        let check = p.probe.clone().check_owned();
+        let run = execute(shared, p, generation, Instant::now(), check, None);
         if let Either::Right(_) = select(pin!(run), &mut stop).await {
             return;
         }
