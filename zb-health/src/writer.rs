@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpResponse, HttpResponseBuilder};
-use serde::ser::{Serialize, SerializeMap, SerializeStruct, Serializer};
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use zb_health_spec::{Disclosure, HealthStatus, ResponseFormat};
 
 use crate::report::{HealthEntry, HealthReport, MEMBER_STATUS_KEY, MEMBER_UP};
@@ -181,15 +181,7 @@ impl BodyStyle {
             _ => report.entries.len(),
         };
         let mut out = Vec::with_capacity((hint + 32).max(64 + entries * 96));
-        // Serialising plain strings, numbers and `serde_json::Value`s into a
-        // Vec cannot fail.
-        let _ = serde_json::to_writer(
-            &mut out,
-            &Body {
-                report,
-                style: self,
-            },
-        );
+        write_body(&mut out, report, self);
         out
     }
 
@@ -217,64 +209,118 @@ fn status_word(format: ResponseFormat, status: HealthStatus, aggregate: bool) ->
     }
 }
 
-struct Body<'a> {
-    report: &'a HealthReport,
-    style: &'a BodyStyle,
-}
-struct Entries<'a>(&'a [HealthEntry], &'a BodyStyle);
-struct Entry<'a>(&'a HealthEntry, &'a BodyStyle);
-
-impl Serialize for Body<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let (r, style) = (self.report, self.style);
-        let cluster = style.cluster_ready.as_deref().map(|n| cluster_ready(r, n));
-        let mut st = s.serialize_struct("HealthReport", 3 + usize::from(cluster.is_some()))?;
-        st.serialize_field("status", status_word(style.format, r.status, true))?;
-        st.serialize_field("totalDurationMs", &(r.total_duration.as_millis() as u64))?;
-        if let Some(ready) = cluster {
-            st.serialize_field("clusterReady", &ready)?;
+/// The body, written by hand rather than through `serde`: its shape is
+/// fixed, its keys are constants and its names need no escaping, so it
+/// costs a copy per field (issue 17). Only `data` goes through
+/// `serde_json`.
+fn write_body(out: &mut Vec<u8>, r: &HealthReport, style: &BodyStyle) {
+    let cluster = style.cluster_ready.as_deref().map(|n| cluster_ready(r, n));
+    out.extend_from_slice(b"{\"status\":\"");
+    out.extend_from_slice(status_word(style.format, r.status, true).as_bytes());
+    out.extend_from_slice(b"\",\"totalDurationMs\":");
+    write_u64(out, r.total_duration.as_millis() as u64);
+    if let Some(ready) = cluster {
+        out.extend_from_slice(if ready {
+            b",\"clusterReady\":true"
+        } else {
+            b",\"clusterReady\":false"
+        });
+    }
+    out.extend_from_slice(b",\"entries\":{");
+    let shown: &[HealthEntry] = match style.disclosure {
+        Disclosure::Status => &[],
+        Disclosure::Full | Disclosure::Names => &r.entries,
+    };
+    for (i, e) in shown.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
         }
-        let shown: &[HealthEntry] = match style.disclosure {
-            Disclosure::Status => &[],
-            Disclosure::Full | Disclosure::Names => &r.entries,
-        };
-        st.serialize_field("entries", &Entries(shown, style))?;
-        st.end()
+        write_str(out, &e.name);
+        out.push(b':');
+        write_entry(out, e, style);
+    }
+    out.extend_from_slice(b"}}");
+}
+
+/// `{"status","description","durationMs","data"?}`.
+fn write_entry(out: &mut Vec<u8>, e: &HealthEntry, style: &BodyStyle) {
+    let full = style.disclosure == Disclosure::Full;
+    out.extend_from_slice(b"{\"status\":\"");
+    out.extend_from_slice(status_word(style.format, e.status, false).as_bytes());
+    out.extend_from_slice(b"\",\"description\":");
+    // `names` keeps the key (null) so the body stays valid ZB-3.
+    match e.description.as_deref() {
+        Some(description) if full => write_str(out, description),
+        _ => out.extend_from_slice(b"null"),
+    }
+    out.extend_from_slice(b",\"durationMs\":");
+    write_duration_ms(out, e.duration);
+    if full && let Some(data) = &e.data {
+        // Writing a `serde_json::Value` into a Vec cannot fail.
+        if style.cluster_addresses {
+            out.extend_from_slice(b",\"data\":");
+            let _ = serde_json::to_writer(&mut *out, data);
+        } else if data
+            .keys()
+            .any(|k| !zb_health_spec::CLUSTER_ADDRESS_KEYS.contains(&k.as_str()))
+        {
+            out.extend_from_slice(b",\"data\":");
+            let _ = serde_json::to_writer(&mut *out, &WithoutAddresses(data));
+        }
+    }
+    out.push(b'}');
+}
+
+/// A JSON string: copied as it is when nothing in it needs escaping (every
+/// probe name, nearly every description), else escaped by `serde_json`.
+fn write_str(out: &mut Vec<u8>, s: &str) {
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+    } else {
+        let _ = serde_json::to_writer(&mut *out, s);
     }
 }
 
-impl Serialize for Entries<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(Some(self.0.len()))?;
-        for e in self.0 {
-            map.serialize_entry(&*e.name, &Entry(e, self.1))?;
+fn write_u64(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
         }
-        map.end()
     }
+    out.extend_from_slice(&digits[at..]);
 }
 
-impl Serialize for Entry<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let (e, style) = (self.0, self.1);
-        let full = style.disclosure == Disclosure::Full;
-        let mut st = s.serialize_struct("HealthEntry", 4)?;
-        st.serialize_field("status", status_word(style.format, e.status, false))?;
-        // `names` keeps the key (null) so the body stays valid ZB-3.
-        let description = if full { e.description.as_deref() } else { None };
-        st.serialize_field("description", &description)?;
-        st.serialize_field("durationMs", &duration_ms(e.duration))?;
-        if full && let Some(data) = &e.data {
-            if style.cluster_addresses {
-                st.serialize_field("data", data)?;
-            } else if data
-                .keys()
-                .any(|k| !zb_health_spec::CLUSTER_ADDRESS_KEYS.contains(&k.as_str()))
-            {
-                st.serialize_field("data", &WithoutAddresses(data))?;
-            }
-        }
-        st.end()
+/// Milliseconds with microsecond resolution, e.g. `0.125`, `12.0`: enough
+/// to tell a cached answer from a round trip without printing float
+/// noise. The same text as the shortest form of `µs / 1000.0` as a JSON
+/// number, which is what this field has always held.
+fn write_duration_ms(out: &mut Vec<u8>, d: std::time::Duration) {
+    let micros = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+    write_u64(out, micros / 1000);
+    out.push(b'.');
+    let mut fraction = micros % 1000;
+    if fraction == 0 {
+        out.push(b'0');
+        return;
     }
+    let mut width = 3;
+    while fraction % 10 == 0 {
+        fraction /= 10;
+        width -= 1;
+    }
+    let digits = [
+        b'0' + (fraction / 100 % 10) as u8,
+        b'0' + (fraction / 10 % 10) as u8,
+        b'0' + (fraction % 10) as u8,
+    ];
+    out.extend_from_slice(&digits[3 - width..]);
 }
 
 /// An entry's `data` without the cluster addresses, written in place (no
@@ -295,8 +341,81 @@ impl Serialize for WithoutAddresses<'_> {
     }
 }
 
-/// Milliseconds with microsecond resolution, e.g. `0.125`: enough to tell a
-/// cached answer from a round trip without printing float noise.
-fn duration_ms(d: std::time::Duration) -> f64 {
-    d.as_micros() as f64 / 1000.0
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// The hand-written number is the text `serde_json` gives the float
+    /// this field always held, `µs / 1000.0`.
+    #[test]
+    fn a_duration_is_written_as_its_float_was() {
+        let samples =
+            (0..200_000u64).chain([999_999, 1_000_000, 1_234_567, 86_400_000_000, 3_600_000_001]);
+        for micros in samples {
+            let mut out = Vec::new();
+            write_duration_ms(&mut out, Duration::from_micros(micros));
+            let float = serde_json::to_vec(&(micros as f64 / 1000.0)).unwrap();
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                String::from_utf8(float).unwrap(),
+                "{micros} µs"
+            );
+        }
+    }
+
+    /// Strings that need escaping are escaped; the body stays valid JSON
+    /// and says what the report says.
+    #[test]
+    fn the_body_is_valid_json_with_every_field() {
+        use crate::report::EntryOutcome;
+        use zb_health_spec::Tag;
+        let entry = |name: &str, description: &str| HealthEntry {
+            name: name.into(),
+            status: HealthStatus::Degraded,
+            description: Some(Cow::Owned(description.to_owned())),
+            duration: Duration::from_micros(1500),
+            data: Some(serde_json::Map::from_iter([(
+                "k".to_owned(),
+                serde_json::Value::from("v\"\n"),
+            )])),
+            outcome: EntryOutcome::Completed,
+        };
+        let report = HealthReport::new(
+            Tag::Ready,
+            vec![
+                entry("db", "plain"),
+                entry("q\"uote", "tab\there \\ \u{1} é"),
+            ],
+            Duration::from_millis(7),
+        );
+        for style in [
+            BodyStyle::CANONICAL,
+            BodyStyle::new(ResponseFormat::PassFail).cluster_ready("db"),
+            BodyStyle::CANONICAL.disclosure(Disclosure::Names),
+            BodyStyle::CANONICAL.disclosure(Disclosure::Status),
+        ] {
+            let body: serde_json::Value = serde_json::from_slice(&style.json(&report)).unwrap();
+            assert_eq!(body["totalDurationMs"], 7);
+            let entries = body["entries"].as_object().unwrap();
+            if style.disclosure == Disclosure::Status {
+                assert!(entries.is_empty());
+                continue;
+            }
+            let odd = &entries["q\"uote"];
+            assert_eq!(odd["durationMs"], 1.5);
+            if style.disclosure == Disclosure::Full {
+                assert_eq!(odd["description"], "tab\there \\ \u{1} é");
+                assert_eq!(odd["data"]["k"], "v\"\n");
+            } else {
+                assert!(odd["description"].is_null());
+                assert!(odd.get("data").is_none());
+            }
+            if style.cluster_ready.is_some() {
+                assert_eq!(body["clusterReady"], false, "db is Degraded");
+                assert_eq!(body["status"], "pass");
+                assert_eq!(odd["status"], "warn");
+            }
+        }
+    }
 }
