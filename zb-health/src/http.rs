@@ -6,11 +6,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use futures_util::future::Either;
 use tokio::time::Instant;
 
 use actix_web::dev::{AppService, HttpServiceFactory};
-use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::{Method, StatusCode};
 use actix_web::web::Bytes;
 use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, web};
 use zb_health_spec::{
@@ -387,7 +388,10 @@ impl Authorized {
 
 impl HttpServiceFactory for ZbHealthEndpoints {
     fn register(self, config: &mut AppService) {
-        for tier in self.tiers {
+        // `live` first: actix tries routes in order, and the liveness path
+        // is the one asked most often and meant to cost least (issue 17).
+        let [ready, active, live] = self.tiers;
+        for tier in [live, ready, active] {
             ZbHealthTier(tier).register(config);
         }
         let started = self.started;
@@ -397,17 +401,22 @@ impl HttpServiceFactory for ZbHealthEndpoints {
 }
 
 /// `GET` and `HEAD` on `path`, answered by `respond`; `405` with `Allow`
-/// for any other method.
+/// for any other method. One route without guards, the method told apart
+/// here: actix's method guard also records every method it checks for its
+/// own `405`, which cost more than the whole `live` answer (issue 17).
 fn get_and_head<F, R>(path: String, respond: F, config: &mut AppService)
 where
     F: Fn(HttpRequest) -> R + Clone + 'static,
     R: Future<Output = HttpResponse> + 'static,
 {
-    let head = respond.clone();
     web::resource(path)
-        .route(web::get().to(respond))
-        .route(web::head().to(head))
-        .default_service(web::to(method_not_allowed))
+        .route(web::route().to(move |request: HttpRequest| {
+            if matches!(*request.method(), Method::GET | Method::HEAD) {
+                Either::Left(respond(request))
+            } else {
+                Either::Right(std::future::ready(method_not_allowed()))
+            }
+        }))
         .register(config);
 }
 
@@ -663,17 +672,22 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// A JSON body already made, with `Cache-Control: no-store`. Built
+/// directly rather than through the response builder, whose conversions
+/// and error slot a fixed answer does not need: the hot path of `live`
+/// and of a kept body (issue 17).
 fn fixed_json(status: StatusCode, body: Bytes) -> HttpResponse {
-    HttpResponse::build(status)
-        .insert_header(no_store())
-        .insert_header((
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        ))
-        .body(body)
+    let mut response = HttpResponse::with_body(status, body);
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response.map_into_boxed_body()
 }
 
-async fn method_not_allowed() -> HttpResponse {
+fn method_not_allowed() -> HttpResponse {
     HttpResponse::MethodNotAllowed()
         .insert_header((header::ALLOW, HeaderValue::from_static("GET, HEAD")))
         .insert_header(no_store())

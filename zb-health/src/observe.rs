@@ -57,7 +57,7 @@ use std::time::Duration;
 
 use metrics::{
     Key, Label, Level, Metadata, Unit, counter, describe_counter, describe_gauge,
-    describe_histogram, gauge, with_recorder,
+    describe_histogram, with_recorder,
 };
 use tokio::time::Instant;
 
@@ -135,13 +135,24 @@ pub fn describe_metrics() {
 
 /// Sets the tier gauge: called with every answer a server is given.
 fn tier_gauge(tier: Tag, status: HealthStatus) {
-    // Literal labels make a static key: no allocation per answer.
-    let value = status_value(status);
-    match tier {
-        Tag::Ready => gauge!(TIER_STATUS, "tier" => "ready").set(value),
-        Tag::Active => gauge!(TIER_STATUS, "tier" => "active").set(value),
-        Tag::Live => gauge!(TIER_STATUS, "tier" => "live").set(value),
-    }
+    // Built and hashed at compile time: an answer costs the recorder's
+    // lookup and one store, and builds no key (issue 17).
+    static READY_LABEL: [Label; 1] = [Label::from_static_parts("tier", "ready")];
+    static ACTIVE_LABEL: [Label; 1] = [Label::from_static_parts("tier", "active")];
+    static LIVE_LABEL: [Label; 1] = [Label::from_static_parts("tier", "live")];
+    static READY: Key = Key::from_static_parts(TIER_STATUS, &READY_LABEL);
+    static ACTIVE: Key = Key::from_static_parts(TIER_STATUS, &ACTIVE_LABEL);
+    static LIVE: Key = Key::from_static_parts(TIER_STATUS, &LIVE_LABEL);
+    let key = match tier {
+        Tag::Ready => &READY,
+        Tag::Active => &ACTIVE,
+        Tag::Live => &LIVE,
+    };
+    with_recorder(|recorder| {
+        recorder
+            .register_gauge(key, &METADATA)
+            .set(status_value(status));
+    });
 }
 
 /// A tier's verdict as [`TierLog`] keeps it; `UNANSWERED` is 0, so a
