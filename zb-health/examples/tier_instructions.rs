@@ -5,8 +5,9 @@
 //! a `join_all` of the same checks, timed, written with `serde` in the
 //! same shape, with no safety net.
 //!
-//! Arguments: the probe count, the repetitions, and `uncached`, `cached`
-//! or `bare`. The difference between two repetition counts is the cost
+//! Arguments: the probe count, the repetitions, and `uncached`, `cached`,
+//! `threshold` (uncached, with `failure_threshold(3)` and
+//! `success_threshold(2)`, as `BENCH=hysteresis`) or `bare`. The difference between two repetition counts is the cost
 //! of the extra requests (see `bench/README` in the workspace).
 
 use std::time::{Duration, Instant};
@@ -39,8 +40,13 @@ fn main() {
         let registry = HealthRegistry::new();
         for i in 0..n {
             let mut registration = ProbeRegistration::new(format!("probe-{i:04}"), from_fn(check));
-            if mode == "cached" {
-                registration = registration.cache(Duration::from_secs(3));
+            match mode.as_str() {
+                "cached" => registration = registration.cache(Duration::from_secs(3)),
+                // `BENCH=hysteresis`'s registry (issue 18 §1).
+                "threshold" => {
+                    registration = registration.failure_threshold(3).success_threshold(2)
+                }
+                _ => {}
             }
             std::mem::forget(registry.add(registration).expect("a valid registration"));
         }

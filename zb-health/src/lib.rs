@@ -84,6 +84,7 @@ mod registration;
 pub mod registry;
 pub mod report;
 pub mod server;
+pub mod shared;
 mod table;
 pub mod token;
 pub mod writer;

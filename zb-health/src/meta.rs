@@ -205,6 +205,7 @@ mod tests {
                 refresh: r,
                 max_staleness: s,
                 threshold: Threshold::default(),
+                shared: false,
             }
         );
         let c = Some(Duration::from_secs(1));

@@ -8,8 +8,8 @@ use std::time::Duration;
 use zb_health_spec::detection::{Threshold, default_probe_timeout};
 use zb_health_spec::{
     FailureStatus, Rule, SpecError, Tag, TagSet, Violation, Violations, check_active_not_optional,
-    check_execution_policy, check_max_age, check_name, check_probe_tags, check_threshold,
-    check_timeout,
+    check_execution_policy, check_max_age, check_name, check_probe_tags, check_shared,
+    check_threshold, check_timeout,
 };
 
 use crate::probe::{DynProbe, Probe};
@@ -23,6 +23,8 @@ pub(crate) struct Policy {
     pub(crate) max_staleness: Option<Duration>,
     /// The hysteresis between a run and the entry (issue 18 §1).
     pub(crate) threshold: Threshold,
+    /// The dependency is the same for every node (issue 18 §2).
+    pub(crate) shared: bool,
 }
 
 impl Policy {
@@ -168,6 +170,19 @@ impl ProbeRegistration {
         self
     }
 
+    /// Marks the dependency as the same for every node of the cluster (one
+    /// database all replicas use): when it fails on a majority of the
+    /// members that report it, this node included, the entry is
+    /// `Degraded` (`failing on 3 of 3 nodes`) and the tier stays 200; on
+    /// this node alone it fails as usual. Needs the registry's
+    /// [`set_shared_verdicts`](crate::HealthRegistry::set_shared_verdicts);
+    /// until then an ordinary probe. On `ready` only, never `active` (R7).
+    /// See [`crate::shared`].
+    pub fn shared(mut self) -> Self {
+        self.policy.shared = true;
+        self
+    }
+
     /// The registered name.
     pub fn name(&self) -> &str {
         &self.name
@@ -206,6 +221,9 @@ impl ProbeRegistration {
             sink,
         );
         p.check_detection(&self.name, timeout, detection, sink);
+        if p.shared {
+            check_shared(&self.name, self.tags, (), sink);
+        }
     }
 }
 

@@ -129,6 +129,16 @@ impl HealthRegistry {
         self.inner.executor.set_failure_log_interval(interval);
     }
 
+    /// Where the shared probes' verdicts are published and compared
+    /// across the cluster (issue 18 §2, [`crate::shared`]): usually the
+    /// node's [`ChitchatClusterView`](crate::cluster::ChitchatClusterView).
+    /// Until it is set, a probe registered with
+    /// [`shared`](crate::ProbeRegistration::shared) is an ordinary probe.
+    /// A manifest's `install` sets its `cluster_view` when it has one.
+    pub fn set_shared_verdicts(&self, verdicts: Arc<dyn crate::shared::SharedVerdicts>) {
+        self.inner.executor.set_shared_verdicts(verdicts);
+    }
+
     /// How often an unchanged failing probe is logged again.
     pub fn failure_log_interval(&self) -> Duration {
         self.inner.executor.failure_log_interval()

@@ -632,6 +632,30 @@ pub fn check_active_not_optional<L>(
     }
 }
 
+/// R7 for a shared dependency (issue 18 §2): `shared` makes a failure that
+/// most nodes of the cluster share answer `Degraded`, so the tier stays
+/// 200 and no pod leaves the Service over an outage no pod can fix. That is
+/// a readiness decision: a probe marked shared must be on `ready`, and
+/// never on `active`, where a 200 means "route the writes here" and a
+/// shared failure must not elect every node.
+pub fn check_shared<L>(name: &str, tags: TagSet, location: L, sink: &mut Violations<L>) {
+    if !tags.contains(Tag::Ready) || tags.contains(Tag::Active) {
+        sink.push(
+            Rule::Contradiction,
+            location,
+            format!(
+                "probe `{name}` is marked `shared` but is on {}",
+                if tags.contains(Tag::Active) {
+                    "the `active` tier"
+                } else {
+                    "no `ready` tier"
+                }
+            ),
+            "`shared: true` keeps `/health/ready` at 200 when a dependency fails on most nodes at once; put the probe on `tags: [ready]` only, or remove `shared`",
+        );
+    }
+}
+
 /// R7 for authorized details (BE-HLTH-007): the level a tier shows to a
 /// request with the configured bearer token must show more than the level
 /// it shows everyone else. An authorized level at or below the public one

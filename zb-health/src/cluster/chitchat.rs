@@ -110,6 +110,7 @@ use tokio::sync::{Mutex, oneshot};
 use tokio::time::Instant;
 
 use super::view::{ClusterState, ClusterView, Member, MemberStatus};
+use crate::shared::{SharedVerdicts, Tally};
 
 /// The key-value key holding a node's [`MemberStatus`], spelled by
 /// [`MemberStatus::as_str`]. Namespaced so it cannot collide with the
@@ -119,6 +120,19 @@ pub const STATUS_KEY: &str = "zb.status";
 /// The key-value key holding a node's roles, comma-separated (role names
 /// therefore cannot contain commas).
 pub const ROLES_KEY: &str = "zb.roles";
+
+/// The prefix of the key-value keys holding this node's verdict of each
+/// shared probe (issue 18 §2): `zb.shared.<probe>` = `ok` or `failing`.
+/// One key per shared probe, written only when its verdict changes, so
+/// gossip carries it only then, as one key-value operation of chitchat's
+/// delta: at most `31 + n` bytes for a probe name of `n` bytes (the op
+/// tag, the key and the value with their 2-byte lengths, an 8-byte
+/// version, a status byte; 41 bytes for `database`), to each peer behind
+/// on it, and nothing in a round where no verdict changed.
+pub const SHARED_VERDICT_PREFIX: &str = "zb.shared.";
+
+const FAILING: &str = "failing";
+const OK: &str = "ok";
 
 /// The key-values that announce `status` and `roles`: pass them as the
 /// `initial_key_values` of `chitchat::spawn_chitchat`, so the node is known
@@ -184,17 +198,7 @@ fn parse_roles(value: Option<&str>) -> Vec<String> {
 pub fn cluster_state(chitchat: &Chitchat) -> ClusterState {
     let own = chitchat.self_chitchat_id();
     let live: HashSet<&ChitchatId> = chitchat.live_nodes().collect();
-    let mut newest: BTreeMap<SocketAddr, (&ChitchatId, &NodeState)> = BTreeMap::new();
-    for (id, node) in chitchat.node_states() {
-        let addr = id.gossip_advertise_addr;
-        let replace = match newest.get(&addr) {
-            None => true,
-            Some((kept, _)) => *kept != own && (id == own || id.generation_id > kept.generation_id),
-        };
-        if replace {
-            newest.insert(addr, (id, node));
-        }
-    }
+    let newest = newest_nodes(chitchat);
     let self_address = own.gossip_advertise_addr.to_string();
     let members = newest
         .into_values()
@@ -215,6 +219,35 @@ pub fn cluster_state(chitchat: &Chitchat) -> ClusterState {
         self_address,
         members,
     }
+}
+
+/// Every node of `chitchat` by address, the newest generation of each
+/// (self always wins its own address).
+fn newest_nodes(chitchat: &Chitchat) -> BTreeMap<SocketAddr, (&ChitchatId, &NodeState)> {
+    let own = chitchat.self_chitchat_id();
+    let mut newest: BTreeMap<SocketAddr, (&ChitchatId, &NodeState)> = BTreeMap::new();
+    for (id, node) in chitchat.node_states() {
+        let addr = id.gossip_advertise_addr;
+        let replace = match newest.get(&addr) {
+            None => true,
+            Some((kept, _)) => *kept != own && (id == own || id.generation_id > kept.generation_id),
+        };
+        if replace {
+            newest.insert(addr, (id, node));
+        }
+    }
+    newest
+}
+
+/// The shared probes' verdicts as this view holds them (issue 18 §2).
+#[derive(Default)]
+struct Verdicts {
+    /// This node's latest, as its probes published them.
+    own: BTreeMap<String, bool>,
+    /// What of `own` is in chitchat's state already.
+    written: BTreeMap<String, bool>,
+    /// Every peer's, by address, as of the last rebuild.
+    peers: std::collections::HashMap<String, BTreeMap<String, bool>>,
 }
 
 /// How a [`ChitchatClusterView`] keeps its snapshot and decides that the
@@ -321,6 +354,9 @@ struct Cell {
 struct Shared {
     cell: RwLock<Cell>,
     heartbeats: std::sync::Mutex<Heartbeats>,
+    verdicts: std::sync::Mutex<Verdicts>,
+    /// Wakes the background task to write a changed verdict.
+    verdict_changed: tokio::sync::Notify,
     started: Instant,
     config: ChitchatViewConfig,
 }
@@ -352,8 +388,30 @@ impl Shared {
             .all(|s| live.contains(&s))
     }
 
+    fn verdicts(&self) -> std::sync::MutexGuard<'_, Verdicts> {
+        self.verdicts.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Writes this node's changed verdicts into its gossip state.
+    fn write_verdicts(&self, chitchat: &mut Chitchat) {
+        let mut verdicts = self.verdicts();
+        let Verdicts { own, written, .. } = &mut *verdicts;
+        if own == written {
+            return;
+        }
+        let state = chitchat.self_node_state();
+        for (probe, failing) in own.iter() {
+            if written.get(probe) != Some(failing) {
+                let value = if *failing { FAILING } else { OK };
+                state.set(format!("{SHARED_VERDICT_PREFIX}{probe}"), value);
+                written.insert(probe.clone(), *failing);
+            }
+        }
+    }
+
     /// Rebuilds the snapshot from `chitchat` (whose lock the caller holds).
     fn refresh(&self, chitchat: &Chitchat) {
+        self.note_peer_verdicts(chitchat);
         let joined = self.read().joined || self.has_joined(chitchat);
         if !joined {
             return;
@@ -369,6 +427,26 @@ impl Shared {
             cell.joined = true;
             cell.state = Some(state);
         }
+    }
+
+    /// Reads every peer's shared-probe verdicts from its gossip state.
+    fn note_peer_verdicts(&self, chitchat: &Chitchat) {
+        let own = chitchat.self_chitchat_id();
+        let peers = newest_nodes(chitchat)
+            .into_values()
+            .filter(|(id, _)| *id != own)
+            .map(|(id, node)| {
+                let verdicts = node
+                    .iter_prefix(SHARED_VERDICT_PREFIX)
+                    .map(|(key, value)| {
+                        let probe = &key[SHARED_VERDICT_PREFIX.len()..];
+                        (probe.to_owned(), value.value == FAILING)
+                    })
+                    .collect();
+                (id.gossip_advertise_addr.to_string(), verdicts)
+            })
+            .collect();
+        self.verdicts().peers = peers;
     }
 
     /// Freezes the final snapshot once gossip has stopped: self `Removed`,
@@ -446,6 +524,8 @@ impl ChitchatClusterView {
         let shared = Arc::new(Shared {
             cell: RwLock::default(),
             heartbeats: std::sync::Mutex::default(),
+            verdicts: std::sync::Mutex::default(),
+            verdict_changed: tokio::sync::Notify::new(),
             started: Instant::now(),
             config,
         });
@@ -486,6 +566,52 @@ impl ClusterView for ChitchatClusterView {
     fn state(&self) -> Option<Arc<ClusterState>> {
         self.shared.read().state.clone()
     }
+
+    fn shared_verdicts(self: Arc<Self>) -> Option<Arc<dyn SharedVerdicts>> {
+        Some(self)
+    }
+}
+
+/// Each node gossips its verdicts in its own key-values
+/// ([`SHARED_VERDICT_PREFIX`]); a tally counts the `Up`, reachable members
+/// of the current snapshot that report one, this node's latest (not yet
+/// gossiped, perhaps) included.
+impl SharedVerdicts for ChitchatClusterView {
+    fn publish(&self, probe: &str, failing: bool) {
+        let mut verdicts = self.shared.verdicts();
+        if verdicts.own.get(probe) != Some(&failing) {
+            verdicts.own.insert(probe.to_owned(), failing);
+            self.shared.verdict_changed.notify_one();
+        }
+    }
+
+    fn tally(&self, probe: &str) -> Option<Tally> {
+        let state = self.state()?;
+        let verdicts = self.shared.verdicts();
+        let mut tally = Tally {
+            failing: 0,
+            reporting: 0,
+        };
+        let counted = state
+            .members
+            .iter()
+            .filter(|m| m.status == MemberStatus::Up && m.reachable);
+        for member in counted {
+            let verdict = if member.address == state.self_address {
+                verdicts.own.get(probe)
+            } else {
+                verdicts
+                    .peers
+                    .get(&member.address)
+                    .and_then(|v| v.get(probe))
+            };
+            if let Some(failing) = verdict {
+                tally.reporting += 1;
+                tally.failing += u32::from(*failing);
+            }
+        }
+        Some(tally)
+    }
 }
 
 /// The background task: rebuild on every live-node change and at least
@@ -500,7 +626,11 @@ async fn run(
     let mut watcher = chitchat.lock().await.live_nodes_watcher();
     let mut watching = true;
     loop {
-        shared.refresh(&*chitchat.lock().await);
+        {
+            let mut guard = chitchat.lock().await;
+            shared.write_verdicts(&mut guard);
+            shared.refresh(&guard);
+        }
         let (watch_now, watcher) = (watching, &mut watcher);
         let changed = async move {
             if watch_now {
@@ -510,7 +640,8 @@ async fn run(
             }
         };
         let tick = tokio::time::sleep(shared.config.refresh);
-        let (mut changed, mut tick) = (pin!(changed), pin!(tick));
+        let verdict = shared.verdict_changed.notified();
+        let (mut changed, mut tick, mut verdict) = (pin!(changed), pin!(tick), pin!(verdict));
         let event = poll_fn(|cx| {
             if Pin::new(&mut stop).poll(cx).is_ready() {
                 Poll::Ready(Event::Stop)
@@ -518,7 +649,7 @@ async fn run(
                 Poll::Ready(Event::Terminated)
             } else if let Poll::Ready(ok) = changed.as_mut().poll(cx) {
                 Poll::Ready(Event::Changed(ok))
-            } else if tick.as_mut().poll(cx).is_ready() {
+            } else if tick.as_mut().poll(cx).is_ready() || verdict.as_mut().poll(cx).is_ready() {
                 Poll::Ready(Event::Changed(true))
             } else {
                 Poll::Pending

@@ -182,11 +182,23 @@ pub trait ClusterView: Send + Sync + 'static {
     /// before it has joined: the rule would make a booting node the oldest
     /// `Up` member, i.e. active.
     fn state(&self) -> Option<Arc<ClusterState>>;
+
+    /// Where this view publishes and compares the shared probes' verdicts
+    /// (issue 18 §2, [`crate::shared`]), if it carries them:
+    /// [`ChitchatClusterView`](super::ChitchatClusterView) does; a view
+    /// that does not leaves shared probes ordinary ones.
+    fn shared_verdicts(self: Arc<Self>) -> Option<Arc<dyn crate::shared::SharedVerdicts>> {
+        None
+    }
 }
 
 impl<V: ClusterView + ?Sized> ClusterView for Arc<V> {
     fn state(&self) -> Option<Arc<ClusterState>> {
         (**self).state()
+    }
+
+    fn shared_verdicts(self: Arc<Self>) -> Option<Arc<dyn crate::shared::SharedVerdicts>> {
+        V::shared_verdicts(Arc::clone(&*self))
     }
 }
 

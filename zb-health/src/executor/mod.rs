@@ -144,6 +144,7 @@ use crate::registration::{Policy, ProbeRegistration};
 use crate::report::{
     ERRORED_DESCRIPTION, EntryOutcome, HealthEntry, HealthReport, PANICKED_DESCRIPTION,
 };
+use crate::shared::SharedVerdicts;
 
 /// The fixed description of a background probe's entry before its first
 /// run has finished.
@@ -296,6 +297,9 @@ struct Shared {
     failure_log_interval: AtomicU64,
     runs: Runs,
     starting: Starting,
+    /// Where shared probes compare their verdicts (issue 18 §2); read only
+    /// by a shared probe's run.
+    verdicts: std::sync::RwLock<Option<Arc<dyn SharedVerdicts>>>,
 }
 
 /// Runs probes. Cheap to clone; clones share the bound.
@@ -321,8 +325,17 @@ impl Executor {
                 failure_log_interval: AtomicU64::new(nanos(failure_log_interval)),
                 runs,
                 starting,
+                verdicts: std::sync::RwLock::new(None),
             }),
         }
+    }
+
+    pub(crate) fn set_shared_verdicts(&self, verdicts: Arc<dyn SharedVerdicts>) {
+        *self
+            .shared
+            .verdicts
+            .write()
+            .unwrap_or_else(|e| e.into_inner()) = Some(verdicts);
     }
 
     /// Starts a background probe's schedule now, when it has one and the
@@ -940,6 +953,15 @@ fn finish(
     // The log and the metrics see the reported entry: a failure the
     // threshold holds back is no transition, and its error is not logged.
     let (entry, held) = probe.state.hysteresis.apply(raw, failed);
+    // A shared dependency compares the reported verdict with the
+    // cluster's (issue 18 §2); without a view it is an ordinary probe.
+    let entry = match probe.policy.shared {
+        true => match &*shared.verdicts.read().unwrap_or_else(|e| e.into_inner()) {
+            Some(verdicts) => crate::shared::compare(&**verdicts, entry, failed),
+            None => entry,
+        },
+        false => entry,
+    };
     let error = if held { RunError::None } else { error };
     record(probe, generation, &entry, held);
     let interval = Duration::from_nanos(shared.failure_log_interval.load(Ordering::Relaxed));

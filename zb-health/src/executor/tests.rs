@@ -474,6 +474,93 @@ mod policy {
         assert_eq!(c.started(), 10, "every request ran the probe");
     }
 
+    /// A cluster of `peers` other members with fixed verdicts, and this
+    /// node's as published.
+    #[derive(Default)]
+    struct Peers {
+        failing: std::sync::Mutex<Vec<bool>>,
+        own: std::sync::Mutex<Vec<(String, bool)>>,
+        unavailable: AtomicBool,
+    }
+
+    impl crate::shared::SharedVerdicts for Peers {
+        fn publish(&self, probe: &str, failing: bool) {
+            self.own.lock().unwrap().push((probe.to_owned(), failing));
+        }
+
+        fn tally(&self, _probe: &str) -> Option<crate::shared::Tally> {
+            if self.unavailable.load(Ordering::SeqCst) {
+                return None;
+            }
+            let peers = self.failing.lock().unwrap();
+            let own = self.own.lock().unwrap().last().is_some_and(|(_, f)| *f);
+            let failing = peers.iter().filter(|f| **f).count() as u32 + u32::from(own);
+            Some(crate::shared::Tally {
+                failing,
+                reporting: peers.len() as u32 + 1,
+            })
+        }
+    }
+
+    /// Issue 18 §2: a shared probe's failure is `Degraded` when a majority
+    /// of the reporting members share it, its own failure otherwise, and
+    /// ordinary while the view is unavailable; every run publishes the
+    /// reported verdict, and one the threshold holds back is no failure.
+    #[tokio::test(start_paused = true)]
+    async fn a_shared_probe_fails_open_only_with_the_majority() {
+        use HealthStatus::{Degraded, Healthy, Unhealthy};
+        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
+        let peers = Arc::new(Peers::default());
+        reg.set_shared_verdicts(peers.clone());
+        let (r, c) = counted("db", ms(5));
+        reg.add(r.shared().failure_threshold(2)).unwrap();
+        *peers.failing.lock().unwrap() = vec![true, false];
+        c.fail.store(true, Ordering::SeqCst);
+        assert_eq!(seen(&reg).await, (Healthy, "1 of 2 failures".into()));
+        assert_eq!(
+            peers.own.lock().unwrap().last(),
+            Some(&("db".to_owned(), false)),
+            "a held-back failure is published as no failure"
+        );
+        assert_eq!(
+            seen(&reg).await,
+            (Degraded, "failing on 2 of 3 nodes".into())
+        );
+        *peers.failing.lock().unwrap() = vec![false, false];
+        assert_eq!(seen(&reg).await, (Unhealthy, "down".into()), "1 of 3");
+        peers.unavailable.store(true, Ordering::SeqCst);
+        *peers.failing.lock().unwrap() = vec![true, true];
+        assert_eq!(seen(&reg).await, (Unhealthy, "down".into()), "no view");
+        peers.unavailable.store(false, Ordering::SeqCst);
+        assert_eq!(
+            seen(&reg).await,
+            (Degraded, "failing on 3 of 3 nodes".into())
+        );
+        c.fail.store(false, Ordering::SeqCst);
+        assert_eq!(seen(&reg).await, (Healthy, String::new()));
+        assert_eq!(
+            peers.own.lock().unwrap().last(),
+            Some(&("db".to_owned(), false))
+        );
+    }
+
+    /// R7: `shared` is a readiness decision, refused off `ready` and on
+    /// `active`.
+    #[test]
+    fn a_shared_probe_off_the_ready_tier_is_refused() {
+        let reg = HealthRegistry::new();
+        for tags in [
+            TagSet::of(&[Tag::Active]),
+            TagSet::of(&[Tag::Ready, Tag::Active]),
+        ] {
+            let (r, _) = counted("db", ms(5));
+            let err = reg.add(r.shared().tags(tags)).unwrap_err();
+            assert_eq!(err.rules(), [Rule::Contradiction], "{tags:?}");
+        }
+        let (r, _) = counted("db", ms(5));
+        reg.add(r.shared()).unwrap();
+    }
+
     #[tokio::test(start_paused = true)]
     async fn failing_for_counts_time_from_the_first_failed_run() {
         use HealthStatus::{Healthy, Unhealthy};

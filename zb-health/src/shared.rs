@@ -1,0 +1,113 @@
+//! Shared dependencies fail open (issue 18 §2): take out the odd node,
+//! keep the herd.
+//!
+//! When the one database every replica uses goes down, every replica's
+//! `ready` would answer 503, Kubernetes would remove every endpoint, and
+//! clients would get "connection refused" instead of the application's own
+//! answer. A ready-tier probe marked `shared` (the dependency is the same
+//! for every node) therefore compares its verdict with the other nodes':
+//!
+//! * each node publishes its verdict of each shared probe (gossip, with
+//!   [`ChitchatClusterView`](crate::cluster::ChitchatClusterView));
+//! * when the probe fails here **and** on a majority of the `Up`,
+//!   reachable members that report it (this node included), its entry is
+//!   `Degraded`, described `failing on 3 of 3 nodes`, and the tier stays
+//!   200: an outage no pod can fix takes no pod out;
+//! * when it fails here alone or on a minority, the entry keeps the
+//!   probe's failure status: this node is the problem, take it out;
+//! * without a view of the other nodes ([`SharedVerdicts`] not set, or
+//!   [`tally`](SharedVerdicts::tally) `None` while the cluster view is
+//!   unavailable), the probe is an ordinary probe.
+//!
+//! The comparison applies to the reported entry, after the probe's
+//! hysteresis: a failure the threshold holds back is neither published as
+//! a failure nor compared. See `spec/probes.md` and `spec/conflicts.md`.
+
+use std::borrow::Cow;
+
+use zb_health_spec::HealthStatus;
+
+use crate::report::HealthEntry;
+
+/// The verdicts of the shared probes across the cluster: where a node
+/// publishes its own and counts everyone's. Implemented by
+/// [`ChitchatClusterView`](crate::cluster::ChitchatClusterView) (with the
+/// `chitchat` feature); set on a registry with
+/// [`HealthRegistry::set_shared_verdicts`](crate::HealthRegistry::set_shared_verdicts).
+pub trait SharedVerdicts: Send + Sync + 'static {
+    /// Publishes this node's verdict of the shared probe `probe`: whether
+    /// its latest reported entry is its failure. Called after every run;
+    /// must not block (a gossip write may happen later).
+    fn publish(&self, probe: &str, failing: bool);
+
+    /// The verdicts of `probe` among the `Up`, reachable members that
+    /// report one, this node's latest published one included; `None`
+    /// while the cluster view is unavailable.
+    fn tally(&self, probe: &str) -> Option<Tally>;
+}
+
+/// How many reporting members a shared probe fails on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tally {
+    /// Members whose latest verdict is a failure.
+    pub failing: u32,
+    /// Members that report a verdict at all.
+    pub reporting: u32,
+}
+
+impl Tally {
+    /// Whether the failure is the herd's: more than half of the reporting
+    /// members fail (3 of 3, 2 of 3; not 1 of 3, not 1 of 2).
+    pub fn is_shared_outage(&self) -> bool {
+        self.failing > 0 && u64::from(self.failing) * 2 > u64::from(self.reporting)
+    }
+}
+
+/// The description of a shared probe's entry in a shared outage, e.g.
+/// `failing on 3 of 3 nodes`.
+pub fn shared_outage_description(tally: Tally) -> String {
+    format!("failing on {} of {} nodes", tally.failing, tally.reporting)
+}
+
+/// A shared probe's reported entry after the comparison: published, and
+/// `Degraded` in a shared outage (see the module docs). `failed` is the
+/// probe's failure status.
+pub(crate) fn compare(
+    verdicts: &dyn SharedVerdicts,
+    mut entry: HealthEntry,
+    failed: HealthStatus,
+) -> HealthEntry {
+    let failing = entry.status == failed && failed != HealthStatus::Healthy;
+    verdicts.publish(&entry.name, failing);
+    // An optional dependency already fails as Degraded: nothing to open.
+    if !failing || failed != HealthStatus::Unhealthy {
+        return entry;
+    }
+    if let Some(tally) = verdicts.tally(&entry.name)
+        && tally.is_shared_outage()
+    {
+        entry.status = HealthStatus::Degraded;
+        entry.description = Some(Cow::Owned(shared_outage_description(tally)));
+    }
+    entry
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_majority_of_the_reporting_members_is_a_shared_outage() {
+        let t = |failing, reporting| Tally { failing, reporting };
+        assert!(t(3, 3).is_shared_outage());
+        assert!(t(2, 3).is_shared_outage());
+        assert!(t(1, 1).is_shared_outage(), "a herd of one");
+        assert!(!t(1, 3).is_shared_outage());
+        assert!(!t(1, 2).is_shared_outage(), "half is no majority");
+        assert!(!t(0, 0).is_shared_outage());
+        assert_eq!(
+            shared_outage_description(t(3, 3)),
+            "failing on 3 of 3 nodes"
+        );
+    }
+}
