@@ -7,7 +7,9 @@
 //!
 //! Arguments: the probe count, the repetitions, and `uncached`, `cached`,
 //! `threshold` (uncached, with `failure_threshold(3)` and
-//! `success_threshold(2)`, as `BENCH=hysteresis`) or `bare`. The difference between two repetition counts is the cost
+//! `success_threshold(2)`, as `BENCH=hysteresis`), `shared` (uncached,
+//! every probe shared, its verdict published to an in-memory herd) or
+//! `bare`. The difference between two repetition counts is the cost
 //! of the extra requests (see `bench/README` in the workspace).
 
 use std::time::{Duration, Instant};
@@ -38,6 +40,9 @@ fn main() {
         });
     } else {
         let registry = HealthRegistry::new();
+        if mode == "shared" {
+            registry.set_shared_verdicts(std::sync::Arc::new(Herd::default()));
+        }
         for i in 0..n {
             let mut registration = ProbeRegistration::new(format!("probe-{i:04}"), from_fn(check));
             match mode.as_str() {
@@ -46,6 +51,8 @@ fn main() {
                 "threshold" => {
                     registration = registration.failure_threshold(3).success_threshold(2)
                 }
+                // Issue 18 §2: each run publishes its verdict.
+                "shared" => registration = registration.shared(),
                 _ => {}
             }
             std::mem::forget(registry.add(registration).expect("a valid registration"));
@@ -108,5 +115,23 @@ impl serde::Serialize for Entry<'_> {
         st.serialize_field("description", &description)?;
         st.serialize_field("durationMs", &(duration.as_micros() as f64 / 1000.0))?;
         SerializeStruct::end(st)
+    }
+}
+
+/// Verdicts kept in memory, as a cluster view keeps this node's own: the
+/// cost of publishing, which every healthy run pays.
+#[derive(Default)]
+struct Herd(std::sync::Mutex<std::collections::BTreeMap<String, bool>>);
+
+impl zb_health::shared::SharedVerdicts for Herd {
+    fn publish(&self, probe: &str, failing: bool) {
+        let mut own = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if own.get(probe) != Some(&failing) {
+            own.insert(probe.to_owned(), failing);
+        }
+    }
+
+    fn tally(&self, _probe: &str) -> Option<zb_health::shared::Tally> {
+        None
     }
 }

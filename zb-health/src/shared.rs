@@ -36,7 +36,8 @@ use crate::report::HealthEntry;
 /// [`HealthRegistry::set_shared_verdicts`](crate::HealthRegistry::set_shared_verdicts).
 pub trait SharedVerdicts: Send + Sync + 'static {
     /// Publishes this node's verdict of the shared probe `probe`: whether
-    /// its latest reported entry is its failure. Called after every run;
+    /// its latest reported entry is its failure. Called at the probe's
+    /// first run after this was set, then whenever the verdict changes;
     /// must not block (a gossip write may happen later).
     fn publish(&self, probe: &str, failing: bool);
 
@@ -69,16 +70,20 @@ pub fn shared_outage_description(tally: Tally) -> String {
     format!("failing on {} of {} nodes", tally.failing, tally.reporting)
 }
 
-/// A shared probe's reported entry after the comparison: published, and
+/// A shared probe's reported entry after the comparison: published when
+/// `changed` says the verdict differs from the last one published, and
 /// `Degraded` in a shared outage (see the module docs). `failed` is the
 /// probe's failure status.
 pub(crate) fn compare(
     verdicts: &dyn SharedVerdicts,
     mut entry: HealthEntry,
     failed: HealthStatus,
+    changed: impl FnOnce(bool) -> bool,
 ) -> HealthEntry {
     let failing = entry.status == failed && failed != HealthStatus::Healthy;
-    verdicts.publish(&entry.name, failing);
+    if changed(failing) {
+        verdicts.publish(&entry.name, failing);
+    }
     // An optional dependency already fails as Degraded: nothing to open.
     if !failing || failed != HealthStatus::Unhealthy {
         return entry;

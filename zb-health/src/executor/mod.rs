@@ -297,9 +297,9 @@ struct Shared {
     failure_log_interval: AtomicU64,
     runs: Runs,
     starting: Starting,
-    /// Where shared probes compare their verdicts (issue 18 §2); read only
-    /// by a shared probe's run.
-    verdicts: std::sync::RwLock<Option<Arc<dyn SharedVerdicts>>>,
+    /// Where shared probes compare their verdicts (issue 18 §2), with how
+    /// many times it was set; read only by a shared probe's run.
+    verdicts: std::sync::RwLock<Option<(u64, Arc<dyn SharedVerdicts>)>>,
 }
 
 /// Runs probes. Cheap to clone; clones share the bound.
@@ -331,11 +331,14 @@ impl Executor {
     }
 
     pub(crate) fn set_shared_verdicts(&self, verdicts: Arc<dyn SharedVerdicts>) {
-        *self
+        let mut slot = self
             .shared
             .verdicts
             .write()
-            .unwrap_or_else(|e| e.into_inner()) = Some(verdicts);
+            .unwrap_or_else(|e| e.into_inner());
+        // A new generation: every probe publishes to the new one afresh.
+        let generation = slot.as_ref().map_or(1, |(g, _)| g + 1);
+        *slot = Some((generation, verdicts));
     }
 
     /// Starts a background probe's schedule now, when it has one and the
@@ -457,6 +460,9 @@ struct ProbeState {
     version: AtomicU64,
     /// Between each run's raw result and its entry (issue 18 §1).
     hysteresis: Hysteresis,
+    /// The shared-probe verdict last published, with the generation of
+    /// the verdicts it went to (0: none yet); issue 18 §2.
+    published: AtomicU64,
 }
 
 #[derive(Default)]
@@ -517,6 +523,7 @@ impl ProbeState {
             stale_description: stale_description(max_staleness),
             version: AtomicU64::new(0),
             hysteresis: Hysteresis::new(policy.threshold),
+            published: AtomicU64::new(0),
         }
     }
 }
@@ -957,7 +964,15 @@ fn finish(
     // cluster's (issue 18 §2); without a view it is an ordinary probe.
     let entry = match probe.policy.shared {
         true => match &*shared.verdicts.read().unwrap_or_else(|e| e.into_inner()) {
-            Some(verdicts) => crate::shared::compare(&**verdicts, entry, failed),
+            Some((generation, verdicts)) => {
+                // Published on a change only: a steady verdict costs one
+                // atomic, not a call into the view.
+                let changed = |failing: bool| {
+                    let key = generation << 2 | 2 | u64::from(failing);
+                    probe.state.published.swap(key, Ordering::Relaxed) != key
+                };
+                crate::shared::compare(&**verdicts, entry, failed, changed)
+            }
             None => entry,
         },
         false => entry,
