@@ -387,12 +387,18 @@ impl Authorized {
 
 impl HttpServiceFactory for ZbHealthEndpoints {
     fn register(self, config: &mut AppService) {
-        for tier in self.tiers {
-            ZbHealthTier(tier).register(config);
+        // Every exact path before any per-probe one: actix matches in
+        // registration order, and a tier at `/health` must not take
+        // `/health/active` for a probe name.
+        for tier in &self.tiers {
+            tier.register_tier(config);
         }
         let started = self.started;
         let path = started.path.clone();
         get_and_head(path, move |r| started.clone().respond(r), config);
+        for tier in &self.tiers {
+            tier.register_probes(config);
+        }
     }
 }
 
@@ -474,8 +480,10 @@ impl ZbHealthEndpoints {
 }
 
 /// One tier's endpoint, from [`ZbHealthEndpoints::tier`]: `GET` and `HEAD`
-/// on its path, `405` with `Allow` for any other method. Cheap to clone
-/// into each actix worker's `App` factory.
+/// on its path, and for `ready` and `active` on `<path>/{probe}` (one
+/// probe's answer, see [`HealthRegistry::answer_probe`]); `405` with
+/// `Allow` for any other method. Cheap to clone into each actix worker's
+/// `App` factory.
 #[derive(Clone)]
 pub struct ZbHealthTier(Arc<TierEndpoint>);
 
@@ -493,10 +501,21 @@ impl ZbHealthTier {
 
 impl HttpServiceFactory for ZbHealthTier {
     fn register(self, config: &mut AppService) {
-        let tier = self.0;
-        let path = tier.path.clone();
-        get_and_head(path, move |r| tier.clone().respond(r), config);
+        self.0.register_tier(config);
+        self.0.register_probes(config);
     }
+}
+
+/// The body of a per-probe path whose tier has no probe of that name: the
+/// same for every name, so nothing of the request is echoed back.
+const UNKNOWN_PROBE_BODY: &str = r#"{"error":"no probe of this tier has this name"}"#;
+
+/// The per-probe path of a tier served on `path`: `<path>/{probe}`; `None`
+/// for a tier at `/`, whose per-probe path would take every one-segment
+/// path of the application.
+fn probe_path(path: &str) -> Option<String> {
+    let base = path.trim_end_matches('/');
+    (!base.is_empty()).then(|| format!("{base}/{{probe}}"))
 }
 
 struct TierEndpoint {
@@ -553,6 +572,53 @@ struct Rendered {
 }
 
 impl TierEndpoint {
+    /// `GET` and `HEAD` on the tier's own path.
+    fn register_tier(self: &Arc<Self>, config: &mut AppService) {
+        let tier = self.clone();
+        get_and_head(self.path.clone(), move |r| tier.clone().respond(r), config);
+    }
+
+    /// `GET` and `HEAD` on `<path>/{probe}` for `ready` and `active`;
+    /// nothing for `live`, which carries no probes (ZB-1.3).
+    fn register_probes(self: &Arc<Self>, config: &mut AppService) {
+        if self.tag == Tag::Live {
+            return;
+        }
+        if let Some(path) = probe_path(&self.path) {
+            let tier = self.clone();
+            get_and_head(path, move |r| tier.clone().respond_probe(r), config);
+        }
+    }
+
+    /// One probe's answer: the tier's body with that entry alone (and the
+    /// lifecycle's entries before it while they apply), its status code
+    /// from that report as the tier's is, at the tier's disclosure and
+    /// authorized levels; a 404 when the tier has no such probe.
+    async fn respond_probe(self: Arc<Self>, request: HttpRequest) -> HttpResponse {
+        let name = request.match_info().get("probe").unwrap_or_default();
+        let authorized = self.authorized.style_for(&request);
+        let Some(report) = self.registry.answer_probe(self.tag, name).await else {
+            return HttpResponse::NotFound()
+                .insert_header(no_store())
+                .insert_header((
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                ))
+                .body(UNKNOWN_PROBE_BODY);
+        };
+        let mut response = HttpResponse::build(tier_status_code(self.tag, report.status));
+        response.insert_header(no_store());
+        self.authorized.mark(&mut response);
+        let mut style = authorized.unwrap_or(&self.style).clone();
+        // `clusterReady` is a verdict of the membership entry: shown on
+        // that probe's own path, left out of every other probe's (where it
+        // would read `false` for an entry that is not there).
+        if style.cluster_ready.as_deref().is_some_and(|m| m != name) {
+            style.cluster_ready = None;
+        }
+        write_body(&style, self.writer.as_deref(), &report, response)
+    }
+
     async fn respond(self: Arc<Self>, request: HttpRequest) -> HttpResponse {
         // Decided before the probes run, and the same way for every
         // request: the status code never depends on it.
@@ -820,6 +886,54 @@ mod tests {
             assert!(Instant::now() < deadline, "the cache never expired");
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
+    }
+
+    #[actix_web::test]
+    async fn a_probe_path_goes_through_the_probes_policy() {
+        let registry = HealthRegistry::new();
+        let (db, db_runs) = counted("db");
+        let (cache, cache_runs) = counted("cache");
+        let _probes = registry
+            .add_all([db.cache(Duration::from_secs(600)), cache])
+            .expect("registered");
+        let endpoints = ZbHealth::new(registry).build().expect("valid");
+        let app = init_service(App::new().service(endpoints)).await;
+
+        // The tier runs both; the probe path then serves `db`'s cached
+        // result and runs nothing, not even `cache`.
+        assert_eq!(get(&app, "/health/ready").await.0, 200);
+        for _ in 0..2 {
+            let (status, body) = get(&app, "/health/ready/db").await;
+            assert_eq!(status, 200);
+            let text = std::str::from_utf8(&body).expect("utf-8");
+            assert!(
+                text.contains("run 1") && !text.contains(r#""cache":"#),
+                "{text}"
+            );
+        }
+        assert_eq!(db_runs.load(Ordering::SeqCst), 1);
+        assert_eq!(cache_runs.load(Ordering::SeqCst), 1);
+        assert_eq!(get(&app, "/health/ready/nothing").await.0, 404);
+        assert_eq!(get(&app, "/healthz/db").await.0, 404);
+    }
+
+    #[actix_web::test]
+    async fn cluster_ready_is_shown_on_the_membership_probes_path_only() {
+        let registry = HealthRegistry::new();
+        let (db, _) = counted("db");
+        let (members, _) = counted("members");
+        let _probes = registry.add_all([db, members]).expect("registered");
+        let endpoints = ZbHealth::new(registry)
+            .cluster_ready("members")
+            .build()
+            .expect("valid");
+        let app = init_service(App::new().service(endpoints)).await;
+        let (_, body) = get(&app, "/health/ready/members").await;
+        let text = std::str::from_utf8(&body).expect("utf-8");
+        assert!(text.contains(r#""clusterReady":true"#), "{text}");
+        let (_, body) = get(&app, "/health/ready/db").await;
+        let text = std::str::from_utf8(&body).expect("utf-8");
+        assert!(!text.contains("clusterReady"), "{text}");
     }
 
     #[actix_web::test]
