@@ -14,8 +14,9 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::web::Bytes;
 use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, web};
 use zb_health_spec::{
-    Disclosure, Endpoint, EndpointPaths, HealthStatus, ResponseFormat, SpecError, Tag, Violations,
-    check_name, check_paths, resolve_authorized,
+    Disclosure, Endpoint, EndpointPaths, HealthStatus, NameOf, ResponseFormat, SpecError, Tag,
+    Violations, check_group_paths, check_group_probes, check_group_tiers, check_name,
+    check_name_of, check_paths, resolve_authorized,
 };
 
 use crate::lifecycle::LiveAnswer;
@@ -86,6 +87,74 @@ pub struct ZbHealth {
     authorized: [Option<Disclosure>; 3],
     /// The bearer token, when given in code.
     token: Option<Arc<BearerToken>>,
+    /// The health groups, each served at its own path.
+    groups: Vec<HealthGroup>,
+}
+
+/// A health group (issue 18 §4; a manifest's `groups`): a named set of
+/// probes, by name or by tier, served at a path of its own with its own
+/// disclosure level, and answered as `ready` is: the worst of its entries,
+/// 200 while serving, 503 when `Unhealthy`, with the startup and shutdown
+/// entries first while they apply. For an operator who gates a canary on
+/// one dependency.
+///
+/// ```
+/// use zb_health::http::HealthGroup;
+/// use zb_health::{HealthRegistry, ProbeRegistration, ProbeResult, Tag, ZbHealth, from_fn};
+///
+/// let registry = HealthRegistry::new();
+/// registry
+///     .add(ProbeRegistration::new("database", from_fn(|| async { Ok(ProbeResult::healthy()) })))
+///     .unwrap();
+/// let health = ZbHealth::new(registry)
+///     .group(HealthGroup::new("canary", "/health/canary").probes(["database"]))
+///     .group(HealthGroup::new("writes", "/health/writes").tiers([Tag::Active]))
+///     .build()
+///     .expect("valid groups");
+/// assert_eq!(health.group_path("canary"), Some("/health/canary"));
+/// ```
+#[derive(Debug, Clone)]
+pub struct HealthGroup {
+    name: Arc<str>,
+    path: String,
+    probes: Vec<Arc<str>>,
+    tiers: Vec<Tag>,
+    disclosure: Option<Disclosure>,
+}
+
+impl HealthGroup {
+    /// A group named `name` (R9) served at `path` (R23), selecting nothing
+    /// yet: add [`probes`](Self::probes) or [`tiers`](Self::tiers) (R22).
+    pub fn new(name: impl Into<Arc<str>>, path: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            path: path.into(),
+            probes: Vec::new(),
+            tiers: Vec::new(),
+            disclosure: None,
+        }
+    }
+
+    /// Adds probes by their registered names; each must be registered when
+    /// [`ZbHealth::build`] runs (R22).
+    pub fn probes<N: Into<Arc<str>>>(mut self, names: impl IntoIterator<Item = N>) -> Self {
+        self.probes.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Adds every probe of these tiers, as registered at each request;
+    /// `ready` or `active`, never `live` (R24).
+    pub fn tiers(mut self, tiers: impl IntoIterator<Item = Tag>) -> Self {
+        self.tiers.extend(tiers);
+        self
+    }
+
+    /// What the group's body shows; by default the `ready` tier's level of
+    /// the same endpoints.
+    pub fn disclosure(mut self, level: Disclosure) -> Self {
+        self.disclosure = Some(level);
+        self
+    }
 }
 
 impl ZbHealth {
@@ -100,7 +169,17 @@ impl ZbHealth {
             authorized_every_tier: None,
             authorized: [None; 3],
             token: None,
+            groups: Vec::new(),
         }
+    }
+
+    /// Serves a [`HealthGroup`] at its path beside the tiers. [`build`](Self::build)
+    /// refuses a group that names an unregistered probe or selects nothing
+    /// (R22), whose path collides with a tier's, the startup path, another
+    /// group's or a per-probe path (R23), or that selects `live` (R24).
+    pub fn group(mut self, group: HealthGroup) -> Self {
+        self.groups.push(group);
+        self
     }
 
     /// Replaces all the paths, e.g. with [`EndpointPaths::be_hlth_009`].
@@ -232,6 +311,7 @@ impl ZbHealth {
         if let Some(name) = &self.styles[Tag::Ready as usize].cluster_ready {
             check_name(name, (), &mut sink);
         }
+        self.check_groups(&mut sink);
         let authorized = resolve_authorized(
             self.styles.each_ref().map(|s| s.disclosure),
             self.authorized_every_tier.map(|l| (l, ())),
@@ -285,10 +365,77 @@ impl ZbHealth {
                 token: self.token.clone(),
             },
         });
+        // A group answers as `ready` does, at its own level; it has no
+        // `clusterReady` (a verdict of the ready tier's membership entry).
+        let groups = self
+            .groups
+            .iter()
+            .map(|g| {
+                let mut style = self.styles[Tag::Ready as usize].clone();
+                style.cluster_ready = None;
+                if let Some(level) = g.disclosure {
+                    style.disclosure = level;
+                }
+                Arc::new(GroupEndpoint {
+                    group: g.clone(),
+                    registry: self.registry.clone(),
+                    style,
+                    writer: self.writer.clone(),
+                })
+            })
+            .collect();
         Ok(ZbHealthEndpoints {
             tiers: [tier(Tag::Ready), tier(Tag::Active), tier(Tag::Live)],
             started,
+            groups,
         })
+    }
+
+    /// R9, R22, R23 and R24 on the groups, the probes looked up in the
+    /// registry as it is now.
+    fn check_groups(&self, sink: &mut Violations<()>) {
+        let known = self.registry.names();
+        for g in &self.groups {
+            check_name_of(NameOf::Group, &g.name, (), sink);
+            let tiers: Vec<(Tag, ())> = g.tiers.iter().map(|t| (*t, ())).collect();
+            check_group_tiers(&g.name, &tiers, sink);
+            let probes: Vec<(&str, ())> = g.probes.iter().map(|p| (&**p, ())).collect();
+            check_group_probes(
+                &g.name,
+                &probes,
+                g.tiers.len(),
+                known.iter().map(|k| &**k),
+                (),
+                sink,
+            );
+        }
+        let paths: Vec<(&str, &str, ())> = self
+            .groups
+            .iter()
+            .map(|g| (&*g.name, g.path.as_str(), ()))
+            .collect();
+        check_group_paths(&self.paths, &paths, sink);
+    }
+}
+
+/// A health group's endpoint: `GET` and `HEAD` on its path.
+struct GroupEndpoint {
+    group: HealthGroup,
+    registry: HealthRegistry,
+    /// The ready tier's body style at the group's level.
+    style: BodyStyle,
+    writer: Option<Arc<dyn ResponseWriter>>,
+}
+
+impl GroupEndpoint {
+    async fn respond(self: Arc<Self>, _request: HttpRequest) -> HttpResponse {
+        let report = self
+            .registry
+            .answer_group(&self.group.probes, &self.group.tiers)
+            .await;
+        let mut response = HttpResponse::build(tier_status_code(Tag::Ready, report.status));
+        response.insert_header(no_store());
+        write_body(&self.style, self.writer.as_deref(), &report, response)
     }
 }
 
@@ -300,6 +447,7 @@ impl ZbHealth {
 pub struct ZbHealthEndpoints {
     tiers: [Arc<TierEndpoint>; 3],
     started: Arc<StartedEndpoint>,
+    groups: Vec<Arc<GroupEndpoint>>,
 }
 
 /// The ZB defaults over `registry`; the spec's `MapZbHealth()`.
@@ -328,6 +476,14 @@ impl ZbHealthEndpoints {
         &self.started.path
     }
 
+    /// The path the health group `name` is served on, if there is one.
+    pub fn group_path(&self, name: &str) -> Option<&str> {
+        self.groups
+            .iter()
+            .find(|g| &*g.group.name == name)
+            .map(|g| g.group.path.as_str())
+    }
+
     /// Whether any tier shows more to a request with the bearer token
     /// ([`ZbHealth::authorized`]).
     pub fn offers_authorized(&self) -> bool {
@@ -348,6 +504,7 @@ impl ZbHealthEndpoints {
         Self {
             tiers,
             started: Arc::new(started),
+            groups: self.groups.clone(),
         }
     }
 }
@@ -396,6 +553,10 @@ impl HttpServiceFactory for ZbHealthEndpoints {
         let started = self.started;
         let path = started.path.clone();
         get_and_head(path, move |r| started.clone().respond(r), config);
+        for group in self.groups {
+            let path = group.group.path.clone();
+            get_and_head(path, move |r| group.clone().respond(r), config);
+        }
         for tier in &self.tiers {
             tier.register_probes(config);
         }

@@ -250,6 +250,26 @@ impl HealthRegistry {
         Some(self.inner.lifecycle.apply(report))
     }
 
+    /// A health group's answer (`ZbHealth::group`, a manifest's `groups`):
+    /// every registered probe named in `probes` or tagged with one of
+    /// `tiers`, once each and in registration order, run concurrently
+    /// through their execution policies, with the startup and shutdown
+    /// entries first while they apply. Its status is aggregated as a
+    /// tier's; the report is tagged `ready`, whose status-code mapping it
+    /// answers with. A named probe that is no longer registered is left
+    /// out. Not counted as an answer of any tier.
+    pub async fn answer_group(&self, probes: &[Arc<str>], tiers: &[Tag]) -> HealthReport {
+        let selected: Vec<_> = self
+            .inner
+            .table
+            .all()
+            .into_iter()
+            .filter(|p| probes.contains(&p.name) || tiers.iter().any(|t| p.tags.contains(*t)))
+            .collect();
+        let report = self.inner.executor.report(Tag::Ready, &selected).await;
+        self.inner.lifecycle.apply(report)
+    }
+
     /// What a rendered answer of `tier` (`ready` or `active`) depends on
     /// besides the clock: the tier's probe table and its probes'
     /// kept-result versions; `None` while the lifecycle adds entries (starting,
