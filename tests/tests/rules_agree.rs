@@ -495,3 +495,61 @@ fn watchdog_names_and_deadlines() {
         assert_eq!((m, r), (vec![rule], vec![rule]), "{entries}");
     }
 }
+
+#[test]
+fn r22_r23_r24_health_groups() {
+    use zb_health::HealthGroup;
+    let group = || HealthGroup::new("canary", "/health/canary");
+    for (yaml, built, rules) in [
+        (
+            "{ path: /health/canary, probes: [db] }",
+            group().probes(["db"]),
+            vec![],
+        ),
+        (
+            "{ path: /health/canary, tiers: [ready, active] }",
+            group().tiers([Tag::Ready, Tag::Active]),
+            vec![],
+        ),
+        (
+            "{ path: /health/canary, probes: [dbb] }",
+            group().probes(["dbb"]),
+            vec![Rule::GroupUnknownProbe],
+        ),
+        (
+            "{ path: /health/canary }",
+            group(),
+            vec![Rule::GroupUnknownProbe],
+        ),
+        (
+            "{ path: /health/ready, probes: [db] }",
+            HealthGroup::new("canary", "/health/ready").probes(["db"]),
+            vec![Rule::GroupPath],
+        ),
+        (
+            "{ path: /health/active/db, probes: [db] }",
+            HealthGroup::new("canary", "/health/active/db").probes(["db"]),
+            vec![Rule::GroupPath],
+        ),
+        (
+            "{ path: /health/canary, tiers: [live] }",
+            group().tiers([Tag::Live]),
+            vec![Rule::GroupOnLive],
+        ),
+    ] {
+        let yaml = format!(
+            "service: s\nprobes:\n  - {{ name: db, kind: database }}\ngroups:\n  canary: {yaml}\n"
+        );
+        let m = match parse_manifest(&yaml) {
+            Ok(_) => vec![],
+            Err(_) => manifest_rules(&yaml),
+        };
+        let registry = HealthRegistry::new();
+        registry.add(probe("db")).unwrap();
+        let r = match ZbHealth::new(registry).group(built).build() {
+            Ok(_) => vec![],
+            Err(e) => e.rules(),
+        };
+        assert_eq!((&m, &r), (&rules, &rules), "{yaml}");
+    }
+}

@@ -101,6 +101,10 @@ pub struct K8sArgs {
     /// container, else the first with probes].
     #[arg(long, value_name = "NAME")]
     pub container: Option<String>,
+    /// Point the readinessProbe at this health group's path (the manifest's
+    /// `groups`) instead of the ready tier: a canary gated on its probes.
+    #[arg(long, value_name = "GROUP")]
+    pub readiness_group: Option<String>,
     /// Compare this Deployment or StatefulSet file (multi-document YAML)
     /// with the manifest instead of printing.
     #[arg(long, value_name = "DEPLOYMENT")]
@@ -240,6 +244,7 @@ mod tests {
                 port: Some(9000),
                 grpc_port: Some(7000),
                 container: Some("app".into()),
+                readiness_group: None,
                 check: Some("d.yaml".into()),
             }))
         );

@@ -50,6 +50,9 @@ fn diagnostics_match_their_snapshots() {
         "max_age",
         "authorized",
         "threshold",
+        "group_unknown_probe",
+        "group_path",
+        "group_on_live",
     ] {
         let file = format!("tests/ui/fail/manifests/{name}.yaml");
         cli(&["check", "--color", "never", &file])

@@ -485,3 +485,61 @@ fn unreadable_input_exits_2_and_says_why() {
     }
     std::fs::remove_dir_all(&dir).expect("removable");
 }
+
+/// `--readiness-group`: the readiness probe of a canary reads one health
+/// group's path (over HTTP), and `--check` holds a Deployment to it.
+#[test]
+fn a_readiness_group_points_the_readiness_probe_at_its_path() {
+    let file = "tests/ui/pass/manifests/groups.yaml";
+    cli(&["k8s", file, "--readiness-group", "canary"])
+        .assert()
+        .code(0)
+        .stdout_eq(snapshot("k8s/groups-canary.yaml"));
+    let out = zb_health(&["k8s", file, "--readiness-group", "canary"]);
+    let yaml = text(&out.stdout);
+    let patch: Patch = serde_saphyr::from_str(&yaml).expect("the expected YAML");
+    let readiness = &patch.spec.template.spec.containers[0].readiness_probe;
+    assert_eq!(
+        readiness.http_get.as_ref().map(|h| h.path.as_str()),
+        Some("/health/canary")
+    );
+
+    // The printed Deployment is consistent with the same flag, and drifts
+    // from the plain plan (whose readiness reads the ready tier).
+    let scratch = std::env::temp_dir().join(format!("zb-health-k8s-group-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).expect("the temp dir is writable");
+    let deployment = scratch.join("deployment.yaml");
+    std::fs::write(
+        &deployment,
+        format!("apiVersion: apps/v1\nkind: Deployment\n{yaml}"),
+    )
+    .expect("the temp dir is writable");
+    let deployment = deployment.to_str().expect("a UTF-8 temp dir");
+    let out = zb_health(&[
+        "k8s",
+        file,
+        "--readiness-group",
+        "canary",
+        "--check",
+        deployment,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = zb_health(&["k8s", "--color=never", file, "--check", deployment]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("set `path: /health/ready`"),
+        "{}",
+        text(&out.stderr)
+    );
+    std::fs::remove_dir_all(&scratch).expect("the temp dir is removable");
+
+    // An unknown group is refused, with the groups there are.
+    let out = zb_health(&["k8s", "--color=never", file, "--readiness-group", "canery"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("`--readiness-group canery` names no health group"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("did you mean `canary`?"), "{stderr}");
+}

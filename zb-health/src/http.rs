@@ -15,8 +15,9 @@ use actix_web::http::{Method, StatusCode};
 use actix_web::web::Bytes;
 use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, web};
 use zb_health_spec::{
-    Disclosure, Endpoint, EndpointPaths, HealthStatus, ResponseFormat, SpecError, Tag, Violations,
-    check_name, check_paths, resolve_authorized,
+    Disclosure, Endpoint, EndpointPaths, HealthStatus, NameOf, ResponseFormat, SpecError, Tag,
+    Violations, check_group_paths, check_group_probes, check_group_tiers, check_name,
+    check_name_of, check_paths, resolve_authorized,
 };
 
 use crate::lifecycle::LiveAnswer;
@@ -87,6 +88,74 @@ pub struct ZbHealth {
     authorized: [Option<Disclosure>; 3],
     /// The bearer token, when given in code.
     token: Option<Arc<BearerToken>>,
+    /// The health groups, each served at its own path.
+    groups: Vec<HealthGroup>,
+}
+
+/// A health group (issue 18 §4; a manifest's `groups`): a named set of
+/// probes, by name or by tier, served at a path of its own with its own
+/// disclosure level, and answered as `ready` is: the worst of its entries,
+/// 200 while serving, 503 when `Unhealthy`, with the startup and shutdown
+/// entries first while they apply. For an operator who gates a canary on
+/// one dependency.
+///
+/// ```
+/// use zb_health::http::HealthGroup;
+/// use zb_health::{HealthRegistry, ProbeRegistration, ProbeResult, Tag, ZbHealth, from_fn};
+///
+/// let registry = HealthRegistry::new();
+/// registry
+///     .add(ProbeRegistration::new("database", from_fn(|| async { Ok(ProbeResult::healthy()) })))
+///     .unwrap();
+/// let health = ZbHealth::new(registry)
+///     .group(HealthGroup::new("canary", "/health/canary").probes(["database"]))
+///     .group(HealthGroup::new("writes", "/health/writes").tiers([Tag::Active]))
+///     .build()
+///     .expect("valid groups");
+/// assert_eq!(health.group_path("canary"), Some("/health/canary"));
+/// ```
+#[derive(Debug, Clone)]
+pub struct HealthGroup {
+    name: Arc<str>,
+    path: String,
+    probes: Vec<Arc<str>>,
+    tiers: Vec<Tag>,
+    disclosure: Option<Disclosure>,
+}
+
+impl HealthGroup {
+    /// A group named `name` (R9) served at `path` (R23), selecting nothing
+    /// yet: add [`probes`](Self::probes) or [`tiers`](Self::tiers) (R22).
+    pub fn new(name: impl Into<Arc<str>>, path: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            path: path.into(),
+            probes: Vec::new(),
+            tiers: Vec::new(),
+            disclosure: None,
+        }
+    }
+
+    /// Adds probes by their registered names; each must be registered when
+    /// [`ZbHealth::build`] runs (R22).
+    pub fn probes<N: Into<Arc<str>>>(mut self, names: impl IntoIterator<Item = N>) -> Self {
+        self.probes.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Adds every probe of these tiers, as registered at each request;
+    /// `ready` or `active`, never `live` (R24).
+    pub fn tiers(mut self, tiers: impl IntoIterator<Item = Tag>) -> Self {
+        self.tiers.extend(tiers);
+        self
+    }
+
+    /// What the group's body shows; by default the `ready` tier's level of
+    /// the same endpoints.
+    pub fn disclosure(mut self, level: Disclosure) -> Self {
+        self.disclosure = Some(level);
+        self
+    }
 }
 
 impl ZbHealth {
@@ -101,7 +170,17 @@ impl ZbHealth {
             authorized_every_tier: None,
             authorized: [None; 3],
             token: None,
+            groups: Vec::new(),
         }
+    }
+
+    /// Serves a [`HealthGroup`] at its path beside the tiers. [`build`](Self::build)
+    /// refuses a group that names an unregistered probe or selects nothing
+    /// (R22), whose path collides with a tier's, the startup path, another
+    /// group's or a per-probe path (R23), or that selects `live` (R24).
+    pub fn group(mut self, group: HealthGroup) -> Self {
+        self.groups.push(group);
+        self
     }
 
     /// Replaces all the paths, e.g. with [`EndpointPaths::be_hlth_009`].
@@ -233,6 +312,7 @@ impl ZbHealth {
         if let Some(name) = &self.styles[Tag::Ready as usize].cluster_ready {
             check_name(name, (), &mut sink);
         }
+        self.check_groups(&mut sink);
         let authorized = resolve_authorized(
             self.styles.each_ref().map(|s| s.disclosure),
             self.authorized_every_tier.map(|l| (l, ())),
@@ -286,10 +366,77 @@ impl ZbHealth {
                 token: self.token.clone(),
             },
         });
+        // A group answers as `ready` does, at its own level; it has no
+        // `clusterReady` (a verdict of the ready tier's membership entry).
+        let groups = self
+            .groups
+            .iter()
+            .map(|g| {
+                let mut style = self.styles[Tag::Ready as usize].clone();
+                style.cluster_ready = None;
+                if let Some(level) = g.disclosure {
+                    style.disclosure = level;
+                }
+                Arc::new(GroupEndpoint {
+                    group: g.clone(),
+                    registry: self.registry.clone(),
+                    style,
+                    writer: self.writer.clone(),
+                })
+            })
+            .collect();
         Ok(ZbHealthEndpoints {
             tiers: [tier(Tag::Ready), tier(Tag::Active), tier(Tag::Live)],
             started,
+            groups,
         })
+    }
+
+    /// R9, R22, R23 and R24 on the groups, the probes looked up in the
+    /// registry as it is now.
+    fn check_groups(&self, sink: &mut Violations<()>) {
+        let known = self.registry.names();
+        for g in &self.groups {
+            check_name_of(NameOf::Group, &g.name, (), sink);
+            let tiers: Vec<(Tag, ())> = g.tiers.iter().map(|t| (*t, ())).collect();
+            check_group_tiers(&g.name, &tiers, sink);
+            let probes: Vec<(&str, ())> = g.probes.iter().map(|p| (&**p, ())).collect();
+            check_group_probes(
+                &g.name,
+                &probes,
+                g.tiers.len(),
+                known.iter().map(|k| &**k),
+                (),
+                sink,
+            );
+        }
+        let paths: Vec<(&str, &str, ())> = self
+            .groups
+            .iter()
+            .map(|g| (&*g.name, g.path.as_str(), ()))
+            .collect();
+        check_group_paths(&self.paths, &paths, sink);
+    }
+}
+
+/// A health group's endpoint: `GET` and `HEAD` on its path.
+struct GroupEndpoint {
+    group: HealthGroup,
+    registry: HealthRegistry,
+    /// The ready tier's body style at the group's level.
+    style: BodyStyle,
+    writer: Option<Arc<dyn ResponseWriter>>,
+}
+
+impl GroupEndpoint {
+    async fn respond(self: Arc<Self>, _request: HttpRequest) -> HttpResponse {
+        let report = self
+            .registry
+            .answer_group(&self.group.probes, &self.group.tiers)
+            .await;
+        let mut response = HttpResponse::build(tier_status_code(Tag::Ready, report.status));
+        response.insert_header(no_store());
+        write_body(&self.style, self.writer.as_deref(), &report, response)
     }
 }
 
@@ -301,6 +448,7 @@ impl ZbHealth {
 pub struct ZbHealthEndpoints {
     tiers: [Arc<TierEndpoint>; 3],
     started: Arc<StartedEndpoint>,
+    groups: Vec<Arc<GroupEndpoint>>,
 }
 
 /// The ZB defaults over `registry`; the spec's `MapZbHealth()`.
@@ -329,6 +477,14 @@ impl ZbHealthEndpoints {
         &self.started.path
     }
 
+    /// The path the health group `name` is served on, if there is one.
+    pub fn group_path(&self, name: &str) -> Option<&str> {
+        self.groups
+            .iter()
+            .find(|g| &*g.group.name == name)
+            .map(|g| g.group.path.as_str())
+    }
+
     /// Whether any tier shows more to a request with the bearer token
     /// ([`ZbHealth::authorized`]).
     pub fn offers_authorized(&self) -> bool {
@@ -349,6 +505,7 @@ impl ZbHealthEndpoints {
         Self {
             tiers,
             started: Arc::new(started),
+            groups: self.groups.clone(),
         }
     }
 }
@@ -388,15 +545,25 @@ impl Authorized {
 
 impl HttpServiceFactory for ZbHealthEndpoints {
     fn register(self, config: &mut AppService) {
-        // `live` first: actix tries routes in order, and the liveness path
-        // is the one asked most often and meant to cost least (issue 17).
-        let [ready, active, live] = self.tiers;
+        // Every exact path before any per-probe one: actix matches in
+        // registration order, and a tier at `/health` must not take
+        // `/health/active` for a probe name. `live` first: the liveness
+        // path is the one asked most often and meant to cost least
+        // (issue 17).
+        let [ready, active, live] = &self.tiers;
         for tier in [live, ready, active] {
-            ZbHealthTier(tier).register(config);
+            tier.register_tier(config);
         }
         let started = self.started;
         let path = started.path.clone();
         get_and_head(path, move |r| started.clone().respond(r), config);
+        for group in self.groups {
+            let path = group.group.path.clone();
+            get_and_head(path, move |r| group.clone().respond(r), config);
+        }
+        for tier in &self.tiers {
+            tier.register_probes(config);
+        }
     }
 }
 
@@ -483,8 +650,10 @@ impl ZbHealthEndpoints {
 }
 
 /// One tier's endpoint, from [`ZbHealthEndpoints::tier`]: `GET` and `HEAD`
-/// on its path, `405` with `Allow` for any other method. Cheap to clone
-/// into each actix worker's `App` factory.
+/// on its path, and for `ready` and `active` on `<path>/{probe}` (one
+/// probe's answer, see [`HealthRegistry::answer_probe`]); `405` with
+/// `Allow` for any other method. Cheap to clone into each actix worker's
+/// `App` factory.
 #[derive(Clone)]
 pub struct ZbHealthTier(Arc<TierEndpoint>);
 
@@ -502,10 +671,21 @@ impl ZbHealthTier {
 
 impl HttpServiceFactory for ZbHealthTier {
     fn register(self, config: &mut AppService) {
-        let tier = self.0;
-        let path = tier.path.clone();
-        get_and_head(path, move |r| tier.clone().respond(r), config);
+        self.0.register_tier(config);
+        self.0.register_probes(config);
     }
+}
+
+/// The body of a per-probe path whose tier has no probe of that name: the
+/// same for every name, so nothing of the request is echoed back.
+const UNKNOWN_PROBE_BODY: &str = r#"{"error":"no probe of this tier has this name"}"#;
+
+/// The per-probe path of a tier served on `path`: `<path>/{probe}`; `None`
+/// for a tier at `/`, whose per-probe path would take every one-segment
+/// path of the application.
+fn probe_path(path: &str) -> Option<String> {
+    let base = path.trim_end_matches('/');
+    (!base.is_empty()).then(|| format!("{base}/{{probe}}"))
 }
 
 struct TierEndpoint {
@@ -562,6 +742,53 @@ struct Rendered {
 }
 
 impl TierEndpoint {
+    /// `GET` and `HEAD` on the tier's own path.
+    fn register_tier(self: &Arc<Self>, config: &mut AppService) {
+        let tier = self.clone();
+        get_and_head(self.path.clone(), move |r| tier.clone().respond(r), config);
+    }
+
+    /// `GET` and `HEAD` on `<path>/{probe}` for `ready` and `active`;
+    /// nothing for `live`, which carries no probes (ZB-1.3).
+    fn register_probes(self: &Arc<Self>, config: &mut AppService) {
+        if self.tag == Tag::Live {
+            return;
+        }
+        if let Some(path) = probe_path(&self.path) {
+            let tier = self.clone();
+            get_and_head(path, move |r| tier.clone().respond_probe(r), config);
+        }
+    }
+
+    /// One probe's answer: the tier's body with that entry alone (and the
+    /// lifecycle's entries before it while they apply), its status code
+    /// from that report as the tier's is, at the tier's disclosure and
+    /// authorized levels; a 404 when the tier has no such probe.
+    async fn respond_probe(self: Arc<Self>, request: HttpRequest) -> HttpResponse {
+        let name = request.match_info().get("probe").unwrap_or_default();
+        let authorized = self.authorized.style_for(&request);
+        let Some(report) = self.registry.answer_probe(self.tag, name).await else {
+            return HttpResponse::NotFound()
+                .insert_header(no_store())
+                .insert_header((
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                ))
+                .body(UNKNOWN_PROBE_BODY);
+        };
+        let mut response = HttpResponse::build(tier_status_code(self.tag, report.status));
+        response.insert_header(no_store());
+        self.authorized.mark(&mut response);
+        let mut style = authorized.unwrap_or(&self.style).clone();
+        // `clusterReady` is a verdict of the membership entry: shown on
+        // that probe's own path, left out of every other probe's (where it
+        // would read `false` for an entry that is not there).
+        if style.cluster_ready.as_deref().is_some_and(|m| m != name) {
+            style.cluster_ready = None;
+        }
+        write_body(&style, self.writer.as_deref(), &report, response)
+    }
+
     async fn respond(self: Arc<Self>, request: HttpRequest) -> HttpResponse {
         // Decided before the probes run, and the same way for every
         // request: the status code never depends on it.
@@ -835,6 +1062,54 @@ mod tests {
             assert!(Instant::now() < deadline, "the cache never expired");
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
+    }
+
+    #[actix_web::test]
+    async fn a_probe_path_goes_through_the_probes_policy() {
+        let registry = HealthRegistry::new();
+        let (db, db_runs) = counted("db");
+        let (cache, cache_runs) = counted("cache");
+        let _probes = registry
+            .add_all([db.cache(Duration::from_secs(600)), cache])
+            .expect("registered");
+        let endpoints = ZbHealth::new(registry).build().expect("valid");
+        let app = init_service(App::new().service(endpoints)).await;
+
+        // The tier runs both; the probe path then serves `db`'s cached
+        // result and runs nothing, not even `cache`.
+        assert_eq!(get(&app, "/health/ready").await.0, 200);
+        for _ in 0..2 {
+            let (status, body) = get(&app, "/health/ready/db").await;
+            assert_eq!(status, 200);
+            let text = std::str::from_utf8(&body).expect("utf-8");
+            assert!(
+                text.contains("run 1") && !text.contains(r#""cache":"#),
+                "{text}"
+            );
+        }
+        assert_eq!(db_runs.load(Ordering::SeqCst), 1);
+        assert_eq!(cache_runs.load(Ordering::SeqCst), 1);
+        assert_eq!(get(&app, "/health/ready/nothing").await.0, 404);
+        assert_eq!(get(&app, "/healthz/db").await.0, 404);
+    }
+
+    #[actix_web::test]
+    async fn cluster_ready_is_shown_on_the_membership_probes_path_only() {
+        let registry = HealthRegistry::new();
+        let (db, _) = counted("db");
+        let (members, _) = counted("members");
+        let _probes = registry.add_all([db, members]).expect("registered");
+        let endpoints = ZbHealth::new(registry)
+            .cluster_ready("members")
+            .build()
+            .expect("valid");
+        let app = init_service(App::new().service(endpoints)).await;
+        let (_, body) = get(&app, "/health/ready/members").await;
+        let text = std::str::from_utf8(&body).expect("utf-8");
+        assert!(text.contains(r#""clusterReady":true"#), "{text}");
+        let (_, body) = get(&app, "/health/ready/db").await;
+        let text = std::str::from_utf8(&body).expect("utf-8");
+        assert!(!text.contains("clusterReady"), "{text}");
     }
 
     #[actix_web::test]

@@ -100,7 +100,7 @@ pub use zb_health_spec as spec;
 pub use meta::__private;
 
 pub use gate::{ActiveNodeGate, RequireActiveNode};
-pub use http::{ZbHealth, map_zb_health};
+pub use http::{HealthGroup, ZbHealth, map_zb_health};
 pub use lifecycle::{Heartbeat, StartupGate};
 pub use meta::ZbHealthProbe;
 pub use probe::{BlockingProbe, Probe, ProbeError, ProbeOutcome, ProbeResult, from_fn};

@@ -235,6 +235,51 @@ impl HealthRegistry {
         report
     }
 
+    /// One probe's answer through its tier (`GET <tier path>/{probe}`): the
+    /// probe `name` of `tier` run alone through its execution policy (the
+    /// shared flight, the cache, the background result), with the startup
+    /// and shutdown entries first while they apply, as
+    /// [`answer`](Self::answer) puts them: a probe of a service that is
+    /// starting or draining must not look ready on its own.
+    ///
+    /// `None` when `tier` has no probe `name`: an unknown name, a probe of
+    /// the other tier, or any name on `live`, which carries no probes
+    /// (ZB-1.3). It is not counted as an answer of the tier (the tier
+    /// metrics and transition log speak of whole tiers).
+    pub async fn answer_probe(&self, tier: Tag, name: &str) -> Option<HealthReport> {
+        let probe = self
+            .inner
+            .table
+            .tier(tier)?
+            .iter()
+            .find(|p| &*p.name == name)?
+            .clone();
+        let started = Instant::now();
+        let entry = self.inner.executor.entry(&probe).await;
+        let report = HealthReport::new(tier, vec![entry], started.elapsed());
+        Some(self.inner.lifecycle.apply(report))
+    }
+
+    /// A health group's answer (`ZbHealth::group`, a manifest's `groups`):
+    /// every registered probe named in `probes` or tagged with one of
+    /// `tiers`, once each and in registration order, run concurrently
+    /// through their execution policies, with the startup and shutdown
+    /// entries first while they apply. Its status is aggregated as a
+    /// tier's; the report is tagged `ready`, whose status-code mapping it
+    /// answers with. A named probe that is no longer registered is left
+    /// out. Not counted as an answer of any tier.
+    pub async fn answer_group(&self, probes: &[Arc<str>], tiers: &[Tag]) -> HealthReport {
+        let selected: Vec<_> = self
+            .inner
+            .table
+            .all()
+            .into_iter()
+            .filter(|p| probes.contains(&p.name) || tiers.iter().any(|t| p.tags.contains(*t)))
+            .collect();
+        let report = self.inner.executor.report(Tag::Ready, &selected).await;
+        self.inner.lifecycle.apply(report)
+    }
+
     /// What a rendered answer of `tier` (`ready` or `active`) depends on
     /// besides the clock: the tier's probe table and its probes'
     /// kept-result versions; `None` while the lifecycle adds entries (starting,

@@ -24,6 +24,12 @@
 //! | R18 `drain-fits-grace` | [`check_drain`] | BE-HLTH-005 |
 //! | R19 `max-age-fits-detection` | [`check_max_age`] | BE-HLTH-006 |
 //! | R20 `threshold-fits-detection` | [`check_threshold`] | BE-HLTH-006 |
+//! | R22 `group-unknown-probe` | [`check_group_probes`] | ZB-5 |
+//! | R23 `group-path` | [`check_group_paths`] | ZB-5 |
+//! | R24 `group-on-live` | [`check_group_tiers`] | ZB-1.3 |
+//!
+//! R21 is taken by `depends_on` (another change); the group rules start
+//! at R22.
 //!
 //! Codes are stable: a new rule gets the next number, never a reused one.
 //!
@@ -34,7 +40,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::{Disclosure, FailureStatus, MAX_PROBE_TIMEOUT, Tag, TagSet};
+use crate::{Disclosure, FailureStatus, MAX_PROBE_TIMEOUT, Tag, TagSet, did_you_mean, hint};
 
 /// A rule of the spec that can be broken before anything runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -96,11 +102,21 @@ pub enum Rule {
     /// time, so the threshold, not the orchestrator, decides how long an
     /// outage stays hidden; or a threshold of zero runs.
     ThresholdFitsDetection,
+    /// R22: a health group that names a probe the manifest or registry
+    /// does not have, or that selects nothing.
+    GroupUnknownProbe,
+    /// R23: a health group's path that is empty, relative, not a plain
+    /// path, or that collides with a tier's, the startup path, another
+    /// group's, or a per-probe path (one segment under `ready` or `active`).
+    GroupPath,
+    /// R24: a health group that selects the `live` tier, which carries no
+    /// probes (ZB-1.3): it would always answer 200.
+    GroupOnLive,
 }
 
 impl Rule {
     /// Every rule, in index order.
-    pub const ALL: [Rule; 20] = [
+    pub const ALL: [Rule; 23] = [
         Rule::LiveTag,
         Rule::RoleScopeNeedsRoles,
         Rule::DuplicateName,
@@ -121,9 +137,13 @@ impl Rule {
         Rule::DrainFitsGrace,
         Rule::MaxAgeFitsDetection,
         Rule::ThresholdFitsDetection,
+        Rule::GroupUnknownProbe,
+        Rule::GroupPath,
+        Rule::GroupOnLive,
     ];
 
-    /// The short stable code, `R1` … `R20`, that tests and docs use.
+    /// The short stable code, `R1` … `R24` (R21 is another change's), that
+    /// tests and docs use.
     pub const fn code(self) -> &'static str {
         match self {
             Rule::LiveTag => "R1",
@@ -146,6 +166,9 @@ impl Rule {
             Rule::DrainFitsGrace => "R18",
             Rule::MaxAgeFitsDetection => "R19",
             Rule::ThresholdFitsDetection => "R20",
+            Rule::GroupUnknownProbe => "R22",
+            Rule::GroupPath => "R23",
+            Rule::GroupOnLive => "R24",
         }
     }
 
@@ -172,6 +195,9 @@ impl Rule {
             Rule::DrainFitsGrace => "drain-fits-grace",
             Rule::MaxAgeFitsDetection => "max-age-fits-detection",
             Rule::ThresholdFitsDetection => "threshold-fits-detection",
+            Rule::GroupUnknownProbe => "group-unknown-probe",
+            Rule::GroupPath => "group-path",
+            Rule::GroupOnLive => "group-on-live",
         }
     }
 
@@ -193,6 +219,8 @@ impl Rule {
             | Rule::MaxAgeFitsDetection
             | Rule::ThresholdFitsDetection => Some("BE-HLTH-006"),
             Rule::DrainFitsGrace => Some("BE-HLTH-005"),
+            Rule::GroupUnknownProbe | Rule::GroupPath => Some("ZB-5"),
+            Rule::GroupOnLive => Some("ZB-1.3"),
             Rule::Unknown
             | Rule::Contradiction
             | Rule::ManifestFile
@@ -341,6 +369,9 @@ pub enum NameOf {
     /// A declared piece of startup work (BE-HLTH-004): a field of the
     /// generated startup handles and a log field.
     StartupGate,
+    /// A health group (`groups`): a named set of probes served at a path
+    /// of its own.
+    Group,
 }
 
 impl NameOf {
@@ -351,6 +382,7 @@ impl NameOf {
             NameOf::Service => "service",
             NameOf::Watchdog => "watchdog",
             NameOf::StartupGate => "startup gate",
+            NameOf::Group => "health group",
         }
     }
 
@@ -361,6 +393,7 @@ impl NameOf {
             NameOf::Service => "scadabridge",
             NameOf::Watchdog => "consumer",
             NameOf::StartupGate => "migrations",
+            NameOf::Group => "canary",
         }
     }
 }
@@ -410,7 +443,7 @@ pub fn check_name_of<L>(of: NameOf, name: &str, location: L, sink: &mut Violatio
             format!("the lifecycle's own entry has this name while the service starts or drains; name the {noun} after what it {}", match of {
                 NameOf::Probe => "checks",
                 NameOf::Watchdog => "watches",
-                NameOf::Service | NameOf::StartupGate => "does",
+                NameOf::Service | NameOf::StartupGate | NameOf::Group => "does",
             }),
         );
     }
@@ -1118,6 +1151,139 @@ pub fn check_paths<L: Clone>(paths: &[(crate::Endpoint, &str, L)], sink: &mut Vi
     }
 }
 
+/// What is wrong with `path` as a literal HTTP path, if anything: the
+/// problem and its fix, as R6 words them for a tier.
+fn path_problem(path: &str) -> Option<(&'static str, String)> {
+    if path.is_empty() {
+        return Some((
+            "is empty",
+            "give it an absolute path such as `/health/canary`".into(),
+        ));
+    }
+    if !path.starts_with('/') {
+        return Some(("does not start with `/`", format!("write `/{path}`")));
+    }
+    if path.contains(|c: char| c.is_whitespace() || matches!(c, '{' | '}' | '?' | '#')) {
+        return Some((
+            "is not a plain path",
+            "use a literal path with no spaces, `{}` patterns, `?` or `#`".into(),
+        ));
+    }
+    None
+}
+
+/// R22: a health group selects something, and every probe it names is
+/// registered. `known` are the probes there are (the manifest's, or the
+/// registry's at build time); `probes` the names it lists, each where it
+/// was written; `at` the group, for an empty selection.
+pub fn check_group_probes<'a, L: Clone>(
+    group: &str,
+    probes: &[(&str, L)],
+    tiers: usize,
+    known: impl IntoIterator<Item = &'a str> + Clone,
+    at: L,
+    sink: &mut Violations<L>,
+) {
+    if probes.is_empty() && tiers == 0 {
+        sink.push(
+            Rule::GroupUnknownProbe,
+            at,
+            format!("health group `{group}` selects no probe"),
+            "list its probes by name (`probes: [database, cache]`) or its tiers (`tiers: [ready]`); an empty group would always answer 200",
+        );
+        return;
+    }
+    for (probe, loc) in probes {
+        if known.clone().into_iter().any(|k| k == *probe) {
+            continue;
+        }
+        sink.push(
+            Rule::GroupUnknownProbe,
+            loc.clone(),
+            format!("health group `{group}` names probe `{probe}`, which is not registered"),
+            format!(
+                "name a probe of this manifest or registry{}",
+                hint(did_you_mean(probe, known.clone()))
+            ),
+        );
+    }
+}
+
+/// R23: each health group's path is a plain absolute path, and distinct
+/// from every endpoint's (the tiers', the startup path), from every other
+/// group's, and from every per-probe path (`<ready or active path>/<name>`,
+/// which it would hide). `groups` are `(name, path, location)`.
+pub fn check_group_paths<L: Clone>(
+    endpoints: &crate::EndpointPaths,
+    groups: &[(&str, &str, L)],
+    sink: &mut Violations<L>,
+) {
+    for (i, (name, path, loc)) in groups.iter().enumerate() {
+        if let Some((problem, fix)) = path_problem(path) {
+            sink.push(
+                Rule::GroupPath,
+                loc.clone(),
+                format!("the path `{path}` of health group `{name}` {problem}"),
+                fix,
+            );
+            continue;
+        }
+        let collides = crate::Endpoint::ALL
+            .into_iter()
+            .find(|e| normalize(endpoints.endpoint(*e)) == normalize(path));
+        let earlier = groups[..i]
+            .iter()
+            .find(|(_, p, _)| normalize(p) == normalize(path));
+        let under = [Tag::Ready, Tag::Active].into_iter().find(|t| {
+            let base = normalize(endpoints.get(*t)).trim_end_matches('/');
+            normalize(path)
+                .strip_prefix(base)
+                .and_then(|rest| rest.strip_prefix('/'))
+                .is_some_and(|rest| !rest.is_empty() && !rest.contains('/'))
+        });
+        let (with, fix) = match (collides, earlier, under) {
+            (Some(e), _, _) => (
+                format!("the `{e}` endpoint"),
+                "give the group a path of its own, e.g. `/health/<group name>`",
+            ),
+            (None, Some((other, _, _)), _) => (
+                format!("health group `{other}`"),
+                "give each group a path of its own",
+            ),
+            (None, None, Some(t)) => (
+                format!(
+                    "the per-probe paths of the `{t}` tier (`{}/{{probe}}`)",
+                    endpoints.get(t).trim_end_matches('/')
+                ),
+                "a group there would hide the probe of that name; put it beside the tiers, e.g. `/health/<group name>`",
+            ),
+            (None, None, None) => continue,
+        };
+        sink.push(
+            Rule::GroupPath,
+            loc.clone(),
+            format!("the path `{path}` of health group `{name}` collides with {with}"),
+            fix,
+        );
+    }
+}
+
+/// R24: a health group selects `ready` or `active`, never `live`: `live`
+/// carries no probes (ZB-1.3), so a group on it would always answer 200.
+/// `tiers` are the tiers it lists, each where it was written.
+pub fn check_group_tiers<L: Clone>(group: &str, tiers: &[(Tag, L)], sink: &mut Violations<L>) {
+    for (tier, loc) in tiers {
+        if *tier == Tag::Live {
+            sink.push(
+                Rule::GroupOnLive,
+                loc.clone(),
+                format!("health group `{group}` selects the `live` tier"),
+                "`live` runs no probes, so the group would always answer 200; select `ready` or `active`, or name the probes",
+            );
+        }
+    }
+}
+
 fn normalize(p: &str) -> &str {
     let t = p.trim_end_matches('/');
     if t.is_empty() { "/" } else { t }
@@ -1217,7 +1383,8 @@ mod tests {
     #[test]
     fn codes_are_stable_and_distinct() {
         let codes: Vec<&str> = Rule::ALL.iter().map(|r| r.code()).collect();
-        let expected: Vec<String> = (1..=Rule::ALL.len()).map(|i| format!("R{i}")).collect();
+        // R21 belongs to `depends_on`, built on another branch.
+        let expected: Vec<String> = (1..=20).chain(22..=24).map(|i| format!("R{i}")).collect();
         assert_eq!(codes, expected);
         let mut names: Vec<&str> = Rule::ALL.iter().map(|r| r.name()).collect();
         names.sort_unstable();

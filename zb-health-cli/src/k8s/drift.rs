@@ -434,12 +434,12 @@ fn one_probe(
     drifts: &mut Vec<Drift>,
 ) {
     let endpoint = wanted.endpoint;
-    let want_path = plan.paths.endpoint(endpoint);
+    let want_path = wanted.http_path(&plan.paths);
     if let Some(http) = probe.get("httpGet") {
         let path_node = http.get("path");
         let path = path_node.and_then(Node::as_str).unwrap_or("/");
         let loc = path_node.map_or(http.loc, |n| n.loc);
-        path_drift(plan, key, endpoint, path, loc, drifts);
+        path_drift(plan, key, wanted, path, loc, drifts);
         match http.get("port") {
             Some(port) => port_drift(plan, target, key, port, drifts),
             None => drifts.push(Drift {
@@ -459,6 +459,16 @@ fn one_probe(
                 location: grpc.loc,
                 message: format!(
                     "the {key} asks grpc.health.v1, but the manifest has no grpc section"
+                ),
+                help: format!("use httpGet on {want_path}, port {}", plan.port),
+            });
+        } else if let Some(group) = &wanted.group {
+            drifts.push(Drift {
+                check: Check::Path,
+                location: grpc.loc,
+                message: format!(
+                    "the {key} asks grpc.health.v1, which does not serve health group `{}` (--readiness-group)",
+                    group.name
                 ),
                 help: format!("use httpGet on {want_path}, port {}", plan.port),
             });
@@ -516,7 +526,7 @@ fn one_probe(
             let text = url_node.as_str().unwrap_or_default();
             if let Ok(url) = crate::probe::parse_url(text) {
                 let path = url.target.split('?').next().unwrap_or("/");
-                path_drift(plan, key, endpoint, path, url_node.loc, drifts);
+                path_drift(plan, key, wanted, path, url_node.loc, drifts);
                 if plan.port_source != PortSource::Default && url.port != plan.port {
                     drifts.push(Drift {
                         check: Check::Port,
@@ -557,12 +567,12 @@ fn shown(endpoint: Endpoint) -> String {
 fn path_drift(
     plan: &Plan,
     key: &str,
-    wanted: Endpoint,
+    probe: &ProbePlan,
     path: &str,
     loc: Location,
     drifts: &mut Vec<Drift>,
 ) {
-    let want = plan.paths.endpoint(wanted);
+    let (wanted, want) = (probe.endpoint, probe.http_path(&plan.paths));
     if path == want {
         return;
     }
@@ -590,7 +600,10 @@ fn path_drift(
         check: Check::Path,
         location: loc,
         message: format!("the {key} checks `{path}`, {why}"),
-        help: format!("set `path: {want}` ({})", shown(wanted)),
+        help: match &probe.group {
+            Some(g) => format!("set `path: {want}` (health group `{}`)", g.name),
+            None => format!("set `path: {want}` ({})", shown(wanted)),
+        },
     });
 }
 

@@ -32,6 +32,7 @@ pub fn run(args: &K8sArgs) -> Result<(), Failure> {
         port: args.port,
         grpc_port: args.grpc_port,
         container: args.container.clone(),
+        readiness_group: args.readiness_group.clone(),
     };
     let plan = plan(&manifest, &options).map_err(|violations| {
         diagnostics::fail(&diagnostics::report(&source, &violations, styled))
@@ -125,6 +126,28 @@ pub struct ProbePlan {
     pub period: u64,
     /// `failureThreshold`.
     pub failure_threshold: u64,
+    /// The health group it reads instead of its endpoint
+    /// (`--readiness-group`), always over HTTP.
+    pub group: Option<GroupTarget>,
+}
+
+/// A health group a probe reads (`groups` in the manifest).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupTarget {
+    /// The group's name.
+    pub name: String,
+    /// Its path.
+    pub path: String,
+}
+
+impl ProbePlan {
+    /// The HTTP path it should read: its group's, else its endpoint's.
+    pub fn http_path<'a>(&'a self, paths: &'a zb_health_spec::EndpointPaths) -> &'a str {
+        match &self.group {
+            Some(g) => &g.path,
+            None => paths.endpoint(self.endpoint),
+        }
+    }
 }
 
 /// Everything `k8s` prints or compares, resolved from one manifest.
@@ -179,6 +202,8 @@ pub struct Options {
     pub grpc_port: Option<u16>,
     /// `--container`.
     pub container: Option<String>,
+    /// `--readiness-group`.
+    pub readiness_group: Option<String>,
 }
 
 /// Whole seconds, when `d` is a non-zero whole number of seconds: the only
@@ -216,15 +241,64 @@ fn violation(location: Location, message: String, help: &str) -> Violation<Locat
 pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violation<Location>>> {
     let mut errors = Vec::new();
 
+    // `--readiness-group`: the readiness probe reads the group, answered as
+    // `ready` is, over its probes only.
+    let group = match options.readiness_group.as_deref() {
+        None => None,
+        Some(name) => match manifest.groups.iter().find(|g| g.name.value == name) {
+            Some(g) => Some(g),
+            None => {
+                let names: Vec<&str> = manifest
+                    .groups
+                    .iter()
+                    .map(|g| g.name.value.as_str())
+                    .collect();
+                return Err(vec![Violation {
+                    rule: Rule::Unknown,
+                    location: manifest.service.location,
+                    message: format!(
+                        "`--readiness-group {name}` names no health group of this manifest"
+                    ),
+                    help: if names.is_empty() {
+                        "the manifest has no `groups`; declare one (see spec/manifest.md), or leave the readiness probe on the ready tier".into()
+                    } else {
+                        format!(
+                            "name one of its `groups`: {}{}",
+                            zb_health_spec::one_of(&names),
+                            zb_health_spec::hint(zb_health_spec::did_you_mean(
+                                name,
+                                names.iter().copied()
+                            ))
+                        )
+                    },
+                }]);
+            }
+        },
+    };
+
     // The deadline each tier may wait for: the longest effective timeout of
     // a probe that may be on it. A custom probe without `tags` takes its tags
     // from its attribute, so it counts on every tier it could be on.
     let mut ready_deadline = Duration::ZERO;
     let mut unknown = Vec::new();
     for probe in &manifest.probes {
-        let on_ready = probe
-            .effective_tags()
-            .is_none_or(|t| t.contains(Tag::Ready));
+        // With a group: the probes it selects (a custom probe without
+        // `tags` may be on any tier the group selects).
+        let on_ready = match group {
+            None => probe
+                .effective_tags()
+                .is_none_or(|t| t.contains(Tag::Ready)),
+            Some(g) => {
+                probe
+                    .name
+                    .as_ref()
+                    .is_some_and(|n| g.probes.iter().any(|p| p.value == n.value))
+                    || probe
+                        .effective_tags()
+                        .is_none_or(|t| g.tiers.iter().any(|tier| t.contains(tier.value)))
+                        && !g.tiers.is_empty()
+            }
+        };
         if !on_ready {
             continue;
         }
@@ -320,12 +394,23 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
 
     // Readiness must see the drain's 503 before the drain ends; the same
     // numbers are the detection time every cache stays below (R19).
+    // A group is served over HTTP only (grpc.health.v1 maps tiers and
+    // probes, not groups).
     let readiness = ProbePlan {
         endpoint: Endpoint::Tier(Tag::Ready),
-        handler: handler(Tag::Ready),
+        handler: match group {
+            Some(g) => Handler::Http {
+                path: g.path.value.clone(),
+            },
+            None => handler(Tag::Ready),
+        },
         deadline: ready_deadline,
         period: detection::readiness_period_seconds(drain_delay),
         failure_threshold: detection::READINESS_FAILURE_THRESHOLD,
+        group: group.map(|g| GroupTarget {
+            name: g.name.value.clone(),
+            path: g.path.value.clone(),
+        }),
     };
     let liveness = ProbePlan {
         endpoint: Endpoint::Tier(Tag::Live),
@@ -333,6 +418,7 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
         deadline: live_deadline,
         period: 10,
         failure_threshold: 3,
+        group: None,
     };
     // The startup path reads the gates and the watchdogs' first beats, never
     // a probe: a dependency that is down at boot keeps the pod unready (the
@@ -349,6 +435,7 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
                 deadline: Duration::ZERO,
                 period: STARTUP_PERIOD_SECONDS,
                 failure_threshold: STARTUP_FAILURE_THRESHOLD,
+                group: None,
             }
         });
 
@@ -453,6 +540,40 @@ mod tests {
             1
         );
         assert_eq!(plan_of("service: s\n").timeout_seconds, 1);
+    }
+
+    #[test]
+    fn a_readiness_group_reads_its_path_and_its_probes_deadlines() {
+        let manifest = parse_manifest(
+            "service: s\nprobes:\n  - { name: d, kind: database, timeout: 800ms }\n  - { name: a, kind: active-node, timeout: 5s }\ngroups:\n  writes: { path: /health/writes, tiers: [active] }\n  db: { path: /health/db, probes: [d] }\ngrpc: { services: { \"\": ready } }\n",
+        )
+        .expect("a valid manifest");
+        let with = |group: &str| {
+            let options = Options {
+                readiness_group: Some(group.into()),
+                ..Options::default()
+            };
+            plan(&manifest, &options).expect("a plan")
+        };
+        // Over HTTP although the manifest maps `ready` to gRPC.
+        let writes = with("writes");
+        assert_eq!(
+            writes.readiness.handler,
+            Handler::Http {
+                path: "/health/writes".into()
+            }
+        );
+        assert_eq!(writes.timeout_seconds, 6);
+        assert_eq!(with("db").timeout_seconds, 1);
+        let errors = plan(
+            &manifest,
+            &Options {
+                readiness_group: Some("nope".into()),
+                ..Options::default()
+            },
+        )
+        .expect_err("an unknown group");
+        assert_eq!(errors[0].rule, Rule::Unknown);
     }
 
     #[test]

@@ -206,8 +206,12 @@ pub fn yaml(plan: &Plan, manifest_path: &str) -> String {
             &mut o,
             c,
             &format!(
-                "# timeoutSeconds {}: above the longest ready-tier deadline ({}); state",
+                "# timeoutSeconds {}: above the longest {} deadline ({}); state",
                 plan.timeout_seconds,
+                match &plan.readiness.group {
+                    Some(g) => format!("health group `{}`", g.name),
+                    None => "ready-tier".to_string(),
+                },
                 human(plan.readiness.deadline)
             ),
         );
@@ -226,7 +230,7 @@ pub fn yaml(plan: &Plan, manifest_path: &str) -> String {
         &liveness_note(plan),
     );
     let (period, threshold) = (plan.readiness.period, plan.readiness.failure_threshold);
-    let ready_note = vec![
+    let mut ready_note = vec![
         if Duration::from_secs(period * threshold) <= plan.drain_delay {
             format!(
                 "ready tier: its dependencies; {period}s × {threshold} ≤ drain_delay, so the drain's 503 is seen in time."
@@ -238,6 +242,17 @@ pub fn yaml(plan: &Plan, manifest_path: &str) -> String {
             )
         },
     ];
+    // A group answers as the ready tier does, over its probes only, with
+    // the drain's and the startup gates' 503 all the same.
+    if let Some(g) = &plan.readiness.group {
+        ready_note.insert(
+            0,
+            format!(
+                "health group `{}` (--readiness-group): the ready tier's answer over its probes only.",
+                g.name
+            ),
+        );
+    }
     probe(
         &mut o,
         c,

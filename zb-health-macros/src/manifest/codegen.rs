@@ -86,6 +86,7 @@ pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> 
     checks.extend(unique);
     let grpc = crate::grpc::generate(m, site);
     checks.push(grpc.checks);
+    checks.push(group_checks(m, site));
 
     let install = install(m, krate, deps_name, &life_names.installed, &life);
     let service = &m.service.value;
@@ -214,6 +215,7 @@ fn install(
     let management_style = body_style(m, &m.management_disclosure, &m.management_authorized, krate);
     let body_style = body_style(m, &m.responses.disclosure, &m.responses.authorized, krate);
     let app_addresses = m.responses.cluster_addresses();
+    let groups = groups(m, krate);
     let (heartbeats, retire, watchdogs_init) = (&life.heartbeats, &life.retire, &life.watchdogs);
     let startup_init = &life.startup;
     // With a `grpc` section, the server serves `grpc.health.v1` too.
@@ -267,11 +269,13 @@ fn install(
                     .paths(Self::paths())
                     #body_style
                     .cluster_addresses(#app_addresses)
+                    #groups
                     .build()?;
                 let management_endpoints = #krate::ZbHealth::new(::core::clone::Clone::clone(registry))
                     .paths(Self::paths())
                     #management_style
                     .cluster_addresses(true)
+                    #groups
                     .build()?;
                 let drain = match Self::TERMINATION_GRACE_PERIOD {
                     ::core::option::Option::Some(grace) => Self::DRAIN.within_grace_period(grace)?,
@@ -515,6 +519,75 @@ fn active_node_gate(m: &Manifest, krate: &TokenStream) -> TokenStream {
         },
         _ => quote!(),
     }
+}
+
+/// R22 in generated code: the reader checked the groups' probe names
+/// against the manifest's unless a custom probe takes its name from its
+/// attribute; then `__PROBE_NAMES` exists and each name is checked here.
+fn group_checks(m: &Manifest, site: &Site<'_>) -> TokenStream {
+    let Site {
+        file,
+        span,
+        krate,
+        name,
+    } = *site;
+    let dynamic = m
+        .probes
+        .iter()
+        .any(|p| matches!(p.kind, ProbeKind::Custom { .. }) && p.name.is_none());
+    if !dynamic {
+        return quote!();
+    }
+    let mut checks = TokenStream::new();
+    for (i, g) in m.groups.iter().enumerate() {
+        for (j, p) in g.probes.iter().enumerate() {
+            let message = crate::errors::located(
+                file,
+                &Violation {
+                    rule: Rule::GroupUnknownProbe,
+                    location: p.location,
+                    message: format!(
+                        "health group `{}` names probe `{}`, which is not a probe of this manifest",
+                        g.name.value, p.value
+                    ),
+                    help: "name a probe of the manifest (a custom probe's name is on its #[zb_health] attribute)".into(),
+                },
+            );
+            let item = format_ident!("{}__group{}__probe{}_known", name, i + 1, j + 1);
+            let probe = &p.value;
+            checks.extend(crate::site::fact_item(
+                &item,
+                span,
+                quote!(#krate::spec::grpc::names_contain(&#name::__PROBE_NAMES, #probe)),
+                &message,
+            ));
+        }
+    }
+    checks
+}
+
+/// The `ZbHealth::group` calls for `groups`, the same on both ports (a
+/// group is served wherever the tiers are).
+fn groups(m: &Manifest, krate: &TokenStream) -> TokenStream {
+    let mut calls = TokenStream::new();
+    for g in &m.groups {
+        let (name, path) = (&g.name.value, &g.path.value);
+        let mut group = quote!(#krate::http::HealthGroup::new(#name, #path));
+        if !g.probes.is_empty() {
+            let probes = g.probes.iter().map(|p| &p.value);
+            group.extend(quote!(.probes([#(#probes),*])));
+        }
+        if !g.tiers.is_empty() {
+            let tiers = g.tiers.iter().map(|t| TagTokens(t.value, krate));
+            group.extend(quote!(.tiers([#(#tiers),*])));
+        }
+        if let Some(level) = g.disclosure {
+            let level = DisclosureTokens(level.value, krate);
+            group.extend(quote!(.disclosure(#level)));
+        }
+        calls.extend(quote!(.group(#group)));
+    }
+    calls
 }
 
 /// The `ZbHealth` builder calls for `endpoints.format`, a port's

@@ -160,6 +160,27 @@ pub struct Manifest {
     pub failure_log_interval: Option<Located<Duration>>,
     /// `grpc`: the `grpc.health.v1` service mapping (AT-7), if stated.
     pub grpc: Option<GrpcDecl>,
+    /// `groups`: named sets of probes, each served at a path of its own,
+    /// in the order written.
+    pub groups: Vec<GroupDecl>,
+}
+
+/// One entry of `groups`: a named set of probes with a path of its own
+/// (issue 18 §4), answered as a tier is: the worst of its entries, 200
+/// while serving, 503 when `Unhealthy`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupDecl {
+    /// The group's name, its key under `groups` (R9).
+    pub name: Located<String>,
+    /// `path`: where it is served (R23).
+    pub path: Located<String>,
+    /// `probes`: probes by name (R22).
+    pub probes: Vec<Located<String>>,
+    /// `tiers`: every probe of these tiers (R24: never `live`).
+    pub tiers: Vec<Located<Tag>>,
+    /// `disclosure`: what its body shows; unset, the ready tier's level
+    /// of the port it is served on.
+    pub disclosure: Option<Located<Disclosure>>,
 }
 
 /// What the tier bodies show: the `format`, `disclosure` and

@@ -1194,3 +1194,91 @@ lifecycle:
     let rules: Vec<Rule> = types.iter().map(|v| v.rule).collect();
     assert_eq!(rules, [Rule::ValueType, Rule::ValueType], "{types:#?}");
 }
+
+/// Two probes and the `groups` given.
+fn with_groups(groups: &str) -> String {
+    format!(
+        "service: s\nprobes:\n  - {{ name: database, kind: database }}\n  - {{ name: cache, kind: custom, type: crate::Cache }}\ngroups:\n{groups}"
+    )
+}
+
+#[test]
+fn groups_parse_by_name_and_by_tier() {
+    let yaml = with_groups(
+        "  canary: { path: /health/canary, probes: [database, cache], disclosure: names }\n  writes: { path: /health/writes, tiers: [active] }\n",
+    );
+    let m = parse_manifest(&yaml).unwrap_or_else(|v| panic!("{v:#?}"));
+    assert_eq!(m.groups.len(), 2);
+    let canary = &m.groups[0];
+    assert_eq!(canary.name.value, "canary");
+    assert_eq!(canary.path.value, "/health/canary");
+    let names: Vec<&str> = canary.probes.iter().map(|p| p.value.as_str()).collect();
+    assert_eq!(names, ["database", "cache"]);
+    assert_eq!(canary.disclosure.map(|d| d.value), Some(Disclosure::Names));
+    assert_eq!(m.groups[1].tiers[0].value, Tag::Active);
+    assert!(m.groups[1].probes.is_empty());
+}
+
+#[test]
+fn a_group_naming_an_unknown_probe_is_r22_at_the_name() {
+    let v = only(
+        &with_groups("  canary: { path: /health/canary, probes: [databse] }\n"),
+        Rule::GroupUnknownProbe,
+        at(6, 44),
+    );
+    assert!(v.help.contains("did you mean `database`"), "{v:#?}");
+    // Selecting nothing is R22 at the group's name.
+    only(
+        &with_groups("  canary: { path: /health/canary }\n"),
+        Rule::GroupUnknownProbe,
+        at(6, 3),
+    );
+}
+
+#[test]
+fn group_paths_collide_with_nothing_r23() {
+    for (path, column) in [
+        ("/health/ready", 19),
+        ("/health/started", 19),
+        ("/health/ready/database", 19),
+        ("health/canary", 19),
+    ] {
+        only(
+            &with_groups(&format!(
+                "  canary: {{ path: {path}, probes: [database] }}\n"
+            )),
+            Rule::GroupPath,
+            at(6, column),
+        );
+    }
+    only(
+        &with_groups(
+            "  a: { path: /health/canary, probes: [database] }\n  b: { path: /health/canary/, probes: [cache] }\n",
+        ),
+        Rule::GroupPath,
+        at(7, 14),
+    );
+    // Two segments under a tier is no per-probe path.
+    parse_manifest(&with_groups(
+        "  canary: { path: /health/ready/groups/canary, probes: [database] }\n",
+    ))
+    .unwrap_or_else(|v| panic!("{v:#?}"));
+}
+
+#[test]
+fn a_group_on_live_is_r24_at_the_tier() {
+    only(
+        &with_groups("  canary: { path: /health/canary, tiers: [ready, live] }\n"),
+        Rule::GroupOnLive,
+        at(6, 50),
+    );
+}
+
+#[test]
+fn a_group_without_a_path_is_r11() {
+    only(
+        &with_groups("  canary: { probes: [database] }\n"),
+        Rule::MissingKey,
+        at(6, 11),
+    );
+}

@@ -12,6 +12,7 @@
 //! `crate::rules`; these files only find the values and their locations.
 
 mod endpoints;
+mod groups;
 mod grpc;
 mod lifecycle;
 mod observability;
@@ -29,7 +30,7 @@ use crate::{
 };
 
 /// The top-level keys.
-const TOP_KEYS: [&str; 9] = [
+const TOP_KEYS: [&str; 10] = [
     "service",
     "endpoints",
     "orchestrator",
@@ -39,6 +40,7 @@ const TOP_KEYS: [&str; 9] = [
     "probes",
     "observability",
     "grpc",
+    "groups",
 ];
 /// The keys of `endpoints`: the preset, one path per tier and the startup
 /// path, then what the bodies show (`endpoints::RESPONSE_KEYS`).
@@ -194,6 +196,7 @@ impl Reader {
         }
         let failure_log_interval = self.observability(&top);
         let grpc = self.grpc(&top, probes.as_deref());
+        let groups = self.groups(&top, &paths, probes.as_deref());
         Some(Manifest {
             service: service?,
             paths,
@@ -209,6 +212,7 @@ impl Reader {
             probes: probes?,
             failure_log_interval,
             grpc,
+            groups,
         })
     }
 

@@ -1,0 +1,166 @@
+//! `groups`: named sets of probes, each at a path of its own (issue 18
+//! §4), each rule the shared function of `crate::rules` (R22, R23, R24).
+
+use super::super::tree::{Node, Value};
+use super::{Fields, Reader};
+use crate::manifest::{GroupDecl, Located, Location, ProbeDecl, ProbeKind};
+use crate::{
+    Disclosure, EndpointPaths, NameOf, Tag, check_group_paths, check_group_probes,
+    check_group_tiers, check_name_of, missing_key,
+};
+
+/// The keys of one group.
+const GROUP_KEYS: [&str; 4] = ["path", "probes", "tiers", "disclosure"];
+
+impl Reader {
+    /// `groups`, read after `endpoints` (R23 compares the paths) and
+    /// `probes` (R22 looks the names up; `None` when they could not be
+    /// read, and then the names are not checked again).
+    pub(super) fn groups(
+        &mut self,
+        top: &Fields,
+        paths: &EndpointPaths,
+        probes: Option<&[ProbeDecl]>,
+    ) -> Vec<GroupDecl> {
+        let Some(section) = top.get("groups") else {
+            return Vec::new();
+        };
+        let pairs = match &section.node.value {
+            Value::Map(pairs) => pairs,
+            Value::Null => return Vec::new(),
+            _ => {
+                self.wrong_type(
+                    "`groups`",
+                    "a mapping of group names to groups",
+                    section.node,
+                    "write e.g. `groups: { canary: { path: /health/canary, probes: [database] } }`",
+                );
+                return Vec::new();
+            }
+        };
+        let mut groups = Vec::new();
+        for (key, value) in pairs {
+            let Some(name) = self.string("a health group name", key) else {
+                continue;
+            };
+            check_name_of(NameOf::Group, &name.value, name.location, &mut self.sink);
+            if let Some(group) = self.group(name, value) {
+                groups.push(group);
+            }
+        }
+        // A custom probe without `name:` takes its name from its attribute,
+        // which only the generated code sees: the runtime builder checks
+        // the names then (R22 there).
+        let known: Option<Vec<&str>> = probes.and_then(|probes| {
+            probes
+                .iter()
+                .map(|p| match (&p.name, &p.kind) {
+                    (Some(n), _) => Some(n.value.as_str()),
+                    (None, ProbeKind::Custom { .. }) => None,
+                    (None, _) => Some(""),
+                })
+                .collect()
+        });
+        for group in &groups {
+            let tiers: Vec<(Tag, Location)> =
+                group.tiers.iter().map(|t| (t.value, t.location)).collect();
+            check_group_tiers(&group.name.value, &tiers, &mut self.sink);
+            if let Some(known) = &known {
+                let names: Vec<(&str, Location)> = group
+                    .probes
+                    .iter()
+                    .map(|p| (p.value.as_str(), p.location))
+                    .collect();
+                check_group_probes(
+                    &group.name.value,
+                    &names,
+                    group.tiers.len(),
+                    known.iter().copied(),
+                    group.name.location,
+                    &mut self.sink,
+                );
+            }
+        }
+        let located: Vec<(&str, &str, Location)> = groups
+            .iter()
+            .map(|g| {
+                (
+                    g.name.value.as_str(),
+                    g.path.value.as_str(),
+                    g.path.location,
+                )
+            })
+            .collect();
+        check_group_paths(paths, &located, &mut self.sink);
+        groups
+    }
+
+    /// One group: `path` (required, R11), `probes`, `tiers`, `disclosure`.
+    fn group(&mut self, name: Located<String>, node: &Node) -> Option<GroupDecl> {
+        let what = format!("health group `{}`", name.value);
+        let fields = self.mapping(&what, node, &GROUP_KEYS)?;
+        let path = match fields.get("path") {
+            Some(f) => self.string(&format!("the `path` of {what}"), f.node),
+            None => {
+                missing_key(
+                    format!("{what} has no `path`"),
+                    format!("add `path: /health/{}`, where it is served", name.value),
+                    fields.loc,
+                    &mut self.sink,
+                );
+                None
+            }
+        };
+        let probes = fields
+            .get("probes")
+            .map(|f| self.group_probes(&format!("the `probes` of {what}"), f.node))
+            .unwrap_or_default();
+        let tiers = fields
+            .get("tiers")
+            .map(|f| self.group_tiers(&format!("the `tiers` of {what}"), f.node))
+            .unwrap_or_default();
+        let disclosure = fields.get("disclosure").and_then(|f| {
+            self.keyword::<Disclosure>(&format!("the `disclosure` of {what}"), f.node)
+        });
+        Some(GroupDecl {
+            name,
+            path: path?,
+            probes,
+            tiers,
+            disclosure,
+        })
+    }
+
+    /// A list of probe names.
+    fn group_probes(&mut self, what: &str, node: &Node) -> Vec<Located<String>> {
+        self.items(what, "a list of probe names", node)
+            .iter()
+            .filter_map(|item| self.string(what, item))
+            .collect()
+    }
+
+    /// A list of tier names.
+    fn group_tiers(&mut self, what: &str, node: &Node) -> Vec<Located<Tag>> {
+        self.items(what, "a list of tier names", node)
+            .iter()
+            .filter_map(|item| self.keyword::<Tag>(what, item))
+            .collect()
+    }
+
+    /// A list's items; `null` is an empty list; R15 for anything else.
+    fn items<'a>(&mut self, what: &str, expected: &str, node: &'a Node) -> &'a [Node] {
+        match &node.value {
+            Value::Seq(items) => items,
+            Value::Null => &[],
+            _ => {
+                self.wrong_type(
+                    what,
+                    expected,
+                    node,
+                    "write a list, e.g. `[database, cache]`",
+                );
+                &[]
+            }
+        }
+    }
+}
