@@ -19,8 +19,8 @@ use zb_health_spec::detection::Threshold;
 use zb_health_spec::{
     DEFAULT_PROBE_TIMEOUT, FailureStatus, Keyword, PROBE_SETTING_KEYS, Rule, Tag, TagSet,
     Violations, check_active_not_optional, check_duration_text, check_execution_policy_at,
-    check_name, check_probe_tags, check_threshold, check_timeout, did_you_mean, hint, missing_key,
-    one_of,
+    check_name, check_probe_tags, check_shared, check_threshold, check_timeout, did_you_mean, hint,
+    missing_key, one_of,
 };
 
 use crate::errors::Ctxt;
@@ -96,6 +96,7 @@ struct Settings {
     failure_threshold: Attr<u32>,
     failing_for: Attr<Duration>,
     success_threshold: Attr<u32>,
+    shared: Attr<bool>,
     blocking: Attr<bool>,
     krate: Attr<syn::Path>,
 }
@@ -191,6 +192,13 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         None,
         &mut sink,
     );
+    let shared = match settings.shared.value {
+        Some((true, span)) => {
+            check_shared(&name, tags, span, &mut sink);
+            true
+        }
+        _ => false,
+    };
     errors.violations(sink);
     let threshold = Threshold {
         failures: failures.map(|(n, _)| n),
@@ -214,6 +222,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         failure_status,
         policy: [cache, refresh, max_staleness].map(|d| d.map(|(d, _)| d)),
         threshold,
+        shared,
     };
     // The registration names the trait the attribute chose, so a missing
     // impl is reported as that trait's, at the struct name. A `blocking`
@@ -261,6 +270,7 @@ fn parse_settings(args: TokenStream, errors: &Ctxt, sink: &mut Violations<Span>)
         failure_threshold: Attr::none("failure_threshold"),
         failing_for: Attr::none("failing_for"),
         success_threshold: Attr::none("success_threshold"),
+        shared: Attr::none("shared"),
         blocking: Attr::none("blocking"),
         krate: Attr::none("crate"),
     };
@@ -374,6 +384,21 @@ fn parse_settings(args: TokenStream, errors: &Ctxt, sink: &mut Violations<Span>)
                                 one_of(FailureStatus::NAMES),
                                 hint(word.as_deref().and_then(FailureStatus::suggest))
                             ),
+                        ),
+                    }
+                }
+            }
+            "shared" => {
+                if s.shared.first(key_span, sink) {
+                    match &nv.value {
+                        Expr::Lit(ExprLit {
+                            lit: Lit::Bool(b), ..
+                        }) => s.shared.set(b.value, b.span),
+                        other => sink.push(
+                            Rule::ValueType,
+                            other.span(),
+                            format!("`shared = {}` is not a bool", other.to_token_stream()),
+                            "write `shared = true` for a dependency every node of the cluster uses (it fails open when most of them share its failure), or leave it out",
                         ),
                     }
                 }

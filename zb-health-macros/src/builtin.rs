@@ -70,6 +70,7 @@ pub fn meta<'a>(m: &Manifest, p: &'a ProbeDecl, krate: &'a TokenStream) -> Probe
             failing_for: p.failing_for.map(|d| d.value),
             successes: p.success_threshold.map(|n| n.value),
         },
+        shared: p.shared.is_some_and(|s| s.value),
     }
 }
 

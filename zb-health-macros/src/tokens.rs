@@ -110,6 +110,8 @@ pub struct ProbeMetaTokens<'a> {
     /// The hysteresis: `failure_threshold`, `failing_for`,
     /// `success_threshold`.
     pub threshold: Threshold,
+    /// `shared` (issue 18 §2).
+    pub shared: bool,
 }
 
 impl ToTokens for ProbeMetaTokens<'_> {
@@ -130,6 +132,7 @@ impl ToTokens for ProbeMetaTokens<'_> {
             count(self.threshold.successes),
         );
         let failing_for = optional_duration(self.threshold.failing_for, krate);
+        let shared = self.shared;
         out.extend(quote! {
             #krate::meta::ProbeMeta {
                 name: #name,
@@ -145,6 +148,7 @@ impl ToTokens for ProbeMetaTokens<'_> {
                     failing_for: #failing_for,
                     successes: #successes,
                 },
+                shared: #shared,
             }
         });
     }

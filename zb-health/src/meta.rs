@@ -38,6 +38,9 @@ pub struct ProbeMeta {
     /// Its hysteresis (`failure_threshold`, `failing_for`,
     /// `success_threshold`); see [`ProbeRegistration::failure_threshold`].
     pub threshold: Threshold,
+    /// The dependency is the same for every node (issue 18 §2); see
+    /// [`ProbeRegistration::shared`].
+    pub shared: bool,
 }
 
 impl ProbeMeta {
@@ -62,6 +65,9 @@ impl ProbeMeta {
             r = r.max_staleness(d);
         }
         r.policy.threshold = self.threshold;
+        if self.shared {
+            r = r.shared();
+        }
         r
     }
 

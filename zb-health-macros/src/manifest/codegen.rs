@@ -212,6 +212,23 @@ fn install(
         let d = DurationTokens(t.value, krate);
         quote!(registry.set_failure_log_interval(#d);)
     });
+    // The cluster view, when the manifest has one, is where shared probes
+    // compare their verdicts (issue 18 §2); a view that carries none
+    // leaves them ordinary probes.
+    let has_cluster = m
+        .probes
+        .iter()
+        .any(|p| builtin::feature(&p.kind) == Some("cluster"));
+    let set_shared = has_cluster.then(|| {
+        let f = format_ident!("{}", builtin::CLUSTER_FIELD);
+        quote! {
+            if let ::core::option::Option::Some(verdicts) =
+                #krate::cluster::ClusterView::shared_verdicts(::std::sync::Arc::clone(&deps.#f))
+            {
+                registry.set_shared_verdicts(verdicts);
+            }
+        }
+    });
     let management_style = body_style(m, &m.management_disclosure, &m.management_authorized, krate);
     let body_style = body_style(m, &m.responses.disclosure, &m.responses.authorized, krate);
     let app_addresses = m.responses.cluster_addresses();
@@ -257,6 +274,7 @@ fn install(
             #set_orchestrator
             registry.set_detection_time(Self::DETECTION_TIME)?;
             #set_log_interval
+            #set_shared
             // Fallible steps first: the watchdogs, all or none, then the
             // probes and the server; a failure retires the heartbeats, so
             // nothing is left behind.

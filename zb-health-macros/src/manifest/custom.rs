@@ -119,6 +119,7 @@ impl CustomType {
             failure_status: Default::default(),
             policy: [None; 3],
             threshold: Default::default(),
+            shared: false,
         };
         let message = site.message(
             Rule::Unknown,

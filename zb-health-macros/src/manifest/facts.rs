@@ -127,6 +127,14 @@ pub fn custom_facts(
             "success_threshold_agrees",
             count(&p.success_threshold, quote!(successes)),
         ),
+        (
+            "shared",
+            "shared_agrees",
+            p.shared.as_ref().map(|s| {
+                let v = s.value;
+                (s.location, quote!(#meta.shared == #v))
+            }),
+        ),
     ];
     for (key, fact, check) in stated {
         if let Some((loc, ok)) = check {

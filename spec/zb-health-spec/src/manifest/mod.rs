@@ -263,6 +263,9 @@ pub struct ProbeDecl {
     pub failing_for: Option<Located<Duration>>,
     /// `success_threshold`: healthy runs in a row before it recovers.
     pub success_threshold: Option<Located<u32>>,
+    /// `shared`: the dependency is the same for every node, and fails open
+    /// when most of the cluster shares its failure (issue 18 §2).
+    pub shared: Option<Located<bool>>,
 }
 
 /// The `lifecycle` section: what the process does around its probes.

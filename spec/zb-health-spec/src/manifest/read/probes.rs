@@ -12,8 +12,8 @@ use crate::manifest::{
 use crate::{
     FailureStatus, HealthStatus, Kind, MembershipPolicy, PROBE_SETTING_KEYS, Rule, Scope, Tag,
     TagSet, all_of, check_active_not_optional, check_execution_policy_at, check_max_age,
-    check_name, check_probe_tags, check_role_preference, check_threshold, check_timeout, hint,
-    missing_key, one_of,
+    check_name, check_probe_tags, check_role_preference, check_shared, check_threshold,
+    check_timeout, hint, missing_key, one_of,
 };
 
 /// The execution policy keys of one probe, as written.
@@ -146,6 +146,20 @@ impl Reader {
         if let Some(tags) = checked_tags {
             self.execution_policy(&name, tags, deadline, settings.detection, &policy);
         }
+        let shared = fields
+            .get("shared")
+            .and_then(|f| self.boolean(&format!("`shared` of {label}"), f.node));
+        // A custom probe's tags without manifest `tags` are its attribute's,
+        // which checks `shared` against them itself.
+        let shared_tags = match (&kind_id, &tags) {
+            (Some(id), None) if id.value == Kind::Custom => None,
+            _ => effective_tags,
+        };
+        if let (Some(s), Some(tags)) = (&shared, shared_tags)
+            && s.value
+        {
+            check_shared(&name, tags, s.location, &mut self.sink);
+        }
         let decl = kind.map(|kind| ProbeDecl {
             location: node.loc,
             name: declared.clone(),
@@ -159,6 +173,7 @@ impl Reader {
             failure_threshold: policy.failure_threshold,
             failing_for: policy.failing_for,
             success_threshold: policy.success_threshold,
+            shared,
         });
         (declared, decl)
     }
