@@ -24,6 +24,8 @@
 //! | R18 `drain-fits-grace` | [`check_drain`] | BE-HLTH-005 |
 //! | R19 `max-age-fits-detection` | [`check_max_age`] | BE-HLTH-006 |
 //! | R20 `threshold-fits-detection` | [`check_threshold`] | BE-HLTH-006 |
+//! | R21 `unknown-dependency` | [`check_dependencies`] | |
+//! | R22 `dependency-cycle` | [`check_dependencies`] | |
 //!
 //! Codes are stable: a new rule gets the next number, never a reused one.
 //!
@@ -96,11 +98,17 @@ pub enum Rule {
     /// time, so the threshold, not the orchestrator, decides how long an
     /// outage stays hidden; or a threshold of zero runs.
     ThresholdFitsDetection,
+    /// R21: a `depends_on` naming no probe of the registry (issue 18 §5),
+    /// so the dependent would never be gated by what its author meant.
+    UnknownDependency,
+    /// R22: dependencies that form a cycle (a probe depending on itself
+    /// included): each would wait for the other, and none could run first.
+    DependencyCycle,
 }
 
 impl Rule {
     /// Every rule, in index order.
-    pub const ALL: [Rule; 20] = [
+    pub const ALL: [Rule; 22] = [
         Rule::LiveTag,
         Rule::RoleScopeNeedsRoles,
         Rule::DuplicateName,
@@ -121,9 +129,11 @@ impl Rule {
         Rule::DrainFitsGrace,
         Rule::MaxAgeFitsDetection,
         Rule::ThresholdFitsDetection,
+        Rule::UnknownDependency,
+        Rule::DependencyCycle,
     ];
 
-    /// The short stable code, `R1` … `R20`, that tests and docs use.
+    /// The short stable code, `R1` … `R22`, that tests and docs use.
     pub const fn code(self) -> &'static str {
         match self {
             Rule::LiveTag => "R1",
@@ -146,6 +156,8 @@ impl Rule {
             Rule::DrainFitsGrace => "R18",
             Rule::MaxAgeFitsDetection => "R19",
             Rule::ThresholdFitsDetection => "R20",
+            Rule::UnknownDependency => "R21",
+            Rule::DependencyCycle => "R22",
         }
     }
 
@@ -172,6 +184,8 @@ impl Rule {
             Rule::DrainFitsGrace => "drain-fits-grace",
             Rule::MaxAgeFitsDetection => "max-age-fits-detection",
             Rule::ThresholdFitsDetection => "threshold-fits-detection",
+            Rule::UnknownDependency => "unknown-dependency",
+            Rule::DependencyCycle => "dependency-cycle",
         }
     }
 
@@ -197,7 +211,9 @@ impl Rule {
             | Rule::Contradiction
             | Rule::ManifestFile
             | Rule::DuplicateKey
-            | Rule::ValueType => None,
+            | Rule::ValueType
+            | Rule::UnknownDependency
+            | Rule::DependencyCycle => None,
         }
     }
 }
@@ -924,6 +940,119 @@ pub const THRESHOLD_HELP: &str = "while the threshold holds a failure back the e
 
 /// Help for R20, a threshold of zero runs.
 pub const THRESHOLD_ZERO_HELP: &str = "a threshold counts runs in a row and starts at 1 (the same as no threshold); remove the key or give it 1 or more";
+
+/// One probe's `depends_on`, as [`check_dependencies`] reads it.
+#[derive(Debug, Clone)]
+pub struct Dependent<'a, L> {
+    /// The probe's name, which others' `depends_on` can name; `None` for
+    /// one whose name is not known here (a manifest's `kind: custom`
+    /// entry without `name:`, named by its attribute): its own list is
+    /// still checked, but nothing can depend on it.
+    pub name: Option<&'a str>,
+    /// How messages call the probe: its name, or its type.
+    pub label: &'a str,
+    /// The names it depends on, each where it is written.
+    pub depends_on: Vec<(&'a str, L)>,
+}
+
+/// R21 and R22 (issue 18 §5): every name in a `depends_on` is another
+/// probe of the same registry, in any tier (R21, at the name, with a
+/// "did you mean"), and the dependencies form no cycle (R22: a probe
+/// that depends on itself, at the name, or a longer cycle, at the name
+/// that closes it, with the cycle's path `a -> b -> a`). A cycle is
+/// reported once, found by a depth-first walk in the probes' order.
+pub fn check_dependencies<L: Clone>(probes: &[Dependent<'_, L>], sink: &mut Violations<L>) {
+    let names: Vec<&str> = probes.iter().filter_map(|p| p.name).collect();
+    let index = |name: &str| probes.iter().position(|p| p.name == Some(name));
+    for p in probes {
+        for (dep, at) in &p.depends_on {
+            if p.name == Some(*dep) {
+                sink.push(
+                    Rule::DependencyCycle,
+                    at.clone(),
+                    format!("probe `{}` depends on itself", p.label),
+                    DEPENDENCY_CYCLE_HELP,
+                );
+            } else if index(dep).is_none() {
+                let others: Vec<&str> = names
+                    .iter()
+                    .copied()
+                    .filter(|n| Some(*n) != p.name)
+                    .collect();
+                let known = if others.is_empty() {
+                    "there is no other probe".to_owned()
+                } else {
+                    format!("the other probes are {}", crate::one_of(&others))
+                };
+                sink.push(
+                    Rule::UnknownDependency,
+                    at.clone(),
+                    format!("probe `{}` depends on `{dep}`, which is not a probe here", p.label),
+                    format!(
+                        "`depends_on` names other probes by their `name` ({known}){}; a custom probe is named here only by its `name:` key",
+                        crate::hint(crate::did_you_mean(dep, others.iter().copied()))
+                    ),
+                );
+            }
+        }
+    }
+    // Depth-first, three colours: a name met again while still on the
+    // walk closes a cycle.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        New,
+        OnPath,
+        Done,
+    }
+    let mut marks = vec![Mark::New; probes.len()];
+    for start in 0..probes.len() {
+        if marks[start] != Mark::New {
+            continue;
+        }
+        // The walk: each probe on it and the next of its dependencies.
+        let mut path: Vec<(usize, usize)> = vec![(start, 0)];
+        marks[start] = Mark::OnPath;
+        while let Some(&mut (at, ref mut next)) = path.last_mut() {
+            let Some((dep, loc)) = probes[at].depends_on.get(*next) else {
+                marks[at] = Mark::Done;
+                path.pop();
+                continue;
+            };
+            *next += 1;
+            let Some(to) = index(dep).filter(|&to| to != at) else {
+                continue;
+            };
+            match marks[to] {
+                Mark::New => {
+                    marks[to] = Mark::OnPath;
+                    path.push((to, 0));
+                }
+                Mark::OnPath => {
+                    let from = path.iter().position(|(i, _)| *i == to).unwrap_or(0);
+                    let cycle: Vec<&str> = path[from..]
+                        .iter()
+                        .map(|(i, _)| probes[*i].label)
+                        .chain([probes[to].label])
+                        .collect();
+                    sink.push(
+                        Rule::DependencyCycle,
+                        loc.clone(),
+                        format!(
+                            "the dependencies of probe `{}` form a cycle: {}",
+                            probes[at].label,
+                            cycle.join(" -> ")
+                        ),
+                        DEPENDENCY_CYCLE_HELP,
+                    );
+                }
+                Mark::Done => {}
+            }
+        }
+    }
+}
+
+/// Help for R22, a dependency cycle.
+pub const DEPENDENCY_CYCLE_HELP: &str = "a dependency is evaluated before its dependent, so a cycle has no first probe; remove one `depends_on` entry of the cycle (a probe never needs to depend on itself)";
 
 /// R3: probe names are unique in one registry (AT-1): the name is the key of
 /// the JSON entry, so a second probe with it would hide the first.

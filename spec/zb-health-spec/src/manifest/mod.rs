@@ -242,6 +242,9 @@ pub struct ProbeDecl {
     pub failing_for: Option<Located<Duration>>,
     /// `success_threshold`: healthy runs in a row before it recovers.
     pub success_threshold: Option<Located<u32>>,
+    /// `depends_on`: the probes that must not be failing for this one to
+    /// run, each name where it is written (R21, R22; issue 18 §5).
+    pub depends_on: Vec<Located<String>>,
 }
 
 /// The `lifecycle` section: what the process does around its probes.
