@@ -50,6 +50,8 @@ fn diagnostics_match_their_snapshots() {
         "max_age",
         "authorized",
         "threshold",
+        "depends_on_unknown",
+        "depends_on_cycle",
     ] {
         let file = format!("tests/ui/fail/manifests/{name}.yaml");
         cli(&["check", "--color", "never", &file])

@@ -989,7 +989,7 @@ pub fn check_dependencies<L: Clone>(probes: &[Dependent<'_, L>], sink: &mut Viol
                     at.clone(),
                     format!("probe `{}` depends on `{dep}`, which is not a probe here", p.label),
                     format!(
-                        "`depends_on` names other probes by their `name` ({known}){}; a custom probe is named here only by its `name:` key",
+                        "`depends_on` names other probes by their `name`, registered before or with this one (a `kind: custom` entry of a manifest once it has a `name:`); {known}{}",
                         crate::hint(crate::did_you_mean(dep, others.iter().copied()))
                     ),
                 );
