@@ -1331,6 +1331,48 @@ mod tests {
     }
 
     #[test]
+    fn dependencies_name_other_probes_and_form_no_cycle() {
+        let probe = |name: &'static str, deps: &[&'static str]| Dependent {
+            name: Some(name),
+            label: name,
+            depends_on: deps.iter().map(|d| (*d, *d)).collect(),
+        };
+        let run = |probes: &[Dependent<'_, &'static str>]| {
+            let mut sink = Violations::new();
+            check_dependencies(probes, &mut sink);
+            sink.into_result().err().unwrap_or_default()
+        };
+        // A diamond and a chain are fine; so is an unnamed dependent.
+        let unnamed = Dependent {
+            name: None,
+            label: "crate::Cache",
+            depends_on: vec![("a", "a")],
+        };
+        assert!(
+            run(&[
+                probe("a", &[]),
+                probe("b", &["a"]),
+                probe("c", &["a"]),
+                probe("d", &["b", "c"]),
+                unnamed,
+            ])
+            .is_empty()
+        );
+        let v = run(&[probe("a", &["b"]), probe("b", &["c"]), probe("c", &["b"])]);
+        assert_eq!(v.len(), 1, "{v:#?}");
+        assert_eq!((v[0].rule, v[0].location), (Rule::DependencyCycle, "b"));
+        assert!(v[0].message.contains("b -> c -> b"), "{}", v[0].message);
+        let v = run(&[probe("a", &["a", "x"])]);
+        let rules: Vec<Rule> = v.iter().map(|v| v.rule).collect();
+        assert_eq!(rules, [Rule::DependencyCycle, Rule::UnknownDependency]);
+        assert!(
+            v[1].help.contains("there is no other probe"),
+            "{}",
+            v[1].help
+        );
+    }
+
+    #[test]
     fn spec_error_lists_every_violation() {
         let mut s = Violations::new();
         check_name("", (), &mut s);
