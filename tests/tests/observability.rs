@@ -890,3 +890,44 @@ async fn a_failure_the_threshold_holds_back_is_neither_logged_nor_counted() {
     assert_eq!(m.counter(PROBE_FAILURES, "probe=db"), Some(1));
     assert_eq!(m.gauge(PROBE_STATUS, "probe=db"), Some(0.0));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_skipped_dependent_is_one_transition_logged_as_skipped() {
+    let (log, _guard) = capture();
+    let recorder = DebuggingRecorder::new();
+    let _local = metrics::set_default_local_recorder(&recorder);
+    let mut m = Metrics::new(&recorder);
+    let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
+    let (db, mode) = switched("db");
+    let (orders, _orders_mode) = switched("orders");
+    reg.add_all([db, orders.depends_on(["db"])]).unwrap();
+    reg.answer(Tag::Ready).await;
+    mode.store(ERROR, Ordering::SeqCst);
+    for _ in 0..5 {
+        reg.answer(Tag::Ready).await;
+    }
+    let lines = log.take();
+    assert_eq!(
+        summary(&lines),
+        [
+            (Level::WARN, "health probe failing", "db"),
+            (Level::WARN, "health probe failing", "orders"),
+        ]
+    );
+    assert_eq!(lines[1].field("outcome"), "skipped");
+    assert_eq!(lines[1].field("error"), "skipped: db failing");
+    m.read();
+    assert_eq!(m.counter(PROBE_FAILURES, "probe=orders"), Some(1));
+    assert_eq!(m.gauge(PROBE_STATUS, "probe=orders"), Some(0.0));
+    // It runs again with the database: one recovery each.
+    mode.store(HEALTHY, Ordering::SeqCst);
+    reg.answer(Tag::Ready).await;
+    let lines = log.take();
+    assert_eq!(
+        summary(&lines),
+        [
+            (Level::INFO, "health probe recovered", "db"),
+            (Level::INFO, "health probe recovered", "orders"),
+        ]
+    );
+}

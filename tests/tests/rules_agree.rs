@@ -497,7 +497,7 @@ fn watchdog_names_and_deadlines() {
 }
 
 #[test]
-fn r22_r23_r24_health_groups() {
+fn r23_r24_r25_health_groups() {
     use zb_health::HealthGroup;
     let group = || HealthGroup::new("canary", "/health/canary");
     for (yaml, built, rules) in [
@@ -551,5 +551,42 @@ fn r22_r23_r24_health_groups() {
             Err(e) => e.rules(),
         };
         assert_eq!((&m, &r), (&rules, &rules), "{yaml}");
+    }
+}
+
+#[test]
+fn r21_r22_dependencies() {
+    for (probes, registrations, rules) in [
+        (
+            "{ name: db, kind: database }\n  - { name: orders, kind: database, depends_on: [db] }",
+            vec![probe("db"), probe("orders").depends_on(["db"])],
+            vec![],
+        ),
+        (
+            "{ name: db, kind: database }\n  - { name: orders, kind: database, depends_on: [bd] }",
+            vec![probe("db"), probe("orders").depends_on(["bd"])],
+            vec![Rule::UnknownDependency],
+        ),
+        (
+            "{ name: db, kind: database, depends_on: [db] }",
+            vec![probe("db").depends_on(["db"])],
+            vec![Rule::DependencyCycle],
+        ),
+        (
+            "{ name: a, kind: database, depends_on: [b] }\n  - { name: b, kind: database, depends_on: [a] }",
+            vec![probe("a").depends_on(["b"]), probe("b").depends_on(["a"])],
+            vec![Rule::DependencyCycle],
+        ),
+    ] {
+        let yaml = format!("service: s\nprobes:\n  - {probes}\n");
+        let m = match parse_manifest(&yaml) {
+            Ok(_) => vec![],
+            Err(_) => manifest_rules(&yaml),
+        };
+        let r = match HealthRegistry::new().add_all(registrations) {
+            Ok(_) => vec![],
+            Err(e) => e.rules(),
+        };
+        assert_eq!((&m, &r), (&rules, &rules), "{probes}");
     }
 }

@@ -53,6 +53,8 @@ fn diagnostics_match_their_snapshots() {
         "group_unknown_probe",
         "group_path",
         "group_on_live",
+        "depends_on_unknown",
+        "depends_on_cycle",
     ] {
         let file = format!("tests/ui/fail/manifests/{name}.yaml");
         cli(&["check", "--color", "never", &file])

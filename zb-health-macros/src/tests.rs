@@ -48,9 +48,17 @@ fn random_probe(rng: &mut XorShift) -> String {
     let name = rng.pick(&NAMES);
     let timeout = rng.pick(&["", ", timeout: 300ms", ", timeout: 2s"]);
     let failure = rng.pick(&["", ", failure_status: degraded"]);
+    // Dependencies on names the list may or may not hold: R21, R22 or
+    // a valid `depends_on`.
+    let depends = rng.pick(&[
+        "",
+        "",
+        ", depends_on: [\"a-b\"]",
+        ", depends_on: [probe, r]",
+    ]);
     match rng.below(6) {
-        0 => format!("{{ name: \"{name}\", kind: database{timeout}{failure} }}"),
-        1 => format!("{{ name: \"{name}\", kind: grpc{timeout} }}"),
+        0 => format!("{{ name: \"{name}\", kind: database{timeout}{failure}{depends} }}"),
+        1 => format!("{{ name: \"{name}\", kind: grpc{timeout}{depends} }}"),
         2 => format!(
             "{{ name: \"{name}\", kind: cluster-membership, policy: {} }}",
             rng.pick(&["default", "ot-opc-ua-compat"])

@@ -124,8 +124,8 @@ pub struct HealthGroup {
 }
 
 impl HealthGroup {
-    /// A group named `name` (R9) served at `path` (R23), selecting nothing
-    /// yet: add [`probes`](Self::probes) or [`tiers`](Self::tiers) (R22).
+    /// A group named `name` (R9) served at `path` (R24), selecting nothing
+    /// yet: add [`probes`](Self::probes) or [`tiers`](Self::tiers) (R23).
     pub fn new(name: impl Into<Arc<str>>, path: impl Into<String>) -> Self {
         Self {
             name: name.into(),
@@ -137,14 +137,14 @@ impl HealthGroup {
     }
 
     /// Adds probes by their registered names; each must be registered when
-    /// [`ZbHealth::build`] runs (R22).
+    /// [`ZbHealth::build`] runs (R23).
     pub fn probes<N: Into<Arc<str>>>(mut self, names: impl IntoIterator<Item = N>) -> Self {
         self.probes.extend(names.into_iter().map(Into::into));
         self
     }
 
     /// Adds every probe of these tiers, as registered at each request;
-    /// `ready` or `active`, never `live` (R24).
+    /// `ready` or `active`, never `live` (R25).
     pub fn tiers(mut self, tiers: impl IntoIterator<Item = Tag>) -> Self {
         self.tiers.extend(tiers);
         self
@@ -176,8 +176,8 @@ impl ZbHealth {
 
     /// Serves a [`HealthGroup`] at its path beside the tiers. [`build`](Self::build)
     /// refuses a group that names an unregistered probe or selects nothing
-    /// (R22), whose path collides with a tier's, the startup path, another
-    /// group's or a per-probe path (R23), or that selects `live` (R24).
+    /// (R23), whose path collides with a tier's, the startup path, another
+    /// group's or a per-probe path (R24), or that selects `live` (R25).
     pub fn group(mut self, group: HealthGroup) -> Self {
         self.groups.push(group);
         self
@@ -392,7 +392,7 @@ impl ZbHealth {
         })
     }
 
-    /// R9, R22, R23 and R24 on the groups, the probes looked up in the
+    /// R9, R23, R24 and R25 on the groups, the probes looked up in the
     /// registry as it is now.
     fn check_groups(&self, sink: &mut Violations<()>) {
         let known = self.registry.names();

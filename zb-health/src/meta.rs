@@ -196,6 +196,7 @@ mod tests {
             refresh,
             max_staleness,
             threshold: Threshold::default(),
+            shared: false,
         }
     }
 

@@ -395,6 +395,7 @@ fn outcome_str(outcome: EntryOutcome) -> &'static str {
         EntryOutcome::Errored => "errored",
         EntryOutcome::Panicked => "panicked",
         EntryOutcome::TimedOut => "timed_out",
+        EntryOutcome::Skipped => "skipped",
     }
 }
 

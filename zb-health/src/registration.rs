@@ -75,6 +75,8 @@ pub struct ProbeRegistration {
     pub(crate) failure_status: FailureStatus,
     pub(crate) probe: Arc<dyn DynProbe>,
     pub(crate) policy: Policy,
+    /// The probes this one waits on (issue 18 §5), by name.
+    pub(crate) depends_on: Vec<Arc<str>>,
 }
 
 impl ProbeRegistration {
@@ -96,6 +98,7 @@ impl ProbeRegistration {
             failure_status: FailureStatus::Unhealthy,
             probe,
             policy: Policy::default(),
+            depends_on: Vec::new(),
         }
     }
 
@@ -183,6 +186,24 @@ impl ProbeRegistration {
         self
     }
 
+    /// The probes this one depends on, by name (issue 18 §5): while one of
+    /// them is failing (its latest entry has its failure status), this
+    /// probe does not run and its entry is its own failure status,
+    /// described `skipped: <dependency> failing`. A dependency may be in
+    /// any tier; it is evaluated first, in the same request, so its
+    /// outage shows in the same answer. Each name must be a probe
+    /// registered before or in the same `add_all` (R21), and the
+    /// dependencies must form no cycle (R22). Adds to earlier calls. See
+    /// `spec/probes.md`.
+    pub fn depends_on<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<Arc<str>>,
+    {
+        self.depends_on.extend(names.into_iter().map(Into::into));
+        self
+    }
+
     /// The registered name.
     pub fn name(&self) -> &str {
         &self.name
@@ -235,6 +256,7 @@ impl std::fmt::Debug for ProbeRegistration {
             .field("timeout", &self.timeout)
             .field("failure_status", &self.failure_status)
             .field("policy", &self.policy)
+            .field("depends_on", &self.depends_on)
             .finish_non_exhaustive()
     }
 }

@@ -350,7 +350,7 @@ impl HealthRegistry {
     #[cfg(feature = "grpc")]
     pub(crate) async fn probe_entry(&self, name: &str) -> Option<crate::report::HealthEntry> {
         let probe = self.inner.table.find(name)?;
-        Some(self.inner.executor.entry(&probe).await)
+        Some(self.inner.executor.entry_after_dependencies(&probe).await)
     }
 }
 

@@ -151,4 +151,7 @@ pub enum EntryOutcome {
     Panicked,
     /// The probe missed its deadline and was cancelled.
     TimedOut,
+    /// The probe did not run: a probe it depends on is failing
+    /// (`depends_on`, issue 18 §5).
+    Skipped,
 }

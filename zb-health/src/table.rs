@@ -5,7 +5,9 @@
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
 use std::time::Duration;
 
-use zb_health_spec::{Rule, Tag, Violations, check_timeout, check_unique_names};
+use zb_health_spec::{
+    Dependent, Rule, Tag, Violations, check_dependencies, check_timeout, check_unique_names,
+};
 
 use crate::executor::{Executor, ProbeRuntime};
 use crate::registration::{ProbeRegistration, RegistryError};
@@ -50,9 +52,18 @@ impl State {
         };
         self.ready = table(Tag::Ready);
         self.active = table(Tag::Active);
-        let kept = |t: &TierTable| !t.is_empty() && t.iter().all(|p| p.keeps_results());
+        // A dependent follows probes perhaps of another tier: never kept.
+        let kept = |t: &TierTable| {
+            !t.is_empty() && t.iter().all(|p| p.keeps_results() && p.depends_on.is_empty())
+        };
         self.ready_kept = kept(&self.ready);
         self.active_kept = kept(&self.active);
+        // Dependencies are links by name: a replaced or removed probe
+        // is found again, or no longer, at every change of the table.
+        for row in &self.all {
+            row.probe
+                .resolve_dependencies(self.all.iter().map(|r| &r.probe));
+        }
     }
 }
 
@@ -176,6 +187,7 @@ impl ProbeTable {
                 .chain(registrations.iter().map(|r| (r.name(), ()))),
             &mut sink,
         );
+        check_new_dependencies(&state.all, replacing, &registrations, &mut sink);
         sink.into_result()?;
         let mut handles = Vec::with_capacity(registrations.len());
         for r in registrations {
@@ -263,6 +275,53 @@ impl ProbeTable {
     fn write(&self) -> RwLockWriteGuard<'_, State> {
         self.state.write().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// R21 and R22 for a commit: the new registrations' dependencies name
+/// probes registered before or with them, and the table after the commit
+/// has no cycle. A kept probe's dependency that was removed since is left
+/// out (it no longer gates anything) rather than refusing the commit.
+fn check_new_dependencies(
+    all: &[Row],
+    replacing: Option<u64>,
+    registrations: &[ProbeRegistration],
+    sink: &mut Violations<()>,
+) {
+    if registrations.iter().all(|r| r.depends_on.is_empty())
+        && all.iter().all(|r| r.probe.depends_on.is_empty())
+    {
+        return;
+    }
+    let kept: Vec<&Row> = all.iter().filter(|r| Some(r.id) != replacing).collect();
+    let names: Vec<&str> = kept
+        .iter()
+        .map(|r| &*r.probe.name)
+        .chain(registrations.iter().map(|r| r.name()))
+        .collect();
+    let dependents: Vec<Dependent<'_, ()>> = kept
+        .iter()
+        .map(|r| {
+            let name = &*r.probe.name;
+            let depends_on = r
+                .probe
+                .depends_on
+                .iter()
+                .map(|d| (&**d, ()))
+                .filter(|(d, _)| names.contains(d))
+                .collect();
+            Dependent {
+                name: Some(name),
+                label: name,
+                depends_on,
+            }
+        })
+        .chain(registrations.iter().map(|r| Dependent {
+            name: Some(r.name()),
+            label: r.name(),
+            depends_on: r.depends_on.iter().map(|d| (&**d, ())).collect(),
+        }))
+        .collect();
+    check_dependencies(&dependents, sink);
 }
 
 /// The undo handle of one registration (AT-1).

@@ -24,12 +24,11 @@
 //! | R18 `drain-fits-grace` | [`check_drain`] | BE-HLTH-005 |
 //! | R19 `max-age-fits-detection` | [`check_max_age`] | BE-HLTH-006 |
 //! | R20 `threshold-fits-detection` | [`check_threshold`] | BE-HLTH-006 |
-//! | R22 `group-unknown-probe` | [`check_group_probes`] | ZB-5 |
-//! | R23 `group-path` | [`check_group_paths`] | ZB-5 |
-//! | R24 `group-on-live` | [`check_group_tiers`] | ZB-1.3 |
-//!
-//! R21 is taken by `depends_on` (another change); the group rules start
-//! at R22.
+//! | R21 `unknown-dependency` | [`check_dependencies`] | |
+//! | R22 `dependency-cycle` | [`check_dependencies`] | |
+//! | R23 `group-unknown-probe` | [`check_group_probes`] | ZB-5 |
+//! | R24 `group-path` | [`check_group_paths`] | ZB-5 |
+//! | R25 `group-on-live` | [`check_group_tiers`] | ZB-1.3 |
 //!
 //! Codes are stable: a new rule gets the next number, never a reused one.
 //!
@@ -102,21 +101,27 @@ pub enum Rule {
     /// time, so the threshold, not the orchestrator, decides how long an
     /// outage stays hidden; or a threshold of zero runs.
     ThresholdFitsDetection,
-    /// R22: a health group that names a probe the manifest or registry
+    /// R21: a `depends_on` naming no probe of the registry (issue 18 §5),
+    /// so the dependent would never be gated by what its author meant.
+    UnknownDependency,
+    /// R22: dependencies that form a cycle (a probe depending on itself
+    /// included): each would wait for the other, and none could run first.
+    DependencyCycle,
+    /// R23: a health group that names a probe the manifest or registry
     /// does not have, or that selects nothing.
     GroupUnknownProbe,
-    /// R23: a health group's path that is empty, relative, not a plain
+    /// R24: a health group's path that is empty, relative, not a plain
     /// path, or that collides with a tier's, the startup path, another
     /// group's, or a per-probe path (one segment under `ready` or `active`).
     GroupPath,
-    /// R24: a health group that selects the `live` tier, which carries no
+    /// R25: a health group that selects the `live` tier, which carries no
     /// probes (ZB-1.3): it would always answer 200.
     GroupOnLive,
 }
 
 impl Rule {
     /// Every rule, in index order.
-    pub const ALL: [Rule; 23] = [
+    pub const ALL: [Rule; 25] = [
         Rule::LiveTag,
         Rule::RoleScopeNeedsRoles,
         Rule::DuplicateName,
@@ -137,13 +142,14 @@ impl Rule {
         Rule::DrainFitsGrace,
         Rule::MaxAgeFitsDetection,
         Rule::ThresholdFitsDetection,
+        Rule::UnknownDependency,
+        Rule::DependencyCycle,
         Rule::GroupUnknownProbe,
         Rule::GroupPath,
         Rule::GroupOnLive,
     ];
 
-    /// The short stable code, `R1` … `R24` (R21 is another change's), that
-    /// tests and docs use.
+    /// The short stable code, `R1` … `R25`, that tests and docs use.
     pub const fn code(self) -> &'static str {
         match self {
             Rule::LiveTag => "R1",
@@ -166,9 +172,11 @@ impl Rule {
             Rule::DrainFitsGrace => "R18",
             Rule::MaxAgeFitsDetection => "R19",
             Rule::ThresholdFitsDetection => "R20",
-            Rule::GroupUnknownProbe => "R22",
-            Rule::GroupPath => "R23",
-            Rule::GroupOnLive => "R24",
+            Rule::UnknownDependency => "R21",
+            Rule::DependencyCycle => "R22",
+            Rule::GroupUnknownProbe => "R23",
+            Rule::GroupPath => "R24",
+            Rule::GroupOnLive => "R25",
         }
     }
 
@@ -195,6 +203,8 @@ impl Rule {
             Rule::DrainFitsGrace => "drain-fits-grace",
             Rule::MaxAgeFitsDetection => "max-age-fits-detection",
             Rule::ThresholdFitsDetection => "threshold-fits-detection",
+            Rule::UnknownDependency => "unknown-dependency",
+            Rule::DependencyCycle => "dependency-cycle",
             Rule::GroupUnknownProbe => "group-unknown-probe",
             Rule::GroupPath => "group-path",
             Rule::GroupOnLive => "group-on-live",
@@ -225,7 +235,9 @@ impl Rule {
             | Rule::Contradiction
             | Rule::ManifestFile
             | Rule::DuplicateKey
-            | Rule::ValueType => None,
+            | Rule::ValueType
+            | Rule::UnknownDependency
+            | Rule::DependencyCycle => None,
         }
     }
 }
@@ -982,6 +994,119 @@ pub const THRESHOLD_HELP: &str = "while the threshold holds a failure back the e
 /// Help for R20, a threshold of zero runs.
 pub const THRESHOLD_ZERO_HELP: &str = "a threshold counts runs in a row and starts at 1 (the same as no threshold); remove the key or give it 1 or more";
 
+/// One probe's `depends_on`, as [`check_dependencies`] reads it.
+#[derive(Debug, Clone)]
+pub struct Dependent<'a, L> {
+    /// The probe's name, which others' `depends_on` can name; `None` for
+    /// one whose name is not known here (a manifest's `kind: custom`
+    /// entry without `name:`, named by its attribute): its own list is
+    /// still checked, but nothing can depend on it.
+    pub name: Option<&'a str>,
+    /// How messages call the probe: its name, or its type.
+    pub label: &'a str,
+    /// The names it depends on, each where it is written.
+    pub depends_on: Vec<(&'a str, L)>,
+}
+
+/// R21 and R22 (issue 18 §5): every name in a `depends_on` is another
+/// probe of the same registry, in any tier (R21, at the name, with a
+/// "did you mean"), and the dependencies form no cycle (R22: a probe
+/// that depends on itself, at the name, or a longer cycle, at the name
+/// that closes it, with the cycle's path `a -> b -> a`). A cycle is
+/// reported once, found by a depth-first walk in the probes' order.
+pub fn check_dependencies<L: Clone>(probes: &[Dependent<'_, L>], sink: &mut Violations<L>) {
+    let names: Vec<&str> = probes.iter().filter_map(|p| p.name).collect();
+    let index = |name: &str| probes.iter().position(|p| p.name == Some(name));
+    for p in probes {
+        for (dep, at) in &p.depends_on {
+            if p.name == Some(*dep) {
+                sink.push(
+                    Rule::DependencyCycle,
+                    at.clone(),
+                    format!("probe `{}` depends on itself", p.label),
+                    DEPENDENCY_CYCLE_HELP,
+                );
+            } else if index(dep).is_none() {
+                let others: Vec<&str> = names
+                    .iter()
+                    .copied()
+                    .filter(|n| Some(*n) != p.name)
+                    .collect();
+                let known = if others.is_empty() {
+                    "there is no other probe".to_owned()
+                } else {
+                    format!("the other probes are {}", crate::one_of(&others))
+                };
+                sink.push(
+                    Rule::UnknownDependency,
+                    at.clone(),
+                    format!("probe `{}` depends on `{dep}`, which is not a probe here", p.label),
+                    format!(
+                        "`depends_on` names other probes by their `name`, registered before or with this one (a `kind: custom` entry of a manifest once it has a `name:`); {known}{}",
+                        hint(did_you_mean(dep, others.iter().copied()))
+                    ),
+                );
+            }
+        }
+    }
+    // Depth-first, three colours: a name met again while still on the
+    // walk closes a cycle.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        New,
+        OnPath,
+        Done,
+    }
+    let mut marks = vec![Mark::New; probes.len()];
+    for start in 0..probes.len() {
+        if marks[start] != Mark::New {
+            continue;
+        }
+        // The walk: each probe on it and the next of its dependencies.
+        let mut path: Vec<(usize, usize)> = vec![(start, 0)];
+        marks[start] = Mark::OnPath;
+        while let Some(&mut (at, ref mut next)) = path.last_mut() {
+            let Some((dep, loc)) = probes[at].depends_on.get(*next) else {
+                marks[at] = Mark::Done;
+                path.pop();
+                continue;
+            };
+            *next += 1;
+            let Some(to) = index(dep).filter(|&to| to != at) else {
+                continue;
+            };
+            match marks[to] {
+                Mark::New => {
+                    marks[to] = Mark::OnPath;
+                    path.push((to, 0));
+                }
+                Mark::OnPath => {
+                    let from = path.iter().position(|(i, _)| *i == to).unwrap_or(0);
+                    let cycle: Vec<&str> = path[from..]
+                        .iter()
+                        .map(|(i, _)| probes[*i].label)
+                        .chain([probes[to].label])
+                        .collect();
+                    sink.push(
+                        Rule::DependencyCycle,
+                        loc.clone(),
+                        format!(
+                            "the dependencies of probe `{}` form a cycle: {}",
+                            probes[at].label,
+                            cycle.join(" -> ")
+                        ),
+                        DEPENDENCY_CYCLE_HELP,
+                    );
+                }
+                Mark::Done => {}
+            }
+        }
+    }
+}
+
+/// Help for R22, a dependency cycle.
+pub const DEPENDENCY_CYCLE_HELP: &str = "a dependency is evaluated before its dependent, so a cycle has no first probe; remove one `depends_on` entry of the cycle (a probe never needs to depend on itself)";
+
 /// R3: probe names are unique in one registry (AT-1): the name is the key of
 /// the JSON entry, so a second probe with it would hide the first.
 pub fn check_unique_names<'a, L: 'a + Clone>(
@@ -1172,7 +1297,7 @@ fn path_problem(path: &str) -> Option<(&'static str, String)> {
     None
 }
 
-/// R22: a health group selects something, and every probe it names is
+/// R23: a health group selects something, and every probe it names is
 /// registered. `known` are the probes there are (the manifest's, or the
 /// registry's at build time); `probes` the names it lists, each where it
 /// was written; `at` the group, for an empty selection.
@@ -1209,7 +1334,7 @@ pub fn check_group_probes<'a, L: Clone>(
     }
 }
 
-/// R23: each health group's path is a plain absolute path, and distinct
+/// R24: each health group's path is a plain absolute path, and distinct
 /// from every endpoint's (the tiers', the startup path), from every other
 /// group's, and from every per-probe path (`<ready or active path>/<name>`,
 /// which it would hide). `groups` are `(name, path, location)`.
@@ -1268,7 +1393,7 @@ pub fn check_group_paths<L: Clone>(
     }
 }
 
-/// R24: a health group selects `ready` or `active`, never `live`: `live`
+/// R25: a health group selects `ready` or `active`, never `live`: `live`
 /// carries no probes (ZB-1.3), so a group on it would always answer 200.
 /// `tiers` are the tiers it lists, each where it was written.
 pub fn check_group_tiers<L: Clone>(group: &str, tiers: &[(Tag, L)], sink: &mut Violations<L>) {
@@ -1383,13 +1508,54 @@ mod tests {
     #[test]
     fn codes_are_stable_and_distinct() {
         let codes: Vec<&str> = Rule::ALL.iter().map(|r| r.code()).collect();
-        // R21 belongs to `depends_on`, built on another branch.
-        let expected: Vec<String> = (1..=20).chain(22..=24).map(|i| format!("R{i}")).collect();
+        let expected: Vec<String> = (1..=25).map(|i| format!("R{i}")).collect();
         assert_eq!(codes, expected);
         let mut names: Vec<&str> = Rule::ALL.iter().map(|r| r.name()).collect();
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), Rule::ALL.len());
+    }
+
+    #[test]
+    fn dependencies_name_other_probes_and_form_no_cycle() {
+        let probe = |name: &'static str, deps: &[&'static str]| Dependent {
+            name: Some(name),
+            label: name,
+            depends_on: deps.iter().map(|d| (*d, *d)).collect(),
+        };
+        let run = |probes: &[Dependent<'_, &'static str>]| {
+            let mut sink = Violations::new();
+            check_dependencies(probes, &mut sink);
+            sink.into_result().err().unwrap_or_default()
+        };
+        // A diamond and a chain are fine; so is an unnamed dependent.
+        let unnamed = Dependent {
+            name: None,
+            label: "crate::Cache",
+            depends_on: vec![("a", "a")],
+        };
+        assert!(
+            run(&[
+                probe("a", &[]),
+                probe("b", &["a"]),
+                probe("c", &["a"]),
+                probe("d", &["b", "c"]),
+                unnamed,
+            ])
+            .is_empty()
+        );
+        let v = run(&[probe("a", &["b"]), probe("b", &["c"]), probe("c", &["b"])]);
+        assert_eq!(v.len(), 1, "{v:#?}");
+        assert_eq!((v[0].rule, v[0].location), (Rule::DependencyCycle, "b"));
+        assert!(v[0].message.contains("b -> c -> b"), "{}", v[0].message);
+        let v = run(&[probe("a", &["a", "x"])]);
+        let rules: Vec<Rule> = v.iter().map(|v| v.rule).collect();
+        assert_eq!(rules, [Rule::DependencyCycle, Rule::UnknownDependency]);
+        assert!(
+            v[1].help.contains("there is no other probe"),
+            "{}",
+            v[1].help
+        );
     }
 
     #[test]

@@ -1,4 +1,4 @@
-// R24 (group-on-live): a health group on the live tier, which carries no probes.
+// R25 (group-on-live): a health group on the live tier, which carries no probes.
 zb_health::manifest!(Health = "manifests/group_on_live.yaml");
 
 fn main() {}

@@ -1,4 +1,4 @@
-// R22 (group-unknown-probe): a health group names a probe the manifest does not have (a typo), or selects nothing; and, in generated code, a name no custom probe's attribute gives.
+// R23 (group-unknown-probe): a health group names a probe the manifest does not have (a typo), or selects nothing; and, in generated code, a name no custom probe's attribute gives.
 use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
 
 zb_health::manifest!(Health = "manifests/group_unknown_probe.yaml");

@@ -432,7 +432,10 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> Probes
                 };
                 let meta = custom.meta(krate);
                 out.deps.push(Dep {
-                    registration: quote!(<#resolved as #krate::ZbHealthProbe>::registration(deps.#ident)),
+                    registration: with_dependencies(
+                        quote!(<#resolved as #krate::ZbHealthProbe>::registration(deps.#ident)),
+                        probe,
+                    ),
                     meta,
                     field: Some(Field {
                         ident,
@@ -459,7 +462,7 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> Probes
                 let meta = builtin::meta(m, probe, krate);
                 let value = builtin::probe(probe, field.as_ref().map(|f| &f.ident), krate);
                 out.deps.push(Dep {
-                    registration: quote!((#meta).registration(#value)),
+                    registration: with_dependencies(quote!((#meta).registration(#value)), probe),
                     meta: quote!(#meta),
                     field,
                 });
@@ -468,6 +471,16 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> Probes
         out.types.push(ty);
     }
     out
+}
+
+/// A registration with the entry's `depends_on` (issue 18 §5), which the
+/// manifest reader checked (R21, R22) and the registry checks again.
+fn with_dependencies(registration: TokenStream, probe: &ProbeDecl) -> TokenStream {
+    if probe.depends_on.is_empty() {
+        return registration;
+    }
+    let names = probe.depends_on.iter().map(|n| n.value.as_str());
+    quote!((#registration).depends_on([#(#names),*]))
 }
 
 /// The module of the custom types' lookups (see `custom`); nothing
@@ -539,7 +552,7 @@ fn active_node_gate(m: &Manifest, krate: &TokenStream) -> TokenStream {
     }
 }
 
-/// R22 in generated code: the reader checked the groups' probe names
+/// R23 in generated code: the reader checked the groups' probe names
 /// against the manifest's unless a custom probe takes its name from its
 /// attribute; then `__PROBE_NAMES` exists and each name is checked here.
 fn group_checks(m: &Manifest, site: &Site<'_>) -> TokenStream {

@@ -157,6 +157,16 @@ pub fn stale_description(max_staleness: Duration) -> String {
     format!("stale: no result for over {} ms", max_staleness.as_millis())
 }
 
+/// The description of an entry skipped because a dependency is failing:
+/// `skipped: <dependency> failing` (issue 18 §5).
+pub fn skipped_description(dependency: &str) -> String {
+    format!("skipped: {dependency} failing")
+}
+
+/// One request's shared evaluation of one probe (see
+/// `Executor::evaluation`).
+type Evaluation = futures_util::future::Shared<BoxFuture<'static, HealthEntry>>;
+
 /// A registered probe as the executor runs it: the registration's facts,
 /// immutable, and the state of its runs.
 pub(crate) struct ProbeRuntime {
@@ -176,6 +186,11 @@ pub(crate) struct ProbeRuntime {
     state: ProbeState,
     /// Transition-log state (BE-HLTH-008): goes with the registration.
     log: ProbeLog,
+    /// The names of the probes this one depends on (issue 18 §5).
+    pub(crate) depends_on: Arc<[Arc<str>]>,
+    /// Those probes as the table holds them now: weak, so a dependency's
+    /// removal frees it; found again by name at every table change.
+    dependencies: Mutex<Vec<Weak<ProbeRuntime>>>,
 }
 
 impl ProbeRuntime {
@@ -186,15 +201,24 @@ impl ProbeRuntime {
         let timeout = r.resolved_timeout(orchestrator);
         let stated = r.timeout.is_some();
         Self::with(
-            (r.name, r.tags, r.failure_status, r.probe, r.policy),
+            (
+                r.name,
+                r.tags,
+                r.failure_status,
+                r.probe,
+                r.policy,
+                r.depends_on.into(),
+            ),
             timeout,
             stated,
         )
     }
 
     fn with(facts: Facts, timeout: Duration, timeout_stated: bool) -> Self {
-        let (name, tags, failure_status, probe, policy) = facts;
+        let (name, tags, failure_status, probe, policy, depends_on) = facts;
         Self {
+            depends_on,
+            dependencies: Mutex::new(Vec::new()),
             timeout_description: format!("timed out after {} ms", timeout.as_millis()),
             state: ProbeState::new(policy, timeout),
             log: ProbeLog::new(&name),
@@ -220,6 +244,7 @@ impl ProbeRuntime {
                 self.failure_status,
                 self.probe.clone(),
                 self.policy,
+                self.depends_on.clone(),
             );
             Self::with(facts, timeout, false)
         })
@@ -236,6 +261,56 @@ impl ProbeRuntime {
     pub(crate) fn check_detection(&self, detection: Duration, sink: &mut Violations<()>) {
         self.policy
             .check_detection(&self.name, self.timeout, Some(detection), sink);
+    }
+
+    /// Links this probe's `depends_on` names to the probes of `all` (the
+    /// table's, after a change); a name no longer registered links to
+    /// nothing and gates nothing.
+    pub(crate) fn resolve_dependencies<'a>(
+        &self,
+        all: impl Iterator<Item = &'a Arc<ProbeRuntime>>,
+    ) {
+        if self.depends_on.is_empty() {
+            return;
+        }
+        let all: Vec<&Arc<ProbeRuntime>> = all.collect();
+        *lock(&self.dependencies) = self
+            .depends_on
+            .iter()
+            .filter_map(|name| {
+                all.iter()
+                    .find(|p| p.name == *name && !std::ptr::eq(Arc::as_ptr(p), self))
+            })
+            .map(|p| Arc::downgrade(p))
+            .collect();
+    }
+
+    /// The dependencies still registered, in `depends_on` order.
+    fn dependencies(&self) -> Vec<Arc<ProbeRuntime>> {
+        if self.depends_on.is_empty() {
+            return Vec::new();
+        }
+        lock(&self.dependencies)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect()
+    }
+
+    /// Whether `entry`, this probe's, is a failure: its failure status
+    /// (every failed run reports exactly that; a probe's own worse verdict
+    /// is capped to it), so an optional dependency's `Degraded` is one,
+    /// a held-back failure (`Healthy`) is not.
+    fn is_failing(&self, status: HealthStatus) -> bool {
+        status >= self.failure_status.status()
+    }
+
+    /// The first dependency whose latest known entry is a failure, for a
+    /// background run, which reads and never waits; a dependency that has
+    /// no entry yet is not known to fail.
+    fn failing_dependency_known(&self) -> Option<Arc<ProbeRuntime>> {
+        self.dependencies()
+            .into_iter()
+            .find(|d| lock(&d.state.last_status).is_some_and(|status| d.is_failing(status)))
     }
 
     /// The execution in flight right now, if any: a flight, or a first
@@ -267,7 +342,14 @@ impl ProbeRuntime {
 }
 
 /// What a registration fixes about a probe, whatever its deadline.
-type Facts = (Arc<str>, TagSet, FailureStatus, Arc<dyn DynProbe>, Policy);
+type Facts = (
+    Arc<str>,
+    TagSet,
+    FailureStatus,
+    Arc<dyn DynProbe>,
+    Policy,
+    Arc<[Arc<str>]>,
+);
 
 /// A probe execution under way, from
 /// [`HealthRegistry::in_flight`](crate::HealthRegistry::in_flight): which
@@ -387,6 +469,18 @@ impl Executor {
         probes: &[Arc<ProbeRuntime>],
     ) -> (HealthReport, Option<Instant>) {
         let started = Instant::now();
+        if probes.iter().any(|p| !p.depends_on.is_empty()) {
+            // A tier with a dependent is never kept whole: its entry
+            // follows dependencies that may be in another tier, whose
+            // results are not in this tier's `versions`.
+            let mut memo = Vec::new();
+            let evaluations: Vec<Evaluation> = probes
+                .iter()
+                .map(|p| self.evaluation(p, &mut memo, &mut Vec::new()))
+                .collect();
+            let entries = join_all(evaluations).await;
+            return (HealthReport::new(tier, entries, started.elapsed()), None);
+        }
         // `None` once any entry is not a kept one; an empty tier has
         // nothing to keep (and costs nothing to render).
         let mut until: Option<Option<Instant>> = Some(None);
@@ -419,6 +513,89 @@ impl Executor {
             ),
             until.flatten(),
         )
+    }
+
+    /// The entry of one probe for one request, after its dependencies
+    /// (issue 18 §5): for the gRPC service's single-probe targets.
+    #[cfg(feature = "grpc")]
+    pub(crate) async fn entry_after_dependencies(&self, probe: &Arc<ProbeRuntime>) -> HealthEntry {
+        if probe.depends_on.is_empty() {
+            return self.entry(probe).await;
+        }
+        self.evaluation(probe, &mut Vec::new(), &mut Vec::new())
+            .await
+    }
+
+    /// One request's evaluation of `probe`: its dependencies' first
+    /// (every probe once per request, in `memo`, so a dependency in the
+    /// same tier runs once and its dependents wait for that one run, not
+    /// for a second deadline), then its own entry, or a skipped one while
+    /// a dependency is failing, which never calls the probe. `path` holds
+    /// the probes being evaluated above this one: R22 refuses cycles, and
+    /// a link back is ignored rather than recursed into.
+    fn evaluation(
+        &self,
+        probe: &Arc<ProbeRuntime>,
+        memo: &mut Vec<(usize, Evaluation)>,
+        path: &mut Vec<usize>,
+    ) -> Evaluation {
+        // The address identifies the probe for this request only.
+        let key = Arc::as_ptr(probe) as usize;
+        if let Some((_, e)) = memo.iter().find(|(p, _)| *p == key) {
+            return e.clone();
+        }
+        path.push(key);
+        let mut dependencies: Vec<(Arc<ProbeRuntime>, Evaluation)> = Vec::new();
+        for d in probe.dependencies() {
+            if !path.contains(&(Arc::as_ptr(&d) as usize)) {
+                let e = self.evaluation(&d, memo, path);
+                dependencies.push((d, e));
+            }
+        }
+        path.pop();
+        let executor = self.clone();
+        let probe = probe.clone();
+        let evaluation = async move {
+            let (dependencies, evaluations): (Vec<_>, Vec<_>) = dependencies.into_iter().unzip();
+            let entries = join_all(evaluations).await;
+            let failing = dependencies
+                .iter()
+                .zip(&entries)
+                .find(|(d, e)| d.is_failing(e.status));
+            match failing {
+                Some((d, _)) => executor.skip(&probe, &d.name),
+                None => executor.entry(&probe).await,
+            }
+        }
+        .boxed()
+        .shared();
+        memo.push((key, evaluation.clone()));
+        evaluation
+    }
+
+    /// The entry of a run skipped because `dependency` is failing: the
+    /// probe's failure status, [`skipped_description`], zero duration
+    /// (nothing ran), [`EntryOutcome::Skipped`]. It is the probe's latest
+    /// entry like a run's (it clears a cached result, is a background
+    /// probe's result until its next run) and goes to the transition log
+    /// as one (a skip is logged when the entry turns to it, then rate
+    /// limited like any failing state); it bypasses the probe's own
+    /// hysteresis, which counts the probe's own failures.
+    fn skip(&self, probe: &ProbeRuntime, dependency: &str) -> HealthEntry {
+        let entry = HealthEntry {
+            name: probe.name.clone(),
+            status: probe.failure_status.status(),
+            description: Some(Cow::Owned(skipped_description(dependency))),
+            duration: Duration::ZERO,
+            data: None,
+            outcome: EntryOutcome::Skipped,
+        };
+        remember(probe, &mut lock(&probe.state.slot), &entry, false);
+        let interval = self.failure_log_interval();
+        probe
+            .log
+            .ran(&entry, &RunError::None, interval, (self.shared.starting)());
+        entry
     }
 }
 
@@ -463,6 +640,9 @@ struct ProbeState {
     /// The shared-probe verdict last published, with the generation of
     /// the verdicts it went to (0: none yet); issue 18 §2.
     published: AtomicU64,
+    /// The status of the latest entry a run (or a skip) gave: what a
+    /// background dependent reads of this probe (issue 18 §5).
+    last_status: Mutex<Option<HealthStatus>>,
 }
 
 #[derive(Default)]
@@ -524,6 +704,7 @@ impl ProbeState {
             version: AtomicU64::new(0),
             hysteresis: Hysteresis::new(policy.threshold),
             published: AtomicU64::new(0),
+            last_status: Mutex::new(None),
         }
     }
 }
@@ -1016,6 +1197,7 @@ fn record(probe: &ProbeRuntime, generation: u64, entry: &HealthEntry, held: bool
 /// recovers as soon as the dependency does. A held-back failure (`held`,
 /// reported `Healthy`) is not a healthy result and is not cached either.
 fn remember(probe: &ProbeRuntime, slot: &mut Slot, entry: &HealthEntry, held: bool) {
+    *lock(&probe.state.last_status) = Some(entry.status);
     if probe.policy.refresh.is_some()
         || (probe.policy.cache.is_some() && entry.status == HealthStatus::Healthy && !held)
     {
@@ -1109,6 +1291,17 @@ async fn schedule(
             return;
         };
         let next = Instant::now() + period;
+        if let Some(dependency) = p.failing_dependency_known() {
+            // Not run while a dependency fails: a hung parent costs its
+            // dependents no deadline of their own.
+            Executor { shared }.skip(&p, &dependency.name);
+            drop(p);
+            if let Either::Right(_) = select(pin!(tokio::time::sleep_until(next)), &mut stop).await
+            {
+                return;
+            }
+            continue;
+        }
         let generation = {
             let mut slot = lock(&p.state.slot);
             slot.next_generation += 1;

@@ -1,6 +1,161 @@
 //! The executor's behaviour, through the registry that runs it: single
 //! flight, cache, background schedule, deadlines, panics and the bound.
 
+/// Dependencies between probes (`depends_on`, issue 18 §5).
+mod dependencies {
+    use std::sync::atomic::Ordering;
+
+    use super::policy::{counted, ms};
+    use crate::report::EntryOutcome;
+    use crate::spec::{FailureStatus, Rule};
+    use crate::{HealthRegistry, HealthStatus, Tag, TagSet};
+
+    fn registry() -> HealthRegistry {
+        HealthRegistry::builder().probes_on_caller_runtime().build()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_dependent_is_skipped_while_its_dependency_fails_and_runs_again_after() {
+        let reg = registry();
+        let (db, dbc) = counted("database", ms(5));
+        let (orders, oc) = counted("orders", ms(5));
+        reg.add_all([db, orders.depends_on(["database"])]).unwrap();
+        let report = reg.check(Tag::Ready).await;
+        assert_eq!(report.status, HealthStatus::Healthy);
+        assert_eq!((dbc.started(), oc.started()), (1, 1));
+        dbc.fail.store(true, Ordering::SeqCst);
+        let report = reg.check(Tag::Ready).await;
+        let e = report.entry("orders").unwrap();
+        assert_eq!(e.status, HealthStatus::Unhealthy);
+        assert_eq!(e.description.as_deref(), Some("skipped: database failing"));
+        assert_eq!(e.outcome, EntryOutcome::Skipped);
+        assert_eq!(e.duration, ms(0));
+        assert_eq!(oc.started(), 1, "the dependent was not called");
+        assert_eq!(dbc.started(), 2, "the dependency ran once for both");
+        dbc.fail.store(false, Ordering::SeqCst);
+        let report = reg.check(Tag::Ready).await;
+        assert_eq!(report.status, HealthStatus::Healthy);
+        assert_eq!(
+            oc.started(),
+            2,
+            "it runs again once the dependency recovers"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hung_dependency_costs_its_dependents_no_deadline_of_their_own() {
+        let reg = registry();
+        let (db, dbc) = counted("database", ms(5));
+        let (orders, oc) = counted("orders", ms(5));
+        dbc.hang.store(true, Ordering::SeqCst);
+        reg.add_all([
+            db.timeout(ms(800)),
+            orders.timeout(ms(800)).depends_on(["database"]),
+        ])
+        .unwrap();
+        for _ in 0..3 {
+            let started = tokio::time::Instant::now();
+            let report = reg.check(Tag::Ready).await;
+            assert_eq!(
+                started.elapsed(),
+                ms(800),
+                "the dependency's deadline, once"
+            );
+            let e = report.entry("orders").unwrap();
+            assert_eq!(e.description.as_deref(), Some("skipped: database failing"));
+        }
+        assert_eq!(oc.started(), 0, "never called behind a dead parent");
+        assert_eq!(dbc.started(), 3);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_dependency_in_another_tier_gates_too_and_an_optional_one_counts_as_failing() {
+        let reg = registry();
+        let (db, dbc) = counted("database", ms(5));
+        let (cache, cc) = counted("cache", ms(5));
+        let (orders, oc) = counted("orders", ms(5));
+        reg.add_all([
+            db.tags(TagSet::ACTIVE),
+            cache.failure_status(FailureStatus::Degraded),
+            orders.depends_on(["database", "cache"]),
+        ])
+        .unwrap();
+        dbc.fail.store(true, Ordering::SeqCst);
+        let ready = reg.check(Tag::Ready).await;
+        assert_eq!(
+            ready.entry("orders").unwrap().description.as_deref(),
+            Some("skipped: database failing")
+        );
+        dbc.fail.store(false, Ordering::SeqCst);
+        cc.fail.store(true, Ordering::SeqCst);
+        let ready = reg.check(Tag::Ready).await;
+        let e = ready.entry("orders").unwrap();
+        // The dependent's own failure status, whatever the dependency's.
+        assert_eq!(e.status, HealthStatus::Unhealthy);
+        assert_eq!(e.description.as_deref(), Some("skipped: cache failing"));
+        assert_eq!(oc.started(), 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_background_dependent_is_skipped_by_its_schedule() {
+        let reg = registry();
+        let (db, dbc) = counted("database", ms(5));
+        let (orders, oc) = counted("orders", ms(5));
+        reg.add_all([db, orders.refresh(ms(1000)).depends_on(["database"])])
+            .unwrap();
+        reg.check(Tag::Ready).await;
+        tokio::time::sleep(ms(100)).await;
+        assert_eq!(oc.started(), 1);
+        dbc.fail.store(true, Ordering::SeqCst);
+        reg.check(Tag::Ready).await;
+        // The next scheduled runs read the dependency's failure and skip.
+        tokio::time::sleep(ms(2500)).await;
+        assert_eq!(oc.started(), 1);
+        dbc.fail.store(false, Ordering::SeqCst);
+        reg.check(Tag::Ready).await;
+        tokio::time::sleep(ms(1000)).await;
+        assert_eq!(oc.started(), 2);
+        let report = reg.check(Tag::Ready).await;
+        assert_eq!(report.status, HealthStatus::Healthy);
+    }
+
+    #[test]
+    fn the_registry_refuses_unknown_and_cyclic_dependencies() {
+        let reg = HealthRegistry::new();
+        let p = |name: &'static str| counted(name, ms(1)).0;
+        let unknown = reg
+            .add_all([p("database"), p("orders").depends_on(["databse"])])
+            .unwrap_err();
+        assert_eq!(unknown.rules(), [Rule::UnknownDependency]);
+        assert!(
+            unknown.to_string().contains("did you mean `database`?"),
+            "{unknown}"
+        );
+        let own = reg.add(p("a").depends_on(["a"])).unwrap_err();
+        assert_eq!(own.rules(), [Rule::DependencyCycle]);
+        let cycle = reg
+            .add_all([p("a").depends_on(["b"]), p("b").depends_on(["a"])])
+            .unwrap_err();
+        assert_eq!(cycle.rules(), [Rule::DependencyCycle]);
+        assert!(cycle.to_string().contains("a -> b -> a"), "{cycle}");
+        // A dependency registered before its dependent is known.
+        let database = reg.add(p("database")).unwrap();
+        reg.add(p("orders").depends_on(["database"])).unwrap();
+        // A replacement that would close a cycle is refused, and the old
+        // probe kept.
+        let (err, _kept) = database
+            .replace(p("database").depends_on(["orders"]))
+            .unwrap_err();
+        assert_eq!(err.rules(), [Rule::DependencyCycle]);
+        assert!(
+            err.to_string().contains("database -> orders -> database")
+                || err.to_string().contains("orders -> database -> orders"),
+            "{err}"
+        );
+        assert_eq!(err.rules(), [Rule::DependencyCycle]);
+    }
+}
+
 /// Execution policy (BE-HLTH-006).
 mod policy {
     use std::sync::Arc;
@@ -23,23 +178,23 @@ mod policy {
             .map_or(0, |f| f.waiting)
     }
 
-    fn ms(n: u64) -> Duration {
+    pub(super) fn ms(n: u64) -> Duration {
         Duration::from_millis(n)
     }
 
     /// Counts starts, the peak of runs at once and dropped futures.
     #[derive(Default)]
-    struct Counters {
+    pub(super) struct Counters {
         started: AtomicUsize,
         now: AtomicUsize,
         peak: AtomicUsize,
         dropped: AtomicUsize,
-        hang: AtomicBool,
-        fail: AtomicBool,
+        pub(super) hang: AtomicBool,
+        pub(super) fail: AtomicBool,
     }
 
     impl Counters {
-        fn started(&self) -> usize {
+        pub(super) fn started(&self) -> usize {
             self.started.load(Ordering::SeqCst)
         }
     }
@@ -53,7 +208,7 @@ mod policy {
     }
 
     /// A probe that takes `run` (or hangs while `hang` is set) and counts.
-    fn counted(name: &'static str, run: Duration) -> (ProbeRegistration, Arc<Counters>) {
+    pub(super) fn counted(name: &'static str, run: Duration) -> (ProbeRegistration, Arc<Counters>) {
         let c = Arc::new(Counters::default());
         let counters = c.clone();
         let probe = from_fn(move || {

@@ -172,11 +172,11 @@ pub struct Manifest {
 pub struct GroupDecl {
     /// The group's name, its key under `groups` (R9).
     pub name: Located<String>,
-    /// `path`: where it is served (R23).
+    /// `path`: where it is served (R24).
     pub path: Located<String>,
-    /// `probes`: probes by name (R22).
+    /// `probes`: probes by name (R23).
     pub probes: Vec<Located<String>>,
-    /// `tiers`: every probe of these tiers (R24: never `live`).
+    /// `tiers`: every probe of these tiers (R25: never `live`).
     pub tiers: Vec<Located<Tag>>,
     /// `disclosure`: what its body shows; unset, the ready tier's level
     /// of the port it is served on.
@@ -266,6 +266,9 @@ pub struct ProbeDecl {
     /// `shared`: the dependency is the same for every node, and fails open
     /// when most of the cluster shares its failure (issue 18 §2).
     pub shared: Option<Located<bool>>,
+    /// `depends_on`: the probes that must not be failing for this one to
+    /// run, each name where it is written (R21, R22; issue 18 §5).
+    pub depends_on: Vec<Located<String>>,
 }
 
 /// The `lifecycle` section: what the process does around its probes.

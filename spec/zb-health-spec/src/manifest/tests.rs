@@ -364,6 +364,84 @@ fn r19_a_cache_is_younger_than_the_detection_time() {
     assert!(parse_manifest(yaml).is_ok());
 }
 
+/// `service` and one probe per line of `probes`.
+fn with_probes(probes: &[&str]) -> String {
+    let items: Vec<String> = probes.iter().map(|p| format!("  - {p}\n")).collect();
+    format!("service: s\nprobes:\n{}", items.concat())
+}
+
+#[test]
+fn r21_a_dependency_names_another_probe_of_the_manifest() {
+    let m = parse_manifest(&with_probes(&[
+        "{ name: database, kind: database }",
+        "{ name: orders, kind: custom, type: crate::Orders, depends_on: [database] }",
+    ]))
+    .unwrap_or_else(|v| panic!("{v:#?}"));
+    let names: Vec<&str> = m.probes[1]
+        .depends_on
+        .iter()
+        .map(|n| n.value.as_str())
+        .collect();
+    assert_eq!(names, ["database"]);
+    assert_eq!(m.probes[1].depends_on[0].location, at(4, 69));
+    assert!(m.probes[0].depends_on.is_empty());
+    // A typo, at the name, with the near miss.
+    let v = only(
+        &with_probes(&[
+            "{ name: database, kind: database }",
+            "{ name: orders, kind: custom, type: crate::Orders, depends_on: [databse] }",
+        ]),
+        Rule::UnknownDependency,
+        at(4, 69),
+    );
+    assert!(v.message.contains("`databse`"), "{}", v.message);
+    assert!(v.help.contains("did you mean `database`?"), "{}", v.help);
+    // A custom entry named by its attribute cannot be depended on here.
+    let v = only(
+        &with_probes(&[
+            "{ kind: custom, type: crate::Cache }",
+            "{ name: db, kind: database, depends_on: [cache] }",
+        ]),
+        Rule::UnknownDependency,
+        at(4, 46),
+    );
+    assert!(v.help.contains("`name:`"), "{}", v.help);
+    only(
+        &with_probe("{ name: db, kind: database, depends_on: database }"),
+        Rule::ValueType,
+        at(3, 45),
+    );
+}
+
+#[test]
+fn r22_dependencies_form_no_cycle() {
+    let v = only(
+        &with_probe("{ name: db, kind: database, depends_on: [db] }"),
+        Rule::DependencyCycle,
+        at(3, 46),
+    );
+    assert!(v.message.contains("depends on itself"), "{}", v.message);
+    // Reported once, at the name that closes it, with its path.
+    let v = only(
+        &with_probes(&[
+            "{ name: a, kind: database, depends_on: [b] }",
+            "{ name: b, kind: database, depends_on: [c] }",
+            "{ name: c, kind: database, depends_on: [a] }",
+        ]),
+        Rule::DependencyCycle,
+        at(5, 45),
+    );
+    assert!(v.message.contains("a -> b -> c -> a"), "{}", v.message);
+    // A diamond is no cycle.
+    parse_manifest(&with_probes(&[
+        "{ name: a, kind: database }",
+        "{ name: b, kind: database, depends_on: [a] }",
+        "{ name: c, kind: database, depends_on: [a] }",
+        "{ name: d, kind: database, depends_on: [b, c] }",
+    ]))
+    .unwrap_or_else(|v| panic!("{v:#?}"));
+}
+
 #[test]
 fn r20_a_threshold_holds_a_failure_back_no_longer_than_the_detection_time() {
     // Runs 2 s apart (the readiness period): 4 failures hold back 6 s.
@@ -1227,7 +1305,7 @@ fn a_group_naming_an_unknown_probe_is_r22_at_the_name() {
         at(6, 44),
     );
     assert!(v.help.contains("did you mean `database`"), "{v:#?}");
-    // Selecting nothing is R22 at the group's name.
+    // Selecting nothing is R23 at the group's name.
     only(
         &with_groups("  canary: { path: /health/canary }\n"),
         Rule::GroupUnknownProbe,

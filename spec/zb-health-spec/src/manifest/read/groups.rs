@@ -1,5 +1,5 @@
 //! `groups`: named sets of probes, each at a path of its own (issue 18
-//! §4), each rule the shared function of `crate::rules` (R22, R23, R24).
+//! §4), each rule the shared function of `crate::rules` (R23, R24, R25).
 
 use super::super::tree::{Node, Value};
 use super::{Fields, Reader};
@@ -13,8 +13,8 @@ use crate::{
 const GROUP_KEYS: [&str; 4] = ["path", "probes", "tiers", "disclosure"];
 
 impl Reader {
-    /// `groups`, read after `endpoints` (R23 compares the paths) and
-    /// `probes` (R22 looks the names up; `None` when they could not be
+    /// `groups`, read after `endpoints` (R24 compares the paths) and
+    /// `probes` (R23 looks the names up; `None` when they could not be
     /// read, and then the names are not checked again).
     pub(super) fn groups(
         &mut self,
@@ -50,7 +50,7 @@ impl Reader {
         }
         // A custom probe without `name:` takes its name from its attribute,
         // which only the generated code sees: the runtime builder checks
-        // the names then (R22 there).
+        // the names then (R23 there).
         let known: Option<Vec<&str>> = probes.and_then(|probes| {
             probes
                 .iter()

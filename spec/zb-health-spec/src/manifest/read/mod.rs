@@ -25,8 +25,8 @@ use std::time::Duration;
 use super::tree::{Node, Value};
 use super::{Located, Location, Manifest, ProbeDecl, ProbeKind, ResponsesDecl};
 use crate::{
-    Disclosure, Endpoint, EndpointPaths, FailureStatus, NameOf, Preset, Rule, Violation,
-    Violations, check_name_of, check_paths, check_unique_names, missing_key,
+    Dependent, Disclosure, Endpoint, EndpointPaths, FailureStatus, NameOf, Preset, Rule, Violation,
+    Violations, check_dependencies, check_name_of, check_paths, check_unique_names, missing_key,
 };
 
 /// The top-level keys.
@@ -370,6 +370,37 @@ impl Reader {
         Some(timeout)
     }
 
+    /// R21 and R22 over every probe that could be read, through
+    /// [`check_dependencies`], the rule the runtime builder applies too: a
+    /// `kind: custom` entry without `name:` is named by its attribute,
+    /// which the manifest does not see, so nothing here can depend on it.
+    fn dependencies(&mut self, decls: &[Option<ProbeDecl>]) {
+        let dependents: Vec<Dependent<'_, Location>> = decls
+            .iter()
+            .flatten()
+            .map(|d| {
+                let name = d.name.as_ref().map(|n| n.value.as_str());
+                let label = match (&d.kind, name) {
+                    (_, Some(name)) => name,
+                    (ProbeKind::Custom { type_path }, None) => type_path.value.as_str(),
+                    (_, None) => "?",
+                };
+                Dependent {
+                    name,
+                    label,
+                    depends_on: d
+                        .depends_on
+                        .iter()
+                        .map(|n| (n.value.as_str(), n.location))
+                        .collect(),
+                }
+            })
+            .collect();
+        if dependents.iter().any(|d| !d.depends_on.is_empty()) {
+            check_dependencies(&dependents, &mut self.sink);
+        }
+    }
+
     /// `probes`: a list (missing or empty means no probes), then R3 over the
     /// declared names.
     fn probes(&mut self, top: &Fields, settings: &Settings) -> Option<Vec<ProbeDecl>> {
@@ -423,6 +454,7 @@ impl Reader {
                 unnamed.push(type_path);
             }
         }
+        self.dependencies(&decls);
         decls.into_iter().collect()
     }
 }

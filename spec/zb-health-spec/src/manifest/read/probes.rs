@@ -76,6 +76,9 @@ fn probe_keys() -> Vec<&'static str> {
     [name, "kind"]
         .into_iter()
         .chain(settings)
+        // Manifest only: a dependency names another probe, which one
+        // type's attribute cannot check (see `spec/conflicts.md`).
+        .chain(["depends_on"])
         .chain(KIND_OPTIONS.iter().map(|(k, _)| *k))
         .collect()
 }
@@ -143,6 +146,10 @@ impl Reader {
             settings.orchestrator,
         );
         let policy = ExecutionPolicy::read(self, &label, &fields);
+        let depends_on = fields
+            .get("depends_on")
+            .and_then(|f| self.depends_on(&label, f.node))
+            .unwrap_or_default();
         if let Some(tags) = checked_tags {
             self.execution_policy(&name, tags, deadline, settings.detection, &policy);
         }
@@ -174,6 +181,7 @@ impl Reader {
             failing_for: policy.failing_for,
             success_threshold: policy.success_threshold,
             shared,
+            depends_on,
         });
         (declared, decl)
     }
@@ -433,6 +441,27 @@ impl Reader {
             }
         }
         Some(roles)
+    }
+
+    /// `depends_on`: a list of probe names; R21 and R22 judge it over
+    /// every probe, once all are read.
+    fn depends_on(&mut self, label: &str, node: &Node) -> Option<Vec<Located<String>>> {
+        let Value::Seq(items) = &node.value else {
+            self.wrong_type(
+                &format!("`depends_on` of {label}"),
+                "a list of probe names",
+                node,
+                "write a YAML list, e.g. `depends_on: [database]`",
+            );
+            return None;
+        };
+        let mut names = Vec::new();
+        for item in items {
+            if let Some(name) = self.string(&format!("a `depends_on` name of {label}"), item) {
+                names.push(name);
+            }
+        }
+        Some(names)
     }
 
     /// `type` of a custom probe: required (R11), and a Rust path (R4).

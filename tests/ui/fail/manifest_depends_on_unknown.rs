@@ -1,0 +1,17 @@
+// R21 (issue 18 §5): a `depends_on` name that is no probe of the manifest,
+// at the name, with a "did you mean"; a custom probe named only by its
+// attribute cannot be depended on, the help says to give it `name:`.
+use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
+
+zb_health::manifest!(Health = "manifests/depends_on_unknown.yaml");
+
+#[zb_health(name = "cache")]
+pub struct CacheProbe;
+
+impl Probe for CacheProbe {
+    async fn check(&self) -> ProbeOutcome {
+        Ok(ProbeResult::healthy())
+    }
+}
+
+fn main() {}
