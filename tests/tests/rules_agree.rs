@@ -590,3 +590,36 @@ fn r21_r22_dependencies() {
         assert_eq!((&m, &r), (&rules, &rules), "{probes}");
     }
 }
+
+/// R7 for `shared` (issue 18 §2): the manifest reader and the registry
+/// refuse a shared probe on `active` or off `ready`, and accept one on
+/// `ready` alone.
+#[test]
+fn r7_shared_only_on_ready() {
+    for (tags, tagset, rules) in [
+        ("[ready]", TagSet::READY, vec![]),
+        (
+            "[ready, active]",
+            TagSet::of(&[Tag::Ready, Tag::Active]),
+            vec![Rule::Contradiction],
+        ),
+        (
+            "[active]",
+            TagSet::of(&[Tag::Active]),
+            vec![Rule::Contradiction],
+        ),
+    ] {
+        let yaml = format!(
+            "service: s\nprobes:\n  - {{ name: db, kind: database, tags: {tags}, shared: true }}\n"
+        );
+        let m = match parse_manifest(&yaml) {
+            Ok(_) => vec![],
+            Err(_) => manifest_rules(&yaml),
+        };
+        let r = match HealthRegistry::new().add(probe("db").tags(tagset).shared()) {
+            Ok(_) => vec![],
+            Err(e) => e.rules(),
+        };
+        assert_eq!((&m, &r), (&rules, &rules), "{tags}");
+    }
+}

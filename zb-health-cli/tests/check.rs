@@ -55,6 +55,7 @@ fn diagnostics_match_their_snapshots() {
         "group_on_live",
         "depends_on_unknown",
         "depends_on_cycle",
+        "shared",
     ] {
         let file = format!("tests/ui/fail/manifests/{name}.yaml");
         cli(&["check", "--color", "never", &file])

@@ -54,7 +54,9 @@ impl State {
         self.active = table(Tag::Active);
         // A dependent follows probes perhaps of another tier: never kept.
         let kept = |t: &TierTable| {
-            !t.is_empty() && t.iter().all(|p| p.keeps_results() && p.depends_on.is_empty())
+            !t.is_empty()
+                && t.iter()
+                    .all(|p| p.keeps_results() && p.depends_on.is_empty())
         };
         self.ready_kept = kept(&self.ready);
         self.active_kept = kept(&self.active);
