@@ -21,6 +21,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 target_dir=target/publish-check
+# cargo unpacks the overlay's packages under $CARGO_HOME/registry/src/-<hash>/
+# (the `-` names a local registry, never crates.io's) and reuses an unpacked
+# package of the same version: remove earlier ones, or a second run on one
+# machine verifies the later crates against an old zb-health-spec.
+cargo_home="${CARGO_HOME:-$HOME/.cargo}"
+rm -rf "$cargo_home"/registry/src/-*/zb-health-spec-* "$cargo_home"/registry/src/-*/zb-health-macros-* \
+    "$cargo_home"/registry/src/-*/zb-health-0.*
 rm -rf "$target_dir"/debug/.fingerprint/zb-health-* "$target_dir"/debug/build/zb-health-* \
     "$target_dir"/debug/deps/*zb_health* "$target_dir"/package
 start=$SECONDS

@@ -131,7 +131,7 @@ impl HealthRegistry {
 
     /// Where the shared probes' verdicts are published and compared
     /// across the cluster (issue 18 §2, [`crate::shared`]): usually the
-    /// node's [`ChitchatClusterView`](crate::cluster::ChitchatClusterView).
+    /// node's [`ChitchatClusterView`](crate::cluster::chitchat::ChitchatClusterView).
     /// Until it is set, a probe registered with
     /// [`shared`](crate::ProbeRegistration::shared) is an ordinary probe.
     /// A manifest's `install` sets its `cluster_view` when it has one.

@@ -8,7 +8,7 @@
 //! for every node) therefore compares its verdict with the other nodes':
 //!
 //! * each node publishes its verdict of each shared probe (gossip, with
-//!   [`ChitchatClusterView`](crate::cluster::ChitchatClusterView));
+//!   [`ChitchatClusterView`](crate::cluster::chitchat::ChitchatClusterView));
 //! * when the probe fails here **and** on a majority of the `Up`,
 //!   reachable members that report it (this node included), its entry is
 //!   `Degraded`, described `failing on 3 of 3 nodes`, and the tier stays
@@ -31,7 +31,7 @@ use crate::report::HealthEntry;
 
 /// The verdicts of the shared probes across the cluster: where a node
 /// publishes its own and counts everyone's. Implemented by
-/// [`ChitchatClusterView`](crate::cluster::ChitchatClusterView) (with the
+/// [`ChitchatClusterView`](crate::cluster::chitchat::ChitchatClusterView) (with the
 /// `chitchat` feature); set on a registry with
 /// [`HealthRegistry::set_shared_verdicts`](crate::HealthRegistry::set_shared_verdicts).
 pub trait SharedVerdicts: Send + Sync + 'static {

@@ -185,7 +185,7 @@ pub trait ClusterView: Send + Sync + 'static {
 
     /// Where this view publishes and compares the shared probes' verdicts
     /// (issue 18 §2, [`crate::shared`]), if it carries them:
-    /// [`ChitchatClusterView`](super::ChitchatClusterView) does; a view
+    /// [`ChitchatClusterView`](super::chitchat::ChitchatClusterView) does; a view
     /// that does not leaves shared probes ordinary ones.
     fn shared_verdicts(self: Arc<Self>) -> Option<Arc<dyn crate::shared::SharedVerdicts>> {
         None
