@@ -7,15 +7,12 @@
 mod support;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
-use support::{request, serve};
+use support::{counted, request, serve};
 use zb_health::spec::Disclosure;
-use zb_health::{
-    HealthGroup, HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, Tag, TagSet,
-    ZbHealth, from_fn,
-};
+use zb_health::{HealthGroup, HealthRegistry, HealthStatus, ProbeResult, Tag, TagSet, ZbHealth};
 
 fn entry_names(body: &Value) -> Vec<String> {
     body["entries"]
@@ -24,17 +21,6 @@ fn entry_names(body: &Value) -> Vec<String> {
         .keys()
         .cloned()
         .collect()
-}
-
-/// A probe answering `status`, with a fixed description, and its runs.
-fn counted(name: &'static str, status: HealthStatus) -> (ProbeRegistration, Arc<AtomicUsize>) {
-    let runs = Arc::new(AtomicUsize::new(0));
-    let counter = runs.clone();
-    let probe = from_fn(move || {
-        counter.fetch_add(1, Ordering::SeqCst);
-        async move { Ok(ProbeResult::new(status).with_description("fixed note")) }
-    });
-    (ProbeRegistration::new(name, probe), runs)
 }
 
 #[actix_web::test]

@@ -13,27 +13,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::Value;
-use support::{request, serve};
+use support::{counted, request, serve};
 use zb_health::lifecycle::Drain;
 use zb_health::server::ZbHealthServer;
 use zb_health::spec::Disclosure;
 use zb_health::token::BearerToken;
-use zb_health::{
-    HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, Tag, TagSet, ZbHealth, from_fn,
-    map_zb_health,
-};
-
-/// A ready probe answering `status` with a fixed description, and the
-/// number of times it ran.
-fn counted(name: &'static str, status: HealthStatus) -> (ProbeRegistration, Arc<AtomicUsize>) {
-    let runs = Arc::new(AtomicUsize::new(0));
-    let counter = runs.clone();
-    let probe = from_fn(move || {
-        counter.fetch_add(1, Ordering::SeqCst);
-        async move { Ok(ProbeResult::new(status).with_description("fixed note")) }
-    });
-    (ProbeRegistration::new(name, probe), runs)
-}
+use zb_health::{HealthRegistry, HealthStatus, Tag, TagSet, ZbHealth, map_zb_health};
 
 /// `ready`: `database` (Healthy) and `cache` (Unhealthy); `active`: `node`.
 fn registry() -> (HealthRegistry, Arc<AtomicUsize>, Arc<AtomicUsize>) {

@@ -31,6 +31,26 @@ pub fn registry(ready: HealthStatus, active: HealthStatus) -> HealthRegistry {
     reg
 }
 
+/// A ready probe answering `status` with a fixed description, and the
+/// number of times it ran.
+#[allow(dead_code)] // Not every test crate counts runs.
+pub fn counted(
+    name: &'static str,
+    status: HealthStatus,
+) -> (
+    ProbeRegistration,
+    std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let runs = std::sync::Arc::new(AtomicUsize::new(0));
+    let counter = runs.clone();
+    let probe = from_fn(move || {
+        counter.fetch_add(1, Ordering::SeqCst);
+        async move { Ok(ProbeResult::new(status).with_description("fixed note")) }
+    });
+    (ProbeRegistration::new(name, probe), runs)
+}
+
 /// A ready-tier probe that always answers `status` with no description.
 pub fn fixed(name: &'static str, status: HealthStatus) -> ProbeRegistration {
     ProbeRegistration::new(
