@@ -77,6 +77,15 @@ pub fn load_in_turn<L: std::fmt::Display>(
     let n = servers.len();
     let mut rates: Vec<Vec<f64>> = vec![Vec::new(); n];
     let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); n];
+    // A worker notes its thread when it builds its app, which may be after
+    // `run` returns: wait for every clock, or the first load of the first
+    // round has no CPU time and the CPU ratio is never reported.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while servers.iter().any(|(_, _, clock)| clock.cpu_time().is_none())
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
     for round in 0..rounds {
         let mut cells = vec![String::new(); n];
         for k in 0..n {

@@ -116,7 +116,7 @@ pub fn render(i: &Inputs<'_>) -> String {
         i.elapsed_secs / 60,
         i.elapsed_secs % 60
     ));
-    out.push_str("**A shared machine.** Other work (builds of other branches) used the same cores during this run; the load average below says how much. Absolute requests/s are therefore low and noisy. The ratios compare runs made minutes apart in the same process, alternating the sides, and are what to read; a ratio within a few percent of its goal is a tie.\n\n");
+    out.push_str("**A shared machine.** Other work may use the same cores during a run; the load average below says how busy the machine was (the run itself adds about 1.5: wrk and a server). Absolute requests/s are therefore noisy. The ratios compare runs made minutes apart in the same process, alternating the sides, and are what to read; a ratio within a few percent of its goal is a tie.\n\n");
     out.push_str("## Machine\n\n| | |\n|---|---|\n");
     for (k, v) in [
         ("CPU", m.cpu.clone()),
