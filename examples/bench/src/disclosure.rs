@@ -81,7 +81,9 @@ pub fn load_in_turn<L: std::fmt::Display>(
     // `run` returns: wait for every clock, or the first load of the first
     // round has no CPU time and the CPU ratio is never reported.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while servers.iter().any(|(_, _, clock)| clock.cpu_time().is_none())
+    while servers
+        .iter()
+        .any(|(_, _, clock)| clock.cpu_time().is_none())
         && std::time::Instant::now() < deadline
     {
         std::thread::sleep(std::time::Duration::from_millis(10));
