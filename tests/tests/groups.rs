@@ -10,18 +10,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
-use support::{counted, request, serve};
+use support::{counted, entry_names, request, serve};
 use zb_health::spec::Disclosure;
 use zb_health::{HealthGroup, HealthRegistry, HealthStatus, ProbeResult, Tag, TagSet, ZbHealth};
-
-fn entry_names(body: &Value) -> Vec<String> {
-    body["entries"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .cloned()
-        .collect()
-}
 
 #[actix_web::test]
 async fn a_group_answers_its_probes_as_ready_does() {

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::Value;
-use support::{counted, request, serve};
+use support::{counted, entry_names, request, serve};
 use zb_health::lifecycle::Drain;
 use zb_health::server::ZbHealthServer;
 use zb_health::spec::Disclosure;
@@ -30,15 +30,6 @@ fn registry() -> (HealthRegistry, Arc<AtomicUsize>, Arc<AtomicUsize>) {
         .add_all([database, cache, node.tags(TagSet::ACTIVE)])
         .unwrap();
     (registry, database_runs, cache_runs)
-}
-
-fn entry_names(body: &Value) -> Vec<String> {
-    body["entries"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .cloned()
-        .collect()
 }
 
 #[actix_web::test]

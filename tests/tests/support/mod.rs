@@ -51,6 +51,17 @@ pub fn counted(
     (ProbeRegistration::new(name, probe), runs)
 }
 
+/// The entry names of a canonical body, in order.
+#[allow(dead_code)] // Not every test crate reads entry names.
+pub fn entry_names(body: &serde_json::Value) -> Vec<String> {
+    body["entries"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect()
+}
+
 /// A ready-tier probe that always answers `status` with no description.
 pub fn fixed(name: &'static str, status: HealthStatus) -> ProbeRegistration {
     ProbeRegistration::new(
