@@ -21,6 +21,7 @@ use zb_health_spec::{
 };
 
 use crate::lifecycle::LiveAnswer;
+use crate::paced::{self, Paced};
 use crate::registry::{AnswerKey, HealthRegistry};
 use crate::report::HealthReport;
 use crate::token::BearerToken;
@@ -903,15 +904,22 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// directly rather than through the response builder, whose conversions
 /// and error slot a fixed answer does not need: the hot path of `live`
 /// and of a kept body (issue 17).
+///
+/// A body of more than one slice goes out paced ([`Paced`]), so it leaves
+/// no write buffer grown to its size on the connection.
 fn fixed_json(status: StatusCode, body: Bytes) -> HttpResponse {
-    let mut response = HttpResponse::with_body(status, body);
+    let mut response = if body.len() > paced::SLICE {
+        HttpResponse::with_body(status, Paced::new(body)).map_into_boxed_body()
+    } else {
+        HttpResponse::with_body(status, body).map_into_boxed_body()
+    };
     let headers = response.headers_mut();
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
-    response.map_into_boxed_body()
+    response
 }
 
 fn method_not_allowed() -> HttpResponse {

@@ -79,6 +79,7 @@ pub mod http;
 pub mod lifecycle;
 pub mod meta;
 pub mod observe;
+mod paced;
 pub mod probe;
 mod registration;
 pub mod registry;
