@@ -75,6 +75,7 @@ pub mod executor;
 pub mod gate;
 #[cfg(feature = "grpc")]
 pub mod grpc;
+pub mod history;
 pub mod http;
 pub mod lifecycle;
 pub mod meta;

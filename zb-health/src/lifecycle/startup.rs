@@ -8,10 +8,10 @@ use std::sync::{Arc, Mutex, Weak};
 
 use futures_util::FutureExt;
 
-use super::{STARTING_DESCRIPTION, STARTUP_FAILED_DESCRIPTION};
+use super::{STARTING_DESCRIPTION, STARTUP_ENTRY, STARTUP_FAILED_DESCRIPTION};
+use crate::history::{EventKind, Events, GateView};
 
 /// The gates of one registry.
-#[derive(Default)]
 pub(super) struct Startup {
     /// Declared gates not yet signalled.
     pending: AtomicUsize,
@@ -20,6 +20,8 @@ pub(super) struct Startup {
     /// The named gates not yet signalled, and those that failed, in
     /// declaration order: what the startup path names.
     names: Mutex<GateNames>,
+    /// Where a gate's signal is recorded for the history (issue 19).
+    events: Arc<Events>,
 }
 
 /// The names of the named gates, by state.
@@ -29,9 +31,48 @@ pub(super) struct GateNames {
     pub(super) pending: Vec<Arc<str>>,
     /// Signalled `failed`.
     pub(super) failed: Vec<Arc<str>>,
+    /// Signalled `ready`, with when (Unix ms), for the history.
+    pub(super) ready: Vec<(Arc<str>, u64)>,
+    /// When each failed gate failed (Unix ms), in `failed` order.
+    pub(super) failed_at: Vec<u64>,
 }
 
 impl Startup {
+    pub(super) fn new(events: Arc<Events>) -> Self {
+        Self {
+            pending: AtomicUsize::new(0),
+            failed: AtomicBool::new(false),
+            names: Mutex::new(GateNames::default()),
+            events,
+        }
+    }
+
+    /// The named gates in their states, ready and failed ones with when,
+    /// for the history.
+    pub(super) fn gate_views(&self) -> Vec<GateView> {
+        let names = super::lock(&self.names);
+        let pending = names.pending.iter().map(|n| GateView {
+            name: n.clone(),
+            state: "pending",
+            at_ms: None,
+        });
+        let ready = names.ready.iter().map(|(n, at)| GateView {
+            name: n.clone(),
+            state: "ready",
+            at_ms: Some(*at),
+        });
+        let failed = names
+            .failed
+            .iter()
+            .zip(&names.failed_at)
+            .map(|(n, at)| GateView {
+                name: n.clone(),
+                state: "failed",
+                at_ms: Some(*at),
+            });
+        pending.chain(ready).chain(failed).collect()
+    }
+
     pub(super) fn is_started(&self) -> bool {
         !self.failed.load(Ordering::Acquire) && self.pending.load(Ordering::Acquire) == 0
     }
@@ -100,15 +141,27 @@ impl StartupGate {
     /// Takes the named gate out of the pending ones, into the failed ones
     /// when it `failed`.
     fn settle(&self, startup: &Startup, failed: bool) {
+        let kind = if failed {
+            EventKind::GateFailed
+        } else {
+            EventKind::GateReady
+        };
+        // An unnamed gate's event speaks of the startup as a whole.
+        let event_name = self.name.clone().unwrap_or_else(|| STARTUP_ENTRY.into());
+        startup.events.push(kind, event_name);
         let Some(name) = &self.name else {
             return;
         };
+        let at = crate::history::now_ms();
         let mut names = super::lock(&startup.names);
         if let Some(i) = names.pending.iter().position(|n| Arc::ptr_eq(n, name)) {
             names.pending.remove(i);
         }
         if failed {
             names.failed.push(name.clone());
+            names.failed_at.push(at);
+        } else {
+            names.ready.push((name.clone(), at));
         }
     }
 
