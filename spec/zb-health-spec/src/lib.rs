@@ -38,8 +38,8 @@ pub use cluster::{MajorityGuard, MembershipPolicy};
 pub use duration::{DEFAULT_PROBE_TIMEOUT, DurationError, MAX_PROBE_TIMEOUT, parse_duration};
 #[cfg(feature = "manifest")]
 pub use manifest::{
-    ActiveScope, GroupDecl, LifecycleDecl, Located, Location, Manifest, ProbeDecl, ProbeKind,
-    ResponsesDecl, WatchdogDecl, parse_manifest,
+    ActiveScope, GroupDecl, HistoryDecl, LifecycleDecl, Located, Location, Manifest, ProbeDecl,
+    ProbeKind, ResponsesDecl, WatchdogDecl, parse_manifest,
 };
 pub use paths::{Endpoint, EndpointPaths};
 pub use rules::{

@@ -1589,7 +1589,7 @@ mod tests {
     #[test]
     fn codes_are_stable_and_distinct() {
         let codes: Vec<&str> = Rule::ALL.iter().map(|r| r.code()).collect();
-        let expected: Vec<String> = (1..=25).map(|i| format!("R{i}")).collect();
+        let expected: Vec<String> = (1..=26).map(|i| format!("R{i}")).collect();
         assert_eq!(codes, expected);
         let mut names: Vec<&str> = Rule::ALL.iter().map(|r| r.name()).collect();
         names.sort_unstable();

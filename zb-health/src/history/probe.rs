@@ -248,3 +248,23 @@ impl ProbeHistory {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The parts of [`PROBE_HISTORY_BYTES`], as `spec/history.md` adds them
+    /// up (x86-64 and aarch64: 8-byte alignment).
+    #[test]
+    fn the_parts_add_up_to_the_stated_bytes() {
+        assert_eq!(size_of::<Sample>(), 24);
+        assert_eq!(size_of::<Transition>(), 112);
+        assert_eq!(size_of::<(u64, u32)>(), 16);
+        assert_eq!(size_of::<Option<Last>>(), 136);
+        assert_eq!(
+            size_of::<Rings>(),
+            24 * 60 + 112 * 20 + 16 * 60 + 8 + 8 + 136
+        );
+        assert_eq!(PROBE_HISTORY_BYTES, size_of::<Rings>() + 8 + 8);
+    }
+}
