@@ -50,7 +50,7 @@ pub fn run() -> Result<(), String> {
             let tick = tick.clone();
             let probe = from_fn(move || {
                 let n = tick.fetch_add(1, Ordering::Relaxed) / probes as u64;
-                let degraded = (n + i as u64) % 97 == 0;
+                let degraded = (n + i as u64).is_multiple_of(97);
                 async move {
                     Ok(if degraded {
                         ProbeResult::degraded("slow")
@@ -84,7 +84,7 @@ pub fn run() -> Result<(), String> {
         let warm = status_kb("VmRSS:");
         for round in WARM_UP..results {
             registry.check(Tag::Ready).await;
-            if round % (results / 4).max(1) == 0 {
+            if round.is_multiple_of((results / 4).max(1)) {
                 let _ = registry.history_json(Disclosure::Full, true);
                 println!("  after {round} results each: {}", memory());
             }
