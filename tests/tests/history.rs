@@ -402,3 +402,85 @@ async fn without_history_both_paths_are_404_and_nothing_is_recorded() {
     assert_eq!(probe(&doc, "database")["runs"], 0);
     assert_eq!(doc["tiers"]["ready"], Value::Null);
 }
+
+/// A ready probe of the manifest tests: healthy, with a fixed note.
+#[zb_health::zb_health(name = "cache", tags = [ready])]
+struct CacheProbe;
+
+impl zb_health::Probe for CacheProbe {
+    async fn check(&self) -> zb_health::ProbeOutcome {
+        Ok(ProbeResult::healthy().with_description("cache note"))
+    }
+}
+
+zb_health::manifest!(
+    OnManagement,
+    yaml = r#"
+service: history-test
+management: { port: 8081 }
+history: { ui: true }
+probes:
+  - { kind: custom, type: crate::CacheProbe }
+"#
+);
+
+zb_health::manifest!(
+    OnBoth,
+    yaml = r#"
+service: history-both
+endpoints: { disclosure: { ready: names } }
+management: { port: 8081 }
+history: { application_port: true, path: /health/recent }
+probes:
+  - { kind: custom, type: crate::CacheProbe }
+"#
+);
+
+#[actix_web::test]
+async fn a_manifest_serves_the_history_on_the_management_port_only_unless_asked() {
+    let registry = HealthRegistry::new();
+    let installed = OnManagement::install_into(
+        &registry,
+        OnManagementDeps {
+            cache_probe: CacheProbe,
+        },
+    )
+    .unwrap();
+    let (app, management, running) = support::serve_both_ports(installed.server);
+    assert_eq!(
+        request(management, "GET", "/health/ready").await.status,
+        200
+    );
+    let doc = request(management, "GET", "/health/history").await.json();
+    assert_valid(&doc);
+    assert_eq!(doc["service"], "history-test");
+    assert_eq!(probe(&doc, "cache")["description"], "cache note");
+    let page = request(management, "GET", "/health/ui").await;
+    assert_eq!(page.status, 200);
+    assert_eq!(
+        page.header("content-type"),
+        Some("text/html; charset=utf-8")
+    );
+    assert_eq!(request(app, "GET", "/health/history").await.status, 404);
+    assert_eq!(request(app, "GET", "/health/ui").await.status, 404);
+    running.abort();
+
+    let registry = HealthRegistry::new();
+    let installed = OnBoth::install_into(
+        &registry,
+        OnBothDeps {
+            cache_probe: CacheProbe,
+        },
+    )
+    .unwrap();
+    let (app, management, running) = support::serve_both_ports(installed.server);
+    assert_eq!(request(app, "GET", "/health/ready").await.status, 200);
+    // Each port at its own ready level: `names` on the application port.
+    let public = request(app, "GET", "/health/recent").await.json();
+    assert_valid(&public);
+    assert_eq!(probe(&public, "cache")["description"], Value::Null);
+    let internal = request(management, "GET", "/health/recent").await.json();
+    assert_eq!(probe(&internal, "cache")["description"], "cache note");
+    assert_eq!(request(app, "GET", "/health/ui").await.status, 404);
+    running.abort();
+}
