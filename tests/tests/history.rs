@@ -484,3 +484,50 @@ async fn a_manifest_serves_the_history_on_the_management_port_only_unless_asked(
     assert_eq!(request(app, "GET", "/health/ui").await.status, 404);
     running.abort();
 }
+
+/// A cluster view that carries shared verdicts: `127.0.0.1:7001` reports
+/// `database` failing, `127.0.0.1:7002` (self) reports it ok.
+struct GossipView(ClusterState);
+
+impl zb_health::cluster::ClusterView for GossipView {
+    fn state(&self) -> Option<Arc<ClusterState>> {
+        Some(Arc::new(self.0.clone()))
+    }
+
+    fn shared_verdicts(self: Arc<Self>) -> Option<Arc<dyn zb_health::shared::SharedVerdicts>> {
+        Some(self)
+    }
+}
+
+impl zb_health::shared::SharedVerdicts for GossipView {
+    fn publish(&self, _probe: &str, _failing: bool) {}
+
+    fn tally(&self, _probe: &str) -> Option<zb_health::shared::Tally> {
+        None
+    }
+
+    fn member_verdicts(&self, address: &str) -> Vec<(String, bool)> {
+        vec![("database".to_owned(), address == "127.0.0.1:7001")]
+    }
+}
+
+#[actix_web::test]
+async fn each_members_shared_verdicts_come_from_the_gossip() {
+    let registry = HealthRegistry::new();
+    registry.set_cluster_view(Arc::new(GossipView(ClusterState {
+        self_address: "127.0.0.1:7002".into(),
+        members: vec![
+            member("127.0.0.1:7001", 1, MemberStatus::Up),
+            member("127.0.0.1:7002", 2, MemberStatus::Up),
+        ],
+    })));
+    let doc: Value = serde_json::from_str(&registry.history_json(Disclosure::Full, true)).unwrap();
+    assert_valid(&doc);
+    let members = doc["cluster"]["members"].as_array().unwrap();
+    assert_eq!(
+        members[0]["shared"],
+        serde_json::json!({"database": "failing"})
+    );
+    assert_eq!(members[1]["shared"], serde_json::json!({"database": "ok"}));
+    assert_eq!(members[0]["active"], true);
+}
