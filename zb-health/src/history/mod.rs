@@ -1,7 +1,7 @@
 //! History in the process, bounded (issue 19): what `/health/history` and
 //! `/health/ui` show.
 //!
-//! * Per probe, a [`ProbeHistory`]: a ring of the last [`SAMPLES`]
+//! * Per probe, a `ProbeHistory`: a ring of the last [`SAMPLES`]
 //!   results (time, status, duration, outcome kind), a ring of the last
 //!   [`TRANSITIONS`] status changes (time, from, to, outcome, the entry's
 //!   fixed description, cut to [`DESCRIPTION_BYTES`]) and the flap count:
@@ -9,7 +9,7 @@
 //!   Its memory is fixed ([`PROBE_HISTORY_BYTES`]), allocated once, at the
 //!   probe's first result after history was enabled; nothing grows later.
 //! * Per tier, its last answer (status, HTTP code, time): one atomic store.
-//! * The lifecycle's last [`EVENTS`] events ([`Events`]): gates, watchdog
+//! * The lifecycle's last [`EVENTS`] events (`Events`): gates, watchdog
 //!   stalls and recoveries, the drain.
 //!
 //! The executor records each reported entry (after the hysteresis and the
@@ -17,8 +17,9 @@
 //! ([`HealthRegistry::enable_history`](crate::HealthRegistry::enable_history));
 //! otherwise a result costs one relaxed load. Reading the history copies
 //! what was recorded and never runs a probe. The document is rendered by
-//! [`render`], at a disclosure level; raw error text is never recorded, so
-//! it cannot be shown.
+//! [`HealthRegistry::history_json`](crate::HealthRegistry::history_json),
+//! at a disclosure level; raw error text is never recorded, so it cannot
+//! be shown.
 
 mod probe;
 mod render;
