@@ -290,10 +290,21 @@ async fn lifecycle_events_appear() {
     let registry = HealthRegistry::new();
     registry.enable_history();
     let warm_up = registry.startup_gate_named("warm-up");
+    let migrations = registry.startup_gate_named("migrations");
     let pending: Value =
         serde_json::from_str(&registry.history_json(Disclosure::Full, true)).unwrap();
     assert_eq!(pending["lifecycle"]["gates"][0]["state"], "pending");
+    migrations.failed("the raw reason");
     warm_up.ready();
+    let gates: Value =
+        serde_json::from_str(&registry.history_json(Disclosure::Full, true)).unwrap();
+    // Declaration order, each with its state and when.
+    assert_eq!(gates["lifecycle"]["gates"][0]["name"], "warm-up");
+    assert_eq!(gates["lifecycle"]["gates"][0]["state"], "ready");
+    assert_eq!(gates["lifecycle"]["gates"][1]["state"], "failed");
+    assert!(gates["lifecycle"]["gates"][1]["atMs"].is_u64());
+    assert!(has_event(&gates, "gate-failed", "migrations"), "{gates}");
+    assert!(!gates.to_string().contains("raw reason"), "{gates}");
     let beat = registry
         .watchdog("poller", Duration::from_millis(50))
         .unwrap();

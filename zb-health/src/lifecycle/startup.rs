@@ -31,10 +31,10 @@ pub(super) struct GateNames {
     pub(super) pending: Vec<Arc<str>>,
     /// Signalled `failed`.
     pub(super) failed: Vec<Arc<str>>,
-    /// Signalled `ready`, with when (Unix ms), for the history.
-    pub(super) ready: Vec<(Arc<str>, u64)>,
-    /// When each failed gate failed (Unix ms), in `failed` order.
-    pub(super) failed_at: Vec<u64>,
+    /// Every named gate in declaration order, its state (`pending`,
+    /// `ready`, `failed`) and when it was signalled (Unix ms), for the
+    /// history.
+    pub(super) states: Vec<(Arc<str>, &'static str, Option<u64>)>,
 }
 
 impl Startup {
@@ -47,30 +47,18 @@ impl Startup {
         }
     }
 
-    /// The named gates in their states, ready and failed ones with when,
-    /// for the history.
+    /// The named gates in declaration order, in their states, ready and
+    /// failed ones with when, for the history.
     pub(super) fn gate_views(&self) -> Vec<GateView> {
-        let names = super::lock(&self.names);
-        let pending = names.pending.iter().map(|n| GateView {
-            name: n.clone(),
-            state: "pending",
-            at_ms: None,
-        });
-        let ready = names.ready.iter().map(|(n, at)| GateView {
-            name: n.clone(),
-            state: "ready",
-            at_ms: Some(*at),
-        });
-        let failed = names
-            .failed
+        super::lock(&self.names)
+            .states
             .iter()
-            .zip(&names.failed_at)
-            .map(|(n, at)| GateView {
-                name: n.clone(),
-                state: "failed",
-                at_ms: Some(*at),
-            });
-        pending.chain(ready).chain(failed).collect()
+            .map(|(name, state, at_ms)| GateView {
+                name: name.clone(),
+                state,
+                at_ms: *at_ms,
+            })
+            .collect()
     }
 
     pub(super) fn is_started(&self) -> bool {
@@ -124,7 +112,9 @@ impl StartupGate {
     pub(super) fn declare(startup: &Arc<Startup>, name: Option<Arc<str>>) -> Self {
         startup.pending.fetch_add(1, Ordering::AcqRel);
         if let Some(name) = &name {
-            super::lock(&startup.names).pending.push(name.clone());
+            let mut names = super::lock(&startup.names);
+            names.pending.push(name.clone());
+            names.states.push((name.clone(), "pending", None));
         }
         Self {
             startup: Arc::downgrade(startup),
@@ -159,9 +149,10 @@ impl StartupGate {
         }
         if failed {
             names.failed.push(name.clone());
-            names.failed_at.push(at);
-        } else {
-            names.ready.push((name.clone(), at));
+        }
+        if let Some(state) = names.states.iter_mut().find(|(n, ..)| Arc::ptr_eq(n, name)) {
+            state.1 = if failed { "failed" } else { "ready" };
+            state.2 = Some(at);
         }
     }
 
