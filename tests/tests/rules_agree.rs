@@ -623,3 +623,71 @@ fn r7_shared_only_on_ready() {
         assert_eq!((&m, &r), (&rules, &rules), "{tags}");
     }
 }
+
+#[test]
+fn r26_history_needs_a_port() {
+    use zb_health::spec::{Violations, check_history_port};
+    for (yaml, management, application, rules) in [
+        (
+            "history: { ui: true }\n",
+            false,
+            false,
+            vec![Rule::HistoryNeedsAPort],
+        ),
+        ("history:\n", false, false, vec![Rule::HistoryNeedsAPort]),
+        ("history: { application_port: true }\n", false, true, vec![]),
+        (
+            "management: { port: 8081 }\nhistory: { ui: true }\n",
+            true,
+            false,
+            vec![],
+        ),
+    ] {
+        let yaml = format!("service: s\n{yaml}probes:\n  - {{ name: db, kind: database }}\n");
+        let m = match parse_manifest(&yaml) {
+            Ok(_) => vec![],
+            Err(_) => manifest_rules(&yaml),
+        };
+        let mut sink = Violations::new();
+        check_history_port(management, application, (), &mut sink);
+        let f = match sink.into_result() {
+            Ok(()) => vec![],
+            Err(e) => e.into_iter().map(|v| v.rule).collect(),
+        };
+        assert_eq!((&m, &f), (&rules, &rules), "{yaml}");
+    }
+}
+
+#[test]
+fn r6_history_paths() {
+    for (history, ui, rules) in [
+        ("/health/history", "/health/ui", vec![]),
+        ("/health/ready", "/health/ui", vec![Rule::EndpointPath]),
+        (
+            "/health/history",
+            "/health/history",
+            vec![Rule::EndpointPath],
+        ),
+        ("/health/ready/x", "/health/ui", vec![Rule::EndpointPath]),
+        ("health/history", "/health/ui", vec![Rule::EndpointPath]),
+    ] {
+        let yaml = format!(
+            "service: s\nmanagement: {{ port: 8081 }}\nhistory: {{ ui: true, path: \"{history}\", ui_path: \"{ui}\" }}\nprobes:\n  - {{ name: db, kind: database }}\n"
+        );
+        let m = match parse_manifest(&yaml) {
+            Ok(_) => vec![],
+            Err(_) => manifest_rules(&yaml),
+        };
+        let r = match ZbHealth::new(HealthRegistry::new())
+            .history(true)
+            .history_path(history)
+            .history_ui(true)
+            .history_ui_path(ui)
+            .build()
+        {
+            Ok(_) => vec![],
+            Err(e) => e.rules(),
+        };
+        assert_eq!((&m, &r), (&rules, &rules), "{history} {ui}");
+    }
+}

@@ -56,6 +56,7 @@ fn diagnostics_match_their_snapshots() {
         "depends_on_unknown",
         "depends_on_cycle",
         "shared",
+        "history_no_port",
     ] {
         let file = format!("tests/ui/fail/manifests/{name}.yaml");
         cli(&["check", "--color", "never", &file])

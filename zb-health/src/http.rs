@@ -16,8 +16,8 @@ use actix_web::web::Bytes;
 use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, web};
 use zb_health_spec::{
     Disclosure, Endpoint, EndpointPaths, HealthStatus, NameOf, ResponseFormat, SpecError, Tag,
-    Violations, check_group_paths, check_group_probes, check_group_tiers, check_name,
-    check_name_of, check_paths, resolve_authorized,
+    Violations, check_group_paths, check_group_probes, check_group_tiers, check_history_paths,
+    check_name, check_name_of, check_paths, resolve_authorized,
 };
 
 use crate::lifecycle::LiveAnswer;
@@ -91,7 +91,24 @@ pub struct ZbHealth {
     token: Option<Arc<BearerToken>>,
     /// The health groups, each served at its own path.
     groups: Vec<HealthGroup>,
+    /// The history endpoints (issue 19), off by default.
+    history: HistoryOptions,
 }
+
+/// Where and whether the history is served (issue 19): `/health/history`
+/// (the JSON document) and `/health/ui` (the page that reads it).
+#[derive(Debug, Clone)]
+struct HistoryOptions {
+    json: bool,
+    ui: bool,
+    path: String,
+    ui_path: String,
+}
+
+/// The history document's default path.
+pub const DEFAULT_HISTORY_PATH: &str = "/health/history";
+/// The health page's default path.
+pub const DEFAULT_HISTORY_UI_PATH: &str = "/health/ui";
 
 /// A health group (issue 18 §4; a manifest's `groups`): a named set of
 /// probes, by name or by tier, served at a path of its own with its own
@@ -172,7 +189,51 @@ impl ZbHealth {
             authorized: [None; 3],
             token: None,
             groups: Vec::new(),
+            history: HistoryOptions {
+                json: false,
+                ui: false,
+                path: DEFAULT_HISTORY_PATH.to_owned(),
+                ui_path: DEFAULT_HISTORY_UI_PATH.to_owned(),
+            },
         }
+    }
+
+    /// Serves the history (issue 19) at [`history_path`](Self::history_path)
+    /// (`/health/history`): each probe's recent results, transitions and
+    /// flaps, each tier's last answer, the lifecycle and the cluster, as
+    /// JSON (`spec/health-history.schema.json`), at the `ready` tier's
+    /// disclosure level of these endpoints (and its authorized level for a
+    /// request with the bearer token), with the cluster addresses where
+    /// the tiers show them. Reading it never runs a probe. `build` turns
+    /// the recording on ([`HealthRegistry::enable_history`]). Off by
+    /// default.
+    pub fn history(mut self, on: bool) -> Self {
+        self.history.json = on;
+        self
+    }
+
+    /// Serves the health page at [`history_ui_path`](Self::history_ui_path)
+    /// (`/health/ui`): one self-contained HTML document
+    /// ([`zb_health_spec::history::PAGE`]) that polls the history at the
+    /// sibling path `history`, so turn [`history`](Self::history) on with
+    /// it. Off by default.
+    pub fn history_ui(mut self, on: bool) -> Self {
+        self.history.ui = on;
+        self
+    }
+
+    /// Overrides the history's path (`/health/history` by default); R6
+    /// checks it with the others.
+    pub fn history_path(mut self, path: impl Into<String>) -> Self {
+        self.history.path = path.into();
+        self
+    }
+
+    /// Overrides the health page's path (`/health/ui` by default); R6
+    /// checks it with the others.
+    pub fn history_ui_path(mut self, path: impl Into<String>) -> Self {
+        self.history.ui_path = path.into();
+        self
     }
 
     /// Serves a [`HealthGroup`] at its path beside the tiers. [`build`](Self::build)
@@ -314,6 +375,7 @@ impl ZbHealth {
             check_name(name, (), &mut sink);
         }
         self.check_groups(&mut sink);
+        self.check_history(&mut sink);
         let authorized = resolve_authorized(
             self.styles.each_ref().map(|s| s.disclosure),
             self.authorized_every_tier.map(|l| (l, ())),
@@ -386,11 +448,43 @@ impl ZbHealth {
                 })
             })
             .collect();
+        // The history speaks at the ready tier's levels: it shows the
+        // probes that tier shows, and no more.
+        let history = self.history.json.then(|| {
+            self.registry.enable_history();
+            let style = &self.styles[Tag::Ready as usize];
+            Arc::new(HistoryEndpoint {
+                path: self.history.path.clone(),
+                registry: self.registry.clone(),
+                level: style.disclosure,
+                addresses: style.cluster_addresses,
+                authorized: Authorized {
+                    style: authorized_style(Tag::Ready),
+                    token: self.token.clone(),
+                },
+            })
+        });
+        let history_ui = self.history.ui.then(|| self.history.ui_path.clone());
         Ok(ZbHealthEndpoints {
             tiers: [tier(Tag::Ready), tier(Tag::Active), tier(Tag::Live)],
             started,
             groups,
+            history,
+            history_ui,
         })
+    }
+
+    /// R6 on the history's paths, when served.
+    fn check_history(&self, sink: &mut Violations<()>) {
+        let mut paths = Vec::new();
+        if self.history.json {
+            paths.push(("history", self.history.path.as_str(), ()));
+        }
+        if self.history.ui {
+            paths.push(("ui", self.history.ui_path.as_str(), ()));
+        }
+        let groups: Vec<&str> = self.groups.iter().map(|g| g.path.as_str()).collect();
+        check_history_paths(&self.paths, &groups, &paths, sink);
     }
 
     /// R9, R23, R24 and R25 on the groups, the probes looked up in the
@@ -450,6 +544,53 @@ pub struct ZbHealthEndpoints {
     tiers: [Arc<TierEndpoint>; 3],
     started: Arc<StartedEndpoint>,
     groups: Vec<Arc<GroupEndpoint>>,
+    history: Option<Arc<HistoryEndpoint>>,
+    /// The health page's path, when served.
+    history_ui: Option<String>,
+}
+
+/// The history endpoint: `GET` and `HEAD`, the document at the ready
+/// tier's level, or its authorized level for a request with the token.
+#[derive(Clone)]
+struct HistoryEndpoint {
+    path: String,
+    registry: HealthRegistry,
+    level: Disclosure,
+    addresses: bool,
+    authorized: Authorized,
+}
+
+impl HistoryEndpoint {
+    async fn respond(self: Arc<Self>, request: HttpRequest) -> HttpResponse {
+        let (level, addresses) = match self.authorized.style_for(&request) {
+            Some(style) => (style.disclosure, style.cluster_addresses),
+            None => (self.level, self.addresses),
+        };
+        let body = self.registry.history_json(level, addresses);
+        let mut response = HttpResponse::Ok();
+        response.insert_header(no_store()).insert_header((
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        ));
+        self.authorized.mark(&mut response);
+        response.body(body)
+    }
+}
+
+/// The health page: the same bytes for every request, embedded at build
+/// time.
+fn history_page() -> HttpResponse {
+    let mut response = HttpResponse::with_body(
+        StatusCode::OK,
+        Bytes::from_static(zb_health_spec::history::PAGE.as_bytes()),
+    );
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    response.map_into_boxed_body()
 }
 
 /// The ZB defaults over `registry`; the spec's `MapZbHealth()`.
@@ -478,6 +619,18 @@ impl ZbHealthEndpoints {
         &self.started.path
     }
 
+    /// The path the history is served on, if it is
+    /// ([`ZbHealth::history`]).
+    pub fn history_path(&self) -> Option<&str> {
+        self.history.as_ref().map(|h| h.path.as_str())
+    }
+
+    /// The path the health page is served on, if it is
+    /// ([`ZbHealth::history_ui`]).
+    pub fn history_ui_path(&self) -> Option<&str> {
+        self.history_ui.as_deref()
+    }
+
     /// The path the health group `name` is served on, if there is one.
     pub fn group_path(&self, name: &str) -> Option<&str> {
         self.groups
@@ -502,11 +655,18 @@ impl ZbHealthEndpoints {
             Arc::new(tier)
         });
         let mut started = StartedEndpoint::clone(&self.started);
-        started.authorized.token = Some(token);
+        started.authorized.token = Some(token.clone());
+        let history = self.history.as_ref().map(|h| {
+            let mut history = HistoryEndpoint::clone(h);
+            history.authorized.token = Some(token);
+            Arc::new(history)
+        });
         Self {
             tiers,
             started: Arc::new(started),
             groups: self.groups.clone(),
+            history,
+            history_ui: self.history_ui.clone(),
         }
     }
 }
@@ -561,6 +721,13 @@ impl HttpServiceFactory for ZbHealthEndpoints {
         for group in self.groups {
             let path = group.group.path.clone();
             get_and_head(path, move |r| group.clone().respond(r), config);
+        }
+        if let Some(history) = self.history {
+            let path = history.path.clone();
+            get_and_head(path, move |r| history.clone().respond(r), config);
+        }
+        if let Some(path) = self.history_ui {
+            get_and_head(path, |_| std::future::ready(history_page()), config);
         }
         for tier in &self.tiers {
             tier.register_probes(config);

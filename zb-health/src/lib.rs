@@ -36,6 +36,10 @@
 //!   logged.
 //! * [`observe`]: one log line per transition and the `zb_health_*`
 //!   metrics (BE-HLTH-008).
+//! * [`history`]: each probe's recent results, transitions and flaps in
+//!   fixed memory, each tier's last answer and the lifecycle's events,
+//!   served by [`ZbHealth::history`] at `/health/history` (and the page at
+//!   `/health/ui`); reading it never runs a probe.
 //! * [`gate`]: [`ActiveNodeGate`] and [`RequireActiveNode`] keep
 //!   active-only routes on the active node (ZB-4); [`cluster`],
 //!   [`database`] and [`grpc`] are the built-in probes and, with the
@@ -75,6 +79,7 @@ pub mod executor;
 pub mod gate;
 #[cfg(feature = "grpc")]
 pub mod grpc;
+pub mod history;
 pub mod http;
 pub mod lifecycle;
 pub mod meta;

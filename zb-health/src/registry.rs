@@ -4,7 +4,9 @@
 //! a tier's probes, and the [lifecycle](crate::lifecycle) (gates,
 //! watchdogs, drain). Answering a tier is the lifecycle applied to the
 //! executor's report of the table's probes. Every public method of the
-//! registry is in this file.
+//! registry is in this file, except `set_cluster_view` (in `cluster`,
+//! whose types it names: `cluster` builds on the registry, not the other
+//! way round).
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -12,11 +14,12 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::executor::{Executor, Runs};
+use crate::history::{ClusterSource, Document, TierAnswers, render};
 use crate::lifecycle::{Heartbeat, Lifecycle, LiveAnswer, StartupGate};
 use crate::observe::{self, DEFAULT_FAILURE_LOG_INTERVAL, TierLog};
 use crate::report::HealthReport;
 use crate::table::ProbeTable;
-use zb_health_spec::{HealthStatus, Tag};
+use zb_health_spec::{Disclosure, HealthStatus, Tag};
 
 pub use crate::executor::InFlight;
 pub use crate::registration::{ProbeRegistration, RegistryError};
@@ -28,6 +31,18 @@ struct Inner {
     lifecycle: Lifecycle,
     /// Each tier's last verdict, for its transition metric and log.
     tiers: TierLog,
+    /// What the history shows besides the probes' and the lifecycle's own
+    /// records (issue 19).
+    history: RegistryHistory,
+}
+
+/// The registry's part of the history: each tier's last answer, when the
+/// registry was made, the service's name and the cluster, if set.
+struct RegistryHistory {
+    tiers: TierAnswers,
+    started_ms: u64,
+    service: std::sync::RwLock<Option<Arc<str>>>,
+    cluster: std::sync::RwLock<Option<Arc<dyn ClusterSource>>>,
 }
 
 /// The health registry (AT-1): framework components and the app add probes
@@ -315,13 +330,29 @@ impl HealthRegistry {
     /// does, for an answer served again without its report at hand: only a
     /// serving one is, so no failing entries are listed.
     pub(crate) fn answered_again(&self, tier: Tag, status: HealthStatus) {
+        self.history_answered(tier, status);
         self.inner.tiers.answered(tier, status, String::new);
     }
 
     fn answered(&self, tier: Tag, status: HealthStatus, report: &HealthReport) {
+        self.history_answered(tier, status);
         self.inner
             .tiers
             .answered(tier, status, || observe::unhealthy_entries(report));
+    }
+
+    /// Keeps a tier's answer for the history while it is enabled: one
+    /// relaxed load otherwise, one store then. The code is the HTTP one
+    /// the tier maps the status to (a stalled `live` is a 503).
+    fn history_answered(&self, tier: Tag, status: HealthStatus) {
+        if self.inner.executor.history_enabled() {
+            let serving = match tier {
+                Tag::Live => status == HealthStatus::Healthy,
+                Tag::Ready | Tag::Active => status.is_serving(),
+            };
+            let code = if serving { 200 } else { 503 };
+            self.inner.history.tiers.answered(tier, status, code);
+        }
     }
 
     /// What the `live` tier answers, from the watchdogs alone: the
@@ -332,6 +363,7 @@ impl HealthRegistry {
             LiveAnswer::Fixed | LiveAnswer::Healthy(..) => (HealthStatus::Healthy, None),
             LiveAnswer::Stalled(report) => (report.status, Some(report)),
         };
+        self.history_answered(Tag::Live, status);
         self.inner.tiers.answered(Tag::Live, status, || {
             report.map_or_else(String::new, observe::unhealthy_entries)
         });
@@ -351,6 +383,75 @@ impl HealthRegistry {
     pub(crate) async fn probe_entry(&self, name: &str) -> Option<crate::report::HealthEntry> {
         let probe = self.inner.table.find(name)?;
         Some(self.inner.executor.entry_after_dependencies(&probe).await)
+    }
+}
+
+/// The history (issue 19): what `/health/history` and `/health/ui` show.
+impl HealthRegistry {
+    /// Starts recording the history: from now on every probe result (the
+    /// reported entry, after hysteresis and the shared comparison) goes
+    /// into its probe's fixed-size history, and each tier's answer is
+    /// kept; see [`crate::history`]. [`ZbHealth::build`](crate::ZbHealth::build)
+    /// calls it for endpoints that serve the history. Until then a result
+    /// costs one relaxed load. There is no way back.
+    pub fn enable_history(&self) {
+        self.inner.executor.enable_history();
+    }
+
+    /// Whether the history is recorded.
+    pub fn is_history_enabled(&self) -> bool {
+        self.inner.executor.history_enabled()
+    }
+
+    /// The service's name, shown as the history's `service` (a manifest's
+    /// `install` sets its `service`).
+    pub fn set_service_name(&self, name: impl Into<Arc<str>>) {
+        *self
+            .inner
+            .history
+            .service
+            .write()
+            .unwrap_or_else(|e| e.into_inner()) = Some(name.into());
+    }
+
+    /// Where the history reads the cluster from (see `set_cluster_view`).
+    #[cfg_attr(not(feature = "cluster"), allow(dead_code))]
+    pub(crate) fn set_history_cluster(&self, source: Arc<dyn ClusterSource>) {
+        *self
+            .inner
+            .history
+            .cluster
+            .write()
+            .unwrap_or_else(|e| e.into_inner()) = Some(source);
+    }
+
+    /// The history document (`spec/health-history.schema.json`) at
+    /// `level`, with the cluster addresses when `cluster_addresses`: what
+    /// `/health/history` answers. It copies what was recorded and never
+    /// runs a probe; raw error text is never recorded, so it shows at no
+    /// level.
+    pub fn history_json(&self, level: Disclosure, cluster_addresses: bool) -> String {
+        let now = crate::history::now_ms();
+        let probes = self
+            .inner
+            .table
+            .all()
+            .iter()
+            .map(|p| (p.name.clone(), p.tags, p.history_view(now)))
+            .collect();
+        let h = &self.inner.history;
+        let cluster = h.cluster.read().unwrap_or_else(|e| e.into_inner()).clone();
+        let doc = Document {
+            service: h.service.read().unwrap_or_else(|e| e.into_inner()).clone(),
+            now_ms: now,
+            started_ms: h.started_ms,
+            tiers: Tag::ALL.map(|t| h.tiers.last(t)),
+            probes,
+            lifecycle: self.inner.lifecycle.history_view(),
+            events: self.inner.lifecycle.events(),
+            cluster: cluster.and_then(|c| c.cluster()),
+        };
+        render(&doc, level, cluster_addresses)
     }
 }
 
@@ -575,6 +676,12 @@ impl HealthRegistryBuilder {
                 executor,
                 lifecycle,
                 tiers: TierLog::default(),
+                history: RegistryHistory {
+                    tiers: TierAnswers::default(),
+                    started_ms: crate::history::now_ms(),
+                    service: std::sync::RwLock::new(None),
+                    cluster: std::sync::RwLock::new(None),
+                },
             }),
         }
     }

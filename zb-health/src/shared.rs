@@ -45,6 +45,14 @@ pub trait SharedVerdicts: Send + Sync + 'static {
     /// report one, this node's latest published one included; `None`
     /// while the cluster view is unavailable.
     fn tally(&self, probe: &str) -> Option<Tally>;
+
+    /// The verdicts the member at `address` reports, by probe (`true`:
+    /// failing), this node's own included, for the history (issue 19).
+    /// Empty by default: a source that cannot tell members apart.
+    fn member_verdicts(&self, address: &str) -> Vec<(String, bool)> {
+        let _ = address;
+        Vec::new()
+    }
 }
 
 /// How many reporting members a shared probe fails on.

@@ -19,10 +19,16 @@
 //! sweeps of `report.rs` (each server its own child process, peers of
 //! other ecosystems included), prints one table of every ratio, and writes
 //! `bench/RESULTS.md` with the PNG plots.
+//!
+//! `BENCH=history` (issue 19) measures no throughput: it prints the RSS of
+//! 1,000 probes with the history on, after a warm-up and after 200,000
+//! results each (`HISTORY_PROBES`, `HISTORY_RESULTS`), to show it does not
+//! grow.
 
 mod client;
 mod disclosure;
 mod grpc;
+mod history;
 mod hysteresis;
 mod limit;
 mod management;
@@ -124,6 +130,10 @@ fn main() -> ExitCode {
     // clients are in-process too.
     if std::env::var("BENCH").as_deref() == Ok("management") {
         return finish("management", management::run());
+    }
+    // `BENCH=history` prints only the history's memory (issue 19); no wrk.
+    if std::env::var("BENCH").as_deref() == Ok("history") {
+        return finish("history", history::run());
     }
     // `BENCH=grpc` prints only the gRPC Watch table; no wrk either.
     if std::env::var("BENCH").as_deref() == Ok("grpc") {

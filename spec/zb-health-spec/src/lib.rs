@@ -24,6 +24,7 @@ pub mod drain;
 mod duration;
 pub mod facts;
 pub mod grpc;
+pub mod history;
 #[cfg(feature = "manifest")]
 pub mod manifest;
 mod paths;
@@ -37,8 +38,8 @@ pub use cluster::{MajorityGuard, MembershipPolicy};
 pub use duration::{DEFAULT_PROBE_TIMEOUT, DurationError, MAX_PROBE_TIMEOUT, parse_duration};
 #[cfg(feature = "manifest")]
 pub use manifest::{
-    ActiveScope, GroupDecl, LifecycleDecl, Located, Location, Manifest, ProbeDecl, ProbeKind,
-    ResponsesDecl, WatchdogDecl, parse_manifest,
+    ActiveScope, GroupDecl, HistoryDecl, LifecycleDecl, Located, Location, Manifest, ProbeDecl,
+    ProbeKind, ResponsesDecl, WatchdogDecl, parse_manifest,
 };
 pub use paths::{Endpoint, EndpointPaths};
 pub use rules::{
@@ -46,10 +47,10 @@ pub use rules::{
     THRESHOLD_HELP, THRESHOLD_ZERO_HELP, Violation, Violations, check_active_not_optional,
     check_authorized_disclosure, check_cluster_size, check_dependencies, check_drain,
     check_duration_text, check_execution_policy, check_execution_policy_at, check_group_paths,
-    check_group_probes, check_group_tiers, check_max_age, check_name, check_name_of, check_paths,
-    check_probe_tags, check_role_preference, check_shared, check_threshold, check_timeout,
-    check_unique_names, check_unique_names_of, check_watchdog_deadline, missing_key,
-    resolve_authorized,
+    check_group_probes, check_group_tiers, check_history_paths, check_history_port, check_max_age,
+    check_name, check_name_of, check_paths, check_probe_tags, check_role_preference, check_shared,
+    check_threshold, check_timeout, check_unique_names, check_unique_names_of,
+    check_watchdog_deadline, missing_key, resolve_authorized,
 };
 pub use status::{FailureStatus, HealthStatus};
 pub use suggest::{all_of, did_you_mean, hint, one_of};

@@ -29,6 +29,7 @@
 //! | R23 `group-unknown-probe` | [`check_group_probes`] | ZB-5 |
 //! | R24 `group-path` | [`check_group_paths`] | ZB-5 |
 //! | R25 `group-on-live` | [`check_group_tiers`] | ZB-1.3 |
+//! | R26 `history-needs-a-port` | [`check_history_port`] | |
 //!
 //! Codes are stable: a new rule gets the next number, never a reused one.
 //!
@@ -117,11 +118,14 @@ pub enum Rule {
     /// R25: a health group that selects the `live` tier, which carries no
     /// probes (ZB-1.3): it would always answer 200.
     GroupOnLive,
+    /// R26: `history` in a manifest with no port to serve it on: no
+    /// `management.port`, and not `application_port: true` (issue 19).
+    HistoryNeedsAPort,
 }
 
 impl Rule {
     /// Every rule, in index order.
-    pub const ALL: [Rule; 25] = [
+    pub const ALL: [Rule; 26] = [
         Rule::LiveTag,
         Rule::RoleScopeNeedsRoles,
         Rule::DuplicateName,
@@ -147,9 +151,10 @@ impl Rule {
         Rule::GroupUnknownProbe,
         Rule::GroupPath,
         Rule::GroupOnLive,
+        Rule::HistoryNeedsAPort,
     ];
 
-    /// The short stable code, `R1` … `R25`, that tests and docs use.
+    /// The short stable code, `R1` … `R26`, that tests and docs use.
     pub const fn code(self) -> &'static str {
         match self {
             Rule::LiveTag => "R1",
@@ -177,6 +182,7 @@ impl Rule {
             Rule::GroupUnknownProbe => "R23",
             Rule::GroupPath => "R24",
             Rule::GroupOnLive => "R25",
+            Rule::HistoryNeedsAPort => "R26",
         }
     }
 
@@ -208,6 +214,7 @@ impl Rule {
             Rule::GroupUnknownProbe => "group-unknown-probe",
             Rule::GroupPath => "group-path",
             Rule::GroupOnLive => "group-on-live",
+            Rule::HistoryNeedsAPort => "history-needs-a-port",
         }
     }
 
@@ -237,7 +244,8 @@ impl Rule {
             | Rule::DuplicateKey
             | Rule::ValueType
             | Rule::UnknownDependency
-            | Rule::DependencyCycle => None,
+            | Rule::DependencyCycle
+            | Rule::HistoryNeedsAPort => None,
         }
     }
 }
@@ -1409,6 +1417,79 @@ pub fn check_group_tiers<L: Clone>(group: &str, tiers: &[(Tag, L)], sink: &mut V
     }
 }
 
+/// R26: the history (`history` in a manifest, issue 19) is served on the
+/// management port, and on the application port only when asked for; with
+/// neither there is nowhere to serve it. `at` is the `history` key.
+pub fn check_history_port<L: Clone>(
+    management_port: bool,
+    application_port: bool,
+    at: L,
+    sink: &mut Violations<L>,
+) {
+    if !management_port && !application_port {
+        sink.push(
+            Rule::HistoryNeedsAPort,
+            at,
+            "`history` is served on the management port, and this manifest has no `management.port`",
+            "add `management: { port: 8081 }`, or write `history: { application_port: true }` to serve it beside the tiers",
+        );
+    }
+}
+
+/// R6 for the history's paths (issue 19): `paths` are `(what, path,
+/// location)`, `what` naming the endpoint (`history`, `ui`). Each is a
+/// plain absolute path, distinct from the other, from every tier's and
+/// the startup path, from every health group's (`groups`), and from every
+/// per-probe path, which it would hide.
+pub fn check_history_paths<L: Clone>(
+    endpoints: &crate::EndpointPaths,
+    groups: &[&str],
+    paths: &[(&str, &str, L)],
+    sink: &mut Violations<L>,
+) {
+    for (i, (what, path, loc)) in paths.iter().enumerate() {
+        if let Some((problem, fix)) = path_problem(path) {
+            sink.push(
+                Rule::EndpointPath,
+                loc.clone(),
+                format!("the `{what}` endpoint path `{path}` {problem}"),
+                fix,
+            );
+            continue;
+        }
+        let p = normalize(path);
+        let endpoint = crate::Endpoint::ALL
+            .into_iter()
+            .find(|e| normalize(endpoints.endpoint(*e)) == p)
+            .map(|e| format!("the `{e}` endpoint"));
+        let group = groups
+            .iter()
+            .find(|g| normalize(g) == p)
+            .map(|g| format!("the health group at `{g}`"));
+        let earlier = paths[..i]
+            .iter()
+            .find(|(_, q, _)| normalize(q) == p)
+            .map(|(w, _, _)| format!("the `{w}` endpoint"));
+        let under = [Tag::Ready, Tag::Active]
+            .into_iter()
+            .find(|t| {
+                let base = normalize(endpoints.get(*t)).trim_end_matches('/');
+                p.strip_prefix(base)
+                    .and_then(|rest| rest.strip_prefix('/'))
+                    .is_some_and(|rest| !rest.is_empty() && !rest.contains('/'))
+            })
+            .map(|t| format!("the per-probe paths of the `{t}` tier"));
+        if let Some(with) = endpoint.or(group).or(earlier).or(under) {
+            sink.push(
+                Rule::EndpointPath,
+                loc.clone(),
+                format!("the `{what}` endpoint path `{path}` collides with {with}"),
+                "give it a path of its own, e.g. `/health/history` and `/health/ui`",
+            );
+        }
+    }
+}
+
 fn normalize(p: &str) -> &str {
     let t = p.trim_end_matches('/');
     if t.is_empty() { "/" } else { t }
@@ -1508,7 +1589,7 @@ mod tests {
     #[test]
     fn codes_are_stable_and_distinct() {
         let codes: Vec<&str> = Rule::ALL.iter().map(|r| r.code()).collect();
-        let expected: Vec<String> = (1..=25).map(|i| format!("R{i}")).collect();
+        let expected: Vec<String> = (1..=26).map(|i| format!("R{i}")).collect();
         assert_eq!(codes, expected);
         let mut names: Vec<&str> = Rule::ALL.iter().map(|r| r.name()).collect();
         names.sort_unstable();

@@ -229,6 +229,20 @@ fn install(
             }
         }
     });
+    // The history (issue 19) shows the cluster from the same view, and the
+    // service by its manifest name.
+    let set_history = m.history.as_ref().map(|_| {
+        let service = &m.service.value;
+        let view = has_cluster.then(|| {
+            let f = format_ident!("{}", builtin::CLUSTER_FIELD);
+            quote!(registry.set_cluster_view(::std::sync::Arc::clone(&deps.#f));)
+        });
+        quote! {
+            registry.set_service_name(#service);
+            #view
+        }
+    });
+    let (app_history, management_history) = history(m);
     let management_style = body_style(m, &m.management_disclosure, &m.management_authorized, krate);
     let body_style = body_style(m, &m.responses.disclosure, &m.responses.authorized, krate);
     let app_addresses = m.responses.cluster_addresses();
@@ -275,6 +289,7 @@ fn install(
             registry.set_detection_time(Self::DETECTION_TIME)?;
             #set_log_interval
             #set_shared
+            #set_history
             // Fallible steps first: the watchdogs, all or none, then the
             // probes and the server; a failure retires the heartbeats, so
             // nothing is left behind.
@@ -288,12 +303,14 @@ fn install(
                     #body_style
                     .cluster_addresses(#app_addresses)
                     #groups
+                    #app_history
                     .build()?;
                 let management_endpoints = #krate::ZbHealth::new(::core::clone::Clone::clone(registry))
                     .paths(Self::paths())
                     #management_style
                     .cluster_addresses(true)
                     #groups
+                    #management_history
                     .build()?;
                 let drain = match Self::TERMINATION_GRACE_PERIOD {
                     ::core::option::Option::Some(grace) => Self::DRAIN.within_grace_period(grace)?,
@@ -619,6 +636,23 @@ fn groups(m: &Manifest, krate: &TokenStream) -> TokenStream {
         calls.extend(quote!(.group(#group)));
     }
     calls
+}
+
+/// The `ZbHealth` history calls (issue 19) for the application port and
+/// the management port: on the management port whenever `history` is
+/// there, on the application port only with `application_port: true`.
+fn history(m: &Manifest) -> (Option<TokenStream>, Option<TokenStream>) {
+    let Some(h) = &m.history else {
+        return (None, None);
+    };
+    let (path, ui_path, ui) = (&h.path.value, &h.ui_path.value, h.ui);
+    let calls = quote! {
+        .history(true)
+        .history_path(#path)
+        .history_ui(#ui)
+        .history_ui_path(#ui_path)
+    };
+    (h.application_port.then(|| calls.clone()), Some(calls))
 }
 
 /// The `ZbHealth` builder calls for `endpoints.format`, a port's

@@ -585,6 +585,18 @@ impl SharedVerdicts for ChitchatClusterView {
         }
     }
 
+    fn member_verdicts(&self, address: &str) -> Vec<(String, bool)> {
+        let own = self.state().is_some_and(|s| s.self_address == address);
+        let verdicts = self.shared.verdicts();
+        let of = if own {
+            Some(&verdicts.own)
+        } else {
+            verdicts.peers.get(address)
+        };
+        of.map(|v| v.iter().map(|(p, f)| (p.clone(), *f)).collect())
+            .unwrap_or_default()
+    }
+
     fn tally(&self, probe: &str) -> Option<Tally> {
         let state = self.state()?;
         let verdicts = self.shared.verdicts();

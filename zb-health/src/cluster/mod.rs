@@ -27,6 +27,7 @@
 mod active;
 #[cfg(feature = "chitchat")]
 pub mod chitchat;
+mod history;
 mod probes;
 mod view;
 

@@ -122,7 +122,7 @@
 use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
 use std::pin::pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
@@ -138,6 +138,7 @@ use tokio::sync::Semaphore;
 use zb_health_spec::detection::{background_max_age, default_probe_timeout};
 use zb_health_spec::{FailureStatus, HealthStatus, Tag, TagSet, Violations};
 
+use crate::history::{ProbeHistory, ProbeView};
 use crate::observe::{ProbeLog, RunError};
 use crate::probe::{BoxProbeFuture, DynProbe, ProbeOutcome};
 use crate::registration::{Policy, ProbeRegistration};
@@ -191,6 +192,9 @@ pub(crate) struct ProbeRuntime {
     /// Those probes as the table holds them now: weak, so a dependency's
     /// removal frees it; found again by name at every table change.
     dependencies: Mutex<Vec<Weak<ProbeRuntime>>>,
+    /// Its history (issue 19), allocated at its first result once history
+    /// is enabled on the registry; never before, never again.
+    history: std::sync::OnceLock<Box<ProbeHistory>>,
 }
 
 impl ProbeRuntime {
@@ -219,6 +223,7 @@ impl ProbeRuntime {
         Self {
             depends_on,
             dependencies: Mutex::new(Vec::new()),
+            history: std::sync::OnceLock::new(),
             timeout_description: format!("timed out after {} ms", timeout.as_millis()),
             state: ProbeState::new(policy, timeout),
             log: ProbeLog::new(&name),
@@ -248,6 +253,24 @@ impl ProbeRuntime {
             );
             Self::with(facts, timeout, false)
         })
+    }
+
+    /// What this probe's history holds at `now_ms`; empty before its first
+    /// recorded result. Reads only: never runs the probe.
+    pub(crate) fn history_view(&self, now_ms: u64) -> ProbeView {
+        self.history
+            .get()
+            .map_or_else(ProbeView::empty, |h| h.view(now_ms))
+    }
+
+    /// Records a reported entry in the history while it is enabled: one
+    /// relaxed load otherwise, and no allocation after the first.
+    fn remember_history(&self, shared: &Shared, entry: &HealthEntry) {
+        if shared.history.load(Ordering::Relaxed) {
+            self.history
+                .get_or_init(ProbeHistory::boxed)
+                .record(entry, crate::history::now_ms());
+        }
     }
 
     /// Whether a result of this probe is kept and served again (a cache or
@@ -382,6 +405,8 @@ struct Shared {
     /// Where shared probes compare their verdicts (issue 18 §2), with how
     /// many times it was set; read only by a shared probe's run.
     verdicts: std::sync::RwLock<Option<(u64, Arc<dyn SharedVerdicts>)>>,
+    /// Whether each reported entry goes into its probe's history (issue 19).
+    history: AtomicBool,
 }
 
 /// Runs probes. Cheap to clone; clones share the bound.
@@ -408,6 +433,7 @@ impl Executor {
                 runs,
                 starting,
                 verdicts: std::sync::RwLock::new(None),
+                history: AtomicBool::new(false),
             }),
         }
     }
@@ -421,6 +447,17 @@ impl Executor {
         // A new generation: every probe publishes to the new one afresh.
         let generation = slot.as_ref().map_or(1, |(g, _)| g + 1);
         *slot = Some((generation, verdicts));
+    }
+
+    /// From now on every reported entry is recorded in its probe's
+    /// history (issue 19); there is no way back, a page may be open.
+    pub(crate) fn enable_history(&self) {
+        self.shared.history.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether history is recorded.
+    pub(crate) fn history_enabled(&self) -> bool {
+        self.shared.history.load(Ordering::Relaxed)
     }
 
     /// Starts a background probe's schedule now, when it has one and the
@@ -591,6 +628,7 @@ impl Executor {
             outcome: EntryOutcome::Skipped,
         };
         remember(probe, &mut lock(&probe.state.slot), &entry, false);
+        probe.remember_history(&self.shared, &entry);
         let interval = self.failure_log_interval();
         probe
             .log
@@ -1160,6 +1198,7 @@ fn finish(
     };
     let error = if held { RunError::None } else { error };
     record(probe, generation, &entry, held);
+    probe.remember_history(shared, &entry);
     let interval = Duration::from_nanos(shared.failure_log_interval.load(Ordering::Relaxed));
     probe.log.ran(&entry, &error, interval, (shared.starting)());
     entry

@@ -36,10 +36,11 @@ mod watchdog;
 mod tests;
 
 use std::borrow::Cow;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::history::{Event, EventKind, Events, LifecycleView};
 use crate::registration::RegistryError;
 use crate::report::{EntryOutcome, HealthEntry, HealthReport};
 use zb_health_spec::{HealthStatus, Tag};
@@ -76,15 +77,23 @@ pub(crate) struct Lifecycle {
     /// Taken (and run) by the first `begin_drain`.
     on_drain: Mutex<Option<Vec<DrainHook>>>,
     watchdogs: Arc<Watchdogs>,
+    /// The last lifecycle events, for the history (issue 19); shared with
+    /// the gates and the watchdogs, which record their own.
+    events: Arc<Events>,
+    /// When the drain began (Unix ms), 0 before.
+    drain_since_ms: AtomicU64,
 }
 
 impl Default for Lifecycle {
     fn default() -> Self {
+        let events = Arc::new(Events::default());
         Self {
-            startup: Arc::default(),
+            startup: Arc::new(Startup::new(events.clone())),
             draining: AtomicBool::new(false),
             on_drain: Mutex::new(Some(Vec::new())),
-            watchdogs: Arc::default(),
+            watchdogs: Arc::new(Watchdogs::new(events.clone())),
+            events,
+            drain_since_ms: AtomicU64::new(0),
         }
     }
 }
@@ -111,6 +120,10 @@ impl Lifecycle {
         if self.draining.swap(true, Ordering::AcqRel) {
             return false;
         }
+        self.drain_since_ms
+            .store(crate::history::now_ms(), Ordering::Relaxed);
+        self.events
+            .push(EventKind::DrainStarted, Arc::from(SHUTDOWN_ENTRY));
         self.watchdogs.begin_drain();
         let hooks = lock(&self.on_drain).take().unwrap_or_default();
         for hook in hooks {
@@ -148,6 +161,23 @@ impl Lifecycle {
 
     pub(crate) fn watchdog_names(&self) -> Vec<Arc<str>> {
         self.watchdogs.names()
+    }
+
+    /// The lifecycle as the history shows it (issue 19): the named gates,
+    /// each watchdog's silence (its stall transitions noted as `live`
+    /// notes them), the drain. Reads only.
+    pub(crate) fn history_view(&self) -> LifecycleView {
+        let since = self.drain_since_ms.load(Ordering::Relaxed);
+        LifecycleView {
+            gates: self.startup.gate_views(),
+            watchdogs: self.watchdogs.views(),
+            drain_since_ms: (self.is_draining()).then_some(since),
+        }
+    }
+
+    /// The last lifecycle events, oldest first.
+    pub(crate) fn events(&self) -> Vec<Event> {
+        self.events.snapshot()
     }
 
     /// What `live` answers, from the watchdogs alone.

@@ -8,10 +8,10 @@ use std::sync::{Arc, Mutex, Weak};
 
 use futures_util::FutureExt;
 
-use super::{STARTING_DESCRIPTION, STARTUP_FAILED_DESCRIPTION};
+use super::{STARTING_DESCRIPTION, STARTUP_ENTRY, STARTUP_FAILED_DESCRIPTION};
+use crate::history::{EventKind, Events, GateView};
 
 /// The gates of one registry.
-#[derive(Default)]
 pub(super) struct Startup {
     /// Declared gates not yet signalled.
     pending: AtomicUsize,
@@ -20,6 +20,8 @@ pub(super) struct Startup {
     /// The named gates not yet signalled, and those that failed, in
     /// declaration order: what the startup path names.
     names: Mutex<GateNames>,
+    /// Where a gate's signal is recorded for the history (issue 19).
+    events: Arc<Events>,
 }
 
 /// The names of the named gates, by state.
@@ -29,9 +31,36 @@ pub(super) struct GateNames {
     pub(super) pending: Vec<Arc<str>>,
     /// Signalled `failed`.
     pub(super) failed: Vec<Arc<str>>,
+    /// Every named gate in declaration order, its state (`pending`,
+    /// `ready`, `failed`) and when it was signalled (Unix ms), for the
+    /// history.
+    pub(super) states: Vec<(Arc<str>, &'static str, Option<u64>)>,
 }
 
 impl Startup {
+    pub(super) fn new(events: Arc<Events>) -> Self {
+        Self {
+            pending: AtomicUsize::new(0),
+            failed: AtomicBool::new(false),
+            names: Mutex::new(GateNames::default()),
+            events,
+        }
+    }
+
+    /// The named gates in declaration order, in their states, ready and
+    /// failed ones with when, for the history.
+    pub(super) fn gate_views(&self) -> Vec<GateView> {
+        super::lock(&self.names)
+            .states
+            .iter()
+            .map(|(name, state, at_ms)| GateView {
+                name: name.clone(),
+                state,
+                at_ms: *at_ms,
+            })
+            .collect()
+    }
+
     pub(super) fn is_started(&self) -> bool {
         !self.failed.load(Ordering::Acquire) && self.pending.load(Ordering::Acquire) == 0
     }
@@ -83,7 +112,9 @@ impl StartupGate {
     pub(super) fn declare(startup: &Arc<Startup>, name: Option<Arc<str>>) -> Self {
         startup.pending.fetch_add(1, Ordering::AcqRel);
         if let Some(name) = &name {
-            super::lock(&startup.names).pending.push(name.clone());
+            let mut names = super::lock(&startup.names);
+            names.pending.push(name.clone());
+            names.states.push((name.clone(), "pending", None));
         }
         Self {
             startup: Arc::downgrade(startup),
@@ -100,15 +131,28 @@ impl StartupGate {
     /// Takes the named gate out of the pending ones, into the failed ones
     /// when it `failed`.
     fn settle(&self, startup: &Startup, failed: bool) {
+        let kind = if failed {
+            EventKind::GateFailed
+        } else {
+            EventKind::GateReady
+        };
+        // An unnamed gate's event speaks of the startup as a whole.
+        let event_name = self.name.clone().unwrap_or_else(|| STARTUP_ENTRY.into());
+        startup.events.push(kind, event_name);
         let Some(name) = &self.name else {
             return;
         };
+        let at = crate::history::now_ms();
         let mut names = super::lock(&startup.names);
         if let Some(i) = names.pending.iter().position(|n| Arc::ptr_eq(n, name)) {
             names.pending.remove(i);
         }
         if failed {
             names.failed.push(name.clone());
+        }
+        if let Some(state) = names.states.iter_mut().find(|(n, ..)| Arc::ptr_eq(n, name)) {
+            state.1 = if failed { "failed" } else { "ready" };
+            state.2 = Some(at);
         }
     }
 

@@ -20,6 +20,7 @@ use zb_health_spec::{
 
 use std::sync::atomic::AtomicBool;
 
+use crate::history::{EventKind, Events, WatchdogView};
 use crate::registration::RegistryError;
 use crate::report::{EntryOutcome, HealthEntry, HealthReport};
 use crate::writer::canonical_json;
@@ -122,14 +123,17 @@ pub(super) struct Watchdogs {
     /// Set when the drain begins: loops then end with the process, so a
     /// heartbeat dropped from then on is retired, not a dead loop.
     draining: AtomicBool,
+    /// Where stalls and recoveries are recorded for the history (issue 19).
+    events: Arc<Events>,
 }
 
-impl Default for Watchdogs {
-    fn default() -> Self {
+impl Watchdogs {
+    pub(super) fn new(events: Arc<Events>) -> Self {
         Self {
             epoch: Instant::now(),
             table: RwLock::new(None),
             draining: AtomicBool::new(false),
+            events,
         }
     }
 }
@@ -180,17 +184,7 @@ impl Watchdogs {
         for s in &table.slots {
             let stalled = stalled(s);
             any |= stalled;
-            // One line per transition, naming the loop (BE-HLTH-008); the
-            // flag only flips on a change, so a steady state writes nothing.
-            if s.reported.load(Ordering::Relaxed) != stalled
-                && s.reported.swap(stalled, Ordering::Relaxed) != stalled
-            {
-                if stalled {
-                    tracing::warn!(watchdog = %s.name, dead = s.is_dead(), deadline_ms = s.deadline_ms, "watchdog stalled: live answers 503");
-                } else {
-                    tracing::info!(watchdog = %s.name, "watchdog recovered");
-                }
-            }
+            self.note(s, stalled);
         }
         if !any {
             return LiveAnswer::Healthy(table.healthy_body.clone(), HealthyReport(table));
@@ -208,6 +202,57 @@ impl Watchdogs {
             })
             .collect();
         LiveAnswer::Stalled(HealthReport::new(Tag::Live, entries, Duration::ZERO))
+    }
+}
+
+impl Watchdogs {
+    /// One log line and one history event per transition, naming the loop
+    /// (BE-HLTH-008); the flag only flips on a change, so a steady state
+    /// writes nothing.
+    fn note(&self, s: &Slot, stalled: bool) {
+        if s.reported.load(Ordering::Relaxed) != stalled
+            && s.reported.swap(stalled, Ordering::Relaxed) != stalled
+        {
+            if stalled {
+                tracing::warn!(watchdog = %s.name, dead = s.is_dead(), deadline_ms = s.deadline_ms, "watchdog stalled: live answers 503");
+                self.events.push(EventKind::WatchdogStalled, s.name.clone());
+            } else {
+                tracing::info!(watchdog = %s.name, "watchdog recovered");
+                self.events
+                    .push(EventKind::WatchdogRecovered, s.name.clone());
+            }
+        }
+    }
+
+    /// Each watchdog as the history shows it: its silence since the last
+    /// beat and whether it is stalled, the transition noted as `live`
+    /// notes it (a page may see a stall before the kubelet does).
+    pub(super) fn views(&self) -> Vec<WatchdogView> {
+        let Some(table) = self.current() else {
+            return Vec::new();
+        };
+        let now = self.epoch.elapsed();
+        let now_ms = millis(now);
+        table
+            .slots
+            .iter()
+            .map(|s| {
+                let stalled = s.is_stalled(now_ms);
+                self.note(s, stalled);
+                let last = s.last.load(Ordering::Relaxed);
+                let since = (last != NOT_BEATEN).then(|| {
+                    now.saturating_sub(Duration::from_millis(last))
+                        .as_secs_f64()
+                        * 1e3
+                });
+                WatchdogView {
+                    name: s.name.clone(),
+                    deadline_ms: s.deadline_ms,
+                    since_beat_ms: since,
+                    stalled,
+                }
+            })
+            .collect()
     }
 }
 

@@ -163,6 +163,32 @@ pub struct Manifest {
     /// `groups`: named sets of probes, each served at a path of its own,
     /// in the order written.
     pub groups: Vec<GroupDecl>,
+    /// `history`: the history endpoint and the health page (issue 19), if
+    /// the manifest turns them on.
+    pub history: Option<HistoryDecl>,
+}
+
+/// The history document's default path (`history.path`).
+pub const DEFAULT_HISTORY_PATH: &str = "/health/history";
+/// The health page's default path (`history.ui_path`).
+pub const DEFAULT_HISTORY_UI_PATH: &str = "/health/ui";
+
+/// `history` (issue 19): the history served on the management port, and
+/// on the application port only with `application_port: true` (R26: one
+/// of the two must exist).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryDecl {
+    /// Where the `history` key is: R26 is reported there.
+    pub at: Location,
+    /// `ui`: serve the health page too (default `false`).
+    pub ui: bool,
+    /// `application_port`: serve both on the application port too
+    /// (default `false`).
+    pub application_port: bool,
+    /// `path`: the history's path (default `/health/history`).
+    pub path: Located<String>,
+    /// `ui_path`: the page's path (default `/health/ui`).
+    pub ui_path: Located<String>,
 }
 
 /// One entry of `groups`: a named set of probes with a path of its own

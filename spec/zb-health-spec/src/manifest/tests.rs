@@ -1360,3 +1360,23 @@ fn a_group_without_a_path_is_r11() {
         at(6, 11),
     );
 }
+
+#[test]
+fn history_without_a_port_is_r26_at_the_key() {
+    only(
+        "service: s\nhistory: { ui: true }\nprobes:\n  - { name: db, kind: database }\n",
+        Rule::HistoryNeedsAPort,
+        at(2, 1),
+    );
+    let m = parse_manifest(
+        "service: s\nmanagement: { port: 8081 }\nhistory: { ui: true }\nprobes:\n  - { name: db, kind: database }\n",
+    )
+    .unwrap_or_else(|v| panic!("{v:#?}"));
+    let h = m.history.expect("history");
+    assert!(h.ui && !h.application_port);
+    assert_eq!(h.path.value, "/health/history");
+    assert_eq!(h.ui_path.value, "/health/ui");
+    let m = parse_manifest("service: s\nhistory: { application_port: true }\nprobes: []\n")
+        .unwrap_or_else(|v| panic!("{v:#?}"));
+    assert!(m.history.is_some_and(|h| h.application_port && !h.ui));
+}

@@ -14,6 +14,7 @@
 mod endpoints;
 mod groups;
 mod grpc;
+mod history;
 mod lifecycle;
 mod observability;
 mod probes;
@@ -30,7 +31,7 @@ use crate::{
 };
 
 /// The top-level keys.
-const TOP_KEYS: [&str; 10] = [
+const TOP_KEYS: [&str; 11] = [
     "service",
     "endpoints",
     "orchestrator",
@@ -41,6 +42,7 @@ const TOP_KEYS: [&str; 10] = [
     "observability",
     "grpc",
     "groups",
+    "history",
 ];
 /// The keys of `endpoints`: the preset, one path per tier and the startup
 /// path, then what the bodies show (`endpoints::RESPONSE_KEYS`).
@@ -197,6 +199,7 @@ impl Reader {
         let failure_log_interval = self.observability(&top);
         let grpc = self.grpc(&top, probes.as_deref());
         let groups = self.groups(&top, &paths, probes.as_deref());
+        let history = self.history(&top, management_port.is_some(), &paths, &groups);
         Some(Manifest {
             service: service?,
             paths,
@@ -213,6 +216,7 @@ impl Reader {
             failure_log_interval,
             grpc,
             groups,
+            history,
         })
     }
 

@@ -1,0 +1,75 @@
+//! `history`: the history endpoint and the health page (issue 19), each
+//! rule the shared function of `crate::rules` (R26, R6 on the paths).
+
+use super::super::tree::Value;
+use super::{Fields, Reader};
+use crate::manifest::{HistoryDecl, Located, Location};
+use crate::{EndpointPaths, GroupDecl, check_history_paths, check_history_port};
+
+/// The keys of `history`.
+const HISTORY_KEYS: [&str; 4] = ["ui", "application_port", "path", "ui_path"];
+
+impl Reader {
+    /// `history`, read after `management` (R26 needs its port), `endpoints`
+    /// and `groups` (R6 compares the paths). Its presence turns it on, an
+    /// empty mapping (or none) included.
+    pub(super) fn history(
+        &mut self,
+        top: &Fields,
+        management_port: bool,
+        paths: &EndpointPaths,
+        groups: &[GroupDecl],
+    ) -> Option<HistoryDecl> {
+        let field = top.get("history")?;
+        let mut decl = HistoryDecl {
+            at: field.key_loc,
+            ui: false,
+            application_port: false,
+            path: Located::new(
+                crate::manifest::DEFAULT_HISTORY_PATH.to_owned(),
+                field.key_loc,
+            ),
+            ui_path: Located::new(
+                crate::manifest::DEFAULT_HISTORY_UI_PATH.to_owned(),
+                field.key_loc,
+            ),
+        };
+        if !matches!(field.node.value, Value::Null) {
+            let fields = self.mapping("`history`", field.node, &HISTORY_KEYS)?;
+            let flag = |r: &mut Self, key: &str| {
+                fields
+                    .get(key)
+                    .and_then(|f| r.boolean(&format!("`history.{key}`"), f.node))
+                    .is_some_and(|b| b.value)
+            };
+            decl.ui = flag(self, "ui");
+            decl.application_port = flag(self, "application_port");
+            if let Some(p) = fields
+                .get("path")
+                .and_then(|f| self.string("`history.path`", f.node))
+            {
+                decl.path = p;
+            }
+            if let Some(p) = fields
+                .get("ui_path")
+                .and_then(|f| self.string("`history.ui_path`", f.node))
+            {
+                decl.ui_path = p;
+            }
+        }
+        check_history_port(
+            management_port,
+            decl.application_port,
+            decl.at,
+            &mut self.sink,
+        );
+        let mut served: Vec<(&str, &str, Location)> =
+            vec![("history", decl.path.value.as_str(), decl.path.location)];
+        if decl.ui {
+            served.push(("ui", decl.ui_path.value.as_str(), decl.ui_path.location));
+        }
+        let groups: Vec<&str> = groups.iter().map(|g| g.path.value.as_str()).collect();
+        check_history_paths(paths, &groups, &served, &mut self.sink);
+        Some(decl)
+    }
+}

@@ -1,0 +1,70 @@
+//! The cluster in the history (issue 19): every member as this node's
+//! view has it, which one is active, and each member's shared-probe
+//! verdicts where the gossip carries them.
+
+use std::sync::Arc;
+
+use super::{ClusterActiveNode, ClusterView};
+use crate::history::{ClusterDoc, ClusterSource, MemberDoc};
+use crate::registry::HealthRegistry;
+use crate::shared::SharedVerdicts;
+
+/// The history's reading of a cluster view.
+struct ViewSource {
+    view: Arc<dyn ClusterView>,
+    verdicts: Option<Arc<dyn SharedVerdicts>>,
+}
+
+impl ClusterSource for ViewSource {
+    fn cluster(&self) -> Option<ClusterDoc> {
+        let Some(state) = self.view.state() else {
+            // A view that has not joined yet: no members to show.
+            return Some(ClusterDoc {
+                self_address: None,
+                active: None,
+                members: Vec::new(),
+            });
+        };
+        // The rule `cluster::active` applies, unscoped: the oldest
+        // reachable `Up` member.
+        let active = ClusterActiveNode::unscoped()
+            .oldest_up(&state, None)
+            .map(|m| m.address.clone());
+        let members = state
+            .members
+            .iter()
+            .map(|m| MemberDoc {
+                address: m.address.clone(),
+                status: m.status.as_str(),
+                reachable: m.reachable,
+                active: active.as_deref() == Some(m.address.as_str()),
+                is_self: m.address == state.self_address,
+                shared: self
+                    .verdicts
+                    .as_ref()
+                    .map(|v| v.member_verdicts(&m.address))
+                    .unwrap_or_default(),
+            })
+            .collect();
+        Some(ClusterDoc {
+            self_address: Some(state.self_address.clone()),
+            active,
+            members,
+        })
+    }
+}
+
+/// The cluster in the history.
+impl HealthRegistry {
+    /// The cluster view the history (`/health/history`) shows: every member
+    /// with its status and reachability, the active one (the oldest
+    /// reachable `Up` member, as [`ClusterActiveNode::unscoped`] decides),
+    /// and, when the view carries the shared-probe gossip
+    /// ([`ClusterView::shared_verdicts`]), each member's verdicts. A
+    /// manifest's `install` sets its `cluster_view`. Reading it never
+    /// runs a probe.
+    pub fn set_cluster_view(&self, view: Arc<dyn ClusterView>) {
+        let verdicts = Arc::clone(&view).shared_verdicts();
+        self.set_history_cluster(Arc::new(ViewSource { view, verdicts }));
+    }
+}
