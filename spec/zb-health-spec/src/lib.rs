@@ -24,6 +24,7 @@ pub mod drain;
 mod duration;
 pub mod facts;
 pub mod grpc;
+pub mod history;
 #[cfg(feature = "manifest")]
 pub mod manifest;
 mod paths;
