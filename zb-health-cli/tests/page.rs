@@ -135,6 +135,13 @@ fn a_full_history_shows_every_entry_transition_tier_and_member() {
     );
     assert!(text(last).contains("✔ Healthy → ✖ Unhealthy (errored) — check failed"));
     assert!(dom.contains("<li class=\"transition\" data-entry=\"plc-link\" data-to=\"Degraded\">"));
+    // The first result has no `from`.
+    assert!(
+        dom.split("<li class=\"transition\"")
+            .any(|li| text(li).contains("database first result → ✔ Healthy (completed)")),
+        "{}",
+        body(&dom)
+    );
 
     // Gates, watchdogs, the drain.
     assert_eq!(count(&dom, "<li class=\"gate\""), 2);
