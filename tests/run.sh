@@ -20,6 +20,15 @@ if ! compgen -G '/usr/lib/postgresql/*/bin/pg_ctl' > /dev/null; then
     $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql > /dev/null
 fi
 
+# Chromium (Debian's) for the browser tests of the health page
+# (zb-health-cli/tests/page.rs, dashboard.rs through
+# zb_health_testkit::browser): headless, on 127.0.0.1 pages only.
+if ! command -v chromium > /dev/null && ! command -v chromium-headless-shell > /dev/null && [ -z "${CHROMIUM:-}" ]; then
+    sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium > /dev/null
+fi
+
 # kubectl (Debian's kubernetes-client) and kubernetes-validate (PyPI, in
 # target/venv) for zb-health-cli/tests/kubectl.rs: the printed patch is
 # applied with kubectl and validated against the Kubernetes schemas.

@@ -11,12 +11,15 @@
 //!   [`ServiceProcess`]), [`start_cluster`] on loopback, [`free_port`],
 //!   [`eventually`] and the [`PATIENCE`] every wait is bounded by;
 //! * [`grpc`]: [`grpc_check`], `grpc.health.v1` over a real tonic client;
-//! * [`postgres`]: the one throwaway PostgreSQL server harness.
+//! * [`postgres`]: the one throwaway PostgreSQL server harness;
+//! * [`browser`]: headless Chromium, the DOM of a page after its scripts
+//!   ran ([`browser::dump_dom`]) and screenshots.
 //!
 //! The client is the bottom layer: the schema checks read its [`Response`],
 //! the processes answer with it, and nothing here depends on an example
 //! crate, so the workspace tests and the examples can both use it.
 
+pub mod browser;
 pub mod grpc;
 pub mod http;
 pub mod postgres;

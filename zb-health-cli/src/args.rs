@@ -3,13 +3,15 @@
 //! `-V`/`--version` alike everywhere, and exits 2 on a usage error.
 
 use std::io::IsTerminal;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// The zb-health command-line tool: validate a health.yaml manifest, print or
-/// check the Kubernetes probes that fit it, probe a health endpoint.
+/// check the Kubernetes probes that fit it, probe a health endpoint, serve
+/// one health page over several services.
 ///
 /// Exit status: 0 valid / consistent / healthy; 1 a rule is broken, drift,
 /// or unhealthy; 2 a usage error, a bad URL or an unreadable file.
@@ -38,6 +40,14 @@ pub enum Command {
     /// GET http://host:port/path once: exit 0 on 200-399, 1 otherwise (a
     /// HEALTHCHECK for images without curl).
     Probe(ProbeArgs),
+    /// Serve one health page over several services' /health/history.
+    ///
+    /// Polls every URL itself (one request per service per period, however
+    /// many browsers look) and serves the page at / and /ui and the
+    /// aggregate JSON at /history. A service that stops answering keeps its
+    /// last document, greyed, with the time it last answered. Prints
+    /// `zb-health dashboard: listening on http://ADDR/` when it is ready.
+    Dashboard(DashboardArgs),
 }
 
 /// When to colour the diagnostics.
@@ -125,6 +135,27 @@ pub struct ProbeArgs {
     pub timeout: Duration,
 }
 
+/// The options of `dashboard`.
+#[derive(Debug, PartialEq, Eq, Args)]
+pub struct DashboardArgs {
+    /// Each pod's history endpoint, http:// only, e.g.
+    /// http://10.0.0.7:8081/health/history (one per pod, never a Service
+    /// that picks a random pod).
+    #[arg(value_name = "URL", required = true)]
+    pub urls: Vec<String>,
+    /// The address to serve on; 0.0.0.0:9000 for every interface, port 0
+    /// for any free port.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9000")]
+    pub listen: SocketAddr,
+    /// How often each service is polled, an integer and a unit.
+    #[arg(long, value_name = "D", default_value = "2s", value_parser = timeout)]
+    pub period: Duration,
+    /// The deadline of each poll (connect and answer), an integer and a
+    /// unit.
+    #[arg(long, value_name = "D", default_value = "1s", value_parser = timeout)]
+    pub timeout: Duration,
+}
+
 /// A port from 1 to 65535: 0 is "any port" to a socket, never a probe's.
 fn port() -> clap::builder::RangedI64ValueParser<u16> {
     clap::value_parser!(u16).range(1..)
@@ -192,7 +223,7 @@ mod tests {
 
     #[test]
     fn help_is_the_same_flag_in_every_subcommand() {
-        for command in [&[][..], &["check"], &["k8s"], &["probe"]] {
+        for command in [&[][..], &["check"], &["k8s"], &["probe"], &["dashboard"]] {
             for flag in ["-h", "--help"] {
                 let args: Vec<&str> = command.iter().copied().chain([flag]).collect();
                 assert_eq!(parse(&args).err(), Some(ErrorKind::DisplayHelp), "{args:?}");
@@ -218,6 +249,9 @@ mod tests {
             &["probe", "http://a/", "b"],
             &["probe", "http://a/", "--timeout", "0s"],
             &["probe", "http://a/", "--timeout", "1.5s"],
+            &["dashboard"],
+            &["dashboard", "http://a/", "--listen", "localhost"],
+            &["dashboard", "http://a/", "--period", "0s"],
         ] {
             assert!(parse(args).is_err(), "{args:?}");
         }
@@ -269,6 +303,35 @@ mod tests {
         assert_eq!(
             (probe.connect_timeout, probe.timeout),
             (Duration::from_secs(1), Duration::from_secs(2))
+        );
+    }
+
+    #[test]
+    fn dashboard_takes_urls_and_defaults_to_loopback_9000_every_2s() {
+        assert_eq!(
+            parse(&["dashboard", "http://a/h", "http://b/h"]).ok(),
+            Some(Command::Dashboard(DashboardArgs {
+                urls: vec!["http://a/h".into(), "http://b/h".into()],
+                listen: "127.0.0.1:9000".parse().unwrap(),
+                period: Duration::from_secs(2),
+                timeout: Duration::from_secs(1),
+            }))
+        );
+        let Ok(Command::Dashboard(d)) = parse(&[
+            "dashboard",
+            "--listen=0.0.0.0:0",
+            "http://a/h",
+            "--period",
+            "200ms",
+            "--timeout",
+            "100ms",
+        ]) else {
+            panic!("dashboard takes its flags");
+        };
+        assert_eq!(d.listen, "0.0.0.0:0".parse().unwrap());
+        assert_eq!(
+            (d.period, d.timeout),
+            (Duration::from_millis(200), Duration::from_millis(100))
         );
     }
 }

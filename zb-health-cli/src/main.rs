@@ -29,10 +29,14 @@
 //! `zb-health probe URL` is a std-only HTTP/1.1 health check for images
 //! without curl (see [`probe`]).
 //!
+//! `zb-health dashboard URL...` serves one health page over several
+//! services' `/health/history`, polling each itself (see [`dashboard`]).
+//!
 //! The arguments are parsed by clap ([`args`]); this file only dispatches.
 
 mod args;
 mod check;
+mod dashboard;
 mod input;
 mod k8s;
 mod probe;
@@ -52,6 +56,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check::run(&args),
         Command::K8s(args) => k8s::run(&args),
         Command::Probe(args) => probe::run(&args),
+        Command::Dashboard(args) => dashboard::run(&args),
     };
     input::exit_code(outcome)
 }

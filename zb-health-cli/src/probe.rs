@@ -110,11 +110,42 @@ pub fn parse_url(url: &str) -> Result<Url, String> {
 
 /// Why a probe failed, for its one line on stderr.
 #[derive(Debug)]
-enum Failure {
+pub enum Failure {
+    /// A status outside 200–399, and its reason phrase.
     Status(u16, String),
+    /// No connection, or it broke.
     Refused(String),
+    /// A deadline passed: what did not happen in time.
     Timeout(&'static str),
+    /// The answer is not HTTP/1.x.
     Protocol(String),
+}
+
+impl Failure {
+    /// The failure in a few words: the probe's stderr line, the
+    /// dashboard's per-service error.
+    pub fn describe(&self) -> String {
+        match self {
+            Failure::Status(code, reason) => format!("unhealthy: HTTP {code} {reason}"),
+            Failure::Refused(why) => format!("unreachable: {why}"),
+            Failure::Timeout(what) => format!("timed out: {what}"),
+            Failure::Protocol(why) => format!("bad answer: {why}"),
+        }
+    }
+}
+
+/// An answer read off the wire.
+#[derive(Debug)]
+pub struct Answer {
+    /// The status code.
+    pub code: u16,
+    /// The reason phrase.
+    pub reason: String,
+    /// The body, de-chunked, at most [`MAX_BODY`] bytes.
+    pub body: Vec<u8>,
+    /// Whether the body ended (by its length, its last chunk or the
+    /// close) within [`MAX_BODY`]: a cut body is no document.
+    pub complete: bool,
 }
 
 /// Runs `zb-health probe`.
@@ -129,13 +160,7 @@ pub fn run(args: &ProbeArgs) -> Result<(), input::Failure> {
             Ok(())
         }
         Err(failure) => {
-            let line = match failure {
-                Failure::Status(code, reason) => format!("unhealthy: HTTP {code} {reason}"),
-                Failure::Refused(why) => format!("unreachable: {why}"),
-                Failure::Timeout(what) => format!("timed out: {what}"),
-                Failure::Protocol(why) => format!("bad answer: {why}"),
-            };
-            eprintln!("{}: {line}", args.url);
+            eprintln!("{}: {}", args.url, failure.describe());
             Err(input::Failure::Failed)
         }
     }
@@ -158,7 +183,28 @@ fn io_failure(error: &std::io::Error, what: &'static str) -> Failure {
 
 /// One GET: the 200–399 status, or why not.
 fn get(url: &Url, args: &ProbeArgs) -> Result<u16, Failure> {
-    let deadline = Instant::now() + args.timeout;
+    let answer = fetch(url, args.connect_timeout, args.timeout, "*/*")?;
+    if (200..400).contains(&answer.code) {
+        Ok(answer.code)
+    } else {
+        Err(Failure::Status(answer.code, answer.reason))
+    }
+}
+
+/// One GET of `url` asking for `accept`, within `timeout` for the whole
+/// exchange (`connect_timeout` for the connect): the answer, whatever its
+/// status, or why there was none.
+///
+/// # Errors
+///
+/// No connection, a deadline passed, or the answer is not HTTP/1.x.
+pub fn fetch(
+    url: &Url,
+    connect_timeout: Duration,
+    timeout: Duration,
+    accept: &str,
+) -> Result<Answer, Failure> {
+    let deadline = Instant::now() + timeout;
     let addrs: Vec<SocketAddr> = (url.host.as_str(), url.port)
         .to_socket_addrs()
         .map_err(|e| Failure::Refused(format!("cannot resolve `{}`: {e}", url.host)))?
@@ -166,8 +212,7 @@ fn get(url: &Url, args: &ProbeArgs) -> Result<u16, Failure> {
     let mut last = Failure::Refused(format!("`{}` resolves to no address", url.host));
     let mut stream = None;
     for addr in addrs {
-        let budget =
-            remaining(deadline, "no connection within the timeout")?.min(args.connect_timeout);
+        let budget = remaining(deadline, "no connection within the timeout")?.min(connect_timeout);
         match TcpStream::connect_timeout(&addr, budget) {
             Ok(s) => {
                 stream = Some(s);
@@ -182,7 +227,7 @@ fn get(url: &Url, args: &ProbeArgs) -> Result<u16, Failure> {
     let mut stream = stream.ok_or(last)?;
 
     let request = format!(
-        "GET {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: zb-health-probe/{}\r\nAccept: */*\r\nConnection: close\r\n\r\n",
+        "GET {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: zb-health-probe/{}\r\nAccept: {accept}\r\nConnection: close\r\n\r\n",
         url.target,
         url.authority,
         env!("CARGO_PKG_VERSION")
@@ -251,25 +296,31 @@ fn get(url: &Url, args: &ProbeArgs) -> Result<u16, Failure> {
         }
     }
     let body = buf.split_off(head_end);
-    drain_body(&mut stream, body, length, chunked, deadline)?;
-
-    if (200..400).contains(&code) {
-        Ok(code)
-    } else {
-        Err(Failure::Status(code, reason))
-    }
+    let (raw, complete) = drain_body(&mut stream, body, length, chunked, deadline)?;
+    let (body, complete) = match (chunked, complete) {
+        (true, true) => dechunk(&raw).map_or((Vec::new(), false), |data| (data, true)),
+        (true, false) => (Vec::new(), false),
+        (false, _) => (raw, complete),
+    };
+    Ok(Answer {
+        code,
+        reason,
+        body,
+        complete,
+    })
 }
 
 /// Reads the body until it is complete (by its length, its last chunk or
 /// the close), at most [`MAX_BODY`] bytes; a timeout failure at `deadline`.
-/// Another read error ends it quietly: the status has been read.
+/// Another read error ends it quietly: the status has been read. Returns
+/// the raw body and whether it ended.
 fn drain_body(
     stream: &mut TcpStream,
     mut body: Vec<u8>,
     length: Option<usize>,
     chunked: bool,
     deadline: Instant,
-) -> Result<(), Failure> {
+) -> Result<(Vec<u8>, bool), Failure> {
     let late = "the body did not finish within the timeout";
     let mut chunk = [0u8; 4096];
     loop {
@@ -279,21 +330,39 @@ fn drain_body(
             length.is_some_and(|n| body.len() >= n)
         };
         if complete || body.len() > MAX_BODY {
-            return Ok(());
+            return Ok((body, complete));
         }
         let left = remaining(deadline, late)?;
         if stream.set_read_timeout(Some(left)).is_err() {
-            return Ok(());
+            return Ok((body, false));
         }
         match stream.read(&mut chunk) {
-            Ok(0) => return Ok(()),
+            // The close ends a body of no stated length.
+            Ok(0) => return Ok((body, length.is_none() && !chunked)),
             Ok(n) => body.extend_from_slice(&chunk[..n]),
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
             Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
                 return Err(Failure::Timeout(late));
             }
-            Err(_) => return Ok(()),
+            Err(_) => return Ok((body, false)),
         }
+    }
+}
+
+/// The data of a complete chunked body, `None` if it is not one.
+fn dechunk(mut body: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(body.len());
+    loop {
+        let line_end = find(body, b"\r\n")?;
+        let size_text = String::from_utf8_lossy(&body[..line_end]);
+        let size_text = size_text.split(';').next().unwrap_or_default().trim();
+        let size = usize::from_str_radix(size_text, 16).ok()?;
+        body = &body[line_end + 2..];
+        if size == 0 {
+            return Some(out);
+        }
+        out.extend_from_slice(body.get(..size)?);
+        body = body.get(size + 2..)?;
     }
 }
 
@@ -369,5 +438,14 @@ mod tests {
         assert!(!chunked_complete(b"5\r\nhello\r\n"));
         assert!(!chunked_complete(b"5\r\nhel"));
         assert!(!chunked_complete(b""));
+    }
+
+    #[test]
+    fn a_chunked_body_reads_as_its_data() {
+        assert_eq!(
+            dechunk(b"5\r\nhello\r\n1;x=y\r\n!\r\n0\r\n\r\n").as_deref(),
+            Some(&b"hello!"[..])
+        );
+        assert_eq!(dechunk(b"5\r\nhel"), None);
     }
 }

@@ -10,7 +10,7 @@ mod common;
 
 use common::{cli, snapshot, text, zb_health};
 
-const SUBCOMMANDS: [&str; 3] = ["check", "k8s", "probe"];
+const SUBCOMMANDS: [&str; 4] = ["check", "k8s", "probe", "dashboard"];
 
 #[test]
 fn the_help_texts_match_their_snapshots() {

@@ -6,6 +6,9 @@
 
 #![allow(dead_code)] // Each test crate uses its own part of this module.
 
+pub mod dom;
+pub mod fixture;
+
 use std::path::{Path, PathBuf};
 use std::process::Output;
 

@@ -1,0 +1,305 @@
+//! `zb-health dashboard URL...`: one page over several services' history.
+//!
+//! Each URL is one pod's `/health/history` (an explicit address, never a
+//! Service that picks a random pod). A thread per URL polls it every
+//! `--period` with the `--timeout`, over `probe`'s std-only client, and
+//! keeps the last good document and when it came: browsers read that copy,
+//! so ten open pages cost the services what none costs, and a service that
+//! stops answering keeps its last document on the page.
+//!
+//! A std `TcpListener` serves `GET /` and `GET /ui` (the page the services
+//! serve at `/health/ui`, `zb_health_spec::history::PAGE`) and
+//! `GET /history`, the aggregate:
+//! `{"nowMs":…,"services":[{"url","state","lastAnsweredMs","error","history"}]}`.
+//! A URL that answers but not with a history document is that service's
+//! error, never the dashboard's.
+
+mod json;
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crate::args::DashboardArgs;
+use crate::input;
+use crate::probe::{self, Url};
+
+/// The most of a request head read: a browser's GET is well under it.
+const MAX_REQUEST_HEAD: usize = 16 * 1024;
+/// How long a browser has to send its request: a slow client holds one
+/// thread, never the listener.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// Connections served at once; more are closed at once, so a flood cannot
+/// start unbounded threads.
+const MAX_CONNECTIONS: usize = 64;
+
+/// What the dashboard knows of one service.
+#[derive(Debug)]
+struct Service {
+    url: String,
+    /// Whether the last poll gave a history document.
+    answering: bool,
+    /// Why the last poll did not, or `None`.
+    error: Option<String>,
+    /// The last good document (validated JSON, kept verbatim) and when it
+    /// came, in Unix epoch ms.
+    last: Option<(String, u64)>,
+}
+
+type Services = Arc<Mutex<Vec<Service>>>;
+
+/// Runs `zb-health dashboard`: exit 2 on a URL it cannot use or an address
+/// it cannot listen on; otherwise it serves until it is stopped.
+pub fn run(args: &DashboardArgs) -> Result<(), input::Failure> {
+    let mut urls = Vec::with_capacity(args.urls.len());
+    for url in &args.urls {
+        let parsed = probe::parse_url(url).map_err(|why| {
+            eprintln!("error: {why} (the dashboard reads http:// history URLs)");
+            input::Failure::Unusable
+        })?;
+        urls.push((url.clone(), parsed));
+    }
+    let listener = TcpListener::bind(args.listen).map_err(|e| {
+        eprintln!("error: cannot listen on {}: {e}", args.listen);
+        input::Failure::Unusable
+    })?;
+    let local = listener.local_addr().map_err(|e| {
+        eprintln!("error: cannot read the listening address: {e}");
+        input::Failure::Unusable
+    })?;
+
+    let services: Services = Arc::new(Mutex::new(
+        urls.iter()
+            .map(|(url, _)| Service {
+                url: url.clone(),
+                answering: false,
+                error: Some("no answer yet".into()),
+                last: None,
+            })
+            .collect(),
+    ));
+    for (index, (shown, url)) in urls.into_iter().enumerate() {
+        let services = Arc::clone(&services);
+        let (period, timeout) = (args.period, args.timeout);
+        std::thread::spawn(move || poll_forever(&services, index, &shown, &url, period, timeout));
+    }
+
+    // Tests and scripts read this line for the port of `--listen …:0`.
+    println!("zb-health dashboard: listening on http://{local}/");
+    let _ = std::io::stdout().flush();
+
+    let open = Arc::new(AtomicUsize::new(0));
+    for stream in listener.incoming() {
+        let Ok(stream) = stream else { continue };
+        if open.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
+            open.fetch_sub(1, Ordering::SeqCst);
+            continue;
+        }
+        let (services, open) = (Arc::clone(&services), Arc::clone(&open));
+        std::thread::spawn(move || {
+            serve(stream, &services);
+            open.fetch_sub(1, Ordering::SeqCst);
+        });
+    }
+    Ok(())
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Polls one service every `period` (from the start of one poll to the
+/// next, so a slow service is not polled more often than the others).
+fn poll_forever(
+    services: &Services,
+    index: usize,
+    shown: &str,
+    url: &Url,
+    period: Duration,
+    timeout: Duration,
+) {
+    loop {
+        let started = Instant::now();
+        let outcome = poll(url, timeout);
+        let mut all = services.lock().unwrap_or_else(PoisonError::into_inner);
+        let service = &mut all[index];
+        match outcome {
+            Ok(document) => {
+                if !service.answering {
+                    eprintln!("{shown}: answering");
+                }
+                service.answering = true;
+                service.error = None;
+                service.last = Some((document, now_ms()));
+            }
+            Err(why) => {
+                // Once per change of reason, not once per period.
+                if service.answering || service.error.as_deref() != Some(why.as_str()) {
+                    eprintln!("{shown}: {why}");
+                }
+                service.answering = false;
+                service.error = Some(why);
+            }
+        }
+        drop(all);
+        std::thread::sleep(period.saturating_sub(started.elapsed()));
+    }
+}
+
+/// One GET of a history URL: the document, or why there is none.
+fn poll(url: &Url, timeout: Duration) -> Result<String, String> {
+    let answer =
+        probe::fetch(url, timeout, timeout, "application/json").map_err(|f| f.describe())?;
+    if answer.code != 200 {
+        return Err(format!(
+            "not a history endpoint: HTTP {} {}",
+            answer.code, answer.reason
+        ));
+    }
+    if !answer.complete {
+        return Err("the answer was cut short".into());
+    }
+    let text = String::from_utf8(answer.body)
+        .map_err(|_| "not a history document: the body is not UTF-8".to_string())?;
+    let keys = json::object_keys(&text).map_err(|why| format!("not a history document: {why}"))?;
+    for key in ["nowMs", "tiers", "probes"] {
+        if !keys.iter().any(|k| k == key) {
+            return Err(format!("not a history document: no `{key}`"));
+        }
+    }
+    Ok(text)
+}
+
+/// The aggregate of the contract, every service in the order given.
+fn aggregate(services: &Services) -> String {
+    let all = services.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut out = format!("{{\"nowMs\":{},\"services\":[", now_ms());
+    for (i, service) in all.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str("{\"url\":");
+        json::push_string(&mut out, &service.url);
+        out.push_str(if service.answering {
+            ",\"state\":\"answering\""
+        } else {
+            ",\"state\":\"unreachable\""
+        });
+        match &service.last {
+            Some((_, at)) => out.push_str(&format!(",\"lastAnsweredMs\":{at}")),
+            None => out.push_str(",\"lastAnsweredMs\":null"),
+        }
+        out.push_str(",\"error\":");
+        match &service.error {
+            Some(why) => json::push_string(&mut out, why),
+            None => out.push_str("null"),
+        }
+        out.push_str(",\"history\":");
+        // Validated JSON when it was kept, so it goes in verbatim.
+        out.push_str(
+            service
+                .last
+                .as_ref()
+                .map_or("null", |(doc, _)| doc.as_str()),
+        );
+        out.push('}');
+    }
+    out.push_str("]}");
+    out
+}
+
+/// Answers one request and closes the connection.
+fn serve(mut stream: TcpStream, services: &Services) {
+    let Some((method, path)) = read_request(&mut stream) else {
+        return;
+    };
+    let head_only = method == "HEAD";
+    let (status, content_type, body) = match (method.as_str(), path.as_str()) {
+        ("GET" | "HEAD", "/" | "/ui") => (
+            "200 OK",
+            "text/html; charset=utf-8",
+            zb_health_spec::history::PAGE.to_string(),
+        ),
+        ("GET" | "HEAD", "/history") => ("200 OK", "application/json", aggregate(services)),
+        ("GET" | "HEAD", _) => (
+            "404 Not Found",
+            "text/plain; charset=utf-8",
+            "not found: the dashboard serves /, /ui and /history\n".to_string(),
+        ),
+        _ => (
+            "405 Method Not Allowed",
+            "text/plain; charset=utf-8",
+            "only GET and HEAD\n".to_string(),
+        ),
+    };
+    let head = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nAllow: GET, HEAD\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = stream.write_all(head.as_bytes());
+    if !head_only {
+        let _ = stream.write_all(body.as_bytes());
+    }
+    let _ = stream.flush();
+}
+
+/// The method and path (without the query) of the request on `stream`, or
+/// `None` when it is not a request or does not come in time.
+fn read_request(stream: &mut TcpStream) -> Option<(String, String)> {
+    stream.set_read_timeout(Some(REQUEST_TIMEOUT)).ok()?;
+    stream.set_write_timeout(Some(REQUEST_TIMEOUT)).ok()?;
+    let mut buf = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 2048];
+    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+        if buf.len() > MAX_REQUEST_HEAD {
+            return None;
+        }
+        match stream.read(&mut chunk) {
+            Ok(0) => return None,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    let head = String::from_utf8_lossy(&buf);
+    let mut parts = head.lines().next()?.split(' ');
+    let method = parts.next()?.to_string();
+    let target = parts.next()?;
+    let path = target.split(['?', '#']).next().unwrap_or_default();
+    Some((method, path.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_aggregate_keeps_the_last_document_of_a_service_that_stopped() {
+        let services: Services = Arc::new(Mutex::new(vec![
+            Service {
+                url: "http://127.0.0.1:1/health/history".into(),
+                answering: false,
+                error: Some("unreachable: \"refused\"".into()),
+                last: Some(("{\"nowMs\":1,\"tiers\":{},\"probes\":[]}".into(), 5)),
+            },
+            Service {
+                url: "http://127.0.0.1:2/h".into(),
+                answering: false,
+                error: Some("no answer yet".into()),
+                last: None,
+            },
+        ]));
+        let text = aggregate(&services);
+        assert!(json::object_keys(&text).is_ok(), "{text}");
+        let services_part = text.split_once(",\"services\":").unwrap().1;
+        assert_eq!(
+            services_part,
+            "[{\"url\":\"http://127.0.0.1:1/health/history\",\"state\":\"unreachable\",\"lastAnsweredMs\":5,\"error\":\"unreachable: \\\"refused\\\"\",\"history\":{\"nowMs\":1,\"tiers\":{},\"probes\":[]}},\
+             {\"url\":\"http://127.0.0.1:2/h\",\"state\":\"unreachable\",\"lastAnsweredMs\":null,\"error\":\"no answer yet\",\"history\":null}]}"
+        );
+    }
+}
