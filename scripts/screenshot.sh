@@ -3,7 +3,9 @@
 # starts scadabridge on loopback, waits until its management port serves
 # /health/ui and its probes have a few runs of history, takes
 # docs/health-page.png (1200x900) and docs/health-page-320.png (320 wide)
-# in headless Chromium, and stops the process.
+# in headless Chromium, keeps the /health/history document the page read
+# (docs/health-history.json, for the README beside the picture), and stops
+# the process.
 #
 #   scripts/screenshot.sh
 #
@@ -104,3 +106,7 @@ shot() {
 }
 shot docs/health-page.png 1200,900
 shot docs/health-page-320.png 320,1400
+# The JSON beside the picture: the document of the same moment.
+curl -s -m 2 "$base/history" > docs/health-history.json
+[ -s docs/health-history.json ] || { echo "no history document" >&2; exit 1; }
+echo docs/health-history.json

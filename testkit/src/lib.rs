@@ -13,13 +13,17 @@
 //! * [`grpc`]: [`grpc_check`], `grpc.health.v1` over a real tonic client;
 //! * [`postgres`]: the one throwaway PostgreSQL server harness;
 //! * [`browser`]: headless Chromium, the DOM of a page after its scripts
-//!   ran ([`browser::dump_dom`]) and screenshots.
+//!   ran ([`browser::dump_dom`]) and screenshots; [`dom`], reading that
+//!   DOM by the page's hooks; [`dashboard`], `zb-health dashboard` as a
+//!   child process.
 //!
 //! The client is the bottom layer: the schema checks read its [`Response`],
 //! the processes answer with it, and nothing here depends on an example
 //! crate, so the workspace tests and the examples can both use it.
 
 pub mod browser;
+pub mod dashboard;
+pub mod dom;
 pub mod grpc;
 pub mod http;
 pub mod postgres;

@@ -341,7 +341,12 @@ async fn a_large_body_arrives_whole_with_its_length_over_a_real_socket() {
     assert_canonical(&body);
     let entries = body["entries"].as_object().unwrap();
     assert_eq!(entries.len(), 400);
-    assert!(entries.keys().cloned().eq((0..400).map(|i| format!("probe-{i:04}"))));
+    assert!(
+        entries
+            .keys()
+            .cloned()
+            .eq((0..400).map(|i| format!("probe-{i:04}")))
+    );
     let head = request(server.addr, "HEAD", "/health/ready").await;
     assert!(head.body.is_empty());
     assert!(head.header("Content-Length").is_some());

@@ -88,6 +88,7 @@ fn the_tour_shows_every_step_from_checked_sources() {
         "examples/tour/src/main.rs#mount",
         "tests/ui/fail/attr_live_tag.stderr",
         "zb-health-cli/tests/snapshots/k8s/tour.yaml",
+        "examples/scadabridge/health.yaml#history",
     ] {
         assert!(
             targets.iter().any(|t| t == step),

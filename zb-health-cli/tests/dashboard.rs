@@ -5,74 +5,13 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::path::Path;
 
-use common::dom::{body, element, text};
 use common::fixture::FixtureServer;
 use common::{text as utf8, zb_health};
+use zb_health_testkit::dashboard::Dashboard;
+use zb_health_testkit::dom::{body, element, text};
 use zb_health_testkit::{PATIENCE, browser, eventually, request};
-
-/// The dashboard as a child process; killed on drop.
-struct Dashboard {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Dashboard {
-    /// Starts `zb-health dashboard URLS --listen 127.0.0.1:0` polling every
-    /// 200 ms and waits for the address it prints.
-    fn start(urls: &[String]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_zb-health"))
-            .arg("dashboard")
-            .args(urls)
-            .args([
-                "--listen",
-                "127.0.0.1:0",
-                "--period",
-                "200ms",
-                "--timeout",
-                "2s",
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the zb-health binary starts");
-        let stdout = child.stdout.take().expect("its stdout");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let line = rx
-            .recv_timeout(PATIENCE)
-            .expect("the dashboard prints its address");
-        let addr = line
-            .trim()
-            .strip_prefix("zb-health dashboard: listening on http://")
-            .and_then(|rest| rest.strip_suffix('/'))
-            .and_then(|a| a.parse().ok())
-            .unwrap_or_else(|| panic!("not the listening line: {line:?}"));
-        Self { child, addr }
-    }
-
-    fn history(&self) -> Option<zb_health_testkit::Response> {
-        request(self.addr, "GET", "/history", "")
-            .ok()
-            .filter(|r| r.status == 200)
-    }
-}
-
-impl Drop for Dashboard {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// A fixture service named `name` at `/health/history`, plus a page that
 /// is not a history document at `/other`.
@@ -95,23 +34,14 @@ fn service(name: &str) -> FixtureServer {
     ])
 }
 
-fn states(dashboard: &Dashboard) -> Option<Vec<String>> {
-    let json = dashboard.history()?.json();
-    json["services"].as_array().map(|all| {
-        all.iter()
-            .map(|s| s["state"].as_str().unwrap_or_default().to_string())
-            .collect()
-    })
-}
-
 #[test]
 fn a_stopped_service_is_unreachable_with_its_last_document_and_the_others_answer() {
     let (alpha, beta, mut gamma) = (service("alpha"), service("beta"), service("gamma"));
     let urls = [&alpha, &beta, &gamma].map(|s| s.url("health/history"));
-    let dashboard = Dashboard::start(&urls);
+    let dashboard = Dashboard::start(Path::new(env!("CARGO_BIN_EXE_zb-health")), &urls);
 
     eventually("every service answers", PATIENCE, || {
-        (states(&dashboard)? == ["answering"; 3]).then_some(())
+        (dashboard.states()? == ["answering"; 3]).then_some(())
     });
     gamma.stop();
     let json = eventually("the stopped service is unreachable", PATIENCE, || {
@@ -177,7 +107,7 @@ fn a_url_that_is_not_a_history_endpoint_is_that_services_error() {
         server.url("json"),
         server.url("health/history"),
     ];
-    let dashboard = Dashboard::start(&urls);
+    let dashboard = Dashboard::start(Path::new(env!("CARGO_BIN_EXE_zb-health")), &urls);
     let json = eventually("the good service answers", PATIENCE, || {
         let json = dashboard.history()?.json();
         (json["services"][3]["state"] == "answering").then_some(json)

@@ -5,10 +5,10 @@
 
 mod common;
 
-use common::dom::{body, body_tag, cell, count, element, text, try_element};
 use common::fixture::FixtureServer;
 use zb_health_spec::history::PAGE;
 use zb_health_testkit::browser;
+use zb_health_testkit::dom::{body, body_tag, cell, count, element, text, try_element};
 
 fn fixture(name: &str) -> String {
     let path = common::root().join("tests/fixtures/history").join(name);

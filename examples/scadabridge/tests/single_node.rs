@@ -4,8 +4,7 @@
 
 mod common;
 
-use common::{DEADLINE, launch, start_warm, write_tag};
-use zb_health::database::sea_orm::sqlx::{self, Connection as _, SqliteConnection};
+use common::{DEADLINE, SqliteLock, launch, start_warm, write_tag};
 use zb_health_testkit::{assert_canonical, free_port, request};
 
 /// (a), (b), (c), (f): all three canonical endpoints answer 200 on both
@@ -81,18 +80,7 @@ fn the_active_node_takes_writes_and_reads_them_back() {
 #[test]
 fn a_locked_sqlite_file_fails_ready_not_live_and_recovers() {
     let node = start_warm(&launch());
-    let url = format!(
-        "sqlite://{}",
-        node.data_dir.join("scadabridge.db").display()
-    );
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let mut lock = runtime.block_on(SqliteConnection::connect(&url)).unwrap();
-    runtime
-        .block_on(sqlx::raw_sql("BEGIN EXCLUSIVE").execute(&mut lock))
-        .unwrap();
+    let lock = SqliteLock::hold(&node);
 
     let ready = node.until_status("/health/ready", 503, DEADLINE);
     assert_canonical(&ready);
@@ -105,12 +93,9 @@ fn a_locked_sqlite_file_fails_ready_not_live_and_recovers() {
     assert_eq!(live.status, 200);
     assert_canonical(&live);
 
-    runtime
-        .block_on(sqlx::raw_sql("ROLLBACK").execute(&mut lock))
-        .unwrap();
+    lock.release();
     let ready = node.until_status("/health/ready", 200, DEADLINE);
     assert_eq!(ready.entry_status("database").as_deref(), Some("Healthy"));
-    runtime.block_on(lock.close()).unwrap();
 }
 
 /// The startup gate `warm-up` holds until the schema is in place: with the

@@ -6,7 +6,6 @@
 
 #![allow(dead_code)] // Each test crate uses its own part of this module.
 
-pub mod dom;
 pub mod fixture;
 
 use std::path::{Path, PathBuf};

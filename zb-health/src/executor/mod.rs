@@ -265,11 +265,15 @@ impl ProbeRuntime {
 
     /// Records a reported entry in the history while it is enabled: one
     /// relaxed load otherwise, and no allocation after the first.
-    fn remember_history(&self, shared: &Shared, entry: &HealthEntry) {
+    /// `starting`: the service's startup gates are pending, so a change is
+    /// no transition, as in the transition log.
+    fn remember_history(&self, shared: &Shared, entry: &HealthEntry, starting: bool) {
         if shared.history.load(Ordering::Relaxed) {
-            self.history
-                .get_or_init(ProbeHistory::boxed)
-                .record(entry, crate::history::now_ms());
+            self.history.get_or_init(ProbeHistory::boxed).record(
+                entry,
+                crate::history::now_ms(),
+                starting,
+            );
         }
     }
 
@@ -628,11 +632,10 @@ impl Executor {
             outcome: EntryOutcome::Skipped,
         };
         remember(probe, &mut lock(&probe.state.slot), &entry, false);
-        probe.remember_history(&self.shared, &entry);
+        let starting = (self.shared.starting)();
+        probe.remember_history(&self.shared, &entry, starting);
         let interval = self.failure_log_interval();
-        probe
-            .log
-            .ran(&entry, &RunError::None, interval, (self.shared.starting)());
+        probe.log.ran(&entry, &RunError::None, interval, starting);
         entry
     }
 }
@@ -1198,9 +1201,10 @@ fn finish(
     };
     let error = if held { RunError::None } else { error };
     record(probe, generation, &entry, held);
-    probe.remember_history(shared, &entry);
+    let starting = (shared.starting)();
+    probe.remember_history(shared, &entry, starting);
     let interval = Duration::from_nanos(shared.failure_log_interval.load(Ordering::Relaxed));
-    probe.log.ran(&entry, &error, interval, (shared.starting)());
+    probe.log.ran(&entry, &error, interval, starting);
     entry
 }
 

@@ -71,6 +71,9 @@ struct Last {
     sample: Sample,
     description: Option<Text>,
     since_ms: u64,
+    /// Recorded while the service was starting: the next result is
+    /// compared with nothing, as the first one is.
+    starting: bool,
 }
 
 struct Rings {
@@ -160,9 +163,12 @@ impl ProbeHistory {
     }
 
     /// Records a reported entry at `at_ms`: a sample, and a transition when
-    /// its status differs from the last one (the first result is none).
-    /// No allocation: the description is copied into the fixed slots.
-    pub(crate) fn record(&self, entry: &HealthEntry, at_ms: u64) {
+    /// its status differs from the last one (the first result is none, and
+    /// so is a change while the service is `starting`, or the first result
+    /// after: a dependency that is not there yet during a normal start is
+    /// no flap, as it is no transition in the log). No allocation: the description is copied
+    /// into the fixed slots.
+    pub(crate) fn record(&self, entry: &HealthEntry, at_ms: u64, starting: bool) {
         let duration_ns = u64::try_from(entry.duration.as_nanos()).unwrap_or(u64::MAX);
         let sample = Sample {
             at_ms,
@@ -177,6 +183,7 @@ impl ProbeHistory {
         r.runs += 1;
         let since_ms = match r.last {
             Some(last) if last.sample.status == sample.status => last.since_ms,
+            Some(last) if starting || last.starting => at_ms,
             Some(last) => {
                 let slot = (r.transitions_seen % TRANSITIONS as u64) as usize;
                 r.transitions[slot] = Transition {
@@ -201,6 +208,7 @@ impl ProbeHistory {
             sample,
             description,
             since_ms,
+            starting,
         });
     }
 

@@ -20,12 +20,20 @@ fn entry(status: HealthStatus, description: Option<&'static str>) -> HealthEntry
 #[test]
 fn the_first_result_is_no_transition_and_a_change_is_one() {
     let h = ProbeHistory::boxed();
-    h.record(&entry(HealthStatus::Healthy, None), 1_000);
+    h.record(&entry(HealthStatus::Healthy, None), 1_000, false);
     let v = h.view(1_000);
     assert_eq!((v.runs, v.flaps, v.transitions.len()), (1, 0, 0));
     assert_eq!(v.since_ms, Some(1_000));
-    h.record(&entry(HealthStatus::Unhealthy, Some("check failed")), 2_000);
-    h.record(&entry(HealthStatus::Unhealthy, Some("check failed")), 3_000);
+    h.record(
+        &entry(HealthStatus::Unhealthy, Some("check failed")),
+        2_000,
+        false,
+    );
+    h.record(
+        &entry(HealthStatus::Unhealthy, Some("check failed")),
+        3_000,
+        false,
+    );
     let v = h.view(3_000);
     assert_eq!(v.flaps, 1);
     assert_eq!(v.since_ms, Some(2_000));
@@ -47,7 +55,7 @@ fn the_rings_keep_the_newest_and_never_exceed_their_capacity() {
         } else {
             HealthStatus::Degraded
         };
-        h.record(&entry(status, None), i);
+        h.record(&entry(status, None), i, false);
     }
     let v = h.view(10_000);
     assert_eq!(v.runs, 10_000);
@@ -67,8 +75,8 @@ fn the_rings_keep_the_newest_and_never_exceed_their_capacity() {
 #[test]
 fn flaps_leave_the_count_after_the_window() {
     let h = ProbeHistory::boxed();
-    h.record(&entry(HealthStatus::Healthy, None), 0);
-    h.record(&entry(HealthStatus::Unhealthy, None), 10);
+    h.record(&entry(HealthStatus::Healthy, None), 0, false);
+    h.record(&entry(HealthStatus::Unhealthy, None), 10, false);
     assert_eq!(h.view(10).flaps, 1);
     assert_eq!(h.view(FLAP_WINDOW.as_millis() as u64 - 1).flaps, 1);
     assert_eq!(h.view(FLAP_WINDOW.as_millis() as u64 + 60_000).flaps, 0);
@@ -76,6 +84,7 @@ fn flaps_leave_the_count_after_the_window() {
     h.record(
         &entry(HealthStatus::Healthy, None),
         FLAP_WINDOW.as_millis() as u64 + 10,
+        false,
     );
     assert_eq!(h.view(FLAP_WINDOW.as_millis() as u64 + 10).flaps, 1);
 }
@@ -84,7 +93,7 @@ fn flaps_leave_the_count_after_the_window() {
 fn a_long_description_is_cut_at_a_character_boundary() {
     let h = ProbeHistory::boxed();
     let long: &'static str = "é".repeat(100).leak();
-    h.record(&entry(HealthStatus::Healthy, Some(long)), 0);
+    h.record(&entry(HealthStatus::Healthy, Some(long)), 0, false);
     let d = h.view(0).description.expect("a description");
     assert!(
         d.len() <= DESCRIPTION_BYTES && d.chars().all(|c| c == 'é'),
@@ -119,4 +128,33 @@ fn tier_answers_pack_status_code_and_time() {
     let (status, code, at) = t.last(Tag::Ready).expect("an answer");
     assert_eq!((status, code), (HealthStatus::Unhealthy, 503));
     assert!(at > 1_700_000_000_000);
+}
+
+/// While the service is starting (its gates pending), a change of status
+/// is recorded as a sample but is no transition and no flap, nor is the
+/// first result after: a dependency that is not there yet is a normal start.
+#[test]
+fn a_change_while_starting_is_a_sample_not_a_transition() {
+    let h = ProbeHistory::boxed();
+    h.record(
+        &entry(HealthStatus::Unhealthy, Some("check failed")),
+        1_000,
+        true,
+    );
+    h.record(&entry(HealthStatus::Healthy, None), 2_000, true);
+    let v = h.view(2_000);
+    assert_eq!((v.runs, v.flaps, v.transitions.len()), (2, 0, 0));
+    assert_eq!(v.since_ms, Some(2_000));
+    h.record(
+        &entry(HealthStatus::Unhealthy, Some("check failed")),
+        3_000,
+        false,
+    );
+    // The first result after the start is compared with nothing.
+    let v = h.view(3_000);
+    assert_eq!((v.flaps, v.transitions.len()), (0, 0));
+    assert_eq!(v.since_ms, Some(3_000));
+    h.record(&entry(HealthStatus::Healthy, None), 4_000, false);
+    let v = h.view(4_000);
+    assert_eq!((v.flaps, v.transitions.len()), (1, 1));
 }

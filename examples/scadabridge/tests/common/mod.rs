@@ -33,3 +33,43 @@ pub fn write_tag(node: &ServiceProcess, name: &str, value: i64) -> zb_health_tes
         &format!("{{\"value\": {value}}}"),
     )
 }
+
+/// Another connection holding the node's SQLite file's exclusive lock, so
+/// the database probe's read cannot proceed (a ping would not notice: it
+/// does not touch the file) until [`release`](Self::release).
+pub struct SqliteLock {
+    runtime: tokio::runtime::Runtime,
+    connection: zb_health::database::sea_orm::sqlx::SqliteConnection,
+}
+
+impl SqliteLock {
+    /// `BEGIN EXCLUSIVE` on `node`'s `scadabridge.db`.
+    pub fn hold(node: &ServiceProcess) -> Self {
+        use zb_health::database::sea_orm::sqlx::{self, Connection as _, SqliteConnection};
+        let url = format!(
+            "sqlite://{}",
+            node.data_dir.join("scadabridge.db").display()
+        );
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let mut connection = runtime.block_on(SqliteConnection::connect(&url)).unwrap();
+        runtime
+            .block_on(sqlx::raw_sql("BEGIN EXCLUSIVE").execute(&mut connection))
+            .unwrap();
+        Self {
+            runtime,
+            connection,
+        }
+    }
+
+    /// `ROLLBACK`, and the connection closed.
+    pub fn release(mut self) {
+        use zb_health::database::sea_orm::sqlx::{self, Connection as _};
+        self.runtime
+            .block_on(sqlx::raw_sql("ROLLBACK").execute(&mut self.connection))
+            .unwrap();
+        self.runtime.block_on(self.connection.close()).unwrap();
+    }
+}

@@ -1,0 +1,77 @@
+//! `zb-health dashboard` over three real scadabridge pods (issue 19): a
+//! three-node cluster on loopback, each pod's `/health/history` named by
+//! its own address (never a Service that picks one), one pod stopped with
+//! SIGTERM. The aggregate is read over a real socket and its page in
+//! headless Chromium.
+
+mod common;
+
+use common::{DEADLINE, launch};
+use zb_health_testkit::dashboard::{Dashboard, cli_binary};
+use zb_health_testkit::dom::{element, text};
+use zb_health_testkit::{browser, eventually, start_cluster};
+
+#[test]
+fn three_pods_one_stopped_the_dashboard_degrades_only_that_one() {
+    let mut nodes = start_cluster(&launch(), 3);
+    for node in &nodes {
+        node.until_status("/health/ready", 200, DEADLINE);
+    }
+    let urls: Vec<String> = nodes
+        .iter()
+        .map(|n| format!("http://{}/health/history", n.management))
+        .collect();
+    let dashboard = Dashboard::start(&cli_binary(), &urls);
+    eventually("every pod answers the dashboard", DEADLINE, || {
+        (dashboard.states()? == ["answering"; 3]).then_some(())
+    });
+
+    // The third pod goes away as Kubernetes stops it.
+    nodes[2].sigterm();
+    nodes[2].wait_exit(DEADLINE);
+    let json = eventually("the stopped pod is unreachable", DEADLINE, || {
+        let json = dashboard.history()?.json();
+        (json["services"][2]["state"] == "unreachable").then_some(json)
+    });
+    let services = json["services"].as_array().expect("services");
+    for (i, service) in services.iter().enumerate().take(2) {
+        assert_eq!(service["url"], urls[i].as_str());
+        assert_eq!(service["state"], "answering", "{service}");
+        assert_eq!(service["history"]["service"], "scadabridge");
+        let names: Vec<&str> = service["history"]["probes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|p| p["name"].as_str())
+            .collect();
+        assert!(names.contains(&"database"), "{names:?}");
+        // Each pod's own cluster view: three members, one of them active.
+        let members = service["history"]["cluster"]["members"].as_array().unwrap();
+        assert!(members.iter().filter(|m| m["active"] == true).count() <= 1);
+    }
+    let stopped = &services[2];
+    assert!(stopped["lastAnsweredMs"].is_u64(), "{stopped}");
+    assert!(stopped["error"].is_string(), "{stopped}");
+    // What it said last is kept: its entries are still there to read.
+    assert_eq!(stopped["history"]["service"], "scadabridge");
+
+    let dom = browser::dump_dom_until(&format!("http://{}/", dashboard.addr), 1200, 900, |dom| {
+        dom.contains(browser::LOADED) && dom.contains("data-state=\"unreachable\"")
+    });
+    assert_eq!(
+        dom.matches("<section class=\"service\" data-service=\"scadabridge\"")
+            .count(),
+        2,
+        "two pods answering"
+    );
+    let gone = element(
+        &dom,
+        "<section class=\"service stale\" data-service=\"scadabridge\"",
+    );
+    assert!(
+        gone.contains(&urls[2]),
+        "the stopped pod is named by its URL"
+    );
+    assert!(text(element(gone, "<span class=\"last-answered\"")).starts_with("last answered"));
+    assert!(gone.contains("<tr class=\"entry\" data-entry=\"database\""));
+}
