@@ -21,7 +21,8 @@ if ! compgen -G '/usr/lib/postgresql/*/bin/pg_ctl' > /dev/null; then
 fi
 
 # Chromium (Debian's) for the browser tests of the health page
-# (zb-health-cli/tests/page.rs, dashboard.rs through
+# (zb-health-cli/tests/{page,dashboard}.rs and
+# examples/scadabridge/tests/{health_page,dashboard}.rs, through
 # zb_health_testkit::browser): headless, on 127.0.0.1 pages only.
 if ! command -v chromium > /dev/null && ! command -v chromium-headless-shell > /dev/null && [ -z "${CHROMIUM:-}" ]; then
     sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
