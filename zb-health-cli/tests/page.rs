@@ -156,20 +156,28 @@ fn a_full_history_shows_every_entry_transition_tier_and_member() {
     );
     assert_eq!(text(element(&dom, "<div class=\"drain\"")), "Not draining");
 
-    // The cluster: who is active, and each member's shared verdicts.
-    let active = text(element(&dom, "<tr class=\"member\" data-active=\"true\""));
+    // The cluster: who is active, each member's shared verdicts and the
+    // ready verdict it gossips, in words.
+    let active_row = element(&dom, "<tr class=\"member\" data-active=\"true\"");
+    let active = text(active_row);
     assert!(
         active.contains("node-a")
             && active.contains("★ active")
             && active.contains("database: failing"),
         "{active}"
     );
+    assert!(cell(active_row, "member-ready").contains("Degraded"));
     assert_eq!(count(&dom, "<tr class=\"member\" data-active=\"false\""), 2);
     let b = text(element(
         &dom,
         "<tr class=\"member\" data-active=\"false\" data-member=\"node-b\"",
     ));
     assert!(b.contains("standby") && b.contains("database: ok"), "{b}");
+    let c = element(
+        &dom,
+        "<tr class=\"member\" data-active=\"false\" data-member=\"node-c\"",
+    );
+    assert_eq!(cell(c, "member-ready"), "—", "no ready verdict yet");
 
     // The live summary carries the worst tier verdict in words.
     let summary = text(element(&dom, "<p id=\"summary\""));

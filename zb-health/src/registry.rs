@@ -351,7 +351,13 @@ impl HealthRegistry {
                 Tag::Ready | Tag::Active => status.is_serving(),
             };
             let code = if serving { 200 } else { 503 };
+            let changed = tier == Tag::Ready
+                && self.inner.history.tiers.last(tier).map(|(s, _, _)| s) != Some(status);
             self.inner.history.tiers.answered(tier, status, code);
+            // Gossiped on a change only: the other members' pages show it.
+            if changed {
+                self.inner.executor.publish_ready(status);
+            }
         }
     }
 

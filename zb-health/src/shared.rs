@@ -53,6 +53,21 @@ pub trait SharedVerdicts: Send + Sync + 'static {
         let _ = address;
         Vec::new()
     }
+
+    /// Publishes this node's ready verdict: the status its ready tier last
+    /// answered, for every member's history (issue 19). Called when it
+    /// changes, while the history is enabled; must not block. Ignored by
+    /// default.
+    fn publish_ready(&self, status: HealthStatus) {
+        let _ = status;
+    }
+
+    /// The ready verdict the member at `address` last published (this
+    /// node's own included); `None` by default, or before its first.
+    fn member_ready(&self, address: &str) -> Option<HealthStatus> {
+        let _ = address;
+        None
+    }
 }
 
 /// How many reporting members a shared probe fails on.

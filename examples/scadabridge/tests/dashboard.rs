@@ -2,7 +2,8 @@
 //! three-node cluster on loopback, each pod's `/health/history` named by
 //! its own address (never a Service that picks one), one pod stopped with
 //! SIGTERM. The aggregate is read over a real socket and its page in
-//! headless Chromium.
+//! headless Chromium. Each pod's history lists every member with the
+//! ready verdict it gossips over real chitchat on loopback UDP.
 
 mod common;
 
@@ -21,6 +22,20 @@ fn three_pods_one_stopped_the_dashboard_degrades_only_that_one() {
         .iter()
         .map(|n| format!("http://{}/health/history", n.management))
         .collect();
+    // Each pod's page shows every member's ready verdict, as the members
+    // gossip it (the kubelet's readiness requests above made each one).
+    for node in &nodes {
+        eventually(
+            "every member's ready verdict in the gossip",
+            DEADLINE,
+            || {
+                let doc = node.get_management("/health/history").json();
+                let members = doc["cluster"]["members"].as_array()?.clone();
+                (members.len() == 3 && members.iter().all(|m| m["ready"] == "Healthy"))
+                    .then_some(())
+            },
+        );
+    }
     let dashboard = Dashboard::start(&cli_binary(), &urls);
     eventually("every pod answers the dashboard", DEADLINE, || {
         (dashboard.states()? == ["answering"; 3]).then_some(())

@@ -109,6 +109,8 @@ use ::chitchat::{Chitchat, ChitchatHandle, ChitchatId, NodeState};
 use tokio::sync::{Mutex, oneshot};
 use tokio::time::Instant;
 
+use zb_health_spec::HealthStatus;
+
 use super::view::{ClusterState, ClusterView, Member, MemberStatus};
 use crate::shared::{SharedVerdicts, Tally};
 
@@ -130,6 +132,11 @@ pub const ROLES_KEY: &str = "zb.roles";
 /// version, a status byte; 41 bytes for `database`), to each peer behind
 /// on it, and nothing in a round where no verdict changed.
 pub const SHARED_VERDICT_PREFIX: &str = "zb.shared.";
+
+/// The key under which a node gossips its ready verdict (`Healthy`,
+/// `Degraded`, `Unhealthy`): the status its ready tier last answered, for
+/// every member's history (issue 19). Written on a change only.
+pub const READY_VERDICT_KEY: &str = "zb.ready";
 
 const FAILING: &str = "failing";
 const OK: &str = "ok";
@@ -248,6 +255,11 @@ struct Verdicts {
     written: BTreeMap<String, bool>,
     /// Every peer's, by address, as of the last rebuild.
     peers: std::collections::HashMap<String, BTreeMap<String, bool>>,
+    /// This node's ready verdict (issue 19), and what of it is written.
+    own_ready: Option<HealthStatus>,
+    written_ready: Option<HealthStatus>,
+    /// Every peer's ready verdict, by address.
+    peers_ready: std::collections::HashMap<String, HealthStatus>,
 }
 
 /// How a [`ChitchatClusterView`] keeps its snapshot and decides that the
@@ -395,11 +407,21 @@ impl Shared {
     /// Writes this node's changed verdicts into its gossip state.
     fn write_verdicts(&self, chitchat: &mut Chitchat) {
         let mut verdicts = self.verdicts();
-        let Verdicts { own, written, .. } = &mut *verdicts;
-        if own == written {
+        let Verdicts {
+            own,
+            written,
+            own_ready,
+            written_ready,
+            ..
+        } = &mut *verdicts;
+        if own == written && own_ready == written_ready {
             return;
         }
         let state = chitchat.self_node_state();
+        if let (Some(ready), true) = (*own_ready, own_ready != written_ready) {
+            state.set(READY_VERDICT_KEY, ready.as_str());
+            *written_ready = Some(ready);
+        }
         for (probe, failing) in own.iter() {
             if written.get(probe) != Some(failing) {
                 let value = if *failing { FAILING } else { OK };
@@ -443,10 +465,26 @@ impl Shared {
                         (probe.to_owned(), value.value == FAILING)
                     })
                     .collect();
-                (id.gossip_advertise_addr.to_string(), verdicts)
+                let ready = node
+                    .iter_prefix(READY_VERDICT_KEY)
+                    .find(|(key, _)| *key == READY_VERDICT_KEY)
+                    .and_then(|(_, value)| {
+                        HealthStatus::ALL
+                            .into_iter()
+                            .find(|s| s.as_str() == value.value)
+                    });
+                (id.gossip_advertise_addr.to_string(), (verdicts, ready))
             })
+            .collect::<Vec<_>>();
+        let mut verdicts = self.verdicts();
+        verdicts.peers_ready = peers
+            .iter()
+            .filter_map(|(address, (_, ready))| ready.map(|r| (address.clone(), r)))
             .collect();
-        self.verdicts().peers = peers;
+        verdicts.peers = peers
+            .into_iter()
+            .map(|(address, (shared, _))| (address, shared))
+            .collect();
     }
 
     /// Freezes the final snapshot once gossip has stopped: self `Removed`,
@@ -582,6 +620,24 @@ impl SharedVerdicts for ChitchatClusterView {
         if verdicts.own.get(probe) != Some(&failing) {
             verdicts.own.insert(probe.to_owned(), failing);
             self.shared.verdict_changed.notify_one();
+        }
+    }
+
+    fn publish_ready(&self, status: HealthStatus) {
+        let mut verdicts = self.shared.verdicts();
+        if verdicts.own_ready != Some(status) {
+            verdicts.own_ready = Some(status);
+            self.shared.verdict_changed.notify_one();
+        }
+    }
+
+    fn member_ready(&self, address: &str) -> Option<HealthStatus> {
+        let own = self.state().is_some_and(|s| s.self_address == address);
+        let verdicts = self.shared.verdicts();
+        if own {
+            verdicts.own_ready
+        } else {
+            verdicts.peers_ready.get(address).copied()
         }
     }
 

@@ -1,6 +1,6 @@
 //! The cluster in the history (issue 19): every member as this node's
 //! view has it, which one is active, and each member's shared-probe
-//! verdicts where the gossip carries them.
+//! verdicts and ready verdict where the gossip carries them.
 
 use std::sync::Arc;
 
@@ -44,6 +44,10 @@ impl ClusterSource for ViewSource {
                     .as_ref()
                     .map(|v| v.member_verdicts(&m.address))
                     .unwrap_or_default(),
+                ready: self
+                    .verdicts
+                    .as_ref()
+                    .and_then(|v| v.member_ready(&m.address)),
             })
             .collect();
         Some(ClusterDoc {
@@ -60,7 +64,9 @@ impl HealthRegistry {
     /// with its status and reachability, the active one (the oldest
     /// reachable `Up` member, as [`ClusterActiveNode::unscoped`] decides),
     /// and, when the view carries the shared-probe gossip
-    /// ([`ClusterView::shared_verdicts`]), each member's verdicts. A
+    /// ([`ClusterView::shared_verdicts`]), each member's verdicts and the
+    /// ready verdict it publishes (this node publishes its own while the
+    /// history is enabled). A
     /// manifest's `install` sets its `cluster_view`. Reading it never
     /// runs a probe.
     pub fn set_cluster_view(&self, view: Arc<dyn ClusterView>) {

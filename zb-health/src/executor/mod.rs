@@ -442,6 +442,19 @@ impl Executor {
         }
     }
 
+    /// Publishes this node's ready verdict where the shared verdicts go,
+    /// if they are set (issue 19: every member's history shows it).
+    pub(crate) fn publish_ready(&self, status: HealthStatus) {
+        let slot = self
+            .shared
+            .verdicts
+            .read()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some((_, verdicts)) = &*slot {
+            verdicts.publish_ready(status);
+        }
+    }
+
     pub(crate) fn set_shared_verdicts(&self, verdicts: Arc<dyn SharedVerdicts>) {
         let mut slot = self
             .shared

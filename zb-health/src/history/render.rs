@@ -50,6 +50,9 @@ pub(crate) struct MemberDoc {
     pub(crate) is_self: bool,
     /// Its shared-probe verdicts, by probe: `true` failing.
     pub(crate) shared: Vec<(String, bool)>,
+    /// The verdict its ready tier last gave, as it gossips it; `None`
+    /// without the gossip or before its first answer.
+    pub(crate) ready: Option<HealthStatus>,
 }
 
 /// Everything one answer shows, copied at the read.
@@ -174,6 +177,7 @@ fn cluster(c: &ClusterDoc, addresses: bool) -> Value {
                 "active": m.active,
                 "self": m.is_self,
                 "shared": shared,
+                "ready": m.ready.map(HealthStatus::as_str),
             })
         })
         .collect();
