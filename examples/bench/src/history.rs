@@ -63,13 +63,18 @@ pub fn run() -> Result<(), String> {
         })
         .collect();
     registry.add_all(registrations).map_err(|e| e.to_string())?;
-    registry.enable_history();
+    // `HISTORY_OFF=1`: the same workload with no history, the control.
+    let off = std::env::var("HISTORY_OFF").is_ok_and(|v| v == "1");
+    if !off {
+        registry.enable_history();
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
     println!(
-        "history: {probes} probes, {results} results each, {} bytes of history per probe",
+        "history{}: {probes} probes, {results} results each, {} bytes of history per probe",
+        if off { " off (the control)" } else { "" },
         zb_health::history::PROBE_HISTORY_BYTES
     );
     let started = Instant::now();
