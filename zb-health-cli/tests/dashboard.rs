@@ -108,10 +108,17 @@ fn a_url_that_is_not_a_history_endpoint_is_that_services_error() {
         server.url("health/history"),
     ];
     let dashboard = Dashboard::start(Path::new(env!("CARGO_BIN_EXE_zb-health")), &urls);
-    let json = eventually("the good service answers", PATIENCE, || {
-        let json = dashboard.history()?.json();
-        (json["services"][3]["state"] == "answering").then_some(json)
-    });
+    // Each service is polled on its own: wait until every one has been
+    // polled once, not only the good one.
+    let json = eventually(
+        "every service polled, the good one answering",
+        PATIENCE,
+        || {
+            let json = dashboard.history()?.json();
+            let polled = (0..3).all(|i| json["services"][i]["error"] != "no answer yet");
+            (polled && json["services"][3]["state"] == "answering").then_some(json)
+        },
+    );
     let error = |i: usize| json["services"][i]["error"].as_str().map(str::to_owned);
     for (i, why) in [
         (0, "not a history document: not a JSON object"),
