@@ -318,36 +318,39 @@ async fn one_tier_can_be_mounted_alone_over_a_real_socket() {
     );
 }
 
-/// A body larger than one slice (issue 17, P12: a large body is handed to
-/// actix in slices so it grows no connection's write buffer) arrives whole
-/// over a real socket, with the `Content-Length` of its bytes, for `GET`,
-/// and `HEAD` states the same length with no body.
+/// A body larger than one slice (issue 17, P12: with
+/// `pace_large_bodies`, a large body is handed to actix in slices so it
+/// grows no connection's write buffer) arrives whole over a real socket,
+/// paced or not, with the `Content-Length` of its bytes, for `GET`, and
+/// `HEAD` states the same length with no body.
 #[actix_web::test]
 async fn a_large_body_arrives_whole_with_its_length_over_a_real_socket() {
     let registry = HealthRegistry::new();
-    for i in 0..400 {
+    for i in 0..1200 {
         let name: &'static str = Box::leak(format!("probe-{i:04}").into_boxed_str());
         registry.add(fixed(name, Healthy)).unwrap();
     }
-    let server = serve(map_zb_health(registry));
-    let r = request(server.addr, "GET", "/health/ready").await;
-    assert_eq!(r.status, 200);
-    assert!(r.body.len() > 3 * 7 * 1024, "{} bytes", r.body.len());
-    assert_eq!(
-        r.header("Content-Length"),
-        Some(r.body.len().to_string().as_str())
-    );
-    let body = r.json();
-    assert_canonical(&body);
-    let entries = body["entries"].as_object().unwrap();
-    assert_eq!(entries.len(), 400);
-    assert!(
-        entries
-            .keys()
-            .cloned()
-            .eq((0..400).map(|i| format!("probe-{i:04}")))
-    );
-    let head = request(server.addr, "HEAD", "/health/ready").await;
-    assert!(head.body.is_empty());
-    assert!(head.header("Content-Length").is_some());
+    for paced in [true, false] {
+        let server = serve(map_zb_health(registry.clone()).pace_large_bodies(paced));
+        let r = request(server.addr, "GET", "/health/ready").await;
+        assert_eq!(r.status, 200);
+        assert!(r.body.len() > 2 * 32 * 1024, "{} bytes", r.body.len());
+        assert_eq!(
+            r.header("Content-Length"),
+            Some(r.body.len().to_string().as_str())
+        );
+        let body = r.json();
+        assert_canonical(&body);
+        let entries = body["entries"].as_object().unwrap();
+        assert_eq!(entries.len(), 1200);
+        assert!(
+            entries
+                .keys()
+                .cloned()
+                .eq((0..1200).map(|i| format!("probe-{i:04}")))
+        );
+        let head = request(server.addr, "HEAD", "/health/ready").await;
+        assert!(head.body.is_empty());
+        assert!(head.header("Content-Length").is_some());
+    }
 }

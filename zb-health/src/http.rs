@@ -93,6 +93,8 @@ pub struct ZbHealth {
     groups: Vec<HealthGroup>,
     /// The history endpoints (issue 19), off by default.
     history: HistoryOptions,
+    /// [`pace_large_bodies`](Self::pace_large_bodies).
+    paced: bool,
 }
 
 /// Where and whether the history is served (issue 19): `/health/history`
@@ -195,7 +197,25 @@ impl ZbHealth {
                 path: DEFAULT_HISTORY_PATH.to_owned(),
                 ui_path: DEFAULT_HISTORY_UI_PATH.to_owned(),
             },
+            paced: false,
         }
+    }
+
+    /// Hands a tier body larger than 32 KiB (some 380 probes and more) to
+    /// actix in 32 KiB slices, so no keep-alive connection keeps a write
+    /// buffer the size of that body (actix keeps up to 128 KiB per
+    /// connection): 32 connections to a 1,000-probe tier then hold 0.8 MiB
+    /// of buffers, not 2.4 MiB (issue 17, P12). Off by default.
+    ///
+    /// **Only for a server with `HttpServer::tcp_nodelay(true)`.** A body
+    /// in slices goes out in several writes, and with Nagle's algorithm
+    /// (actix's default) each write after the first waits for the client
+    /// to acknowledge the one before, which a keep-alive client delays by
+    /// up to 40 ms. [`ZbHealthServer`](crate::server::ZbHealthServer) sets
+    /// both on the servers it builds.
+    pub fn pace_large_bodies(mut self, on: bool) -> Self {
+        self.paced = on;
+        self
     }
 
     /// Serves the history (issue 19) at [`history_path`](Self::history_path)
@@ -415,6 +435,7 @@ impl ZbHealth {
                 },
                 rendered: Mutex::new(None),
                 last_len: AtomicUsize::new(0),
+                paced: self.paced,
             })
         };
         // The startup path speaks of the process, as `live` does: it takes
@@ -669,6 +690,22 @@ impl ZbHealthEndpoints {
             history_ui: self.history_ui.clone(),
         }
     }
+
+    /// The same endpoints with large tier bodies given in slices or not
+    /// ([`ZbHealth::pace_large_bodies`]: only on a server with
+    /// `tcp_nodelay(true)`). [`ZbHealthServer`](crate::server::ZbHealthServer)
+    /// turns it on for the servers it builds.
+    pub fn pace_large_bodies(&self, on: bool) -> Self {
+        let tiers = self.tiers.each_ref().map(|t| {
+            let mut tier = TierEndpoint::clone(t);
+            tier.paced = on;
+            Arc::new(tier)
+        });
+        Self {
+            tiers,
+            ..self.clone()
+        }
+    }
 }
 
 /// What a request with the bearer token sees instead of the public body.
@@ -879,6 +916,8 @@ struct TierEndpoint {
     rendered: Mutex<Option<Rendered>>,
     /// The length of the last body, to size the next one's buffer.
     last_len: AtomicUsize,
+    /// Large bodies go out in slices ([`ZbHealth::pace_large_bodies`]).
+    paced: bool,
 }
 
 /// A copy with the same settings and nothing kept: its answers are its
@@ -896,6 +935,7 @@ impl Clone for TierEndpoint {
             authorized: self.authorized.clone(),
             rendered: Mutex::new(None),
             last_len: AtomicUsize::new(self.last_len.load(Ordering::Relaxed)),
+            paced: self.paced,
         }
     }
 }
@@ -1002,7 +1042,7 @@ impl TierEndpoint {
                 body: body.clone(),
             });
         }
-        fixed_json(tier_status_code(self.tag, status), body)
+        fixed_json(tier_status_code(self.tag, status), body, self.paced)
     }
 
     /// The kept body, while the lifecycle adds nothing, no probe's kept
@@ -1017,7 +1057,11 @@ impl TierEndpoint {
             (r.status, r.body.clone())
         };
         self.registry.answered_again(self.tag, status);
-        Some(fixed_json(tier_status_code(self.tag, status), body))
+        Some(fixed_json(
+            tier_status_code(self.tag, status),
+            body,
+            self.paced,
+        ))
     }
 
     /// The body: the built-in writer in this tier's style (or the
@@ -1042,7 +1086,9 @@ impl TierEndpoint {
         let public = authorized.is_none() && !self.authorized.varies();
         let (status, report) = match self.registry.live_answer() {
             LiveAnswer::Fixed => match &self.fixed_body {
-                Some(body) if public => return fixed_json(StatusCode::OK, body.clone()),
+                Some(body) if public => {
+                    return fixed_json(StatusCode::OK, body.clone(), self.paced);
+                }
                 _ => (
                     StatusCode::OK,
                     HealthReport::new(Tag::Live, Vec::new(), Duration::ZERO),
@@ -1050,7 +1096,7 @@ impl TierEndpoint {
             },
             LiveAnswer::Healthy(body, report) => {
                 if self.canonical && public {
-                    return fixed_json(StatusCode::OK, body);
+                    return fixed_json(StatusCode::OK, body, self.paced);
                 }
                 (StatusCode::OK, report.report())
             }
@@ -1072,10 +1118,11 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// and error slot a fixed answer does not need: the hot path of `live`
 /// and of a kept body (issue 17).
 ///
-/// A body of more than one slice goes out paced ([`Paced`]), so it leaves
-/// no write buffer grown to its size on the connection.
-fn fixed_json(status: StatusCode, body: Bytes) -> HttpResponse {
-    let mut response = if body.len() > paced::SLICE {
+/// With `paced`, a body of more than one slice goes out in slices
+/// ([`Paced`]), so it leaves no write buffer grown to its size on the
+/// connection.
+fn fixed_json(status: StatusCode, body: Bytes, paced: bool) -> HttpResponse {
+    let mut response = if paced && body.len() > paced::SLICE {
         HttpResponse::with_body(status, Paced::new(body)).map_into_boxed_body()
     } else {
         HttpResponse::with_body(status, body).map_into_boxed_body()

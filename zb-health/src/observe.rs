@@ -304,8 +304,9 @@ static METADATA: Metadata<'static> =
 struct LogState {
     /// The status of the latest run; `None` before the first.
     last: Option<HealthStatus>,
-    /// Set while the probe fails.
-    failure: Option<Failure>,
+    /// Set while the probe fails; boxed, since most probes of a registry
+    /// are healthy (issue 17, P12: 32 bytes less each).
+    failure: Option<Box<Failure>>,
 }
 
 struct Failure {
@@ -342,11 +343,11 @@ impl LogState {
         match (&mut self.failure, healthy) {
             (None, true) => (Line::Quiet, false),
             (None, false) => {
-                self.failure = Some(Failure {
+                self.failure = Some(Box::new(Failure {
                     since: now,
                     logged_at: now,
                     suppressed: 0,
-                });
+                }));
                 let line = Line::Failing {
                     previous,
                     suppressed: 0,
@@ -415,7 +416,8 @@ impl ProbeLog {
     /// The log of the probe `name`, before its first run.
     pub(crate) fn new(name: &Arc<str>) -> Self {
         let key = |metric: &'static str| {
-            Key::from_parts(metric, vec![Label::new("probe", name.to_string())])
+            // The label shares the name's allocation rather than copying it.
+            Key::from_parts(metric, vec![Label::new("probe", name.clone())])
         };
         Self {
             state: Mutex::default(),

@@ -554,8 +554,10 @@ impl ZbHealthServer {
     /// A port cannot be bound.
     pub fn bind(self) -> io::Result<BoundZbHealthServer> {
         let host = self.host;
+        // Both servers set TCP_NODELAY, so a large body can go out in
+        // slices without waiting on Nagle's algorithm (issue 17, P12).
         let (endpoints, metrics, app, registry) = (
-            self.endpoints.clone(),
+            self.endpoints.pace_large_bodies(true),
             self.metrics.clone(),
             self.app.clone(),
             self.registry.clone(),
@@ -568,6 +570,7 @@ impl ZbHealthServer {
                 .configure(move |c| metrics(c))
                 .configure(move |c| app(c))
         })
+        .tcp_nodelay(true)
         .bind((host, self.port))?;
         let mut addresses = Addresses {
             application: application.addrs(),
@@ -577,7 +580,7 @@ impl ZbHealthServer {
         let mut servers: Vec<Box<dyn Serveable>> = vec![Box::new(application)];
         if let Some(port) = self.management_port {
             let (endpoints, metrics, registry) = (
-                self.endpoints_for_management().clone(),
+                self.endpoints_for_management().pace_large_bodies(true),
                 self.metrics.clone(),
                 self.registry.clone(),
             );
@@ -589,6 +592,7 @@ impl ZbHealthServer {
                     .configure(move |c| metrics(c))
             })
             .workers(1)
+            .tcp_nodelay(true)
             .bind((host, port))?;
             addresses.management = management.addrs();
             servers.push(Box::new(management));

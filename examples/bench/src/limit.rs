@@ -1,6 +1,10 @@
 //! Issue 17: the ready tier at the limit of its platform. Every row is CPU
-//! per request of one server worker, from `/proc`, medians of `rounds`
-//! rounds in which the sides alternate: P1 (`/healthz` against a bare
+//! per request of one server worker, from `/proc`, over `rounds` rounds.
+//! Each side is measured next to the side it is compared with, the order
+//! of the two swapped every round, and a ratio is the median of the
+//! rounds' own ratios, so a drift of the machine's speed between rounds
+//! cancels out. With two CPUs or more, every server worker runs on CPU 1
+//! and wrk on CPU 0. The rows: P1 (`/healthz` against a bare
 //! static handler), P2 (3 uncached probes against a hand-written `join!`),
 //! P2+ (`/healthz` against a 1 s cached ready tier), P10 (a cached tier of
 //! 3 probes against one of 100), P11 (the marginal cost of a probe from 10
@@ -67,9 +71,22 @@ pub fn run(rounds: usize, load: &wrk::Load) -> Result<(), String> {
     for e in &endpoints {
         crate::client::status(e.addr, e.path).map_err(|err| format!("{}: {err}", e.label))?;
     }
+    let pinned = pin_workers(&endpoints);
+    println!(
+        "  {}",
+        if pinned {
+            "server workers pinned to CPU 1, wrk to CPU 0"
+        } else {
+            "not pinned (one CPU, or no taskset)"
+        }
+    );
     let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); endpoints.len()];
     for round in 1..=rounds {
-        for (i, e) in endpoints.iter().enumerate() {
+        // The endpoints come in compared pairs; the first of a pair goes
+        // first in odd rounds, second in even ones.
+        let order = (0..endpoints.len()).map(|k| if round % 2 == 0 { k ^ 1 } else { k });
+        for i in order {
+            let e = &endpoints[i];
             let sample = e
                 .measure(load)
                 .map_err(|err| format!("round {round}, {}: {err}", e.label))?;
@@ -84,7 +101,13 @@ pub fn run(rounds: usize, load: &wrk::Load) -> Result<(), String> {
             cpu[i].push(us);
         }
     }
+    wrk::pin(None);
     let m: Vec<f64> = cpu.iter().map(|v| wrk::median(v)).collect();
+    // The median of each round's own `a ÷ b`.
+    let paired = |a: usize, b: usize| {
+        let per_round: Vec<f64> = cpu[a].iter().zip(&cpu[b]).map(|(x, y)| x / y).collect();
+        wrk::median(&per_round)
+    };
     println!();
     println!("| endpoint | CPU µs per request (median) |");
     println!("|---|---|");
@@ -112,25 +135,25 @@ pub fn run(rounds: usize, load: &wrk::Load) -> Result<(), String> {
     let rows: [(&str, f64, f64, bool); 5] = [
         (
             "P1 /healthz CPU/req: bare static ÷ zb-health",
-            m[1] / m[0],
+            paired(1, 0),
             P1_GOAL,
             true,
         ),
         (
             "P2 ready, 3 probes uncached, CPU/req: bare join! ÷ zb-health",
-            m[3] / m[2],
+            paired(3, 2),
             P2_GOAL,
             true,
         ),
         (
             "P2+ CPU/req: zb-health /healthz ÷ ready with a 1 s cache (3 probes)",
-            m[0] / m[4],
+            paired(0, 4),
             P2_PLUS_GOAL,
             true,
         ),
         (
             "P10 CPU/req: cached ready 3 probes ÷ cached ready 100 probes",
-            m[4] / m[5],
+            paired(4, 5),
             P10_GOAL,
             true,
         ),
@@ -173,6 +196,24 @@ pub fn run(rounds: usize, load: &wrk::Load) -> Result<(), String> {
         ),
     }
     Ok(())
+}
+
+/// Pins every server worker to CPU 1 and wrk to CPU 0, on a machine with
+/// two CPUs or more; whether it did.
+fn pin_workers(endpoints: &[Endpoint]) -> bool {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // A worker notes its thread as it starts: wait for every clock.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while endpoints.iter().any(|e| e.clock.cpu_time().is_none())
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    if cpus < 2 || !endpoints.iter().all(|e| e.clock.pin(1)) {
+        return false;
+    }
+    wrk::pin(Some(0));
+    true
 }
 
 /// `VmHWM` of a 1,000-probe server after load minus an empty one's, MiB.

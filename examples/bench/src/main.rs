@@ -394,7 +394,7 @@ fn compare(rounds: usize, load: &wrk::Load, warmup: &str) -> Result<(), String> 
     println!("zb-health-bench: zb-health endpoints vs bare actix-web handlers");
     println!("  load average at start: {}", loadavg());
     println!(
-        "  both servers: HttpServer .workers({WORKERS}) .backlog({BACKLOG}) .keep_alive({}s), bound to 127.0.0.1:0",
+        "  both servers: HttpServer .workers({WORKERS}) .backlog({BACKLOG}) .keep_alive({}s) .tcp_nodelay(true), bound to 127.0.0.1:0",
         KEEP_ALIVE.as_secs()
     );
     println!(

@@ -46,6 +46,9 @@ macro_rules! bench_http_server {
             .workers(WORKERS)
             .backlog(BACKLOG)
             .keep_alive(KEEP_ALIVE)
+            // As `ZbHealthServer` sets it: a body written in more than one
+            // write must not wait on Nagle's algorithm (issue 17).
+            .tcp_nodelay(true)
             // The driver owns the process lifetime; actix's own Ctrl-C
             // handling would only delay the exit with a graceful drain.
             .disable_signals()
@@ -84,6 +87,26 @@ impl WorkerClock {
                 .0
                 .set(PathBuf::from("/proc").join(task).join("schedstat"));
         }
+    }
+
+    /// Pins the worker thread to `cpu` (through `taskset`), so that its
+    /// caches and core stay the same for every endpoint compared (issue
+    /// 17). `false` when the thread is unknown or `taskset` failed.
+    pub fn pin(&self, cpu: usize) -> bool {
+        // The path is /proc/<pid>/task/<tid>/schedstat.
+        let tid = self
+            .0
+            .get()
+            .and_then(|p| p.parent())
+            .and_then(|p| p.file_name())
+            .and_then(|t| t.to_str().map(str::to_owned));
+        tid.is_some_and(|tid| {
+            std::process::Command::new("taskset")
+                .args(["-p", "-c", &cpu.to_string(), &tid])
+                .stdout(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        })
     }
 
     /// The worker's total on-CPU time so far; `None` off Linux or before
@@ -167,6 +190,9 @@ fn start_zb(
     endpoints: zb_health::http::ZbHealthEndpoints,
     clock: WorkerClock,
 ) -> io::Result<(SocketAddr, actix_web::dev::Server)> {
+    // The server sets TCP_NODELAY, as `ZbHealthServer` does: large bodies
+    // go out in slices there too (P12).
+    let endpoints = endpoints.pace_large_bodies(true);
     let server = bench_http_server!(move || {
         clock.record_current_thread();
         App::new().service(endpoints.clone())

@@ -52,9 +52,30 @@ pub fn available() -> bool {
     Command::new("wrk").arg("--version").output().is_ok()
 }
 
+/// The CPU wrk is pinned to while set (`pin`): `usize::MAX` for none.
+static PINNED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(usize::MAX);
+
+/// Runs every later wrk on `cpu` only (`None`: anywhere), through
+/// `taskset`, so that on a 2-core machine the load generator and the
+/// server worker never share or trade a core mid-run (issue 17).
+pub fn pin(cpu: Option<usize>) {
+    PINNED.store(
+        cpu.unwrap_or(usize::MAX),
+        std::sync::atomic::Ordering::Relaxed,
+    );
+}
+
 /// Runs wrk once against `url` and parses its summary.
 pub fn run(url: &str, load: &Load) -> Result<Run, String> {
-    let output = Command::new("wrk")
+    let mut command = match PINNED.load(std::sync::atomic::Ordering::Relaxed) {
+        usize::MAX => Command::new("wrk"),
+        cpu => {
+            let mut taskset = Command::new("taskset");
+            taskset.arg("-c").arg(cpu.to_string()).arg("wrk");
+            taskset
+        }
+    };
+    let output = command
         .arg(format!("-t{}", load.threads))
         .arg(format!("-c{}", load.connections))
         .arg(format!("-d{}", load.duration))

@@ -158,6 +158,14 @@ pub fn stale_description(max_staleness: Duration) -> String {
     format!("stale: no result for over {} ms", max_staleness.as_millis())
 }
 
+/// The fixed description of an entry whose run missed its deadline:
+/// `timed out after N ms`, with the probe's deadline. Made when a run
+/// times out, not kept per probe: a timeout allocates its entry's
+/// description anyway, and 1,000 probes keep 48 KB less (issue 17, P12).
+pub fn timeout_description(timeout: Duration) -> String {
+    format!("timed out after {} ms", timeout.as_millis())
+}
+
 /// The description of an entry skipped because a dependency is failing:
 /// `skipped: <dependency> failing` (issue 18 §5).
 pub fn skipped_description(dependency: &str) -> String {
@@ -180,8 +188,6 @@ pub(crate) struct ProbeRuntime {
     pub(crate) timeout_stated: bool,
     failure_status: FailureStatus,
     probe: Arc<dyn DynProbe>,
-    /// Computed once so a timeout costs no formatting on the request path.
-    timeout_description: String,
     policy: Policy,
     /// Single-flight, cache and schedule state (BE-HLTH-006).
     state: ProbeState,
@@ -224,7 +230,6 @@ impl ProbeRuntime {
             depends_on,
             dependencies: Mutex::new(Vec::new()),
             history: std::sync::OnceLock::new(),
-            timeout_description: format!("timed out after {} ms", timeout.as_millis()),
             state: ProbeState::new(policy, timeout),
             log: ProbeLog::new(&name),
             policy,
@@ -538,6 +543,8 @@ impl Executor {
         // `None` once any entry is not a kept one; an empty tier has
         // nothing to keep (and costs nothing to render).
         let mut until: Option<Option<Instant>> = Some(None);
+        // The entries known now, in order; the report's own vector when
+        // nothing waits (no second vector of 1,000 entries per request).
         let mut entries = Vec::with_capacity(probes.len());
         let mut waits = Vec::new();
         for (index, probe) in probes.iter().enumerate() {
@@ -547,24 +554,27 @@ impl Executor {
                         (Some(soonest), Some(e)) => Some(Some(soonest.map_or(e, |s| s.min(e)))),
                         _ => None,
                     };
-                    entries.push(Some(entry));
+                    entries.push(entry);
                 }
                 Now::Wait(wait) => {
                     until = None;
-                    entries.push(None);
                     waits.push(wait.map(move |entry| (index, entry)));
                 }
             }
         }
-        for (index, entry) in join_all(waits).await {
-            entries[index] = Some(entry);
+        if !waits.is_empty() {
+            // In probe order: `join_all` answers in the order it was given.
+            let mut waited = join_all(waits).await.into_iter().peekable();
+            let mut known = entries.into_iter();
+            entries = (0..probes.len())
+                .filter_map(|index| match waited.next_if(|(i, _)| *i == index) {
+                    Some((_, entry)) => Some(entry),
+                    None => known.next(),
+                })
+                .collect();
         }
         (
-            HealthReport::new(
-                tier,
-                entries.into_iter().flatten().collect(),
-                started.elapsed(),
-            ),
+            HealthReport::new(tier, entries, started.elapsed()),
             until.flatten(),
         )
     }
@@ -674,7 +684,7 @@ fn kept_entry(probe: &ProbeRuntime) -> Option<(HealthEntry, Instant)> {
         (None, None) => return None,
     };
     let slot = lock(&probe.state.slot);
-    let (at, entry) = slot.last.as_ref()?;
+    let (at, entry) = slot.last.as_deref()?;
     let expires = *at + lifetime;
     (Instant::now() < expires).then(|| (entry.clone(), expires))
 }
@@ -686,7 +696,6 @@ struct ProbeState {
     /// the registration) stops the task.
     task: Mutex<Option<oneshot::Sender<()>>>,
     max_staleness: Duration,
-    stale_description: String,
     /// Grows whenever `slot.last` is stored or cleared (see [`versions`]).
     version: AtomicU64,
     /// Between each run's raw result and its entry (issue 18 §1).
@@ -702,8 +711,10 @@ struct ProbeState {
 #[derive(Default)]
 struct Slot {
     run: Run,
-    /// The last finished run and when it finished.
-    last: Option<(Instant, HealthEntry)>,
+    /// The last finished run and when it finished, for a probe that keeps
+    /// results (cache, background): boxed, so the many probes that keep
+    /// none carry one pointer, not 152 bytes (issue 17, P12).
+    last: Option<Box<(Instant, HealthEntry)>>,
     next_generation: u64,
 }
 
@@ -754,7 +765,6 @@ impl ProbeState {
             slot: Mutex::new(Slot::default()),
             task: Mutex::new(None),
             max_staleness,
-            stale_description: stale_description(max_staleness),
             version: AtomicU64::new(0),
             hysteresis: Hysteresis::new(policy.threshold),
             published: AtomicU64::new(0),
@@ -1179,7 +1189,7 @@ fn finish(
             (failed, d, None, EntryOutcome::Panicked, error)
         }
         Err(_elapsed) => {
-            let d = Some(Cow::Owned(probe.timeout_description.clone()));
+            let d = Some(Cow::Owned(timeout_description(probe.timeout)));
             let error = RunError::Timeout(probe.timeout);
             (failed, d, None, EntryOutcome::TimedOut, error)
         }
@@ -1257,7 +1267,7 @@ fn remember(probe: &ProbeRuntime, slot: &mut Slot, entry: &HealthEntry, held: bo
     if probe.policy.refresh.is_some()
         || (probe.policy.cache.is_some() && entry.status == HealthStatus::Healthy && !held)
     {
-        slot.last = Some((Instant::now(), entry.clone()));
+        slot.last = Some(Box::new((Instant::now(), entry.clone())));
         probe.state.version.fetch_add(1, Ordering::AcqRel);
     } else if probe.policy.cache.is_some() && slot.last.take().is_some() {
         probe.state.version.fetch_add(1, Ordering::AcqRel);
@@ -1269,7 +1279,7 @@ fn timed_out(probe: &ProbeRuntime, duration: Duration) -> HealthEntry {
     HealthEntry {
         name: probe.name.clone(),
         status: probe.failure_status.status(),
-        description: Some(Cow::Owned(probe.timeout_description.clone())),
+        description: Some(Cow::Owned(timeout_description(probe.timeout))),
         duration,
         data: None,
         outcome: EntryOutcome::TimedOut,
@@ -1301,10 +1311,10 @@ fn background_entry(probe: &ProbeRuntime) -> HealthEntry {
         // No result within the bound: the same class as a missed deadline.
         outcome: EntryOutcome::TimedOut,
     };
-    match &lock(&state.slot).last {
+    match lock(&state.slot).last.as_deref() {
         None => failed(Cow::Borrowed(NO_RESULT_YET_DESCRIPTION)),
         Some((at, _)) if at.elapsed() > state.max_staleness => {
-            failed(Cow::Owned(state.stale_description.clone()))
+            failed(Cow::Owned(stale_description(state.max_staleness)))
         }
         Some((_, entry)) => entry.clone(),
     }

@@ -1213,3 +1213,13 @@ mod tier {
         assert_eq!(names, ["a", "c"]);
     }
 }
+
+/// Issue 17, P12: the state a registered probe keeps whatever its policy.
+/// What only some probes need (a kept result, a failure being logged) is
+/// boxed, and no description is formatted ahead of need; 816 bytes before.
+#[test]
+fn a_registered_probe_keeps_little_state() {
+    let size = size_of::<super::ProbeRuntime>();
+    eprintln!("ProbeRuntime: {size} bytes");
+    assert!(size <= 640, "ProbeRuntime is {size} bytes");
+}
