@@ -108,7 +108,7 @@ impl HealthReport {
                         .filter(|(k, _)| !CLUSTER_ADDRESS_KEYS.contains(&k.as_str()))
                         .map(|(k, v)| (k.clone(), v.clone()))
                         .collect();
-                    (!kept.is_empty()).then_some(kept)
+                    (!kept.is_empty()).then(|| Box::new(kept))
                 });
                 HealthEntry { data, ..e.clone() }
             })
@@ -133,8 +133,10 @@ pub struct HealthEntry {
     pub description: Option<Cow<'static, str>>,
     /// How long the probe ran.
     pub duration: Duration,
-    /// The probe's structured `data`, if it gave any.
-    pub data: Option<Map<String, Value>>,
+    /// The probe's structured `data`, if it gave any. Boxed: most entries
+    /// have none, and a 1,000-probe report is 64 KB smaller for it
+    /// (issue 17, P12).
+    pub data: Option<Box<Map<String, Value>>>,
     /// How the run ended.
     pub outcome: EntryOutcome,
 }

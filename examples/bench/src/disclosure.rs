@@ -133,7 +133,8 @@ fn body_cost() {
             duration: Duration::from_micros(125),
             data: serde_json::json!({"selfAddress": "127.0.0.1:7000"})
                 .as_object()
-                .cloned(),
+                .cloned()
+                .map(Box::new),
             outcome: EntryOutcome::Completed,
         })
         .to_vec();

@@ -84,6 +84,9 @@ pub fn ready_registry(
     cache: Option<Duration>,
 ) -> io::Result<HealthRegistry> {
     let registry = HealthRegistry::new();
+    // Registered in one `add_all`, as a manifest's `install` does: one
+    // table built, not one per probe.
+    let mut all = Vec::new();
     for i in 0..probes {
         let name = probe_name(i);
         let registration = match i {
@@ -95,10 +98,11 @@ pub fn ready_registry(
             Some(ttl) => registration.cache(ttl),
             None => registration,
         };
-        registry
-            .add(registration)
-            .map_err(|e| io::Error::other(e.to_string()))?;
+        all.push(registration);
     }
+    registry
+        .add_all(all)
+        .map_err(|e| io::Error::other(e.to_string()))?;
     Ok(registry)
 }
 

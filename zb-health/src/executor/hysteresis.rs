@@ -29,9 +29,10 @@ use zb_health_spec::detection::Threshold;
 
 use crate::report::HealthEntry;
 
-/// The per-probe hysteresis state.
+/// The per-probe hysteresis state; the threshold is the probe's policy's,
+/// passed to each [`apply`](Self::apply) rather than kept twice.
+#[derive(Default)]
 pub(super) struct Hysteresis {
-    threshold: Threshold,
     state: Mutex<State>,
 }
 
@@ -46,21 +47,19 @@ struct State {
 }
 
 impl Hysteresis {
-    pub(super) fn new(threshold: Threshold) -> Self {
-        Self {
-            threshold,
-            state: Mutex::new(State::default()),
-        }
-    }
-
-    /// The entry to report for one run's `raw` result, and whether it is
-    /// held back (not the run's own answer). `failed` is the probe's
-    /// failure status.
-    pub(super) fn apply(&self, raw: HealthEntry, failed: HealthStatus) -> (HealthEntry, bool) {
-        if !self.threshold.is_set() {
+    /// The entry to report for one run's `raw` result under the probe's
+    /// `threshold`, and whether it is held back (not the run's own
+    /// answer). `failed` is the probe's failure status.
+    pub(super) fn apply(
+        &self,
+        threshold: Threshold,
+        raw: HealthEntry,
+        failed: HealthStatus,
+    ) -> (HealthEntry, bool) {
+        if !threshold.is_set() {
             return (raw, false);
         }
-        let t = self.threshold;
+        let t = threshold;
         let mut s = super::lock(&self.state);
         let run_failed = raw.status != HealthStatus::Healthy;
         if run_failed != s.failing {

@@ -134,7 +134,6 @@ use tracing::instrument::WithSubscriber;
 
 use futures_util::future::join_all;
 use std::sync::atomic::AtomicU64;
-use tokio::sync::Semaphore;
 use zb_health_spec::detection::{background_max_age, default_probe_timeout};
 use zb_health_spec::{FailureStatus, HealthStatus, Tag, TagSet, Violations};
 
@@ -188,22 +187,45 @@ pub(crate) struct ProbeRuntime {
     pub(crate) timeout_stated: bool,
     failure_status: FailureStatus,
     probe: Arc<dyn DynProbe>,
-    policy: Policy,
+    /// `None` for the default policy (no cache, schedule, threshold or
+    /// sharing: most probes), so those keep 8 bytes, not 88 (issue 17,
+    /// P12); read through [`policy`](Self::policy).
+    policy: Option<Box<Policy>>,
     /// Single-flight, cache and schedule state (BE-HLTH-006).
     state: ProbeState,
     /// Transition-log state (BE-HLTH-008): goes with the registration.
     log: ProbeLog,
     /// The names of the probes this one depends on (issue 18 §5).
-    pub(crate) depends_on: Arc<[Arc<str>]>,
+    /// A boxed slice: empty, it allocates nothing (an empty `Arc<[_]>`
+    /// still allocates its counts).
+    pub(crate) depends_on: Box<[Arc<str>]>,
     /// Those probes as the table holds them now: weak, so a dependency's
     /// removal frees it; found again by name at every table change.
-    dependencies: Mutex<Vec<Weak<ProbeRuntime>>>,
+    dependencies: Mutex<Box<[Weak<ProbeRuntime>]>>,
     /// Its history (issue 19), allocated at its first result once history
     /// is enabled on the registry; never before, never again.
     history: std::sync::OnceLock<Box<ProbeHistory>>,
 }
 
+/// The policy of a probe registered with none of its keys.
+const DEFAULT_POLICY: Policy = Policy {
+    cache: None,
+    refresh: None,
+    max_staleness: None,
+    threshold: zb_health_spec::detection::Threshold {
+        failures: None,
+        failing_for: None,
+        successes: None,
+    },
+    shared: false,
+};
+
 impl ProbeRuntime {
+    /// The probe's execution policy.
+    fn policy(&self) -> &Policy {
+        self.policy.as_deref().unwrap_or(&DEFAULT_POLICY)
+    }
+
     /// The runtime of a probe just registered under `orchestrator` (the
     /// registry's orchestrator timeout, which a default deadline is
     /// derived below): nothing run yet.
@@ -228,11 +250,11 @@ impl ProbeRuntime {
         let (name, tags, failure_status, probe, policy, depends_on) = facts;
         Self {
             depends_on,
-            dependencies: Mutex::new(Vec::new()),
+            dependencies: Mutex::new(Box::default()),
             history: std::sync::OnceLock::new(),
             state: ProbeState::new(policy, timeout),
             log: ProbeLog::new(&name),
-            policy,
+            policy: (policy != DEFAULT_POLICY).then(|| Box::new(policy)),
             name,
             tags,
             timeout,
@@ -253,7 +275,7 @@ impl ProbeRuntime {
                 self.tags,
                 self.failure_status,
                 self.probe.clone(),
-                self.policy,
+                *self.policy(),
                 self.depends_on.clone(),
             );
             Self::with(facts, timeout, false)
@@ -286,12 +308,12 @@ impl ProbeRuntime {
     /// a background schedule), so a tier made of such probes can keep its
     /// rendered answer.
     pub(crate) fn keeps_results(&self) -> bool {
-        self.policy.cache.is_some() || self.policy.refresh.is_some()
+        self.policy().cache.is_some() || self.policy().refresh.is_some()
     }
 
     /// R19 and R20 for this probe's policy against a detection time.
     pub(crate) fn check_detection(&self, detection: Duration, sink: &mut Violations<()>) {
-        self.policy
+        self.policy()
             .check_detection(&self.name, self.timeout, Some(detection), sink);
     }
 
@@ -340,9 +362,11 @@ impl ProbeRuntime {
     /// background run, which reads and never waits; a dependency that has
     /// no entry yet is not known to fail.
     fn failing_dependency_known(&self) -> Option<Arc<ProbeRuntime>> {
-        self.dependencies()
-            .into_iter()
-            .find(|d| lock(&d.state.last_status).is_some_and(|status| d.is_failing(status)))
+        self.dependencies().into_iter().find(|d| {
+            d.state
+                .last_status()
+                .is_some_and(|status| d.is_failing(status))
+        })
     }
 
     /// The execution in flight right now, if any: a flight, or a first
@@ -380,7 +404,7 @@ type Facts = (
     FailureStatus,
     Arc<dyn DynProbe>,
     Policy,
-    Arc<[Arc<str>]>,
+    Box<[Arc<str>]>,
 );
 
 /// A probe execution under way, from
@@ -405,7 +429,7 @@ pub(crate) type Starting = Box<dyn Fn() -> bool + Send + Sync>;
 /// What every run shares: the in-flight bound, the log interval, where
 /// executions run and whether the service is still starting.
 struct Shared {
-    limiter: Semaphore,
+    limiter: Limiter,
     /// In nanoseconds; an atomic so a manifest's `install` can set it on
     /// the process registry after it is built.
     failure_log_interval: AtomicU64,
@@ -437,7 +461,7 @@ impl Executor {
     ) -> Self {
         Self {
             shared: Arc::new(Shared {
-                limiter: Semaphore::new(max_in_flight),
+                limiter: Limiter::new(max_in_flight),
                 failure_log_interval: AtomicU64::new(nanos(failure_log_interval)),
                 runs,
                 starting,
@@ -487,7 +511,7 @@ impl Executor {
     /// already a measured one. On the caller's runtime it starts at the
     /// first request instead (a runtime is certain to exist only there).
     pub(crate) fn start(&self, probe: &Arc<ProbeRuntime>) {
-        if probe.policy.refresh.is_some() && self.shared.runs == Runs::ProbeThread {
+        if probe.policy().refresh.is_some() && self.shared.runs == Runs::ProbeThread {
             ensure_task(probe, &self.shared);
         }
     }
@@ -676,10 +700,10 @@ pub(crate) fn versions(probes: &[Arc<ProbeRuntime>]) -> u64 {
 /// a background one within its staleness bound) and when it stops being
 /// so; `None` when the request must go through the policy.
 fn kept_entry(probe: &ProbeRuntime) -> Option<(HealthEntry, Instant)> {
-    let lifetime = match (probe.policy.refresh, probe.policy.cache) {
+    let lifetime = match (probe.policy().refresh, probe.policy().cache) {
         // Its schedule must be running for the result to be refreshed.
         (Some(_), _) if !probe.state.task_running() => return None,
-        (Some(_), _) => probe.state.max_staleness,
+        (Some(_), _) => probe.state.max_staleness(),
         (None, Some(cache)) => cache,
         (None, None) => return None,
     };
@@ -692,10 +716,9 @@ fn kept_entry(probe: &ProbeRuntime) -> Option<(HealthEntry, Instant)> {
 /// One probe's runtime state: its flight, its last result, its schedule.
 struct ProbeState {
     slot: Mutex<Slot>,
-    /// `Some` while a background task may be running; dropping it (with
-    /// the registration) stops the task.
-    task: Mutex<Option<oneshot::Sender<()>>>,
-    max_staleness: Duration,
+    /// A background probe's schedule (`refresh`); boxed, and `None` for
+    /// every other probe (issue 17, P12).
+    background: Option<Box<Background>>,
     /// Grows whenever `slot.last` is stored or cleared (see [`versions`]).
     version: AtomicU64,
     /// Between each run's raw result and its entry (issue 18 §1).
@@ -704,8 +727,19 @@ struct ProbeState {
     /// the verdicts it went to (0: none yet); issue 18 §2.
     published: AtomicU64,
     /// The status of the latest entry a run (or a skip) gave: what a
-    /// background dependent reads of this probe (issue 18 §5).
-    last_status: Mutex<Option<HealthStatus>>,
+    /// background dependent reads of this probe (issue 18 §5). One byte
+    /// (0: none yet, else [`status_code`]), so a run stores it without a
+    /// lock.
+    last_status: std::sync::atomic::AtomicU8,
+}
+
+/// A status as one byte, never 0.
+fn status_code(status: HealthStatus) -> u8 {
+    match status {
+        HealthStatus::Healthy => 1,
+        HealthStatus::Degraded => 2,
+        HealthStatus::Unhealthy => 3,
+    }
 }
 
 #[derive(Default)]
@@ -750,27 +784,54 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl ProbeState {
+    /// The status of the latest entry, if there is one yet.
+    fn last_status(&self) -> Option<HealthStatus> {
+        match self.last_status.load(Ordering::Acquire) {
+            1 => Some(HealthStatus::Healthy),
+            2 => Some(HealthStatus::Degraded),
+            3 => Some(HealthStatus::Unhealthy),
+            _ => None,
+        }
+    }
+
     /// Whether the background schedule is running (its task alive).
     fn task_running(&self) -> bool {
-        lock(&self.task)
+        self.background
             .as_ref()
-            .is_some_and(|stop| !stop.is_closed())
+            .is_some_and(|b| lock(&b.task).as_ref().is_some_and(|stop| !stop.is_closed()))
+    }
+
+    /// How old a background result may be; zero for other probes.
+    fn max_staleness(&self) -> Duration {
+        self.background
+            .as_ref()
+            .map_or(Duration::ZERO, |b| b.max_staleness)
     }
 
     fn new(policy: Policy, timeout: Duration) -> Self {
-        let max_staleness = policy.refresh.map_or(Duration::ZERO, |r| {
-            background_max_age(r, policy.max_staleness, timeout)
+        let background = policy.refresh.map(|r| {
+            Box::new(Background {
+                task: Mutex::new(None),
+                max_staleness: background_max_age(r, policy.max_staleness, timeout),
+            })
         });
         Self {
             slot: Mutex::new(Slot::default()),
-            task: Mutex::new(None),
-            max_staleness,
+            background,
             version: AtomicU64::new(0),
-            hysteresis: Hysteresis::new(policy.threshold),
+            hysteresis: Hysteresis::default(),
             published: AtomicU64::new(0),
-            last_status: Mutex::new(None),
+            last_status: std::sync::atomic::AtomicU8::new(0),
         }
     }
+}
+
+/// What only a background probe keeps.
+struct Background {
+    /// `Some` while its task may be running; dropping it (with the
+    /// registration) stops the task.
+    task: Mutex<Option<oneshot::Sender<()>>>,
+    max_staleness: Duration,
 }
 
 /// Counts one waiter of a flight for as long as it waits.
@@ -855,7 +916,7 @@ impl Executor {
         if let Some((entry, expires)) = kept_entry(probe) {
             return Now::Entry(entry, Some(expires));
         }
-        if probe.policy.refresh.is_some() {
+        if probe.policy().refresh.is_some() {
             ensure_task(probe, &self.shared);
             return Now::Entry(background_entry(probe), None);
         }
@@ -912,7 +973,7 @@ impl Executor {
             started,
             armed: true,
         };
-        let Ok(slot) = self.shared.limiter.try_acquire() else {
+        let Some(slot) = self.shared.limiter.try_take() else {
             let check = probe.probe.clone().check_owned();
             return self.take_off(probe, generation, started, check, None, claim);
         };
@@ -946,7 +1007,7 @@ impl Executor {
             }
             Err(pending) => {
                 // The flight keeps the slot until it ends.
-                slot.forget();
+                std::mem::forget(slot);
                 let held = HeldSlot(self.shared.clone());
                 self.take_off(probe, generation, started, pending, Some(held), claim)
             }
@@ -1040,7 +1101,88 @@ struct HeldSlot(Arc<Shared>);
 
 impl Drop for HeldSlot {
     fn drop(&mut self) {
-        self.0.limiter.add_permits(1);
+        self.0.limiter.give();
+    }
+}
+
+/// The registry-wide in-flight bound (BE-HLTH-006, `max_in_flight`). A
+/// free slot costs one compare-and-swap to take and one subtraction to
+/// give back (issue 17: tokio's semaphore locks a mutex on every
+/// release); only a run that finds none free waits, on `freed`.
+struct Limiter {
+    max: usize,
+    taken: AtomicUsize,
+    /// Runs waiting for a slot: a release notifies only while there are.
+    waiting: AtomicUsize,
+    freed: tokio::sync::Notify,
+}
+
+/// A slot taken by a first poll, given back when dropped (a panic
+/// included) unless it is forgotten into a [`HeldSlot`].
+struct Taken<'a>(&'a Limiter);
+
+impl Drop for Taken<'_> {
+    fn drop(&mut self) {
+        self.0.give();
+    }
+}
+
+impl Limiter {
+    fn new(max: usize) -> Self {
+        Self {
+            max,
+            taken: AtomicUsize::new(0),
+            waiting: AtomicUsize::new(0),
+            freed: tokio::sync::Notify::new(),
+        }
+    }
+
+    /// A slot if one is free now.
+    fn try_take(&self) -> Option<Taken<'_>> {
+        // Sequentially consistent, with `waiting`, so a release that sees
+        // no waiter is seen by the waiter's own next try (see `take`).
+        self.taken
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < self.max).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Taken(self))
+    }
+
+    /// Waits until a slot is free and takes it; the caller gives it back.
+    async fn take(&self) {
+        if let Some(taken) = self.try_take() {
+            std::mem::forget(taken);
+            return;
+        }
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        // Counted off however the wait ends: taken, or dropped at the
+        // deadline.
+        struct Waiter<'a>(&'a AtomicUsize);
+        impl Drop for Waiter<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        let _waiter = Waiter(&self.waiting);
+        loop {
+            let mut freed = pin!(self.freed.notified());
+            // Registered before the try, so a release between the two
+            // still wakes this waiter.
+            freed.as_mut().enable();
+            if let Some(taken) = self.try_take() {
+                std::mem::forget(taken);
+                return;
+            }
+            freed.await;
+        }
+    }
+
+    fn give(&self) {
+        self.taken.fetch_sub(1, Ordering::SeqCst);
+        if self.waiting.load(Ordering::SeqCst) > 0 {
+            self.freed.notify_one();
+        }
     }
 }
 
@@ -1138,17 +1280,10 @@ async fn execute(
         // must answer in time even when the bound is saturated. A free
         // slot is taken without queueing.
         let _slot = match held {
-            Some(held) => Some(held),
+            Some(held) => held,
             None => {
-                let slot = match shared.limiter.try_acquire() {
-                    Ok(slot) => Ok(slot),
-                    Err(_) => shared.limiter.acquire().await,
-                };
-                // The semaphore is never closed, so this always holds one.
-                slot.ok().map(|slot| {
-                    slot.forget();
-                    HeldSlot(shared.clone())
-                })
+                shared.limiter.take().await;
+                HeldSlot(shared.clone())
             }
         };
         AssertUnwindSafe(pending).catch_unwind().await
@@ -1199,15 +1334,18 @@ fn finish(
         status,
         description,
         duration,
-        data,
+        data: data.map(Box::new),
         outcome,
     };
     // The log and the metrics see the reported entry: a failure the
     // threshold holds back is no transition, and its error is not logged.
-    let (entry, held) = probe.state.hysteresis.apply(raw, failed);
+    let (entry, held) = probe
+        .state
+        .hysteresis
+        .apply(probe.policy().threshold, raw, failed);
     // A shared dependency compares the reported verdict with the
     // cluster's (issue 18 §2); without a view it is an ordinary probe.
-    let entry = match probe.policy.shared {
+    let entry = match probe.policy().shared {
         true => match &*shared.verdicts.read().unwrap_or_else(|e| e.into_inner()) {
             Some((generation, verdicts)) => {
                 // Published on a change only: a steady verdict costs one
@@ -1263,13 +1401,16 @@ fn record(probe: &ProbeRuntime, generation: u64, entry: &HealthEntry, held: bool
 /// recovers as soon as the dependency does. A held-back failure (`held`,
 /// reported `Healthy`) is not a healthy result and is not cached either.
 fn remember(probe: &ProbeRuntime, slot: &mut Slot, entry: &HealthEntry, held: bool) {
-    *lock(&probe.state.last_status) = Some(entry.status);
-    if probe.policy.refresh.is_some()
-        || (probe.policy.cache.is_some() && entry.status == HealthStatus::Healthy && !held)
+    probe
+        .state
+        .last_status
+        .store(status_code(entry.status), Ordering::Release);
+    if probe.policy().refresh.is_some()
+        || (probe.policy().cache.is_some() && entry.status == HealthStatus::Healthy && !held)
     {
         slot.last = Some(Box::new((Instant::now(), entry.clone())));
         probe.state.version.fetch_add(1, Ordering::AcqRel);
-    } else if probe.policy.cache.is_some() && slot.last.take().is_some() {
+    } else if probe.policy().cache.is_some() && slot.last.take().is_some() {
         probe.state.version.fetch_add(1, Ordering::AcqRel);
     }
 }
@@ -1313,8 +1454,8 @@ fn background_entry(probe: &ProbeRuntime) -> HealthEntry {
     };
     match lock(&state.slot).last.as_deref() {
         None => failed(Cow::Borrowed(NO_RESULT_YET_DESCRIPTION)),
-        Some((at, _)) if at.elapsed() > state.max_staleness => {
-            failed(Cow::Owned(stale_description(state.max_staleness)))
+        Some((at, _)) if at.elapsed() > state.max_staleness() => {
+            failed(Cow::Owned(stale_description(state.max_staleness())))
         }
         Some((_, entry)) => entry.clone(),
     }
@@ -1322,7 +1463,10 @@ fn background_entry(probe: &ProbeRuntime) -> HealthEntry {
 
 /// Starts the probe's schedule on the current runtime unless it runs.
 fn ensure_task(probe: &Arc<ProbeRuntime>, shared: &Arc<Shared>) {
-    let mut task = lock(&probe.state.task);
+    let Some(background) = &probe.state.background else {
+        return;
+    };
+    let mut task = lock(&background.task);
     // A closed sender means the task is gone: its runtime shut down.
     if task.as_ref().is_some_and(|stop| !stop.is_closed()) {
         return;
@@ -1353,7 +1497,7 @@ async fn schedule(
         let (Some(p), Some(shared)) = (probe.upgrade(), shared.upgrade()) else {
             return;
         };
-        let Some(period) = p.policy.refresh else {
+        let Some(period) = p.policy().refresh else {
             return;
         };
         let next = Instant::now() + period;

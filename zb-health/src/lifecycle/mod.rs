@@ -239,7 +239,7 @@ impl Lifecycle {
                     data.insert(key.into(), serde_json::Value::Array(names));
                 }
             }
-            entry.data = (!data.is_empty()).then_some(data);
+            entry.data = (!data.is_empty()).then(|| Box::new(data));
             entries.push(entry);
         }
         entries.extend(self.watchdogs.started_entries());

@@ -454,7 +454,7 @@ mod watchdogs {
             r.started().entries[0]
                 .data
                 .clone()
-                .map(serde_json::Value::Object)
+                .map(|d| serde_json::Value::Object(*d))
         };
         assert_eq!(
             data(&registry),
