@@ -204,8 +204,10 @@ impl ZbHealth {
     /// Hands a tier body larger than 32 KiB (some 380 probes and more) to
     /// actix in 32 KiB slices, so no keep-alive connection keeps a write
     /// buffer the size of that body (actix keeps up to 128 KiB per
-    /// connection): 32 connections to a 1,000-probe tier then hold 0.8 MiB
-    /// of buffers, not 2.4 MiB (issue 17, P12). Off by default.
+    /// connection): 32 connections to a 1,000-probe tier then hold about
+    /// 0.8 MiB of buffers (measured), where whole bodies would hold about
+    /// 2.4 MiB (32 × the 77 KB the body adds; issue 17, P12). Off by
+    /// default.
     ///
     /// **Only for a server with `HttpServer::tcp_nodelay(true)`.** A body
     /// in slices goes out in several writes, and with Nagle's algorithm
