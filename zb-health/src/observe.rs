@@ -271,7 +271,7 @@ impl fmt::Display for Cause<'_> {
             RunError::Panic(panic) => {
                 write!(f, "panicked: {}", panic_message(&**panic))
             }
-            RunError::Timeout(after) => write!(f, "timed out after {} ms", after.as_millis()),
+            RunError::Timeout(after) => f.write_str(&crate::report::timeout_description(*after)),
             RunError::None => f.write_str(
                 self.entry
                     .description

@@ -16,7 +16,7 @@ use crate::probe::{DynProbe, Probe};
 
 /// A probe's execution policy, as registered (BE-HLTH-006); see
 /// [`crate::executor`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Policy {
     pub(crate) cache: Option<Duration>,
     pub(crate) refresh: Option<Duration>,
@@ -27,7 +27,27 @@ pub(crate) struct Policy {
     pub(crate) shared: bool,
 }
 
+impl Default for Policy {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
 impl Policy {
+    /// No cache, schedule, threshold or sharing: what most probes have,
+    /// and what a probe's state keeps no copy of (issue 17).
+    pub(crate) const DEFAULT: Self = Self {
+        cache: None,
+        refresh: None,
+        max_staleness: None,
+        threshold: Threshold {
+            failures: None,
+            failing_for: None,
+            successes: None,
+        },
+        shared: false,
+    };
+
     /// R19: every result this policy serves stays younger than
     /// `detection`, with `timeout` the probe's deadline; R20: its
     /// threshold holds a failure back no longer than `detection` (and

@@ -17,6 +17,14 @@ pub const ERRORED_DESCRIPTION: &str = "check failed";
 /// to the log only (BE-HLTH-007).
 pub const PANICKED_DESCRIPTION: &str = "check panicked";
 
+/// The fixed description of an entry whose run missed its deadline:
+/// `timed out after N ms`, with the probe's deadline. Made when a run
+/// times out, not kept per probe: a timeout allocates its entry's
+/// description anyway, and 1,000 probes keep 48 KB less (issue 17, P12).
+pub fn timeout_description(timeout: Duration) -> String {
+    format!("timed out after {} ms", timeout.as_millis())
+}
+
 /// The `data` key in which a cluster-membership probe reports this node's
 /// own member status, in lower case (`joining`, `up`, `leaving`, …):
 /// besides the entry's status, what `clusterReady` reads (AT-8), since a

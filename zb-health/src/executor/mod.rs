@@ -143,6 +143,7 @@ use crate::probe::{BoxProbeFuture, DynProbe, ProbeOutcome};
 use crate::registration::{Policy, ProbeRegistration};
 use crate::report::{
     ERRORED_DESCRIPTION, EntryOutcome, HealthEntry, HealthReport, PANICKED_DESCRIPTION,
+    timeout_description,
 };
 use crate::shared::SharedVerdicts;
 
@@ -155,14 +156,6 @@ pub const NO_RESULT_YET_DESCRIPTION: &str = "no result yet";
 /// the probe's `max_staleness`.
 pub fn stale_description(max_staleness: Duration) -> String {
     format!("stale: no result for over {} ms", max_staleness.as_millis())
-}
-
-/// The fixed description of an entry whose run missed its deadline:
-/// `timed out after N ms`, with the probe's deadline. Made when a run
-/// times out, not kept per probe: a timeout allocates its entry's
-/// description anyway, and 1,000 probes keep 48 KB less (issue 17, P12).
-pub fn timeout_description(timeout: Duration) -> String {
-    format!("timed out after {} ms", timeout.as_millis())
 }
 
 /// The description of an entry skipped because a dependency is failing:
@@ -207,23 +200,10 @@ pub(crate) struct ProbeRuntime {
     history: std::sync::OnceLock<Box<ProbeHistory>>,
 }
 
-/// The policy of a probe registered with none of its keys.
-const DEFAULT_POLICY: Policy = Policy {
-    cache: None,
-    refresh: None,
-    max_staleness: None,
-    threshold: zb_health_spec::detection::Threshold {
-        failures: None,
-        failing_for: None,
-        successes: None,
-    },
-    shared: false,
-};
-
 impl ProbeRuntime {
     /// The probe's execution policy.
     fn policy(&self) -> &Policy {
-        self.policy.as_deref().unwrap_or(&DEFAULT_POLICY)
+        self.policy.as_deref().unwrap_or(&Policy::DEFAULT)
     }
 
     /// The runtime of a probe just registered under `orchestrator` (the
@@ -254,7 +234,7 @@ impl ProbeRuntime {
             history: std::sync::OnceLock::new(),
             state: ProbeState::new(policy, timeout),
             log: ProbeLog::new(&name),
-            policy: (policy != DEFAULT_POLICY).then(|| Box::new(policy)),
+            policy: (policy != Policy::DEFAULT).then(|| Box::new(policy)),
             name,
             tags,
             timeout,
