@@ -30,6 +30,16 @@ if ! command -v chromium > /dev/null && ! command -v chromium-headless-shell > /
     $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium > /dev/null
 fi
 
+# The fault harness (zb_health_testkit::fault, issue 27): network
+# namespaces (iproute2's `ip netns`) and packet filters (`iptables`, nft
+# backend), inside which examples/scadabridge/tests/faults.rs runs real
+# nodes. Needs root, as CI is.
+if ! command -v iptables > /dev/null || ! command -v ip > /dev/null; then
+    sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends iptables iproute2 > /dev/null
+fi
+
 # kubectl (Debian's kubernetes-client) and kubernetes-validate (PyPI, in
 # target/venv) for zb-health-cli/tests/kubectl.rs: the printed patch is
 # applied with kubectl and validated against the Kubernetes schemas.

@@ -24,6 +24,7 @@
 pub mod browser;
 pub mod dashboard;
 pub mod dom;
+pub mod fault;
 pub mod grpc;
 pub mod http;
 pub mod postgres;

@@ -162,8 +162,27 @@ fn every_manifest_renders_valid_deterministic_yaml_that_its_own_check_accepts() 
         }
         assert!(pod.termination_grace_period_seconds >= 1, "{file}");
 
-        // As a Deployment, the printed patch is consistent with its manifest.
+        // As a Deployment, the printed patch is consistent with its manifest,
+        // with as many replicas as the cluster size its guards count (K9;
+        // the patch leaves the scale to the workload).
         let deployment = scratch.join("deployment.yaml");
+        let source = std::fs::read_to_string(common::root().join(&file)).expect("readable");
+        let size = source
+            .split("expected_size:")
+            .skip(1)
+            .filter_map(|rest| {
+                let digits: String = rest
+                    .trim_start()
+                    .chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect();
+                digits.parse::<u32>().ok()
+            })
+            .max();
+        let yaml = match size {
+            Some(n) => yaml.replacen("spec:\n", &format!("spec:\n  replicas: {n}\n"), 1),
+            None => yaml,
+        };
         std::fs::write(
             &deployment,
             format!("apiVersion: apps/v1\nkind: Deployment\n{yaml}"),
@@ -542,4 +561,87 @@ fn a_readiness_group_points_the_readiness_probe_at_its_path() {
         "{stderr}"
     );
     assert!(stderr.contains("did you mean `canary`?"), "{stderr}");
+}
+
+#[test]
+fn replicas_that_disagree_with_the_cluster_size_drift_at_their_line() {
+    // ledger's manifest counts majorities of 3 (`expected_size: 3`); its
+    // StatefulSet, made Parallel so K7 stays quiet, runs 3 replicas.
+    let manifest = format!("{FIXTURES}/cluster.yaml");
+    let statefulset = format!("{FIXTURES}/cluster-statefulset.yaml");
+    let dir = std::env::temp_dir().join(format!("zb-health-k8s-size-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("the temp dir is writable");
+    let text_of = std::fs::read_to_string(common::root().join(&statefulset)).expect("readable");
+    let first = text_of
+        .split("\n---\n")
+        .next()
+        .expect("a first document")
+        .replace(
+            "  replicas: 3\n",
+            "  replicas: 3\n  podManagementPolicy: Parallel\n",
+        );
+    let env_from = "            - { name: HOST, value: 0.0.0.0 }\n";
+    let line_of = |yaml: &str, needle: &str| {
+        yaml.lines()
+            .position(|l| l.contains(needle))
+            .expect("the line is there")
+            + 1
+    };
+    for (file, yaml, drift) in [
+        // 5 replicas against 3: each side of a partition can count 2 of 3.
+        (
+            "five.yaml",
+            first.replace("replicas: 3", "replicas: 5"),
+            Some("both sides of a partition"),
+        ),
+        // The run time's size agrees with the replicas: it overrides the
+        // manifest's 3.
+        (
+            "five-env.yaml",
+            first.replace("replicas: 3", "replicas: 5").replace(
+                env_from,
+                &format!(
+                    "{env_from}            - {{ name: CLUSTER_EXPECTED_SIZE, value: \"5\" }}\n"
+                ),
+            ),
+            None,
+        ),
+        // The run time says 5, the StatefulSet runs 3.
+        (
+            "three-env.yaml",
+            first.replace(
+                env_from,
+                &format!(
+                    "{env_from}            - {{ name: CLUSTER_EXPECTED_SIZE, value: \"5\" }}\n"
+                ),
+            ),
+            Some("the container's CLUSTER_EXPECTED_SIZE is 5"),
+        ),
+        // One replica never reaches a majority of 3.
+        (
+            "one.yaml",
+            first.replace("replicas: 3", "replicas: 1"),
+            Some("never reach a majority"),
+        ),
+    ] {
+        let path = dir.join(file);
+        std::fs::write(&path, &yaml).expect("writable");
+        let path = path.to_str().expect("UTF-8");
+        let out = zb_health(&["k8s", "--color", "never", &manifest, "--check", path]);
+        let stderr = text(&out.stderr);
+        match drift {
+            None => assert_eq!(out.status.code(), Some(0), "{file}: {stderr}"),
+            Some(said) => {
+                assert_eq!(out.status.code(), Some(1), "{file}: {stderr}");
+                assert!(stderr.contains("error[K9]"), "{file}: {stderr}");
+                assert!(stderr.contains(said), "{file}: {stderr}");
+                let line = line_of(&yaml, "replicas:");
+                assert!(
+                    stderr.contains(&format!("{path}:{line}:")),
+                    "{file}: K9 at the replicas line {line}: {stderr}"
+                );
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).expect("removable");
 }

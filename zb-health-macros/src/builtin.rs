@@ -90,10 +90,11 @@ pub fn probe(p: &ProbeDecl, field: Option<&syn::Ident>, krate: &TokenStream) -> 
             };
             quote!(#krate::cluster::ClusterMembershipProbe::new(#view).policy(#policy))
         }
-        ProbeKind::ClusterTransport { guard } => {
-            let guard = with_guard(*guard, krate);
-            quote!(#krate::cluster::ClusterTransportProbe::new(#view) #guard)
-        }
+        ProbeKind::ClusterTransport { guard } => guarded(
+            quote!(#krate::cluster::ClusterTransportProbe::new(#view)),
+            *guard,
+            krate,
+        ),
         ProbeKind::ActiveNode {
             no_active_role_status,
             ..
@@ -120,15 +121,26 @@ pub fn active_rule(p: &ProbeDecl, krate: &TokenStream) -> Option<TokenStream> {
             quote!(#krate::__private::checked_roles(&[#(#roles),*]))
         }
     };
-    let guard = with_guard(*guard, krate);
-    Some(quote!(#base #guard))
+    Some(guarded(base, *guard, krate))
 }
 
-/// The `.with_guard(..)` call of a cluster kind's majority guard, if it
-/// states one.
-fn with_guard(g: Option<MajorityGuard>, krate: &TokenStream) -> Option<TokenStream> {
-    g.map(|g| {
-        let (size, require) = (g.expected_size, g.require_majority);
-        quote!(.with_guard(#krate::cluster::MajorityGuard { expected_size: #size, require_majority: #require }))
+/// `base` (a cluster probe or rule) with the majority guard in force: the
+/// manifest's, its size replaced by `CLUSTER_EXPECTED_SIZE` when the run
+/// time sets it (issue 27 §4), which also turns a guard on where the
+/// manifest states none.
+fn guarded(base: TokenStream, g: Option<MajorityGuard>, krate: &TokenStream) -> TokenStream {
+    let stated = match g {
+        Some(g) => {
+            let (size, require) = (g.expected_size, g.require_majority);
+            quote!(::core::option::Option::Some(#krate::cluster::MajorityGuard { expected_size: #size, require_majority: #require }))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    quote!({
+        let base = #base;
+        match #krate::__private::runtime_guard(#stated) {
+            ::core::option::Option::Some(guard) => base.with_guard(guard),
+            ::core::option::Option::None => base,
+        }
     })
 }

@@ -112,6 +112,20 @@ pub mod __private {
     /// A probe's hysteresis, as the attribute writes it in `META`.
     pub use zb_health_spec::detection::Threshold;
 
+    /// A built-in cluster probe's majority guard: the manifest's `stated`
+    /// one with the run time's `CLUSTER_EXPECTED_SIZE`, which the
+    /// install has already accepted (an unusable value, refused there,
+    /// counts as unset here).
+    #[cfg(feature = "cluster")]
+    pub fn runtime_guard(
+        stated: Option<crate::cluster::MajorityGuard>,
+    ) -> Option<crate::cluster::MajorityGuard> {
+        crate::cluster::guard_with_size(
+            stated,
+            crate::cluster::expected_size_from_env().ok().flatten(),
+        )
+    }
+
     /// A role-scoped rule from roles the macro already checked (R2).
     #[cfg(feature = "cluster")]
     pub fn checked_roles(roles: &[&str]) -> crate::cluster::ClusterActiveNode {

@@ -294,6 +294,10 @@ pub enum RegistryError {
         /// The name the probe was registered under.
         name: String,
     },
+    /// A setting of the run time that the install reads, such as
+    /// `CLUSTER_EXPECTED_SIZE`, cannot be used: refused at start, naming
+    /// the variable.
+    Setting(crate::server::SettingError),
 }
 
 impl RegistryError {
@@ -301,7 +305,7 @@ impl RegistryError {
     pub fn rules(&self) -> Vec<Rule> {
         match self {
             RegistryError::Rules(e) => e.rules(),
-            RegistryError::Gone { .. } => Vec::new(),
+            RegistryError::Gone { .. } | RegistryError::Setting(_) => Vec::new(),
         }
     }
 
@@ -309,7 +313,7 @@ impl RegistryError {
     pub fn violations(&self) -> &[Violation<()>] {
         match self {
             RegistryError::Rules(e) => e.violations(),
-            RegistryError::Gone { .. } => &[],
+            RegistryError::Gone { .. } | RegistryError::Setting(_) => &[],
         }
     }
 }
@@ -322,6 +326,7 @@ impl std::fmt::Display for RegistryError {
                 f,
                 "probe `{name}` is no longer registered: the registry was dropped or the probe was removed; add it again with `HealthRegistry::add`"
             ),
+            RegistryError::Setting(e) => e.fmt(f),
         }
     }
 }
@@ -331,6 +336,7 @@ impl std::error::Error for RegistryError {
         match self {
             RegistryError::Rules(e) => Some(e),
             RegistryError::Gone { .. } => None,
+            RegistryError::Setting(e) => Some(e),
         }
     }
 }

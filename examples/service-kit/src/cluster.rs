@@ -46,6 +46,7 @@ pub fn view_config() -> ChitchatViewConfig {
     ChitchatViewConfig {
         refresh: Duration::from_millis(200),
         join_timeout: Duration::from_secs(5),
+        ..ChitchatViewConfig::default()
     }
 }
 

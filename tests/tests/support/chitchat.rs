@@ -55,6 +55,7 @@ pub fn view_config() -> ChitchatViewConfig {
     ChitchatViewConfig {
         refresh: Duration::from_millis(200),
         join_timeout: Duration::from_secs(20),
+        ..ChitchatViewConfig::default()
     }
 }
 

@@ -42,10 +42,14 @@ pub enum Check {
     /// K8: a container that does not set `HOST` to every interface, so the
     /// service binds 127.0.0.1 and the kubelet cannot reach the probes.
     Host,
+    /// K9: `replicas` that disagree with the cluster size the majority
+    /// guards count against: the manifest's `expected_size`, or the
+    /// container's `CLUSTER_EXPECTED_SIZE`, which overrides it.
+    ClusterSize,
 }
 
 impl Check {
-    /// `K1` … `K8`.
+    /// `K1` … `K9`.
     pub const fn code(self) -> &'static str {
         match self {
             Check::Path => "K1",
@@ -56,6 +60,7 @@ impl Check {
             Check::Probe => "K6",
             Check::PodManagement => "K7",
             Check::Host => "K8",
+            Check::ClusterSize => "K9",
         }
     }
 
@@ -76,12 +81,16 @@ impl Check {
                 "the majority guards of the cluster probes (AT-5)",
             ),
             Check::Host => ("bind-host", "the address the service binds (HOST)"),
+            Check::ClusterSize => (
+                "cluster-size",
+                "the cluster size of the majority guards (AT-5, ZB-2.3a)",
+            ),
         };
-        // K7 reads the StatefulSet's own spec, not its pod template.
-        let subject = if self == Check::PodManagement {
-            "StatefulSet"
-        } else {
-            "pod"
+        // K7 and K9 read the workload's own spec, not its pod template.
+        let subject = match self {
+            Check::PodManagement => "StatefulSet",
+            Check::ClusterSize => "workload",
+            _ => "pod",
         };
         format!(
             "check {} ({name}) compares the {subject} with {what}",
@@ -211,6 +220,7 @@ pub fn check(
         .map_or(target.container.loc, |n| n.loc);
     grace(plan, target, &mut drifts);
     pod_management(manifest, target, &mut drifts);
+    cluster_size(manifest, target, &mut drifts);
     host(target, at, &mut drifts);
     let expected: [(&str, Option<&ProbePlan>); 3] = [
         ("livenessProbe", Some(&plan.liveness)),
@@ -371,6 +381,104 @@ fn pod_management(manifest: &Manifest, target: &Target<'_>, drifts: &mut Vec<Dri
             "the StatefulSet starts its pods one at a time ({said}), but probe `{probe}` keeps a pod unready until it sees {majority} of {size} members, so pod-0 never becomes ready and pod-1 is never created"
         ),
         help: "set `podManagementPolicy: Parallel`, so every pod starts at once and the majority can form".into(),
+    });
+}
+
+/// The largest `expected_size` of any cluster probe's guard, with the
+/// probe's name: the cluster size the manifest counts majorities of.
+fn stated_cluster_size(manifest: &Manifest) -> Option<(String, u32)> {
+    manifest
+        .probes
+        .iter()
+        .filter_map(|p| {
+            let guard = match &p.kind {
+                ProbeKind::ClusterTransport { guard } | ProbeKind::ActiveNode { guard, .. } => {
+                    guard.as_ref()?
+                }
+                _ => return None,
+            };
+            let name = p
+                .name
+                .as_ref()
+                .map_or_else(String::new, |n| n.value.clone());
+            Some((name, guard.expected_size))
+        })
+        .max_by_key(|(_, size)| *size)
+}
+
+/// K9: the cluster size that the majority guards count against, the
+/// container's `CLUSTER_EXPECTED_SIZE` (a literal `value`; it overrides the
+/// manifest's) or else the manifest's `expected_size`, is not the
+/// workload's `replicas` (Kubernetes' default 1 when absent). Fewer
+/// replicas than a majority of it never elect an active node; more than
+/// it, and both sides of a partition can count a majority: split brain.
+fn cluster_size(manifest: &Manifest, target: &Target<'_>, drifts: &mut Vec<Drift>) {
+    const VAR: &str = "CLUSTER_EXPECTED_SIZE";
+    let env = target
+        .container
+        .get("env")
+        .map(Node::items)
+        .unwrap_or_default();
+    let from_env = env
+        .iter()
+        .find(|e| e.get("name").and_then(Node::as_str) == Some(VAR))
+        .and_then(|e| e.get("value"))
+        .and_then(|v| {
+            v.as_int()
+                .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+        })
+        .and_then(|n| u32::try_from(n).ok());
+    let (size, source) = match (from_env, stated_cluster_size(manifest)) {
+        (Some(size), _) => (size, format!("the container's {VAR}")),
+        (None, Some((probe, size))) => (
+            size,
+            format!("the manifest's `expected_size` (probe `{probe}`)"),
+        ),
+        (None, None) => return,
+    };
+    let spec = target.workload.get("spec");
+    let node = spec.and_then(|s| s.get("replicas"));
+    let (replicas, location, said) = match node {
+        Some(n) => (n.as_int(), n.loc, String::new()),
+        None => (
+            Some(1),
+            target
+                .workload
+                .key_loc("spec")
+                .unwrap_or(target.workload.loc),
+            " (no replicas: Kubernetes' default)".to_string(),
+        ),
+    };
+    let Some(replicas) = replicas else {
+        return;
+    };
+    if replicas == i128::from(size) {
+        return;
+    }
+    let majority = size / 2 + 1;
+    let effect = if replicas < i128::from(majority) {
+        format!(
+            "{replicas} pods never reach a majority of {size} ({majority}), so no pod ever answers active"
+        )
+    } else if replicas < i128::from(size) {
+        format!(
+            "a majority of {size} is {majority}, so losing {} of the {replicas} pods leaves no active node",
+            replicas - i128::from(majority) + 1
+        )
+    } else {
+        format!(
+            "a majority of {size} is {majority}, so both sides of a partition of {replicas} pods can count one and each answer active"
+        )
+    };
+    drifts.push(Drift {
+        check: Check::ClusterSize,
+        location,
+        message: format!(
+            "the workload runs {replicas} replicas{said}, but {source} is {size}: {effect}"
+        ),
+        help: format!(
+            "set `replicas: {size}`, or set {VAR} in the container's env to the replica count (it overrides the manifest's `expected_size`)"
+        ),
     });
 }
 

@@ -219,6 +219,13 @@ fn install(
         .probes
         .iter()
         .any(|p| builtin::feature(&p.kind) == Some("cluster"));
+    // `CLUSTER_EXPECTED_SIZE` (issue 27 §4) is read at start: a bad value
+    // is refused here, naming it, before anything is registered.
+    let check_size = has_cluster.then(|| {
+        quote! {
+            #krate::cluster::expected_size_from_env().map_err(#krate::RegistryError::Setting)?;
+        }
+    });
     let set_shared = has_cluster.then(|| {
         let f = format_ident!("{}", builtin::CLUSTER_FIELD);
         quote! {
@@ -285,6 +292,7 @@ fn install(
             registry: &#krate::HealthRegistry,
             deps: #deps_name,
         ) -> ::core::result::Result<#installed, #krate::RegistryError> {
+            #check_size
             #set_orchestrator
             registry.set_detection_time(Self::DETECTION_TIME)?;
             #set_log_interval

@@ -133,6 +133,14 @@ pub const ROLES_KEY: &str = "zb.roles";
 /// on it, and nothing in a round where no verdict changed.
 pub const SHARED_VERDICT_PREFIX: &str = "zb.shared.";
 
+/// The key a node writes at least every `lease / 8` (a counter), so its
+/// gossip state keeps advancing and a peer can tell it is heard through a
+/// two-way exchange, not only through chitchat's heartbeat, which one-way
+/// messages carry too ([`ChitchatViewConfig::lease`], issue 27). One
+/// key-value operation of about 30 bytes per beat, to each peer: linear in
+/// the cluster's size.
+pub const BEAT_KEY: &str = "zb.beat";
+
 /// The key under which a node gossips its ready verdict (`Healthy`,
 /// `Degraded`, `Unhealthy`): the status its ready tier last answered, for
 /// every member's history (issue 19). Written on a change only.
@@ -280,6 +288,36 @@ pub struct ChitchatViewConfig {
     /// [`ClusterView::state`] is `None`. Default 5 s, Akka's
     /// `seed-node-timeout`.
     pub join_timeout: Duration,
+    /// The hand-over lease of the active-node rule this view serves
+    /// ([`Handover::lease_duration`](super::Handover::lease_duration));
+    /// keep the two equal. The view uses it three ways (issue 27):
+    ///
+    /// * **Beats.** The node writes [`BEAT_KEY`] at least every `lease / 8`
+    ///   (at the next rebuild), so its gossip state keeps advancing. A peer
+    ///   counts as *heard* when its state advances, not merely its
+    ///   heartbeat: chitchat's heartbeat also travels in the digests of
+    ///   one-way messages, so a node that can no longer be heard (its
+    ///   packets dropped) would still hear everyone and keep the active
+    ///   role beside its successor. Key-values arrive only through a
+    ///   two-way exchange. A peer that writes no beat (an older version)
+    ///   is heard by its heartbeat, as before.
+    /// * **Silence.** A peer silent for `lease` starts a new reachable
+    ///   stretch when it is heard again, even if the failure detector never
+    ///   wrote it off, so it counts towards a majority only after the
+    ///   hand-over's slack, as after a partition.
+    /// * **Own pauses.** A gap between two rebuilds longer than `lease`
+    ///   means this process did not run (a long GC pause, a frozen VM,
+    ///   `SIGSTOP`, a starved CPU), and is treated like a partition that
+    ///   just healed: every peer's stretch starts again. Without this, a
+    ///   paused active node would resume with its peers still "live" (its
+    ///   detector never ran) and the gossip queued in its socket looking
+    ///   fresh, and would answer active beside the successor elected while
+    ///   it was frozen. A shorter pause cannot outlast the lease, so no
+    ///   successor can have started.
+    ///
+    /// The slack must then cover `lease / 8` more: a beat, a gossip round
+    /// and a refresh. Default [`Handover::DEFAULT_LEASE`](super::Handover::DEFAULT_LEASE), 2 s.
+    pub lease: Duration,
 }
 
 impl Default for ChitchatViewConfig {
@@ -287,6 +325,7 @@ impl Default for ChitchatViewConfig {
         Self {
             refresh: Duration::from_millis(500),
             join_timeout: Duration::from_secs(5),
+            lease: super::Handover::DEFAULT_LEASE,
         }
     }
 }
@@ -301,20 +340,76 @@ impl Default for ChitchatViewConfig {
 /// peer seen for the first time counts as heard then, which only delays a
 /// take-over.
 ///
-/// It also notes since when each peer has been live without a break.
+/// A hearing is an advance of the peer's gossip state (its versions),
+/// which only a two-way exchange delivers, or of its heartbeat when it
+/// writes no [`BEAT_KEY`] (see [`ChitchatViewConfig::lease`]).
+///
+/// It also notes since when each peer has been live and heard without a
+/// break: a stretch ends when the detector writes the peer off, when the
+/// peer has been silent for the lease, or when this process itself was
+/// paused for longer than the lease.
 #[derive(Default)]
 struct Heartbeats {
-    seen: std::collections::HashMap<ChitchatId, (::chitchat::Heartbeat, std::time::Instant)>,
+    seen: std::collections::HashMap<ChitchatId, (u64, std::time::Instant)>,
     live_since: std::collections::HashMap<ChitchatId, std::time::Instant>,
+    /// The previous rebuild, to notice this process's own pauses.
+    last_note: Option<std::time::Instant>,
 }
 
 impl Heartbeats {
-    /// Notes the heartbeats and liveness in `chitchat` at `now` and fills
-    /// in `last_heard` and `reachable_since` for every peer of `state`.
-    fn note(&mut self, chitchat: &Chitchat, state: &mut ClusterState, now: std::time::Instant) {
+    /// Notes the hearings and liveness in `chitchat` at `now` and fills in
+    /// `last_heard` and `reachable_since` for every peer of `state`.
+    fn note(
+        &mut self,
+        chitchat: &Chitchat,
+        state: &mut ClusterState,
+        now: std::time::Instant,
+        lease: Duration,
+    ) {
         let own = chitchat.self_chitchat_id();
         self.seen.retain(|id, _| chitchat.node_state(id).is_some());
-        let live: HashSet<&ChitchatId> = chitchat.live_nodes().collect();
+        if let Some(gap) = self
+            .last_note
+            .replace(now)
+            .map(|last| now.saturating_duration_since(last))
+            .filter(|gap| *gap > lease)
+        {
+            tracing::warn!(
+                paused_ms = gap.as_millis() as u64,
+                "this node did not run for {} ms (a pause, a frozen VM or a starved CPU): its peers count towards a majority again once heard for the hand-over's slack",
+                gap.as_millis()
+            );
+            self.live_since.clear();
+        }
+        let mut heard: BTreeMap<String, std::time::Instant> = BTreeMap::new();
+        let mut silent: HashSet<&ChitchatId> = HashSet::new();
+        for (id, node) in chitchat.node_states() {
+            if id == own {
+                continue;
+            }
+            // Versions advance only through a two-way exchange; the
+            // heartbeat also through one-way digests.
+            let mark = if node.get(BEAT_KEY).is_some() {
+                node.max_version()
+            } else {
+                u64::from(node.heartbeat())
+            };
+            let entry = self.seen.entry(id.clone()).or_insert((mark, now));
+            if mark > entry.0 {
+                *entry = (mark, now);
+            }
+            if now.saturating_duration_since(entry.1) >= lease {
+                silent.insert(id);
+            }
+            let at = heard
+                .entry(id.gossip_advertise_addr.to_string())
+                .or_insert(entry.1);
+            *at = (*at).max(entry.1);
+        }
+        let live: HashSet<&ChitchatId> = chitchat
+            .live_nodes()
+            .filter(|id| !silent.contains(id))
+            .collect();
         self.live_since.retain(|id, _| live.contains(id));
         for id in live {
             self.live_since.entry(id.clone()).or_insert(now);
@@ -328,21 +423,6 @@ impl Heartbeats {
                     .or_insert(*at);
                 *at_addr = (*at_addr).max(*at);
             }
-        }
-        let mut heard: BTreeMap<String, std::time::Instant> = BTreeMap::new();
-        for (id, node) in chitchat.node_states() {
-            if id == own {
-                continue;
-            }
-            let beat = node.heartbeat();
-            let entry = self.seen.entry(id.clone()).or_insert((beat, now));
-            if beat > entry.0 {
-                *entry = (beat, now);
-            }
-            let at = heard
-                .entry(id.gossip_advertise_addr.to_string())
-                .or_insert(entry.1);
-            *at = (*at).max(entry.1);
         }
         for m in &mut state.members {
             if m.address != state.self_address {
@@ -369,6 +449,8 @@ struct Shared {
     verdicts: std::sync::Mutex<Verdicts>,
     /// Wakes the background task to write a changed verdict.
     verdict_changed: tokio::sync::Notify,
+    /// The beats written, and when the last one was.
+    beat: std::sync::Mutex<(u64, Option<std::time::Instant>)>,
     started: Instant,
     config: ChitchatViewConfig,
 }
@@ -402,6 +484,20 @@ impl Shared {
 
     fn verdicts(&self) -> std::sync::MutexGuard<'_, Verdicts> {
         self.verdicts.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Writes [`BEAT_KEY`] when `lease / 8` has passed since the last beat.
+    fn write_beat(&self, chitchat: &mut Chitchat) {
+        let now = std::time::Instant::now();
+        let mut beat = self.beat.lock().unwrap_or_else(|e| e.into_inner());
+        let due = beat
+            .1
+            .is_none_or(|last| now.saturating_duration_since(last) >= self.config.lease / 8);
+        if due {
+            beat.0 = beat.0.wrapping_add(1);
+            beat.1 = Some(now);
+            chitchat.self_node_state().set(BEAT_KEY, beat.0.to_string());
+        }
     }
 
     /// Writes this node's changed verdicts into its gossip state.
@@ -442,7 +538,12 @@ impl Shared {
         self.heartbeats
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .note(chitchat, &mut state, std::time::Instant::now());
+            .note(
+                chitchat,
+                &mut state,
+                std::time::Instant::now(),
+                self.config.lease,
+            );
         let state = Arc::new(state);
         let mut cell = self.write();
         if !cell.terminated {
@@ -564,6 +665,7 @@ impl ChitchatClusterView {
             heartbeats: std::sync::Mutex::default(),
             verdicts: std::sync::Mutex::default(),
             verdict_changed: tokio::sync::Notify::new(),
+            beat: std::sync::Mutex::default(),
             started: Instant::now(),
             config,
         });
@@ -696,6 +798,7 @@ async fn run(
     loop {
         {
             let mut guard = chitchat.lock().await;
+            shared.write_beat(&mut guard);
             shared.write_verdicts(&mut guard);
             shared.refresh(&guard);
         }
@@ -887,6 +990,7 @@ mod tests {
         let config = ChitchatViewConfig {
             refresh: Duration::from_millis(10),
             join_timeout: Duration::from_secs(3600),
+            ..ChitchatViewConfig::default()
         };
         let (stop_tx, stop_rx) = oneshot::channel::<()>();
         let view = ChitchatClusterView::start(

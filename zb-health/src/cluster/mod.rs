@@ -29,6 +29,7 @@ mod active;
 pub mod chitchat;
 mod history;
 mod probes;
+mod size;
 mod view;
 
 #[cfg(test)]
@@ -38,6 +39,9 @@ pub use active::{ActiveDecision, ClusterActiveNode, Handover};
 pub use probes::{
     ActiveNodeProbe, CLUSTER_NOT_AVAILABLE, ClusterActiveNodeGate, ClusterMembershipProbe,
     ClusterStatusPolicy, ClusterTransportProbe,
+};
+pub use size::{
+    EXPECTED_SIZE_VAR, expected_size_from_env, expected_size_from_lookup, guard_with_size,
 };
 pub use view::{ClusterState, ClusterView, InMemoryClusterView, Member, MemberStatus};
 pub use zb_health_spec::{MajorityGuard, MembershipPolicy};

@@ -1,0 +1,654 @@
+//! The fault harness (issue 27): real service processes in a network
+//! namespace the test creates, faults on that namespace's own loopback
+//! with packet filters, processes paused and resumed with real signals,
+//! and a checker that reads every node's `/health/active` history.
+//!
+//! * [`NetNs`]: `ip netns add`, its loopback up, and the calling thread
+//!   moved into it ([`NetNs::enter`]), so every child the test starts from
+//!   that thread, every port it picks and every request it sends are inside
+//!   the namespace. Nothing leaves it: the faults cannot touch the
+//!   machine's own loopback, and no address but 127.0.0.1 is used.
+//! * Faults are `iptables` rules in one chain of the namespace's `INPUT`
+//!   ([`FAULT_CHAIN`]): [`NetNs::cut`] drops the gossip between two groups
+//!   of nodes in both directions, silently, as a real partition does;
+//!   [`NetNs::cut_one_way`] drops one direction only; [`NetNs::loss`] drops
+//!   a share of every gossip packet at random (`-m statistic`);
+//!   [`NetNs::hang_tcp`] and [`NetNs::refuse_tcp`] make a dependency's port
+//!   hang (dropped, so connects and queries run into their deadline) or
+//!   refuse at once (a TCP reset); [`NetNs::heal`] removes them all;
+//!   [`Flapping`] cuts and heals every period until dropped. `tc netem`
+//!   is not used: some kernels here lack it, `iptables` works on all.
+//! * [`ActivePoller`] records every node's `/health/active` answer with
+//!   the instants its request was sent and answered, one thread per node so
+//!   a paused node delays no other; [`ActiveHistory`] asserts the active
+//!   tier's properties over the whole history and prints the offending
+//!   window when one breaks.
+//!
+//! Clean-up is by drop, also when a test panics: the namespace (and with
+//! it every rule) is deleted after the processes, which the test declares
+//! after it and so drops first. A namespace left by a killed test run
+//! (its process gone) is deleted by the next [`NetNs::new`].
+//!
+//! Needs root, `ip` (iproute2) and `iptables`, which `tests/run.sh`
+//! installs; CI runs as root.
+
+use std::fmt::Write as _;
+use std::net::SocketAddr;
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::http::request_within;
+use crate::process::ServiceProcess;
+
+/// The `iptables` chain of the namespace's `INPUT` that holds every fault,
+/// so [`NetNs::heal`] is one flush.
+pub const FAULT_CHAIN: &str = "ZB_FAULTS";
+
+/// The prefix of every namespace the harness creates, followed by the test
+/// process's id and a counter.
+const PREFIX: &str = "zbh-";
+
+/// A network namespace of this test: its own loopback, its own packet
+/// filter; deleted on drop.
+#[derive(Debug)]
+pub struct NetNs {
+    name: String,
+    file: std::fs::File,
+    /// Whether dropping this handle deletes the namespace (a [`Flapping`]
+    /// thread's second handle does not).
+    owned: bool,
+}
+
+impl NetNs {
+    /// Creates a fresh namespace, brings its loopback up and installs the
+    /// fault chain. Panics, saying what is missing, without root, `ip` or
+    /// `iptables`.
+    pub fn new() -> Self {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        remove_orphans();
+        let name = format!(
+            "{PREFIX}{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        run("ip", &["netns", "add", &name]);
+        let file = std::fs::File::open(format!("/var/run/netns/{name}"))
+            .unwrap_or_else(|e| panic!("the namespace {name}: {e}"));
+        let ns = Self {
+            name,
+            file,
+            owned: true,
+        };
+        ns.exec("ip", &["link", "set", "lo", "up"]);
+        ns.iptables(&["-N", FAULT_CHAIN]);
+        ns.iptables(&["-A", "INPUT", "-j", FAULT_CHAIN]);
+        ns
+    }
+
+    /// The namespace's name, for `ip netns exec NAME …` by hand.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Moves the calling thread into the namespace: every process it
+    /// starts afterwards, every socket it opens, is inside. Call it on the
+    /// test's thread before starting the nodes, and on every thread that
+    /// talks to them.
+    pub fn enter(&self) {
+        nix::sched::setns(&self.file, nix::sched::CloneFlags::CLONE_NEWNET)
+            .unwrap_or_else(|e| panic!("setns into {}: {e} (the harness needs root)", self.name));
+    }
+
+    /// Runs `program args` inside the namespace; panics with its output
+    /// unless it succeeds.
+    pub fn exec(&self, program: &str, args: &[&str]) {
+        let mut all = vec!["netns", "exec", &self.name, program];
+        all.extend_from_slice(args);
+        run("ip", &all);
+    }
+
+    /// `iptables -w ARGS` inside the namespace.
+    pub fn iptables(&self, args: &[&str]) {
+        let mut all = vec!["-w"];
+        all.extend_from_slice(args);
+        self.exec("iptables", &all);
+    }
+
+    /// Drops the gossip (UDP) between every address of `a` and every
+    /// address of `b`, both ways, silently: a partition.
+    pub fn cut(&self, a: &[SocketAddr], b: &[SocketAddr]) {
+        self.cut_one_way(a, b);
+        self.cut_one_way(b, a);
+    }
+
+    /// Drops the gossip from every address of `from` to every address of
+    /// `to`, but not back: `to` stops hearing `from`, `from` still hears
+    /// `to`.
+    pub fn cut_one_way(&self, from: &[SocketAddr], to: &[SocketAddr]) {
+        for f in from {
+            for t in to {
+                let (sport, dport) = (f.port().to_string(), t.port().to_string());
+                self.iptables(&[
+                    "-A",
+                    FAULT_CHAIN,
+                    "-p",
+                    "udp",
+                    "--sport",
+                    &sport,
+                    "--dport",
+                    &dport,
+                    "-j",
+                    "DROP",
+                ]);
+            }
+        }
+    }
+
+    /// Drops `percent` % of the UDP packets to every address of `to`, at
+    /// random.
+    pub fn loss(&self, to: &[SocketAddr], percent: u32) {
+        let p = format!("{:.2}", f64::from(percent.min(100)) / 100.0);
+        for t in to {
+            let dport = t.port().to_string();
+            self.iptables(&[
+                "-A",
+                FAULT_CHAIN,
+                "-p",
+                "udp",
+                "--dport",
+                &dport,
+                "-m",
+                "statistic",
+                "--mode",
+                "random",
+                "--probability",
+                &p,
+                "-j",
+                "DROP",
+            ]);
+        }
+    }
+
+    /// Makes the TCP port `port` hang: every packet to it is dropped, so a
+    /// connect waits for its timeout and an open connection's query for
+    /// its deadline (a dropped route, a dead host).
+    pub fn hang_tcp(&self, port: u16) {
+        self.tcp_rule(port, &["DROP"]);
+    }
+
+    /// Makes the TCP port `port` refuse at once: every packet to it is
+    /// answered with a reset (a stopped server, a closed port).
+    pub fn refuse_tcp(&self, port: u16) {
+        self.tcp_rule(port, &["REJECT", "--reject-with", "tcp-reset"]);
+    }
+
+    fn tcp_rule(&self, port: u16, target: &[&str]) {
+        let port = port.to_string();
+        let mut args = vec!["-A", FAULT_CHAIN, "-p", "tcp", "--dport", &port, "-j"];
+        args.extend_from_slice(target);
+        self.iptables(&args);
+    }
+
+    /// Removes every fault.
+    pub fn heal(&self) {
+        self.iptables(&["-F", FAULT_CHAIN]);
+    }
+}
+
+impl Default for NetNs {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for NetNs {
+    fn drop(&mut self) {
+        if !self.owned {
+            return;
+        }
+        // The rules live in the namespace and go with it.
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.name])
+            .status();
+    }
+}
+
+/// Deletes the namespaces of test processes that are gone (a run killed
+/// before its drops ran).
+fn remove_orphans() {
+    let Ok(dir) = std::fs::read_dir("/var/run/netns") else {
+        return;
+    };
+    for entry in dir.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix(PREFIX)
+            .and_then(|rest| rest.split('-').next())
+        else {
+            continue;
+        };
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = Command::new("ip").args(["netns", "del", &name]).status();
+        }
+    }
+}
+
+/// Runs a command, panicking with its output unless it succeeds.
+fn run(program: &str, args: &[&str]) {
+    let out = Command::new(program)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {program} (install iproute2 and iptables): {e}"));
+    assert!(
+        out.status.success(),
+        "{program} {} failed ({}): {}{} (the fault harness needs root)",
+        args.join(" "),
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A partition that flaps: cut and healed every `period`, on a thread of
+/// its own, until dropped (healed then).
+pub struct Flapping {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Flapping {
+    /// Cuts `a` from `b` (both ways) for `period`, heals for `period`, and
+    /// so on. `ns` must outlive it.
+    pub fn start(ns: &NetNs, a: &[SocketAddr], b: &[SocketAddr], period: Duration) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (name, a, b, flag) = (ns.name.clone(), a.to_vec(), b.to_vec(), stop.clone());
+        let thread = std::thread::spawn(move || {
+            // A second handle on the same namespace, for its commands only.
+            let file = std::fs::File::open(format!("/var/run/netns/{name}")).expect("the netns");
+            let ns = NetNs {
+                name,
+                file,
+                owned: false,
+            };
+            let mut cut = false;
+            while !flag.load(Ordering::Relaxed) {
+                if cut {
+                    ns.heal();
+                } else {
+                    ns.cut(&a, &b);
+                }
+                cut = !cut;
+                std::thread::sleep(period);
+            }
+            ns.heal();
+        });
+        Self {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Flapping {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Sends `signal` (e.g. `STOP`, `CONT`) to `node` with `kill(1)`: the
+/// workspace forbids `unsafe`, so no libc call.
+pub fn signal(node: &ServiceProcess, signal: &str) {
+    run("kill", &[&format!("-{signal}"), &node.pid().to_string()]);
+}
+
+/// One answer of one node's `/health/active`.
+#[derive(Debug, Clone, Copy)]
+pub struct Sample {
+    /// The node's index in the poller's list.
+    pub node: usize,
+    /// When the request was sent.
+    pub sent: Instant,
+    /// When the answer (or the failure) came.
+    pub received: Instant,
+    /// The status code; 0 when there was no answer within the poll's
+    /// patience (a paused or stopped node).
+    pub status: u16,
+}
+
+/// Polls every node's `/health/active` on its application port, one thread
+/// per node, every [`PERIOD`](Self::PERIOD), until [`stop`](Self::stop).
+pub struct ActivePoller {
+    stop: Arc<AtomicBool>,
+    samples: Arc<Mutex<Vec<Sample>>>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+    start: Instant,
+}
+
+impl ActivePoller {
+    /// The pause between two polls of one node.
+    pub const PERIOD: Duration = Duration::from_millis(20);
+    /// How long one poll waits for an answer before it records "none".
+    pub const PATIENCE: Duration = Duration::from_millis(500);
+
+    /// Starts polling `nodes` (their application ports) from inside `ns`.
+    pub fn start(ns: &NetNs, nodes: &[&ServiceProcess]) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let samples = Arc::new(Mutex::new(Vec::new()));
+        let start = Instant::now();
+        let threads = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let (addr, stop, samples) = (n.app, stop.clone(), samples.clone());
+                let file = ns.file.try_clone().expect("a handle on the netns");
+                std::thread::spawn(move || {
+                    nix::sched::setns(&file, nix::sched::CloneFlags::CLONE_NEWNET).expect("setns");
+                    while !stop.load(Ordering::Relaxed) {
+                        let sent = Instant::now();
+                        let status =
+                            request_within(Self::PATIENCE, addr, "GET", "/health/active", "")
+                                .map_or(0, |r| r.status);
+                        let received = Instant::now();
+                        samples
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push(Sample {
+                                node: i,
+                                sent,
+                                received,
+                                status,
+                            });
+                        std::thread::sleep(Self::PERIOD);
+                    }
+                })
+            })
+            .collect();
+        Self {
+            stop,
+            samples,
+            threads,
+            start,
+        }
+    }
+
+    /// The history so far, without stopping.
+    pub fn history(&self) -> ActiveHistory {
+        let mut samples = self
+            .samples
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        samples.sort_by_key(|s| s.sent);
+        ActiveHistory {
+            samples,
+            start: self.start,
+        }
+    }
+
+    /// Stops polling and returns the whole history.
+    pub fn stop(mut self) -> ActiveHistory {
+        self.halt();
+        self.history()
+    }
+
+    fn halt(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for ActivePoller {
+    fn drop(&mut self) {
+        self.halt();
+    }
+}
+
+/// Every recorded `/health/active` answer, in the order sent, and the
+/// properties the active tier promises over them.
+#[derive(Debug, Clone)]
+pub struct ActiveHistory {
+    samples: Vec<Sample>,
+    start: Instant,
+}
+
+impl ActiveHistory {
+    /// Every sample, in the order sent.
+    pub fn samples(&self) -> &[Sample] {
+        &self.samples
+    }
+
+    /// The samples sent at or after `from`.
+    pub fn since(&self, from: Instant) -> impl Iterator<Item = &Sample> {
+        self.samples.iter().filter(move |s| s.sent >= from)
+    }
+
+    /// **Never two active nodes**: no 200 of one node comes closer than
+    /// `gap` to a 200 of another, counting each answer anywhere between its
+    /// request and its arrival. Panics with the offending window.
+    pub fn assert_never_two_active(&self, gap: Duration) {
+        let active: Vec<&Sample> = self.samples.iter().filter(|s| s.status == 200).collect();
+        // The latest 200 of each node so far, by its arrival.
+        let mut latest: std::collections::BTreeMap<usize, &Sample> = Default::default();
+        for s in &active {
+            for (&node, other) in &latest {
+                if node == s.node {
+                    continue;
+                }
+                // The windows [sent, received] of the two answers, apart by:
+                let apart = s.sent.saturating_duration_since(other.received);
+                if apart < gap {
+                    panic!(
+                        "two active nodes: node {} answered 200 at {} ms and node {} at {} ms, {} ms apart (the hand-over gap is {} ms)\n{}",
+                        other.node,
+                        self.ms(other.received),
+                        s.node,
+                        self.ms(s.sent),
+                        apart.as_millis(),
+                        gap.as_millis(),
+                        self.window(other.sent, Duration::from_secs(2))
+                    );
+                }
+            }
+            let keep = latest.get(&s.node).is_none_or(|l| l.received < s.received);
+            if keep {
+                latest.insert(s.node, s);
+            }
+        }
+    }
+
+    /// **Out within the lease**: none of `nodes` answers 200 to a request
+    /// sent later than `bound` after `from`. Panics with the window.
+    pub fn assert_silent_after(&self, nodes: &[usize], from: Instant, bound: Duration) {
+        let after = from + bound;
+        if let Some(s) = self
+            .since(after)
+            .find(|s| s.status == 200 && nodes.contains(&s.node))
+        {
+            panic!(
+                "node {} still answered 200 at {} ms, {} ms after the fault at {} ms (bound {} ms)\n{}",
+                s.node,
+                self.ms(s.sent),
+                s.sent.duration_since(from).as_millis(),
+                self.ms(from),
+                bound.as_millis(),
+                self.window(after, Duration::from_secs(2))
+            );
+        }
+    }
+
+    /// The first 200 of one of `nodes` sent at or after `from`: which node
+    /// and how long after `from`.
+    pub fn first_active(&self, nodes: &[usize], from: Instant) -> Option<(usize, Duration)> {
+        self.since(from)
+            .find(|s| s.status == 200 && nodes.contains(&s.node))
+            .map(|s| (s.node, s.received.duration_since(from)))
+    }
+
+    /// **An active node within a bound**: one of `nodes` answers 200 within
+    /// `bound` of `from`; returns which node and when. Panics with the
+    /// window otherwise.
+    pub fn assert_active_within(
+        &self,
+        nodes: &[usize],
+        from: Instant,
+        bound: Duration,
+    ) -> (usize, Duration) {
+        match self.first_active(nodes, from) {
+            Some((node, after)) if after <= bound => (node, after),
+            found => panic!(
+                "no active node among {nodes:?} within {} ms of {} ms (first: {found:?})\n{}",
+                bound.as_millis(),
+                self.ms(from),
+                self.window(from + bound, Duration::from_secs(3))
+            ),
+        }
+    }
+
+    /// **Exactly one active node, settled**: by `within` after `from`, one
+    /// node answers 200 to every poll up to `until` and no other node
+    /// answers 200 from then on. Returns that node and how long after
+    /// `from` it settled; panics with the window otherwise.
+    pub fn assert_one_active(
+        &self,
+        from: Instant,
+        within: Duration,
+        until: Instant,
+    ) -> (usize, Duration) {
+        let span: Vec<&Sample> = self.since(from).filter(|s| s.received <= until).collect();
+        let last_active = span.iter().rev().find(|s| s.status == 200);
+        let Some((winner, last_200)) = last_active.map(|s| (s.node, s.received)) else {
+            panic!(
+                "no node answered 200 between {} ms and {} ms\n{}",
+                self.ms(from),
+                self.ms(until),
+                self.window(until, Duration::from_secs(3))
+            );
+        };
+        // Settled after the last answer that breaks "only `winner`, always".
+        let settled = span
+            .iter()
+            .filter(|s| (s.node == winner) != (s.status == 200))
+            .map(|s| s.received)
+            .max()
+            .unwrap_or(from)
+            .max(from);
+        let after = settled.duration_since(from);
+        assert!(
+            settled <= last_200,
+            "node {winner} answered 200 last at {} ms, but not since {} ms: no one active node at the end\n{}",
+            self.ms(last_200),
+            self.ms(settled),
+            self.window(until, Duration::from_secs(3))
+        );
+        assert!(
+            after <= within,
+            "one active node (node {winner}) only {} ms after {} ms, not within {} ms\n{}",
+            after.as_millis(),
+            self.ms(from),
+            within.as_millis(),
+            self.window(settled, Duration::from_secs(3))
+        );
+        (winner, after)
+    }
+
+    /// The node indices that were polled.
+    pub fn nodes(&self) -> Vec<usize> {
+        let mut nodes: Vec<usize> = self.samples.iter().map(|s| s.node).collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        nodes
+    }
+
+    /// Milliseconds since the poller started.
+    pub fn ms(&self, at: Instant) -> u128 {
+        at.saturating_duration_since(self.start).as_millis()
+    }
+
+    /// The samples within `radius` of `at`, one line each: what a broken
+    /// property prints.
+    pub fn window(&self, at: Instant, radius: Duration) -> String {
+        let mut out = String::from("sent ms .. answered ms  node  status\n");
+        for s in self
+            .samples
+            .iter()
+            .filter(|s| s.sent + radius >= at && s.sent <= at + radius)
+        {
+            let _ = writeln!(
+                out,
+                "{:>7} .. {:>7}  {:>4}  {}",
+                self.ms(s.sent),
+                self.ms(s.received),
+                s.node,
+                if s.status == 0 {
+                    "none".to_owned()
+                } else {
+                    s.status.to_string()
+                }
+            );
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn history(samples: &[(usize, u64, u16)]) -> ActiveHistory {
+        let start = Instant::now();
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        ActiveHistory {
+            samples: samples
+                .iter()
+                .map(|&(node, ms, status)| Sample {
+                    node,
+                    sent: at(ms),
+                    received: at(ms + 2),
+                    status,
+                })
+                .collect(),
+            start,
+        }
+    }
+
+    #[test]
+    fn a_clean_hand_over_passes_and_an_overlap_is_caught() {
+        let clean = history(&[(0, 0, 200), (1, 0, 503), (0, 100, 0), (1, 3000, 200)]);
+        clean.assert_never_two_active(Duration::from_millis(500));
+        let overlap = history(&[(0, 0, 200), (1, 1, 200)]);
+        let caught = std::panic::catch_unwind(|| {
+            overlap.assert_never_two_active(Duration::from_millis(500));
+        });
+        assert!(caught.is_err());
+        // Interleaved answers are caught whichever node answered last.
+        let interleaved = history(&[(0, 0, 200), (1, 700, 200), (0, 1400, 200)]);
+        let caught = std::panic::catch_unwind(|| {
+            interleaved.assert_never_two_active(Duration::from_millis(800));
+        });
+        assert!(caught.is_err());
+    }
+
+    #[test]
+    fn one_active_node_is_checked_to_the_end() {
+        let h = history(&[(0, 0, 503), (1, 0, 200), (0, 100, 200), (1, 100, 503)]);
+        let from = h.start;
+        let (node, after) =
+            h.assert_one_active(from, Duration::from_secs(1), from + Duration::from_secs(1));
+        assert_eq!((node, after.as_millis()), (0, 2));
+        let flips = history(&[(0, 100, 200), (0, 200, 503), (0, 1500, 200)]);
+        let from = flips.start;
+        assert!(
+            std::panic::catch_unwind(|| {
+                flips.assert_one_active(from, Duration::from_secs(1), from + Duration::from_secs(1))
+            })
+            .is_err()
+        );
+    }
+}
