@@ -367,7 +367,42 @@ impl Heartbeats {
         lease: Duration,
     ) {
         let own = chitchat.self_chitchat_id();
-        self.seen.retain(|id, _| chitchat.node_state(id).is_some());
+        let marks = chitchat
+            .node_states()
+            .iter()
+            .filter(|(id, _)| *id != own)
+            .map(|(id, node)| {
+                // Versions advance only through a two-way exchange; the
+                // heartbeat also through one-way digests.
+                let mark = if node.get(BEAT_KEY).is_some() {
+                    node.max_version()
+                } else {
+                    u64::from(node.heartbeat())
+                };
+                (id.clone(), mark)
+            })
+            .collect();
+        let live = chitchat
+            .live_nodes()
+            .filter(|id| *id != own)
+            .cloned()
+            .collect();
+        self.note_marks(marks, &live, state, now, lease);
+    }
+
+    /// [`note`](Self::note) without chitchat: `marks` holds every known
+    /// peer's hearing mark (a counter that advances when it is heard),
+    /// `live` the peers the failure detector holds live.
+    fn note_marks(
+        &mut self,
+        marks: Vec<(ChitchatId, u64)>,
+        live: &HashSet<ChitchatId>,
+        state: &mut ClusterState,
+        now: std::time::Instant,
+        lease: Duration,
+    ) {
+        self.seen
+            .retain(|id, _| marks.iter().any(|(known, _)| known == id));
         if let Some(gap) = self
             .last_note
             .replace(now)
@@ -383,20 +418,10 @@ impl Heartbeats {
         }
         let mut heard: BTreeMap<String, std::time::Instant> = BTreeMap::new();
         let mut silent: HashSet<&ChitchatId> = HashSet::new();
-        for (id, node) in chitchat.node_states() {
-            if id == own {
-                continue;
-            }
-            // Versions advance only through a two-way exchange; the
-            // heartbeat also through one-way digests.
-            let mark = if node.get(BEAT_KEY).is_some() {
-                node.max_version()
-            } else {
-                u64::from(node.heartbeat())
-            };
-            let entry = self.seen.entry(id.clone()).or_insert((mark, now));
-            if mark > entry.0 {
-                *entry = (mark, now);
+        for (id, mark) in &marks {
+            let entry = self.seen.entry(id.clone()).or_insert((*mark, now));
+            if *mark > entry.0 {
+                *entry = (*mark, now);
             }
             if now.saturating_duration_since(entry.1) >= lease {
                 silent.insert(id);
@@ -406,23 +431,18 @@ impl Heartbeats {
                 .or_insert(entry.1);
             *at = (*at).max(entry.1);
         }
-        let live: HashSet<&ChitchatId> = chitchat
-            .live_nodes()
-            .filter(|id| !silent.contains(id))
-            .collect();
-        self.live_since.retain(|id, _| live.contains(id));
-        for id in live {
+        self.live_since
+            .retain(|id, _| live.contains(id) && !silent.contains(id));
+        for id in live.iter().filter(|id| !silent.contains(id)) {
             self.live_since.entry(id.clone()).or_insert(now);
         }
         let mut since: BTreeMap<String, std::time::Instant> = BTreeMap::new();
         for (id, at) in &self.live_since {
-            if id != own {
-                // Two incarnations on one address: the later start wins.
-                let at_addr = since
-                    .entry(id.gossip_advertise_addr.to_string())
-                    .or_insert(*at);
-                *at_addr = (*at_addr).max(*at);
-            }
+            // Two incarnations on one address: the later start wins.
+            let at_addr = since
+                .entry(id.gossip_advertise_addr.to_string())
+                .or_insert(*at);
+            *at_addr = (*at_addr).max(*at);
         }
         for m in &mut state.members {
             if m.address != state.self_address {
@@ -931,6 +951,87 @@ mod tests {
             .collect();
         let max = kvs.len() as u64;
         c.reset_node_state_if_update(peer, kvs.into_iter(), max, 0);
+    }
+
+    /// Three members, self `a` and peers `b`, `c`, every one reachable
+    /// and `Up` (what the detector says; the hearings are noted apart).
+    fn three_up() -> ClusterState {
+        let member = |port: u16, age: u64| Member {
+            address: format!("127.0.0.1:{port}"),
+            status: MemberStatus::Up,
+            roles: Vec::new(),
+            age,
+            reachable: true,
+            last_heard: None,
+            reachable_since: None,
+        };
+        ClusterState {
+            self_address: "127.0.0.1:7001".into(),
+            members: vec![member(7001, 1), member(7002, 2), member(7003, 3)],
+        }
+    }
+
+    /// Notes `marks` of `b` and `c` at `at` (both live) and returns how
+    /// many members count towards a majority under the default hand-over.
+    fn counted(h: &mut Heartbeats, marks: [u64; 2], at: std::time::Instant) -> u32 {
+        let (b, c) = (id("b", 2, 7002), id("c", 3, 7003));
+        let live: HashSet<ChitchatId> = [b.clone(), c.clone()].into();
+        let mut state = three_up();
+        let handover = super::super::Handover::DEFAULT;
+        let lease = handover.lease_duration().unwrap();
+        h.note_marks(
+            vec![(b, marks[0]), (c, marks[1])],
+            &live,
+            &mut state,
+            at,
+            lease,
+        );
+        state.heard_count(lease, handover.slack(), at)
+    }
+
+    /// Notes every 500 ms from `from` to `to` (ms after `t0`), `b`'s mark
+    /// advancing only while `b_heard`, `c`'s always; returns the count at
+    /// `to`.
+    fn hear(h: &mut Heartbeats, t0: std::time::Instant, from: u64, to: u64, b_heard: bool) -> u32 {
+        let mut n = 0;
+        let mut at = from;
+        while at <= to {
+            let b = if b_heard { at } else { 0 };
+            n = counted(h, [b, at], t0 + Duration::from_millis(at));
+            at += 500;
+        }
+        n
+    }
+
+    #[test]
+    fn a_pause_longer_than_the_lease_restarts_every_peers_stretch() {
+        let t0 = std::time::Instant::now();
+        let mut h = Heartbeats::default();
+        // Heard every 500 ms for 4 s: both peers count (3 of 3).
+        assert_eq!(hear(&mut h, t0, 0, 4_000, true), 3);
+        // Frozen for 8 s; at the resume the queued gossip has advanced
+        // both marks, as if just heard. A peer counts again only after the
+        // slack (3 s) of hearing: the node is a minority of one until then.
+        assert_eq!(hear(&mut h, t0, 12_000, 12_000, true), 1);
+        assert_eq!(hear(&mut h, t0, 12_500, 14_500, true), 1);
+        assert_eq!(hear(&mut h, t0, 15_000, 15_000, true), 3);
+        // A gap just under the lease is no pause.
+        assert_eq!(hear(&mut h, t0, 16_900, 16_900, true), 3);
+    }
+
+    #[test]
+    fn a_peer_whose_state_stops_advancing_is_not_heard_though_the_detector_holds_it_live() {
+        let t0 = std::time::Instant::now();
+        let mut h = Heartbeats::default();
+        assert_eq!(hear(&mut h, t0, 0, 4_000, true), 3);
+        // From 4 s on `b`'s state no longer reaches us (one-way loss; its
+        // heartbeat still does, in digests, so the detector holds it
+        // live): after the lease it no longer counts.
+        assert_eq!(hear(&mut h, t0, 4_500, 5_500, false), 3);
+        assert_eq!(hear(&mut h, t0, 6_000, 6_000, false), 2);
+        // Healed at 7 s: it counts again only after the slack of hearing.
+        assert_eq!(hear(&mut h, t0, 7_000, 9_500, true), 2);
+        assert_eq!(hear(&mut h, t0, 10_000, 10_000, true), 3);
     }
 
     #[test]
