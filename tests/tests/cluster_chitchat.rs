@@ -1007,3 +1007,100 @@ async fn cluster_ready_is_false_until_the_node_is_up_and_true_without_a_cluster(
         assert_eq!(alone["clusterReady"], true, "{alone}");
     }
 }
+
+/// AT-6, re-join by the library: node 2's membership, transport and
+/// active-node checks are registered once, over a `RejoinableView`. It
+/// leaves (its gossip stops): the checks stay registered and fail. It
+/// joins again as a new incarnation on its old address: one `rejoin` call
+/// and the same registrations read the new membership, with no
+/// `replace` by the application.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_that_leaves_and_joins_again_has_its_checks_swapped_by_the_library() {
+    use zb_health::Tag;
+    use zb_health::cluster::RejoinableView;
+
+    let mut cluster = Cluster::unscoped(3).await;
+    cluster.converge(&[0, 1, 2], FORM).await;
+    let view = RejoinableView::new(cluster.nodes[2].dyn_view());
+    let dyn_view: Arc<dyn ClusterView> = view.clone();
+    let registry = HealthRegistry::new();
+    let rule = ClusterActiveNode::unscoped().expected_size(3);
+    registry
+        .add_all([
+            ProbeRegistration::new(
+                "cluster-membership",
+                ClusterMembershipProbe::new(dyn_view.clone()),
+            ),
+            ProbeRegistration::new(
+                "cluster-transport",
+                ClusterTransportProbe::new(dyn_view.clone()).expected_size(3),
+            ),
+            ProbeRegistration::new(
+                "active-node",
+                ActiveNodeProbe::new(dyn_view.clone(), rule.clone()),
+            )
+            .tags(TagSet::ACTIVE),
+        ])
+        .unwrap();
+    let gate = ClusterActiveNodeGate::new(dyn_view.clone(), rule.clone());
+    let ready = |registry: &HealthRegistry| {
+        let registry = registry.clone();
+        async move { registry.check(Tag::Ready).await }
+    };
+    // Until the ready tier answers Healthy, every answer with the same two
+    // registrations.
+    let until_healthy = |registry: &HealthRegistry| {
+        let registry = registry.clone();
+        async move {
+            let start = Instant::now();
+            loop {
+                let report = registry.check(Tag::Ready).await;
+                assert_eq!(report.entries.len(), 2, "the same registrations");
+                if report.status == HealthStatus::Healthy {
+                    return;
+                }
+                assert!(start.elapsed() < FORM, "not Healthy: {report:?}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    };
+    until_healthy(&registry).await;
+    let first = cluster.nodes[2].id.clone();
+
+    // Leave: the gossip stops; the checks stay registered and fail.
+    cluster.nodes[2].kill(&cluster.lan).await;
+    let start = Instant::now();
+    loop {
+        let report = ready(&registry).await;
+        assert_eq!(report.entries.len(), 2, "still registered: {report:?}");
+        if report.status == HealthStatus::Unhealthy {
+            break;
+        }
+        assert!(start.elapsed() < DETECT, "still {report:?} after the leave");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!gate.is_active_node());
+
+    // Join again, a new incarnation on the same address: one call.
+    let again = Node::start(&cluster.lan, 2, first.generation_id + 10, &[]).await;
+    assert_eq!(again.address(), cluster.nodes[2].address());
+    view.rejoin(again.dyn_view());
+    cluster.nodes[2] = again;
+    cluster.converge(&[0, 1, 2], FORM).await;
+    until_healthy(&registry).await;
+    // The new incarnation is the youngest: once it counts its peers (the
+    // slack), a standby naming node 0, never active.
+    let oldest = cluster.nodes[0].address();
+    agree(&cluster, &[2], &rule, &oldest, FORM).await;
+    let active = registry.check(Tag::Active).await;
+    assert_eq!(active.status, HealthStatus::Unhealthy, "{active:?}");
+    assert_eq!(
+        active.entries[0]
+            .data
+            .as_deref()
+            .and_then(|d| d.get("activeNode")),
+        Some(&json!(oldest)),
+        "{active:?}"
+    );
+    assert!(!gate.is_active_node());
+}

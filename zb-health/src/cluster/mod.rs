@@ -29,6 +29,7 @@ mod active;
 pub mod chitchat;
 mod history;
 mod probes;
+mod rejoin;
 mod size;
 mod view;
 
@@ -40,6 +41,7 @@ pub use probes::{
     ActiveNodeProbe, CLUSTER_NOT_AVAILABLE, ClusterActiveNodeGate, ClusterMembershipProbe,
     ClusterStatusPolicy, ClusterTransportProbe,
 };
+pub use rejoin::RejoinableView;
 pub use size::{
     EXPECTED_SIZE_VAR, expected_size_from_env, expected_size_from_lookup, guard_with_size,
 };
