@@ -46,6 +46,9 @@ use crate::process::ServiceProcess;
 /// so [`NetNs::heal`] is one flush.
 pub const FAULT_CHAIN: &str = "ZB_FAULTS";
 
+/// The chain of [`NetNs::count_udp`], ahead of the faults.
+pub const COUNT_CHAIN: &str = "ZB_COUNT";
+
 /// The prefix of every namespace the harness creates, followed by the test
 /// process's id and a counter.
 const PREFIX: &str = "zbh-";
@@ -189,6 +192,38 @@ impl NetNs {
         let mut args = vec!["-A", FAULT_CHAIN, "-p", "tcp", "--dport", &port, "-j"];
         args.extend_from_slice(target);
         self.iptables(&args);
+    }
+
+    /// Counts the UDP bytes that reach each of `to` (a rule without a
+    /// target per port, in a chain of its own ahead of the faults), for
+    /// [`udp_bytes`](Self::udp_bytes).
+    pub fn count_udp(&self, to: &[SocketAddr]) {
+        self.iptables(&["-N", COUNT_CHAIN]);
+        self.iptables(&["-I", "INPUT", "1", "-j", COUNT_CHAIN]);
+        for t in to {
+            let dport = t.port().to_string();
+            self.iptables(&["-A", COUNT_CHAIN, "-p", "udp", "--dport", &dport]);
+        }
+    }
+
+    /// The UDP bytes counted so far for each port of
+    /// [`count_udp`](Self::count_udp), by port.
+    pub fn udp_bytes(&self) -> std::collections::BTreeMap<u16, u64> {
+        let mut all = vec!["netns", "exec", &self.name, "iptables", "-w"];
+        all.extend_from_slice(&["-L", COUNT_CHAIN, "-v", "-x", "-n"]);
+        let out = Command::new("ip")
+            .args(&all)
+            .output()
+            .expect("iptables runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        text.lines()
+            .filter_map(|line| {
+                let cols: Vec<&str> = line.split_whitespace().collect();
+                let bytes = cols.get(1)?.parse().ok()?;
+                let port = line.split("dpt:").nth(1)?.split_whitespace().next()?;
+                Some((port.parse().ok()?, bytes))
+            })
+            .collect()
     }
 
     /// Removes every fault.

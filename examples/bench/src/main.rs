@@ -20,12 +20,18 @@
 //! other ecosystems included), prints one table of every ratio, and writes
 //! `bench/RESULTS.md` with the PNG plots.
 //!
+//! `BENCH=cluster` (issue 27 §6) starts clusters of 3, 9 and 27 lean nodes
+//! (`zb-health-cluster-node`) in a network namespace and writes the cost
+//! per node and the failover times into `bench/RESULTS.md` (see
+//! `cluster.rs`); it needs root.
+//!
 //! `BENCH=history` (issue 19) measures no throughput: it prints the RSS of
 //! 1,000 probes with the history on, after a warm-up and after 200,000
 //! results each (`HISTORY_PROBES`, `HISTORY_RESULTS`), to show it does not
 //! grow.
 
 mod client;
+mod cluster;
 mod disclosure;
 mod grpc;
 mod history;
@@ -134,6 +140,11 @@ fn main() -> ExitCode {
     // `BENCH=history` prints only the history's memory (issue 19); no wrk.
     if std::env::var("BENCH").as_deref() == Ok("history") {
         return finish("history", history::run());
+    }
+    // `BENCH=cluster` (issue 27 §6): clusters of 3, 9 and 27 lean nodes in
+    // a network namespace; needs root, no wrk.
+    if std::env::var("BENCH").as_deref() == Ok("cluster") {
+        return finish("cluster", cluster::run());
     }
     // `BENCH=grpc` prints only the gRPC Watch table; no wrk either.
     if std::env::var("BENCH").as_deref() == Ok("grpc") {

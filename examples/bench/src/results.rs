@@ -102,7 +102,18 @@ pub struct Inputs<'a> {
 
 /// Writes the report to `path`.
 pub fn write(path: &Path, inputs: &Inputs<'_>) -> Result<(), String> {
-    std::fs::write(path, render(inputs)).map_err(|e| format!("{}: {e}", path.display()))
+    let mut text = render(inputs);
+    // `BENCH=cluster` keeps its own section (it needs root and minutes of
+    // its own); a full report carries the last one over.
+    if let Ok(old) = std::fs::read_to_string(path)
+        && let Some(section) = crate::cluster::existing_section(&old)
+    {
+        text = match text.find("## How to reproduce") {
+            Some(at) => format!("{}{section}\n\n{}", &text[..at], &text[at..]),
+            None => format!("{text}\n{section}\n"),
+        };
+    }
+    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// The report's Markdown.
