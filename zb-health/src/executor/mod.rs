@@ -40,10 +40,13 @@
 //!   for tests on tokio's paused clock.
 //! * **Nothing abandoned.** When the last waiter drops, the last strong
 //!   reference goes, the flight (and the probe's future in it, or its task
-//!   on the probe thread, which is aborted) is dropped, which cancels it; the weak reference then fails to upgrade and the
-//!   next request starts afresh. So a hung dependency has at most **one**
-//!   execution in flight, whatever the request rate, and none once nobody
-//!   is waiting.
+//!   on the probe thread, which is aborted) is dropped, which cancels it.
+//!   The run is retired only when the execution's future is really gone
+//!   (`Retiring`): an abort takes effect later, on the probe thread, so a
+//!   request that finds the flight abandoned but not yet dropped waits for
+//!   that (within its deadline) before it starts afresh. So a hung
+//!   dependency has at most **one** execution alive, whatever the request
+//!   rate, and none once nobody is waiting (issue 27 §1).
 //! * **Deadline.** The flight runs under the probe's deadline, counted from
 //!   its start. A late joiner therefore waits at most the *remaining* time
 //!   of the flight it joins, never longer than its own deadline would
@@ -53,7 +56,8 @@
 //! * **Bound and panics inside.** The in-flight slot (`max_in_flight`) is
 //!   taken before the first poll, which may already open a connection, and
 //!   kept by the flight, so one run holds one slot however many requests
-//!   wait on it; with no slot free, the run is a flight that waits for one
+//!   wait on it, given back only after the check's future is dropped
+//!   (`Holding`); with no slot free, the run is a flight that waits for one
 //!   (within its deadline) before its first poll. The `catch_unwind` guard
 //!   is around every poll, so a panicking probe never poisons the shared
 //!   future.
@@ -755,6 +759,8 @@ struct CurrentFlight {
     flight: WeakShared<BoxFuture<'static, HealthEntry>>,
     waiting: Arc<AtomicUsize>,
     started: Instant,
+    /// Notified when the flight's execution is dropped ([`Retiring`]).
+    retired: Arc<tokio::sync::Notify>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -848,6 +854,9 @@ enum Turn {
     Join(Flight, Arc<AtomicUsize>, Instant),
     /// Wait on another request's first poll, which started then.
     Handoff(Arc<Handoff>, Instant),
+    /// Wait until an abandoned flight's execution is dropped, then take a
+    /// turn again.
+    Retiring(Arc<tokio::sync::Notify>),
 }
 
 /// A run's shared flight.
@@ -905,7 +914,10 @@ impl Executor {
             match &mut slot.run {
                 Run::Flight(current) => match current.flight.upgrade() {
                     Some(flight) => Turn::Join(flight, current.waiting.clone(), current.started),
-                    None => claim(&mut slot),
+                    // Abandoned, but its execution is still being dropped
+                    // (an aborted task on the probe thread): a new run now
+                    // would be a second execution alive at once.
+                    None => Turn::Retiring(current.retired.clone()),
                 },
                 Run::FirstPoll(first) => {
                     let handoff = first.handoff.get_or_insert_with(Default::default);
@@ -919,6 +931,7 @@ impl Executor {
             Turn::Join(flight, waiting, started) => {
                 Now::Wait(join(probe, flight, waiting, started).boxed())
             }
+            Turn::Retiring(retired) => self.after_retirement(probe, retired),
             Turn::Handoff(handoff, started) => Now::Wait(
                 async move {
                     match wait_handoff(&handoff, started + probe.timeout).await {
@@ -932,6 +945,49 @@ impl Executor {
                 .boxed(),
             ),
         }
+    }
+
+    /// The entry of a request that found the probe's flight abandoned but
+    /// its execution not yet dropped: it waits for that (on the probe
+    /// thread, an abort takes effect at the task's next turn there), then
+    /// takes its turn as if it had just arrived, all within the probe's
+    /// deadline from now. So a probe's next execution never starts while
+    /// the previous one's future is alive (single flight, exactly).
+    fn after_retirement<'a>(
+        &'a self,
+        probe: &'a Arc<ProbeRuntime>,
+        retired: Arc<tokio::sync::Notify>,
+    ) -> Now<'a> {
+        let arrived = Instant::now();
+        let turn = async move {
+            loop {
+                let mut notified = pin!(retired.notified());
+                // Registered before the check, so a retirement between the
+                // two still wakes this request.
+                notified.as_mut().enable();
+                let retiring = matches!(
+                    &lock(&probe.state.slot).run,
+                    Run::Flight(c) if Arc::ptr_eq(&c.retired, &retired)
+                );
+                if !retiring {
+                    break;
+                }
+                notified.await;
+            }
+            match self.now(probe) {
+                Now::Entry(entry, _) => entry,
+                Now::Wait(wait) => wait.await,
+            }
+        };
+        Now::Wait(
+            async move {
+                match tokio::time::timeout_at(arrived + probe.timeout, turn).await {
+                    Ok(entry) => entry,
+                    Err(_elapsed) => waited_out(probe, arrived),
+                }
+            }
+            .boxed(),
+        )
     }
 
     /// Starts a run: its first poll here and now, with the probe thread's
@@ -1006,7 +1062,8 @@ impl Executor {
         held: Option<HeldSlot>,
         mut claim: ClaimGuard<'_>,
     ) -> Now<'a> {
-        let flight = self.flight(probe, generation, started, check, held);
+        let retired = Arc::new(tokio::sync::Notify::new());
+        let flight = self.flight(probe, generation, started, check, held, &retired);
         let waiting = Arc::new(AtomicUsize::new(0));
         let handoff = {
             let mut slot = lock(&probe.state.slot);
@@ -1018,6 +1075,7 @@ impl Executor {
                         flight: flight.downgrade().expect("a new flight is pending"),
                         waiting: waiting.clone(),
                         started,
+                        retired,
                     });
                     first.handoff
                 }
@@ -1044,15 +1102,24 @@ impl Executor {
         started: Instant,
         pending: BoxProbeFuture<'static>,
         held: Option<HeldSlot>,
+        retired: &Arc<tokio::sync::Notify>,
     ) -> Flight {
-        let work = execute(
-            self.shared.clone(),
-            probe.clone(),
+        let work = Retiring {
+            work: Some(
+                execute(
+                    self.shared.clone(),
+                    probe.clone(),
+                    generation,
+                    started,
+                    pending,
+                    held,
+                )
+                .boxed(),
+            ),
+            probe: probe.clone(),
             generation,
-            started,
-            pending,
-            held,
-        );
+            retired: retired.clone(),
+        };
         match self.shared.runs.handle() {
             Some(handle) => {
                 let probe = probe.clone();
@@ -1072,6 +1139,65 @@ impl Executor {
             None => work.boxed(),
         }
         .shared()
+    }
+}
+
+/// A flight's execution, which retires the flight (the probe's next run
+/// may start) only once its future is dropped: finished, or cancelled
+/// wherever it runs (issue 27 §1). A finished run has retired it already
+/// (`record`), after its check's future was dropped.
+struct Retiring {
+    work: Option<BoxFuture<'static, HealthEntry>>,
+    probe: Arc<ProbeRuntime>,
+    generation: u64,
+    retired: Arc<tokio::sync::Notify>,
+}
+
+impl Future for Retiring {
+    type Output = HealthEntry;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<HealthEntry> {
+        match self.get_mut().work.as_mut() {
+            Some(work) => work.as_mut().poll(cx),
+            None => unreachable!("the work is taken only when dropped"),
+        }
+    }
+}
+
+impl Drop for Retiring {
+    fn drop(&mut self) {
+        // The execution's future first, the probe's check in it.
+        drop(self.work.take());
+        {
+            let mut slot = lock(&self.probe.state.slot);
+            if matches!(&slot.run, Run::Flight(c) if c.generation == self.generation) {
+                slot.run = Run::Idle;
+            }
+        }
+        self.retired.notify_waiters();
+    }
+}
+
+/// A check's future with the in-flight slot its execution holds: the
+/// check is dropped before the slot is given back (fields drop in order),
+/// however the execution ends, so the bound counts an execution until its
+/// future is gone (issue 27 §1).
+struct Holding<F> {
+    check: F,
+    _slot: HeldSlot,
+}
+
+impl<F: Future + Unpin> Future for Holding<F> {
+    type Output = F::Output;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<F::Output> {
+        std::pin::Pin::new(&mut self.get_mut().check).poll(cx)
     }
 }
 
@@ -1259,14 +1385,18 @@ async fn execute(
         // Waiting for a slot counts against the deadline: the endpoint
         // must answer in time even when the bound is saturated. A free
         // slot is taken without queueing.
-        let _slot = match held {
+        let slot = match held {
             Some(held) => held,
             None => {
                 shared.limiter.take().await;
                 HeldSlot(shared.clone())
             }
         };
-        AssertUnwindSafe(pending).catch_unwind().await
+        Holding {
+            check: AssertUnwindSafe(pending).catch_unwind(),
+            _slot: slot,
+        }
+        .await
     };
     let result = tokio::time::timeout_at(started + probe.timeout, guarded).await;
     finish(&shared, &probe, generation, result, started)

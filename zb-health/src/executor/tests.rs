@@ -1225,3 +1225,97 @@ fn a_registered_probe_keeps_little_state() {
     eprintln!("ProbeRuntime: {size} bytes");
     assert!(size <= 448, "ProbeRuntime is {size} bytes");
 }
+
+/// Issue 27 §1: an execution counts (single flight, the in-flight bound)
+/// until its future is really dropped. On the probe thread an abandoned
+/// flight's task is aborted, and the abort takes effect later, on that
+/// thread: these tests run there, on real time, with requests that time
+/// out or give up at every moment.
+mod teardown {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::{Duration, Instant};
+
+    use futures_util::future::join_all;
+
+    use crate::{HealthRegistry, ProbeRegistration, ProbeResult, Tag, from_fn};
+
+    /// Live executions of a set of probes, and their peak.
+    #[derive(Default)]
+    struct Live {
+        now: AtomicUsize,
+        peak: AtomicUsize,
+        started: AtomicUsize,
+    }
+
+    /// Counts one execution as live until its future is dropped; the drop
+    /// takes a few milliseconds (a connection being closed), so a run
+    /// started while it goes on is seen.
+    struct Alive(Arc<Live>);
+
+    impl Drop for Alive {
+        fn drop(&mut self) {
+            std::thread::sleep(Duration::from_millis(3));
+            self.0.now.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// A probe that never answers, counted in `live`.
+    fn hung(name: &'static str, live: &Arc<Live>) -> ProbeRegistration {
+        let live = live.clone();
+        let probe = from_fn(move || {
+            let live = live.clone();
+            async move {
+                live.started.fetch_add(1, Ordering::SeqCst);
+                let n = live.now.fetch_add(1, Ordering::SeqCst) + 1;
+                live.peak.fetch_max(n, Ordering::SeqCst);
+                let _alive = Alive(live);
+                std::future::pending::<()>().await;
+                Ok(ProbeResult::healthy())
+            }
+        });
+        ProbeRegistration::new(name, probe).timeout(Duration::from_millis(20))
+    }
+
+    /// Waves of 64 concurrent requests for the ready tier, for `secs`
+    /// seconds: in two waves of three every request gives up after 1 to
+    /// 5 ms, so the flight loses its last waiter well before its 20 ms
+    /// deadline and the next wave arrives while it is being dropped; in
+    /// the third they wait for the deadline.
+    async fn hammer(reg: &HealthRegistry, secs: u64) {
+        let until = Instant::now() + Duration::from_secs(secs);
+        let mut wave = 0u64;
+        while Instant::now() < until {
+            wave += 1;
+            let requests = (0..64u64).map(|i| {
+                let patience = match wave % 3 {
+                    0 => Duration::from_millis(30),
+                    _ => Duration::from_millis(1 + i % 5),
+                };
+                tokio::time::timeout(patience, reg.check(Tag::Ready))
+            });
+            join_all(requests).await;
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_hung_probe_never_has_two_executions_alive() {
+        let reg = HealthRegistry::new();
+        let live = Arc::new(Live::default());
+        reg.add(hung("hung", &live)).unwrap();
+        hammer(&reg, 3).await;
+        assert!(live.started.load(Ordering::SeqCst) > 20, "it ran");
+        assert_eq!(live.peak.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_in_flight_bound_counts_an_execution_until_its_future_is_dropped() {
+        let reg = HealthRegistry::builder().max_in_flight(1).build();
+        let live = Arc::new(Live::default());
+        reg.add_all([hung("a", &live), hung("b", &live), hung("c", &live)])
+            .unwrap();
+        hammer(&reg, 3).await;
+        assert!(live.started.load(Ordering::SeqCst) > 20, "they ran");
+        assert_eq!(live.peak.load(Ordering::SeqCst), 1);
+    }
+}
