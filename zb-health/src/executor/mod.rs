@@ -94,7 +94,10 @@
 //! Each run's raw result passes through the probe's hysteresis state
 //! (`hysteresis`) before it becomes the entry, the cached or background
 //! result and the input of the transition log, so a held-back failure is
-//! no transition (issue 18 §1). The hold is bounded by R20.
+//! no transition (issue 18 §1). The hold is bounded by R20, and counted in
+//! the probe's run periods, not runs (issue 27 §2): `refresh`, else the
+//! readiness period behind the registry's detection time, which the table
+//! gives the executor ([`Executor::set_detection_time`]).
 //!
 //! # Background probes (`refresh`)
 //!
@@ -424,6 +427,20 @@ struct Shared {
     verdicts: std::sync::RwLock<Option<(u64, Arc<dyn SharedVerdicts>)>>,
     /// Whether each reported entry goes into its probe's history (issue 19).
     history: AtomicBool,
+    /// The registry's detection time in nanoseconds (0: none known), which
+    /// a request-driven probe's threshold counts periods of (issue 27 §2).
+    detection: AtomicU64,
+}
+
+impl Shared {
+    /// The period a probe's threshold counts (R20's
+    /// [`run_period`](zb_health_spec::detection::run_period)): `refresh`,
+    /// else the readiness period behind the detection time; zero (every
+    /// run counts) for a request-driven probe while none is known.
+    fn run_period(&self, refresh: Option<Duration>) -> Duration {
+        let detection = Duration::from_nanos(self.detection.load(Ordering::Relaxed));
+        zb_health_spec::detection::run_period(refresh, detection)
+    }
 }
 
 /// Runs probes. Cheap to clone; clones share the bound.
@@ -451,6 +468,7 @@ impl Executor {
                 starting,
                 verdicts: std::sync::RwLock::new(None),
                 history: AtomicBool::new(false),
+                detection: AtomicU64::new(0),
             }),
         }
     }
@@ -477,6 +495,14 @@ impl Executor {
         // A new generation: every probe publishes to the new one afresh.
         let generation = slot.as_ref().map_or(1, |(g, _)| g + 1);
         *slot = Some((generation, verdicts));
+    }
+
+    /// The registry's detection time, which request-driven thresholds
+    /// count periods of (set by the table with it, under its lock).
+    pub(crate) fn set_detection_time(&self, detection: Duration) {
+        self.shared
+            .detection
+            .store(nanos(detection), Ordering::Relaxed);
     }
 
     /// From now on every reported entry is recorded in its probe's
@@ -805,7 +831,7 @@ impl ProbeState {
             slot: Mutex::new(Slot::default()),
             background,
             version: AtomicU64::new(0),
-            hysteresis: Hysteresis::default(),
+            hysteresis: Hysteresis::new(policy.threshold),
             published: AtomicU64::new(0),
             last_status: std::sync::atomic::AtomicU8::new(0),
         }
@@ -1449,10 +1475,12 @@ fn finish(
     };
     // The log and the metrics see the reported entry: a failure the
     // threshold holds back is no transition, and its error is not logged.
+    let policy = probe.policy();
+    let period = shared.run_period(policy.refresh);
     let (entry, held) = probe
         .state
         .hysteresis
-        .apply(probe.policy().threshold, raw, failed);
+        .apply(policy.threshold, period, raw, failed);
     // A shared dependency compares the reported verdict with the
     // cluster's (issue 18 §2); without a view it is an ordinary probe.
     let entry = match probe.policy().shared {
