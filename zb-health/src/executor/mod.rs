@@ -152,7 +152,7 @@ use crate::report::{
     ERRORED_DESCRIPTION, EntryOutcome, HealthEntry, HealthReport, PANICKED_DESCRIPTION,
     timeout_description,
 };
-use crate::shared::SharedVerdicts;
+use crate::shared::{SharedVerdicts, Tally, skipped_in_shared_outage_description};
 
 /// The fixed description of a background probe's entry before its first
 /// run has finished.
@@ -345,14 +345,63 @@ impl ProbeRuntime {
         status >= self.failure_status.status()
     }
 
-    /// The first dependency whose latest known entry is a failure, for a
-    /// background run, which reads and never waits; a dependency that has
-    /// no entry yet is not known to fail.
-    fn failing_dependency_known(&self) -> Option<Arc<ProbeRuntime>> {
-        self.dependencies().into_iter().find(|d| {
-            d.state
-                .last_status()
-                .is_some_and(|status| d.is_failing(status))
+    /// Whether `entry`, this probe's, stops its dependents (issue 27 §3):
+    /// a failure here, including one a shared outage opened to `Degraded`
+    /// (which its marked name tells); a held-back failure (`Healthy`) does
+    /// not.
+    fn failed(&self, entry: &HealthEntry) -> Failed {
+        match self.state.opened.get() {
+            Some(opened) if Arc::ptr_eq(&opened.name, &entry.name) => {
+                Failed::SharedOutage(opened.tally())
+            }
+            _ if self.is_failing(entry.status) => Failed::Here,
+            _ => Failed::No,
+        }
+    }
+
+    /// `entry`, this probe's, opened to `Degraded` by the shared outage
+    /// `tally`: carrying the probe's second name, so every copy of it (a
+    /// flight's waiters, a background result) is known as a failure here
+    /// that was opened, whatever its status says.
+    fn opened(&self, mut entry: HealthEntry, tally: Tally) -> HealthEntry {
+        let opened = self.state.opened.get_or_init(|| {
+            Box::new(Opened {
+                name: Arc::from(&*self.name),
+                tally: AtomicU64::new(0),
+            })
+        });
+        opened.tally.store(
+            u64::from(tally.failing) << 32 | u64::from(tally.reporting),
+            Ordering::Relaxed,
+        );
+        entry.name = opened.name.clone();
+        entry
+    }
+
+    /// Whether `entry`, this probe's, is an opened one ([`opened`](Self::opened)).
+    fn is_opened(&self, entry: &HealthEntry) -> bool {
+        self.state
+            .opened
+            .get()
+            .is_some_and(|opened| Arc::ptr_eq(&opened.name, &entry.name))
+    }
+
+    /// The first dependency whose latest known entry stops this probe, and
+    /// how, for a background run, which reads and never waits; a
+    /// dependency that has no entry yet is not known to fail.
+    fn failing_dependency_known(&self) -> Option<(Arc<ProbeRuntime>, Failed)> {
+        self.dependencies().into_iter().find_map(|d| {
+            let failed = match d.state.last_status.load(Ordering::Acquire) {
+                OPENED => Failed::SharedOutage(d.state.opened.get()?.tally()),
+                code => match status_of(code) {
+                    Some(status) if d.is_failing(status) => Failed::Here,
+                    _ => Failed::No,
+                },
+            };
+            match failed {
+                Failed::No => None,
+                failed => Some((d, failed)),
+            }
         })
     }
 
@@ -656,12 +705,17 @@ impl Executor {
         let evaluation = async move {
             let (dependencies, evaluations): (Vec<_>, Vec<_>) = dependencies.into_iter().unzip();
             let entries = join_all(evaluations).await;
+            // A dependency that failed here stops its dependents, also
+            // when a shared outage opened its entry (issue 27 §3).
             let failing = dependencies
                 .iter()
                 .zip(&entries)
-                .find(|(d, e)| d.is_failing(e.status));
+                .find_map(|(d, e)| match d.failed(e) {
+                    Failed::No => None,
+                    failed => Some((d, failed)),
+                });
             match failing {
-                Some((d, _)) => executor.skip(&probe, &d.name),
+                Some((d, failed)) => executor.skip(&probe, &d.name, failed),
                 None => executor.entry(&probe).await,
             }
         }
@@ -671,22 +725,38 @@ impl Executor {
         evaluation
     }
 
-    /// The entry of a run skipped because `dependency` is failing: the
-    /// probe's failure status, [`skipped_description`], zero duration
-    /// (nothing ran), [`EntryOutcome::Skipped`]. It is the probe's latest
+    /// The entry of a run skipped because `dependency` is failing (`failed`
+    /// says how): the probe's failure status, [`skipped_description`],
+    /// zero duration (nothing ran), [`EntryOutcome::Skipped`]; in a shared
+    /// outage of the dependency (issue 27 §3) `Degraded` instead, with
+    /// [`skipped_in_shared_outage_description`], and marked opened, so its
+    /// own dependents are skipped the same way. It is the probe's latest
     /// entry like a run's (it clears a cached result, is a background
     /// probe's result until its next run) and goes to the transition log
     /// as one (a skip is logged when the entry turns to it, then rate
     /// limited like any failing state); it bypasses the probe's own
     /// hysteresis, which counts the probe's own failures.
-    fn skip(&self, probe: &ProbeRuntime, dependency: &str) -> HealthEntry {
-        let entry = HealthEntry {
+    fn skip(&self, probe: &ProbeRuntime, dependency: &str, failed: Failed) -> HealthEntry {
+        let entry = |status, description| HealthEntry {
             name: probe.name.clone(),
-            status: probe.failure_status.status(),
-            description: Some(Cow::Owned(skipped_description(dependency))),
+            status,
+            description: Some(Cow::Owned(description)),
             duration: Duration::ZERO,
             data: None,
             outcome: EntryOutcome::Skipped,
+        };
+        let entry = match failed {
+            Failed::SharedOutage(tally) => probe.opened(
+                entry(
+                    HealthStatus::Degraded,
+                    skipped_in_shared_outage_description(dependency, tally),
+                ),
+                tally,
+            ),
+            Failed::Here | Failed::No => entry(
+                probe.failure_status.status(),
+                skipped_description(dependency),
+            ),
         };
         remember(probe, &mut lock(&probe.state.slot), &entry, false);
         let starting = (self.shared.starting)();
@@ -738,9 +808,59 @@ struct ProbeState {
     published: AtomicU64,
     /// The status of the latest entry a run (or a skip) gave: what a
     /// background dependent reads of this probe (issue 18 §5). One byte
-    /// (0: none yet, else [`status_code`]), so a run stores it without a
-    /// lock.
+    /// (0: none yet, [`OPENED`] for an opened entry, else
+    /// [`status_code`]), so a run stores it without a lock.
     last_status: std::sync::atomic::AtomicU8,
+    /// What marks this probe's opened entries (issue 27 §3), made at the
+    /// first; boxed, since most probes are never opened.
+    opened: std::sync::OnceLock<Box<Opened>>,
+}
+
+/// How a dependency's entry bears on its dependents (issue 27 §3).
+#[derive(Clone, Copy)]
+enum Failed {
+    /// Not failing (a held-back failure included): they run.
+    No,
+    /// Failing here with its failure status: they are skipped with theirs.
+    Here,
+    /// Failing here, opened to `Degraded` by a shared outage with this
+    /// tally: they are skipped as `Degraded`.
+    SharedOutage(Tally),
+}
+
+/// The marker of a probe's entries whose failure here a shared outage
+/// opened to `Degraded` (issue 27 §3).
+struct Opened {
+    /// The probe's name in a second allocation: an opened entry carries
+    /// this one, so every copy of it is known as opened while its text
+    /// stays the name (`HealthEntry` is public and has no room for a flag).
+    name: Arc<str>,
+    /// The tally of the latest opening, `failing << 32 | reporting`.
+    tally: AtomicU64,
+}
+
+impl Opened {
+    fn tally(&self) -> Tally {
+        let t = self.tally.load(Ordering::Relaxed);
+        Tally {
+            failing: (t >> 32) as u32,
+            reporting: t as u32,
+        }
+    }
+}
+
+/// The [`ProbeState::last_status`] of an opened entry (`Degraded`, and a
+/// failure here).
+const OPENED: u8 = 4;
+
+/// A status from its [`status_code`] (or [`OPENED`], `Degraded`).
+fn status_of(code: u8) -> Option<HealthStatus> {
+    match code {
+        1 => Some(HealthStatus::Healthy),
+        2 | OPENED => Some(HealthStatus::Degraded),
+        3 => Some(HealthStatus::Unhealthy),
+        _ => None,
+    }
 }
 
 /// A status as one byte, never 0.
@@ -796,16 +916,6 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl ProbeState {
-    /// The status of the latest entry, if there is one yet.
-    fn last_status(&self) -> Option<HealthStatus> {
-        match self.last_status.load(Ordering::Acquire) {
-            1 => Some(HealthStatus::Healthy),
-            2 => Some(HealthStatus::Degraded),
-            3 => Some(HealthStatus::Unhealthy),
-            _ => None,
-        }
-    }
-
     /// Whether the background schedule is running (its task alive).
     fn task_running(&self) -> bool {
         self.background
@@ -834,6 +944,7 @@ impl ProbeState {
             hysteresis: Hysteresis::new(policy.threshold),
             published: AtomicU64::new(0),
             last_status: std::sync::atomic::AtomicU8::new(0),
+            opened: std::sync::OnceLock::new(),
         }
     }
 }
@@ -1492,7 +1603,10 @@ fn finish(
                     let key = generation << 2 | 2 | u64::from(failing);
                     probe.state.published.swap(key, Ordering::Relaxed) != key
                 };
-                crate::shared::compare(&**verdicts, entry, failed, changed)
+                match crate::shared::compare(&**verdicts, entry, failed, changed) {
+                    (entry, Some(tally)) => probe.opened(entry, tally),
+                    (entry, None) => entry,
+                }
             }
             None => entry,
         },
@@ -1539,10 +1653,11 @@ fn record(probe: &ProbeRuntime, generation: u64, entry: &HealthEntry, held: bool
 /// recovers as soon as the dependency does. A held-back failure (`held`,
 /// reported `Healthy`) is not a healthy result and is not cached either.
 fn remember(probe: &ProbeRuntime, slot: &mut Slot, entry: &HealthEntry, held: bool) {
-    probe
-        .state
-        .last_status
-        .store(status_code(entry.status), Ordering::Release);
+    let code = match probe.is_opened(entry) {
+        true => OPENED,
+        false => status_code(entry.status),
+    };
+    probe.state.last_status.store(code, Ordering::Release);
     if probe.policy().refresh.is_some()
         || (probe.policy().cache.is_some() && entry.status == HealthStatus::Healthy && !held)
     {
@@ -1639,10 +1754,10 @@ async fn schedule(
             return;
         };
         let next = Instant::now() + period;
-        if let Some(dependency) = p.failing_dependency_known() {
+        if let Some((dependency, failed)) = p.failing_dependency_known() {
             // Not run while a dependency fails: a hung parent costs its
             // dependents no deadline of their own.
-            Executor { shared }.skip(&p, &dependency.name);
+            Executor { shared }.skip(&p, &dependency.name, failed);
             drop(p);
             if let Either::Right(_) = select(pin!(tokio::time::sleep_until(next)), &mut stop).await
             {
