@@ -28,8 +28,10 @@
 //! ended) but not its `data` or description, which belong to the other
 //! status. A held `Healthy` entry is never cached, so the cache cannot
 //! stretch the hold past the threshold (R20 bounds the hold itself).
-//! Answers that never came from a run (a waiter's own deadline, a lost
-//! execution, a stale background result) are reported as they are.
+//! Answers that never came from a run (a lost execution, a stale
+//! background result, a request that gave up waiting for an abandoned
+//! run to be dropped) are reported as they are; a waiter that reaches a
+//! run's deadline first ends that run as a timeout, through here, once.
 
 use std::borrow::Cow;
 use std::sync::Mutex;

@@ -65,7 +65,15 @@
 //! Every waiter also keeps the flight's deadline on its *own* runtime and
 //! answers `timed out` at it whatever the flight does: a probe that blocks
 //! the probe thread itself (synchronous code in an `async` check) cannot
-//! stretch any answer past its deadline either.
+//! stretch any answer past its deadline either. A waiter whose timer
+//! notices the deadline before the flight's own (on another runtime, its
+//! timer may fire first) ends the run there as a timeout, **once for
+//! all** (`Crew::ended`): the hysteresis, the shared comparison and the
+//! log see that run exactly once, whoever noticed, and every waiter
+//! answers with its entry (issue 27 §4; before, such a waiter answered a
+//! raw `timed out` and, as the flight's last waiter, cancelled the run
+//! before it was recorded, so a hung shared dependency was often never
+//! published as failing).
 //!
 //! # Transitions before the start
 //!
@@ -422,7 +430,7 @@ impl ProbeRuntime {
             Run::Flight(current) => {
                 // A flight nobody drives any more is over, whatever it recorded.
                 let _alive = current.flight.upgrade()?;
-                (current.waiting.load(Ordering::SeqCst), current.started)
+                (current.crew.waiting.load(Ordering::SeqCst), current.started)
             }
         };
         Some(InFlight {
@@ -903,7 +911,7 @@ struct FirstPoll {
 struct CurrentFlight {
     generation: u64,
     flight: WeakShared<BoxFuture<'static, HealthEntry>>,
-    waiting: Arc<AtomicUsize>,
+    crew: Arc<Crew>,
     started: Instant,
     /// Notified when the flight's execution is dropped ([`Retiring`]).
     retired: Arc<tokio::sync::Notify>,
@@ -957,19 +965,33 @@ struct Background {
     max_staleness: Duration,
 }
 
+/// What a flight's waiters share besides the flight.
+#[derive(Default)]
+struct Crew {
+    /// How many wait now.
+    waiting: AtomicUsize,
+    /// The run's entry, set once by whoever ends the run first: the
+    /// flight, or a waiter whose timer noticed the run's deadline before
+    /// the flight's own did (it may run on another runtime). So a run that
+    /// reaches its deadline is finished (hysteresis, shared comparison,
+    /// log) exactly once, and every waiter answers with that entry, not
+    /// with a raw timeout of its own (issue 27 §4).
+    ended: std::sync::OnceLock<HealthEntry>,
+}
+
 /// Counts one waiter of a flight for as long as it waits.
-struct Waiting(Arc<AtomicUsize>);
+struct Waiting(Arc<Crew>);
 
 impl Waiting {
-    fn new(count: Arc<AtomicUsize>) -> Self {
-        count.fetch_add(1, Ordering::SeqCst);
-        Self(count)
+    fn new(crew: Arc<Crew>) -> Self {
+        crew.waiting.fetch_add(1, Ordering::SeqCst);
+        Self(crew)
     }
 }
 
 impl Drop for Waiting {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
+        self.0.waiting.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -988,7 +1010,7 @@ enum Turn {
     /// Start a run: nobody else is running it.
     Own(u64, Instant),
     /// Wait on the flight under way, which started then.
-    Join(Flight, Arc<AtomicUsize>, Instant),
+    Join(Flight, Arc<Crew>, Instant),
     /// Wait on another request's first poll, which started then.
     Handoff(Arc<Handoff>, Instant),
     /// Wait until an abandoned flight's execution is dropped, then take a
@@ -1012,7 +1034,7 @@ enum Handed {
     /// The run answered at its first poll.
     Entry(HealthEntry),
     /// The run waits: join its flight.
-    Flight(Flight, Arc<AtomicUsize>),
+    Flight(Flight, Arc<Crew>),
 }
 
 impl Handoff {
@@ -1039,6 +1061,14 @@ impl Executor {
     /// The entry of `probe` if it is known without waiting, else what to
     /// wait for. Never blocks, except on the probe's own first poll.
     fn now<'a>(&'a self, probe: &'a Arc<ProbeRuntime>) -> Now<'a> {
+        self.turn(probe, None)
+    }
+
+    /// [`now`](Self::now) for a request that arrived at `arrived` (`None`:
+    /// now) and waited since for an abandoned flight to retire: a run it
+    /// starts counts its deadline from the arrival, so the request
+    /// answers within its own deadline through the run (issue 27 §4).
+    fn turn<'a>(&'a self, probe: &'a Arc<ProbeRuntime>, arrived: Option<Instant>) -> Now<'a> {
         if let Some((entry, expires)) = kept_entry(probe) {
             return Now::Entry(entry, Some(expires));
         }
@@ -1050,7 +1080,7 @@ impl Executor {
             let mut slot = lock(&probe.state.slot);
             match &mut slot.run {
                 Run::Flight(current) => match current.flight.upgrade() {
-                    Some(flight) => Turn::Join(flight, current.waiting.clone(), current.started),
+                    Some(flight) => Turn::Join(flight, current.crew.clone(), current.started),
                     // Abandoned, but its execution is still being dropped
                     // (an aborted task on the probe thread): a new run now
                     // would be a second execution alive at once.
@@ -1060,21 +1090,23 @@ impl Executor {
                     let handoff = first.handoff.get_or_insert_with(Default::default);
                     Turn::Handoff(handoff.clone(), first.started)
                 }
-                Run::Idle => claim(&mut slot),
+                Run::Idle => claim(&mut slot, arrived),
             }
         };
         match turn {
             Turn::Own(generation, started) => self.first_poll(probe, generation, started),
-            Turn::Join(flight, waiting, started) => {
-                Now::Wait(join(probe, flight, waiting, started).boxed())
+            Turn::Join(flight, crew, started) => {
+                Now::Wait(join(&self.shared, probe, flight, crew, started).boxed())
             }
-            Turn::Retiring(retired) => self.after_retirement(probe, retired),
+            Turn::Retiring(retired) => {
+                self.after_retirement(probe, retired, arrived.unwrap_or_else(Instant::now))
+            }
             Turn::Handoff(handoff, started) => Now::Wait(
                 async move {
                     match wait_handoff(&handoff, started + probe.timeout).await {
                         Some(Handed::Entry(entry)) => entry.clone(),
-                        Some(Handed::Flight(flight, waiting)) => {
-                            join(probe, flight.clone(), waiting.clone(), started).await
+                        Some(Handed::Flight(flight, crew)) => {
+                            join(&self.shared, probe, flight.clone(), crew.clone(), started).await
                         }
                         None => waited_out(probe, started),
                     }
@@ -1087,16 +1119,17 @@ impl Executor {
     /// The entry of a request that found the probe's flight abandoned but
     /// its execution not yet dropped: it waits for that (on the probe
     /// thread, an abort takes effect at the task's next turn there), then
-    /// takes its turn as if it had just arrived, all within the probe's
-    /// deadline from now. So a probe's next execution never starts while
-    /// the previous one's future is alive (single flight, exactly).
+    /// takes its turn, all within the probe's deadline from its arrival
+    /// (`arrived`): a run it starts then is counted from the arrival. So a
+    /// probe's next execution never starts while the previous one's future
+    /// is alive (single flight, exactly).
     fn after_retirement<'a>(
         &'a self,
         probe: &'a Arc<ProbeRuntime>,
         retired: Arc<tokio::sync::Notify>,
+        arrived: Instant,
     ) -> Now<'a> {
-        let arrived = Instant::now();
-        let turn = async move {
+        let retirement = async move {
             loop {
                 let mut notified = pin!(retired.notified());
                 // Registered before the check, so a retirement between the
@@ -1111,16 +1144,19 @@ impl Executor {
                 }
                 notified.await;
             }
-            match self.now(probe) {
-                Now::Entry(entry, _) => entry,
-                Now::Wait(wait) => wait.await,
-            }
         };
         Now::Wait(
             async move {
-                match tokio::time::timeout_at(arrived + probe.timeout, turn).await {
-                    Ok(entry) => entry,
-                    Err(_elapsed) => waited_out(probe, arrived),
+                let deadline = arrived + probe.timeout;
+                if tokio::time::timeout_at(deadline, retirement).await.is_err() {
+                    // Still not dropped (the probe thread is blocked).
+                    return waited_out(probe, arrived);
+                }
+                // Every wait from here ends by `deadline` or earlier: its
+                // own run's, or the deadline of a flight it joins.
+                match self.turn(probe, Some(arrived)) {
+                    Now::Entry(entry, _) => entry,
+                    Now::Wait(wait) => wait.await,
                 }
             }
             .boxed(),
@@ -1174,7 +1210,7 @@ impl Executor {
         match pending {
             Ok(result) => {
                 drop(slot);
-                let entry = finish(&self.shared, probe, generation, Ok(result), started);
+                let entry = finish(&self.shared, probe, Some(generation), Ok(result), started);
                 claim.armed = false;
                 Now::Entry(entry, None)
             }
@@ -1200,8 +1236,8 @@ impl Executor {
         mut claim: ClaimGuard<'_>,
     ) -> Now<'a> {
         let retired = Arc::new(tokio::sync::Notify::new());
-        let flight = self.flight(probe, generation, started, check, held, &retired);
-        let waiting = Arc::new(AtomicUsize::new(0));
+        let crew = Arc::new(Crew::default());
+        let flight = self.flight(probe, generation, started, check, held, &retired, &crew);
         let handoff = {
             let mut slot = lock(&probe.state.slot);
             match std::mem::replace(&mut slot.run, Run::Idle) {
@@ -1210,7 +1246,7 @@ impl Executor {
                         generation,
                         // `downgrade` fails only for a finished flight.
                         flight: flight.downgrade().expect("a new flight is pending"),
-                        waiting: waiting.clone(),
+                        crew: crew.clone(),
                         started,
                         retired,
                     });
@@ -1224,9 +1260,9 @@ impl Executor {
         };
         claim.armed = false;
         if let Some(handoff) = handoff {
-            handoff.hand(Handed::Flight(flight.clone(), waiting.clone()));
+            handoff.hand(Handed::Flight(flight.clone(), crew.clone()));
         }
-        Now::Wait(join(probe, flight, waiting, started).boxed())
+        Now::Wait(join(&self.shared, probe, flight, crew, started).boxed())
     }
 
     /// The flight of a run whose first poll is pending (or not yet made):
@@ -1240,6 +1276,7 @@ impl Executor {
         pending: BoxProbeFuture<'static>,
         held: Option<HeldSlot>,
         retired: &Arc<tokio::sync::Notify>,
+        crew: &Arc<Crew>,
     ) -> Flight {
         let work = Retiring {
             work: Some(
@@ -1250,6 +1287,7 @@ impl Executor {
                     started,
                     pending,
                     held,
+                    Some(crew.clone()),
                 )
                 .boxed(),
             ),
@@ -1267,7 +1305,7 @@ impl Executor {
                     .map(move |run| {
                         run.unwrap_or_else(|_lost| {
                             let entry = lost(&probe, started.elapsed());
-                            record(&probe, generation, &entry, false);
+                            record(&probe, Some(generation), &entry, false);
                             entry
                         })
                     })
@@ -1308,12 +1346,7 @@ impl Drop for Retiring {
     fn drop(&mut self) {
         // The execution's future first, the probe's check in it.
         drop(self.work.take());
-        {
-            let mut slot = lock(&self.probe.state.slot);
-            if matches!(&slot.run, Run::Flight(c) if c.generation == self.generation) {
-                slot.run = Run::Idle;
-            }
-        }
+        retire(&self.probe, self.generation);
         self.retired.notify_waiters();
     }
 }
@@ -1429,11 +1462,12 @@ impl Limiter {
     }
 }
 
-/// Claims the next run for this request (see [`Turn::Own`]).
-fn claim(slot: &mut Slot) -> Turn {
+/// Claims the next run for this request (see [`Turn::Own`]), counted
+/// from `since` (the request's arrival), else from now.
+fn claim(slot: &mut Slot, since: Option<Instant>) -> Turn {
     let generation = slot.next_generation;
     slot.next_generation += 1;
-    let started = Instant::now();
+    let started = since.unwrap_or_else(Instant::now);
     slot.run = Run::FirstPoll(FirstPoll {
         generation,
         started,
@@ -1456,7 +1490,7 @@ impl Drop for ClaimGuard<'_> {
     fn drop(&mut self) {
         if self.armed {
             let entry = lost(self.probe, self.started.elapsed());
-            record(self.probe, self.generation, &entry, false);
+            record(self.probe, Some(self.generation), &entry, false);
         }
     }
 }
@@ -1480,18 +1514,25 @@ async fn wait_handoff(handoff: &Handoff, deadline: Instant) -> Option<&Handed> {
 
 /// Waits on a flight, counted as one of its waiters, within its deadline.
 async fn join(
+    shared: &Shared,
     probe: &ProbeRuntime,
     flight: Flight,
-    waiting: Arc<AtomicUsize>,
+    crew: Arc<Crew>,
     started: Instant,
 ) -> HealthEntry {
-    let _waiting = Waiting::new(waiting);
+    let _waiting = Waiting::new(crew.clone());
     // The flight's own deadline ends it in time, but its timer belongs
     // to the runtime that started it; this one, on the waiter's own
     // runtime, keeps the bound even if that runtime is stalled.
     match tokio::time::timeout_at(started + probe.timeout, flight).await {
         Ok(entry) => entry,
-        Err(_elapsed) => waited_out(probe, started),
+        // The run's deadline, noticed here first perhaps: the run ends
+        // as a timeout, once for all (the flight, when it gets there,
+        // keeps this entry and retires the run).
+        Err(elapsed) => crew
+            .ended
+            .get_or_init(|| finish(shared, probe, None, Err(elapsed), started))
+            .clone(),
     }
 }
 
@@ -1517,6 +1558,7 @@ async fn execute(
     started: Instant,
     pending: BoxProbeFuture<'static>,
     held: Option<HeldSlot>,
+    crew: Option<Arc<Crew>>,
 ) -> HealthEntry {
     let guarded = async {
         // Waiting for a slot counts against the deadline: the endpoint
@@ -1536,15 +1578,27 @@ async fn execute(
         .await
     };
     let result = tokio::time::timeout_at(started + probe.timeout, guarded).await;
-    finish(&shared, &probe, generation, result, started)
+    match crew {
+        // A waiter may have ended the run at its deadline already.
+        Some(crew) => {
+            let entry = crew
+                .ended
+                .get_or_init(|| finish(&shared, &probe, None, result, started))
+                .clone();
+            retire(&probe, generation);
+            entry
+        }
+        None => finish(&shared, &probe, Some(generation), result, started),
+    }
 }
 
 /// Makes a run's entry from what its check gave, passes it through the
-/// hysteresis, records it (retiring the run) and logs it.
+/// hysteresis, records it (retiring the run `generation`, if given) and
+/// logs it.
 fn finish(
     shared: &Shared,
     probe: &ProbeRuntime,
-    generation: u64,
+    generation: Option<u64>,
     result: Finished,
     started: Instant,
 ) -> HealthEntry {
@@ -1621,18 +1675,18 @@ fn finish(
     entry
 }
 
-/// Retires the run and keeps its result for the cache or readers;
-/// `held` marks an entry the threshold holds back. Requests that arrived
-/// during its first poll get the entry.
-fn record(probe: &ProbeRuntime, generation: u64, entry: &HealthEntry, held: bool) {
+/// Retires the run `generation` (if given) and keeps its result for the
+/// cache or readers; `held` marks an entry the threshold holds back.
+/// Requests that arrived during its first poll get the entry.
+fn record(probe: &ProbeRuntime, generation: Option<u64>, entry: &HealthEntry, held: bool) {
     let handoff = {
         let mut slot = lock(&probe.state.slot);
         let handoff = match &mut slot.run {
-            Run::Flight(c) if c.generation == generation => {
+            Run::Flight(c) if Some(c.generation) == generation => {
                 slot.run = Run::Idle;
                 None
             }
-            Run::FirstPoll(first) if first.generation == generation => {
+            Run::FirstPoll(first) if Some(first.generation) == generation => {
                 let handoff = first.handoff.take();
                 slot.run = Run::Idle;
                 handoff
@@ -1644,6 +1698,15 @@ fn record(probe: &ProbeRuntime, generation: u64, entry: &HealthEntry, held: bool
     };
     if let Some(handoff) = handoff {
         handoff.hand(Handed::Entry(entry.clone()));
+    }
+}
+
+/// Retires the flight `generation` (its check's future is gone): the
+/// probe's next run may start.
+fn retire(probe: &ProbeRuntime, generation: u64) {
+    let mut slot = lock(&probe.state.slot);
+    if matches!(&slot.run, Run::Flight(c) if c.generation == generation) {
+        slot.run = Run::Idle;
     }
 }
 
@@ -1771,7 +1834,7 @@ async fn schedule(
             slot.next_generation
         };
         let check = p.probe.clone().check_owned();
-        let run = execute(shared, p, generation, Instant::now(), check, None);
+        let run = execute(shared, p, generation, Instant::now(), check, None, None);
         if let Either::Right(_) = select(pin!(run), &mut stop).await {
             return;
         }

@@ -1476,6 +1476,55 @@ mod teardown {
         assert_eq!(live.peak.load(Ordering::SeqCst), 1);
     }
 
+    /// Two peers failing `database`, as a fake cluster; this node's
+    /// published verdicts.
+    #[derive(Default)]
+    struct Herd {
+        published: std::sync::Mutex<Vec<bool>>,
+    }
+
+    impl crate::shared::SharedVerdicts for Herd {
+        fn publish(&self, _probe: &str, failing: bool) {
+            self.published.lock().unwrap().push(failing);
+        }
+
+        fn tally(&self, _probe: &str) -> Option<crate::shared::Tally> {
+            let own = self.published.lock().unwrap().last() == Some(&true);
+            Some(crate::shared::Tally {
+                failing: 2 + u32::from(own),
+                reporting: 3,
+            })
+        }
+    }
+
+    /// Issue 27 §4: a run that reaches its deadline is finished once,
+    /// whoever notices the deadline first: the flight on the probe thread,
+    /// or a waiter on its own runtime, whose timer may fire first. So a
+    /// hung shared dependency's timeout is published and compared at every
+    /// run, and every answer of a shared outage is the opened one, never
+    /// the raw `timed out` of a waiter that won the race.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_run_at_its_deadline_is_finished_once_whoever_notices_first() {
+        let reg = HealthRegistry::new();
+        let herd = Arc::new(Herd::default());
+        reg.set_shared_verdicts(herd.clone());
+        let live = Arc::new(Live::default());
+        reg.add(hung("database", &live).shared()).unwrap();
+        for round in 0..40 {
+            let report = reg.check(Tag::Ready).await;
+            let e = &report.entries[0];
+            assert_eq!(
+                (e.status, e.description.as_deref()),
+                (
+                    crate::HealthStatus::Degraded,
+                    Some("failing on 3 of 3 nodes")
+                ),
+                "round {round}"
+            );
+        }
+        assert_eq!(*herd.published.lock().unwrap(), [true], "published once");
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_in_flight_bound_counts_an_execution_until_its_future_is_dropped() {
         let reg = HealthRegistry::builder().max_in_flight(1).build();
