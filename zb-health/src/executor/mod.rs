@@ -913,8 +913,6 @@ struct CurrentFlight {
     flight: WeakShared<BoxFuture<'static, HealthEntry>>,
     crew: Arc<Crew>,
     started: Instant,
-    /// Notified when the flight's execution is dropped ([`Retiring`]).
-    retired: Arc<tokio::sync::Notify>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -977,6 +975,8 @@ struct Crew {
     /// log) exactly once, and every waiter answers with that entry, not
     /// with a raw timeout of its own (issue 27 §4).
     ended: std::sync::OnceLock<HealthEntry>,
+    /// Notified when the flight's execution is dropped ([`Retiring`]).
+    retired: tokio::sync::Notify,
 }
 
 /// Counts one waiter of a flight for as long as it waits.
@@ -1015,7 +1015,7 @@ enum Turn {
     Handoff(Arc<Handoff>, Instant),
     /// Wait until an abandoned flight's execution is dropped, then take a
     /// turn again.
-    Retiring(Arc<tokio::sync::Notify>),
+    Retiring(Arc<Crew>),
 }
 
 /// A run's shared flight.
@@ -1084,7 +1084,7 @@ impl Executor {
                     // Abandoned, but its execution is still being dropped
                     // (an aborted task on the probe thread): a new run now
                     // would be a second execution alive at once.
-                    None => Turn::Retiring(current.retired.clone()),
+                    None => Turn::Retiring(current.crew.clone()),
                 },
                 Run::FirstPoll(first) => {
                     let handoff = first.handoff.get_or_insert_with(Default::default);
@@ -1098,8 +1098,8 @@ impl Executor {
             Turn::Join(flight, crew, started) => {
                 Now::Wait(join(&self.shared, probe, flight, crew, started).boxed())
             }
-            Turn::Retiring(retired) => {
-                self.after_retirement(probe, retired, arrived.unwrap_or_else(Instant::now))
+            Turn::Retiring(crew) => {
+                self.after_retirement(probe, crew, arrived.unwrap_or_else(Instant::now))
             }
             Turn::Handoff(handoff, started) => Now::Wait(
                 async move {
@@ -1126,18 +1126,18 @@ impl Executor {
     fn after_retirement<'a>(
         &'a self,
         probe: &'a Arc<ProbeRuntime>,
-        retired: Arc<tokio::sync::Notify>,
+        crew: Arc<Crew>,
         arrived: Instant,
     ) -> Now<'a> {
         let retirement = async move {
             loop {
-                let mut notified = pin!(retired.notified());
+                let mut notified = pin!(crew.retired.notified());
                 // Registered before the check, so a retirement between the
                 // two still wakes this request.
                 notified.as_mut().enable();
                 let retiring = matches!(
                     &lock(&probe.state.slot).run,
-                    Run::Flight(c) if Arc::ptr_eq(&c.retired, &retired)
+                    Run::Flight(c) if Arc::ptr_eq(&c.crew, &crew)
                 );
                 if !retiring {
                     break;
@@ -1235,9 +1235,8 @@ impl Executor {
         held: Option<HeldSlot>,
         mut claim: ClaimGuard<'_>,
     ) -> Now<'a> {
-        let retired = Arc::new(tokio::sync::Notify::new());
         let crew = Arc::new(Crew::default());
-        let flight = self.flight(probe, generation, started, check, held, &retired, &crew);
+        let flight = self.flight(probe, generation, started, check, held, &crew);
         let handoff = {
             let mut slot = lock(&probe.state.slot);
             match std::mem::replace(&mut slot.run, Run::Idle) {
@@ -1248,7 +1247,6 @@ impl Executor {
                         flight: flight.downgrade().expect("a new flight is pending"),
                         crew: crew.clone(),
                         started,
-                        retired,
                     });
                     first.handoff
                 }
@@ -1275,7 +1273,6 @@ impl Executor {
         started: Instant,
         pending: BoxProbeFuture<'static>,
         held: Option<HeldSlot>,
-        retired: &Arc<tokio::sync::Notify>,
         crew: &Arc<Crew>,
     ) -> Flight {
         let work = Retiring {
@@ -1293,7 +1290,7 @@ impl Executor {
             ),
             probe: probe.clone(),
             generation,
-            retired: retired.clone(),
+            crew: crew.clone(),
         };
         match self.shared.runs.handle() {
             Some(handle) => {
@@ -1325,7 +1322,7 @@ struct Retiring {
     work: Option<BoxFuture<'static, HealthEntry>>,
     probe: Arc<ProbeRuntime>,
     generation: u64,
-    retired: Arc<tokio::sync::Notify>,
+    crew: Arc<Crew>,
 }
 
 impl Future for Retiring {
@@ -1347,7 +1344,7 @@ impl Drop for Retiring {
         // The execution's future first, the probe's check in it.
         drop(self.work.take());
         retire(&self.probe, self.generation);
-        self.retired.notify_waiters();
+        self.crew.retired.notify_waiters();
     }
 }
 
