@@ -59,7 +59,8 @@ pub const fn background_max_age(
 /// A probe's hysteresis (issue 18 §1): how many failed runs in a row
 /// (`failures`), or how long failing (`failing_for`), before its entry
 /// turns to its failure status, and how many healthy runs in a row
-/// (`successes`) before it recovers. `None` everywhere is no hysteresis:
+/// (`successes`) before it recovers; a run counts only in a new period
+/// ([`run_counts`], issue 27 §2). `None` everywhere is no hysteresis:
 /// every run's result is the entry, as without the keys.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Threshold {
