@@ -1317,7 +1317,7 @@ impl Executor {
 /// A flight's execution, which retires the flight (the probe's next run
 /// may start) only once its future is dropped: finished, or cancelled
 /// wherever it runs (issue 27 §1). A finished run has retired it already
-/// (`record`), after its check's future was dropped.
+/// (`execute`), after its check's future was dropped.
 struct Retiring {
     work: Option<BoxFuture<'static, HealthEntry>>,
     probe: Arc<ProbeRuntime>,
@@ -1638,7 +1638,11 @@ fn finish(
     // The log and the metrics see the reported entry: a failure the
     // threshold holds back is no transition, and its error is not logged.
     let policy = probe.policy();
-    let period = shared.run_period(policy.refresh);
+    // Only a threshold counts periods: no division on the fast path.
+    let period = match policy.threshold.is_set() {
+        true => shared.run_period(policy.refresh),
+        false => Duration::ZERO,
+    };
     let (entry, held) = probe
         .state
         .hysteresis
