@@ -328,12 +328,16 @@ fn waiting(registry: &HealthRegistry, name: &str) -> usize {
         .map_or(0, |f| f.waiting)
 }
 
-/// Hysteresis over a real socket (issue 18 §1): one failed run keeps
-/// `/health/ready` at 200 with the entry saying so; the second is the
-/// outage, 503; two healthy runs bring it back.
+/// Hysteresis over a real socket (issue 18 §1): one failed period keeps
+/// `/health/ready` at 200 with the entry saying so; the second period is
+/// the outage, 503; two healthy periods bring it back. The threshold
+/// counts periods (1 s here, from a 2 s detection time), not requests
+/// (issue 27 §2): more requests within a period count for nothing.
 #[actix_web::test]
 async fn a_failure_threshold_keeps_the_ready_tier_up_through_a_blip() {
-    let reg = HealthRegistry::new();
+    let reg = HealthRegistry::builder()
+        .detection_time(Duration::from_secs(2))
+        .build();
     let down = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let d = down.clone();
     let probe = from_fn(move || {
@@ -355,19 +359,26 @@ async fn a_failure_threshold_keeps_the_ready_tier_up_through_a_blip() {
     let server = support::serve(ZbHealth::new(reg).build().unwrap());
     let get = || support::request(server.addr, "GET", "/health/ready");
     let description = |body: &serde_json::Value| body["entries"]["db"]["description"].clone();
+    let next_period = || tokio::time::sleep(Duration::from_secs(1));
     assert_eq!(get().await.status, 200);
     down.store(true, Ordering::SeqCst);
-    let held = get().await;
-    assert_eq!(held.status, 200);
-    let body = held.json();
-    assert_eq!(body["entries"]["db"]["status"], "Healthy");
-    assert_eq!(description(&body), "1 of 2 failures");
+    for _ in 0..3 {
+        let held = get().await;
+        assert_eq!(held.status, 200);
+        let body = held.json();
+        assert_eq!(body["entries"]["db"]["status"], "Healthy");
+        assert_eq!(description(&body), "1 of 2 failures");
+    }
+    next_period().await;
     let out = get().await;
     assert_eq!(out.status, 503);
     assert_eq!(description(&out.json()), "check failed");
     down.store(false, Ordering::SeqCst);
-    let recovering = get().await;
-    assert_eq!(recovering.status, 503);
-    assert_eq!(description(&recovering.json()), "1 of 2 successes");
+    for _ in 0..3 {
+        let recovering = get().await;
+        assert_eq!(recovering.status, 503);
+        assert_eq!(description(&recovering.json()), "1 of 2 successes");
+    }
+    next_period().await;
     assert_eq!(get().await.status, 200);
 }

@@ -4,7 +4,9 @@
 //!
 //! Every node checks the same database through a TCP relay of its own,
 //! which the test can cut: that is one node's own broken connection,
-//! while stopping the server is the outage every node shares.
+//! while stopping the server is the outage every node shares. A second
+//! test hangs a shared probe on every node (issue 27 §4) and times how
+//! soon each node fails open.
 
 #[path = "support/chitchat.rs"]
 mod lan;
@@ -211,4 +213,103 @@ async fn a_shared_outage_keeps_every_node_ready_and_a_lone_failure_takes_out_onl
     })
     .await;
     assert_eq!(wire.json()["entries"]["database"]["status"], "Unhealthy");
+}
+
+/// Issue 27 §4: the shared database hangs on every node (each run times
+/// out after 800 ms, as a locked SQLite file does). Every node, its ready
+/// tier asked every second (the kubelet, or gRPC's period), reaches 200
+/// `Degraded` "failing on 3 of 3 nodes" within the detection time (4 s
+/// for a 5 s drain: readiness period 2 s × 2) and stays there. Before,
+/// a request whose own timer noticed the deadline before the probe
+/// thread's answered a raw 503 `timed out` and cancelled the run before it
+/// was published, so nodes stayed 503 for 10 s and more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_shared_dependency_fails_open_on_every_node_within_the_detection_time() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use zb_health::{ProbeResult, from_fn};
+
+    const DETECTION: Duration = Duration::from_secs(4);
+    const WATCHED: Duration = Duration::from_secs(8);
+    let cluster = Cluster::unscoped(3).await;
+    cluster.converge(&[0, 1, 2], FORM).await;
+    let hang = Arc::new(AtomicBool::new(false));
+    let mut servers = Vec::new();
+    for node in &cluster.nodes {
+        let h = hang.clone();
+        let probe = from_fn(move || {
+            let hang = h.load(Ordering::SeqCst);
+            async move {
+                if hang {
+                    std::future::pending::<()>().await;
+                }
+                Ok(ProbeResult::healthy())
+            }
+        });
+        let registry = HealthRegistry::builder().detection_time(DETECTION).build();
+        registry
+            .add(
+                ProbeRegistration::new("database", probe)
+                    .timeout(Duration::from_millis(800))
+                    .shared(),
+            )
+            .unwrap();
+        let verdicts = node.dyn_view().shared_verdicts();
+        registry.set_shared_verdicts(verdicts.expect("a chitchat view carries verdicts"));
+        servers.push(serve(map_zb_health(registry)));
+    }
+    for server in &servers {
+        assert_eq!(
+            request(server.addr, "GET", "/health/ready").await.status,
+            200
+        );
+    }
+
+    hang.store(true, Ordering::SeqCst);
+    let start = Instant::now();
+    let watchers: Vec<_> = servers
+        .iter()
+        .map(|server| {
+            let addr = server.addr;
+            tokio::spawn(async move {
+                let mut answers = Vec::new();
+                let mut next = start;
+                while next.duration_since(start) < WATCHED {
+                    tokio::time::sleep_until(next.into()).await;
+                    let wire = request(addr, "GET", "/health/ready").await;
+                    let entry = &wire.json()["entries"]["database"];
+                    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+                    answers.push((
+                        start.elapsed(),
+                        wire.status,
+                        text(&entry["status"]),
+                        text(&entry["description"]),
+                    ));
+                    next += Duration::from_secs(1);
+                }
+                answers
+            })
+        })
+        .collect();
+    let mut watched = Vec::new();
+    for watcher in watchers {
+        watched.push(watcher.await.unwrap());
+    }
+    hang.store(false, Ordering::SeqCst);
+    for (node, answers) in watched.iter().enumerate() {
+        let open = |(_, code, status, d): &(Duration, u16, String, String)| {
+            *code == 200 && status == "Degraded" && d == "failing on 3 of 3 nodes"
+        };
+        // From the first answer on which every later one is open.
+        let first_open = answers
+            .iter()
+            .rposition(|a| !open(a))
+            .map_or(0, |last_closed| last_closed + 1);
+        println!("node {node}: {answers:?}");
+        let reached = answers.get(first_open).map(|a| a.0);
+        assert!(
+            reached.is_some_and(|at| at <= DETECTION),
+            "node {node} reached 200 Degraded at {reached:?}, not within {DETECTION:?}: {answers:?}"
+        );
+    }
 }

@@ -167,11 +167,14 @@ impl ProbeRegistration {
     }
 
     /// Hysteresis: the entry stays `Healthy` (described `1 of N
-    /// failures`) until `failures` failed runs in a row, or until
-    /// [`failing_for`](Self::failing_for), whichever comes first. At
-    /// least 1; the hold, counted in runs `refresh` or the readiness
-    /// period apart, must fit the registry's detection time (R20). See
-    /// `spec/probes.md`.
+    /// failures`) until the probe has failed through `failures` run
+    /// periods in a row, or until [`failing_for`](Self::failing_for),
+    /// whichever comes first. A period is `refresh`, else the readiness
+    /// period behind the registry's detection time: a failed run counts
+    /// only once a period has passed since the last counted one, so runs
+    /// other callers add count for nothing (issue 27 §2; without a
+    /// detection time every run counts). At least 1; the hold must fit
+    /// the registry's detection time (R20). See `spec/probes.md`.
     pub fn failure_threshold(mut self, failures: u32) -> Self {
         self.policy.threshold.failures = Some(failures);
         self
@@ -186,8 +189,10 @@ impl ProbeRegistration {
         self
     }
 
-    /// Hysteresis: a failed entry recovers after `successes` healthy runs
-    /// in a row (described `1 of N successes` until then). At least 1.
+    /// Hysteresis: a failed entry recovers after `successes` healthy run
+    /// periods in a row, counted as [`failure_threshold`](Self::failure_threshold)
+    /// counts failed ones (described `1 of N successes` until then). At
+    /// least 1.
     pub fn success_threshold(mut self, successes: u32) -> Self {
         self.policy.threshold.successes = Some(successes);
         self

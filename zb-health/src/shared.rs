@@ -22,6 +22,12 @@
 //! The comparison applies to the reported entry, after the probe's
 //! hysteresis: a failure the threshold holds back is neither published as
 //! a failure nor compared. See `spec/probes.md` and `spec/conflicts.md`.
+//!
+//! A dependency that fails open is still failing here: its dependents
+//! (`depends_on`) are skipped as whenever it fails here, and their skipped
+//! entries are `Degraded` too, described
+//! [`skipped: database failing on 3 of 3 nodes`](skipped_in_shared_outage_description),
+//! so skipping does not undo the fail-open (issue 27 §3).
 
 use std::borrow::Cow;
 
@@ -93,31 +99,40 @@ pub fn shared_outage_description(tally: Tally) -> String {
     format!("failing on {} of {} nodes", tally.failing, tally.reporting)
 }
 
+/// The description of an entry skipped because its dependency is failing
+/// here in a shared outage (issue 27 §3), e.g. `skipped: database failing
+/// on 3 of 3 nodes`: `Degraded` like its dependency, so skipping it does
+/// not undo the fail-open.
+pub fn skipped_in_shared_outage_description(dependency: &str, tally: Tally) -> String {
+    format!("skipped: {dependency} {}", shared_outage_description(tally))
+}
+
 /// A shared probe's reported entry after the comparison: published when
 /// `changed` says the verdict differs from the last one published, and
-/// `Degraded` in a shared outage (see the module docs). `failed` is the
-/// probe's failure status.
+/// `Degraded` in a shared outage (see the module docs), with the tally
+/// it was opened by. `failed` is the probe's failure status.
 pub(crate) fn compare(
     verdicts: &dyn SharedVerdicts,
     mut entry: HealthEntry,
     failed: HealthStatus,
     changed: impl FnOnce(bool) -> bool,
-) -> HealthEntry {
+) -> (HealthEntry, Option<Tally>) {
     let failing = entry.status == failed && failed != HealthStatus::Healthy;
     if changed(failing) {
         verdicts.publish(&entry.name, failing);
     }
     // An optional dependency already fails as Degraded: nothing to open.
     if !failing || failed != HealthStatus::Unhealthy {
-        return entry;
+        return (entry, None);
     }
-    if let Some(tally) = verdicts.tally(&entry.name)
-        && tally.is_shared_outage()
-    {
-        entry.status = HealthStatus::Degraded;
-        entry.description = Some(Cow::Owned(shared_outage_description(tally)));
+    match verdicts.tally(&entry.name) {
+        Some(tally) if tally.is_shared_outage() => {
+            entry.status = HealthStatus::Degraded;
+            entry.description = Some(Cow::Owned(shared_outage_description(tally)));
+            (entry, Some(tally))
+        }
+        _ => (entry, None),
     }
-    entry
 }
 
 #[cfg(test)]
@@ -136,6 +151,10 @@ mod tests {
         assert_eq!(
             shared_outage_description(t(3, 3)),
             "failing on 3 of 3 nodes"
+        );
+        assert_eq!(
+            skipped_in_shared_outage_description("database", t(2, 3)),
+            "skipped: database failing on 2 of 3 nodes"
         );
     }
 }

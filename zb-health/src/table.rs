@@ -83,6 +83,9 @@ impl ProbeTable {
         executor: Executor,
     ) -> Self {
         let empty: TierTable = Arc::from(Vec::new());
+        if let Some(detection) = detection_time {
+            executor.set_detection_time(detection);
+        }
         Self {
             state: RwLock::new(State {
                 all: Vec::new(),
@@ -149,6 +152,7 @@ impl ProbeTable {
         }
         sink.into_result()?;
         state.detection_time = Some(detection);
+        self.executor.set_detection_time(detection);
         Ok(())
     }
 

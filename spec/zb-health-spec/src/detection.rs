@@ -59,7 +59,8 @@ pub const fn background_max_age(
 /// A probe's hysteresis (issue 18 §1): how many failed runs in a row
 /// (`failures`), or how long failing (`failing_for`), before its entry
 /// turns to its failure status, and how many healthy runs in a row
-/// (`successes`) before it recovers. `None` everywhere is no hysteresis:
+/// (`successes`) before it recovers; a run counts only in a new period
+/// ([`run_counts`], issue 27 §2). `None` everywhere is no hysteresis:
 /// every run's result is the entry, as without the keys.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Threshold {
@@ -91,6 +92,31 @@ pub const fn run_period(refresh: Option<Duration>, detection: Duration) -> Durat
         None => Duration::from_nanos(
             (detection.as_nanos() / READINESS_FAILURE_THRESHOLD as u128) as u64,
         ),
+    }
+}
+
+/// The share of a run period a run may come early and still count as the
+/// next period's ([`run_counts`]): a tenth, so the orchestrator's own runs,
+/// which jitter a little around its period, always count.
+pub const PERIOD_ALLOWANCE_DIVISOR: u32 = 10;
+
+/// Whether a run counts towards a threshold's streak (issue 27 §2), with
+/// `since_counted` the time since the streak's last counted run (`None`
+/// for the streak's first run, which always counts): when at least one
+/// [`run_period`], less a tenth of it, has passed. So a threshold counts
+/// the periods a streak lasts, not how many times something asked:
+/// `failure_threshold: n` holds a failure back for `n - 1` periods (each
+/// less at most the allowance), as [`hold_back`] says, whether the
+/// orchestrator alone drives the runs or a gRPC health check, another
+/// client, a cache or a schedule adds its own. A zero period (none known)
+/// counts every run.
+pub const fn run_counts(since_counted: Option<Duration>, period: Duration) -> bool {
+    match since_counted {
+        None => true,
+        Some(since) => {
+            let p = period.as_nanos();
+            since.as_nanos() >= p - p / PERIOD_ALLOWANCE_DIVISOR as u128
+        }
     }
 }
 
@@ -217,6 +243,17 @@ mod tests {
         assert!(threshold_fits_detection(t(Some(3), None), S(2), d));
         assert!(!threshold_fits_detection(t(Some(4), None), S(2), d));
         assert!(!threshold_fits_detection(t(None, Some(MS(4001))), S(2), d));
+    }
+
+    #[test]
+    fn a_run_counts_once_a_period_less_a_tenth_has_passed_since_the_last_counted_one() {
+        assert!(run_counts(None, S(2)), "a streak's first run");
+        assert!(!run_counts(Some(MS(100)), S(2)));
+        assert!(!run_counts(Some(MS(1799)), S(2)));
+        assert!(run_counts(Some(MS(1800)), S(2)), "a run a little early");
+        assert!(run_counts(Some(S(2)), S(2)));
+        assert!(run_counts(Some(S(7)), S(2)));
+        assert!(run_counts(Some(MS(0)), S(0)), "no period: every run");
     }
 
     #[test]

@@ -6,68 +6,100 @@
 //!
 //! * Reported healthy, a run fails: the entry stays `Healthy` with the
 //!   description `1 of 3 failures` (or `failing for 1200 ms of 3000 ms`)
-//!   until `failure_threshold` failed runs in a row, or failing for
+//!   until `failure_threshold` counted failed runs in a row, or failing for
 //!   `failing_for` since the first of them, whichever comes first. A run
 //!   that is not `Healthy` counts as failed.
 //! * Reported failing, a run is healthy: the entry keeps the failure
 //!   status with the description `1 of 2 successes` until
-//!   `success_threshold` healthy runs in a row.
+//!   `success_threshold` counted healthy runs in a row.
+//! * **A threshold counts run periods, not runs** (issue 27 §2): a run
+//!   advances its streak only when at least the probe's period, less a
+//!   tenth, has passed since the streak's last counted run
+//!   ([`run_counts`]); the runs in between still belong to the streak
+//!   (held, with the counted number) and a run the other way still ends
+//!   it. The period is `refresh` for a background probe, else the
+//!   readiness period behind the registry's detection time (R20's
+//!   [`run_period`](zb_health_spec::detection::run_period)); without a
+//!   detection time a request-driven probe has no known period and every
+//!   run counts. So what a threshold holds back does not depend on who
+//!   else asks (a gRPC health check, a second client, a cache).
 //!
 //! A held entry keeps the run's duration and outcome (how the run really
 //! ended) but not its `data` or description, which belong to the other
 //! status. A held `Healthy` entry is never cached, so the cache cannot
 //! stretch the hold past the threshold (R20 bounds the hold itself).
-//! Answers that never came from a run (a waiter's own deadline, a lost
-//! execution, a stale background result) are reported as they are.
+//! Answers that never came from a run (a lost execution, a stale
+//! background result, a request that gave up waiting for an abandoned
+//! run to be dropped) are reported as they are; a waiter that reaches a
+//! run's deadline first ends that run as a timeout, through here, once.
 
 use std::borrow::Cow;
 use std::sync::Mutex;
+use std::time::Duration;
 
 use tokio::time::Instant;
 use zb_health_spec::HealthStatus;
-use zb_health_spec::detection::Threshold;
+use zb_health_spec::detection::{Threshold, run_counts};
 
 use crate::report::HealthEntry;
 
 /// The per-probe hysteresis state; the threshold is the probe's policy's,
-/// passed to each [`apply`](Self::apply) rather than kept twice.
-#[derive(Default)]
+/// passed to each [`apply`](Self::apply) rather than kept twice. Boxed,
+/// and only for a probe with a threshold (issue 17, P12).
 pub(super) struct Hysteresis {
-    state: Mutex<State>,
+    state: Option<Box<Mutex<State>>>,
 }
 
 #[derive(Default)]
 struct State {
     /// Whether the entry reports the failure status now.
     failing: bool,
-    /// Runs in a row against the reported status.
+    /// Counted runs in a row against the reported status.
     streak: u32,
     /// When the first of those runs finished (for `failing_for`).
     since: Option<Instant>,
+    /// When the streak's last counted run finished.
+    counted: Option<Instant>,
 }
 
 impl Hysteresis {
+    /// The state of a probe with `threshold`; none without one.
+    pub(super) fn new(threshold: Threshold) -> Self {
+        Self {
+            state: threshold.is_set().then(Box::default),
+        }
+    }
+
     /// The entry to report for one run's `raw` result under the probe's
-    /// `threshold`, and whether it is held back (not the run's own
-    /// answer). `failed` is the probe's failure status.
+    /// `threshold`, runs counted `period` apart, and whether it is held
+    /// back (not the run's own answer). `failed` is the probe's failure
+    /// status.
     pub(super) fn apply(
         &self,
         threshold: Threshold,
+        period: Duration,
         raw: HealthEntry,
         failed: HealthStatus,
     ) -> (HealthEntry, bool) {
-        if !threshold.is_set() {
+        let Some(state) = self.state.as_deref().filter(|_| threshold.is_set()) else {
             return (raw, false);
-        }
+        };
         let t = threshold;
-        let mut s = super::lock(&self.state);
+        let mut s = super::lock(state);
+        let now = Instant::now();
         let run_failed = raw.status != HealthStatus::Healthy;
-        if run_failed != s.failing {
-            s.streak = s.streak.saturating_add(1);
-        } else {
+        if run_failed == s.failing {
             s.streak = 0;
             s.since = None;
+            s.counted = None;
             return (raw, false);
+        }
+        // Only a run in a new period counts: a threshold holds back as
+        // long whoever else asks (issue 27 §2).
+        let since_counted = s.counted.map(|at| now.saturating_duration_since(at));
+        if run_counts(since_counted, period) {
+            s.streak = s.streak.saturating_add(1);
+            s.counted = Some(now);
         }
         let description = if s.failing {
             let need = t.successes.unwrap_or(1);
@@ -77,7 +109,6 @@ impl Hysteresis {
                 Some((failed, format!("{} of {need} successes", s.streak)))
             }
         } else {
-            let now = Instant::now();
             let since = *s.since.get_or_insert(now);
             let by_runs = t.failures.is_some_and(|n| s.streak >= n);
             let by_time = t.failing_for.is_some_and(|d| now - since >= d);
@@ -102,6 +133,7 @@ impl Hysteresis {
                 s.failing = !s.failing;
                 s.streak = 0;
                 s.since = None;
+                s.counted = None;
                 (raw, false)
             }
             Some((status, d)) => {

@@ -40,10 +40,13 @@
 //!   for tests on tokio's paused clock.
 //! * **Nothing abandoned.** When the last waiter drops, the last strong
 //!   reference goes, the flight (and the probe's future in it, or its task
-//!   on the probe thread, which is aborted) is dropped, which cancels it; the weak reference then fails to upgrade and the
-//!   next request starts afresh. So a hung dependency has at most **one**
-//!   execution in flight, whatever the request rate, and none once nobody
-//!   is waiting.
+//!   on the probe thread, which is aborted) is dropped, which cancels it.
+//!   The run is retired only when the execution's future is really gone
+//!   (`Retiring`): an abort takes effect later, on the probe thread, so a
+//!   request that finds the flight abandoned but not yet dropped waits for
+//!   that (within its deadline) before it starts afresh. So a hung
+//!   dependency has at most **one** execution alive, whatever the request
+//!   rate, and none once nobody is waiting (issue 27 §1).
 //! * **Deadline.** The flight runs under the probe's deadline, counted from
 //!   its start. A late joiner therefore waits at most the *remaining* time
 //!   of the flight it joins, never longer than its own deadline would
@@ -53,7 +56,8 @@
 //! * **Bound and panics inside.** The in-flight slot (`max_in_flight`) is
 //!   taken before the first poll, which may already open a connection, and
 //!   kept by the flight, so one run holds one slot however many requests
-//!   wait on it; with no slot free, the run is a flight that waits for one
+//!   wait on it, given back only after the check's future is dropped
+//!   (`Holding`); with no slot free, the run is a flight that waits for one
 //!   (within its deadline) before its first poll. The `catch_unwind` guard
 //!   is around every poll, so a panicking probe never poisons the shared
 //!   future.
@@ -61,7 +65,15 @@
 //! Every waiter also keeps the flight's deadline on its *own* runtime and
 //! answers `timed out` at it whatever the flight does: a probe that blocks
 //! the probe thread itself (synchronous code in an `async` check) cannot
-//! stretch any answer past its deadline either.
+//! stretch any answer past its deadline either. A waiter whose timer
+//! notices the deadline before the flight's own (on another runtime, its
+//! timer may fire first) ends the run there as a timeout, **once for
+//! all** (`Crew::ended`): the hysteresis, the shared comparison and the
+//! log see that run exactly once, whoever noticed, and every waiter
+//! answers with its entry (issue 27 §4; before, such a waiter answered a
+//! raw `timed out` and, as the flight's last waiter, cancelled the run
+//! before it was recorded, so a hung shared dependency was often never
+//! published as failing).
 //!
 //! # Transitions before the start
 //!
@@ -90,7 +102,10 @@
 //! Each run's raw result passes through the probe's hysteresis state
 //! (`hysteresis`) before it becomes the entry, the cached or background
 //! result and the input of the transition log, so a held-back failure is
-//! no transition (issue 18 §1). The hold is bounded by R20.
+//! no transition (issue 18 §1). The hold is bounded by R20, and counted in
+//! the probe's run periods, not runs (issue 27 §2): `refresh`, else the
+//! readiness period behind the registry's detection time, which the table
+//! gives the executor ([`Executor::set_detection_time`]).
 //!
 //! # Background probes (`refresh`)
 //!
@@ -145,7 +160,7 @@ use crate::report::{
     ERRORED_DESCRIPTION, EntryOutcome, HealthEntry, HealthReport, PANICKED_DESCRIPTION,
     timeout_description,
 };
-use crate::shared::SharedVerdicts;
+use crate::shared::{SharedVerdicts, Tally, skipped_in_shared_outage_description};
 
 /// The fixed description of a background probe's entry before its first
 /// run has finished.
@@ -338,14 +353,63 @@ impl ProbeRuntime {
         status >= self.failure_status.status()
     }
 
-    /// The first dependency whose latest known entry is a failure, for a
-    /// background run, which reads and never waits; a dependency that has
-    /// no entry yet is not known to fail.
-    fn failing_dependency_known(&self) -> Option<Arc<ProbeRuntime>> {
-        self.dependencies().into_iter().find(|d| {
-            d.state
-                .last_status()
-                .is_some_and(|status| d.is_failing(status))
+    /// Whether `entry`, this probe's, stops its dependents (issue 27 §3):
+    /// a failure here, including one a shared outage opened to `Degraded`
+    /// (which its marked name tells); a held-back failure (`Healthy`) does
+    /// not.
+    fn failed(&self, entry: &HealthEntry) -> Failed {
+        match self.state.opened.get() {
+            Some(opened) if Arc::ptr_eq(&opened.name, &entry.name) => {
+                Failed::SharedOutage(opened.tally())
+            }
+            _ if self.is_failing(entry.status) => Failed::Here,
+            _ => Failed::No,
+        }
+    }
+
+    /// `entry`, this probe's, opened to `Degraded` by the shared outage
+    /// `tally`: carrying the probe's second name, so every copy of it (a
+    /// flight's waiters, a background result) is known as a failure here
+    /// that was opened, whatever its status says.
+    fn opened(&self, mut entry: HealthEntry, tally: Tally) -> HealthEntry {
+        let opened = self.state.opened.get_or_init(|| {
+            Box::new(Opened {
+                name: Arc::from(&*self.name),
+                tally: AtomicU64::new(0),
+            })
+        });
+        opened.tally.store(
+            u64::from(tally.failing) << 32 | u64::from(tally.reporting),
+            Ordering::Relaxed,
+        );
+        entry.name = opened.name.clone();
+        entry
+    }
+
+    /// Whether `entry`, this probe's, is an opened one ([`opened`](Self::opened)).
+    fn is_opened(&self, entry: &HealthEntry) -> bool {
+        self.state
+            .opened
+            .get()
+            .is_some_and(|opened| Arc::ptr_eq(&opened.name, &entry.name))
+    }
+
+    /// The first dependency whose latest known entry stops this probe, and
+    /// how, for a background run, which reads and never waits; a
+    /// dependency that has no entry yet is not known to fail.
+    fn failing_dependency_known(&self) -> Option<(Arc<ProbeRuntime>, Failed)> {
+        self.dependencies().into_iter().find_map(|d| {
+            let failed = match d.state.last_status.load(Ordering::Acquire) {
+                OPENED => Failed::SharedOutage(d.state.opened.get()?.tally()),
+                code => match status_of(code) {
+                    Some(status) if d.is_failing(status) => Failed::Here,
+                    _ => Failed::No,
+                },
+            };
+            match failed {
+                Failed::No => None,
+                failed => Some((d, failed)),
+            }
         })
     }
 
@@ -366,7 +430,7 @@ impl ProbeRuntime {
             Run::Flight(current) => {
                 // A flight nobody drives any more is over, whatever it recorded.
                 let _alive = current.flight.upgrade()?;
-                (current.waiting.load(Ordering::SeqCst), current.started)
+                (current.crew.waiting.load(Ordering::SeqCst), current.started)
             }
         };
         Some(InFlight {
@@ -420,6 +484,20 @@ struct Shared {
     verdicts: std::sync::RwLock<Option<(u64, Arc<dyn SharedVerdicts>)>>,
     /// Whether each reported entry goes into its probe's history (issue 19).
     history: AtomicBool,
+    /// The registry's detection time in nanoseconds (0: none known), which
+    /// a request-driven probe's threshold counts periods of (issue 27 §2).
+    detection: AtomicU64,
+}
+
+impl Shared {
+    /// The period a probe's threshold counts (R20's
+    /// [`run_period`](zb_health_spec::detection::run_period)): `refresh`,
+    /// else the readiness period behind the detection time; zero (every
+    /// run counts) for a request-driven probe while none is known.
+    fn run_period(&self, refresh: Option<Duration>) -> Duration {
+        let detection = Duration::from_nanos(self.detection.load(Ordering::Relaxed));
+        zb_health_spec::detection::run_period(refresh, detection)
+    }
 }
 
 /// Runs probes. Cheap to clone; clones share the bound.
@@ -447,6 +525,7 @@ impl Executor {
                 starting,
                 verdicts: std::sync::RwLock::new(None),
                 history: AtomicBool::new(false),
+                detection: AtomicU64::new(0),
             }),
         }
     }
@@ -473,6 +552,14 @@ impl Executor {
         // A new generation: every probe publishes to the new one afresh.
         let generation = slot.as_ref().map_or(1, |(g, _)| g + 1);
         *slot = Some((generation, verdicts));
+    }
+
+    /// The registry's detection time, which request-driven thresholds
+    /// count periods of (set by the table with it, under its lock).
+    pub(crate) fn set_detection_time(&self, detection: Duration) {
+        self.shared
+            .detection
+            .store(nanos(detection), Ordering::Relaxed);
     }
 
     /// From now on every reported entry is recorded in its probe's
@@ -626,12 +713,17 @@ impl Executor {
         let evaluation = async move {
             let (dependencies, evaluations): (Vec<_>, Vec<_>) = dependencies.into_iter().unzip();
             let entries = join_all(evaluations).await;
+            // A dependency that failed here stops its dependents, also
+            // when a shared outage opened its entry (issue 27 §3).
             let failing = dependencies
                 .iter()
                 .zip(&entries)
-                .find(|(d, e)| d.is_failing(e.status));
+                .find_map(|(d, e)| match d.failed(e) {
+                    Failed::No => None,
+                    failed => Some((d, failed)),
+                });
             match failing {
-                Some((d, _)) => executor.skip(&probe, &d.name),
+                Some((d, failed)) => executor.skip(&probe, &d.name, failed),
                 None => executor.entry(&probe).await,
             }
         }
@@ -641,22 +733,38 @@ impl Executor {
         evaluation
     }
 
-    /// The entry of a run skipped because `dependency` is failing: the
-    /// probe's failure status, [`skipped_description`], zero duration
-    /// (nothing ran), [`EntryOutcome::Skipped`]. It is the probe's latest
+    /// The entry of a run skipped because `dependency` is failing (`failed`
+    /// says how): the probe's failure status, [`skipped_description`],
+    /// zero duration (nothing ran), [`EntryOutcome::Skipped`]; in a shared
+    /// outage of the dependency (issue 27 §3) `Degraded` instead, with
+    /// [`skipped_in_shared_outage_description`], and marked opened, so its
+    /// own dependents are skipped the same way. It is the probe's latest
     /// entry like a run's (it clears a cached result, is a background
     /// probe's result until its next run) and goes to the transition log
     /// as one (a skip is logged when the entry turns to it, then rate
     /// limited like any failing state); it bypasses the probe's own
     /// hysteresis, which counts the probe's own failures.
-    fn skip(&self, probe: &ProbeRuntime, dependency: &str) -> HealthEntry {
-        let entry = HealthEntry {
+    fn skip(&self, probe: &ProbeRuntime, dependency: &str, failed: Failed) -> HealthEntry {
+        let entry = |status, description| HealthEntry {
             name: probe.name.clone(),
-            status: probe.failure_status.status(),
-            description: Some(Cow::Owned(skipped_description(dependency))),
+            status,
+            description: Some(Cow::Owned(description)),
             duration: Duration::ZERO,
             data: None,
             outcome: EntryOutcome::Skipped,
+        };
+        let entry = match failed {
+            Failed::SharedOutage(tally) => probe.opened(
+                entry(
+                    HealthStatus::Degraded,
+                    skipped_in_shared_outage_description(dependency, tally),
+                ),
+                tally,
+            ),
+            Failed::Here | Failed::No => entry(
+                probe.failure_status.status(),
+                skipped_description(dependency),
+            ),
         };
         remember(probe, &mut lock(&probe.state.slot), &entry, false);
         let starting = (self.shared.starting)();
@@ -708,9 +816,59 @@ struct ProbeState {
     published: AtomicU64,
     /// The status of the latest entry a run (or a skip) gave: what a
     /// background dependent reads of this probe (issue 18 §5). One byte
-    /// (0: none yet, else [`status_code`]), so a run stores it without a
-    /// lock.
+    /// (0: none yet, [`OPENED`] for an opened entry, else
+    /// [`status_code`]), so a run stores it without a lock.
     last_status: std::sync::atomic::AtomicU8,
+    /// What marks this probe's opened entries (issue 27 §3), made at the
+    /// first; boxed, since most probes are never opened.
+    opened: std::sync::OnceLock<Box<Opened>>,
+}
+
+/// How a dependency's entry bears on its dependents (issue 27 §3).
+#[derive(Clone, Copy)]
+enum Failed {
+    /// Not failing (a held-back failure included): they run.
+    No,
+    /// Failing here with its failure status: they are skipped with theirs.
+    Here,
+    /// Failing here, opened to `Degraded` by a shared outage with this
+    /// tally: they are skipped as `Degraded`.
+    SharedOutage(Tally),
+}
+
+/// The marker of a probe's entries whose failure here a shared outage
+/// opened to `Degraded` (issue 27 §3).
+struct Opened {
+    /// The probe's name in a second allocation: an opened entry carries
+    /// this one, so every copy of it is known as opened while its text
+    /// stays the name (`HealthEntry` is public and has no room for a flag).
+    name: Arc<str>,
+    /// The tally of the latest opening, `failing << 32 | reporting`.
+    tally: AtomicU64,
+}
+
+impl Opened {
+    fn tally(&self) -> Tally {
+        let t = self.tally.load(Ordering::Relaxed);
+        Tally {
+            failing: (t >> 32) as u32,
+            reporting: t as u32,
+        }
+    }
+}
+
+/// The [`ProbeState::last_status`] of an opened entry (`Degraded`, and a
+/// failure here).
+const OPENED: u8 = 4;
+
+/// A status from its [`status_code`] (or [`OPENED`], `Degraded`).
+fn status_of(code: u8) -> Option<HealthStatus> {
+    match code {
+        1 => Some(HealthStatus::Healthy),
+        2 | OPENED => Some(HealthStatus::Degraded),
+        3 => Some(HealthStatus::Unhealthy),
+        _ => None,
+    }
 }
 
 /// A status as one byte, never 0.
@@ -753,7 +911,7 @@ struct FirstPoll {
 struct CurrentFlight {
     generation: u64,
     flight: WeakShared<BoxFuture<'static, HealthEntry>>,
-    waiting: Arc<AtomicUsize>,
+    crew: Arc<Crew>,
     started: Instant,
 }
 
@@ -764,16 +922,6 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl ProbeState {
-    /// The status of the latest entry, if there is one yet.
-    fn last_status(&self) -> Option<HealthStatus> {
-        match self.last_status.load(Ordering::Acquire) {
-            1 => Some(HealthStatus::Healthy),
-            2 => Some(HealthStatus::Degraded),
-            3 => Some(HealthStatus::Unhealthy),
-            _ => None,
-        }
-    }
-
     /// Whether the background schedule is running (its task alive).
     fn task_running(&self) -> bool {
         self.background
@@ -799,9 +947,10 @@ impl ProbeState {
             slot: Mutex::new(Slot::default()),
             background,
             version: AtomicU64::new(0),
-            hysteresis: Hysteresis::default(),
+            hysteresis: Hysteresis::new(policy.threshold),
             published: AtomicU64::new(0),
             last_status: std::sync::atomic::AtomicU8::new(0),
+            opened: std::sync::OnceLock::new(),
         }
     }
 }
@@ -814,19 +963,35 @@ struct Background {
     max_staleness: Duration,
 }
 
+/// What a flight's waiters share besides the flight.
+#[derive(Default)]
+struct Crew {
+    /// How many wait now.
+    waiting: AtomicUsize,
+    /// The run's entry, set once by whoever ends the run first: the
+    /// flight, or a waiter whose timer noticed the run's deadline before
+    /// the flight's own did (it may run on another runtime). So a run that
+    /// reaches its deadline is finished (hysteresis, shared comparison,
+    /// log) exactly once, and every waiter answers with that entry, not
+    /// with a raw timeout of its own (issue 27 §4).
+    ended: std::sync::OnceLock<HealthEntry>,
+    /// Notified when the flight's execution is dropped ([`Retiring`]).
+    retired: tokio::sync::Notify,
+}
+
 /// Counts one waiter of a flight for as long as it waits.
-struct Waiting(Arc<AtomicUsize>);
+struct Waiting(Arc<Crew>);
 
 impl Waiting {
-    fn new(count: Arc<AtomicUsize>) -> Self {
-        count.fetch_add(1, Ordering::SeqCst);
-        Self(count)
+    fn new(crew: Arc<Crew>) -> Self {
+        crew.waiting.fetch_add(1, Ordering::SeqCst);
+        Self(crew)
     }
 }
 
 impl Drop for Waiting {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
+        self.0.waiting.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -845,9 +1010,12 @@ enum Turn {
     /// Start a run: nobody else is running it.
     Own(u64, Instant),
     /// Wait on the flight under way, which started then.
-    Join(Flight, Arc<AtomicUsize>, Instant),
+    Join(Flight, Arc<Crew>, Instant),
     /// Wait on another request's first poll, which started then.
     Handoff(Arc<Handoff>, Instant),
+    /// Wait until an abandoned flight's execution is dropped, then take a
+    /// turn again.
+    Retiring(Arc<Crew>),
 }
 
 /// A run's shared flight.
@@ -866,7 +1034,7 @@ enum Handed {
     /// The run answered at its first poll.
     Entry(HealthEntry),
     /// The run waits: join its flight.
-    Flight(Flight, Arc<AtomicUsize>),
+    Flight(Flight, Arc<Crew>),
 }
 
 impl Handoff {
@@ -893,6 +1061,14 @@ impl Executor {
     /// The entry of `probe` if it is known without waiting, else what to
     /// wait for. Never blocks, except on the probe's own first poll.
     fn now<'a>(&'a self, probe: &'a Arc<ProbeRuntime>) -> Now<'a> {
+        self.turn(probe, None)
+    }
+
+    /// [`now`](Self::now) for a request that arrived at `arrived` (`None`:
+    /// now) and waited since for an abandoned flight to retire: a run it
+    /// starts counts its deadline from the arrival, so the request
+    /// answers within its own deadline through the run (issue 27 §4).
+    fn turn<'a>(&'a self, probe: &'a Arc<ProbeRuntime>, arrived: Option<Instant>) -> Now<'a> {
         if let Some((entry, expires)) = kept_entry(probe) {
             return Now::Entry(entry, Some(expires));
         }
@@ -904,27 +1080,33 @@ impl Executor {
             let mut slot = lock(&probe.state.slot);
             match &mut slot.run {
                 Run::Flight(current) => match current.flight.upgrade() {
-                    Some(flight) => Turn::Join(flight, current.waiting.clone(), current.started),
-                    None => claim(&mut slot),
+                    Some(flight) => Turn::Join(flight, current.crew.clone(), current.started),
+                    // Abandoned, but its execution is still being dropped
+                    // (an aborted task on the probe thread): a new run now
+                    // would be a second execution alive at once.
+                    None => Turn::Retiring(current.crew.clone()),
                 },
                 Run::FirstPoll(first) => {
                     let handoff = first.handoff.get_or_insert_with(Default::default);
                     Turn::Handoff(handoff.clone(), first.started)
                 }
-                Run::Idle => claim(&mut slot),
+                Run::Idle => claim(&mut slot, arrived),
             }
         };
         match turn {
             Turn::Own(generation, started) => self.first_poll(probe, generation, started),
-            Turn::Join(flight, waiting, started) => {
-                Now::Wait(join(probe, flight, waiting, started).boxed())
+            Turn::Join(flight, crew, started) => {
+                Now::Wait(join(&self.shared, probe, flight, crew, started).boxed())
+            }
+            Turn::Retiring(crew) => {
+                self.after_retirement(probe, crew, arrived.unwrap_or_else(Instant::now))
             }
             Turn::Handoff(handoff, started) => Now::Wait(
                 async move {
                     match wait_handoff(&handoff, started + probe.timeout).await {
                         Some(Handed::Entry(entry)) => entry.clone(),
-                        Some(Handed::Flight(flight, waiting)) => {
-                            join(probe, flight.clone(), waiting.clone(), started).await
+                        Some(Handed::Flight(flight, crew)) => {
+                            join(&self.shared, probe, flight.clone(), crew.clone(), started).await
                         }
                         None => waited_out(probe, started),
                     }
@@ -932,6 +1114,53 @@ impl Executor {
                 .boxed(),
             ),
         }
+    }
+
+    /// The entry of a request that found the probe's flight abandoned but
+    /// its execution not yet dropped: it waits for that (on the probe
+    /// thread, an abort takes effect at the task's next turn there), then
+    /// takes its turn, all within the probe's deadline from its arrival
+    /// (`arrived`): a run it starts then is counted from the arrival. So a
+    /// probe's next execution never starts while the previous one's future
+    /// is alive (single flight, exactly).
+    fn after_retirement<'a>(
+        &'a self,
+        probe: &'a Arc<ProbeRuntime>,
+        crew: Arc<Crew>,
+        arrived: Instant,
+    ) -> Now<'a> {
+        let retirement = async move {
+            loop {
+                let mut notified = pin!(crew.retired.notified());
+                // Registered before the check, so a retirement between the
+                // two still wakes this request.
+                notified.as_mut().enable();
+                let retiring = matches!(
+                    &lock(&probe.state.slot).run,
+                    Run::Flight(c) if Arc::ptr_eq(&c.crew, &crew)
+                );
+                if !retiring {
+                    break;
+                }
+                notified.await;
+            }
+        };
+        Now::Wait(
+            async move {
+                let deadline = arrived + probe.timeout;
+                if tokio::time::timeout_at(deadline, retirement).await.is_err() {
+                    // Still not dropped (the probe thread is blocked).
+                    return waited_out(probe, arrived);
+                }
+                // Every wait from here ends by `deadline` or earlier: its
+                // own run's, or the deadline of a flight it joins.
+                match self.turn(probe, Some(arrived)) {
+                    Now::Entry(entry, _) => entry,
+                    Now::Wait(wait) => wait.await,
+                }
+            }
+            .boxed(),
+        )
     }
 
     /// Starts a run: its first poll here and now, with the probe thread's
@@ -981,7 +1210,7 @@ impl Executor {
         match pending {
             Ok(result) => {
                 drop(slot);
-                let entry = finish(&self.shared, probe, generation, Ok(result), started);
+                let entry = finish(&self.shared, probe, Some(generation), Ok(result), started);
                 claim.armed = false;
                 Now::Entry(entry, None)
             }
@@ -1006,8 +1235,8 @@ impl Executor {
         held: Option<HeldSlot>,
         mut claim: ClaimGuard<'_>,
     ) -> Now<'a> {
-        let flight = self.flight(probe, generation, started, check, held);
-        let waiting = Arc::new(AtomicUsize::new(0));
+        let crew = Arc::new(Crew::default());
+        let flight = self.flight(probe, generation, started, check, held, &crew);
         let handoff = {
             let mut slot = lock(&probe.state.slot);
             match std::mem::replace(&mut slot.run, Run::Idle) {
@@ -1016,7 +1245,7 @@ impl Executor {
                         generation,
                         // `downgrade` fails only for a finished flight.
                         flight: flight.downgrade().expect("a new flight is pending"),
-                        waiting: waiting.clone(),
+                        crew: crew.clone(),
                         started,
                     });
                     first.handoff
@@ -1029,9 +1258,9 @@ impl Executor {
         };
         claim.armed = false;
         if let Some(handoff) = handoff {
-            handoff.hand(Handed::Flight(flight.clone(), waiting.clone()));
+            handoff.hand(Handed::Flight(flight.clone(), crew.clone()));
         }
-        Now::Wait(join(probe, flight, waiting, started).boxed())
+        Now::Wait(join(&self.shared, probe, flight, crew, started).boxed())
     }
 
     /// The flight of a run whose first poll is pending (or not yet made):
@@ -1044,15 +1273,25 @@ impl Executor {
         started: Instant,
         pending: BoxProbeFuture<'static>,
         held: Option<HeldSlot>,
+        crew: &Arc<Crew>,
     ) -> Flight {
-        let work = execute(
-            self.shared.clone(),
-            probe.clone(),
+        let work = Retiring {
+            work: Some(
+                execute(
+                    self.shared.clone(),
+                    probe.clone(),
+                    generation,
+                    started,
+                    pending,
+                    held,
+                    Some(crew.clone()),
+                )
+                .boxed(),
+            ),
+            probe: probe.clone(),
             generation,
-            started,
-            pending,
-            held,
-        );
+            crew: crew.clone(),
+        };
         match self.shared.runs.handle() {
             Some(handle) => {
                 let probe = probe.clone();
@@ -1063,7 +1302,7 @@ impl Executor {
                     .map(move |run| {
                         run.unwrap_or_else(|_lost| {
                             let entry = lost(&probe, started.elapsed());
-                            record(&probe, generation, &entry, false);
+                            record(&probe, Some(generation), &entry, false);
                             entry
                         })
                     })
@@ -1072,6 +1311,60 @@ impl Executor {
             None => work.boxed(),
         }
         .shared()
+    }
+}
+
+/// A flight's execution, which retires the flight (the probe's next run
+/// may start) only once its future is dropped: finished, or cancelled
+/// wherever it runs (issue 27 §1). A finished run has retired it already
+/// (`execute`), after its check's future was dropped.
+struct Retiring {
+    work: Option<BoxFuture<'static, HealthEntry>>,
+    probe: Arc<ProbeRuntime>,
+    generation: u64,
+    crew: Arc<Crew>,
+}
+
+impl Future for Retiring {
+    type Output = HealthEntry;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<HealthEntry> {
+        match self.get_mut().work.as_mut() {
+            Some(work) => work.as_mut().poll(cx),
+            None => unreachable!("the work is taken only when dropped"),
+        }
+    }
+}
+
+impl Drop for Retiring {
+    fn drop(&mut self) {
+        // The execution's future first, the probe's check in it.
+        drop(self.work.take());
+        retire(&self.probe, self.generation);
+        self.crew.retired.notify_waiters();
+    }
+}
+
+/// A check's future with the in-flight slot its execution holds: the
+/// check is dropped before the slot is given back (fields drop in order),
+/// however the execution ends, so the bound counts an execution until its
+/// future is gone (issue 27 §1).
+struct Holding<F> {
+    check: F,
+    _slot: HeldSlot,
+}
+
+impl<F: Future + Unpin> Future for Holding<F> {
+    type Output = F::Output;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<F::Output> {
+        std::pin::Pin::new(&mut self.get_mut().check).poll(cx)
     }
 }
 
@@ -1166,11 +1459,12 @@ impl Limiter {
     }
 }
 
-/// Claims the next run for this request (see [`Turn::Own`]).
-fn claim(slot: &mut Slot) -> Turn {
+/// Claims the next run for this request (see [`Turn::Own`]), counted
+/// from `since` (the request's arrival), else from now.
+fn claim(slot: &mut Slot, since: Option<Instant>) -> Turn {
     let generation = slot.next_generation;
     slot.next_generation += 1;
-    let started = Instant::now();
+    let started = since.unwrap_or_else(Instant::now);
     slot.run = Run::FirstPoll(FirstPoll {
         generation,
         started,
@@ -1193,7 +1487,7 @@ impl Drop for ClaimGuard<'_> {
     fn drop(&mut self) {
         if self.armed {
             let entry = lost(self.probe, self.started.elapsed());
-            record(self.probe, self.generation, &entry, false);
+            record(self.probe, Some(self.generation), &entry, false);
         }
     }
 }
@@ -1217,18 +1511,25 @@ async fn wait_handoff(handoff: &Handoff, deadline: Instant) -> Option<&Handed> {
 
 /// Waits on a flight, counted as one of its waiters, within its deadline.
 async fn join(
+    shared: &Shared,
     probe: &ProbeRuntime,
     flight: Flight,
-    waiting: Arc<AtomicUsize>,
+    crew: Arc<Crew>,
     started: Instant,
 ) -> HealthEntry {
-    let _waiting = Waiting::new(waiting);
+    let _waiting = Waiting::new(crew.clone());
     // The flight's own deadline ends it in time, but its timer belongs
     // to the runtime that started it; this one, on the waiter's own
     // runtime, keeps the bound even if that runtime is stalled.
     match tokio::time::timeout_at(started + probe.timeout, flight).await {
         Ok(entry) => entry,
-        Err(_elapsed) => waited_out(probe, started),
+        // The run's deadline, noticed here first perhaps: the run ends
+        // as a timeout, once for all (the flight, when it gets there,
+        // keeps this entry and retires the run).
+        Err(elapsed) => crew
+            .ended
+            .get_or_init(|| finish(shared, probe, None, Err(elapsed), started))
+            .clone(),
     }
 }
 
@@ -1254,30 +1555,47 @@ async fn execute(
     started: Instant,
     pending: BoxProbeFuture<'static>,
     held: Option<HeldSlot>,
+    crew: Option<Arc<Crew>>,
 ) -> HealthEntry {
     let guarded = async {
         // Waiting for a slot counts against the deadline: the endpoint
         // must answer in time even when the bound is saturated. A free
         // slot is taken without queueing.
-        let _slot = match held {
+        let slot = match held {
             Some(held) => held,
             None => {
                 shared.limiter.take().await;
                 HeldSlot(shared.clone())
             }
         };
-        AssertUnwindSafe(pending).catch_unwind().await
+        Holding {
+            check: AssertUnwindSafe(pending).catch_unwind(),
+            _slot: slot,
+        }
+        .await
     };
     let result = tokio::time::timeout_at(started + probe.timeout, guarded).await;
-    finish(&shared, &probe, generation, result, started)
+    match crew {
+        // A waiter may have ended the run at its deadline already.
+        Some(crew) => {
+            let entry = crew
+                .ended
+                .get_or_init(|| finish(&shared, &probe, None, result, started))
+                .clone();
+            retire(&probe, generation);
+            entry
+        }
+        None => finish(&shared, &probe, Some(generation), result, started),
+    }
 }
 
 /// Makes a run's entry from what its check gave, passes it through the
-/// hysteresis, records it (retiring the run) and logs it.
+/// hysteresis, records it (retiring the run `generation`, if given) and
+/// logs it.
 fn finish(
     shared: &Shared,
     probe: &ProbeRuntime,
-    generation: u64,
+    generation: Option<u64>,
     result: Finished,
     started: Instant,
 ) -> HealthEntry {
@@ -1319,10 +1637,16 @@ fn finish(
     };
     // The log and the metrics see the reported entry: a failure the
     // threshold holds back is no transition, and its error is not logged.
+    let policy = probe.policy();
+    // Only a threshold counts periods: no division on the fast path.
+    let period = match policy.threshold.is_set() {
+        true => shared.run_period(policy.refresh),
+        false => Duration::ZERO,
+    };
     let (entry, held) = probe
         .state
         .hysteresis
-        .apply(probe.policy().threshold, raw, failed);
+        .apply(policy.threshold, period, raw, failed);
     // A shared dependency compares the reported verdict with the
     // cluster's (issue 18 §2); without a view it is an ordinary probe.
     let entry = match probe.policy().shared {
@@ -1334,7 +1658,10 @@ fn finish(
                     let key = generation << 2 | 2 | u64::from(failing);
                     probe.state.published.swap(key, Ordering::Relaxed) != key
                 };
-                crate::shared::compare(&**verdicts, entry, failed, changed)
+                match crate::shared::compare(&**verdicts, entry, failed, changed) {
+                    (entry, Some(tally)) => probe.opened(entry, tally),
+                    (entry, None) => entry,
+                }
             }
             None => entry,
         },
@@ -1349,18 +1676,18 @@ fn finish(
     entry
 }
 
-/// Retires the run and keeps its result for the cache or readers;
-/// `held` marks an entry the threshold holds back. Requests that arrived
-/// during its first poll get the entry.
-fn record(probe: &ProbeRuntime, generation: u64, entry: &HealthEntry, held: bool) {
+/// Retires the run `generation` (if given) and keeps its result for the
+/// cache or readers; `held` marks an entry the threshold holds back.
+/// Requests that arrived during its first poll get the entry.
+fn record(probe: &ProbeRuntime, generation: Option<u64>, entry: &HealthEntry, held: bool) {
     let handoff = {
         let mut slot = lock(&probe.state.slot);
         let handoff = match &mut slot.run {
-            Run::Flight(c) if c.generation == generation => {
+            Run::Flight(c) if Some(c.generation) == generation => {
                 slot.run = Run::Idle;
                 None
             }
-            Run::FirstPoll(first) if first.generation == generation => {
+            Run::FirstPoll(first) if Some(first.generation) == generation => {
                 let handoff = first.handoff.take();
                 slot.run = Run::Idle;
                 handoff
@@ -1375,16 +1702,26 @@ fn record(probe: &ProbeRuntime, generation: u64, entry: &HealthEntry, held: bool
     }
 }
 
+/// Retires the flight `generation` (its check's future is gone): the
+/// probe's next run may start.
+fn retire(probe: &ProbeRuntime, generation: u64) {
+    let mut slot = lock(&probe.state.slot);
+    if matches!(&slot.run, Run::Flight(c) if c.generation == generation) {
+        slot.run = Run::Idle;
+    }
+}
+
 /// Keeps a result where the cache or the background readers find it.
 /// The cache keeps a healthy result only: a failure (or a degraded
 /// answer) clears it, so the next request checks again and a blip
 /// recovers as soon as the dependency does. A held-back failure (`held`,
 /// reported `Healthy`) is not a healthy result and is not cached either.
 fn remember(probe: &ProbeRuntime, slot: &mut Slot, entry: &HealthEntry, held: bool) {
-    probe
-        .state
-        .last_status
-        .store(status_code(entry.status), Ordering::Release);
+    let code = match probe.is_opened(entry) {
+        true => OPENED,
+        false => status_code(entry.status),
+    };
+    probe.state.last_status.store(code, Ordering::Release);
     if probe.policy().refresh.is_some()
         || (probe.policy().cache.is_some() && entry.status == HealthStatus::Healthy && !held)
     {
@@ -1481,10 +1818,10 @@ async fn schedule(
             return;
         };
         let next = Instant::now() + period;
-        if let Some(dependency) = p.failing_dependency_known() {
+        if let Some((dependency, failed)) = p.failing_dependency_known() {
             // Not run while a dependency fails: a hung parent costs its
             // dependents no deadline of their own.
-            Executor { shared }.skip(&p, &dependency.name);
+            Executor { shared }.skip(&p, &dependency.name, failed);
             drop(p);
             if let Either::Right(_) = select(pin!(tokio::time::sleep_until(next)), &mut stop).await
             {
@@ -1498,7 +1835,7 @@ async fn schedule(
             slot.next_generation
         };
         let check = p.probe.clone().check_owned();
-        let run = execute(shared, p, generation, Instant::now(), check, None);
+        let run = execute(shared, p, generation, Instant::now(), check, None, None);
         if let Either::Right(_) = select(pin!(run), &mut stop).await {
             return;
         }

@@ -603,30 +603,195 @@ mod policy {
         (e.status, e.description.as_deref().unwrap_or("").to_owned())
     }
 
+    /// A registry on the caller's runtime whose detection time is 4 s: a
+    /// request-driven threshold counts periods of 2 s.
+    fn detecting() -> HealthRegistry {
+        HealthRegistry::builder()
+            .probes_on_caller_runtime()
+            .detection_time(ms(4000))
+            .build()
+    }
+
+    /// The ready entry one period (2 s) later, with another caller's run
+    /// (a gRPC health check) in between, which counts for nothing.
+    async fn seen_next_period(reg: &HealthRegistry) -> (HealthStatus, String) {
+        tokio::time::sleep(ms(1000)).await;
+        reg.check(Tag::Ready).await;
+        tokio::time::sleep(ms(1000)).await;
+        seen(reg).await
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_failure_threshold_holds_a_blip_back_and_says_so() {
         use HealthStatus::{Healthy, Unhealthy};
-        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
+        let reg = detecting();
         let (r, c) = counted("db", ms(5));
         reg.add(r.failure_threshold(3).success_threshold(2))
             .unwrap();
         assert_eq!(seen(&reg).await, (Healthy, String::new()));
         c.fail.store(true, Ordering::SeqCst);
         assert_eq!(seen(&reg).await, (Healthy, "1 of 3 failures".into()));
-        assert_eq!(seen(&reg).await, (Healthy, "2 of 3 failures".into()));
+        assert_eq!(
+            seen_next_period(&reg).await,
+            (Healthy, "2 of 3 failures".into())
+        );
         // A healthy run between resets the count: a blip is not an outage.
         c.fail.store(false, Ordering::SeqCst);
         assert_eq!(seen(&reg).await, (Healthy, String::new()));
         c.fail.store(true, Ordering::SeqCst);
         assert_eq!(seen(&reg).await, (Healthy, "1 of 3 failures".into()));
-        assert_eq!(seen(&reg).await, (Healthy, "2 of 3 failures".into()));
+        assert_eq!(
+            seen_next_period(&reg).await,
+            (Healthy, "2 of 3 failures".into())
+        );
+        assert_eq!(seen_next_period(&reg).await, (Unhealthy, "down".into()));
         assert_eq!(seen(&reg).await, (Unhealthy, "down".into()));
-        assert_eq!(seen(&reg).await, (Unhealthy, "down".into()));
-        // Recovery needs two healthy runs in a row.
+        // Recovery needs two healthy periods in a row.
         c.fail.store(false, Ordering::SeqCst);
         assert_eq!(seen(&reg).await, (Unhealthy, "1 of 2 successes".into()));
+        assert_eq!(seen(&reg).await, (Unhealthy, "1 of 2 successes".into()));
+        assert_eq!(seen_next_period(&reg).await, (Healthy, String::new()));
+        assert_eq!(c.started(), 15, "every request ran the probe");
+    }
+
+    /// Without a detection time a request-driven probe has no known
+    /// period: every run counts, as before issue 27.
+    #[tokio::test(start_paused = true)]
+    async fn without_a_detection_time_every_run_counts() {
+        use HealthStatus::{Healthy, Unhealthy};
+        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
+        let (r, c) = counted("db", ms(5));
+        reg.add(r.failure_threshold(2)).unwrap();
+        c.fail.store(true, Ordering::SeqCst);
+        assert_eq!(seen(&reg).await, (Healthy, "1 of 2 failures".into()));
+        assert_eq!(seen(&reg).await, (Unhealthy, "down".into()));
+    }
+
+    /// The time from the first failed run to the first run reported
+    /// failing, with a run every `every` (each answering after `takes`).
+    async fn time_to_trip(reg: &HealthRegistry, every: Duration) -> (Duration, Vec<String>) {
+        let start = tokio::time::Instant::now();
+        let mut first_failed = None;
+        let mut held = Vec::new();
+        for k in 0.. {
+            tokio::time::sleep_until(start + every * k).await;
+            let report = reg.check(Tag::Ready).await;
+            let e = &report.entries[0];
+            let at = tokio::time::Instant::now();
+            let first = *first_failed.get_or_insert(at);
+            if e.status != HealthStatus::Healthy {
+                return (at - first, held);
+            }
+            let d = e.description.as_deref().unwrap_or_default().to_owned();
+            if held.last() != Some(&d) {
+                held.push(d);
+            }
+            assert!(k < 1000, "never tripped");
+        }
+        unreachable!()
+    }
+
+    /// Issue 27 §2: with `failure_threshold: 3` and a period of 2 s, runs
+    /// every 100 ms (the kubelet, a gRPC health check and a dashboard
+    /// together) hold the failure back for two periods, less a tenth of
+    /// one each, exactly as runs at the period alone, which trip at the
+    /// third.
+    #[tokio::test(start_paused = true)]
+    async fn a_threshold_counts_periods_not_runs() {
+        let reg = detecting();
+        let (r, c) = counted("db", ms(0));
+        reg.add(r.failure_threshold(3)).unwrap();
+        c.fail.store(true, Ordering::SeqCst);
+        let (tripped, held) = time_to_trip(&reg, ms(100)).await;
+        assert_eq!(tripped, ms(3600), "2 periods, less 200 ms each");
+        assert_eq!(held, ["1 of 3 failures", "2 of 3 failures"]);
+        let runs = c.started();
+        assert_eq!(runs, 37, "every run in between was held");
+        // Recovered, then runs at exactly the period: the third trips.
+        c.fail.store(false, Ordering::SeqCst);
+        seen(&reg).await;
+        c.fail.store(true, Ordering::SeqCst);
+        let (tripped, held) = time_to_trip(&reg, ms(2000)).await;
+        assert_eq!(tripped, ms(4000));
+        assert_eq!(held, ["1 of 3 failures", "2 of 3 failures"]);
+        assert_eq!(c.started(), runs + 1 + 3, "the third run reported it");
+    }
+
+    /// Issue 27 §2: an error, a timeout and a panic are failed runs like
+    /// an `Unhealthy` answer, counted by the same periods.
+    #[tokio::test(start_paused = true)]
+    async fn every_kind_of_failed_run_counts_the_same() {
+        const OK: u8 = 0;
+        const DOWN: u8 = 1;
+        const ERROR: u8 = 2;
+        const HANG: u8 = 3;
+        const PANIC: u8 = 4;
+        let reg = detecting();
+        let mode = Arc::new(std::sync::atomic::AtomicU8::new(OK));
+        let m = mode.clone();
+        let probe = from_fn(move || {
+            let mode = m.load(Ordering::SeqCst);
+            async move {
+                match mode {
+                    DOWN => Ok(ProbeResult::unhealthy("down")),
+                    ERROR => Err("refused".into()),
+                    HANG => std::future::pending().await,
+                    PANIC => panic!("probe bug"),
+                    _ => Ok(ProbeResult::healthy()),
+                }
+            }
+        });
+        reg.add(
+            ProbeRegistration::new("db", probe)
+                .timeout(ms(50))
+                .failure_threshold(3),
+        )
+        .unwrap();
+        let mut times = Vec::new();
+        for failure in [DOWN, ERROR, HANG, PANIC] {
+            mode.store(OK, Ordering::SeqCst);
+            assert_eq!(seen(&reg).await, (HealthStatus::Healthy, String::new()));
+            mode.store(failure, Ordering::SeqCst);
+            times.push(time_to_trip(&reg, ms(100)).await);
+        }
+        let held = || vec!["1 of 3 failures".to_owned(), "2 of 3 failures".to_owned()];
+        assert_eq!(times, vec![(ms(3600), held()); 4]);
+    }
+
+    /// Issue 27 §2: a background probe's threshold counts its `refresh`,
+    /// not the readiness period, however often requests read it.
+    #[tokio::test(start_paused = true)]
+    async fn a_background_threshold_counts_its_refresh() {
+        use HealthStatus::{Healthy, Unhealthy};
+        let reg = detecting();
+        let (r, c) = counted("db", ms(0));
+        reg.add(r.refresh(ms(500)).failure_threshold(3)).unwrap();
+        seen(&reg).await;
+        // Reads every 100 ms, 50 ms after each scheduled run.
+        tokio::time::sleep(ms(50)).await;
         assert_eq!(seen(&reg).await, (Healthy, String::new()));
-        assert_eq!(c.started(), 10, "every request ran the probe");
+        c.fail.store(true, Ordering::SeqCst);
+        // Each change of the entry, and when it was seen.
+        let mut seen_at: Vec<(Duration, (HealthStatus, String))> = Vec::new();
+        let mut last = (Healthy, String::new());
+        let start = tokio::time::Instant::now();
+        while last.0 == Healthy {
+            tokio::time::sleep(ms(100)).await;
+            let entry = seen(&reg).await;
+            if entry != last {
+                seen_at.push((start.elapsed(), entry.clone()));
+                last = entry;
+            }
+        }
+        assert_eq!(
+            seen_at,
+            [
+                (ms(500), (Healthy, "1 of 3 failures".into())),
+                (ms(1000), (Healthy, "2 of 3 failures".into())),
+                (ms(1500), (Unhealthy, "down".into())),
+            ],
+            "one count per refresh, the third trips"
+        );
     }
 
     /// A cluster of `peers` other members with fixed verdicts, and this
@@ -719,7 +884,7 @@ mod policy {
     #[tokio::test(start_paused = true)]
     async fn failing_for_counts_time_from_the_first_failed_run() {
         use HealthStatus::{Healthy, Unhealthy};
-        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
+        let reg = detecting();
         let (r, c) = counted("db", ms(5));
         reg.add(r.failing_for(ms(2000))).unwrap();
         c.fail.store(true, Ordering::SeqCst);
@@ -727,7 +892,10 @@ mod policy {
             seen(&reg).await,
             (Healthy, "failing for 0 ms of 2000 ms".into())
         );
-        tokio::time::sleep(ms(1000)).await;
+        // Time, not periods: a run between does not change it.
+        tokio::time::sleep(ms(500)).await;
+        reg.check(Tag::Ready).await;
+        tokio::time::sleep(ms(495)).await;
         assert_eq!(
             seen(&reg).await,
             (Healthy, "failing for 1005 ms of 2000 ms".into())
@@ -1224,4 +1392,147 @@ fn a_registered_probe_keeps_little_state() {
     let size = size_of::<super::ProbeRuntime>();
     eprintln!("ProbeRuntime: {size} bytes");
     assert!(size <= 448, "ProbeRuntime is {size} bytes");
+}
+
+/// Issue 27 §1: an execution counts (single flight, the in-flight bound)
+/// until its future is really dropped. On the probe thread an abandoned
+/// flight's task is aborted, and the abort takes effect later, on that
+/// thread: these tests run there, on real time, with requests that time
+/// out or give up at every moment.
+mod teardown {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::{Duration, Instant};
+
+    use futures_util::future::join_all;
+
+    use crate::{HealthRegistry, ProbeRegistration, ProbeResult, Tag, from_fn};
+
+    /// Live executions of a set of probes, and their peak.
+    #[derive(Default)]
+    struct Live {
+        now: AtomicUsize,
+        peak: AtomicUsize,
+        started: AtomicUsize,
+    }
+
+    /// Counts one execution as live until its future is dropped; the drop
+    /// takes a few milliseconds (a connection being closed), so a run
+    /// started while it goes on is seen.
+    struct Alive(Arc<Live>);
+
+    impl Drop for Alive {
+        fn drop(&mut self) {
+            std::thread::sleep(Duration::from_millis(3));
+            self.0.now.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// A probe that never answers, counted in `live`.
+    fn hung(name: &'static str, live: &Arc<Live>) -> ProbeRegistration {
+        let live = live.clone();
+        let probe = from_fn(move || {
+            let live = live.clone();
+            async move {
+                live.started.fetch_add(1, Ordering::SeqCst);
+                let n = live.now.fetch_add(1, Ordering::SeqCst) + 1;
+                live.peak.fetch_max(n, Ordering::SeqCst);
+                let _alive = Alive(live);
+                std::future::pending::<()>().await;
+                Ok(ProbeResult::healthy())
+            }
+        });
+        ProbeRegistration::new(name, probe).timeout(Duration::from_millis(20))
+    }
+
+    /// Waves of 64 concurrent requests for the ready tier, for `secs`
+    /// seconds: in two waves of three every request gives up after 1 to
+    /// 5 ms, so the flight loses its last waiter well before its 20 ms
+    /// deadline and the next wave arrives while it is being dropped; in
+    /// the third they wait for the deadline.
+    async fn hammer(reg: &HealthRegistry, secs: u64) {
+        let until = Instant::now() + Duration::from_secs(secs);
+        let mut wave = 0u64;
+        while Instant::now() < until {
+            wave += 1;
+            let requests = (0..64u64).map(|i| {
+                let patience = match wave % 3 {
+                    0 => Duration::from_millis(30),
+                    _ => Duration::from_millis(1 + i % 5),
+                };
+                tokio::time::timeout(patience, reg.check(Tag::Ready))
+            });
+            join_all(requests).await;
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_hung_probe_never_has_two_executions_alive() {
+        let reg = HealthRegistry::new();
+        let live = Arc::new(Live::default());
+        reg.add(hung("hung", &live)).unwrap();
+        hammer(&reg, 3).await;
+        assert!(live.started.load(Ordering::SeqCst) > 20, "it ran");
+        assert_eq!(live.peak.load(Ordering::SeqCst), 1);
+    }
+
+    /// Two peers failing `database`, as a fake cluster; this node's
+    /// published verdicts.
+    #[derive(Default)]
+    struct Herd {
+        published: std::sync::Mutex<Vec<bool>>,
+    }
+
+    impl crate::shared::SharedVerdicts for Herd {
+        fn publish(&self, _probe: &str, failing: bool) {
+            self.published.lock().unwrap().push(failing);
+        }
+
+        fn tally(&self, _probe: &str) -> Option<crate::shared::Tally> {
+            let own = self.published.lock().unwrap().last() == Some(&true);
+            Some(crate::shared::Tally {
+                failing: 2 + u32::from(own),
+                reporting: 3,
+            })
+        }
+    }
+
+    /// Issue 27 §4: a run that reaches its deadline is finished once,
+    /// whoever notices the deadline first: the flight on the probe thread,
+    /// or a waiter on its own runtime, whose timer may fire first. So a
+    /// hung shared dependency's timeout is published and compared at every
+    /// run, and every answer of a shared outage is the opened one, never
+    /// the raw `timed out` of a waiter that won the race.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_run_at_its_deadline_is_finished_once_whoever_notices_first() {
+        let reg = HealthRegistry::new();
+        let herd = Arc::new(Herd::default());
+        reg.set_shared_verdicts(herd.clone());
+        let live = Arc::new(Live::default());
+        reg.add(hung("database", &live).shared()).unwrap();
+        for round in 0..40 {
+            let report = reg.check(Tag::Ready).await;
+            let e = &report.entries[0];
+            assert_eq!(
+                (e.status, e.description.as_deref()),
+                (
+                    crate::HealthStatus::Degraded,
+                    Some("failing on 3 of 3 nodes")
+                ),
+                "round {round}"
+            );
+        }
+        assert_eq!(*herd.published.lock().unwrap(), [true], "published once");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_in_flight_bound_counts_an_execution_until_its_future_is_dropped() {
+        let reg = HealthRegistry::builder().max_in_flight(1).build();
+        let live = Arc::new(Live::default());
+        reg.add_all([hung("a", &live), hung("b", &live), hung("c", &live)])
+            .unwrap();
+        hammer(&reg, 3).await;
+        assert!(live.started.load(Ordering::SeqCst) > 20, "they ran");
+        assert_eq!(live.peak.load(Ordering::SeqCst), 1);
+    }
 }

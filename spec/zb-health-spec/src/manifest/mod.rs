@@ -282,12 +282,13 @@ pub struct ProbeDecl {
     /// `max_staleness`: a background result older than this reports the
     /// probe's failure status (BE-HLTH-006).
     pub max_staleness: Option<Located<Duration>>,
-    /// `failure_threshold`: failed runs in a row before the entry fails
-    /// (hysteresis, R20).
+    /// `failure_threshold`: failed run periods in a row before the entry
+    /// fails (hysteresis, R20; [`crate::detection::run_counts`]).
     pub failure_threshold: Option<Located<u32>>,
     /// `failing_for`: failing this long before the entry fails (R20).
     pub failing_for: Option<Located<Duration>>,
-    /// `success_threshold`: healthy runs in a row before it recovers.
+    /// `success_threshold`: healthy run periods in a row before it
+    /// recovers.
     pub success_threshold: Option<Located<u32>>,
     /// `shared`: the dependency is the same for every node, and fails open
     /// when most of the cluster shares its failure (issue 18 §2).
