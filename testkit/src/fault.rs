@@ -445,6 +445,147 @@ impl Drop for ActivePoller {
     }
 }
 
+/// One answer of a tier, with its body.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    /// The node's index in the poller's list.
+    pub node: usize,
+    /// When the request was sent.
+    pub sent: Instant,
+    /// When the answer (or the failure) came.
+    pub received: Instant,
+    /// The status code; 0 when there was no answer.
+    pub status: u16,
+    /// The body as JSON, when it was JSON.
+    pub body: Option<serde_json::Value>,
+}
+
+impl Answer {
+    /// The `status` and `description` of the entry `name` of the body.
+    pub fn entry(&self, name: &str) -> (Option<&str>, Option<&str>) {
+        let entry = self.body.as_ref().map(|b| &b["entries"][name]);
+        (
+            entry.and_then(|e| e["status"].as_str()),
+            entry.and_then(|e| e["description"].as_str()),
+        )
+    }
+}
+
+/// Polls one path of every node (its application port), one thread per
+/// node, every `period`, keeping each answer with its body: requests that
+/// drive request-driven probes at a steady rate, as a kubelet does.
+pub struct TierPoller {
+    stop: Arc<AtomicBool>,
+    answers: Arc<Mutex<Vec<Answer>>>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl TierPoller {
+    /// Starts polling `path` of `nodes` from inside `ns`.
+    pub fn start(ns: &NetNs, nodes: &[&ServiceProcess], path: &str, period: Duration) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let answers = Arc::new(Mutex::new(Vec::new()));
+        let threads = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let (addr, stop, answers) = (n.app, stop.clone(), answers.clone());
+                let (file, path) = (
+                    ns.file.try_clone().expect("a handle on the netns"),
+                    path.to_owned(),
+                );
+                std::thread::spawn(move || {
+                    nix::sched::setns(&file, nix::sched::CloneFlags::CLONE_NEWNET).expect("setns");
+                    while !stop.load(Ordering::Relaxed) {
+                        let sent = Instant::now();
+                        let answer = request_within(Duration::from_secs(5), addr, "GET", &path, "");
+                        let received = Instant::now();
+                        let (status, body) = answer.map_or((0, None), |r| {
+                            (r.status, serde_json::from_slice(&r.body).ok())
+                        });
+                        answers
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push(Answer {
+                                node: i,
+                                sent,
+                                received,
+                                status,
+                                body,
+                            });
+                        std::thread::sleep(period.saturating_sub(received - sent));
+                    }
+                })
+            })
+            .collect();
+        Self {
+            stop,
+            answers,
+            threads,
+        }
+    }
+
+    /// Every answer so far, in the order they came.
+    pub fn answers(&self) -> Vec<Answer> {
+        let mut all = self
+            .answers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        all.sort_by_key(|a| a.received);
+        all
+    }
+
+    /// The latest answer of each of `n` nodes, once each has one after
+    /// `from`.
+    pub fn latest(&self, n: usize, from: Instant) -> Option<Vec<Answer>> {
+        let all = self.answers();
+        (0..n)
+            .map(|i| {
+                all.iter()
+                    .rev()
+                    .find(|a| a.node == i && a.sent >= from)
+                    .cloned()
+            })
+            .collect()
+    }
+}
+
+impl Drop for TierPoller {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The longest run of consecutive answers of `node` with `status`, from
+/// the first such answer's request to the next other answer's (or the
+/// last answer's arrival), among answers sent at or after `from`: how long
+/// a kubelet polling alongside would have seen that status without a
+/// break.
+pub fn longest_run(answers: &[Answer], node: usize, status: u16, from: Instant) -> Duration {
+    let mut longest = Duration::ZERO;
+    let mut start: Option<Instant> = None;
+    let mut last = from;
+    for a in answers.iter().filter(|a| a.node == node && a.sent >= from) {
+        match (a.status == status, start) {
+            (true, None) => start = Some(a.sent),
+            (false, Some(s)) => {
+                longest = longest.max(a.sent.saturating_duration_since(s));
+                start = None;
+            }
+            _ => {}
+        }
+        last = a.received;
+    }
+    if let Some(s) = start {
+        longest = longest.max(last.saturating_duration_since(s));
+    }
+    longest
+}
+
 /// Every recorded `/health/active` answer, in the order sent, and the
 /// properties the active tier promises over them.
 #[derive(Debug, Clone)]

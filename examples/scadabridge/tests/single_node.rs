@@ -184,3 +184,17 @@ fn a_lost_plc_link_degrades_ready_and_shows_in_the_metrics() {
 fn host_binds_the_application_management_and_grpc_ports() {
     zb_health_testkit::assert_host_binds_every_port(env!("CARGO_BIN_EXE_scadabridge"));
 }
+
+/// Issue 27 §4: a `CLUSTER_EXPECTED_SIZE` that is no cluster size stops
+/// the start, naming the variable and the fix; it is never applied.
+#[test]
+fn a_bad_expected_size_is_refused_at_start_naming_the_variable() {
+    for bad in ["0", "five"] {
+        let mut node = launch().env("CLUSTER_EXPECTED_SIZE", bad).start();
+        let status = node.wait_exit(DEADLINE);
+        assert!(!status.success(), "{bad}: exit status {status}");
+        let output = node.output();
+        assert!(output.contains("CLUSTER_EXPECTED_SIZE="), "{output}");
+        assert!(output.contains(bad), "{output}");
+    }
+}

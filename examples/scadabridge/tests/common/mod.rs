@@ -45,11 +45,13 @@ pub struct SqliteLock {
 impl SqliteLock {
     /// `BEGIN EXCLUSIVE` on `node`'s `scadabridge.db`.
     pub fn hold(node: &ServiceProcess) -> Self {
+        Self::hold_file(&node.data_dir.join("scadabridge.db"))
+    }
+
+    /// `BEGIN EXCLUSIVE` on the SQLite file at `path`.
+    pub fn hold_file(path: &std::path::Path) -> Self {
         use zb_health::database::sea_orm::sqlx::{self, Connection as _, SqliteConnection};
-        let url = format!(
-            "sqlite://{}",
-            node.data_dir.join("scadabridge.db").display()
-        );
+        let url = format!("sqlite://{}", path.display());
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
