@@ -90,6 +90,7 @@ mod registration;
 pub mod registry;
 pub mod report;
 pub mod server;
+mod setting;
 pub mod shared;
 mod table;
 pub mod token;

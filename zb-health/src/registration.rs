@@ -302,7 +302,7 @@ pub enum RegistryError {
     /// A setting of the run time that the install reads, such as
     /// `CLUSTER_EXPECTED_SIZE`, cannot be used: refused at start, naming
     /// the variable.
-    Setting(crate::server::SettingError),
+    Setting(crate::setting::SettingError),
 }
 
 impl RegistryError {

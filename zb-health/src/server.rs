@@ -249,25 +249,7 @@ impl Signals {
 /// Routes an application mounts on a server, shared by every worker.
 type Routes = Arc<dyn Fn(&mut web::ServiceConfig) + Send + Sync>;
 
-/// A setting from the environment that cannot be used: refused at start,
-/// naming the variable (and never a silent fallback to the default).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SettingError {
-    /// The variable, e.g. `HOST`.
-    pub variable: &'static str,
-    /// Its value, as set.
-    pub value: String,
-    /// Why it cannot be used, and what would do.
-    pub reason: String,
-}
-
-impl fmt::Display for SettingError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}={:?}: {}", self.variable, self.value, self.reason)
-    }
-}
-
-impl std::error::Error for SettingError {}
+pub use crate::setting::SettingError;
 
 impl From<SettingError> for io::Error {
     fn from(e: SettingError) -> Self {

@@ -13,7 +13,7 @@
 
 use zb_health_spec::{MajorityGuard, Violations, check_cluster_size};
 
-use crate::server::SettingError;
+use crate::setting::SettingError;
 
 /// The environment variable that sets the cluster's expected size at run
 /// time, overriding the manifest's `expected_size`.

@@ -1,0 +1,27 @@
+//! A setting of the run time that cannot be used: the one error type of
+//! every environment variable the library reads (`HOST`, `PORT`, …, from
+//! [`ZbHealthServer::from_env`](crate::server::ZbHealthServer::from_env);
+//! `CLUSTER_EXPECTED_SIZE` at install). A leaf, so the registration's
+//! error can carry it without importing the server.
+
+use std::fmt;
+
+/// A setting from the environment that cannot be used: refused at start,
+/// naming the variable (and never a silent fallback to the default).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettingError {
+    /// The variable, e.g. `HOST`.
+    pub variable: &'static str,
+    /// Its value, as set.
+    pub value: String,
+    /// Why it cannot be used, and what would do.
+    pub reason: String,
+}
+
+impl fmt::Display for SettingError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}={:?}: {}", self.variable, self.value, self.reason)
+    }
+}
+
+impl std::error::Error for SettingError {}
