@@ -187,6 +187,56 @@ impl NetNs {
         self.tcp_rule(port, &["REJECT", "--reject-with", "tcp-reset"]);
     }
 
+    /// Gives each port of `paths` its own path to the TCP port `target` on
+    /// 127.0.0.1: a connection to `127.0.0.1:path` reaches `target` (a
+    /// `REDIRECT` in the `nat` table), and its packets carry the path as
+    /// their mark, so [`hang_path`](Self::hang_path) and
+    /// [`refuse_path`](Self::refuse_path) can fail one client's path to a
+    /// shared server while the others' still work.
+    pub fn tcp_paths(&self, target: u16, paths: &[u16]) {
+        let to = target.to_string();
+        for path in paths {
+            let p = path.to_string();
+            let base = ["OUTPUT", "-p", "tcp", "-d", "127.0.0.1", "--dport", &p];
+            let mut mark = vec!["-t", "mangle", "-A"];
+            mark.extend_from_slice(&base);
+            mark.extend_from_slice(&["-j", "MARK", "--set-mark", &p]);
+            self.iptables(&mark);
+            let mut nat = vec!["-t", "nat", "-A"];
+            nat.extend_from_slice(&base);
+            nat.extend_from_slice(&["-j", "REDIRECT", "--to-ports", &to]);
+            self.iptables(&nat);
+        }
+    }
+
+    /// Makes the path `path` of [`tcp_paths`](Self::tcp_paths) hang.
+    pub fn hang_path(&self, path: u16) {
+        self.mark_rule(path, &["DROP"]);
+    }
+
+    /// Makes the path `path` of [`tcp_paths`](Self::tcp_paths) refuse at
+    /// once (a TCP reset).
+    pub fn refuse_path(&self, path: u16) {
+        self.mark_rule(path, &["REJECT", "--reject-with", "tcp-reset"]);
+    }
+
+    fn mark_rule(&self, path: u16, target: &[&str]) {
+        let mark = path.to_string();
+        let mut args = vec![
+            "-A",
+            FAULT_CHAIN,
+            "-p",
+            "tcp",
+            "-m",
+            "mark",
+            "--mark",
+            &mark,
+            "-j",
+        ];
+        args.extend_from_slice(target);
+        self.iptables(&args);
+    }
+
     fn tcp_rule(&self, port: u16, target: &[&str]) {
         let port = port.to_string();
         let mut args = vec!["-A", FAULT_CHAIN, "-p", "tcp", "--dport", &port, "-j"];
@@ -809,6 +859,30 @@ mod tests {
             interleaved.assert_never_two_active(Duration::from_millis(800));
         });
         assert!(caught.is_err());
+    }
+
+    /// The namespace, with its rules and everything in it, is gone after a
+    /// test that panics; a process started inside is ended by its own
+    /// handle's drop (`ServiceProcess`), which the test declares later.
+    #[test]
+    fn a_failing_test_leaves_no_namespace_behind() {
+        let name = std::panic::catch_unwind(|| {
+            let ns = NetNs::new();
+            ns.cut(
+                &["127.0.0.1:1".parse().unwrap()],
+                &["127.0.0.1:2".parse().unwrap()],
+            );
+            let name = ns.name().to_owned();
+            assert!(std::path::Path::new(&format!("/var/run/netns/{name}")).exists());
+            std::panic::panic_any(name);
+        })
+        .expect_err("the test panicked")
+        .downcast::<String>()
+        .expect("the namespace's name");
+        assert!(
+            !std::path::Path::new(&format!("/var/run/netns/{name}")).exists(),
+            "{name} left behind"
+        );
     }
 
     #[test]

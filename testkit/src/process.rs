@@ -350,12 +350,21 @@ impl Drop for ServiceProcess {
 /// listens, so node 0 is the oldest (its generation, the start time in
 /// Unix ms, is the smallest), then node 1, and so on.
 pub fn start_cluster(launch: &Launch, n: usize) -> Vec<ServiceProcess> {
+    start_cluster_with(launch, n, |_, launch| launch)
+}
+
+/// [`start_cluster`] with each node's launch adjusted by `each` (its index
+/// and the launch), e.g. a database URL of its own.
+pub fn start_cluster_with(
+    launch: &Launch,
+    n: usize,
+    each: impl Fn(usize, Launch) -> Launch,
+) -> Vec<ServiceProcess> {
     let gossip: Vec<String> = (0..n).map(|_| free_udp_addr().to_string()).collect();
     let seeds = gossip.join(",");
     let mut nodes = Vec::with_capacity(n);
     for (i, addr) in gossip.iter().enumerate() {
-        let mut node = launch
-            .clone()
+        let mut node = each(i, launch.clone())
             .env("CLUSTER_ADDR", addr.clone())
             .env("CLUSTER_SEEDS", seeds.clone())
             .env("NODE_ID", format!("node-{i}"))

@@ -4,12 +4,16 @@
 //! test creates, their `/health/ready` polled every 500 ms each, as
 //! kubelets would, while their database:
 //!
-//! * **hangs** everywhere: a real PostgreSQL whose port drops every packet
+//! * **hangs**: a real PostgreSQL whose port drops every packet
 //!   (`iptables`), so queries run into the probe's 800 ms deadline;
-//! * **refuses** everywhere: the same port answering with a TCP reset;
+//! * **refuses**: the same port answering with a TCP reset;
 //! * is **locked** (SQLite, one file per node, `BEGIN EXCLUSIVE` from
-//!   another connection, so the probe's read waits into its deadline) on
-//!   one node, then on every node.
+//!   another connection, so the probe's read waits into its deadline);
+//! * is **broken** (SQLite, its table dropped, so the read fails at once),
+//!
+//! each on one node, then on every node. Each node reaches the one
+//! PostgreSQL server through a path of its own (`NetNs::tcp_paths`), so one
+//! node's path can fail while the others' work.
 //!
 //! What must hold (`spec/conflicts.md`, issue 27):
 //!
@@ -32,7 +36,7 @@ use std::time::{Duration, Instant};
 use common::{DEADLINE, SqliteLock};
 use zb_health_testkit::fault::{Answer, NetNs, TierPoller, longest_run};
 use zb_health_testkit::postgres::Postgres;
-use zb_health_testkit::{Launch, ServiceProcess, eventually, start_cluster};
+use zb_health_testkit::{Launch, ServiceProcess, eventually, free_port, start_cluster_with};
 
 /// The orchestrator's detection time for the herd's 5 s drain delay: a
 /// readiness period of 2 s, two failures in a row.
@@ -49,7 +53,12 @@ fn herd() -> Launch {
 
 /// Three herd nodes with `launch`, every one ready.
 fn three(launch: &Launch) -> Vec<ServiceProcess> {
-    let nodes = start_cluster(launch, 3);
+    three_with(launch, |_, launch| launch)
+}
+
+/// [`three`] with each node's launch adjusted by `each`.
+fn three_with(launch: &Launch, each: impl Fn(usize, Launch) -> Launch) -> Vec<ServiceProcess> {
+    let nodes = start_cluster_with(launch, 3, each);
     for node in &nodes {
         node.until_status("/health/ready", 200, DEADLINE);
     }
@@ -87,6 +96,38 @@ fn until_all(
         let latest = poller.latest(3, from)?;
         latest.iter().all(&ok).then(|| from.elapsed())
     })
+}
+
+/// A fault on node 2 alone at `at`: node 2 is out within [`SETTLE`] (503,
+/// the database failing, the PLC link skipped for it) and nodes 0 and 1
+/// answer 200 `Healthy` to every request throughout. Returns what it saw.
+fn odd_node_out(poller: &TierPoller, at: Instant, label: &str) -> String {
+    let out = until_all(poller, at, "node 2 out, nodes 0 and 1 ready", |a| {
+        if a.node == 2 {
+            a.status == 503
+                && a.entry("database").0 == Some("Unhealthy")
+                && a.entry("plc-link") == (Some("Degraded"), Some("skipped: database failing"))
+        } else {
+            recovered(a)
+        }
+    });
+    assert!(
+        out <= SETTLE,
+        "{label}: the odd node out only after {out:?}"
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    let answers = poller.answers();
+    for node in [0, 1] {
+        let disturbed: Vec<&Answer> = answers
+            .iter()
+            .filter(|a| a.node == node && a.sent >= at && !recovered(a))
+            .collect();
+        assert!(
+            disturbed.is_empty(),
+            "{label}: node {node} was disturbed by node 2's database: {disturbed:#?}"
+        );
+    }
+    format!("{label}: node 2 alone out after {} ms", out.as_millis())
 }
 
 /// A fault on every node at `at`: every node settles into the kept herd
@@ -144,84 +185,110 @@ fn everywhere(poller: &TierPoller, at: Instant, label: &str) -> String {
 }
 
 #[test]
-fn a_shared_postgres_that_hangs_or_refuses_everywhere_keeps_the_herd() {
+fn a_shared_postgres_that_hangs_or_refuses_on_one_node_or_everywhere() {
     let ns = NetNs::new();
     ns.enter();
     let pg = Postgres::start();
-    let nodes = three(&herd().env("DATABASE_URL", pg.url()));
+    // Each node's own path to the one server.
+    let paths: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    ns.tcp_paths(pg.port, &paths);
+    let url = pg.url();
+    let nodes = three_with(&herd(), |i, launch| {
+        launch.env(
+            "DATABASE_URL",
+            url.replace(&format!(":{}/", pg.port), &format!(":{}/", paths[i])),
+        )
+    });
     let refs: Vec<&ServiceProcess> = nodes.iter().collect();
     let poller = TierPoller::start(&ns, &refs, "/health/ready", POLL);
     let mut report = Vec::new();
-    for (label, fault) in [
-        ("hang", NetNs::hang_tcp as fn(&NetNs, u16)),
-        ("refuse", NetNs::refuse_tcp),
+    for (label, odd, hang) in [
+        ("hang on node 2", true, true),
+        ("refuse on node 2", true, false),
+        ("hang everywhere", false, true),
+        ("refuse everywhere", false, false),
     ] {
         let at = Instant::now();
-        fault(&ns, pg.port);
-        report.push(everywhere(&poller, at, label));
+        match (odd, hang) {
+            (true, true) => ns.hang_path(paths[2]),
+            (true, false) => ns.refuse_path(paths[2]),
+            (false, true) => ns.hang_tcp(pg.port),
+            (false, false) => ns.refuse_tcp(pg.port),
+        }
+        report.push(if odd {
+            odd_node_out(&poller, at, label)
+        } else {
+            everywhere(&poller, at, label)
+        });
         let healed = Instant::now();
         ns.heal();
         let back = until_all(&poller, healed, "every node healthy again", recovered);
-        report.push(format!(
-            "{label} healed: healthy after {} ms",
-            back.as_millis()
-        ));
+        report.push(format!("healed after {} ms", back.as_millis()));
     }
     eprintln!("{}", report.join("; "));
 }
 
 #[test]
-fn a_sqlite_lock_on_one_node_takes_out_that_node_and_on_every_node_keeps_the_herd() {
+fn a_sqlite_file_locked_or_broken_on_one_node_or_everywhere() {
     let ns = NetNs::new();
     ns.enter();
     let nodes = three(&herd());
     let file = |n: &ServiceProcess| n.data_dir.join("scadabridge-herd.db");
     let refs: Vec<&ServiceProcess> = nodes.iter().collect();
     let poller = TierPoller::start(&ns, &refs, "/health/ready", POLL);
+    let mut report = Vec::new();
 
-    // One node: that node alone is out, the others never notice.
+    // Slow: the file locked, so the read waits into its deadline.
     let at = Instant::now();
     let lock = SqliteLock::hold_file(&file(&nodes[2]));
-    let out = until_all(&poller, at, "node 2 out, nodes 0 and 1 ready", |a| {
-        if a.node == 2 {
-            a.status == 503
-                && a.entry("database").0 == Some("Unhealthy")
-                && a.entry("plc-link") == (Some("Degraded"), Some("skipped: database failing"))
-        } else {
-            recovered(a)
-        }
-    });
-    assert!(out <= SETTLE, "the odd node out only after {out:?}");
-    std::thread::sleep(Duration::from_secs(2));
-    let answers = poller.answers();
-    for node in [0, 1] {
-        assert!(
-            answers
-                .iter()
-                .filter(|a| a.node == node && a.sent >= at)
-                .all(recovered),
-            "node {node} was disturbed by node 2's database"
-        );
-    }
+    report.push(odd_node_out(&poller, at, "locked on node 2"));
     let healed = Instant::now();
     lock.release();
     until_all(&poller, healed, "node 2 back", recovered);
-
-    // Every node: the herd is kept.
     let at = Instant::now();
     let locks: Vec<SqliteLock> = nodes
         .iter()
         .map(|n| SqliteLock::hold_file(&file(n)))
         .collect();
-    let kept = everywhere(&poller, at, "locked everywhere");
+    report.push(everywhere(&poller, at, "locked everywhere"));
     let healed = Instant::now();
     for lock in locks {
         lock.release();
     }
+    until_all(&poller, healed, "every node healthy again", recovered);
+
+    // Fast: the table gone, so the read fails at once.
+    let at = Instant::now();
+    sqlite(&file(&nodes[2]), "DROP TABLE tags");
+    report.push(odd_node_out(&poller, at, "broken on node 2"));
+    let healed = Instant::now();
+    sqlite(&file(&nodes[2]), scadabridge::SCHEMA[0]);
+    until_all(&poller, healed, "node 2 back", recovered);
+    let at = Instant::now();
+    for node in &nodes {
+        sqlite(&file(node), "DROP TABLE tags");
+    }
+    report.push(everywhere(&poller, at, "broken everywhere"));
+    let healed = Instant::now();
+    for node in &nodes {
+        sqlite(&file(node), scadabridge::SCHEMA[0]);
+    }
     let back = until_all(&poller, healed, "every node healthy again", recovered);
-    eprintln!(
-        "odd node out after {} ms; {kept}; healed after {} ms",
-        out.as_millis(),
-        back.as_millis()
-    );
+    report.push(format!("healed after {} ms", back.as_millis()));
+    eprintln!("{}", report.join("; "));
+}
+
+/// Runs `sql` on the SQLite file at `path` from a connection of its own.
+fn sqlite(path: &std::path::Path, sql: &'static str) {
+    use zb_health::database::sea_orm::sqlx::{self, Connection as _, SqliteConnection};
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let url = format!("sqlite://{}", path.display());
+        let mut c = SqliteConnection::connect(&url).await.unwrap();
+        sqlx::raw_sql(sql).execute(&mut c).await.unwrap();
+        c.close().await.unwrap();
+    });
 }

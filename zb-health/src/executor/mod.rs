@@ -105,7 +105,7 @@
 //! no transition (issue 18 §1). The hold is bounded by R20, and counted in
 //! the probe's run periods, not runs (issue 27 §2): `refresh`, else the
 //! readiness period behind the registry's detection time, which the table
-//! gives the executor ([`Executor::set_detection_time`]).
+//! gives the executor (`Executor::set_detection_time`).
 //!
 //! # Background probes (`refresh`)
 //!
