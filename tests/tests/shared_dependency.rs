@@ -5,7 +5,7 @@
 //! Every node checks the same database through a TCP relay of its own,
 //! which the test can cut: that is one node's own broken connection,
 //! while stopping the server is the outage every node shares. A second
-//! test hangs a shared probe on every node (issue 27 §4) and times how
+//! test hangs a shared probe on every node (issue 27 §2) and times how
 //! soon each node fails open.
 
 #[path = "support/chitchat.rs"]

@@ -46,7 +46,7 @@
 //!   request that finds the flight abandoned but not yet dropped waits for
 //!   that (within its deadline) before it starts afresh. So a hung
 //!   dependency has at most **one** execution alive, whatever the request
-//!   rate, and none once nobody is waiting (issue 27 §1).
+//!   rate, and none once nobody is waiting (issue 27 §2).
 //! * **Deadline.** The flight runs under the probe's deadline, counted from
 //!   its start. A late joiner therefore waits at most the *remaining* time
 //!   of the flight it joins, never longer than its own deadline would
@@ -70,7 +70,7 @@
 //! timer may fire first) ends the run there as a timeout, **once for
 //! all** (`Crew::ended`): the hysteresis, the shared comparison and the
 //! log see that run exactly once, whoever noticed, and every waiter
-//! answers with its entry (issue 27 §4; before, such a waiter answered a
+//! answers with its entry (issue 27 §2; before, such a waiter answered a
 //! raw `timed out` and, as the flight's last waiter, cancelled the run
 //! before it was recorded, so a hung shared dependency was often never
 //! published as failing).
@@ -353,7 +353,7 @@ impl ProbeRuntime {
         status >= self.failure_status.status()
     }
 
-    /// Whether `entry`, this probe's, stops its dependents (issue 27 §3):
+    /// Whether `entry`, this probe's, stops its dependents (issue 27 §2):
     /// a failure here, including one a shared outage opened to `Degraded`
     /// (which its marked name tells); a held-back failure (`Healthy`) does
     /// not.
@@ -714,7 +714,7 @@ impl Executor {
             let (dependencies, evaluations): (Vec<_>, Vec<_>) = dependencies.into_iter().unzip();
             let entries = join_all(evaluations).await;
             // A dependency that failed here stops its dependents, also
-            // when a shared outage opened its entry (issue 27 §3).
+            // when a shared outage opened its entry (issue 27 §2).
             let failing = dependencies
                 .iter()
                 .zip(&entries)
@@ -736,7 +736,7 @@ impl Executor {
     /// The entry of a run skipped because `dependency` is failing (`failed`
     /// says how): the probe's failure status, [`skipped_description`],
     /// zero duration (nothing ran), [`EntryOutcome::Skipped`]; in a shared
-    /// outage of the dependency (issue 27 §3) `Degraded` instead, with
+    /// outage of the dependency (issue 27 §2) `Degraded` instead, with
     /// [`skipped_in_shared_outage_description`], and marked opened, so its
     /// own dependents are skipped the same way. It is the probe's latest
     /// entry like a run's (it clears a cached result, is a background
@@ -819,12 +819,12 @@ struct ProbeState {
     /// (0: none yet, [`OPENED`] for an opened entry, else
     /// [`status_code`]), so a run stores it without a lock.
     last_status: std::sync::atomic::AtomicU8,
-    /// What marks this probe's opened entries (issue 27 §3), made at the
+    /// What marks this probe's opened entries (issue 27 §2), made at the
     /// first; boxed, since most probes are never opened.
     opened: std::sync::OnceLock<Box<Opened>>,
 }
 
-/// How a dependency's entry bears on its dependents (issue 27 §3).
+/// How a dependency's entry bears on its dependents (issue 27 §2).
 #[derive(Clone, Copy)]
 enum Failed {
     /// Not failing (a held-back failure included): they run.
@@ -837,7 +837,7 @@ enum Failed {
 }
 
 /// The marker of a probe's entries whose failure here a shared outage
-/// opened to `Degraded` (issue 27 §3).
+/// opened to `Degraded` (issue 27 §2).
 struct Opened {
     /// The probe's name in a second allocation: an opened entry carries
     /// this one, so every copy of it is known as opened while its text
@@ -973,7 +973,7 @@ struct Crew {
     /// the flight's own did (it may run on another runtime). So a run that
     /// reaches its deadline is finished (hysteresis, shared comparison,
     /// log) exactly once, and every waiter answers with that entry, not
-    /// with a raw timeout of its own (issue 27 §4).
+    /// with a raw timeout of its own (issue 27 §2).
     ended: std::sync::OnceLock<HealthEntry>,
     /// Notified when the flight's execution is dropped ([`Retiring`]).
     retired: tokio::sync::Notify,
@@ -1067,7 +1067,7 @@ impl Executor {
     /// [`now`](Self::now) for a request that arrived at `arrived` (`None`:
     /// now) and waited since for an abandoned flight to retire: a run it
     /// starts counts its deadline from the arrival, so the request
-    /// answers within its own deadline through the run (issue 27 §4).
+    /// answers within its own deadline through the run (issue 27 §2).
     fn turn<'a>(&'a self, probe: &'a Arc<ProbeRuntime>, arrived: Option<Instant>) -> Now<'a> {
         if let Some((entry, expires)) = kept_entry(probe) {
             return Now::Entry(entry, Some(expires));
@@ -1316,7 +1316,7 @@ impl Executor {
 
 /// A flight's execution, which retires the flight (the probe's next run
 /// may start) only once its future is dropped: finished, or cancelled
-/// wherever it runs (issue 27 §1). A finished run has retired it already
+/// wherever it runs (issue 27 §2). A finished run has retired it already
 /// (`execute`), after its check's future was dropped.
 struct Retiring {
     work: Option<BoxFuture<'static, HealthEntry>>,
@@ -1351,7 +1351,7 @@ impl Drop for Retiring {
 /// A check's future with the in-flight slot its execution holds: the
 /// check is dropped before the slot is given back (fields drop in order),
 /// however the execution ends, so the bound counts an execution until its
-/// future is gone (issue 27 §1).
+/// future is gone (issue 27 §2).
 struct Holding<F> {
     check: F,
     _slot: HeldSlot,
