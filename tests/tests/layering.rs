@@ -1,7 +1,7 @@
 //! The runtime's modules import in one direction (issue 15): registration →
 //! table → executor → report → writer → handler, with the lifecycle beside
 //! the executor and the registry a façade over them. This test reads the
-//! `crate::…` paths of every non-test file of `zb-health/src`, builds the
+//! `crate::…` paths of every non-test file of `zb-health-runtime/src`, builds the
 //! graph of its top-level modules, and fails on any circle, naming the
 //! modules and the paths that tie them. `cargo test -p zb-health-tests
 //! --test layering -- --nocapture` prints the order, lowest layer first.
@@ -138,7 +138,7 @@ fn circles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
 
 #[test]
 fn the_runtime_modules_import_in_one_direction() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../zb-health/src");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../zb-health-runtime/src");
     let mut all = Vec::new();
     files(&src, &mut all);
     let modules: BTreeSet<String> = all.iter().filter_map(|f| module_of(&src, f)).collect();
