@@ -200,6 +200,28 @@ async fn paths_and_writer_can_be_overridden() {
     );
 }
 
+/// BE-HLTH-009 on its own preset paths: every method but GET (and HEAD,
+/// the recorded deviation) gets 405 with `Allow`, over a real socket.
+#[actix_web::test]
+async fn the_be_hlth_009_paths_refuse_other_methods_and_answer_head_like_get() {
+    let endpoints = ZbHealth::new(registry(Unhealthy, Healthy))
+        .paths(EndpointPaths::be_hlth_009())
+        .build()
+        .unwrap();
+    let server = serve(endpoints);
+    for (path, code) in [("/healthz/ready", 503), ("/healthz/live", 200)] {
+        for method in ["POST", "PUT", "DELETE", "PATCH", "OPTIONS"] {
+            let r = request(server.addr, method, path).await;
+            assert_eq!(r.status, 405, "{method} {path}");
+            assert_eq!(r.header("allow"), Some("GET, HEAD"), "{method} {path}");
+        }
+        let get = request(server.addr, "GET", path).await;
+        let head = request(server.addr, "HEAD", path).await;
+        assert_eq!((get.status, head.status), (code, code), "{path}");
+        assert!(head.body.is_empty() && !get.body.is_empty(), "{path}");
+    }
+}
+
 #[actix_web::test]
 async fn the_canonical_writer_serves_custom_handlers_too() {
     use actix_web::{HttpResponse, web};

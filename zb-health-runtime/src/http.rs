@@ -3,7 +3,7 @@
 
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::future::Either;
@@ -24,6 +24,7 @@ use crate::lifecycle::LiveAnswer;
 use crate::paced::{self, Paced};
 use crate::registry::{AnswerKey, HealthRegistry};
 use crate::report::HealthReport;
+use crate::sync::lock;
 use crate::token::BearerToken;
 use crate::writer::{BodyStyle, ResponseWriter};
 
@@ -1108,11 +1109,6 @@ impl TierEndpoint {
         response.insert_header(no_store());
         self.write(authorized, &report, response)
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // The kept body is replaced whole, never left half-written.
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// A JSON body already made, with `Cache-Control: no-store`. Built

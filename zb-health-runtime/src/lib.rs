@@ -92,6 +92,7 @@ pub mod report;
 pub mod server;
 mod setting;
 pub mod shared;
+mod sync;
 mod table;
 pub mod token;
 pub mod writer;

@@ -89,7 +89,7 @@ pub use close::{CloseWhenDraining, CloseWhenDrainingService};
 /// }
 /// ```
 pub async fn serve(
-    server: impl Serveable,
+    server: impl Servable,
     registry: &HealthRegistry,
     drain: Drain,
 ) -> io::Result<()> {
@@ -127,8 +127,8 @@ pub async fn serve(
 /// }
 /// ```
 pub async fn serve_with_management(
-    app: impl Serveable,
-    management: impl Serveable,
+    app: impl Servable,
+    management: impl Servable,
     registry: &HealthRegistry,
     drain: Drain,
 ) -> io::Result<()> {
@@ -138,14 +138,14 @@ pub async fn serve_with_management(
 /// An actix `HttpServer`, bound and not yet running, that
 /// [`serve`](fn@serve) can run under the drain. Implemented for every
 /// `HttpServer`.
-pub trait Serveable: 'static {
+pub trait Servable: 'static {
     /// Runs the server with actix's signal handling off and the given
     /// graceful-stop timeout.
     #[doc(hidden)]
     fn start(self: Box<Self>, shutdown_timeout_secs: u64) -> actix_web::dev::Server;
 }
 
-impl<F, I, S, B> Serveable for HttpServer<F, I, S, B>
+impl<F, I, S, B> Servable for HttpServer<F, I, S, B>
 where
     F: Fn() -> I + Send + Clone + 'static,
     I: IntoServiceFactory<S, Request> + 'static,
@@ -167,7 +167,7 @@ where
 
 /// The one drain sequence, for one server or several (stopped in order).
 async fn serve_all(
-    servers: Vec<Box<dyn Serveable>>,
+    servers: Vec<Box<dyn Servable>>,
     registry: &HealthRegistry,
     drain: Drain,
 ) -> io::Result<()> {
@@ -559,7 +559,7 @@ impl ZbHealthServer {
             management: Vec::new(),
             grpc: None,
         };
-        let mut servers: Vec<Box<dyn Serveable>> = vec![Box::new(application)];
+        let mut servers: Vec<Box<dyn Servable>> = vec![Box::new(application)];
         if let Some(port) = self.management_port {
             let (endpoints, metrics, registry) = (
                 self.endpoints_for_management().pace_large_bodies(true),
@@ -709,7 +709,7 @@ pub struct Addresses {
 pub struct BoundZbHealthServer {
     registry: HealthRegistry,
     drain: Drain,
-    servers: Vec<Box<dyn Serveable>>,
+    servers: Vec<Box<dyn Servable>>,
     addresses: Addresses,
     #[cfg(feature = "grpc")]
     grpc: Option<(GrpcHealth, tonic::transport::server::TcpIncoming)>,

@@ -85,7 +85,7 @@ impl Hysteresis {
             return (raw, false);
         };
         let t = threshold;
-        let mut s = super::lock(state);
+        let mut s = crate::sync::lock(state);
         let now = Instant::now();
         let run_failed = raw.status != HealthStatus::Healthy;
         if run_failed == s.failing {

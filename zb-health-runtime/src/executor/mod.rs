@@ -138,7 +138,7 @@ use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
 use std::pin::pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use futures_util::FutureExt;
@@ -161,6 +161,7 @@ use crate::report::{
     timeout_description,
 };
 use crate::shared::{SharedVerdicts, Tally, skipped_in_shared_outage_description};
+use crate::sync::lock;
 
 /// The fixed description of a background probe's entry before its first
 /// run has finished.
@@ -178,10 +179,6 @@ pub fn stale_description(max_staleness: Duration) -> String {
 pub fn skipped_description(dependency: &str) -> String {
     format!("skipped: {dependency} failing")
 }
-
-/// One request's shared evaluation of one probe (see
-/// `Executor::evaluation`).
-type Evaluation = futures_util::future::Shared<BoxFuture<'static, HealthEntry>>;
 
 /// A registered probe as the executor runs it: the registration's facts,
 /// immutable, and the state of its runs.
@@ -624,7 +621,7 @@ impl Executor {
             // follows dependencies that may be in another tier, whose
             // results are not in this tier's `versions`.
             let mut memo = Vec::new();
-            let evaluations: Vec<Evaluation> = probes
+            let evaluations: Vec<Flight> = probes
                 .iter()
                 .map(|p| self.evaluation(p, &mut memo, &mut Vec::new()))
                 .collect();
@@ -691,16 +688,16 @@ impl Executor {
     fn evaluation(
         &self,
         probe: &Arc<ProbeRuntime>,
-        memo: &mut Vec<(usize, Evaluation)>,
+        memo: &mut Vec<(usize, Flight)>,
         path: &mut Vec<usize>,
-    ) -> Evaluation {
+    ) -> Flight {
         // The address identifies the probe for this request only.
         let key = Arc::as_ptr(probe) as usize;
         if let Some((_, e)) = memo.iter().find(|(p, _)| *p == key) {
             return e.clone();
         }
         path.push(key);
-        let mut dependencies: Vec<(Arc<ProbeRuntime>, Evaluation)> = Vec::new();
+        let mut dependencies: Vec<(Arc<ProbeRuntime>, Flight)> = Vec::new();
         for d in probe.dependencies() {
             if !path.contains(&(Arc::as_ptr(&d) as usize)) {
                 let e = self.evaluation(&d, memo, path);
@@ -915,12 +912,6 @@ struct CurrentFlight {
     started: Instant,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Every critical section is a few assignments that cannot panic
-    // half-way, so poisoning carries no meaning here.
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 impl ProbeState {
     /// Whether the background schedule is running (its task alive).
     fn task_running(&self) -> bool {
@@ -1018,7 +1009,9 @@ enum Turn {
     Retiring(Arc<Crew>),
 }
 
-/// A run's shared flight.
+/// One entry awaited by several: a run's flight (every request for the
+/// probe waits on it), and a probe's evaluation within one tier request
+/// (its dependents wait on it, `Executor::evaluation`).
 type Flight = futures_util::future::Shared<BoxFuture<'static, HealthEntry>>;
 
 /// How a first poll hands its result to the requests that arrived during

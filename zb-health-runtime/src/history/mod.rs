@@ -31,6 +31,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use zb_health_spec::{HealthStatus, Tag};
 
 use crate::report::EntryOutcome;
+use crate::sync::lock;
 
 pub use probe::PROBE_HISTORY_BYTES;
 pub(crate) use probe::{ProbeHistory, ProbeView};
@@ -65,11 +66,6 @@ pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // Every critical section copies plain values and cannot panic half-way.
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 pub(crate) fn status_code(s: HealthStatus) -> u8 {

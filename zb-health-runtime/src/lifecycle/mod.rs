@@ -50,6 +50,7 @@ pub use startup::StartupGate;
 pub(crate) use watchdog::LiveAnswer;
 pub use watchdog::{DEAD_DESCRIPTION, Heartbeat, STALLED_PREFIX, WAITING_DESCRIPTION};
 
+use crate::sync::lock;
 use startup::Startup;
 use watchdog::Watchdogs;
 
@@ -265,9 +266,4 @@ fn fixed_entry(name: &'static str, description: &'static str) -> HealthEntry {
         data: None,
         outcome: EntryOutcome::Completed,
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // The guarded values are replaced whole, never left half-written.
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -50,7 +50,7 @@ impl Startup {
     /// The named gates in declaration order, in their states, ready and
     /// failed ones with when, for the history.
     pub(super) fn gate_views(&self) -> Vec<GateView> {
-        super::lock(&self.names)
+        crate::sync::lock(&self.names)
             .states
             .iter()
             .map(|(name, state, at_ms)| GateView {
@@ -72,7 +72,7 @@ impl Startup {
 
     /// The pending and the failed named gates, for the startup path.
     pub(super) fn named(&self) -> (Vec<Arc<str>>, Vec<Arc<str>>) {
-        let names = super::lock(&self.names);
+        let names = crate::sync::lock(&self.names);
         (names.pending.clone(), names.failed.clone())
     }
 
@@ -112,7 +112,7 @@ impl StartupGate {
     pub(super) fn declare(startup: &Arc<Startup>, name: Option<Arc<str>>) -> Self {
         startup.pending.fetch_add(1, Ordering::AcqRel);
         if let Some(name) = &name {
-            let mut names = super::lock(&startup.names);
+            let mut names = crate::sync::lock(&startup.names);
             names.pending.push(name.clone());
             names.states.push((name.clone(), "pending", None));
         }
@@ -143,7 +143,7 @@ impl StartupGate {
             return;
         };
         let at = crate::history::now_ms();
-        let mut names = super::lock(&startup.names);
+        let mut names = crate::sync::lock(&startup.names);
         if let Some(i) = names.pending.iter().position(|n| Arc::ptr_eq(n, name)) {
             names.pending.remove(i);
         }
