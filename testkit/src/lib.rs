@@ -35,6 +35,6 @@ pub use grpc::{GrpcAnswer, GrpcCode, ServingStatus, grpc_check};
 pub use http::{Response, parse_response, request, request_async, request_within};
 pub use process::{
     LONG_DRAIN_DELAY_MS, Launch, PATIENCE, ServiceProcess, assert_host_binds_every_port,
-    eventually, free_port, free_udp_addr, start_cluster, start_cluster_with,
+    eventually, free_port, free_udp_addr, restart_cluster_node, start_cluster, start_cluster_with,
 };
 pub use schema::{assert_canonical, assert_canonical_body, schema};

@@ -375,6 +375,31 @@ pub fn start_cluster_with(
     nodes
 }
 
+/// Starts node `i` of `nodes` (a cluster of [`start_cluster`]) again on its
+/// own ports and gossip address with the same `NODE_ID`: a new, younger
+/// incarnation. The one it replaces is killed first if it still runs.
+/// Waits until the new one listens.
+pub fn restart_cluster_node(launch: &Launch, nodes: &mut [ServiceProcess], i: usize) {
+    let seeds = nodes
+        .iter()
+        .map(|n| n.gossip.clone())
+        .collect::<Vec<_>>()
+        .join(",");
+    let old = &mut nodes[i];
+    old.kill();
+    let again = launch
+        .clone()
+        .env("PORT", old.app.port().to_string())
+        .env("MANAGEMENT_PORT", old.management.port().to_string())
+        .env("GRPC_PORT", old.grpc_port.to_string())
+        .env("CLUSTER_ADDR", old.gossip.clone())
+        .env("CLUSTER_SEEDS", seeds)
+        .env("NODE_ID", format!("node-{i}"))
+        .start();
+    *old = again;
+    old.wait_listening();
+}
+
 /// Starts the service binary `bin` twice and asserts where it binds: with
 /// `HOST=0.0.0.0` its application, management and gRPC ports listen on
 /// every interface (a pod's kubelet connects to the pod IP), and without

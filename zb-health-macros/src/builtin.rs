@@ -126,7 +126,7 @@ pub fn active_rule(p: &ProbeDecl, krate: &TokenStream) -> Option<TokenStream> {
 
 /// `base` (a cluster probe or rule) with the majority guard in force: the
 /// manifest's, its size replaced by `CLUSTER_EXPECTED_SIZE` when the run
-/// time sets it (issue 27 §4), which also turns a guard on where the
+/// time sets it, which also turns a guard on where the
 /// manifest states none.
 fn guarded(base: TokenStream, g: Option<MajorityGuard>, krate: &TokenStream) -> TokenStream {
     let stated = match g {

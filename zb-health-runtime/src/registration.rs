@@ -172,7 +172,7 @@ impl ProbeRegistration {
     /// whichever comes first. A period is `refresh`, else the readiness
     /// period behind the registry's detection time: a failed run counts
     /// only once a period has passed since the last counted one, so runs
-    /// other callers add count for nothing (issue 27 §2; without a
+    /// other callers add count for nothing (without a
     /// detection time every run counts). At least 1; the hold must fit
     /// the registry's detection time (R20). See `spec/probes.md`.
     pub fn failure_threshold(mut self, failures: u32) -> Self {

@@ -27,7 +27,7 @@
 //! (`depends_on`) are skipped as whenever it fails here, and their skipped
 //! entries are `Degraded` too, described
 //! [`skipped: database failing on 3 of 3 nodes`](skipped_in_shared_outage_description),
-//! so skipping does not undo the fail-open (issue 27 §2).
+//! so skipping does not undo the fail-open.
 
 use std::borrow::Cow;
 
@@ -100,7 +100,7 @@ pub fn shared_outage_description(tally: Tally) -> String {
 }
 
 /// The description of an entry skipped because its dependency is failing
-/// here in a shared outage (issue 27 §2), e.g. `skipped: database failing
+/// here in a shared outage, e.g. `skipped: database failing
 /// on 3 of 3 nodes`: `Degraded` like its dependency, so skipping it does
 /// not undo the fail-open.
 pub fn skipped_in_shared_outage_description(dependency: &str, tally: Tally) -> String {

@@ -28,7 +28,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use zb_health_testkit::fault::NetNs;
-use zb_health_testkit::{Launch, ServiceProcess, eventually, request_within, start_cluster};
+use zb_health_testkit::{
+    Launch, ServiceProcess, eventually, request_within, restart_cluster_node, start_cluster,
+};
 
 use crate::plot::{self, Chart, Series};
 
@@ -171,33 +173,11 @@ fn measure(bin: &Path, size: usize, runs: usize, idle: Duration) -> Result<Row, 
     for _ in 0..runs {
         let active = wait_active(&nodes, &all);
         let rest: Vec<usize> = all.iter().copied().filter(|&i| i != active).collect();
-        let old = &mut nodes[active];
-        let (app, management, grpc, addr) = (
-            old.app.port(),
-            old.management.port(),
-            old.grpc_port,
-            old.gossip.clone(),
-        );
         let at = Instant::now();
-        old.kill();
+        nodes[active].kill();
         wait_active(&nodes, &rest);
         kill_ms.push(at.elapsed().as_millis());
-        let seeds = gossip
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(",");
-        let mut again = launch
-            .clone()
-            .env("PORT", app.to_string())
-            .env("MANAGEMENT_PORT", management.to_string())
-            .env("GRPC_PORT", grpc.to_string())
-            .env("CLUSTER_ADDR", addr)
-            .env("CLUSTER_SEEDS", seeds)
-            .env("NODE_ID", format!("node-{active}"))
-            .start();
-        again.wait_listening();
-        nodes[active] = again;
+        restart_cluster_node(&launch, &mut nodes, active);
         eventually("the restarted node a standby", PATIENCE, || {
             (status(&nodes[active]) == 503 && active_among(&nodes, &rest).is_some()).then_some(())
         });

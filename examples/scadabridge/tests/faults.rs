@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use common::{DEADLINE, launch};
 use zb_health::cluster::Handover;
 use zb_health_testkit::fault::{ActivePoller, Flapping, NetNs, signal};
-use zb_health_testkit::{Launch, ServiceProcess, eventually, start_cluster};
+use zb_health_testkit::{Launch, ServiceProcess, eventually, restart_cluster_node, start_cluster};
 
 /// The lease: a node cut off from a majority stops answering active at
 /// most this long after the last gossip it heard ...
@@ -256,32 +256,10 @@ fn a_node_restarted_on_its_own_address_rejoins_as_the_youngest() {
     let poller = ActivePoller::start(&ns, &refs);
     // Killed at once (no drain, no `Leaving`): the others fail over.
     let killed = Instant::now();
-    let seeds = nodes
-        .iter()
-        .map(|n| n.gossip.clone())
-        .collect::<Vec<_>>()
-        .join(",");
-    let (app, management, grpc, addr) = (
-        nodes[0].app.port(),
-        nodes[0].management.port(),
-        nodes[0].grpc_port,
-        nodes[0].gossip.clone(),
-    );
     nodes[0].kill();
     until_active(&nodes, &[1, 2, 3, 4]);
     let restarted = Instant::now();
-    let again = launch
-        .clone()
-        .env("PORT", app.to_string())
-        .env("MANAGEMENT_PORT", management.to_string())
-        .env("GRPC_PORT", grpc.to_string())
-        .env("CLUSTER_ADDR", addr)
-        .env("CLUSTER_SEEDS", seeds)
-        .env("NODE_ID", "node-0")
-        .start();
-    let old = std::mem::replace(&mut nodes[0], again);
-    drop(old);
-    nodes[0].wait_listening();
+    restart_cluster_node(&launch, &mut nodes, 0);
     nodes[0].until_status("/health/ready", 200, DEADLINE);
     hold(Duration::from_secs(5));
     let history = poller.stop();

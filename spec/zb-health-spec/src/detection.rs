@@ -60,7 +60,7 @@ pub const fn background_max_age(
 /// (`failures`), or how long failing (`failing_for`), before its entry
 /// turns to its failure status, and how many healthy runs in a row
 /// (`successes`) before it recovers; a run counts only in a new period
-/// ([`run_counts`], issue 27 §2). `None` everywhere is no hysteresis:
+/// ([`run_counts`]). `None` everywhere is no hysteresis:
 /// every run's result is the entry, as without the keys.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Threshold {
@@ -100,7 +100,7 @@ pub const fn run_period(refresh: Option<Duration>, detection: Duration) -> Durat
 /// which jitter a little around its period, always count.
 pub const PERIOD_ALLOWANCE_DIVISOR: u32 = 10;
 
-/// Whether a run counts towards a threshold's streak (issue 27 §2), with
+/// Whether a run counts towards a threshold's streak, with
 /// `since_counted` the time since the streak's last counted run (`None`
 /// for the streak's first run, which always counts): when at least one
 /// [`run_period`], less a tenth of it, has passed. So a threshold counts

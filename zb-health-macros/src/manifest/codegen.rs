@@ -219,7 +219,7 @@ fn install(
         .probes
         .iter()
         .any(|p| builtin::feature(&p.kind) == Some("cluster"));
-    // `CLUSTER_EXPECTED_SIZE` (issue 27 §4) is read at start: a bad value
+    // `CLUSTER_EXPECTED_SIZE` is read at start: a bad value
     // is refused here, naming it, before anything is registered.
     let check_size = has_cluster.then(|| {
         quote! {

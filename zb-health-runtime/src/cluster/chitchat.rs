@@ -136,7 +136,7 @@ pub const SHARED_VERDICT_PREFIX: &str = "zb.shared.";
 /// The key a node writes at least every `lease / 8` (a counter), so its
 /// gossip state keeps advancing and a peer can tell it is heard through a
 /// two-way exchange, not only through chitchat's heartbeat, which one-way
-/// messages carry too ([`ChitchatViewConfig::lease`], issue 27). One
+/// messages carry too ([`ChitchatViewConfig::lease`]). One
 /// key-value operation of about 30 bytes per beat, to each peer: linear in
 /// the cluster's size.
 pub const BEAT_KEY: &str = "zb.beat";
@@ -290,7 +290,7 @@ pub struct ChitchatViewConfig {
     pub join_timeout: Duration,
     /// The hand-over lease of the active-node rule this view serves
     /// ([`Handover::lease_duration`](super::Handover::lease_duration));
-    /// keep the two equal. The view uses it three ways (issue 27):
+    /// keep the two equal. The view uses it three ways (ZB-1, exactly one active node):
     ///
     /// * **Beats.** The node writes [`BEAT_KEY`] at least every `lease / 8`
     ///   (at the next rebuild), so its gossip state keeps advancing. A peer

@@ -1,4 +1,4 @@
-//! The cluster's expected size from the run time (issue 27 §4): the
+//! The cluster's expected size from the run time: the
 //! majority guard without baking a deployment's replica count into the
 //! build.
 //!

@@ -12,7 +12,7 @@
 //! * Reported failing, a run is healthy: the entry keeps the failure
 //!   status with the description `1 of 2 successes` until
 //!   `success_threshold` counted healthy runs in a row.
-//! * **A threshold counts run periods, not runs** (issue 27 §2): a run
+//! * **A threshold counts run periods, not runs**: a run
 //!   advances its streak only when at least the probe's period, less a
 //!   tenth, has passed since the streak's last counted run
 //!   ([`run_counts`]); the runs in between still belong to the streak
@@ -95,7 +95,7 @@ impl Hysteresis {
             return (raw, false);
         }
         // Only a run in a new period counts: a threshold holds back as
-        // long whoever else asks (issue 27 §2).
+        // long whoever else asks.
         let since_counted = s.counted.map(|at| now.saturating_duration_since(at));
         if run_counts(since_counted, period) {
             s.streak = s.streak.saturating_add(1);

@@ -46,7 +46,7 @@
 //!   request that finds the flight abandoned but not yet dropped waits for
 //!   that (within its deadline) before it starts afresh. So a hung
 //!   dependency has at most **one** execution alive, whatever the request
-//!   rate, and none once nobody is waiting (issue 27 §2).
+//!   rate, and none once nobody is waiting.
 //! * **Deadline.** The flight runs under the probe's deadline, counted from
 //!   its start. A late joiner therefore waits at most the *remaining* time
 //!   of the flight it joins, never longer than its own deadline would
@@ -70,10 +70,10 @@
 //! timer may fire first) ends the run there as a timeout, **once for
 //! all** (`Crew::ended`): the hysteresis, the shared comparison and the
 //! log see that run exactly once, whoever noticed, and every waiter
-//! answers with its entry (issue 27 §2; before, such a waiter answered a
-//! raw `timed out` and, as the flight's last waiter, cancelled the run
-//! before it was recorded, so a hung shared dependency was often never
-//! published as failing).
+//! answers with its entry. Otherwise a waiter would answer a raw
+//! `timed out` and, as the flight's last waiter, cancel the run before it
+//! was recorded: a hung shared dependency would never be published as
+//! failing, and would not fail open (BE-HLTH-003).
 //!
 //! # Transitions before the start
 //!
@@ -103,7 +103,7 @@
 //! (`hysteresis`) before it becomes the entry, the cached or background
 //! result and the input of the transition log, so a held-back failure is
 //! no transition (issue 18 §1). The hold is bounded by R20, and counted in
-//! the probe's run periods, not runs (issue 27 §2): `refresh`, else the
+//! the probe's run periods, not runs: `refresh`, else the
 //! readiness period behind the registry's detection time, which the table
 //! gives the executor (`Executor::set_detection_time`).
 //!
@@ -350,7 +350,7 @@ impl ProbeRuntime {
         status >= self.failure_status.status()
     }
 
-    /// Whether `entry`, this probe's, stops its dependents (issue 27 §2):
+    /// Whether `entry`, this probe's, stops its dependents:
     /// a failure here, including one a shared outage opened to `Degraded`
     /// (which its marked name tells); a held-back failure (`Healthy`) does
     /// not.
@@ -482,7 +482,7 @@ struct Shared {
     /// Whether each reported entry goes into its probe's history (issue 19).
     history: AtomicBool,
     /// The registry's detection time in nanoseconds (0: none known), which
-    /// a request-driven probe's threshold counts periods of (issue 27 §2).
+    /// a request-driven probe's threshold counts periods of.
     detection: AtomicU64,
 }
 
@@ -711,7 +711,7 @@ impl Executor {
             let (dependencies, evaluations): (Vec<_>, Vec<_>) = dependencies.into_iter().unzip();
             let entries = join_all(evaluations).await;
             // A dependency that failed here stops its dependents, also
-            // when a shared outage opened its entry (issue 27 §2).
+            // when a shared outage opened its entry.
             let failing = dependencies
                 .iter()
                 .zip(&entries)
@@ -733,7 +733,7 @@ impl Executor {
     /// The entry of a run skipped because `dependency` is failing (`failed`
     /// says how): the probe's failure status, [`skipped_description`],
     /// zero duration (nothing ran), [`EntryOutcome::Skipped`]; in a shared
-    /// outage of the dependency (issue 27 §2) `Degraded` instead, with
+    /// outage of the dependency `Degraded` instead, with
     /// [`skipped_in_shared_outage_description`], and marked opened, so its
     /// own dependents are skipped the same way. It is the probe's latest
     /// entry like a run's (it clears a cached result, is a background
@@ -816,12 +816,12 @@ struct ProbeState {
     /// (0: none yet, [`OPENED`] for an opened entry, else
     /// [`status_code`]), so a run stores it without a lock.
     last_status: std::sync::atomic::AtomicU8,
-    /// What marks this probe's opened entries (issue 27 §2), made at the
+    /// What marks this probe's opened entries, made at the
     /// first; boxed, since most probes are never opened.
     opened: std::sync::OnceLock<Box<Opened>>,
 }
 
-/// How a dependency's entry bears on its dependents (issue 27 §2).
+/// How a dependency's entry bears on its dependents.
 #[derive(Clone, Copy)]
 enum Failed {
     /// Not failing (a held-back failure included): they run.
@@ -834,7 +834,7 @@ enum Failed {
 }
 
 /// The marker of a probe's entries whose failure here a shared outage
-/// opened to `Degraded` (issue 27 §2).
+/// opened to `Degraded`.
 struct Opened {
     /// The probe's name in a second allocation: an opened entry carries
     /// this one, so every copy of it is known as opened while its text
@@ -964,7 +964,7 @@ struct Crew {
     /// the flight's own did (it may run on another runtime). So a run that
     /// reaches its deadline is finished (hysteresis, shared comparison,
     /// log) exactly once, and every waiter answers with that entry, not
-    /// with a raw timeout of its own (issue 27 §2).
+    /// with a raw timeout of its own.
     ended: std::sync::OnceLock<HealthEntry>,
     /// Notified when the flight's execution is dropped ([`Retiring`]).
     retired: tokio::sync::Notify,
@@ -1060,7 +1060,7 @@ impl Executor {
     /// [`now`](Self::now) for a request that arrived at `arrived` (`None`:
     /// now) and waited since for an abandoned flight to retire: a run it
     /// starts counts its deadline from the arrival, so the request
-    /// answers within its own deadline through the run (issue 27 §2).
+    /// answers within its own deadline through the run.
     fn turn<'a>(&'a self, probe: &'a Arc<ProbeRuntime>, arrived: Option<Instant>) -> Now<'a> {
         if let Some((entry, expires)) = kept_entry(probe) {
             return Now::Entry(entry, Some(expires));
@@ -1309,7 +1309,7 @@ impl Executor {
 
 /// A flight's execution, which retires the flight (the probe's next run
 /// may start) only once its future is dropped: finished, or cancelled
-/// wherever it runs (issue 27 §2). A finished run has retired it already
+/// wherever it runs. A finished run has retired it already
 /// (`execute`), after its check's future was dropped.
 struct Retiring {
     work: Option<BoxFuture<'static, HealthEntry>>,
@@ -1344,7 +1344,7 @@ impl Drop for Retiring {
 /// A check's future with the in-flight slot its execution holds: the
 /// check is dropped before the slot is given back (fields drop in order),
 /// however the execution ends, so the bound counts an execution until its
-/// future is gone (issue 27 §2).
+/// future is gone.
 struct Holding<F> {
     check: F,
     _slot: HeldSlot,

@@ -655,7 +655,7 @@ mod policy {
     }
 
     /// Without a detection time a request-driven probe has no known
-    /// period: every run counts, as before issue 27.
+    /// period to count in, so every run counts.
     #[tokio::test(start_paused = true)]
     async fn without_a_detection_time_every_run_counts() {
         use HealthStatus::{Healthy, Unhealthy};
