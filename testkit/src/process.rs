@@ -29,20 +29,48 @@ pub const PATIENCE: Duration = Duration::from_secs(60);
 /// longer one at start) while leaving 5 s for in-flight requests.
 pub const LONG_DRAIN_DELAY_MS: &str = "25000";
 
-/// A TCP port on 127.0.0.1 that nobody listens on right now.
+/// A TCP port that nobody is bound to right now, on 127.0.0.1 or on
+/// every interface (a child may be started with `HOST=0.0.0.0`).
+///
+/// It comes from below the kernel's ephemeral range, never from it: a port
+/// the kernel handed out and took back (binding port 0) can be handed out
+/// again a moment later as the local port of any outgoing connection, and
+/// a test suite makes thousands of those, so a child binding it later
+/// failed now and then with `EADDRINUSE`.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("an ephemeral TCP port")
-        .port()
+    pick_port(|port| TcpListener::bind(("0.0.0.0", port)).is_ok())
 }
 
 /// A UDP address on 127.0.0.1 that nobody is bound to right now: a gossip
-/// address.
+/// address. From the same range as [`free_port`], for the same reason.
 pub fn free_udp_addr() -> SocketAddr {
-    UdpSocket::bind("127.0.0.1:0")
-        .and_then(|s| s.local_addr())
-        .expect("an ephemeral UDP port")
+    let port = pick_port(|port| UdpSocket::bind(("127.0.0.1", port)).is_ok());
+    SocketAddr::from(([127, 0, 0, 1], port))
+}
+
+/// The next port of this process's walk through the ports below the
+/// ephemeral range that `free` accepts. Each call gets a port no earlier
+/// call of this process got (until the walk wraps); the walk starts at an
+/// offset from the process id, so test binaries run one after another do
+/// not start on the ports the last one's children may still hold.
+fn pick_port(free: impl Fn(u16) -> bool) -> u16 {
+    const LOWEST: u16 = 10_000;
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let ephemeral_start = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
+        .filter(|start| *start > LOWEST + 1_000)
+        .unwrap_or(32_768);
+    let span = usize::from(ephemeral_start - LOWEST);
+    let offset = (std::process::id() as usize).wrapping_mul(7_919) % span;
+    for _ in 0..span {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let port = LOWEST + u16::try_from((offset + n) % span).expect("below the range");
+        if free(port) {
+            return port;
+        }
+    }
+    panic!("no free port in {LOWEST}..{ephemeral_start}")
 }
 
 /// Polls `check` every 50 ms until it answers `Some`, for at most
