@@ -639,15 +639,19 @@ async fn cutting_the_active_node_off_alone_never_leaves_two_actives_by_default()
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    let margin = Handover::DEFAULT.margin().unwrap();
+    // The probe and the gate take the view's hand-over (its timing).
+    let timing = cluster.nodes[0]
+        .view
+        .handover()
+        .expect("the view states its hand-over");
     println!(
         "active node cut off alone ({samples} samples): detected on both sides after {} ms; \
-         failover with the default hand-over (lease {} ms, margin {} ms) {} ms, never two \
+         failover with the view's hand-over (lease {} ms, margin {} ms) {} ms, never two \
          active; with Handover::immediate_unsafe() {} ms, two gates open together for about \
          {} ms (the detectors' race)",
         ms(detected_at.unwrap()),
-        ms(Handover::DEFAULT_LEASE),
-        ms(margin),
+        ms(timing.lease_duration().unwrap()),
+        ms(timing.margin().unwrap()),
         ms(safe_failover.unwrap()),
         ms(racy_failover.unwrap()),
         ms(racy_overlap),

@@ -26,27 +26,38 @@ use zb_health::cluster::Handover;
 use zb_health_testkit::fault::{ActivePoller, Flapping, NetNs, signal};
 use zb_health_testkit::{Launch, ServiceProcess, eventually, restart_cluster_node, start_cluster};
 
-/// The lease: a node cut off from a majority stops answering active at
-/// most this long after the last gossip it heard ...
-const LEASE: Duration = Handover::DEFAULT_LEASE;
-/// ... plus one view refresh (200 ms in the examples, when the hearing is
-/// noted) and one poll.
-const LEASE_BOUND: Duration = LEASE.saturating_add(Duration::from_millis(700));
+/// The hand-over the examples' chitchat view states and the active-node
+/// probe uses: a 2 s lease and a slack of twice the hearing delay (a beat,
+/// a 200 ms gossip round and a 200 ms refresh), 1.3 s.
+fn handover() -> Handover {
+    service_kit::cluster::view_config().handover()
+}
+
+/// A node cut off from a majority stops answering active at most the lease
+/// after the last gossip it heard, plus one view refresh (when the hearing
+/// is noted) and one poll.
+fn lease_bound() -> Duration {
+    handover().lease_duration().expect("a lease") + Duration::from_millis(700)
+}
+
 /// A successor starts once the old active node has been silent for the
-/// margin (5 s) and the failure detector has written it off (about 2 s
+/// margin (3.3 s) and the failure detector has written it off (about 2 s
 /// with the examples' detector, within the margin): the margin, a refresh
 /// and one poll, with room for a loaded machine.
 const FAILOVER_BOUND: Duration = Duration::from_secs(8);
 /// After a heal, the oldest node takes the role back once its peers have
-/// been reachable for the slack (3 s), after the detector has brought them
-/// back (a few gossip rounds): within the margin plus a detection.
+/// been reachable for the slack, after the detector has brought them back
+/// (a few gossip rounds): within the margin plus a detection.
 const SETTLE_BOUND: Duration = Duration::from_secs(10);
+
 /// The design's hand-over gap: the old node stops at `lease` of silence,
-/// its successor starts at `margin`, so their 200s are at least the slack
-/// apart less a gossip round and two refreshes (0.6 s) when the clocks of
-/// the view are at their worst. The checker asserts no two nodes' 200s come
-/// closer than this.
-const HANDOVER_GAP: Duration = Duration::from_millis(2000);
+/// its successor starts at `margin`; their 200s are at least the slack
+/// apart less a hearing delay (the view's hearing is up to that late), so
+/// at least one hearing delay, 650 ms. The checker asserts no two nodes'
+/// 200s come closer than this.
+fn handover_gap() -> Duration {
+    service_kit::cluster::view_config().hearing_delay()
+}
 
 /// Five scadabridge nodes in `ns`, with the expected size from the run
 /// time, every one warm and every one naming node 0 (the oldest) active.
@@ -92,7 +103,7 @@ fn hold(d: Duration) {
 /// Prints what each phase measured.
 fn never_two_active(poller: ActivePoller, report: &[String]) {
     let history = poller.stop();
-    history.assert_never_two_active(HANDOVER_GAP);
+    history.assert_never_two_active(handover_gap());
     eprintln!(
         "{} samples, never two active nodes; {}",
         history.samples().len(),
@@ -119,7 +130,7 @@ fn cut_and_heal(
     until_active(nodes, &rest);
     hold(Duration::from_secs(2));
     let h = poller.history();
-    h.assert_silent_after(minority, at, LEASE_BOUND);
+    h.assert_silent_after(minority, at, lease_bound());
     let (new, failover) = h.assert_active_within(&rest, at, FAILOVER_BOUND);
     assert_eq!(new, successor, "{label}: the oldest of the rest takes over");
     let heal = Instant::now();
@@ -268,5 +279,5 @@ fn a_node_restarted_on_its_own_address_rejoins_as_the_youngest() {
     // The new incarnation is the youngest: node 1 keeps the role.
     let (node, _) = history.assert_one_active(restarted, SETTLE_BOUND, Instant::now());
     assert_eq!(node, 1, "the restarted node must not take the role back");
-    history.assert_never_two_active(HANDOVER_GAP);
+    history.assert_never_two_active(handover_gap());
 }

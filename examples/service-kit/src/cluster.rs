@@ -41,10 +41,13 @@ pub fn failure_detector() -> FailureDetectorConfig {
 
 /// How the view keeps its snapshot: rebuilt at least every 200 ms; a
 /// booting node waits up to 5 s for all its seeds before it decides it is
-/// alone (Akka's `seed-node-timeout`).
+/// alone (Akka's `seed-node-timeout`). It knows the gossip interval, so its
+/// hand-over (`ChitchatViewConfig::handover`) is a 2 s lease and a 1.3 s
+/// slack: a cut-off active node is replaced after about 3.3 s.
 pub fn view_config() -> ChitchatViewConfig {
     ChitchatViewConfig {
         refresh: Duration::from_millis(200),
+        gossip_interval: GOSSIP_INTERVAL,
         join_timeout: Duration::from_secs(5),
         ..ChitchatViewConfig::default()
     }

@@ -54,6 +54,7 @@ pub fn failure_detector() -> FailureDetectorConfig {
 pub fn view_config() -> ChitchatViewConfig {
     ChitchatViewConfig {
         refresh: Duration::from_millis(200),
+        gossip_interval: GOSSIP_INTERVAL,
         join_timeout: Duration::from_secs(20),
         ..ChitchatViewConfig::default()
     }

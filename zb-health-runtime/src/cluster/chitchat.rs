@@ -279,9 +279,14 @@ pub struct ChitchatViewConfig {
     /// (once per gossip round); this bounds everything else, such as the
     /// end of the join wait or a dead node's garbage collection. Heartbeats
     /// are noted at rebuilds, so `refresh` is also part of the hand-over's
-    /// slack ([`Handover`](super::Handover)): keep gossip interval plus
-    /// `refresh` below the slack (3 s by default). Default 500 ms.
+    /// slack ([`handover`](Self::handover)). Default 500 ms.
     pub refresh: Duration,
+    /// The `gossip_interval` of the node's `ChitchatConfig`, which the view
+    /// cannot read from chitchat: a hearing can be one gossip round old, so
+    /// it is part of the hand-over's slack ([`handover`](Self::handover)).
+    /// Set it to the node's; a longer value only slows the hand-over, a
+    /// shorter one than the node's makes it unsafe. Default 1 s.
+    pub gossip_interval: Duration,
     /// How long a booting node waits for **all** its seeds to be live
     /// before it joins with whoever it reached (possibly no one: it then
     /// forms the cluster alone, like Akka's first seed node). Until then
@@ -316,14 +321,39 @@ pub struct ChitchatViewConfig {
     ///   successor can have started.
     ///
     /// The slack must then cover `lease / 8` more: a beat, a gossip round
-    /// and a refresh. Default [`Handover::DEFAULT_LEASE`](super::Handover::DEFAULT_LEASE), 2 s.
+    /// and a refresh ([`handover`](Self::handover)). Default
+    /// [`Handover::DEFAULT_LEASE`](super::Handover::DEFAULT_LEASE), 2 s.
     pub lease: Duration,
+}
+
+impl ChitchatViewConfig {
+    /// How late a hearing can be noted: a beat (`lease / 8`), a gossip
+    /// round and a refresh.
+    pub fn hearing_delay(&self) -> Duration {
+        self.lease / 8 + self.gossip_interval + self.refresh
+    }
+
+    /// The hand-over this timing supports, which the view states
+    /// ([`ClusterView::handover`]) and the active-node probe and gate use:
+    /// the [`lease`](Self::lease), and a slack of twice the
+    /// [`hearing_delay`](Self::hearing_delay). Once for the delay itself
+    /// (the successor's last hearing of the old node may be that much
+    /// older than the old node's last hearing of a majority); once more
+    /// to spare, for scheduling on a loaded machine, so the old node's last
+    /// `active` answer and its successor's first are at least a hearing
+    /// delay apart. With the defaults (1 s gossip, 500 ms refresh) the
+    /// slack is 3.5 s; with the examples' 200 ms gossip and refresh, 1.3 s,
+    /// a margin of 3.3 s.
+    pub fn handover(&self) -> super::Handover {
+        super::Handover::lease(self.lease, self.hearing_delay() * 2)
+    }
 }
 
 impl Default for ChitchatViewConfig {
     fn default() -> Self {
         Self {
             refresh: Duration::from_millis(500),
+            gossip_interval: Duration::from_secs(1),
             join_timeout: Duration::from_secs(5),
             lease: super::Handover::DEFAULT_LEASE,
         }
@@ -727,6 +757,10 @@ impl ClusterView for ChitchatClusterView {
         self.shared.read().state.clone()
     }
 
+    fn handover(&self) -> Option<super::Handover> {
+        Some(self.shared.config.handover())
+    }
+
     fn shared_verdicts(self: Arc<Self>) -> Option<Arc<dyn SharedVerdicts>> {
         Some(self)
     }
@@ -951,6 +985,26 @@ mod tests {
             .collect();
         let max = kvs.len() as u64;
         c.reset_node_state_if_update(peer, kvs.into_iter(), max, 0);
+    }
+
+    #[test]
+    fn the_views_hand_over_covers_twice_its_hearing_delay() {
+        let default = ChitchatViewConfig::default();
+        // A beat (250 ms), a 1 s gossip round and a 500 ms refresh.
+        assert_eq!(default.hearing_delay(), Duration::from_millis(1_750));
+        let handover = default.handover();
+        assert_eq!(handover.lease_duration(), Some(default.lease));
+        assert_eq!(handover.slack(), Duration::from_millis(3_500));
+        // The examples' 200 ms gossip and refresh: a 3.3 s margin.
+        let examples = ChitchatViewConfig {
+            refresh: Duration::from_millis(200),
+            gossip_interval: Duration::from_millis(200),
+            ..default
+        };
+        assert_eq!(
+            examples.handover().margin(),
+            Some(Duration::from_millis(3_300))
+        );
     }
 
     /// Three members, self `a` and peers `b`, `c`, every one reachable

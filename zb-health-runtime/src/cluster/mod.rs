@@ -27,6 +27,7 @@
 mod active;
 #[cfg(feature = "chitchat")]
 pub mod chitchat;
+mod handover;
 mod history;
 mod probes;
 mod rejoin;
@@ -36,7 +37,8 @@ mod view;
 #[cfg(test)]
 mod tests;
 
-pub use active::{ActiveDecision, ClusterActiveNode, Handover};
+pub use active::{ActiveDecision, ClusterActiveNode};
+pub use handover::Handover;
 pub use probes::{
     ActiveNodeProbe, CLUSTER_NOT_AVAILABLE, ClusterActiveNodeGate, ClusterMembershipProbe,
     ClusterStatusPolicy, ClusterTransportProbe,

@@ -156,11 +156,12 @@ pub struct ActiveNodeProbe {
 }
 
 impl ActiveNodeProbe {
-    /// The probe over `view` with `rule`.
+    /// The probe over `view` with `rule`, on the view's hand-over timing
+    /// ([`ClusterView::handover`]) unless the rule sets one.
     pub fn new(view: Arc<dyn ClusterView>, rule: ClusterActiveNode) -> Self {
         Self {
+            rule: rule.timed_by(view.handover()),
             view,
-            rule,
             no_active_role_status: HealthStatus::Unhealthy,
             unavailable_status: HealthStatus::Unhealthy,
         }
@@ -318,9 +319,13 @@ pub struct ClusterActiveNodeGate {
 }
 
 impl ClusterActiveNodeGate {
-    /// The gate over `view` with `rule`.
+    /// The gate over `view` with `rule`, on the view's hand-over timing
+    /// ([`ClusterView::handover`]) unless the rule sets one, as the probe.
     pub fn new(view: Arc<dyn ClusterView>, rule: ClusterActiveNode) -> Self {
-        Self { view, rule }
+        Self {
+            rule: rule.timed_by(view.handover()),
+            view,
+        }
     }
 }
 

@@ -86,6 +86,10 @@ impl ClusterView for RejoinableView {
     fn shared_verdicts(self: Arc<Self>) -> Option<Arc<dyn SharedVerdicts>> {
         Some(self)
     }
+
+    fn handover(&self) -> Option<super::Handover> {
+        self.current().handover()
+    }
 }
 
 /// Forwards to the current incarnation; without shared verdicts there,

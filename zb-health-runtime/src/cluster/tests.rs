@@ -965,3 +965,67 @@ fn a_node_coming_back_counts_a_peer_only_once_it_was_reachable_for_the_slack() {
             .is_active()
     );
 }
+
+/// A view that states the hand-over its timing supports.
+struct TimedView {
+    state: Arc<ClusterState>,
+    timing: Handover,
+}
+
+impl ClusterView for TimedView {
+    fn state(&self) -> Option<Arc<ClusterState>> {
+        Some(self.state.clone())
+    }
+
+    fn handover(&self) -> Option<Handover> {
+        Some(self.timing)
+    }
+}
+
+#[test]
+fn the_probe_and_the_gate_take_the_views_hand_over_unless_the_rule_sets_one() {
+    let now = Instant::now();
+    // "b" on the majority side; "a", the oldest, written off and silent
+    // for 3 s: past a 1 s + 1 s margin, inside the default 5 s one.
+    let silent = state(
+        "b",
+        vec![
+            heard("a", 1, now, Duration::from_secs(3), false),
+            heard("b", 2, now, Duration::ZERO, true),
+            heard("c", 3, now, Duration::from_millis(100), true),
+        ],
+    );
+    let timing = Handover::lease(Duration::from_secs(1), Duration::from_secs(1));
+    let timed: Arc<dyn ClusterView> = Arc::new(TimedView {
+        state: Arc::new(silent.clone()),
+        timing,
+    });
+    let rule = ClusterActiveNode::unscoped().expected_size(3);
+    // On its own the rule keeps the default: still handing over.
+    assert_eq!(rule.effective_handover(), Handover::DEFAULT);
+    assert!(matches!(
+        rule.decide_at(&silent, now),
+        ActiveDecision::HandingOver { .. }
+    ));
+    // The probe and the gate read the view's timing: "b" took over.
+    let (status, _, _) =
+        futures_lite_block(status_of(ActiveNodeProbe::new(timed.clone(), rule.clone())));
+    assert_eq!(status, HealthStatus::Healthy);
+    assert!(ClusterActiveNodeGate::new(timed.clone(), rule.clone()).is_active_node());
+    // A hand-over the rule sets wins over the view's.
+    let set = rule.handover(Handover::DEFAULT);
+    let (status, description, _) =
+        futures_lite_block(status_of(ActiveNodeProbe::new(timed.clone(), set.clone())));
+    assert_eq!(status, HealthStatus::Unhealthy);
+    assert_eq!(
+        description.as_deref(),
+        Some("handing over: the active node went silent, waiting out its lease")
+    );
+    assert!(!ClusterActiveNodeGate::new(timed, set).is_active_node());
+    // A view that states nothing leaves the default.
+    let (status, _, _) = futures_lite_block(status_of(ActiveNodeProbe::new(
+        view(silent),
+        ClusterActiveNode::unscoped().expected_size(3),
+    )));
+    assert_eq!(status, HealthStatus::Unhealthy);
+}

@@ -4,6 +4,8 @@ use std::fmt;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
+use super::handover::Handover;
+
 /// A member's lifecycle status, as Akka names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum MemberStatus {
@@ -190,6 +192,15 @@ pub trait ClusterView: Send + Sync + 'static {
     fn shared_verdicts(self: Arc<Self>) -> Option<Arc<dyn crate::shared::SharedVerdicts>> {
         None
     }
+
+    /// The hand-over this view's timing supports: the lease it keeps fresh
+    /// and a slack that covers how late it can note a hearing
+    /// ([`Handover`]). The active-node probe and gate use it unless their
+    /// rule sets one. `None` (the default): the view does not know, and
+    /// [`Handover::DEFAULT`] applies.
+    fn handover(&self) -> Option<Handover> {
+        None
+    }
 }
 
 impl<V: ClusterView + ?Sized> ClusterView for Arc<V> {
@@ -199,6 +210,10 @@ impl<V: ClusterView + ?Sized> ClusterView for Arc<V> {
 
     fn shared_verdicts(self: Arc<Self>) -> Option<Arc<dyn crate::shared::SharedVerdicts>> {
         V::shared_verdicts(Arc::clone(&*self))
+    }
+
+    fn handover(&self) -> Option<Handover> {
+        (**self).handover()
     }
 }
 
