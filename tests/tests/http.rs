@@ -65,6 +65,36 @@ async fn status_codes_per_tier_over_a_real_socket() {
     }
 }
 
+/// ZB-1.1: each tier runs the probes of its own tag only. A failing
+/// active-tagged probe never reaches `ready`, a failing ready-tagged probe
+/// never reaches `active`, and `live` runs neither.
+#[actix_web::test]
+async fn each_tier_runs_only_the_probes_of_its_own_tag() {
+    let names = |body: &serde_json::Value| -> Vec<String> {
+        body["entries"]
+            .as_object()
+            .expect("entries")
+            .keys()
+            .cloned()
+            .collect()
+    };
+    for (ready, active, ready_code, active_code) in [
+        (Healthy, Unhealthy, 200, 503),
+        (Unhealthy, Healthy, 503, 200),
+    ] {
+        let server = serve(map_zb_health(registry(ready, active)));
+        let r = request(server.addr, "GET", "/health/ready").await;
+        assert_eq!(r.status, ready_code, "ready follows its own probe only");
+        assert_eq!(names(&r.json()), ["database"]);
+        let a = request(server.addr, "GET", "/health/active").await;
+        assert_eq!(a.status, active_code, "active follows its own probe only");
+        assert_eq!(names(&a.json()), ["active-node"]);
+        let l = request(server.addr, "GET", "/healthz").await;
+        assert_eq!(l.status, 200);
+        assert!(names(&l.json()).is_empty());
+    }
+}
+
 #[actix_web::test]
 async fn live_is_always_200_with_no_entries() {
     let server = serve(map_zb_health(registry(Unhealthy, Unhealthy)));

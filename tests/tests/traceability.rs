@@ -1,6 +1,7 @@
 //! `spec/traceability.md` has a row for every requirement ID of the digest
 //! (`spec/requirement-ids.txt`), each with a known status, and no row for
-//! an ID the digest does not have.
+//! an ID the digest does not have; and every test, trybuild case or file
+//! that a requirement row or a spec-name row names exists.
 
 use std::collections::BTreeSet;
 
@@ -101,7 +102,12 @@ fn defines(text: &str, name: &str) -> bool {
 fn every_test_and_case_the_table_names_exists() {
     let sources = sources();
     let mut missing = Vec::new();
+    let mut section = "";
     for line in TABLE.lines() {
+        if let Some(title) = line.strip_prefix("## ") {
+            section = title;
+            continue;
+        }
         let Some(rest) = line.strip_prefix("| ") else {
             continue;
         };
@@ -109,10 +115,20 @@ fn every_test_and_case_the_table_names_exists() {
         let is_id = ["ZB-", "AT-", "BE-HLTH-"]
             .iter()
             .any(|p| cells[0].starts_with(p));
-        if !is_id || cells.len() < 5 {
+        // A requirement row's tests and cases are its last two cells; a
+        // spec name's, its third (after the name and the Rust item).
+        let tested: &[&str] = if is_id && cells.len() >= 5 {
+            &cells[3..]
+        } else if section == "Spec names"
+            && cells.len() == 3
+            && cells[0] != "Spec name"
+            && !cells[0].starts_with("---")
+        {
+            &cells[2..]
+        } else {
             continue;
-        }
-        for cell in &cells[3..] {
+        };
+        for cell in tested {
             for token in cell.split('`').skip(1).step_by(2) {
                 let ok = if let Some(case) = token.strip_prefix("ui/") {
                     root().join("tests/ui").join(case).is_file()

@@ -645,3 +645,82 @@ fn replicas_that_disagree_with_the_cluster_size_drift_at_their_line() {
     }
     std::fs::remove_dir_all(&dir).expect("removable");
 }
+
+#[test]
+fn a_readiness_detection_time_other_than_the_manifests_drifts_at_its_line() {
+    // historian's manifest drains for 10 s: readiness every 5 s, 2
+    // failures, a 10 s detection time its caches and thresholds fit.
+    let manifest = format!("{FIXTURES}/health.yaml");
+    let consistent =
+        std::fs::read_to_string(common::root().join(format!("{FIXTURES}/consistent.yaml")))
+            .expect("readable");
+    let ready = "            periodSeconds: 5\n            failureThreshold: 2\n";
+    assert!(
+        consistent.contains(ready),
+        "the fixture's readiness settings"
+    );
+    let dir = std::env::temp_dir().join(format!("zb-health-k8s-detection-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("the temp dir is writable");
+    for (file, settings, drift) in [
+        // The same product another way is the same detection time.
+        (
+            "same.yaml",
+            "            periodSeconds: 10\n            failureThreshold: 1\n",
+            None,
+        ),
+        (
+            "longer.yaml",
+            "            periodSeconds: 10\n            failureThreshold: 2\n",
+            Some("= 20 s, but the manifest's detection time is 10 s: longer"),
+        ),
+        (
+            "shorter.yaml",
+            "            periodSeconds: 1\n            failureThreshold: 2\n",
+            Some("= 2 s, but the manifest's detection time is 10 s: shorter"),
+        ),
+        // Absent, they are Kubernetes' 10 s × 3.
+        (
+            "defaults.yaml",
+            "",
+            Some(
+                "periodSeconds 10 (Kubernetes' default) × failureThreshold 3 (Kubernetes' default) = 30 s",
+            ),
+        ),
+    ] {
+        let yaml = consistent.replace(ready, settings);
+        let path = dir.join(file);
+        std::fs::write(&path, &yaml).expect("writable");
+        let path = path.to_str().expect("UTF-8");
+        let out = zb_health(&["k8s", "--color", "never", &manifest, "--check", path]);
+        let stderr = text(&out.stderr);
+        match drift {
+            None => assert_eq!(out.status.code(), Some(0), "{file}: {stderr}"),
+            Some(said) => {
+                assert_eq!(out.status.code(), Some(1), "{file}: {stderr}");
+                assert!(stderr.contains("error[K10]"), "{file}: {stderr}");
+                assert!(stderr.contains(said), "{file}: {stderr}");
+                // At periodSeconds, or at the probe when it states none.
+                let needle = if settings.is_empty() {
+                    "readinessProbe:"
+                } else {
+                    "periodSeconds: "
+                };
+                let line = yaml
+                    .lines()
+                    .skip_while(|l| !l.contains("readinessProbe:"))
+                    .position(|l| l.contains(needle))
+                    .expect("the line is there")
+                    + yaml
+                        .lines()
+                        .position(|l| l.contains("readinessProbe:"))
+                        .expect("a readiness probe")
+                    + 1;
+                assert!(
+                    stderr.contains(&format!("{path}:{line}:")),
+                    "{file}: K10 at line {line}: {stderr}"
+                );
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).expect("removable");
+}

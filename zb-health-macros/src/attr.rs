@@ -15,11 +15,11 @@ use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Lit, Meta, Token};
-use zb_health_spec::detection::Threshold;
+use zb_health_spec::detection::{Threshold, default_probe_timeout};
 use zb_health_spec::{
-    DEFAULT_PROBE_TIMEOUT, FailureStatus, Keyword, PROBE_SETTING_KEYS, Rule, Tag, TagSet,
-    Violations, check_active_not_optional, check_duration_text, check_execution_policy_at,
-    check_name, check_probe_tags, check_shared, check_threshold, check_timeout, did_you_mean, hint,
+    FailureStatus, Keyword, PROBE_SETTING_KEYS, Rule, Tag, TagSet, Violations,
+    check_active_not_optional, check_duration_text, check_execution_policy_at, check_name,
+    check_probe_tags, check_shared, check_threshold, check_timeout, did_you_mean, hint,
     missing_key, one_of,
 };
 
@@ -164,7 +164,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             check_timeout(&name, timeout, None, span, &mut sink);
             timeout
         }
-        None => DEFAULT_PROBE_TIMEOUT,
+        None => default_probe_timeout(None),
     };
     let failure_status = match settings.failure_status.value {
         Some((status, span)) => {

@@ -373,10 +373,12 @@ impl ZbHealth {
         self
     }
 
-    /// Adds `clusterReady` to the ready tier's body (AT-8): `true` exactly
-    /// when the entry `membership_entry` (the cluster-membership probe's
-    /// registered name) of the same report is `Healthy`; `false` when it is
-    /// Degraded, Unhealthy or absent. Shown at every disclosure level.
+    /// Adds `clusterReady` to the ready tier's body (AT-8), read from the
+    /// entry `membership_entry` (the cluster-membership probe's registered
+    /// name) of the same report as [`writer::cluster_ready`](crate::writer::cluster_ready)
+    /// reads it: `true` when it is `Healthy` and its member status (if
+    /// reported) is `up`, or when the report has no such entry. Shown at
+    /// every disclosure level.
     pub fn cluster_ready(mut self, membership_entry: impl Into<Arc<str>>) -> Self {
         self.styles[Tag::Ready as usize].cluster_ready = Some(membership_entry.into());
         self
@@ -1192,9 +1194,17 @@ mod tests {
         (status, body)
     }
 
+    /// A registry whose orchestrator notices changes within an hour, so
+    /// that the long caches below fit it (R19).
+    fn detection_time_of_an_hour() -> HealthRegistry {
+        HealthRegistry::builder()
+            .detection_time(Duration::from_secs(3600))
+            .build()
+    }
+
     #[actix_web::test]
     async fn a_cached_tier_serves_its_last_body_until_a_change() {
-        let registry = HealthRegistry::new();
+        let registry = detection_time_of_an_hour();
         let (db, runs) = counted("db");
         let _db = registry
             .add(db.cache(Duration::from_secs(600)))
@@ -1231,7 +1241,7 @@ mod tests {
 
     #[actix_web::test]
     async fn a_background_tier_is_kept_too() {
-        let registry = HealthRegistry::new();
+        let registry = detection_time_of_an_hour();
         let (db, _) = counted("db");
         let _db = registry
             .add(db.refresh(Duration::from_secs(600)))
@@ -1286,7 +1296,7 @@ mod tests {
 
     #[actix_web::test]
     async fn a_probe_path_goes_through_the_probes_policy() {
-        let registry = HealthRegistry::new();
+        let registry = detection_time_of_an_hour();
         let (db, db_runs) = counted("db");
         let (cache, cache_runs) = counted("cache");
         let _probes = registry
@@ -1334,7 +1344,7 @@ mod tests {
 
     #[actix_web::test]
     async fn each_disclosure_level_keeps_its_own_body() {
-        let registry = HealthRegistry::new();
+        let registry = detection_time_of_an_hour();
         let (db, _) = counted("db");
         let _db = registry
             .add(db.cache(Duration::from_secs(600)))

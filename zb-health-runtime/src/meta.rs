@@ -17,10 +17,12 @@ pub struct ProbeMeta {
     pub name: &'static str,
     /// The tiers that run it.
     pub tags: TagSet,
-    /// Its deadline: the stated one, else the 1 s default.
+    /// Its deadline: the stated one, else the default below Kubernetes'
+    /// 1 s `timeoutSeconds` (800 ms).
     pub timeout: Duration,
     /// Whether `timeout` was stated. If not, the registration leaves the
-    /// deadline to the registry: 1 s, or below its orchestrator timeout
+    /// deadline to the registry: below its orchestrator timeout, or below
+    /// Kubernetes' default when it has none
     /// ([`zb_health_spec::detection::default_probe_timeout`]), so only a
     /// deadline the user wrote can break R5.
     pub timeout_stated: bool,

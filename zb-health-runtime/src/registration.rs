@@ -101,10 +101,10 @@ pub struct ProbeRegistration {
 
 impl ProbeRegistration {
     /// A registration on the `ready` tier that fails as `Unhealthy`, with
-    /// the default deadline: 1 s (Kubernetes' default `timeoutSeconds`), or
-    /// below the registry's orchestrator timeout when one is set
-    /// ([`zb_health_spec::detection::default_probe_timeout`]), so only a
-    /// deadline stated with [`timeout`](Self::timeout) can break R5.
+    /// the default deadline: below the registry's orchestrator timeout, or
+    /// below Kubernetes' default `timeoutSeconds` (1 s, so 800 ms) when none
+    /// is set ([`zb_health_spec::detection::default_probe_timeout`]), so
+    /// only a deadline stated with [`timeout`](Self::timeout) can break R5.
     pub fn new(name: impl Into<Arc<str>>, probe: impl Probe) -> Self {
         Self::from_arc(name, Arc::new(probe))
     }

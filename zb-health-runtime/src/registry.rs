@@ -121,16 +121,22 @@ impl HealthRegistry {
     /// (R19, BE-HLTH-006). A manifest's generated `install` sets the one
     /// its drain delay implies.
     ///
-    /// The registry keeps the shortest time it is given: the orchestrator
-    /// notices within the shortest, and a longer one changes nothing.
+    /// Until one is set, the checks use
+    /// [`DEFAULT_DETECTION_TIME`](zb_health_spec::detection::DEFAULT_DETECTION_TIME)
+    /// (4 s, what `zb-health k8s` emits for the default drain delay), so a
+    /// registry built in code refuses an unbounded cache age too. The
+    /// first time set replaces that default; after it the registry keeps
+    /// the shortest time it is given: the orchestrator notices within the
+    /// shortest, and a longer one changes nothing.
     /// Refused with R19 violations, and nothing changes, if a registered
     /// probe's policy does not fit a shorter one.
     pub fn set_detection_time(&self, detection: Duration) -> Result<(), RegistryError> {
         self.inner.table.set_detection_time(detection)
     }
 
-    /// The detection time every cached or background result is checked
-    /// against, if one is set.
+    /// The detection time that was set, if any. While `None`, cached and
+    /// background results are checked against
+    /// [`DEFAULT_DETECTION_TIME`](zb_health_spec::detection::DEFAULT_DETECTION_TIME).
     pub fn detection_time(&self) -> Option<Duration> {
         self.inner.table.detection_time()
     }
@@ -631,8 +637,9 @@ impl HealthRegistryBuilder {
     }
 
     /// The orchestrator's detection time; no cached or background result
-    /// may reach it (BE-HLTH-006, rule R19). See
-    /// [`HealthRegistry::set_detection_time`].
+    /// may reach it (BE-HLTH-006, rule R19). Unset, the checks use
+    /// [`DEFAULT_DETECTION_TIME`](zb_health_spec::detection::DEFAULT_DETECTION_TIME).
+    /// See [`HealthRegistry::set_detection_time`].
     pub fn detection_time(mut self, detection: Duration) -> Self {
         self.detection_time = Some(detection);
         self

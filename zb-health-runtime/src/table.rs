@@ -5,6 +5,7 @@
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
 use std::time::Duration;
 
+use zb_health_spec::detection::DEFAULT_DETECTION_TIME;
 use zb_health_spec::{
     Dependent, Rule, Tag, Violations, check_dependencies, check_timeout, check_unique_names,
 };
@@ -76,6 +77,15 @@ pub(crate) struct ProbeTable {
     executor: Executor,
 }
 
+impl State {
+    /// The detection time R19 and R20 check against: the one set, else
+    /// [`DEFAULT_DETECTION_TIME`] (the one `zb-health k8s` emits for the
+    /// default drain delay), so no registry accepts an unbounded age.
+    fn checked_detection(&self) -> Duration {
+        self.detection_time.unwrap_or(DEFAULT_DETECTION_TIME)
+    }
+}
+
 impl ProbeTable {
     pub(crate) fn new(
         orchestrator_timeout: Option<Duration>,
@@ -143,8 +153,17 @@ impl ProbeTable {
     /// See `HealthRegistry::set_detection_time`.
     pub(crate) fn set_detection_time(&self, detection: Duration) -> Result<(), RegistryError> {
         let mut state = self.write();
-        if state.detection_time.is_some_and(|set| set <= detection) {
-            return Ok(());
+        match state.detection_time {
+            // The shortest wins: the orchestrator notices within it.
+            Some(set) if set <= detection => return Ok(()),
+            // The first one set replaces the default; every probe fits a
+            // time no shorter than the default already.
+            None if DEFAULT_DETECTION_TIME <= detection => {
+                state.detection_time = Some(detection);
+                self.executor.set_detection_time(detection);
+                return Ok(());
+            }
+            _ => {}
         }
         let mut sink = Violations::new();
         for r in &state.all {
@@ -182,7 +201,11 @@ impl ProbeTable {
         };
         let mut sink = Violations::new();
         for r in &registrations {
-            r.validate(state.orchestrator_timeout, state.detection_time, &mut sink);
+            r.validate(
+                state.orchestrator_timeout,
+                Some(state.checked_detection()),
+                &mut sink,
+            );
         }
         check_unique_names(
             state

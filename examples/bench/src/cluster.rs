@@ -87,10 +87,36 @@ pub fn run() -> Result<(), String> {
     write_section(&out.join("RESULTS.md"), &section, plotted.is_ok())
 }
 
-/// The node binary beside this one (cargo builds both).
+/// The node binary beside this one, built first: `cargo run` builds only
+/// the binary it runs, so the node beside it may be older than the library
+/// it is meant to measure (`bench/run.sh` builds both).
 fn node_binary() -> Result<PathBuf, String> {
     let me = std::env::current_exe().map_err(|e| e.to_string())?;
     let bin = me.with_file_name("zb-health-cluster-node");
+    let release = me
+        .parent()
+        .and_then(Path::file_name)
+        .is_some_and(|dir| dir == "release");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let mut build = std::process::Command::new(cargo);
+    build
+        .args([
+            "build",
+            "-p",
+            "zb-health-bench",
+            "--bin",
+            "zb-health-cluster-node",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    if release {
+        build.arg("--release");
+    }
+    match build.status() {
+        Ok(status) if status.success() => {}
+        Ok(status) => return Err(format!("building zb-health-cluster-node: {status}")),
+        // No cargo here: use the binary as it is, if there is one.
+        Err(e) => eprintln!("cluster: cannot run cargo ({e}); using {}", bin.display()),
+    }
     bin.is_file().then_some(bin.clone()).ok_or_else(|| {
         format!(
             "{} not built: cargo build --release -p zb-health-bench --bins",

@@ -196,6 +196,20 @@ fn partitions_one_way_loss_and_flaps_never_give_two_active_nodes() {
         1,
         || ns.cut_one_way(&to_rest.0, &to_rest.1),
     ));
+    // The other way: the active node hears no one, while its own gossip
+    // still reaches everyone, so their failure detectors hold it live (its
+    // heartbeat arrives in its digests) although its state stops
+    // advancing. It steps down; its silence, not the detectors, lets the
+    // next node take over.
+    report.push(cut_and_heal(
+        &ns,
+        &nodes,
+        &poller,
+        "one way (node 0 deaf)",
+        &[0],
+        1,
+        || ns.cut_one_way(&to_rest.1, &to_rest.0),
+    ));
 
     // 40 % loss on every node's gossip, then a 1|4 partition that flaps
     // every second: either may leave no node active for a while, never two.

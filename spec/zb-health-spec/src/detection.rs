@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use crate::DEFAULT_PROBE_TIMEOUT;
+use crate::{DEFAULT_PROBE_TIMEOUT, KUBERNETES_DEFAULT_TIMEOUT};
 
 /// Readiness `failureThreshold`: how many failed probes in a row take the
 /// pod out of the endpoints. Two, so one lost packet does not.
@@ -41,6 +41,13 @@ pub const fn readiness_period_seconds(drain_delay: Duration) -> u64 {
 pub const fn detection_time(drain_delay: Duration) -> Duration {
     Duration::from_secs(readiness_period_seconds(drain_delay) * READINESS_FAILURE_THRESHOLD)
 }
+
+/// The detection time a registry checks cached and background results
+/// against (R19) while none was set: the one `zb-health k8s` emits for the
+/// default drain delay, 4 s (2 s period × 2 failures). So a registry built
+/// in code refuses an unbounded cache age too, not only one built from a
+/// manifest.
+pub const DEFAULT_DETECTION_TIME: Duration = detection_time(crate::drain::DEFAULT_DRAIN_DELAY);
 
 /// The oldest result a background probe serves: its `max_staleness`, else
 /// twice `refresh` plus the deadline (one missed run and the next one's
@@ -172,15 +179,18 @@ pub const fn threshold_fits_detection(
 pub const DEFAULT_TIMEOUT_MARGIN: Duration = Duration::from_millis(100);
 
 /// The deadline of a probe whose own `timeout` and `defaults.timeout` are
-/// both absent: [`DEFAULT_PROBE_TIMEOUT`], lowered below a stated
-/// orchestrator timeout by the larger of [`DEFAULT_TIMEOUT_MARGIN`] and a
-/// fifth of it (`1s` → `800ms`, `2s` → `1s`, `300ms` → `200ms`), and by
-/// half of it when the margin would leave nothing. So stating
-/// `orchestrator.timeout` never makes a default break R5; only a deadline
-/// the user wrote can.
+/// both absent: strictly below the orchestrator's probe timeout
+/// (BE-HLTH-006), the stated one or else
+/// [`KUBERNETES_DEFAULT_TIMEOUT`] (1 s). It is that timeout lowered by the
+/// larger of [`DEFAULT_TIMEOUT_MARGIN`] and a fifth of it (`1s` → `800ms`,
+/// `300ms` → `200ms`), or halved when the margin would leave nothing, and
+/// never more than [`DEFAULT_PROBE_TIMEOUT`] (so `2s` → `1s`). So
+/// neither stating `orchestrator.timeout` nor leaving it out makes a
+/// default break R5; only a deadline the user wrote can.
 pub const fn default_probe_timeout(orchestrator: Option<Duration>) -> Duration {
-    let Some(orch) = orchestrator else {
-        return DEFAULT_PROBE_TIMEOUT;
+    let orch = match orchestrator {
+        Some(orch) => orch,
+        None => KUBERNETES_DEFAULT_TIMEOUT,
     };
     let fifth = orch.as_nanos() / 5;
     let margin = if fifth > DEFAULT_TIMEOUT_MARGIN.as_nanos() {
@@ -258,7 +268,9 @@ mod tests {
 
     #[test]
     fn the_default_deadline_fits_any_stated_orchestrator_timeout() {
-        assert_eq!(default_probe_timeout(None), DEFAULT_PROBE_TIMEOUT);
+        // None stated: strictly below Kubernetes' default 1 s.
+        assert_eq!(default_probe_timeout(None), MS(800));
+        assert!(default_probe_timeout(None) < KUBERNETES_DEFAULT_TIMEOUT);
         assert_eq!(default_probe_timeout(Some(S(1))), MS(800));
         assert_eq!(default_probe_timeout(Some(MS(300))), MS(200));
         assert_eq!(default_probe_timeout(Some(MS(100))), MS(50));

@@ -1,8 +1,13 @@
 use std::fmt;
 use std::time::Duration;
 
-/// A probe's deadline when none is given: Kubernetes' default
-/// `timeoutSeconds` of 1 s.
+/// The orchestrator probe timeout assumed when the manifest states none:
+/// Kubernetes' default `timeoutSeconds`, 1 s.
+pub const KUBERNETES_DEFAULT_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// The longest deadline a probe gets by default, whatever the stated
+/// orchestrator timeout: a probe that has not answered in a second is
+/// treated as failing rather than held open.
 pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// The longest deadline the spec accepts for one probe. A health probe that

@@ -35,7 +35,10 @@ mod tag;
 mod vocab;
 
 pub use cluster::{MajorityGuard, MembershipPolicy};
-pub use duration::{DEFAULT_PROBE_TIMEOUT, DurationError, MAX_PROBE_TIMEOUT, parse_duration};
+pub use duration::{
+    DEFAULT_PROBE_TIMEOUT, DurationError, KUBERNETES_DEFAULT_TIMEOUT, MAX_PROBE_TIMEOUT,
+    parse_duration,
+};
 #[cfg(feature = "manifest")]
 pub use manifest::{
     ActiveScope, GroupDecl, HistoryDecl, LifecycleDecl, Located, Location, Manifest, ProbeDecl,

@@ -11,8 +11,8 @@ use zb_health_spec::{Endpoint, Tag};
 
 use super::render::human;
 use super::{
-    Handler, K8S_DEFAULT_GRACE_SECONDS, K8S_DEFAULT_TIMEOUT_SECONDS, Plan, PortSource, ProbePlan,
-    tier_of_grpc_service,
+    Handler, K8S_DEFAULT_FAILURE_THRESHOLD, K8S_DEFAULT_GRACE_SECONDS, K8S_DEFAULT_PERIOD_SECONDS,
+    K8S_DEFAULT_TIMEOUT_SECONDS, Plan, PortSource, ProbePlan, tier_of_grpc_service,
 };
 use crate::input::Source;
 use crate::render::{Diagnostic, plural, render_all};
@@ -46,10 +46,15 @@ pub enum Check {
     /// guards count against: the manifest's `expected_size`, or the
     /// container's `CLUSTER_EXPECTED_SIZE`, which overrides it.
     ClusterSize,
+    /// K10: a readiness `periodSeconds × failureThreshold` other than the
+    /// manifest's detection time, which its caches, background results
+    /// and failure thresholds fit (R19, R20) and within which the drain's
+    /// 503 must be seen.
+    Detection,
 }
 
 impl Check {
-    /// `K1` … `K9`.
+    /// `K1` … `K10`.
     pub const fn code(self) -> &'static str {
         match self {
             Check::Path => "K1",
@@ -61,6 +66,7 @@ impl Check {
             Check::PodManagement => "K7",
             Check::Host => "K8",
             Check::ClusterSize => "K9",
+            Check::Detection => "K10",
         }
     }
 
@@ -84,6 +90,10 @@ impl Check {
             Check::ClusterSize => (
                 "cluster-size",
                 "the cluster size of the majority guards (AT-5, ZB-2.3a)",
+            ),
+            Check::Detection => (
+                "readiness-detection",
+                "the detection time its caches and thresholds fit (BE-HLTH-006)",
             ),
         };
         // K7 and K9 read the workload's own spec, not its pod template.
@@ -651,6 +661,52 @@ fn one_probe(
         }
     }
     timeout_drift(plan, key, key_loc, probe, wanted, drifts);
+    if key == "readinessProbe" {
+        detection_drift(key, key_loc, probe, wanted, drifts);
+    }
+}
+
+/// K10: the kubelet notices a changed readiness answer within
+/// `periodSeconds × failureThreshold`. The manifest sized its caches,
+/// background results and failure thresholds for its own detection time
+/// (R19, R20), and its drain for being seen within it: a longer one lets
+/// the drain end unseen, a shorter one lets a cache hide a change longer
+/// than the kubelet takes to act.
+fn detection_drift(
+    key: &str,
+    key_loc: Location,
+    probe: &Node,
+    wanted: &ProbePlan,
+    drifts: &mut Vec<Drift>,
+) {
+    let read = |name: &str, default: u64| match probe.get(name) {
+        Some(n) => (n.as_int().unwrap_or(0), Some(n.loc), ""),
+        None => (i128::from(default), None, " (Kubernetes' default)"),
+    };
+    let (period, period_loc, period_said) = read("periodSeconds", K8S_DEFAULT_PERIOD_SECONDS);
+    let (failures, failures_loc, failures_said) =
+        read("failureThreshold", K8S_DEFAULT_FAILURE_THRESHOLD);
+    let seen = period.saturating_mul(failures);
+    let want = i128::from(wanted.period * wanted.failure_threshold);
+    if seen == want {
+        return;
+    }
+    let why = if seen > want {
+        "longer: the drain's 503 can end unseen, and the kubelet is slower than the manifest's caches and failure thresholds assume"
+    } else {
+        "shorter: a cached or background result, or a failure threshold, sized for the manifest's can hide a change longer than the kubelet takes to act"
+    };
+    drifts.push(Drift {
+        check: Check::Detection,
+        location: period_loc.or(failures_loc).unwrap_or(key_loc),
+        message: format!(
+            "the {key} notices a change within periodSeconds {period}{period_said} × failureThreshold {failures}{failures_said} = {seen} s, but the manifest's detection time is {want} s: {why}"
+        ),
+        help: format!(
+            "set `periodSeconds: {}` and `failureThreshold: {}` (from `lifecycle.drain_delay`), or change the drain delay",
+            wanted.period, wanted.failure_threshold
+        ),
+    });
 }
 
 fn port_why(plan: &Plan) -> String {

@@ -70,7 +70,11 @@ pub const DEFAULT_APP_PORT: u16 = 8080;
 /// The gRPC port when `--grpc-port` does not say (the gRPC convention).
 pub const DEFAULT_GRPC_PORT: u16 = 50051;
 /// Kubernetes' `timeoutSeconds` when a probe states none.
-pub const K8S_DEFAULT_TIMEOUT_SECONDS: u64 = 1;
+pub const K8S_DEFAULT_TIMEOUT_SECONDS: u64 = zb_health_spec::KUBERNETES_DEFAULT_TIMEOUT.as_secs();
+/// Kubernetes' `periodSeconds` when a probe states none.
+pub const K8S_DEFAULT_PERIOD_SECONDS: u64 = 10;
+/// Kubernetes' `failureThreshold` when a probe states none.
+pub const K8S_DEFAULT_FAILURE_THRESHOLD: u64 = 3;
 /// The startup probe's `periodSeconds`: a started pod is noticed within
 /// 5 s, at one cheap request per period while it starts.
 pub const STARTUP_PERIOD_SECONDS: u64 = 5;
@@ -529,7 +533,8 @@ mod tests {
             timeout("  - { name: d, kind: database, timeout: 800ms }\n"),
             1
         );
-        assert_eq!(timeout("  - { name: d, kind: database }\n"), 2); // the 1 s default
+        // The 800 ms default, strictly below Kubernetes' 1 s: its default fits.
+        assert_eq!(timeout("  - { name: d, kind: database }\n"), 1);
         assert_eq!(
             timeout("  - { name: d, kind: database, timeout: 1500ms }\n"),
             2

@@ -246,11 +246,17 @@ impl ClusterActiveNode {
             None
         };
         let margin = handover.margin();
-        // A member the detector wrote off stays the choice until it has been
-        // silent for the margin: until then no one else may be active.
-        let candidate = |m: &Member| {
-            m.reachable
-                || margin.is_some_and(|margin| m.silent_for(now).is_some_and(|s| s < margin))
+        // With a lease and the member's hearings known, its silence alone
+        // decides: it stays the choice (so no one else is active) until it
+        // has been silent for the margin, written off or not, and stops
+        // being it then even if the detector still holds it live. By then
+        // it has stepped down whatever its own detector says; and a node
+        // that hears no one while its digests still reach the others keeps
+        // their detectors' verdict "live" though its state stops.
+        // Otherwise the detector decides.
+        let candidate = |m: &Member| match (margin, m.silent_for(now)) {
+            (Some(margin), Some(silent)) => silent < margin,
+            _ => m.reachable,
         };
         match oldest(state, role.as_deref(), candidate) {
             None => ActiveDecision::NoUpMemberInScope { role },
@@ -258,11 +264,18 @@ impl ClusterActiveNode {
                 role,
                 active: m.address.clone(),
             },
-            Some(m) if !m.reachable => ActiveDecision::HandingOver {
-                role,
-                from: m.address.clone(),
-                silent_for: m.silent_for(now).unwrap_or_default(),
-            },
+            Some(m)
+                if !m.reachable
+                    || handover.lease_duration().is_some_and(|lease| {
+                        m.silent_for(now).is_some_and(|silent| silent >= lease)
+                    }) =>
+            {
+                ActiveDecision::HandingOver {
+                    role,
+                    from: m.address.clone(),
+                    silent_for: m.silent_for(now).unwrap_or_default(),
+                }
+            }
             Some(m) => ActiveDecision::Standby {
                 role,
                 active: m.address.clone(),

@@ -18,7 +18,11 @@ use std::time::Duration;
 ///   detector says.
 /// * **Take-over.** An older `Up` member in scope stays the rule's choice
 ///   (so no one else is active) until it has been silent for
-///   [`margin`](Self::margin) **and** the detector has written it off.
+///   [`margin`](Self::margin), and stops being it then, whatever the
+///   failure detector says: a node that hears no one while its own gossip
+///   still reaches the others stays "live" to their detectors, though it
+///   stepped down long ago. (A source that does not track hearings leaves
+///   the detector to decide.)
 ///   `margin = lease + slack`, with `slack` at least the membership
 ///   source's gossip interval plus its snapshot refresh: the successor's
 ///   last hearing of the old active node is at most one gossip round older
@@ -34,8 +38,7 @@ use std::time::Duration;
 ///   cluster likewise has its first active node after the slack.
 ///
 /// The cost is time: a crashed or cut-off active node is replaced after
-/// about `margin` (or the detection time, if longer) instead of the
-/// detection time alone, and a node that rejoins, or a new cluster, waits
+/// about `margin` instead of the detection time, and a node that rejoins, or a new cluster, waits
 /// the slack before it acts.
 ///
 /// **Where the values come from.** Only the membership source knows how

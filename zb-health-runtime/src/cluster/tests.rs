@@ -736,14 +736,27 @@ fn a_successor_waits_until_the_old_active_node_was_silent_for_the_margin() {
             active: "b".into()
         }
     );
-    // Silent past the margin but still held live by the detector: not
-    // written off, so still the choice.
-    let mut live = seen_from("b", margin * 2);
-    live.members[0].reachable = true;
-    assert_eq!(
-        rule.decide_at(&live, now).active_node(),
-        Some("a"),
-        "both the detector and the margin must agree"
+    // Still held live by the detector (its digests reach b, its state does
+    // not): silent past the lease, the rule is handing over; past the
+    // margin, b takes over. The silence decides, not the detector: "a"
+    // stepped down at its lease, whatever anyone's detector says.
+    let held_live = |silence: Duration| {
+        let mut s = seen_from("b", silence);
+        s.members[0].reachable = true;
+        s
+    };
+    let lease = Handover::DEFAULT_LEASE;
+    assert!(matches!(
+        rule.decide_at(&held_live(lease - Duration::from_millis(1)), now),
+        ActiveDecision::Standby { .. }
+    ));
+    assert!(matches!(
+        rule.decide_at(&held_live(lease), now),
+        ActiveDecision::HandingOver { .. }
+    ));
+    assert!(
+        rule.decide_at(&held_live(margin), now).is_active(),
+        "the margin of silence decides, not the detector"
     );
     // The opt-out takes over as soon as the detector writes "a" off.
     let racy = rule.clone().handover(Handover::immediate_unsafe());

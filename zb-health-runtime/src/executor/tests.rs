@@ -169,6 +169,7 @@ mod policy {
     use crate::{
         HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, Tag, TagSet, from_fn,
     };
+    use zb_health_spec::detection::DEFAULT_DETECTION_TIME;
 
     /// Requests waiting on `name`'s execution in flight (0 with none).
     fn waiting(reg: &HealthRegistry, name: &str) -> usize {
@@ -575,7 +576,7 @@ mod policy {
             [Rule::MaxAgeFitsDetection]
         );
         assert_eq!(rules(ok("a").cache(ms(4000))), [Rule::MaxAgeFitsDetection]);
-        // 2 × 2 s + the 1 s default deadline.
+        // 2 × 2 s + the 800 ms default deadline.
         assert_eq!(
             rules(ok("a").refresh(ms(2000))),
             [Rule::MaxAgeFitsDetection]
@@ -590,7 +591,8 @@ mod policy {
         // A longer detection time changes nothing; a shorter one must fit.
         reg.set_detection_time(ms(10_000)).unwrap();
         assert_eq!(reg.detection_time(), Some(ms(4000)));
-        let err = reg.set_detection_time(ms(3000)).unwrap_err();
+        // b's oldest result: 2 × 1 s + the 800 ms default deadline.
+        let err = reg.set_detection_time(ms(2500)).unwrap_err();
         assert_eq!(err.rules(), [Rule::MaxAgeFitsDetection; 2]);
         assert_eq!(reg.detection_time(), Some(ms(4000)), "nothing changed");
         reg.set_detection_time(ms(4000)).unwrap();
@@ -969,19 +971,29 @@ mod policy {
         // A shorter detection time must fit the thresholds too.
         let err = reg.set_detection_time(ms(3000)).unwrap_err();
         assert_eq!(err.rules(), [Rule::ThresholdFitsDetection; 2]);
-        // Without a detection time only a zero count is refused.
-        let free = HealthRegistry::new();
-        free.add(ok("a").failure_threshold(100)).unwrap();
-        let zero = free.add(ok("b").failure_threshold(0)).unwrap_err();
+        // Without a detection time the default one (4 s) bounds them.
+        let unset = HealthRegistry::new();
+        let long = unset.add(ok("a").failure_threshold(100)).unwrap_err();
+        assert_eq!(long.rules(), [Rule::ThresholdFitsDetection]);
+        unset.add(ok("a").failure_threshold(2)).unwrap();
+        let zero = unset.add(ok("b").failure_threshold(0)).unwrap_err();
         assert_eq!(zero.rules(), [Rule::ThresholdFitsDetection]);
     }
 
     #[test]
-    fn without_a_detection_time_the_runtime_has_no_bound_to_check() {
+    fn without_a_detection_time_the_default_one_bounds_a_cache() {
         let reg = HealthRegistry::new();
-        let ok = ProbeRegistration::new("a", from_fn(|| async { Ok(ProbeResult::healthy()) }));
-        reg.add(ok.cache(Duration::from_secs(300))).unwrap();
-        assert_eq!(reg.detection_time(), None);
+        let ok =
+            |name| ProbeRegistration::new(name, from_fn(|| async { Ok(ProbeResult::healthy()) }));
+        assert_eq!(DEFAULT_DETECTION_TIME, ms(4000));
+        let unbounded = reg.add(ok("a").cache(Duration::from_secs(300)));
+        assert_eq!(unbounded.unwrap_err().rules(), [Rule::MaxAgeFitsDetection]);
+        reg.add(ok("a").cache(ms(3999))).unwrap();
+        assert_eq!(reg.detection_time(), None, "none was set");
+        // The first one set replaces the default, even a longer one.
+        reg.set_detection_time(Duration::from_secs(60)).unwrap();
+        reg.add(ok("b").cache(Duration::from_secs(30))).unwrap();
+        assert_eq!(reg.detection_time(), Some(Duration::from_secs(60)));
     }
 
     /// The deadline `reg` runs its probes with, as their entries say.
@@ -1017,13 +1029,14 @@ mod policy {
         reg.add(hung("b").timeout(ms(900))).unwrap();
         assert_eq!(
             deadlines(&reg).await,
-            ["timed out after 1000 ms", "timed out after 900 ms"]
+            ["timed out after 800 ms", "timed out after 900 ms"],
+            "none set: below Kubernetes' default 1 s timeout"
         );
-        reg.set_orchestrator_timeout(ms(1000)).unwrap();
+        reg.set_orchestrator_timeout(ms(2000)).unwrap();
         assert_eq!(
             deadlines(&reg).await,
-            ["timed out after 800 ms", "timed out after 900 ms"],
-            "the default follows the orchestrator timeout"
+            ["timed out after 1000 ms", "timed out after 900 ms"],
+            "the default follows the orchestrator timeout, up to 1 s"
         );
         let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
         reg.add(hung("a").timeout(ms(1000))).unwrap();

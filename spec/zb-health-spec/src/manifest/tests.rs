@@ -1,7 +1,7 @@
 use std::time::Duration;
 
 use super::*;
-use crate::{DEFAULT_PROBE_TIMEOUT, Rule};
+use crate::Rule;
 
 /// The example of `spec/manifest.md`, every kind and option once.
 const FULL: &str = "\
@@ -129,7 +129,11 @@ fn empty_probe_list_is_valid() {
 fn defaults_apply_when_the_probe_sets_nothing() {
     let m = parse_manifest("service: s\nprobes: [{ name: db, kind: database }]\n")
         .unwrap_or_else(|v| panic!("{v:#?}"));
-    assert_eq!(m.probes[0].effective_timeout(&m), DEFAULT_PROBE_TIMEOUT);
+    assert_eq!(
+        m.probes[0].effective_timeout(&m),
+        Duration::from_millis(800),
+        "below Kubernetes' default 1 s timeout"
+    );
     assert_eq!(m.probes[0].tags, None);
     assert_eq!(m.probes[0].effective_tags(), Some(TagSet::READY));
 }
@@ -341,7 +345,11 @@ fn a_stated_orchestrator_timeout_lowers_the_default_deadline_below_it() {
     );
     let m = parse_manifest(&with_probe("{ name: db, kind: database }"))
         .unwrap_or_else(|v| panic!("{v:#?}"));
-    assert_eq!(m.probes[0].effective_timeout(&m), DEFAULT_PROBE_TIMEOUT);
+    assert_eq!(
+        m.probes[0].effective_timeout(&m),
+        Duration::from_millis(800),
+        "none stated: below Kubernetes' default 1 s"
+    );
 }
 
 #[test]
@@ -490,13 +498,13 @@ fn r19_a_background_result_is_younger_than_the_detection_time() {
         Rule::MaxAgeFitsDetection,
         at(3, 61),
     );
-    // Default: 2 × 2 s + 1 s, reported at refresh.
+    // Default: 2 × 2 s + the 800 ms default deadline, reported at refresh.
     let v = only(
         &with_probe("{ name: db, kind: database, refresh: 2s }"),
         Rule::MaxAgeFitsDetection,
         at(3, 42),
     );
-    assert!(v.message.contains("5000 ms old"), "{}", v.message);
+    assert!(v.message.contains("4800 ms old"), "{}", v.message);
     assert!(parse_manifest(&with_probe("{ name: db, kind: database, refresh: 1s }")).is_ok());
 }
 
