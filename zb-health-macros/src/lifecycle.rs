@@ -113,7 +113,7 @@ pub fn generate(
         "The heartbeats of the loops `{file}` declares (`lifecycle.watchdogs`), one field each. Dropping one removes its watchdog."
     );
     let installed_doc = format!(
-        "What [`{ty}::install`] returns: the tier endpoints and the lifecycle handles `{file}` declares."
+        "What [`{ty}::install`] returns: the server of everything `{file}` declares, and the lifecycle handles it declares."
     );
     let items = quote! {
         #[doc = #startup_doc]
