@@ -1,6 +1,7 @@
 //! The manifest's `lifecycle` section in generated code: typed handles for
-//! the declared startup gates and watchdogs, the checked drain, and the
-//! management port.
+//! the declared startup gates and watchdogs, `NAMEInstalled` (what
+//! `install` returns: the server and those handles), the checked drain,
+//! and the management port.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
