@@ -1,4 +1,4 @@
-//! `zb-health dashboard` as a child process (issue 19): started on a free
+//! `zb-health dashboard` as a child process: started on a free
 //! loopback port, read over a real socket, killed on drop. The CLI's own
 //! tests pass their `CARGO_BIN_EXE_zb-health`; an example's tests, which
 //! cannot name another package's binary, find it with [`cli_binary`].

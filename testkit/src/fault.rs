@@ -1,4 +1,6 @@
-//! The fault harness (issue 27): real service processes in a network
+//! The fault harness for the active tier's "exactly one active node"
+//! under partitions, one-way loss and pauses (ZB-2.3a, ZB-4;
+//! `spec/conflicts.md`): real service processes in a network
 //! namespace the test creates, faults on that namespace's own loopback
 //! with packet filters, processes paused and resumed with real signals,
 //! and a checker that reads every node's `/health/active` history.

@@ -12,6 +12,9 @@
 //!   [`eventually`] and the [`PATIENCE`] every wait is bounded by;
 //! * [`grpc`]: [`grpc_check`], `grpc.health.v1` over a real tonic client;
 //! * [`postgres`]: the one throwaway PostgreSQL server harness;
+//! * [`fault`]: real processes in a network namespace of the test's own,
+//!   with partitions, loss and pauses, and a checker of every node's
+//!   `/health/active` answers;
 //! * [`browser`]: headless Chromium, the DOM of a page after its scripts
 //!   ran ([`browser::dump_dom`]) and screenshots; [`dom`], reading that
 //!   DOM by the page's hooks; [`dashboard`], `zb-health dashboard` as a

@@ -74,7 +74,7 @@ impl Postgres {
         // `fsync = off` for speed, but `synchronous_commit` stays on: a
         // commit then reaches the kernel before it returns, so it survives
         // `stop` (an immediate shutdown kills the WAL writer; with it off, a
-        // table created just before was gone after `start_again`).
+        // table created just before would be gone after `start_again`).
         let conf = format!(
             "\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '{}'\n\
              max_connections = 20\nfsync = off\nsynchronous_commit = on\nfull_page_writes = off\n",

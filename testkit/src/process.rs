@@ -36,7 +36,7 @@ pub const LONG_DRAIN_DELAY_MS: &str = "25000";
 /// the kernel handed out and took back (binding port 0) can be handed out
 /// again a moment later as the local port of any outgoing connection, and
 /// a test suite makes thousands of those, so a child binding it later
-/// failed now and then with `EADDRINUSE`.
+/// could fail with `EADDRINUSE`.
 pub fn free_port() -> u16 {
     pick_port(|port| TcpListener::bind(("0.0.0.0", port)).is_ok())
 }

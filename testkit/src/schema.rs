@@ -1,4 +1,4 @@
-//! The canonical health answer (ZB §3) checked against
+//! The canonical health answer (ZB-3) checked against
 //! `spec/health-response.schema.json`: the body, and the status code
 //! against the body.
 
@@ -18,7 +18,7 @@ pub fn schema() -> &'static jsonschema::Validator {
     })
 }
 
-/// Asserts that `response` is a canonical health answer (ZB §3): JSON
+/// Asserts that `response` is a canonical health answer (ZB-3): JSON
 /// content type, a body the schema accepts ([`assert_canonical_body`])
 /// and a status code that agrees with the body's `status` (200 for
 /// `Healthy`/`Degraded`, 503 for `Unhealthy`).
@@ -37,7 +37,7 @@ pub fn assert_canonical(response: &Response) {
     assert_eq!(response.status, expected, "status code vs body {body}");
 }
 
-/// Asserts that `body` satisfies the canonical schema (ZB §3,
+/// Asserts that `body` satisfies the canonical schema (ZB-3,
 /// `spec/health-response.schema.json`), listing every error: `status`,
 /// `totalDurationMs` and `entries`, each entry with `status`,
 /// `description`, `durationMs` and optional `data`, nothing else.

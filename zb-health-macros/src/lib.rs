@@ -5,8 +5,9 @@
 //! Stages, after serde_derive: `attr` parses the attribute into typed
 //! settings; `manifest` reads the file (`input`), and generates the items
 //! (`codegen`, with `builtin`, `lifecycle` and `grpc`) and the checks of
-//! what only other items know (`facts`, `custom`); the shared
-//! `zb-health-spec` crate checks every spec rule. Every stage reports into
+//! what only other items know (`facts`, `custom`); the spec rules are the
+//! shared `zb-health-spec` crate's functions, which the runtime calls
+//! too. Every stage reports into
 //! one `errors::Ctxt`, checked once at the end, so one mistake never hides
 //! another. `tokens` writes each spec value as a runtime expression once.
 //! The macros never panic: every failure is a `compile_error!` at the
@@ -41,9 +42,13 @@ use proc_macro::TokenStream;
 /// `failure_status` (`unhealthy` by default, or `degraded`), the execution
 /// policy `cache`, `refresh` and `max_staleness` (durations, none by
 /// default; rules R16 and R17, and R19 against the manifest's detection
-/// time), and `crate = "path"` for a renamed
-/// runtime dependency. A `live` tag, an empty name, a malformed duration,
-/// an impossible execution policy or an unknown key is a compile error.
+/// time), the hysteresis `failure_threshold` and `success_threshold`
+/// (counts) and `failing_for` (a duration; R20), `shared = true` (a
+/// ready-tier dependency every node shares, which fails open; R7),
+/// `blocking = true` (the struct implements `BlockingProbe` instead of
+/// `Probe`), and `crate = "path"` for a renamed runtime dependency. A
+/// `live` tag, an empty name, a malformed duration, an impossible
+/// execution policy or an unknown key is a compile error.
 #[proc_macro_attribute]
 pub fn zb_health(args: TokenStream, item: TokenStream) -> TokenStream {
     attr::expand(args.into(), item.into()).into()
@@ -59,15 +64,26 @@ pub fn zb_health(args: TokenStream, item: TokenStream) -> TokenStream {
 /// zb_health::manifest!(Health = "health.yaml", crate = "zbh"); // renamed runtime crate
 /// ```
 ///
-/// `VIS NAME` generates two items with that visibility:
+/// `VIS NAME` generates these items with that visibility:
 ///
-/// * `NAME`, a unit struct with `SERVICE`, `ORCHESTRATOR_TIMEOUT`, `PROBES`,
-///   `paths()`, `registrations(deps)`, `install(deps)` and
-///   `install_into(&registry, deps)` (and, with one `active-node` probe,
-///   `active_node_rule()` and `active_node_gate(view)`). `install` puts
-///   every probe into `HealthRegistry::process()`, sets its orchestrator
-///   timeout, and returns the endpoints serving that registry;
-///   `install_into` does the same on a registry of your own, for tests.
+/// * `NAME`, a unit struct with `SERVICE`, `ORCHESTRATOR_TIMEOUT`,
+///   `DETECTION_TIME`, `DRAIN`, `TERMINATION_GRACE_PERIOD`,
+///   `MANAGEMENT_PORT`, `PROBES`, `paths()`, `registrations(deps)`,
+///   `install(deps)` and `install_into(&registry, deps)` (with a `grpc`
+///   section also `GRPC_PERIOD` and `grpc(&registry)`; with one
+///   `active-node` probe also `active_node_rule()` and
+///   `active_node_gate(view)`). `install` sets the process registry's
+///   detection time, and its orchestrator timeout and failure log
+///   interval where the manifest states them, registers the watchdogs and
+///   every probe, declares the startup gates, and returns a
+///   `NAMEInstalled`; `install_into` does the same on a
+///   registry of your own, for tests.
+/// * `NAMEInstalled`: `server`, a `zb_health::server::ZbHealthServer`
+///   serving that registry (the tiers, the management port,
+///   `grpc.health.v1` and the drain, as the manifest declares them), and
+///   the handles `startup` (`NAMEStartup`, one `StartupGate` per
+///   declared gate) and `watchdogs` (`NAMEWatchdogs`, one `Heartbeat` per
+///   declared watchdog).
 /// * `NAMEDeps` (`HealthDeps` for `Health`), a struct with one field per
 ///   dependency the manifest names, so forgetting one is a compile error
 ///   naming it.

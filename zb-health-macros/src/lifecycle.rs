@@ -1,6 +1,7 @@
 //! The manifest's `lifecycle` section in generated code: typed handles for
-//! the declared startup gates and watchdogs, the checked drain, and the
-//! management port.
+//! the declared startup gates and watchdogs, `NAMEInstalled` (what
+//! `install` returns: the server and those handles), the checked drain,
+//! and the management port.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
@@ -113,7 +114,7 @@ pub fn generate(
         "The heartbeats of the loops `{file}` declares (`lifecycle.watchdogs`), one field each. Dropping one removes its watchdog."
     );
     let installed_doc = format!(
-        "What [`{ty}::install`] returns: the tier endpoints and the lifecycle handles `{file}` declares."
+        "What [`{ty}::install`] returns: the server of everything `{file}` declares, and the lifecycle handles it declares."
     );
     let items = quote! {
         #[doc = #startup_doc]

@@ -110,7 +110,7 @@ pub struct ProbeMetaTokens<'a> {
     /// The hysteresis: `failure_threshold`, `failing_for`,
     /// `success_threshold`.
     pub threshold: Threshold,
-    /// `shared` (issue 18 §2).
+    /// `shared`: fails open in a shared outage (BE-HLTH-003).
     pub shared: bool,
 }
 

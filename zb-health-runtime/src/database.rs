@@ -13,9 +13,9 @@
 //! and the server refuses it, it retries with backoff until its acquire
 //! deadline (it takes a refusal for a server still starting), and when all
 //! its connections are checked out it queues the caller behind the
-//! application's requests. Through the pool, a stopped PostgreSQL answered
-//! `timed out` at the probe's deadline on every readiness request, and an
-//! exhausted pool did the same although the database was fine.
+//! application's requests. Through the pool, a stopped PostgreSQL would
+//! answer `timed out` at the probe's deadline on every readiness request,
+//! and so would an exhausted pool although the database is fine.
 //!
 //! So the probe opens one connection directly with the pool's current
 //! connect options (URL, credentials, TLS; read again at every reconnect, so

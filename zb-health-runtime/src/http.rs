@@ -1,5 +1,16 @@
-//! The three tiers on actix-web (ZB-1, ZB-5), and the startup path beside
-//! them: one call maps them all.
+//! The health endpoints on actix-web (ZB-1.1, ZB-5): one call maps them
+//! all, each answering `GET` and `HEAD` and `405` otherwise.
+//!
+//! * the three tiers, and under `ready` and `active` one path per probe
+//!   (`<tier path>/{probe}`);
+//! * the startup path (`/health/started`), which runs no probe;
+//! * each health group at its own path (R23–R25);
+//! * when turned on, the history (`/health/history`) and the health page
+//!   (`/health/ui`).
+//!
+//! [`ZbHealth`] sets the paths, the body (format, disclosure levels, the
+//! level a bearer token unlocks) and the groups, and checks them;
+//! [`ZbHealthEndpoints`] is what it builds, ready to mount.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -92,13 +103,13 @@ pub struct ZbHealth {
     token: Option<Arc<BearerToken>>,
     /// The health groups, each served at its own path.
     groups: Vec<HealthGroup>,
-    /// The history endpoints (issue 19), off by default.
+    /// The history endpoints, off by default.
     history: HistoryOptions,
     /// [`pace_large_bodies`](Self::pace_large_bodies).
     paced: bool,
 }
 
-/// Where and whether the history is served (issue 19): `/health/history`
+/// Where and whether the history is served: `/health/history`
 /// (the JSON document) and `/health/ui` (the page that reads it).
 #[derive(Debug, Clone)]
 struct HistoryOptions {
@@ -113,7 +124,7 @@ pub const DEFAULT_HISTORY_PATH: &str = "/health/history";
 /// The health page's default path.
 pub const DEFAULT_HISTORY_UI_PATH: &str = "/health/ui";
 
-/// A health group (issue 18 §4; a manifest's `groups`): a named set of
+/// A health group (a manifest's `groups`; R23–R25): a named set of
 /// probes, by name or by tier, served at a path of its own with its own
 /// disclosure level, and answered as `ready` is: the worst of its entries,
 /// 200 while serving, 503 when `Unhealthy`, with the startup and shutdown
@@ -205,10 +216,7 @@ impl ZbHealth {
     /// Hands a tier body larger than 32 KiB (some 380 probes and more) to
     /// actix in 32 KiB slices, so no keep-alive connection keeps a write
     /// buffer the size of that body (actix keeps up to 128 KiB per
-    /// connection): 32 connections to a 1,000-probe tier then hold about
-    /// 0.8 MiB of buffers (measured), where whole bodies would hold about
-    /// 2.4 MiB (32 × the 77 KB the body adds; issue 17, P12). Off by
-    /// default.
+    /// connection); each keeps about one slice instead. Off by default.
     ///
     /// **Only for a server with `HttpServer::tcp_nodelay(true)`.** A body
     /// in slices goes out in several writes, and with Nagle's algorithm
@@ -221,7 +229,7 @@ impl ZbHealth {
         self
     }
 
-    /// Serves the history (issue 19) at [`history_path`](Self::history_path)
+    /// Serves the history at [`history_path`](Self::history_path)
     /// (`/health/history`): each probe's recent results, transitions and
     /// flaps, each tier's last answer, the lifecycle and the cluster, as
     /// JSON (`spec/health-history.schema.json`), at the `ready` tier's
@@ -561,7 +569,9 @@ impl GroupEndpoint {
     }
 }
 
-/// The three tier endpoints and the startup path, ready to mount:
+/// Every endpoint [`ZbHealth`] built (the tiers and their per-probe
+/// paths, the startup path, the groups and, when on, the history and the
+/// health page), ready to mount:
 /// `App::new().service(endpoints)` or
 /// `App::new().configure(|c| endpoints.configure(c))`. Cheap to clone into
 /// each actix worker's `App` factory.
@@ -630,7 +640,7 @@ pub fn map_zb_health(registry: HealthRegistry) -> ZbHealthEndpoints {
 }
 
 impl ZbHealthEndpoints {
-    /// Registers the three endpoints on a `ServiceConfig`.
+    /// Registers every endpoint on a `ServiceConfig`.
     pub fn configure(&self, config: &mut web::ServiceConfig) {
         config.service(self.clone());
     }
@@ -751,8 +761,7 @@ impl HttpServiceFactory for ZbHealthEndpoints {
         // Every exact path before any per-probe one: actix matches in
         // registration order, and a tier at `/health` must not take
         // `/health/active` for a probe name. `live` first: the liveness
-        // path is the one asked most often and meant to cost least
-        // (issue 17).
+        // path is the one asked most often and meant to cost least.
         let [ready, active, live] = &self.tiers;
         for tier in [live, ready, active] {
             tier.register_tier(config);
@@ -780,7 +789,7 @@ impl HttpServiceFactory for ZbHealthEndpoints {
 /// `GET` and `HEAD` on `path`, answered by `respond`; `405` with `Allow`
 /// for any other method. One route without guards, the method told apart
 /// here: actix's method guard also records every method it checks for its
-/// own `405`, which cost more than the whole `live` answer (issue 17).
+/// own `405`, which costs more than the whole `live` answer.
 fn get_and_head<F, R>(path: String, respond: F, config: &mut AppService)
 where
     F: Fn(HttpRequest) -> R + Clone + 'static,
@@ -1116,7 +1125,7 @@ impl TierEndpoint {
 /// A JSON body already made, with `Cache-Control: no-store`. Built
 /// directly rather than through the response builder, whose conversions
 /// and error slot a fixed answer does not need: the hot path of `live`
-/// and of a kept body (issue 17).
+/// and of a kept body.
 ///
 /// With `paced`, a body of more than one slice goes out in slices
 /// ([`Paced`]), so it leaves no write buffer grown to its size on the

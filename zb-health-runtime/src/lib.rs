@@ -6,7 +6,9 @@
 //! probes answered with one canonical JSON body.
 //!
 //! Applications start with [`prelude`]: `use zb_health::prelude::*;`. The
-//! crate root holds the prelude's items and the modules below; nothing else.
+//! crate root holds the public modules below, re-exports of the prelude's
+//! items, [`HealthGroup`] (not in the prelude), and [`spec`], the
+//! `zb-health-spec` crate whose rules every check here calls.
 //!
 //! # How the parts fit
 //!
@@ -29,13 +31,17 @@
 //!   state; [`server`] runs the actix (and gRPC) servers under the drain.
 //! * [`writer`]: the report as a body, the canonical JSON by default, at a
 //!   tier's disclosure level; raw error text is in no body at any level.
-//! * [`http`]: [`ZbHealth`] maps the three tiers, and the startup path
-//!   (`/health/started`, for a kubelet `startupProbe`), onto an actix `App`.
+//! * [`http`]: [`ZbHealth`] maps the three tiers, one path per probe under
+//!   `ready` and `active`, the startup path (`/health/started`, for a
+//!   kubelet `startupProbe`), the health groups and, when on, the history
+//!   onto an actix `App`.
 //! * [`token`]: the bearer token that lets a request see a tier's
 //!   authorized level (`HEALTH_TOKEN`), compared in constant time, never
 //!   logged.
 //! * [`observe`]: one log line per transition and the `zb_health_*`
 //!   metrics (BE-HLTH-008).
+//! * [`shared`]: a dependency every node shares fails open when most of
+//!   the cluster sees it fail (BE-HLTH-003).
 //! * [`history`]: each probe's recent results, transitions and flaps in
 //!   fixed memory, each tier's last answer and the lifecycle's events,
 //!   served by [`ZbHealth::history`] at `/health/history` (and the page at
@@ -116,7 +122,7 @@ pub use registry::{HealthRegistry, ProbeRegistration, RegistryError};
 pub use zb_health_spec::{FailureStatus, HealthStatus, Tag, TagSet};
 
 /// What an application writes: `use zb_health::prelude::*;`. The crate
-/// root re-exports exactly these items.
+/// root re-exports these items too.
 ///
 /// The probe trait and its result, the registry and registration, the
 /// lifecycle handles, the endpoint mapping, the gate, and the two macros.

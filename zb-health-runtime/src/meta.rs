@@ -40,7 +40,8 @@ pub struct ProbeMeta {
     /// Its hysteresis (`failure_threshold`, `failing_for`,
     /// `success_threshold`); see [`ProbeRegistration::failure_threshold`].
     pub threshold: Threshold,
-    /// The dependency is the same for every node (issue 18 §2); see
+    /// The dependency is the same for every node, so a shared outage
+    /// fails open (BE-HLTH-003); see
     /// [`ProbeRegistration::shared`].
     pub shared: bool,
 }

@@ -136,7 +136,7 @@ pub fn describe_metrics() {
 /// Sets the tier gauge: called with every answer a server is given.
 fn tier_gauge(tier: Tag, status: HealthStatus) {
     // Built and hashed at compile time: an answer costs the recorder's
-    // lookup and one store, and builds no key (issue 17).
+    // lookup and one store, and builds no key.
     static READY_LABEL: [Label; 1] = [Label::from_static_parts("tier", "ready")];
     static ACTIVE_LABEL: [Label; 1] = [Label::from_static_parts("tier", "active")];
     static LIVE_LABEL: [Label; 1] = [Label::from_static_parts("tier", "live")];
@@ -286,7 +286,7 @@ impl fmt::Display for Cause<'_> {
 pub(crate) struct ProbeLog {
     state: Mutex<LogState>,
     /// Built (and hashed) once at registration, not on every run: the
-    /// `probe` label is the same for every run (issue 17).
+    /// `probe` label is the same for every run.
     keys: ProbeKeys,
 }
 
@@ -305,7 +305,7 @@ struct LogState {
     /// The status of the latest run; `None` before the first.
     last: Option<HealthStatus>,
     /// Set while the probe fails; boxed, since most probes of a registry
-    /// are healthy (issue 17, P12: 32 bytes less each).
+    /// are healthy and then carry one pointer.
     failure: Option<Box<Failure>>,
 }
 
@@ -447,8 +447,7 @@ impl std::borrow::Borrow<str> for ByName {
 /// life of the process and shared by the probe's three metric keys and by
 /// every later registration of the same name. A metrics recorder keeps
 /// every key it has seen for as long, so this keeps nothing a recorder
-/// would not; without it each key held a label vector of its own, 128 KB
-/// more for 1,000 probes (issue 17, P12).
+/// would not, where a label vector per key would be three copies of it.
 fn probe_labels(name: &Arc<str>) -> &'static [Label] {
     static LABELS: std::sync::LazyLock<Mutex<std::collections::HashSet<ByName>>> =
         std::sync::LazyLock::new(Mutex::default);

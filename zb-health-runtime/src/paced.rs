@@ -1,10 +1,12 @@
-//! A large body handed to actix in slices (issue 17, P12).
+//! A large body handed to actix in slices, so a keep-alive connection
+//! keeps no write buffer the size of a large tier's body
+//! ([`ZbHealth::pace_large_bodies`](crate::ZbHealth::pace_large_bodies)).
 //!
 //! actix-http copies a response body into its connection's write buffer
 //! and keeps that buffer's capacity for the life of the connection (up to
-//! 128 KiB). A body given whole grows the buffer to the body's size: one
-//! 85 KiB answer of a 1,000-probe tier left 85 KiB on every keep-alive
-//! connection that ever received it. Given in slices, the dispatcher
+//! 128 KiB). A body given whole grows the buffer to the body's size, and
+//! every keep-alive connection that ever received it keeps that much.
+//! Given in slices, the dispatcher
 //! copies slices until its buffer holds `h1_write_buffer_size` (32 KiB by
 //! default), writes them to the socket and goes on, whatever the body's
 //! size. The slices share the one `Bytes` (no copy of ours); the
@@ -14,8 +16,7 @@
 //! connection opens) then grows once, straight to the head plus one slice,
 //! the least that holds a full buffer's worth, and the next answer of the
 //! same head fits it again. Smaller slices would cross 32 KiB part-way
-//! through one and double the buffer to 64 KiB (7 KiB slices did: 1.7 MiB
-//! over 32 connections).
+//! through one and double the buffer to 64 KiB.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};

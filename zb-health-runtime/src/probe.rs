@@ -1,5 +1,6 @@
-//! What a probe is: an async check returning a status, a fixed description
-//! and optional structured `data` (AT-2, ZB-3).
+//! What a probe is: a check returning a status, a fixed description and
+//! optional structured `data` (AT-2, ZB-3), either async ([`Probe`]) or
+//! blocking code run on tokio's blocking pool ([`BlockingProbe`]).
 
 use std::borrow::Cow;
 use std::future::Future;

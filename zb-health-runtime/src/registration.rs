@@ -1,6 +1,8 @@
 //! What a probe is registered with: its name, tiers, deadline, failure
-//! status and execution policy, checked against the spec rules. Data only:
-//! nothing here runs a probe or holds one's state.
+//! status, execution policy (cache, schedule, hysteresis, sharing) and
+//! dependencies, checked against the spec rules; and `RegistryError`, why
+//! the registry refused a change. Data only: nothing here runs a probe or
+//! holds one's state.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,9 +23,10 @@ pub(crate) struct Policy {
     pub(crate) cache: Option<Duration>,
     pub(crate) refresh: Option<Duration>,
     pub(crate) max_staleness: Option<Duration>,
-    /// The hysteresis between a run and the entry (issue 18 §1).
+    /// The hysteresis between a run and the entry; R20 bounds its hold.
     pub(crate) threshold: Threshold,
-    /// The dependency is the same for every node (issue 18 §2).
+    /// The dependency is the same for every node, so a failure the
+    /// cluster shares fails open (BE-HLTH-003, `crate::shared`).
     pub(crate) shared: bool,
 }
 
@@ -35,7 +38,7 @@ impl Default for Policy {
 
 impl Policy {
     /// No cache, schedule, threshold or sharing: what most probes have,
-    /// and what a probe's state keeps no copy of (issue 17).
+    /// and what a probe's state keeps no copy of.
     pub(crate) const DEFAULT: Self = Self {
         cache: None,
         refresh: None,
@@ -95,7 +98,7 @@ pub struct ProbeRegistration {
     pub(crate) failure_status: FailureStatus,
     pub(crate) probe: Arc<dyn DynProbe>,
     pub(crate) policy: Policy,
-    /// The probes this one waits on (issue 18 §5), by name.
+    /// The probes this one waits on (`depends_on`, R21, R22), by name.
     pub(crate) depends_on: Vec<Arc<str>>,
 }
 
@@ -211,7 +214,7 @@ impl ProbeRegistration {
         self
     }
 
-    /// The probes this one depends on, by name (issue 18 §5): while one of
+    /// The probes this one depends on, by name: while one of
     /// them is failing (its latest entry has its failure status), this
     /// probe does not run and its entry is its own failure status,
     /// described `skipped: <dependency> failing`. A dependency may be in

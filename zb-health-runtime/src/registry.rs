@@ -1,9 +1,15 @@
 //! The registry (AT-1): one per process, shared by every server that serves
-//! health. A façade over three parts that know nothing of each other or of
-//! it: the probe table, the [executor](crate::executor) that runs
-//! a tier's probes, and the [lifecycle](crate::lifecycle) (gates,
-//! watchdogs, drain). Answering a tier is the lifecycle applied to the
-//! executor's report of the table's probes. Every public method of the
+//! health. A façade over the probe table (which validates registrations
+//! and hands each new probe to the [executor](crate::executor), starting a
+//! background probe's schedule), the executor that runs a tier's probes
+//! (asking the [lifecycle](crate::lifecycle) whether a startup gate is
+//! pending), and the lifecycle (gates, watchdogs, drain); beside them it
+//! keeps each tier's last verdict for the transition log and metrics
+//! (BE-HLTH-008) and the registry's part of the [history](crate::history).
+//!
+//! Answering a tier is the lifecycle applied to the executor's report of
+//! the table's probes; it also answers one probe's path, a health group,
+//! the startup path and the history document. Every public method of the
 //! registry is in this file, except `set_cluster_view` (in `cluster`,
 //! whose types it names: `cluster` builds on the registry, not the other
 //! way round).
@@ -32,7 +38,7 @@ struct Inner {
     /// Each tier's last verdict, for its transition metric and log.
     tiers: TierLog,
     /// What the history shows besides the probes' and the lifecycle's own
-    /// records (issue 19).
+    /// records.
     history: RegistryHistory,
 }
 
@@ -151,7 +157,8 @@ impl HealthRegistry {
     }
 
     /// Where the shared probes' verdicts are published and compared
-    /// across the cluster (issue 18 §2, [`crate::shared`]): usually the
+    /// across the cluster, so a shared outage fails open (BE-HLTH-003,
+    /// [`crate::shared`]): usually the
     /// node's [`ChitchatClusterView`](crate::cluster::chitchat::ChitchatClusterView).
     /// Until it is set, a probe registered with
     /// [`shared`](crate::ProbeRegistration::shared) is an ordinary probe.
@@ -398,7 +405,8 @@ impl HealthRegistry {
     }
 }
 
-/// The history (issue 19): what `/health/history` and `/health/ui` show.
+/// The history (`spec/history.md`): what `/health/history` and
+/// `/health/ui` show.
 impl HealthRegistry {
     /// Starts recording the history: from now on every probe result (the
     /// reported entry, after hysteresis and the shared comparison) goes

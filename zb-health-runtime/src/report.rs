@@ -1,5 +1,15 @@
-//! The result of running one tier: the value every response writer
-//! consumes, and the fixed descriptions the executor gives failed entries.
+//! What every answer is made of before it is written: a [`HealthReport`]
+//! (a tier's, one probe's path, a health group's, the startup path's, or
+//! `live`'s from its watchdogs), its [`HealthEntry`]s and how each run
+//! ended ([`EntryOutcome`]). It is the value every response writer
+//! consumes, and it applies the disclosure levels for them
+//! ([`HealthReport::disclosed`], [`HealthReport::without_cluster_addresses`];
+//! BE-HLTH-007).
+//!
+//! Also here: the fixed descriptions of a probe that errored, panicked or
+//! timed out, which replace the real text in every body (BE-HLTH-007;
+//! the executor's others, such as a stale result's, are in
+//! [`crate::executor`]), and the `data` key `clusterReady` reads (AT-8).
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -20,7 +30,7 @@ pub const PANICKED_DESCRIPTION: &str = "check panicked";
 /// The fixed description of an entry whose run missed its deadline:
 /// `timed out after N ms`, with the probe's deadline. Made when a run
 /// times out, not kept per probe: a timeout allocates its entry's
-/// description anyway, and 1,000 probes keep 48 KB less (issue 17, P12).
+/// description anyway, so no probe keeps a copy it may never need.
 pub fn timeout_description(timeout: Duration) -> String {
     format!("timed out after {} ms", timeout.as_millis())
 }
@@ -33,8 +43,9 @@ pub const MEMBER_STATUS_KEY: &str = "memberStatus";
 /// The [`MEMBER_STATUS_KEY`] value of a member that is `Up`.
 pub const MEMBER_UP: &str = "up";
 
-/// One tier's run (ZB-3): the aggregate and one entry per probe, in
-/// registration order.
+/// One answer (ZB-3): the aggregate and its entries, one per probe in
+/// registration order (one per watchdog on `live`), after the lifecycle's
+/// `startup` or `shutdown` entry when one was added.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HealthReport {
     /// The tier that ran.
@@ -43,7 +54,7 @@ pub struct HealthReport {
     pub status: HealthStatus,
     /// Wall-clock time of the whole tier.
     pub total_duration: Duration,
-    /// One entry per probe, in registration order.
+    /// The entries, in the order above.
     pub entries: Vec<HealthEntry>,
 }
 
@@ -142,8 +153,7 @@ pub struct HealthEntry {
     /// How long the probe ran.
     pub duration: Duration,
     /// The probe's structured `data`, if it gave any. Boxed: most entries
-    /// have none, and a 1,000-probe report is 64 KB smaller for it
-    /// (issue 17, P12).
+    /// have none, so each carries one pointer, not a whole map.
     pub data: Option<Box<Map<String, Value>>>,
     /// How the run ended.
     pub outcome: EntryOutcome,
@@ -162,6 +172,6 @@ pub enum EntryOutcome {
     /// The probe missed its deadline and was cancelled.
     TimedOut,
     /// The probe did not run: a probe it depends on is failing
-    /// (`depends_on`, issue 18 §5).
+    /// (`depends_on`).
     Skipped,
 }

@@ -537,7 +537,8 @@ impl ZbHealthServer {
     pub fn bind(self) -> io::Result<BoundZbHealthServer> {
         let host = self.host;
         // Both servers set TCP_NODELAY, so a large body can go out in
-        // slices without waiting on Nagle's algorithm (issue 17, P12).
+        // slices without waiting on Nagle's algorithm
+        // (`ZbHealth::pace_large_bodies`).
         let (endpoints, metrics, app, registry) = (
             self.endpoints.pace_large_bodies(true),
             self.metrics.clone(),

@@ -1,5 +1,6 @@
-//! Shared dependencies fail open (issue 18 §2): take out the odd node,
-//! keep the herd.
+//! Shared dependencies fail open: take out the odd node, keep the herd.
+//! This is how BE-HLTH-003 ("a failed dependency fails readiness") meets
+//! an outage no pod can fix; R7 keeps `shared` on `ready`.
 //!
 //! When the one database every replica uses goes down, every replica's
 //! `ready` would answer 503, Kubernetes would remove every endpoint, and
@@ -53,7 +54,7 @@ pub trait SharedVerdicts: Send + Sync + 'static {
     fn tally(&self, probe: &str) -> Option<Tally>;
 
     /// The verdicts the member at `address` reports, by probe (`true`:
-    /// failing), this node's own included, for the history (issue 19).
+    /// failing), this node's own included, for the history.
     /// Empty by default: a source that cannot tell members apart.
     fn member_verdicts(&self, address: &str) -> Vec<(String, bool)> {
         let _ = address;
@@ -61,7 +62,7 @@ pub trait SharedVerdicts: Send + Sync + 'static {
     }
 
     /// Publishes this node's ready verdict: the status its ready tier last
-    /// answered, for every member's history (issue 19). Called when it
+    /// answered, for every member's history. Called when it
     /// changes, while the history is enabled; must not block. Ignored by
     /// default.
     fn publish_ready(&self, status: HealthStatus) {

@@ -1,6 +1,13 @@
 //! The probe table: every registered probe, by tier, and the handles that
-//! replace or remove one. Registrations are validated here, against each
-//! other and the orchestrator's timeout; nothing here runs a probe.
+//! replace or remove one. Registrations are validated here, all or none:
+//! each against the spec rules, their names against each other (R3),
+//! their deadlines and policies against the orchestrator's timeout and
+//! detection time (R5, R19, R20), their dependencies against the table
+//! (R21, R22). A new probe is handed to the executor, which starts a
+//! background probe's schedule at once; the table itself never runs a
+//! check. It also links each probe to its dependencies by name and
+//! tells which tiers keep their results, so an answer may be served
+//! again.
 
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
 use std::time::Duration;

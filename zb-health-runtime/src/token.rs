@@ -1,5 +1,6 @@
 //! The bearer token that lets a request see a tier's authorized details
-//! (BE-HLTH-007, issue 18 §3): Spring's `show-details: when-authorized`.
+//! (BE-HLTH-007; `spec/disclosure.md`): Spring's `show-details:
+//! when-authorized`.
 //!
 //! The token is a secret of the deployment, so it comes from the
 //! environment (`HEALTH_TOKEN`) or a file (`HEALTH_TOKEN_FILE`, e.g. a

@@ -182,8 +182,8 @@ impl BodyStyle {
         };
         // The last body's length and a little over: the next one is the
         // same but for durations and statuses. An estimate only when
-        // there is none yet, so a 1,000-probe body does not carry 13 KB
-        // of an estimate's slack (issue 17, P12).
+        // there is none yet, so a large body does not carry an
+        // estimate's slack.
         let capacity = match hint {
             0 => 64 + entries * 96,
             last => last + last / 64 + 32,
@@ -219,7 +219,7 @@ fn status_word(format: ResponseFormat, status: HealthStatus, aggregate: bool) ->
 
 /// The body, written by hand rather than through `serde`: its shape is
 /// fixed, its keys are constants and its names need no escaping, so it
-/// costs a copy per field (issue 17). Only `data` goes through
+/// costs a copy per field (its names are R9 identifiers). Only `data` goes through
 /// `serde_json`.
 fn write_body(out: &mut Vec<u8>, r: &HealthReport, style: &BodyStyle) {
     let cluster = style.cluster_ready.as_deref().map(|n| cluster_ready(r, n));

@@ -63,7 +63,7 @@ pub const fn background_max_age(
     }
 }
 
-/// A probe's hysteresis (issue 18 §1): how many failed runs in a row
+/// A probe's hysteresis (bounded by R20): how many failed runs in a row
 /// (`failures`), or how long failing (`failing_for`), before its entry
 /// turns to its failure status, and how many healthy runs in a row
 /// (`successes`) before it recovers; a run counts only in a new period

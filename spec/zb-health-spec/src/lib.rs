@@ -2,7 +2,9 @@
 //!
 //! Every rule of the health spec that can be checked without running a probe
 //! lives here exactly once: tag legality (ZB-1.3), unique names, timeout bounds
-//! (BE-HLTH-006), endpoint paths, and the rest of the index in [`Rule`]. The
+//! (BE-HLTH-006), endpoint paths, and the rest of the index in [`Rule`]. Only
+//! the parse errors of a `#[zb_health]` attribute (R4, R14, R15) are found
+//! by the macro's own parser, with these codes. The
 //! `#[zb_health]` and `manifest!` macros turn a violation into a compile
 //! error and the runtime builder into an `Err` ([`SpecError`]), so the two can
 //! never disagree about what is legal. The words the rules speak of are one

@@ -1,26 +1,29 @@
-//! Every static rule of the health spec, one function each.
+//! Every static rule of the health spec ([`Rule`], R1–R26), and the
+//! functions that check them.
 //!
-//! The index, in the order the issue tracker and `spec/rules.md` number them:
+//! The index, in the order of the codes (as `spec/rules.md` lists them),
+//! with the functions of this file that report each rule and the
+//! requirement [`Rule::cites`]:
 //!
-//! | Rule | Function | Cites |
+//! | Rule | Functions here | Cites |
 //! |---|---|---|
 //! | R1 `live-tag` | [`check_probe_tags`] | ZB-1.3 |
 //! | R2 `role-scope-needs-roles` | [`check_role_preference`] | ZB-2.3d |
-//! | R3 `duplicate-name` | [`check_unique_names`] | AT-1 |
-//! | R4 `unknown` | reported where the unknown thing is parsed | |
-//! | R5 `duration` | [`check_timeout`], [`check_duration_text`] | BE-HLTH-006 |
-//! | R6 `endpoint-path` | [`check_paths`] | ZB-5 |
-//! | R7 `contradiction` | reported where two sources meet | |
-//! | R8 `manifest-file` | reported by the manifest reader | |
-//! | R9 `probe-name` | [`check_name`] | ZB-3 |
-//! | R10 `active-not-optional` | [`check_active_not_optional`] | ZB-2.3b, BE-HLTH-003 |
+//! | R3 `duplicate-name` | [`check_unique_names`], [`check_unique_names_of`] | AT-1 |
+//! | R4 `unknown` | none: reported where the unknown thing is parsed | |
+//! | R5 `duration` | [`check_timeout`], [`check_duration_text`], [`check_watchdog_deadline`], [`check_execution_policy`], [`check_drain`] | BE-HLTH-006 |
+//! | R6 `endpoint-path` | [`check_paths`], [`check_history_paths`] | ZB-5 |
+//! | R7 `contradiction` | [`check_shared`], [`check_authorized_disclosure`], [`resolve_authorized`]; the other contradictions where two sources meet | |
+//! | R8 `manifest-file` | none: the manifest reader | |
+//! | R9 `probe-name` | [`check_name`], [`check_name_of`] | ZB-3 |
+//! | R10 `active-not-optional` | [`check_active_not_optional`] | ZB-2.3b |
 //! | R11 `missing-key` | [`missing_key`] | ZB-5 |
-//! | R12 `cluster-size` | [`check_cluster_size`] | AT-5, ZB-2.3a |
+//! | R12 `cluster-size` | [`check_cluster_size`] | AT-5 |
 //! | R13 `no-tags` | [`check_probe_tags`] | ZB-1.1 |
-//! | R14 `duplicate-key` | the attribute parser and the YAML reader | |
-//! | R15 `value-type` | the attribute parser and the manifest reader | |
-//! | R16 `refresh-policy` | [`check_execution_policy`] | BE-HLTH-006 |
-//! | R17 `live-answer` | [`check_execution_policy`] | BE-HLTH-006, ZB-2.3b |
+//! | R14 `duplicate-key` | none: the attribute parser and the YAML reader | |
+//! | R15 `value-type` | none: the attribute parser and the manifest reader | |
+//! | R16 `refresh-policy` | [`check_execution_policy`], [`check_execution_policy_at`] | BE-HLTH-006 |
+//! | R17 `live-answer` | [`check_execution_policy`], [`check_execution_policy_at`] | BE-HLTH-006 |
 //! | R18 `drain-fits-grace` | [`check_drain`] | BE-HLTH-005 |
 //! | R19 `max-age-fits-detection` | [`check_max_age`] | BE-HLTH-006 |
 //! | R20 `threshold-fits-detection` | [`check_threshold`] | BE-HLTH-006 |
@@ -30,6 +33,9 @@
 //! | R24 `group-path` | [`check_group_paths`] | ZB-5 |
 //! | R25 `group-on-live` | [`check_group_tiers`] | ZB-1.3 |
 //! | R26 `history-needs-a-port` | [`check_history_port`] | |
+//!
+//! The `grpc.health.v1` mapping's checks ([`crate::grpc`]) report R3, R4,
+//! R5 and R9 with the same codes.
 //!
 //! Codes are stable: a new rule gets the next number, never a reused one.
 //!
@@ -102,7 +108,7 @@ pub enum Rule {
     /// time, so the threshold, not the orchestrator, decides how long an
     /// outage stays hidden; or a threshold of zero runs.
     ThresholdFitsDetection,
-    /// R21: a `depends_on` naming no probe of the registry (issue 18 §5),
+    /// R21: a `depends_on` naming no probe of the registry,
     /// so the dependent would never be gated by what its author meant.
     UnknownDependency,
     /// R22: dependencies that form a cycle (a probe depending on itself
@@ -119,7 +125,7 @@ pub enum Rule {
     /// probes (ZB-1.3): it would always answer 200.
     GroupOnLive,
     /// R26: `history` in a manifest with no port to serve it on: no
-    /// `management.port`, and not `application_port: true` (issue 19).
+    /// `management.port`, and not `application_port: true`.
     HistoryNeedsAPort,
 }
 
@@ -659,8 +665,8 @@ pub fn check_cluster_size<L>(
     fits
 }
 
-/// R10: no probe on the `active` tier may be optional (ZB-2.3b,
-/// lmxopcua#494).
+/// R10: no probe on the `active` tier may be optional (ZB-2.3b; the
+/// conflict with BE-HLTH-003 is resolved in `spec/conflicts.md`).
 ///
 /// A `degraded` failure status caps the probe's failures at Degraded, which
 /// answers 200. On `ready` that is how an optional dependency is declared
@@ -685,8 +691,9 @@ pub fn check_active_not_optional<L>(
     }
 }
 
-/// R7 for a shared dependency (issue 18 §2): `shared` makes a failure that
-/// most nodes of the cluster share answer `Degraded`, so the tier stays
+/// R7 for a shared dependency: `shared` makes a failure that most nodes
+/// of the cluster share answer `Degraded` (how BE-HLTH-003 meets a
+/// shared outage, `spec/conflicts.md`), so the tier stays
 /// 200 and no pod leaves the Service over an outage no pod can fix. That is
 /// a readiness decision: a probe marked shared must be on `ready`, and
 /// never on `active`, where a 200 means "route the writes here" and a
@@ -935,7 +942,7 @@ pub fn check_max_age<L: Clone>(
     }
 }
 
-/// R20 (BE-HLTH-006, issue 18 §1): a probe's failure threshold holds a
+/// R20 (BE-HLTH-006): a probe's failure threshold holds a
 /// failure back ([`crate::detection::hold_back`], counted in
 /// [`crate::detection::run_period`]: `refresh`, else the readiness
 /// period) no longer than the orchestrator's detection time, so the
@@ -1016,7 +1023,7 @@ pub struct Dependent<'a, L> {
     pub depends_on: Vec<(&'a str, L)>,
 }
 
-/// R21 and R22 (issue 18 §5): every name in a `depends_on` is another
+/// R21 and R22: every name in a `depends_on` is another
 /// probe of the same registry, in any tier (R21, at the name, with a
 /// "did you mean"), and the dependencies form no cycle (R22: a probe
 /// that depends on itself, at the name, or a longer cycle, at the name
@@ -1417,7 +1424,7 @@ pub fn check_group_tiers<L: Clone>(group: &str, tiers: &[(Tag, L)], sink: &mut V
     }
 }
 
-/// R26: the history (`history` in a manifest, issue 19) is served on the
+/// R26: the history (`history` in a manifest) is served on the
 /// management port, and on the application port only when asked for; with
 /// neither there is nowhere to serve it. `at` is the `history` key.
 pub fn check_history_port<L: Clone>(
@@ -1436,7 +1443,7 @@ pub fn check_history_port<L: Clone>(
     }
 }
 
-/// R6 for the history's paths (issue 19): `paths` are `(what, path,
+/// R6 for the history's paths: `paths` are `(what, path,
 /// location)`, `what` naming the endpoint (`history`, `ui`). Each is a
 /// plain absolute path, distinct from the other, from every tier's and
 /// the startup path, from every health group's (`groups`), and from every

@@ -12,7 +12,7 @@ pub enum HealthStatus {
     /// Everything the probe checks works.
     Healthy,
     /// Still serving, but impaired. Maps to HTTP 200: orchestrators should
-    /// only remove a node on hard failure (ZB §1).
+    /// only remove a node on hard failure (ZB-1.2).
     Degraded,
     /// Cannot serve. Maps to HTTP 503 on the `ready` and `active` tiers.
     Unhealthy,

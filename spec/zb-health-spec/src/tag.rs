@@ -31,7 +31,7 @@ pub enum Tag {
 }
 
 impl Tag {
-    /// All tags, in the order the tiers are served (ZB §1).
+    /// All tags, in the order ZB-1.1 lists the tiers.
     pub const ALL: [Tag; 3] = [Tag::Ready, Tag::Active, Tag::Live];
     /// Their spellings, in [`ALL`](Self::ALL) order.
     pub const NAMES: [&'static str; 3] = [

@@ -79,7 +79,7 @@ macro_rules! keyword {
 }
 pub(crate) use keyword;
 
-/// The `kind` of a manifest probe: the built-in probes of ZB §2 and AT-5,
+/// The `kind` of a manifest probe: the built-in probes of ZB-2.1–2.4 and AT-5,
 /// then `custom` for the application's own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {

@@ -18,7 +18,9 @@ use crate::tokens::{
     DisclosureTokens, DurationTokens, OptionTokens, ResponseFormatTokens, TagTokens,
 };
 
-/// The names the caller chose: `VIS NAME` generates `NAME` and `NAMEDeps`.
+/// The names the caller chose: `NAME` and `NAMEDeps` (the lifecycle's
+/// `NAMEInstalled`, `NAMEStartup` and `NAMEWatchdogs` are in
+/// `lifecycle::Names`).
 pub struct Names<'a> {
     /// The generated items' visibility.
     pub vis: &'a syn::Visibility,
@@ -123,7 +125,7 @@ pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> 
     );
     let installed = &life_names.installed;
     let manifest_doc = format!(
-        "The health of service `{service}`, as declared in `{file}`. Its dependencies are [`{deps_name}`]; `install` registers them in the process registry and returns the tier endpoints with the lifecycle handles, [`{installed}`]."
+        "The health of service `{service}`, as declared in `{file}`. Its dependencies are [`{deps_name}`]; `install` registers them in the process registry and returns [`{installed}`]: the server of everything the manifest declares and the lifecycle handles."
     );
     let life_items = &life.items;
     let life_consts = &life.consts;
@@ -213,8 +215,8 @@ fn install(
         quote!(registry.set_failure_log_interval(#d);)
     });
     // The cluster view, when the manifest has one, is where shared probes
-    // compare their verdicts (issue 18 §2); a view that carries none
-    // leaves them ordinary probes.
+    // compare their verdicts, to fail open in a shared outage
+    // (BE-HLTH-003); a view that carries none leaves them ordinary probes.
     let has_cluster = m
         .probes
         .iter()
@@ -236,7 +238,7 @@ fn install(
             }
         }
     });
-    // The history (issue 19) shows the cluster from the same view, and the
+    // The history shows the cluster from the same view, and the
     // service by its manifest name.
     let set_history = m.history.as_ref().map(|_| {
         let service = &m.service.value;
@@ -498,7 +500,7 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> Probes
     out
 }
 
-/// A registration with the entry's `depends_on` (issue 18 §5), which the
+/// A registration with the entry's `depends_on`, which the
 /// manifest reader checked (R21, R22) and the registry checks again.
 fn with_dependencies(registration: TokenStream, probe: &ProbeDecl) -> TokenStream {
     if probe.depends_on.is_empty() {
@@ -646,9 +648,9 @@ fn groups(m: &Manifest, krate: &TokenStream) -> TokenStream {
     calls
 }
 
-/// The `ZbHealth` history calls (issue 19) for the application port and
-/// the management port: on the management port whenever `history` is
-/// there, on the application port only with `application_port: true`.
+/// The `ZbHealth` history calls for the application port and the
+/// management port: on the management port whenever `history` is there,
+/// on the application port only with `application_port: true` (R26).
 fn history(m: &Manifest) -> (Option<TokenStream>, Option<TokenStream>) {
     let Some(h) = &m.history else {
         return (None, None);

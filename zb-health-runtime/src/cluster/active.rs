@@ -22,7 +22,7 @@ use super::view::{ClusterState, Member, MemberStatus};
 ///
 /// Leadership is address-ordered and survives restarts on the wrong node;
 /// age follows where the singletons (and the work) actually run, so age is
-/// the only safe choice (ZB §2.3). Ties in age are broken by address in
+/// the only safe choice (ZB-2.3a). Ties in age are broken by address in
 /// byte order, never by locale. A member the failure detector wrote off is
 /// not a candidate, so the next-oldest takes over within the detection
 /// time.

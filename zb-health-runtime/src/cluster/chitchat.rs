@@ -7,12 +7,12 @@
 //! | [`Member`] field | chitchat source |
 //! |---|---|
 //! | `address` | the node's `gossip_advertise_addr`, e.g. `127.0.0.1:7001` |
-//! | `age` | its `generation_id`: smaller is older. A restarted node comes back with a new, larger generation, so it rejoins as the **youngest** even on its old address (ZB §2.3). |
+//! | `age` | its `generation_id`: smaller is older. A restarted node comes back with a new, larger generation, so it rejoins as the **youngest** even on its old address (ZB-2.3a). |
 //! | `status` | the key [`STATUS_KEY`] in its key-value state ([`MemberStatus::as_str`]); missing or unknown reads as `Joining` |
 //! | `roles` | the key [`ROLES_KEY`], comma-separated |
 //! | `reachable` | chitchat's phi-accrual failure detector: `false` once the detector writes the node off |
-//! | `last_heard` | when this view's rebuild noticed the node's heartbeat advance (chitchat does not say when it arrived, so up to one `refresh` late, never early); first sight counts as heard |
-//! | `reachable_since` | when this view first saw the node live after it was not |
+//! | `last_heard` | when this view's rebuild noticed the node's gossip state advance (its [`BEAT_KEY`] versions, which only a two-way exchange delivers; its heartbeat if it writes no beat). Chitchat does not say when it arrived, so up to one `refresh` late, never early; first sight counts as heard |
+//! | `reachable_since` | when this view first saw the node live and heard after it was not; a silence of the lease, or a pause of this process longer than it, starts a new stretch |
 //!
 //! Nodes publish their own status and roles with [`member_key_values`] (as
 //! the initial key-values of `spawn_chitchat`) or later with
@@ -77,17 +77,18 @@
 //!
 //! When the partition cuts the **active** node off alone, the two sides'
 //! detectors race: the majority may write the old node off before the old
-//! node writes off its peers. The rule's default hand-over
+//! node writes off its peers. The rule's hand-over
 //! ([`Handover`](super::Handover), on whenever a majority is required)
-//! takes the race out: the old node steps down once it has not heard a
-//! majority for the lease (2 s), and the majority side elects the
-//! next-oldest only after the old node has been silent for the margin
-//! (5 s), so at no instant do two nodes answer active. The view supplies
-//! what that needs: each peer's `last_heard` (when this node noted its
-//! heartbeat advance, at most one [`refresh`](ChitchatViewConfig::refresh)
-//! late, never early) and `reachable_since`. The margin must exceed the
-//! lease plus the gossip interval plus `refresh`; the default covers up to
-//! 3 s of those two together. [`Handover::immediate_unsafe`](super::Handover::immediate_unsafe)
+//! takes the race out, with the timing this view states
+//! ([`ChitchatViewConfig::handover`]: the lease, 2 s by default, and a
+//! slack of twice the [hearing delay](ChitchatViewConfig::hearing_delay),
+//! 3.5 s with chitchat's 1 s gossip and the view's 500 ms refresh): the
+//! old node steps down once it has not heard a majority for the lease,
+//! and the majority side elects the next-oldest only after the old node
+//! has been silent for the margin (lease plus slack), so at no instant do
+//! two nodes answer active (`spec/conflicts.md`). One-way loss and this
+//! process's own pauses are covered as [`ChitchatViewConfig::lease`]
+//! says. [`Handover::immediate_unsafe`](super::Handover::immediate_unsafe)
 //! brings the race back for a faster failover. A standby cut off alone
 //! never becomes active either way.
 //!
@@ -124,7 +125,8 @@ pub const STATUS_KEY: &str = "zb.status";
 pub const ROLES_KEY: &str = "zb.roles";
 
 /// The prefix of the key-value keys holding this node's verdict of each
-/// shared probe (issue 18 §2): `zb.shared.<probe>` = `ok` or `failing`.
+/// shared probe (BE-HLTH-003, [`crate::shared`]): `zb.shared.<probe>` =
+/// `ok` or `failing`.
 /// One key per shared probe, written only when its verdict changes, so
 /// gossip carries it only then, as one key-value operation of chitchat's
 /// delta: at most `31 + n` bytes for a probe name of `n` bytes (the op
@@ -143,7 +145,7 @@ pub const BEAT_KEY: &str = "zb.beat";
 
 /// The key under which a node gossips its ready verdict (`Healthy`,
 /// `Degraded`, `Unhealthy`): the status its ready tier last answered, for
-/// every member's history (issue 19). Written on a change only.
+/// every member's history. Written on a change only.
 pub const READY_VERDICT_KEY: &str = "zb.ready";
 
 const FAILING: &str = "failing";
@@ -254,7 +256,7 @@ fn newest_nodes(chitchat: &Chitchat) -> BTreeMap<SocketAddr, (&ChitchatId, &Node
     newest
 }
 
-/// The shared probes' verdicts as this view holds them (issue 18 §2).
+/// The shared probes' verdicts as this view holds them.
 #[derive(Default)]
 struct Verdicts {
     /// This node's latest, as its probes published them.
@@ -263,7 +265,7 @@ struct Verdicts {
     written: BTreeMap<String, bool>,
     /// Every peer's, by address, as of the last rebuild.
     peers: std::collections::HashMap<String, BTreeMap<String, bool>>,
-    /// This node's ready verdict (issue 19), and what of it is written.
+    /// This node's ready verdict, and what of it is written.
     own_ready: Option<HealthStatus>,
     written_ready: Option<HealthStatus>,
     /// Every peer's ready verdict, by address.
@@ -305,7 +307,7 @@ pub struct ChitchatViewConfig {
     ///   packets dropped) would still hear everyone and keep the active
     ///   role beside its successor. Key-values arrive only through a
     ///   two-way exchange. A peer that writes no beat (an older version)
-    ///   is heard by its heartbeat, as before.
+    ///   is heard by its heartbeat.
     /// * **Silence.** A peer silent for `lease` starts a new reachable
     ///   stretch when it is heard again, even if the failure detector never
     ///   wrote it off, so it counts towards a majority only after the

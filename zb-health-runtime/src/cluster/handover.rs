@@ -101,8 +101,7 @@ impl Handover {
     /// **Racy**: no lease and no margin; the successor takes over as soon
     /// as its own failure detector writes the active node off, which may be
     /// before the active node's detector writes its peers off. For that
-    /// difference (0 to 0.3 s measured on loopback with a 100 ms gossip)
-    /// **two nodes answer active**. Only where something else (a fencing
+    /// difference **two nodes answer active**. Only where something else (a fencing
     /// token, a single-writer store) makes two active nodes harmless.
     pub const fn immediate_unsafe() -> Self {
         Self { lease: None }

@@ -1,6 +1,6 @@
-//! The cluster in the history (issue 19): every member as this node's
-//! view has it, which one is active, and each member's shared-probe
-//! verdicts and ready verdict where the gossip carries them.
+//! The cluster in the history (`spec/history.md`): every member as this
+//! node's view has it, which one is active, and each member's
+//! shared-probe verdicts and ready verdict where the gossip carries them.
 
 use std::sync::Arc;
 

@@ -1,5 +1,5 @@
-//! Cluster health (ZB §2.2, §2.3, §4; AT-5, AT-6), over any membership
-//! source that implements [`ClusterView`].
+//! Cluster health (ZB-2.2, ZB-2.3a–d, ZB-4; AT-5, AT-6), over any
+//! membership source that implements [`ClusterView`].
 //!
 //! * [`ClusterActiveNode`] is the one rule that says which node is active:
 //!   the **oldest `Up` member**, never the leader. The active-node probe,
@@ -10,6 +10,10 @@
 //! * [`ClusterTransportProbe`] fails only on isolation from every expected
 //!   peer (AT-5).
 //! * [`ClusterActiveNodeGate`] is the cluster's [`crate::ActiveNodeGate`].
+//! * [`RejoinableView`] lets every cluster probe, the gate and the shared
+//!   verdicts follow a leave and a re-join at once (AT-6).
+//! * [`expected_size_from_env`] reads the cluster's size at start
+//!   ([`EXPECTED_SIZE_VAR`]) for the majority guard.
 //!
 //! While the view reports no cluster yet, the ready-tier probes
 //! (membership, transport) answer `Degraded` (startup safety: a booting
@@ -18,7 +22,8 @@
 //!
 //! The rule picks the oldest **reachable** `Up` member; with an
 //! [`expected_size`](ClusterActiveNode::expected_size) it also requires a
-//! majority, and by default a [`Handover`] lease and margin: the active
+//! majority, and by default a [`Handover`] lease and margin (the view's
+//! own, [`ClusterView::handover`], else [`Handover::DEFAULT`]): the active
 //! node steps down when it has not heard a majority within the lease, and
 //! a successor waits until the old one has been silent for the margin, so
 //! a partition leaves at most one active node at every instant. These

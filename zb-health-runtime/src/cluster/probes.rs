@@ -180,7 +180,7 @@ impl ActiveNodeProbe {
 
     /// The status of a node that holds none of the listed roles. Unhealthy
     /// by default, deliberately: a node owning no active work must not be
-    /// in the active pool (ZB §2.3, lmxopcua#494).
+    /// in the active pool (ZB-2.3b).
     pub fn no_active_role_status(mut self, status: HealthStatus) -> Self {
         self.no_active_role_status = status;
         self

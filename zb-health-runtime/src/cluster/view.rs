@@ -80,7 +80,7 @@ pub struct Member {
     /// Its age: lower is older (Akka's up-number, chitchat's generation,
     /// which must be the node's start time). Ties are broken by address in
     /// byte order, so a source that leaves every age equal silently turns
-    /// the rule into "lowest address", the leader semantics ZB §2.3 forbids.
+    /// the rule into "lowest address", the leader semantics ZB-2.3a forbids.
     pub age: u64,
     /// Whether this node reaches it: connected **and** not written off by
     /// the failure detector (AT-5). Always `true` for self.
@@ -186,7 +186,7 @@ pub trait ClusterView: Send + Sync + 'static {
     fn state(&self) -> Option<Arc<ClusterState>>;
 
     /// Where this view publishes and compares the shared probes' verdicts
-    /// (issue 18 §2, [`crate::shared`]), if it carries them:
+    /// (BE-HLTH-003, [`crate::shared`]), if it carries them:
     /// [`ChitchatClusterView`](super::chitchat::ChitchatClusterView) does; a view
     /// that does not leaves shared probes ordinary ones.
     fn shared_verdicts(self: Arc<Self>) -> Option<Arc<dyn crate::shared::SharedVerdicts>> {

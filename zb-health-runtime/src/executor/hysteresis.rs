@@ -1,4 +1,5 @@
-//! A probe's hysteresis (issue 18 §1): a blip is not an outage. Each
+//! A probe's hysteresis (`failure_threshold`, `failing_for`,
+//! `success_threshold`; R20 bounds it): a blip is not an outage. Each
 //! run's raw result passes through here before it becomes the entry, the
 //! cache, the background result and the transition log, so a failure the
 //! threshold holds back is no transition: it is neither logged nor
@@ -45,7 +46,7 @@ use crate::report::HealthEntry;
 
 /// The per-probe hysteresis state; the threshold is the probe's policy's,
 /// passed to each [`apply`](Self::apply) rather than kept twice. Boxed,
-/// and only for a probe with a threshold (issue 17, P12).
+/// and only for a probe with a threshold, so the others keep one pointer.
 pub(super) struct Hysteresis {
     state: Option<Box<Mutex<State>>>,
 }

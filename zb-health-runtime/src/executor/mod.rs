@@ -14,7 +14,7 @@
 //! probe's state, so every other request for the probe waits for that
 //! run's result instead of starting one (`Run`).
 //!
-//! * **The first poll is the fast path (issue 17).** The request that
+//! * **The first poll is the fast path.** The request that
 //!   claims a run polls the check once, at once, with the probe thread's
 //!   runtime entered (see `thread`) and under the panic guard, after
 //!   taking an in-flight slot without waiting (one atomic). A check that
@@ -102,7 +102,7 @@
 //! Each run's raw result passes through the probe's hysteresis state
 //! (`hysteresis`) before it becomes the entry, the cached or background
 //! result and the input of the transition log, so a held-back failure is
-//! no transition (issue 18 §1). The hold is bounded by R20, and counted in
+//! no transition (BE-HLTH-008). The hold is bounded by R20, and counted in
 //! the probe's run periods, not runs: `refresh`, else the
 //! readiness period behind the registry's detection time, which the table
 //! gives the executor (`Executor::set_detection_time`).
@@ -175,7 +175,7 @@ pub fn stale_description(max_staleness: Duration) -> String {
 }
 
 /// The description of an entry skipped because a dependency is failing:
-/// `skipped: <dependency> failing` (issue 18 §5).
+/// `skipped: <dependency> failing` (`depends_on`).
 pub fn skipped_description(dependency: &str) -> String {
     format!("skipped: {dependency} failing")
 }
@@ -193,21 +193,21 @@ pub(crate) struct ProbeRuntime {
     failure_status: FailureStatus,
     probe: Arc<dyn DynProbe>,
     /// `None` for the default policy (no cache, schedule, threshold or
-    /// sharing: most probes), so those keep 8 bytes, not 88 (issue 17,
-    /// P12); read through [`policy`](Self::policy).
+    /// sharing: most probes), so those keep one pointer, not a whole
+    /// policy; read through [`policy`](Self::policy).
     policy: Option<Box<Policy>>,
     /// Single-flight, cache and schedule state (BE-HLTH-006).
     state: ProbeState,
     /// Transition-log state (BE-HLTH-008): goes with the registration.
     log: ProbeLog,
-    /// The names of the probes this one depends on (issue 18 §5).
+    /// The names of the probes this one depends on (`depends_on`).
     /// A boxed slice: empty, it allocates nothing (an empty `Arc<[_]>`
     /// still allocates its counts).
     pub(crate) depends_on: Box<[Arc<str>]>,
     /// Those probes as the table holds them now: weak, so a dependency's
     /// removal frees it; found again by name at every table change.
     dependencies: Mutex<Box<[Weak<ProbeRuntime>]>>,
-    /// Its history (issue 19), allocated at its first result once history
+    /// Its history, allocated at its first result once history
     /// is enabled on the registry; never before, never again.
     history: std::sync::OnceLock<Box<ProbeHistory>>,
 }
@@ -476,10 +476,10 @@ struct Shared {
     failure_log_interval: AtomicU64,
     runs: Runs,
     starting: Starting,
-    /// Where shared probes compare their verdicts (issue 18 §2), with how
+    /// Where shared probes compare their verdicts (BE-HLTH-003), with how
     /// many times it was set; read only by a shared probe's run.
     verdicts: std::sync::RwLock<Option<(u64, Arc<dyn SharedVerdicts>)>>,
-    /// Whether each reported entry goes into its probe's history (issue 19).
+    /// Whether each reported entry goes into its probe's history.
     history: AtomicBool,
     /// The registry's detection time in nanoseconds (0: none known), which
     /// a request-driven probe's threshold counts periods of.
@@ -528,7 +528,7 @@ impl Executor {
     }
 
     /// Publishes this node's ready verdict where the shared verdicts go,
-    /// if they are set (issue 19: every member's history shows it).
+    /// if they are set, so every member's history shows it.
     pub(crate) fn publish_ready(&self, status: HealthStatus) {
         let slot = self
             .shared
@@ -560,7 +560,7 @@ impl Executor {
     }
 
     /// From now on every reported entry is recorded in its probe's
-    /// history (issue 19); there is no way back, a page may be open.
+    /// history; there is no way back, a page may be open.
     pub(crate) fn enable_history(&self) {
         self.shared.history.store(true, Ordering::Relaxed);
     }
@@ -668,7 +668,7 @@ impl Executor {
     }
 
     /// The entry of one probe for one request, after its dependencies
-    /// (issue 18 §5): for the gRPC service's single-probe targets.
+    /// (`depends_on`): for the gRPC service's single-probe targets.
     #[cfg(feature = "grpc")]
     pub(crate) async fn entry_after_dependencies(&self, probe: &Arc<ProbeRuntime>) -> HealthEntry {
         if probe.depends_on.is_empty() {
@@ -802,17 +802,17 @@ fn kept_entry(probe: &ProbeRuntime) -> Option<(HealthEntry, Instant)> {
 struct ProbeState {
     slot: Mutex<Slot>,
     /// A background probe's schedule (`refresh`); boxed, and `None` for
-    /// every other probe (issue 17, P12).
+    /// every other probe.
     background: Option<Box<Background>>,
     /// Grows whenever `slot.last` is stored or cleared (see [`versions`]).
     version: AtomicU64,
-    /// Between each run's raw result and its entry (issue 18 §1).
+    /// Between each run's raw result and its entry (R20 bounds its hold).
     hysteresis: Hysteresis,
     /// The shared-probe verdict last published, with the generation of
-    /// the verdicts it went to (0: none yet); issue 18 §2.
+    /// the verdicts it went to (0: none yet).
     published: AtomicU64,
     /// The status of the latest entry a run (or a skip) gave: what a
-    /// background dependent reads of this probe (issue 18 §5). One byte
+    /// background dependent reads of this probe. One byte
     /// (0: none yet, [`OPENED`] for an opened entry, else
     /// [`status_code`]), so a run stores it without a lock.
     last_status: std::sync::atomic::AtomicU8,
@@ -882,7 +882,7 @@ struct Slot {
     run: Run,
     /// The last finished run and when it finished, for a probe that keeps
     /// results (cache, background): boxed, so the many probes that keep
-    /// none carry one pointer, not 152 bytes (issue 17, P12).
+    /// none carry one pointer, not a whole entry.
     last: Option<Box<(Instant, HealthEntry)>>,
     next_generation: u64,
 }
@@ -1160,7 +1160,7 @@ impl Executor {
     /// runtime entered and under the panic guard, but with no deadline
     /// timer. A probe that answers at once (nearly every probe on nearly
     /// every request) needs none; one that waits becomes a flight, which
-    /// arms it (issue 17). The in-flight slot is taken first, without
+    /// arms it. The in-flight slot is taken first, without
     /// waiting (one atomic), since a first poll may already open a
     /// connection; with none free, the run is a flight that waits for one.
     fn first_poll<'a>(
@@ -1373,8 +1373,8 @@ impl Drop for HeldSlot {
 
 /// The registry-wide in-flight bound (BE-HLTH-006, `max_in_flight`). A
 /// free slot costs one compare-and-swap to take and one subtraction to
-/// give back (issue 17: tokio's semaphore locks a mutex on every
-/// release); only a run that finds none free waits, on `freed`.
+/// give back (tokio's semaphore locks a mutex on every release); only a
+/// run that finds none free waits, on `freed`.
 struct Limiter {
     max: usize,
     taken: AtomicUsize,
@@ -1641,7 +1641,8 @@ fn finish(
         .hysteresis
         .apply(policy.threshold, period, raw, failed);
     // A shared dependency compares the reported verdict with the
-    // cluster's (issue 18 §2); without a view it is an ordinary probe.
+    // cluster's, to fail open (BE-HLTH-003); without a view it is an
+    // ordinary probe.
     let entry = match probe.policy().shared {
         true => match &*shared.verdicts.read().unwrap_or_else(|e| e.into_inner()) {
             Some((generation, verdicts)) => {

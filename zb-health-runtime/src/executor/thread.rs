@@ -3,10 +3,10 @@
 //!
 //! An actix worker is a single-threaded runtime. A probe's timer and I/O
 //! belong to the runtime that created them, so a probe started by an
-//! application worker used to be woken only by that worker: if a handler
+//! application worker would be woken only by that worker: if a handler
 //! then blocked the worker's thread (synchronous code in an `async fn`),
-//! every port waiting on the probe, the management port included, waited
-//! too. Each execution is therefore *created* inside the probe thread's
+//! every port waiting on the probe, the management port included, would
+//! wait too. Each execution is therefore *created* inside the probe thread's
 //! runtime context and, if it does not finish at its first poll, *moved*
 //! there; the requests only wait for its result, which wakes them from any
 //! thread.

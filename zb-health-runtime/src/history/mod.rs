@@ -1,5 +1,5 @@
-//! History in the process, bounded (issue 19): what `/health/history` and
-//! `/health/ui` show.
+//! History in the process, bounded (`spec/history.md`): what
+//! `/health/history` and `/health/ui` show.
 //!
 //! * Per probe, a `ProbeHistory`: a ring of the last [`SAMPLES`]
 //!   results (time, status, duration, outcome kind), a ring of the last

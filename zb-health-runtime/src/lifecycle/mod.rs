@@ -78,7 +78,7 @@ pub(crate) struct Lifecycle {
     /// Taken (and run) by the first `begin_drain`.
     on_drain: Mutex<Option<Vec<DrainHook>>>,
     watchdogs: Arc<Watchdogs>,
-    /// The last lifecycle events, for the history (issue 19); shared with
+    /// The last lifecycle events, for the history; shared with
     /// the gates and the watchdogs, which record their own.
     events: Arc<Events>,
     /// When the drain began (Unix ms), 0 before.
@@ -164,7 +164,7 @@ impl Lifecycle {
         self.watchdogs.names()
     }
 
-    /// The lifecycle as the history shows it (issue 19): the named gates,
+    /// The lifecycle as the history shows it: the named gates,
     /// each watchdog's silence (its stall transitions noted as `live`
     /// notes them), the drain. Reads only.
     pub(crate) fn history_view(&self) -> LifecycleView {

@@ -20,7 +20,7 @@ pub(super) struct Startup {
     /// The named gates not yet signalled, and those that failed, in
     /// declaration order: what the startup path names.
     names: Mutex<GateNames>,
-    /// Where a gate's signal is recorded for the history (issue 19).
+    /// Where a gate's signal is recorded for the history.
     events: Arc<Events>,
 }
 

@@ -123,7 +123,7 @@ pub(super) struct Watchdogs {
     /// Set when the drain begins: loops then end with the process, so a
     /// heartbeat dropped from then on is retired, not a dead loop.
     draining: AtomicBool,
-    /// Where stalls and recoveries are recorded for the history (issue 19).
+    /// Where stalls and recoveries are recorded for the history.
     events: Arc<Events>,
 }
 

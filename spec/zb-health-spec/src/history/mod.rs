@@ -1,5 +1,5 @@
-//! The health page (issue 19): one self-contained HTML document, inline
-//! CSS and script only, that reads the history document
+//! The health page (`spec/history.md`): one self-contained HTML
+//! document, inline CSS and script only, that reads the history document
 //! (`spec/health-history.schema.json`) from the sibling path `history`.
 //! zb-health serves it at `/health/ui`, the CLI's dashboard at `/ui`.
 

@@ -163,7 +163,7 @@ pub struct Manifest {
     /// `groups`: named sets of probes, each served at a path of its own,
     /// in the order written.
     pub groups: Vec<GroupDecl>,
-    /// `history`: the history endpoint and the health page (issue 19), if
+    /// `history`: the history endpoint and the health page, if
     /// the manifest turns them on.
     pub history: Option<HistoryDecl>,
 }
@@ -173,9 +173,9 @@ pub const DEFAULT_HISTORY_PATH: &str = "/health/history";
 /// The health page's default path (`history.ui_path`).
 pub const DEFAULT_HISTORY_UI_PATH: &str = "/health/ui";
 
-/// `history` (issue 19): the history served on the management port, and
-/// on the application port only with `application_port: true` (R26: one
-/// of the two must exist).
+/// `history` (`spec/history.md`): the history served on the management
+/// port, and on the application port only with `application_port: true`
+/// (R26: one of the two must exist).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HistoryDecl {
     /// Where the `history` key is: R26 is reported there.
@@ -192,7 +192,7 @@ pub struct HistoryDecl {
 }
 
 /// One entry of `groups`: a named set of probes with a path of its own
-/// (issue 18 §4), answered as a tier is: the worst of its entries, 200
+/// (R23–R25), answered as a tier is: the worst of its entries, 200
 /// while serving, 503 when `Unhealthy`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GroupDecl {
@@ -291,10 +291,10 @@ pub struct ProbeDecl {
     /// recovers.
     pub success_threshold: Option<Located<u32>>,
     /// `shared`: the dependency is the same for every node, and fails open
-    /// when most of the cluster shares its failure (issue 18 §2).
+    /// when most of the cluster shares its failure (BE-HLTH-003; R7).
     pub shared: Option<Located<bool>>,
     /// `depends_on`: the probes that must not be failing for this one to
-    /// run, each name where it is written (R21, R22; issue 18 §5).
+    /// run, each name where it is written (R21, R22).
     pub depends_on: Vec<Located<String>>,
 }
 

@@ -4,7 +4,7 @@
 //! deserializer stops at the first unknown key or wrong type, and the spec
 //! wants every violation at once. Instead every node, keys included, becomes a
 //! [`Node`] carrying its line and column (serde-saphyr's `Spanned`), and
-//! `read.rs` walks that tree, reporting as it goes.
+//! the reader (`read/`) walks that tree, reporting as it goes.
 //!
 //! This is also the only place that talks to the YAML library, so the resource
 //! limits and the panic guard live here. The tree itself is public: the

@@ -1,5 +1,5 @@
-//! `groups`: named sets of probes, each at a path of its own (issue 18
-//! §4), each rule the shared function of `crate::rules` (R23, R24, R25).
+//! `groups`: named sets of probes, each at a path of its own, each rule
+//! the shared function of `crate::rules` (R23, R24, R25).
 
 use super::super::tree::{Node, Value};
 use super::{Fields, Reader};

@@ -1,4 +1,4 @@
-//! `history`: the history endpoint and the health page (issue 19), each
+//! `history`: the history endpoint and the health page, each
 //! rule the shared function of `crate::rules` (R26, R6 on the paths).
 
 use super::super::tree::Value;

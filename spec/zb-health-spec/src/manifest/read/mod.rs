@@ -1,7 +1,11 @@
 //! The second pass: the located tree to a [`Manifest`], one function per
 //! section and per kind, every problem pushed into one sink.
 //!
-//! By concern: this file reads the top-level sections; `probes` one entry of
+//! By concern: this file reads the top level (`service`, the paths of
+//! `endpoints`, `orchestrator`, `management`, `defaults`, the `probes`
+//! list and its `depends_on`); `endpoints` the response keys of
+//! `endpoints`; `groups`, `grpc`, `history`, `lifecycle` and
+//! `observability` their sections; `probes` one entry of
 //! `probes` with its kind's options; `values` typed values (mappings,
 //! strings, durations, keywords); `rust_path` a custom probe's `type`.
 //!
@@ -9,7 +13,8 @@
 //! list of `(key, value)` pairs and each key is looked up in the section's
 //! known keys, so an unknown key is one R4 violation and never stops the read.
 //! Wrong types are R15 at the value. Every spec rule is the shared function of
-//! `crate::rules`; these files only find the values and their locations.
+//! `crate::rules` (or `crate::grpc`); these files only find the values and
+//! their locations.
 
 mod endpoints;
 mod groups;
