@@ -70,7 +70,7 @@ async fn status_codes_per_tier_over_a_real_socket() {
 /// never reaches `active`, and `live` runs neither.
 #[actix_web::test]
 async fn each_tier_runs_only_the_probes_of_its_own_tag() {
-    let names = |body: &serde_json::Value| -> Vec<String> {
+    let names = |body: &Value| -> Vec<String> {
         body["entries"]
             .as_object()
             .expect("entries")
