@@ -56,7 +56,8 @@ fn main() {
     assert_eq!(DiskProbe::META.cache, Some(Duration::from_secs(1)));
     assert_eq!(CacheProbe::META.failure_status, FailureStatus::Degraded);
     assert_eq!(PrimaryProbe::META.tags, TagSet::of(&[Tag::Active]));
-    assert_eq!(PrimaryProbe::META.timeout, Duration::from_secs(1));
+    // No `timeout`: the default, strictly below Kubernetes' 1 s.
+    assert_eq!(PrimaryProbe::META.timeout, Duration::from_millis(800));
     assert_eq!(<Generic<u8>>::META.tags, TagSet::of(&[Tag::Ready, Tag::Active]));
     let _ = PrimaryProbe { _role: "admin" }.registration();
 }
