@@ -13,12 +13,10 @@
 //! [`ZbHealthEndpoints`] is what it builds, ready to mount.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::Either;
-use tokio::time::Instant;
 
 use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::header::{self, HeaderValue};
@@ -31,11 +29,11 @@ use zb_health_spec::{
     check_name, check_name_of, check_paths, resolve_authorized,
 };
 
+use crate::answer::{KeptTier, healthy_live_body};
 use crate::lifecycle::LiveAnswer;
 use crate::paced::{self, Paced};
-use crate::registry::{AnswerKey, HealthRegistry};
+use crate::registry::HealthRegistry;
 use crate::report::HealthReport;
-use crate::sync::lock;
 use crate::token::BearerToken;
 use crate::writer::{BodyStyle, ResponseWriter};
 
@@ -446,8 +444,7 @@ impl ZbHealth {
                     style: authorized_style(tag),
                     token: self.token.clone(),
                 },
-                rendered: Mutex::new(None),
-                last_len: AtomicUsize::new(0),
+                kept: KeptTier::default(),
                 paced: self.paced,
             })
         };
@@ -915,21 +912,17 @@ struct TierEndpoint {
     style: BodyStyle,
     /// A custom writer instead of the built-in one.
     writer: Option<Arc<dyn ResponseWriter>>,
-    /// Whether the body is ZB's canonical one, so the watchdogs'
-    /// precomputed healthy body can be served as it is.
+    /// Whether the body is ZB's canonical one, so the kept healthy `live`
+    /// body can be served as it is.
     canonical: bool,
     /// The precomputed body of `live` with the built-in writer and no
     /// watchdog registered, when its answer cannot change.
     fixed_body: Option<Bytes>,
     /// What a request with the bearer token sees.
     authorized: Authorized,
-    /// The last body of `ready` or `active` made only of kept results
-    /// (cached, background), served again while nothing changed: a cached
-    /// tier then costs what a static answer costs. Per endpoint, so per
-    /// disclosure level and port.
-    rendered: Mutex<Option<Rendered>>,
-    /// The length of the last body, to size the next one's buffer.
-    last_len: AtomicUsize,
+    /// The kept answer of `ready` or `active` (see [`crate::answer`]). Per
+    /// endpoint, so per disclosure level and port.
+    kept: KeptTier,
     /// Large bodies go out in slices ([`ZbHealth::pace_large_bodies`]).
     paced: bool,
 }
@@ -947,20 +940,10 @@ impl Clone for TierEndpoint {
             canonical: self.canonical,
             fixed_body: self.fixed_body.clone(),
             authorized: self.authorized.clone(),
-            rendered: Mutex::new(None),
-            last_len: AtomicUsize::new(self.last_len.load(Ordering::Relaxed)),
+            kept: KeptTier::sized_like(&self.kept),
             paced: self.paced,
         }
     }
-}
-
-/// A rendered answer and what it holds for (see [`AnswerKey`]).
-struct Rendered {
-    key: AnswerKey,
-    /// When its first kept result expires.
-    until: Instant,
-    status: HealthStatus,
-    body: Bytes,
 }
 
 impl TierEndpoint {
@@ -1031,51 +1014,14 @@ impl TierEndpoint {
         self.write(authorized, &report, response)
     }
 
-    /// `ready` or `active` with the built-in writer: the last body again
-    /// when it is still the answer, else a new one, kept when it is made of
-    /// kept results alone and serving.
+    /// `ready` or `active` with the built-in writer, through its kept
+    /// answer ([`KeptTier`]).
     async fn respond_built_in(&self) -> HttpResponse {
-        // Taken once, before the answer it may be stored with (see
-        // `answer_key`); `None` at once for a tier that keeps nothing.
-        let key = self.registry.answer_key(self.tag);
-        if let Some(again) = key.as_ref().and_then(|key| self.rendered_again(key)) {
-            return again;
-        }
-        let (report, until) = self.registry.answer_until(self.tag).await;
-        let status = report.status;
-        let body = Bytes::from(
-            self.style
-                .json_sized(&report, self.last_len.load(Ordering::Relaxed)),
-        );
-        self.last_len.store(body.len(), Ordering::Relaxed);
-        if let (Some(key), Some(until), true) = (key, until, status.is_serving()) {
-            *lock(&self.rendered) = Some(Rendered {
-                key,
-                until,
-                status,
-                body: body.clone(),
-            });
-        }
+        let (status, body) = self
+            .kept
+            .answer(&self.registry, self.tag, &self.style)
+            .await;
         fixed_json(tier_status_code(self.tag, status), body, self.paced)
-    }
-
-    /// The kept body, while the lifecycle adds nothing, no probe's kept
-    /// result changed, the table is the same and none of them expired.
-    fn rendered_again(&self, now: &AnswerKey) -> Option<HttpResponse> {
-        let (status, body) = {
-            let rendered = lock(&self.rendered);
-            let r = rendered.as_ref()?;
-            if !r.key.same(now) || Instant::now() >= r.until {
-                return None;
-            }
-            (r.status, r.body.clone())
-        };
-        self.registry.answered_again(self.tag, status);
-        Some(fixed_json(
-            tier_status_code(self.tag, status),
-            body,
-            self.paced,
-        ))
     }
 
     /// The body: the built-in writer in this tier's style (or the
@@ -1108,11 +1054,11 @@ impl TierEndpoint {
                     HealthReport::new(Tag::Live, Vec::new(), Duration::ZERO),
                 ),
             },
-            LiveAnswer::Healthy(body, report) => {
+            LiveAnswer::Healthy(healthy) => {
                 if self.canonical && public {
-                    return fixed_json(StatusCode::OK, body, self.paced);
+                    return fixed_json(StatusCode::OK, healthy_live_body(&healthy), self.paced);
                 }
-                (StatusCode::OK, report.report())
+                (StatusCode::OK, healthy.report())
             }
             LiveAnswer::Stalled(report) => (StatusCode::SERVICE_UNAVAILABLE, report),
         };

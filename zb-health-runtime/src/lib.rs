@@ -77,6 +77,7 @@
 // `doc_cfg` is unstable, so stable builds never see it.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod answer;
 #[cfg(feature = "cluster")]
 pub mod cluster;
 #[cfg(feature = "database")]

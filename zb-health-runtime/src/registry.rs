@@ -14,6 +14,7 @@
 //! whose types it names: `cluster` builds on the registry, not the other
 //! way round).
 
+use std::future::Future;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -212,22 +213,40 @@ impl HealthRegistry {
     }
 }
 
-/// What a rendered answer of a tier was made from (see
-/// [`HealthRegistry::answer_key`]); equal keys, within the answer's
-/// lifetime, mean the same answer.
-pub(crate) struct AnswerKey {
+/// What a kept answer of a tier was made from, and until when it holds:
+/// the tier's probe table, its probes' kept-result versions, and the
+/// first expiry among those results. Made only by
+/// [`HealthRegistry::tier_answer`], for an answer made of kept results
+/// alone and serving, in the steady state.
+pub(crate) struct Validity {
     /// The tier's probe table then; weak so a replaced table's probes (and
     /// their background schedules) are dropped, while its address cannot
     /// be reused by a new table.
     table: std::sync::Weak<[Arc<crate::executor::ProbeRuntime>]>,
     changes: u64,
+    /// When its first kept result expires.
+    until: Instant,
+    status: HealthStatus,
 }
 
-impl AnswerKey {
-    /// Whether nothing the answer depends on changed since `self`.
-    pub(crate) fn same(&self, now: &AnswerKey) -> bool {
-        self.changes == now.changes && std::sync::Weak::ptr_eq(&self.table, &now.table)
+impl Validity {
+    /// Whether an answer of this validity is still the tier's answer, now
+    /// that the table and versions are `table` and `changes`.
+    fn holds(&self, table: &Arc<[Arc<crate::executor::ProbeRuntime>]>, changes: u64) -> bool {
+        self.changes == changes
+            && std::ptr::eq(self.table.as_ptr(), Arc::as_ptr(table))
+            && Instant::now() < self.until
     }
+}
+
+/// A tier's answer for a server that keeps its rendered answers
+/// ([`HealthRegistry::tier_answer`]).
+pub(crate) enum TierAnswer<K, F> {
+    /// The kept answer still holds; it was counted as an answer.
+    Again(K),
+    /// A new answer: this future runs the tier and yields its report, with
+    /// its validity when it may be kept.
+    Fresh(F),
 }
 
 /// Answers: a tier's report, as every server serves it.
@@ -308,41 +327,72 @@ impl HealthRegistry {
         self.inner.lifecycle.apply(report)
     }
 
-    /// What a rendered answer of `tier` (`ready` or `active`) depends on
-    /// besides the clock: the tier's probe table and its probes'
-    /// kept-result versions; `None` while the lifecycle adds entries (starting,
-    /// draining), when no rendered answer may be reused, and for a tier
-    /// with a probe that keeps no result (told by the table, without
-    /// visiting the probes). Taken before the answer it is stored with, so
-    /// a change during the render only renders the next answer again.
-    pub(crate) fn answer_key(&self, tier: Tag) -> Option<AnswerKey> {
-        if !self.inner.lifecycle.is_steady() {
-            return None;
-        }
-        let table = self.inner.table.tier_if_kept(tier)?;
-        Some(AnswerKey {
-            changes: crate::executor::versions(&table),
-            table: Arc::downgrade(&table),
-        })
-    }
-
-    /// [`answer`](Self::answer) of `ready` or `active`, and until when its
-    /// probes' part holds (see [`AnswerKey`]): `Some` only when every entry
-    /// is a kept result.
-    pub(crate) async fn answer_until(&self, tier: Tag) -> (HealthReport, Option<Instant>) {
-        let (report, until) = match self.inner.table.tier(tier) {
-            Some(probes) => self.inner.executor.report_until(tier, &probes).await,
-            None => (HealthReport::new(tier, Vec::new(), Duration::ZERO), None),
+    /// A tier's answer (`ready`, `active`) for a server that keeps a
+    /// rendered answer: one call, so a request crosses the registry once.
+    ///
+    /// While the lifecycle adds no entry (not starting, not draining), the
+    /// tier's probes all keep their results (cached, background) and none
+    /// of those changed or expired since `kept` was made, the kept answer
+    /// still holds: it is counted as an answer and [`TierAnswer::Again`]
+    /// hands it back, at the cost of a few atomic loads. Otherwise the future in
+    /// [`TierAnswer::Fresh`] runs the tier as [`answer`](Self::answer) does
+    /// and yields the report with its validity, `Some` when every entry is
+    /// a kept result and the answer serves. What it depends on is read
+    /// before the probes run, so a change during the run only makes the
+    /// next answer fresh too.
+    ///
+    /// `kept` is the server's kept answer, whatever it holds besides its
+    /// validity (`validity` reads that), handed back in `Again`.
+    pub(crate) fn tier_answer<'k, K>(
+        &self,
+        tier: Tag,
+        kept: Option<&'k K>,
+        validity: impl FnOnce(&K) -> &Validity,
+    ) -> TierAnswer<&'k K, impl Future<Output = (HealthReport, Option<Validity>)> + 'static> {
+        let key = if self.inner.lifecycle.is_steady() {
+            // `None` at once for a tier with a probe that keeps nothing,
+            // told by the table without visiting the probes.
+            self.inner
+                .table
+                .tier_if_kept(tier)
+                .map(|table| (crate::executor::versions(&table), table))
+        } else {
+            None
         };
-        let report = self.inner.lifecycle.apply(report);
-        self.answered(tier, report.status, &report);
-        (report, until)
+        if let (Some((changes, table)), Some(kept)) = (&key, kept) {
+            let v = validity(kept);
+            if v.holds(table, *changes) {
+                self.answered_again(tier, v.status);
+                return TierAnswer::Again(kept);
+            }
+        }
+        let registry = self.clone();
+        TierAnswer::Fresh(async move {
+            let (report, until) = match registry.inner.table.tier(tier) {
+                Some(probes) => registry.inner.executor.report_until(tier, &probes).await,
+                None => (HealthReport::new(tier, Vec::new(), Duration::ZERO), None),
+            };
+            let report = registry.inner.lifecycle.apply(report);
+            registry.answered(tier, report.status, &report);
+            let validity = match (key, until) {
+                (Some((changes, table)), Some(until)) if report.status.is_serving() => {
+                    Some(Validity {
+                        table: Arc::downgrade(&table),
+                        changes,
+                        until,
+                        status: report.status,
+                    })
+                }
+                _ => None,
+            };
+            (report, validity)
+        })
     }
 
     /// Counts an answer of `tier` with `status`, as [`answer`](Self::answer)
     /// does, for an answer served again without its report at hand: only a
     /// serving one is, so no failing entries are listed.
-    pub(crate) fn answered_again(&self, tier: Tag, status: HealthStatus) {
+    fn answered_again(&self, tier: Tag, status: HealthStatus) {
         self.history_answered(tier, status);
         self.inner.tiers.answered(tier, status, String::new);
     }

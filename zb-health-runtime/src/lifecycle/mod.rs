@@ -47,8 +47,8 @@ use zb_health_spec::{HealthStatus, Tag};
 
 pub use drain::Drain;
 pub use startup::StartupGate;
-pub(crate) use watchdog::LiveAnswer;
 pub use watchdog::{DEAD_DESCRIPTION, Heartbeat, STALLED_PREFIX, WAITING_DESCRIPTION};
+pub(crate) use watchdog::{HealthyReport, LiveAnswer};
 
 use crate::sync::lock;
 use startup::Startup;
@@ -251,7 +251,7 @@ impl Lifecycle {
     pub(crate) fn live_report(&self) -> HealthReport {
         match self.live() {
             LiveAnswer::Fixed => HealthReport::new(Tag::Live, Vec::new(), Duration::ZERO),
-            LiveAnswer::Healthy(_, healthy) => healthy.report(),
+            LiveAnswer::Healthy(healthy) => healthy.report(),
             LiveAnswer::Stalled(report) => report,
         }
     }

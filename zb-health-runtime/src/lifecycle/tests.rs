@@ -248,9 +248,10 @@ mod watchdogs {
         consumer.beat();
         assert_eq!(stalled_names(&registry), None, "recovered");
         scheduler.beat();
-        let LiveAnswer::Healthy(body, _) = registry.lifecycle().live() else {
+        let LiveAnswer::Healthy(healthy) = registry.lifecycle().live() else {
             panic!("healthy");
         };
+        let body = healthy.body(|r| crate::writer::canonical_json(r).into());
         let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(body["status"], "Healthy");
         assert_eq!(body["entries"]["consumer"]["status"], "Healthy");

@@ -9,10 +9,10 @@
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock, Weak};
+use std::sync::{Arc, OnceLock, RwLock, Weak};
 use std::time::Duration;
 
-use actix_web::web::Bytes;
+use bytes::Bytes;
 use tokio::time::Instant;
 use zb_health_spec::{
     NameOf, Tag, Violations, check_name_of, check_unique_names_of, check_watchdog_deadline,
@@ -23,7 +23,6 @@ use std::sync::atomic::AtomicBool;
 use crate::history::{EventKind, Events, WatchdogView};
 use crate::registration::RegistryError;
 use crate::report::{EntryOutcome, HealthEntry, HealthReport};
-use crate::writer::canonical_json;
 use zb_health_spec::HealthStatus;
 
 /// How a stalled watchdog's description starts: `no heartbeat within
@@ -78,21 +77,17 @@ impl Slot {
 /// request sees one consistent set.
 struct Table {
     slots: Vec<Arc<Slot>>,
-    /// The canonical live body while every loop beats in time.
-    healthy_body: Bytes,
+    /// The healthy answer's body as the answer layer renders it, made at
+    /// its first healthy answer and kept with this set: the live tier's
+    /// hot path then renders nothing.
+    healthy_body: OnceLock<Bytes>,
 }
 
 impl Table {
     fn new(slots: Vec<Arc<Slot>>) -> Self {
-        let entries = slots
-            .iter()
-            .map(|s| entry(s, HealthStatus::Healthy))
-            .collect();
-        let healthy_body =
-            canonical_json(&HealthReport::new(Tag::Live, entries, Duration::ZERO)).into();
         Self {
             slots,
-            healthy_body,
+            healthy_body: OnceLock::new(),
         }
     }
 }
@@ -142,16 +137,27 @@ impl Watchdogs {
 pub(crate) enum LiveAnswer {
     /// No watchdog registered: the tier's fixed body.
     Fixed,
-    /// Every loop beat in time: this precomputed canonical body, 200.
-    Healthy(Bytes, HealthyReport),
+    /// Every loop beat in time: 200, with this set's healthy report.
+    Healthy(HealthyReport),
     /// At least one loop stalled: this report, 503.
     Stalled(HealthReport),
 }
 
-/// Builds the healthy report for a non-canonical writer, only when asked.
+/// The healthy answer of one set of watchdogs: its report, built only
+/// when asked, and its rendered body, kept with the set.
 pub(crate) struct HealthyReport(Arc<Table>);
 
 impl HealthyReport {
+    /// The body `render` makes of [`report`](Self::report), rendered once
+    /// per set of watchdogs and kept with it. One renderer only may use it
+    /// (the answer layer's canonical body); any other renders each time.
+    pub(crate) fn body(&self, render: impl FnOnce(&HealthReport) -> Bytes) -> Bytes {
+        self.0
+            .healthy_body
+            .get_or_init(|| render(&self.report()))
+            .clone()
+    }
+
     pub(crate) fn report(&self) -> HealthReport {
         let entries = self
             .0
@@ -187,7 +193,7 @@ impl Watchdogs {
             self.note(s, stalled);
         }
         if !any {
-            return LiveAnswer::Healthy(table.healthy_body.clone(), HealthyReport(table));
+            return LiveAnswer::Healthy(HealthyReport(table));
         }
         let entries = table
             .slots
