@@ -196,7 +196,7 @@ async fn leaky_registry() -> (HealthRegistry, Vec<String>) {
         .timeout(Duration::from_millis(50))
         .tags(both),
         ProbeRegistration::new("optional", erroring()).failure_status(FailureStatus::Degraded),
-        ProbeRegistration::new("cached", erroring()).cache(Duration::from_secs(60)),
+        ProbeRegistration::new("cached", erroring()).cache(Duration::from_secs(2)),
         ProbeRegistration::new("background", erroring()).refresh(Duration::from_millis(20)),
         ProbeRegistration::new(
             "sqlite",

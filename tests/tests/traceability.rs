@@ -131,9 +131,9 @@ fn every_test_and_case_the_table_names_exists() {
         for cell in tested {
             for token in cell.split('`').skip(1).step_by(2) {
                 let ok = if let Some(case) = token.strip_prefix("ui/") {
-                    root().join("tests/ui").join(case).is_file()
+                    paths_exist(&root().join("tests/ui"), case)
                 } else if token.contains('/') && !token.contains(' ') && !token.starts_with('/') {
-                    root().join(token).exists()
+                    paths_exist(root(), token)
                 } else if token
                     .chars()
                     .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "_:*".contains(c))
@@ -155,7 +155,12 @@ fn every_test_and_case_the_table_names_exists() {
                     } else if segments.len() == 2 && file.is_file() {
                         defines(&std::fs::read_to_string(&file).unwrap(), last)
                     } else {
-                        sources.iter().any(|(_, text)| defines(text, last))
+                        // A test function, or a module (`zb_health_testkit::dom`).
+                        sources.iter().any(|(path, text)| {
+                            defines(text, last)
+                                || text.contains(&format!("mod {last};"))
+                                || path.file_stem().is_some_and(|s| s == last)
+                        })
                     }
                 } else {
                     true // a Rust item or a word, not a test reference
@@ -171,4 +176,43 @@ fn every_test_and_case_the_table_names_exists() {
         "spec/traceability.md names tests or cases that do not exist:\n{}",
         missing.join("\n")
     );
+}
+
+/// Whether `pattern` under `dir` names at least one existing path, and
+/// every alternative of a `{a,b}` group does: `*` matches within one path
+/// component (`ui/pass/manifest_*.rs`, `examples/*/tests/process.rs`).
+fn paths_exist(dir: &std::path::Path, pattern: &str) -> bool {
+    if let (Some(open), Some(close)) = (pattern.find('{'), pattern.find('}')) {
+        let (head, rest) = pattern.split_at(open);
+        let (group, tail) = rest[1..].split_at(close - open - 1);
+        let tail = &tail[1..];
+        return group
+            .split(',')
+            .all(|alt| paths_exist(dir, &format!("{head}{alt}{tail}")));
+    }
+    fn matches(name: &str, pattern: &str) -> bool {
+        match pattern.split_once('*') {
+            None => name == pattern,
+            Some((head, tail)) => {
+                name.len() >= head.len() + tail.len()
+                    && name.starts_with(head)
+                    && name.ends_with(tail)
+            }
+        }
+    }
+    fn walk(dir: &std::path::Path, parts: &[&str]) -> bool {
+        let Some((first, rest)) = parts.split_first() else {
+            return dir.exists();
+        };
+        if !first.contains('*') {
+            return walk(&dir.join(first), rest);
+        }
+        std::fs::read_dir(dir).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| matches(&e.file_name().to_string_lossy(), first) && walk(&e.path(), rest))
+        })
+    }
+    let parts: Vec<&str> = pattern.split('/').filter(|p| !p.is_empty()).collect();
+    walk(dir, &parts)
 }
