@@ -1,0 +1,164 @@
+//! [`ZbHealthEndpoints`]: what [`ZbHealth`](super::ZbHealth) builds, the
+//! routes of every endpoint, mounted with one `App::service` call.
+
+use std::sync::Arc;
+
+use actix_web::dev::{AppService, HttpServiceFactory};
+use actix_web::web;
+use zb_health_spec::Tag;
+
+use super::group::GroupEndpoint;
+use super::history::{HistoryEndpoint, history_page};
+use super::respond::get_and_head;
+use super::started::StartedEndpoint;
+use super::tier::{TierEndpoint, ZbHealthTier};
+use crate::token::BearerToken;
+
+/// Every endpoint [`ZbHealth`](super::ZbHealth) built (the tiers and their per-probe
+/// paths, the startup path, the groups and, when on, the history and the
+/// health page), ready to mount:
+/// `App::new().service(endpoints)` or
+/// `App::new().configure(|c| endpoints.configure(c))`. Cheap to clone into
+/// each actix worker's `App` factory.
+#[derive(Clone)]
+pub struct ZbHealthEndpoints {
+    pub(super) tiers: [Arc<TierEndpoint>; 3],
+    pub(super) started: Arc<StartedEndpoint>,
+    pub(super) groups: Vec<Arc<GroupEndpoint>>,
+    pub(super) history: Option<Arc<HistoryEndpoint>>,
+    /// The health page's path, when served.
+    pub(super) history_ui: Option<String>,
+}
+
+impl ZbHealthEndpoints {
+    /// Registers every endpoint on a `ServiceConfig`.
+    pub fn configure(&self, config: &mut web::ServiceConfig) {
+        config.service(self.clone());
+    }
+
+    /// The path each tier is served on.
+    pub fn path(&self, tier: Tag) -> &str {
+        &self.tiers[tier as usize].path
+    }
+
+    /// The path the startup endpoint is served on.
+    pub fn started_path(&self) -> &str {
+        &self.started.path
+    }
+
+    /// The path the history is served on, if it is
+    /// ([`ZbHealth::history`](super::ZbHealth::history)).
+    pub fn history_path(&self) -> Option<&str> {
+        self.history.as_ref().map(|h| h.path.as_str())
+    }
+
+    /// The path the health page is served on, if it is
+    /// ([`ZbHealth::history_ui`](super::ZbHealth::history_ui)).
+    pub fn history_ui_path(&self) -> Option<&str> {
+        self.history_ui.as_deref()
+    }
+
+    /// The path the health group `name` is served on, if there is one.
+    pub fn group_path(&self, name: &str) -> Option<&str> {
+        self.groups
+            .iter()
+            .find(|g| &*g.group.name == name)
+            .map(|g| g.group.path.as_str())
+    }
+
+    /// Whether any tier shows more to a request with the bearer token
+    /// ([`ZbHealth::authorized`](super::ZbHealth::authorized)).
+    pub fn offers_authorized(&self) -> bool {
+        self.tiers.iter().any(|t| t.authorized.style.is_some())
+    }
+
+    /// The same endpoints with `token` as the bearer token that unlocks
+    /// the authorized levels (the ones it had are replaced). The wiring
+    /// path calls it with `HEALTH_TOKEN`.
+    pub fn with_bearer_token(&self, token: Arc<BearerToken>) -> Self {
+        let tiers = self.tiers.each_ref().map(|t| {
+            let mut tier = TierEndpoint::clone(t);
+            tier.authorized.token = Some(token.clone());
+            Arc::new(tier)
+        });
+        let mut started = StartedEndpoint::clone(&self.started);
+        started.authorized.token = Some(token.clone());
+        let history = self.history.as_ref().map(|h| {
+            let mut history = HistoryEndpoint::clone(h);
+            history.authorized.token = Some(token);
+            Arc::new(history)
+        });
+        Self {
+            tiers,
+            started: Arc::new(started),
+            groups: self.groups.clone(),
+            history,
+            history_ui: self.history_ui.clone(),
+        }
+    }
+
+    /// The same endpoints with large tier bodies given in slices or not
+    /// ([`ZbHealth::pace_large_bodies`](super::ZbHealth::pace_large_bodies): only on a server with
+    /// `tcp_nodelay(true)`). [`ZbHealthServer`](crate::server::ZbHealthServer)
+    /// turns it on for the servers it builds.
+    pub fn pace_large_bodies(&self, on: bool) -> Self {
+        let tiers = self.tiers.each_ref().map(|t| {
+            let mut tier = TierEndpoint::clone(t);
+            tier.paced = on;
+            Arc::new(tier)
+        });
+        Self {
+            tiers,
+            ..self.clone()
+        }
+    }
+}
+
+impl HttpServiceFactory for ZbHealthEndpoints {
+    fn register(self, config: &mut AppService) {
+        // Every exact path before any per-probe one: actix matches in
+        // registration order, and a tier at `/health` must not take
+        // `/health/active` for a probe name. `live` first: the liveness
+        // path is the one asked most often and meant to cost least.
+        let [ready, active, live] = &self.tiers;
+        for tier in [live, ready, active] {
+            tier.register_tier(config);
+        }
+        let started = self.started;
+        let path = started.path.clone();
+        get_and_head(path, move |r| started.clone().respond(r), config);
+        for group in self.groups {
+            let path = group.group.path.clone();
+            get_and_head(path, move |r| group.clone().respond(r), config);
+        }
+        if let Some(history) = self.history {
+            let path = history.path.clone();
+            get_and_head(path, move |r| history.clone().respond(r), config);
+        }
+        if let Some(path) = self.history_ui {
+            get_and_head(path, |_| std::future::ready(history_page()), config);
+        }
+        for tier in &self.tiers {
+            tier.register_probes(config);
+        }
+    }
+}
+
+impl ZbHealthEndpoints {
+    /// One tier on its own, to mount where the others are not: on a
+    /// management server, behind its own middleware, or alone. It answers
+    /// from the same registry as the bundle, so every mount of a tier
+    /// reports the same probes.
+    ///
+    /// ```no_run
+    /// use actix_web::App;
+    /// use zb_health::{map_zb_health, HealthRegistry, Tag};
+    ///
+    /// let endpoints = map_zb_health(HealthRegistry::process().clone());
+    /// let live_only = App::new().service(endpoints.tier(Tag::Live));
+    /// # let _ = live_only;
+    /// ```
+    pub fn tier(&self, tier: Tag) -> ZbHealthTier {
+        ZbHealthTier(self.tiers[tier as usize].clone())
+    }
+}

@@ -1,0 +1,98 @@
+//! Health groups (R23–R25): a named set of probes served at a path of
+//! its own, answered as `ready` is.
+
+use std::sync::Arc;
+
+use actix_web::{HttpRequest, HttpResponse};
+use zb_health_spec::{Disclosure, Tag};
+
+use super::respond::{no_store, tier_status_code, write_body};
+use crate::registry::HealthRegistry;
+use crate::writer::{BodyStyle, ResponseWriter};
+
+/// A health group (a manifest's `groups`; R23–R25): a named set of
+/// probes, by name or by tier, served at a path of its own with its own
+/// disclosure level, and answered as `ready` is: the worst of its entries,
+/// 200 while serving, 503 when `Unhealthy`, with the startup and shutdown
+/// entries first while they apply. For an operator who gates a canary on
+/// one dependency.
+///
+/// ```
+/// use zb_health::http::HealthGroup;
+/// use zb_health::{HealthRegistry, ProbeRegistration, ProbeResult, Tag, ZbHealth, from_fn};
+///
+/// let registry = HealthRegistry::new();
+/// registry
+///     .add(ProbeRegistration::new("database", from_fn(|| async { Ok(ProbeResult::healthy()) })))
+///     .unwrap();
+/// let health = ZbHealth::new(registry)
+///     .group(HealthGroup::new("canary", "/health/canary").probes(["database"]))
+///     .group(HealthGroup::new("writes", "/health/writes").tiers([Tag::Active]))
+///     .build()
+///     .expect("valid groups");
+/// assert_eq!(health.group_path("canary"), Some("/health/canary"));
+/// ```
+#[derive(Debug, Clone)]
+pub struct HealthGroup {
+    pub(super) name: Arc<str>,
+    pub(super) path: String,
+    pub(super) probes: Vec<Arc<str>>,
+    pub(super) tiers: Vec<Tag>,
+    pub(super) disclosure: Option<Disclosure>,
+}
+
+impl HealthGroup {
+    /// A group named `name` (R9) served at `path` (R24), selecting nothing
+    /// yet: add [`probes`](Self::probes) or [`tiers`](Self::tiers) (R23).
+    pub fn new(name: impl Into<Arc<str>>, path: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            path: path.into(),
+            probes: Vec::new(),
+            tiers: Vec::new(),
+            disclosure: None,
+        }
+    }
+
+    /// Adds probes by their registered names; each must be registered when
+    /// [`ZbHealth::build`](super::ZbHealth::build) runs (R23).
+    pub fn probes<N: Into<Arc<str>>>(mut self, names: impl IntoIterator<Item = N>) -> Self {
+        self.probes.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Adds every probe of these tiers, as registered at each request;
+    /// `ready` or `active`, never `live` (R25).
+    pub fn tiers(mut self, tiers: impl IntoIterator<Item = Tag>) -> Self {
+        self.tiers.extend(tiers);
+        self
+    }
+
+    /// What the group's body shows; by default the `ready` tier's level of
+    /// the same endpoints.
+    pub fn disclosure(mut self, level: Disclosure) -> Self {
+        self.disclosure = Some(level);
+        self
+    }
+}
+
+/// A health group's endpoint: `GET` and `HEAD` on its path.
+pub(super) struct GroupEndpoint {
+    pub(super) group: HealthGroup,
+    pub(super) registry: HealthRegistry,
+    /// The ready tier's body style at the group's level.
+    pub(super) style: BodyStyle,
+    pub(super) writer: Option<Arc<dyn ResponseWriter>>,
+}
+
+impl GroupEndpoint {
+    pub(super) async fn respond(self: Arc<Self>, _request: HttpRequest) -> HttpResponse {
+        let report = self
+            .registry
+            .answer_group(&self.group.probes, &self.group.tiers)
+            .await;
+        let mut response = HttpResponse::build(tier_status_code(Tag::Ready, report.status));
+        response.insert_header(no_store());
+        write_body(&self.style, self.writer.as_deref(), &report, response)
+    }
+}

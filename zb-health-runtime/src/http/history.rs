@@ -1,0 +1,73 @@
+//! The history endpoints: the JSON document (`/health/history`) and the
+//! health page that reads it (`/health/ui`), and where they are served.
+
+use std::sync::Arc;
+
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::web::Bytes;
+use actix_web::{HttpRequest, HttpResponse};
+use zb_health_spec::Disclosure;
+
+use super::auth::Authorized;
+use super::respond::no_store;
+use crate::registry::HealthRegistry;
+
+/// Where and whether the history is served: `/health/history`
+/// (the JSON document) and `/health/ui` (the page that reads it).
+#[derive(Debug, Clone)]
+pub(super) struct HistoryOptions {
+    pub(super) json: bool,
+    pub(super) ui: bool,
+    pub(super) path: String,
+    pub(super) ui_path: String,
+}
+
+/// The history document's default path.
+pub const DEFAULT_HISTORY_PATH: &str = "/health/history";
+/// The health page's default path.
+pub const DEFAULT_HISTORY_UI_PATH: &str = "/health/ui";
+
+/// The history endpoint: `GET` and `HEAD`, the document at the ready
+/// tier's level, or its authorized level for a request with the token.
+#[derive(Clone)]
+pub(super) struct HistoryEndpoint {
+    pub(super) path: String,
+    pub(super) registry: HealthRegistry,
+    pub(super) level: Disclosure,
+    pub(super) addresses: bool,
+    pub(super) authorized: Authorized,
+}
+
+impl HistoryEndpoint {
+    pub(super) async fn respond(self: Arc<Self>, request: HttpRequest) -> HttpResponse {
+        let (level, addresses) = match self.authorized.style_for(&request) {
+            Some(style) => (style.disclosure, style.cluster_addresses),
+            None => (self.level, self.addresses),
+        };
+        let body = self.registry.history_json(level, addresses);
+        let mut response = HttpResponse::Ok();
+        response.insert_header(no_store()).insert_header((
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        ));
+        self.authorized.mark(&mut response);
+        response.body(body)
+    }
+}
+
+/// The health page: the same bytes for every request, embedded at build
+/// time.
+pub(super) fn history_page() -> HttpResponse {
+    let mut response = HttpResponse::with_body(
+        StatusCode::OK,
+        Bytes::from_static(zb_health_spec::history::PAGE.as_bytes()),
+    );
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    response.map_into_boxed_body()
+}

@@ -1,0 +1,32 @@
+//! The health endpoints on actix-web (ZB-1.1, ZB-5): one call maps them
+//! all, each answering `GET` and `HEAD` and `405` otherwise.
+//!
+//! * the three tiers, and under `ready` and `active` one path per probe
+//!   (`<tier path>/{probe}`);
+//! * the startup path (`/health/started`), which runs no probe;
+//! * each health group at its own path (R23–R25);
+//! * when turned on, the history (`/health/history`) and the health page
+//!   (`/health/ui`).
+//!
+//! [`ZbHealth`] sets the paths, the body (format, disclosure levels, the
+//! level a bearer token unlocks) and the groups, and checks them;
+//! [`ZbHealthEndpoints`] is what it builds, ready to mount.
+
+mod auth;
+mod builder;
+mod endpoints;
+mod group;
+mod history;
+mod respond;
+mod started;
+#[cfg(test)]
+mod tests;
+mod tier;
+
+pub use builder::ZbHealth;
+pub use builder::map_zb_health;
+pub use endpoints::ZbHealthEndpoints;
+pub use group::HealthGroup;
+pub use history::{DEFAULT_HISTORY_PATH, DEFAULT_HISTORY_UI_PATH};
+pub use respond::tier_status_code;
+pub use tier::ZbHealthTier;
