@@ -74,20 +74,24 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<str>,
 {
+    clean_roles(roles).join(",")
+}
+
+/// The roles of a [`ROLES_KEY`] value; none when it is missing.
+pub(super) fn parse_roles(value: Option<&str>) -> Vec<String> {
+    clean_roles(value.unwrap_or_default().split(','))
+}
+
+/// `roles` trimmed, the blank ones left out: how they are written and
+/// read alike.
+fn clean_roles<I, S>(roles: I) -> Vec<String>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
     roles
         .into_iter()
         .map(|r| r.as_ref().trim().to_owned())
         .filter(|r| !r.is_empty())
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-pub(super) fn parse_roles(value: Option<&str>) -> Vec<String> {
-    value
-        .unwrap_or_default()
-        .split(',')
-        .map(str::trim)
-        .filter(|r| !r.is_empty())
-        .map(str::to_owned)
         .collect()
 }
