@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use zb_health_spec::{MajorityGuard, SpecError, Violations, check_role_preference};
 
+use super::guard::majority_guard_setters;
 use super::handover::Handover;
 use super::view::{ClusterState, Member, MemberStatus};
 
@@ -135,35 +136,29 @@ impl ClusterActiveNode {
         })
     }
 
-    /// The cluster has `size` nodes: a node that reaches fewer than a
-    /// majority of them (self included) is never active, so the minority
-    /// side of a partition cannot answer active beside the majority's node.
-    /// Split-brain safety is the default once the size is known, including
-    /// the [`Handover::DEFAULT`] lease and margin that keep the old active
-    /// node and its successor from overlapping; opt out with
-    /// [`allow_minority`](Self::allow_minority) (no majority at all) or
-    /// [`handover`](Self::handover)`(`[`Handover::immediate_unsafe`]`())`
-    /// (a majority, but the detector race).
-    pub fn expected_size(self, size: u32) -> Self {
-        self.with_guard(MajorityGuard::new(size))
-    }
+    majority_guard_setters! {
+        /// The cluster has `size` nodes: a node that reaches fewer than a
+        /// majority of them (self included) is never active, so the minority
+        /// side of a partition cannot answer active beside the majority's node.
+        /// Split-brain safety is the default once the size is known, including
+        /// the [`Handover::DEFAULT`] lease and margin that keep the old active
+        /// node and its successor from overlapping; opt out with
+        /// [`allow_minority`](Self::allow_minority) (no majority at all) or
+        /// [`handover`](Self::handover)`(`[`Handover::immediate_unsafe`]`())`
+        /// (a majority, but the detector race).
+        expected_size;
 
-    /// Lets a node on the minority side of a partition be active: **both
-    /// sides then answer active** (split brain). Only for clusters where
-    /// something else keeps two active nodes from doing harm. Without an
-    /// expected size there is no majority to give up, and this does nothing.
-    pub fn allow_minority(mut self) -> Self {
-        self.guard = self.guard.map(MajorityGuard::allow_minority);
-        self
-    }
+        /// Lets a node on the minority side of a partition be active: **both
+        /// sides then answer active** (split brain). Only for clusters where
+        /// something else keeps two active nodes from doing harm. Without an
+        /// expected size there is no majority to give up, and this does nothing.
+        allow_minority;
 
-    /// Sets the guard as a whole, e.g. from a manifest's `expected_size` /
-    /// `require_majority`. In code prefer [`expected_size`](Self::expected_size).
-    /// A guard that requires a majority gets [`Handover::DEFAULT`] unless
-    /// [`handover`](Self::handover) says otherwise.
-    pub fn with_guard(mut self, guard: MajorityGuard) -> Self {
-        self.guard = Some(guard);
-        self
+        /// Sets the guard as a whole, e.g. from a manifest's `expected_size` /
+        /// `require_majority`. In code prefer [`expected_size`](Self::expected_size).
+        /// A guard that requires a majority gets [`Handover::DEFAULT`] unless
+        /// [`handover`](Self::handover) says otherwise.
+        with_guard;
     }
 
     /// Sets how the active role moves when the active node goes silent.

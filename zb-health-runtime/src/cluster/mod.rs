@@ -32,6 +32,7 @@
 mod active;
 #[cfg(feature = "chitchat")]
 pub mod chitchat;
+mod guard;
 mod handover;
 mod history;
 mod probes;

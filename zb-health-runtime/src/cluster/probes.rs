@@ -7,6 +7,7 @@ use zb_health_spec::CLUSTER_ADDRESS_KEYS;
 use zb_health_spec::{HealthStatus, MajorityGuard, MembershipPolicy};
 
 use super::active::{ActiveDecision, ClusterActiveNode};
+use super::guard::majority_guard_setters;
 use super::view::{ClusterState, ClusterView, MemberStatus};
 use crate::gate::ActiveNodeGate;
 use crate::probe::{Probe, ProbeOutcome, ProbeResult};
@@ -253,27 +254,21 @@ impl ClusterTransportProbe {
         Self { view, guard: None }
     }
 
-    /// The cluster has `size` nodes: expects `size - 1` peers even when the
-    /// view has forgotten some, and fails on the minority side of a
-    /// partition (fewer than a majority of `size` reachable, self
-    /// included). Recommended wherever the cluster size is known; opt out
-    /// of the majority part with [`allow_minority`](Self::allow_minority).
-    pub fn expected_size(self, size: u32) -> Self {
-        self.with_guard(MajorityGuard::new(size))
-    }
+    majority_guard_setters! {
+        /// The cluster has `size` nodes: expects `size - 1` peers even when the
+        /// view has forgotten some, and fails on the minority side of a
+        /// partition (fewer than a majority of `size` reachable, self
+        /// included). Recommended wherever the cluster size is known; opt out
+        /// of the majority part with [`allow_minority`](Self::allow_minority).
+        expected_size;
 
-    /// Keeps a minority-side node ready: only total isolation fails the
-    /// probe. Does nothing without an expected size.
-    pub fn allow_minority(mut self) -> Self {
-        self.guard = self.guard.map(MajorityGuard::allow_minority);
-        self
-    }
+        /// Keeps a minority-side node ready: only total isolation fails the
+        /// probe. Does nothing without an expected size.
+        allow_minority;
 
-    /// Sets the guard as a whole, e.g. from a manifest's `expected_size` /
-    /// `require_majority`. In code prefer [`expected_size`](Self::expected_size).
-    pub fn with_guard(mut self, guard: MajorityGuard) -> Self {
-        self.guard = Some(guard);
-        self
+        /// Sets the guard as a whole, e.g. from a manifest's `expected_size` /
+        /// `require_majority`. In code prefer [`expected_size`](Self::expected_size).
+        with_guard;
     }
 }
 

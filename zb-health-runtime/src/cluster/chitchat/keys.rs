@@ -1,0 +1,97 @@
+//! The gossip keys a node writes into its chitchat key-values, and how its
+//! status and roles are spelled in them.
+
+use ::chitchat::Chitchat;
+use tokio::sync::Mutex;
+
+use crate::cluster::view::MemberStatus;
+
+/// The key-value key holding a node's [`MemberStatus`], spelled by
+/// [`MemberStatus::as_str`]. Namespaced so it cannot collide with the
+/// application's own keys.
+pub const STATUS_KEY: &str = "zb.status";
+
+/// The key-value key holding a node's roles, comma-separated (role names
+/// therefore cannot contain commas).
+pub const ROLES_KEY: &str = "zb.roles";
+
+/// The prefix of the key-value keys holding this node's verdict of each
+/// shared probe (BE-HLTH-003, [`crate::shared`]): `zb.shared.<probe>` =
+/// `ok` or `failing`.
+/// One key per shared probe, written only when its verdict changes, so
+/// gossip carries it only then, as one key-value operation of chitchat's
+/// delta: at most `31 + n` bytes for a probe name of `n` bytes (the op
+/// tag, the key and the value with their 2-byte lengths, an 8-byte
+/// version, a status byte; 41 bytes for `database`), to each peer behind
+/// on it, and nothing in a round where no verdict changed.
+pub const SHARED_VERDICT_PREFIX: &str = "zb.shared.";
+
+/// The key a node writes at least every `lease / 8` (a counter), so its
+/// gossip state keeps advancing and a peer can tell it is heard through a
+/// two-way exchange, not only through chitchat's heartbeat, which one-way
+/// messages carry too ([`ChitchatViewConfig::lease`](super::ChitchatViewConfig::lease)). One
+/// key-value operation of about 30 bytes per beat, to each peer: linear in
+/// the cluster's size.
+pub const BEAT_KEY: &str = "zb.beat";
+
+/// The key under which a node gossips its ready verdict (`Healthy`,
+/// `Degraded`, `Unhealthy`): the status its ready tier last answered, for
+/// every member's history. Written on a change only.
+pub const READY_VERDICT_KEY: &str = "zb.ready";
+
+/// The key-values that announce `status` and `roles`: pass them as the
+/// `initial_key_values` of `chitchat::spawn_chitchat`, so the node is known
+/// with its status and roles from its very first gossip round.
+pub fn member_key_values<I, S>(status: MemberStatus, roles: I) -> Vec<(String, String)>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    vec![
+        (STATUS_KEY.to_owned(), status.as_str().to_owned()),
+        (ROLES_KEY.to_owned(), join_roles(roles)),
+    ]
+}
+
+/// Publishes this node's status and roles into its gossip state, e.g.
+/// `Leaving` before a graceful shutdown. Peers see it within a few gossip
+/// rounds. Prefer [`ChitchatClusterView::publish`](super::ChitchatClusterView::publish), which also refreshes
+/// the local snapshot at once.
+pub async fn publish_member<I, S>(chitchat: &Mutex<Chitchat>, status: MemberStatus, roles: I)
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    let roles = join_roles(roles);
+    let mut guard = chitchat.lock().await;
+    let own = guard.self_node_state();
+    own.set(STATUS_KEY, status.as_str());
+    own.set(ROLES_KEY, roles);
+}
+
+fn join_roles<I, S>(roles: I) -> String
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    clean_roles(roles).join(",")
+}
+
+/// The roles of a [`ROLES_KEY`] value; none when it is missing.
+pub(super) fn parse_roles(value: Option<&str>) -> Vec<String> {
+    clean_roles(value.unwrap_or_default().split(','))
+}
+
+/// `roles` trimmed, the blank ones left out: how they are written and
+/// read alike.
+fn clean_roles<I, S>(roles: I) -> Vec<String>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    roles
+        .into_iter()
+        .map(|r| r.as_ref().trim().to_owned())
+        .filter(|r| !r.is_empty())
+        .collect()
+}
