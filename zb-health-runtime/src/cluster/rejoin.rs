@@ -87,7 +87,7 @@ impl ClusterView for RejoinableView {
         Some(self)
     }
 
-    fn handover(&self) -> Option<super::Handover> {
+    fn handover(&self) -> Option<super::handover::Handover> {
         self.current().handover()
     }
 }
