@@ -1,0 +1,307 @@
+//! A tier's report: every probe of the tier evaluated concurrently, in
+//! dependency order (`depends_on`), and the executor's registry-facing
+//! settings.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use futures_util::FutureExt;
+use tokio::time::Instant;
+
+use futures_util::future::join_all;
+use std::sync::atomic::AtomicU64;
+use zb_health_spec::{HealthStatus, Tag};
+
+use super::context::{Executor, Shared, Starting, nanos};
+use super::descriptions::skipped_description;
+use super::limiter::Limiter;
+use super::run::remember;
+use super::runtime::ProbeRuntime;
+use super::schedule::ensure_task;
+use super::state::{Failed, Flight, Now};
+use super::thread::Runs;
+use crate::observe::RunError;
+use crate::report::{EntryOutcome, HealthEntry, HealthReport};
+use crate::shared::{SharedVerdicts, skipped_in_shared_outage_description};
+use crate::sync::lock;
+
+impl Executor {
+    pub(crate) fn new(
+        max_in_flight: usize,
+        failure_log_interval: Duration,
+        runs: Runs,
+        starting: Starting,
+    ) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                limiter: Limiter::new(max_in_flight),
+                failure_log_interval: AtomicU64::new(nanos(failure_log_interval)),
+                runs,
+                starting,
+                verdicts: std::sync::RwLock::new(None),
+                history: AtomicBool::new(false),
+                detection: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// Publishes this node's ready verdict where the shared verdicts go,
+    /// if they are set, so every member's history shows it.
+    pub(crate) fn publish_ready(&self, status: HealthStatus) {
+        let slot = self
+            .shared
+            .verdicts
+            .read()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some((_, verdicts)) = &*slot {
+            verdicts.publish_ready(status);
+        }
+    }
+
+    pub(crate) fn set_shared_verdicts(&self, verdicts: Arc<dyn SharedVerdicts>) {
+        let mut slot = self
+            .shared
+            .verdicts
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        // A new generation: every probe publishes to the new one afresh.
+        let generation = slot.as_ref().map_or(1, |(g, _)| g + 1);
+        *slot = Some((generation, verdicts));
+    }
+
+    /// The registry's detection time, which request-driven thresholds
+    /// count periods of (set by the table with it, under its lock).
+    pub(crate) fn set_detection_time(&self, detection: Duration) {
+        self.shared
+            .detection
+            .store(nanos(detection), Ordering::Relaxed);
+    }
+
+    /// From now on every reported entry is recorded in its probe's
+    /// history; there is no way back, a page may be open.
+    pub(crate) fn enable_history(&self) {
+        self.shared.history.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether history is recorded.
+    pub(crate) fn history_enabled(&self) -> bool {
+        self.shared.history.load(Ordering::Relaxed)
+    }
+
+    /// Starts a background probe's schedule now, when it has one and the
+    /// probe thread runs it, so the first answer after the gates open is
+    /// already a measured one. On the caller's runtime it starts at the
+    /// first request instead (a runtime is certain to exist only there).
+    pub(crate) fn start(&self, probe: &Arc<ProbeRuntime>) {
+        if probe.policy().refresh.is_some() && self.shared.runs == Runs::ProbeThread {
+            ensure_task(probe, &self.shared);
+        }
+    }
+
+    /// How often an unchanged failing state is logged again (BE-HLTH-008).
+    pub(crate) fn failure_log_interval(&self) -> Duration {
+        Duration::from_nanos(self.shared.failure_log_interval.load(Ordering::Relaxed))
+    }
+
+    pub(crate) fn set_failure_log_interval(&self, interval: Duration) {
+        self.shared
+            .failure_log_interval
+            .store(nanos(interval), Ordering::Relaxed);
+    }
+
+    /// Runs every probe of `probes` (one tier's) and reports the result.
+    ///
+    /// The probes run concurrently on the calling task, so the tier takes
+    /// as long as its slowest probe, never the sum. Each entry comes
+    /// through the probe's execution policy: a shared flight, a cached or a
+    /// background result.
+    pub(crate) async fn report(&self, tier: Tag, probes: &[Arc<ProbeRuntime>]) -> HealthReport {
+        self.report_until(tier, probes).await.0
+    }
+
+    /// [`report`](Self::report), and until when it holds as it is: `Some`
+    /// exactly when every entry is a kept result (a fresh cached one, a
+    /// background one within its staleness bound), then the earliest
+    /// instant one of them expires. Until then, and while [`versions`] is
+    /// unchanged, the same probes give the same report.
+    ///
+    /// Every probe is first asked in turn for its entry *now* (a kept
+    /// result, or a run that answers at its first poll); only the probes
+    /// that must be waited for are then awaited together.
+    pub(crate) async fn report_until(
+        &self,
+        tier: Tag,
+        probes: &[Arc<ProbeRuntime>],
+    ) -> (HealthReport, Option<Instant>) {
+        let started = Instant::now();
+        if probes.iter().any(|p| !p.depends_on.is_empty()) {
+            // A tier with a dependent is never kept whole: its entry
+            // follows dependencies that may be in another tier, whose
+            // results are not in this tier's `versions`.
+            let mut memo = Vec::new();
+            let evaluations: Vec<Flight> = probes
+                .iter()
+                .map(|p| self.evaluation(p, &mut memo, &mut Vec::new()))
+                .collect();
+            let entries = join_all(evaluations).await;
+            return (HealthReport::new(tier, entries, started.elapsed()), None);
+        }
+        // `None` once any entry is not a kept one; an empty tier has
+        // nothing to keep (and costs nothing to render).
+        let mut until: Option<Option<Instant>> = Some(None);
+        // The entries known now, in order; the report's own vector when
+        // nothing waits (no second vector of 1,000 entries per request).
+        let mut entries = Vec::with_capacity(probes.len());
+        let mut waits = Vec::new();
+        for (index, probe) in probes.iter().enumerate() {
+            match self.now(probe) {
+                Now::Entry(entry, expires) => {
+                    until = match (until, expires) {
+                        (Some(soonest), Some(e)) => Some(Some(soonest.map_or(e, |s| s.min(e)))),
+                        _ => None,
+                    };
+                    entries.push(entry);
+                }
+                Now::Wait(wait) => {
+                    until = None;
+                    waits.push(wait.map(move |entry| (index, entry)));
+                }
+            }
+        }
+        if !waits.is_empty() {
+            // In probe order: `join_all` answers in the order it was given.
+            let mut waited = join_all(waits).await.into_iter().peekable();
+            let mut known = entries.into_iter();
+            entries = (0..probes.len())
+                .filter_map(|index| match waited.next_if(|(i, _)| *i == index) {
+                    Some((_, entry)) => Some(entry),
+                    None => known.next(),
+                })
+                .collect();
+        }
+        (
+            HealthReport::new(tier, entries, started.elapsed()),
+            until.flatten(),
+        )
+    }
+
+    /// The entry of one probe for one request, after its dependencies
+    /// (`depends_on`): for the gRPC service's single-probe targets.
+    #[cfg(feature = "grpc")]
+    pub(crate) async fn entry_after_dependencies(&self, probe: &Arc<ProbeRuntime>) -> HealthEntry {
+        if probe.depends_on.is_empty() {
+            return self.entry(probe).await;
+        }
+        self.evaluation(probe, &mut Vec::new(), &mut Vec::new())
+            .await
+    }
+
+    /// One request's evaluation of `probe`: its dependencies' first
+    /// (every probe once per request, in `memo`, so a dependency in the
+    /// same tier runs once and its dependents wait for that one run, not
+    /// for a second deadline), then its own entry, or a skipped one while
+    /// a dependency is failing, which never calls the probe. `path` holds
+    /// the probes being evaluated above this one: R22 refuses cycles, and
+    /// a link back is ignored rather than recursed into.
+    pub(super) fn evaluation(
+        &self,
+        probe: &Arc<ProbeRuntime>,
+        memo: &mut Vec<(usize, Flight)>,
+        path: &mut Vec<usize>,
+    ) -> Flight {
+        // The address identifies the probe for this request only.
+        let key = Arc::as_ptr(probe) as usize;
+        if let Some((_, e)) = memo.iter().find(|(p, _)| *p == key) {
+            return e.clone();
+        }
+        path.push(key);
+        let mut dependencies: Vec<(Arc<ProbeRuntime>, Flight)> = Vec::new();
+        for d in probe.dependencies() {
+            if !path.contains(&(Arc::as_ptr(&d) as usize)) {
+                let e = self.evaluation(&d, memo, path);
+                dependencies.push((d, e));
+            }
+        }
+        path.pop();
+        let executor = self.clone();
+        let probe = probe.clone();
+        let evaluation = async move {
+            let (dependencies, evaluations): (Vec<_>, Vec<_>) = dependencies.into_iter().unzip();
+            let entries = join_all(evaluations).await;
+            // A dependency that failed here stops its dependents, also
+            // when a shared outage opened its entry.
+            let failing = dependencies
+                .iter()
+                .zip(&entries)
+                .find_map(|(d, e)| match d.failed(e) {
+                    Failed::No => None,
+                    failed => Some((d, failed)),
+                });
+            match failing {
+                Some((d, failed)) => executor.skip(&probe, &d.name, failed),
+                None => executor.entry(&probe).await,
+            }
+        }
+        .boxed()
+        .shared();
+        memo.push((key, evaluation.clone()));
+        evaluation
+    }
+
+    /// The entry of a run skipped because `dependency` is failing (`failed`
+    /// says how): the probe's failure status, [`skipped_description`],
+    /// zero duration (nothing ran), [`EntryOutcome::Skipped`]; in a shared
+    /// outage of the dependency `Degraded` instead, with
+    /// [`skipped_in_shared_outage_description`], and marked opened, so its
+    /// own dependents are skipped the same way. It is the probe's latest
+    /// entry like a run's (it clears a cached result, is a background
+    /// probe's result until its next run) and goes to the transition log
+    /// as one (a skip is logged when the entry turns to it, then rate
+    /// limited like any failing state); it bypasses the probe's own
+    /// hysteresis, which counts the probe's own failures.
+    pub(super) fn skip(
+        &self,
+        probe: &ProbeRuntime,
+        dependency: &str,
+        failed: Failed,
+    ) -> HealthEntry {
+        let entry = |status, description| HealthEntry {
+            name: probe.name.clone(),
+            status,
+            description: Some(Cow::Owned(description)),
+            duration: Duration::ZERO,
+            data: None,
+            outcome: EntryOutcome::Skipped,
+        };
+        let entry = match failed {
+            Failed::SharedOutage(tally) => probe.opened(
+                entry(
+                    HealthStatus::Degraded,
+                    skipped_in_shared_outage_description(dependency, tally),
+                ),
+                tally,
+            ),
+            Failed::Here | Failed::No => entry(
+                probe.failure_status.status(),
+                skipped_description(dependency),
+            ),
+        };
+        remember(probe, &mut lock(&probe.state.slot), &entry, false);
+        let starting = (self.shared.starting)();
+        probe.remember_history(&self.shared, &entry, starting);
+        let interval = self.failure_log_interval();
+        probe.log.ran(&entry, &RunError::None, interval, starting);
+        entry
+    }
+}
+
+/// The sum of the probes' kept-result versions: each grows whenever its
+/// probe's kept result is stored or cleared, so over one table the sum is
+/// unchanged exactly while no kept result changed.
+pub(crate) fn versions(probes: &[Arc<ProbeRuntime>]) -> u64 {
+    probes.iter().fold(0u64, |sum, p| {
+        sum.wrapping_add(p.state.version.load(Ordering::Acquire))
+    })
+}
