@@ -1,0 +1,382 @@
+//! [`ZbHealthServer`]: the application port, the management port, the
+//! `grpc.health.v1` port and the drain, in one builder.
+
+use std::fmt;
+use std::io;
+#[cfg(feature = "grpc")]
+use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr};
+use std::sync::Arc;
+
+use actix_web::{App, web};
+
+use actix_web::HttpServer;
+
+#[cfg(feature = "grpc")]
+use crate::grpc::server::GrpcHealth;
+use crate::http::ZbHealthEndpoints;
+use crate::lifecycle::Drain;
+use crate::registry::HealthRegistry;
+use crate::token::{BearerToken, TOKEN_VAR};
+
+use super::bound::{Addresses, BoundZbHealthServer, Routes};
+use super::close::CloseWhenDraining;
+use super::env::{PORT_REASON, bearer_token, drain_override, setting};
+use super::run::Servable;
+use crate::setting::SettingError;
+
+/// The default application port, as most actix examples and Kubernetes
+/// manifests use it.
+pub const DEFAULT_PORT: u16 = 8080;
+/// The default `grpc.health.v1` port, gRPC's customary one.
+pub const DEFAULT_GRPC_PORT: u16 = 50051;
+
+/// Everything a manifest declares, served: built by the manifest's
+/// generated `install` (its `server` field), or by hand with
+/// [`new`](Self::new). See the [module](crate::server) for the chain.
+///
+/// * the three tiers and the application's routes ([`app`](Self::app)) on
+///   `HOST:PORT`, on actix's default workers;
+/// * with a management port (the manifest's `management.port`, or
+///   `MANAGEMENT_PORT`), the tiers again on their own server with one
+///   worker, which busy application workers cannot hold up, with
+///   [`management_endpoints`](Self::management_endpoints) when given (a
+///   disclosure of its own), else the same endpoints;
+/// * with a gRPC mapping (the manifest's `grpc` section), `grpc.health.v1`
+///   on `HOST:GRPC_PORT`;
+/// * [`metrics`](Self::metrics) on both HTTP servers;
+/// * the drain: on SIGTERM or SIGINT, `ready` and `active` answer 503 on
+///   every port and gRPC reports `NOT_SERVING` (but for a service mapped
+///   to `live`, which stays `SERVING` as `live` stays 200), every HTTP
+///   response says `Connection: close` ([`CloseWhenDraining`]) so
+///   kept-alive clients reconnect to a ready pod, everything keeps serving
+///   for the drain delay, then in-flight requests finish, the gRPC server
+///   stops last, and [`run`](Self::run) returns `Ok(())`.
+///
+/// `HOST` is one address for every port: 127.0.0.1 by default, for a
+/// laptop; `HOST=0.0.0.0` in a pod, whose kubelet connects to the pod's IP.
+pub struct ZbHealthServer {
+    pub(super) registry: HealthRegistry,
+    pub(super) endpoints: ZbHealthEndpoints,
+    /// The management port's endpoints, when they differ from the
+    /// application's (their disclosure).
+    pub(super) management_endpoints: Option<ZbHealthEndpoints>,
+    pub(super) drain: Drain,
+    pub(super) host: IpAddr,
+    pub(super) port: u16,
+    pub(super) management_port: Option<u16>,
+    pub(super) grpc_port: u16,
+    #[cfg(feature = "grpc")]
+    pub(super) grpc: Option<GrpcHealth>,
+    pub(super) app: Routes,
+    pub(super) metrics: Routes,
+}
+
+impl fmt::Debug for ZbHealthServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("ZbHealthServer");
+        d.field("host", &self.host)
+            .field("port", &self.port)
+            .field("management_port", &self.management_port)
+            .field("drain", &self.drain);
+        #[cfg(feature = "grpc")]
+        d.field("grpc_port", &self.grpc.as_ref().map(|_| self.grpc_port));
+        d.finish_non_exhaustive()
+    }
+}
+
+impl ZbHealthServer {
+    /// The tiers of `endpoints` (which serve `registry`) on
+    /// 127.0.0.1:[`DEFAULT_PORT`], under `drain`, with no management
+    /// server and no gRPC.
+    pub fn new(registry: HealthRegistry, endpoints: ZbHealthEndpoints, drain: Drain) -> Self {
+        Self {
+            registry,
+            endpoints,
+            management_endpoints: None,
+            drain,
+            host: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: DEFAULT_PORT,
+            management_port: None,
+            grpc_port: DEFAULT_GRPC_PORT,
+            #[cfg(feature = "grpc")]
+            grpc: None,
+            app: Arc::new(|_| {}),
+            metrics: Arc::new(|_| {}),
+        }
+    }
+
+    /// Applies the environment, each variable optional, each refused with
+    /// a [`SettingError`] naming it when it cannot be used:
+    ///
+    /// | Variable | Sets | Default |
+    /// |---|---|---|
+    /// | `HOST` | the address every port binds | `127.0.0.1` |
+    /// | `PORT` | the application port | [`DEFAULT_PORT`] |
+    /// | `MANAGEMENT_PORT` | the management port (and turns it on) | the manifest's `management.port` |
+    /// | `GRPC_PORT` | the `grpc.health.v1` port | [`DEFAULT_GRPC_PORT`] |
+    /// | `DRAIN_DELAY_MS` | the drain delay | the manifest's `lifecycle.drain_delay` |
+    /// | `HEALTH_TOKEN` | the bearer token that unlocks the authorized levels ([`bearer_token`](Self::bearer_token)) | none: every request sees the public levels |
+    /// | `HEALTH_TOKEN_FILE` | a file holding that token (a mounted Secret); not with `HEALTH_TOKEN` | none |
+    ///
+    /// The token is never logged and never in a [`SettingError`] (its
+    /// value reads `<redacted>`); an empty token, one a header cannot
+    /// carry, an unreadable file, or both variables set are refused. The
+    /// token comes only from here or from code, never from the manifest,
+    /// which is in the repository.
+    ///
+    /// `DRAIN_DELAY_MS` replaces the delay and is held to the termination
+    /// grace period by rule R18, as the manifest's own delay is at compile
+    /// time ([`Drain::with_delay`]): the manifest's
+    /// `orchestrator.termination_grace_period`, else Kubernetes' default
+    /// 30 s. A stated `shutdown_timeout` keeps its length; without one the
+    /// graceful stop gets what the grace period leaves. A delay that does
+    /// not fit is refused here, never applied.
+    ///
+    /// # Errors
+    ///
+    /// The first variable that cannot be used.
+    pub fn from_env(self) -> Result<Self, SettingError> {
+        self.from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// [`from_env`](Self::from_env) over any lookup, e.g. a test's table.
+    ///
+    /// # Errors
+    ///
+    /// The first variable that cannot be used.
+    pub fn from_lookup(
+        mut self,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, SettingError> {
+        let var = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
+        if let Some(host) = setting(
+            &var,
+            "HOST",
+            "an IP address: 127.0.0.1 (this machine only) or 0.0.0.0 (every interface, as a pod needs)",
+        )? {
+            self.host = host;
+        }
+        if let Some(port) = setting(&var, "PORT", PORT_REASON)? {
+            self.port = port;
+        }
+        if let Some(port) = setting(&var, "MANAGEMENT_PORT", PORT_REASON)? {
+            self.management_port = Some(port);
+        }
+        if let Some(port) = setting(&var, "GRPC_PORT", PORT_REASON)? {
+            self.grpc_port = port;
+        }
+        if let Some(token) = bearer_token(&lookup)? {
+            if !self.offers_authorized() {
+                tracing::warn!(
+                    "{TOKEN_VAR} is set, but no tier shows more to a request with it (`endpoints.authorized`); every request sees the public levels"
+                );
+            }
+            self = self.bearer_token(token);
+        }
+        if let Some(ms) = setting::<u64>(&var, "DRAIN_DELAY_MS", "whole milliseconds, e.g. 5000")? {
+            self.drain = drain_override(self.drain, ms).map_err(|reason| SettingError {
+                variable: "DRAIN_DELAY_MS",
+                value: var("DRAIN_DELAY_MS").unwrap_or_default(),
+                reason,
+            })?;
+        }
+        Ok(self)
+    }
+
+    /// The bearer token that unlocks the authorized levels
+    /// (`endpoints.authorized`, `management.authorized`) on both HTTP
+    /// ports; `HEALTH_TOKEN` sets it through [`from_env`](Self::from_env).
+    /// A request without it, or with a wrong one, gets the public answer
+    /// and the same status code.
+    pub fn bearer_token(mut self, token: BearerToken) -> Self {
+        let token = Arc::new(token);
+        self.endpoints = self.endpoints.with_bearer_token(token.clone());
+        self.management_endpoints = self
+            .management_endpoints
+            .map(|e| e.with_bearer_token(token));
+        self
+    }
+
+    /// Whether a tier on either port shows more to a request with the
+    /// bearer token.
+    pub(super) fn offers_authorized(&self) -> bool {
+        self.endpoints.offers_authorized()
+            || self
+                .management_endpoints
+                .as_ref()
+                .is_some_and(ZbHealthEndpoints::offers_authorized)
+    }
+
+    /// Binds every port to `host` (see the [type](Self)).
+    pub fn host(mut self, host: IpAddr) -> Self {
+        self.host = host;
+        self
+    }
+
+    /// The application port; 0 picks a free one ([`bind`](Self::bind)
+    /// tells which).
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
+    /// Serves the tiers on their own server on this port too; `None` turns
+    /// it off.
+    pub fn management_port(mut self, port: Option<u16>) -> Self {
+        self.management_port = port;
+        self
+    }
+
+    /// The endpoints the management port serves instead of the
+    /// application's: the same registry, with bodies of their own (a
+    /// manifest's `management.disclosure`, and the cluster addresses the
+    /// application port leaves out).
+    pub fn management_endpoints(mut self, endpoints: ZbHealthEndpoints) -> Self {
+        self.management_endpoints = Some(endpoints);
+        self
+    }
+
+    /// The `grpc.health.v1` port, when there is a gRPC mapping.
+    pub fn grpc_port(mut self, port: u16) -> Self {
+        self.grpc_port = port;
+        self
+    }
+
+    /// Serves `grpc.health.v1` from `grpc` (a manifest's `Health::grpc`).
+    #[cfg(feature = "grpc")]
+    pub fn grpc(mut self, grpc: GrpcHealth) -> Self {
+        self.grpc = Some(grpc);
+        self
+    }
+
+    /// The application's own routes, on the application port only.
+    pub fn app(mut self, routes: impl Fn(&mut web::ServiceConfig) + Send + Sync + 'static) -> Self {
+        self.app = Arc::new(routes);
+        self
+    }
+
+    /// Routes on both HTTP ports, beside the tiers: the place for the
+    /// `/metrics` route of the application's exporter, so a scrape works
+    /// wherever the probes do.
+    pub fn metrics(
+        mut self,
+        routes: impl Fn(&mut web::ServiceConfig) + Send + Sync + 'static,
+    ) -> Self {
+        self.metrics = Arc::new(routes);
+        self
+    }
+
+    /// The application port it will bind (0: a free one).
+    pub fn application_port(&self) -> u16 {
+        self.port
+    }
+
+    /// The registry every port answers from.
+    pub fn registry(&self) -> &HealthRegistry {
+        &self.registry
+    }
+
+    /// The tier endpoints of the application port, to mount on a server
+    /// of your own.
+    pub fn endpoints(&self) -> &ZbHealthEndpoints {
+        &self.endpoints
+    }
+
+    /// The tier endpoints of the management port: its own, else the
+    /// application's.
+    pub fn endpoints_for_management(&self) -> &ZbHealthEndpoints {
+        self.management_endpoints
+            .as_ref()
+            .unwrap_or(&self.endpoints)
+    }
+
+    /// The drain, with any `DRAIN_DELAY_MS` applied.
+    pub fn drain(&self) -> Drain {
+        self.drain
+    }
+
+    /// Binds every port now, so a caller knows the addresses (and a port
+    /// taken by another process fails here, before anything serves).
+    ///
+    /// # Errors
+    ///
+    /// A port cannot be bound.
+    pub fn bind(self) -> io::Result<BoundZbHealthServer> {
+        let host = self.host;
+        // Both servers set TCP_NODELAY, so a large body can go out in
+        // slices without waiting on Nagle's algorithm
+        // (`ZbHealth::pace_large_bodies`).
+        let (endpoints, metrics, app, registry) = (
+            self.endpoints.pace_large_bodies(true),
+            self.metrics.clone(),
+            self.app.clone(),
+            self.registry.clone(),
+        );
+        let application = HttpServer::new(move || {
+            let (metrics, app) = (metrics.clone(), app.clone());
+            App::new()
+                .wrap(CloseWhenDraining::new(registry.clone()))
+                .service(endpoints.clone())
+                .configure(move |c| metrics(c))
+                .configure(move |c| app(c))
+        })
+        .tcp_nodelay(true)
+        .bind((host, self.port))?;
+        let mut addresses = Addresses {
+            application: application.addrs(),
+            management: Vec::new(),
+            grpc: None,
+        };
+        let mut servers: Vec<Box<dyn Servable>> = vec![Box::new(application)];
+        if let Some(port) = self.management_port {
+            let (endpoints, metrics, registry) = (
+                self.endpoints_for_management().pace_large_bodies(true),
+                self.metrics.clone(),
+                self.registry.clone(),
+            );
+            let management = HttpServer::new(move || {
+                let metrics = metrics.clone();
+                App::new()
+                    .wrap(CloseWhenDraining::new(registry.clone()))
+                    .service(endpoints.clone())
+                    .configure(move |c| metrics(c))
+            })
+            .workers(1)
+            .tcp_nodelay(true)
+            .bind((host, port))?;
+            addresses.management = management.addrs();
+            servers.push(Box::new(management));
+        }
+        #[cfg(feature = "grpc")]
+        let grpc = match self.grpc {
+            Some(grpc) => {
+                let incoming = tonic::transport::server::TcpIncoming::bind(SocketAddr::new(
+                    host,
+                    self.grpc_port,
+                ))?;
+                addresses.grpc = incoming.local_addr().ok();
+                Some((grpc, incoming))
+            }
+            None => None,
+        };
+        Ok(BoundZbHealthServer {
+            registry: self.registry,
+            drain: self.drain,
+            servers,
+            addresses,
+            #[cfg(feature = "grpc")]
+            grpc,
+        })
+    }
+
+    /// Binds every port and serves until the drain ends; see the
+    /// [type](Self).
+    ///
+    /// # Errors
+    ///
+    /// A port cannot be bound, or a server fails.
+    pub async fn run(self) -> io::Result<()> {
+        self.bind()?.run().await
+    }
+}
