@@ -331,7 +331,7 @@ async fn timeouts_panics_and_failing_verdicts_are_transitions_with_their_cause()
                 "panicked",
                 "panicked: boom at 10.0.0.7"
             ),
-            ("hung", "Unhealthy", "timed_out", "timed out after 100 ms"),
+            ("hung", "Unhealthy", "timedOut", "timed out after 100 ms"),
             ("replica", "Degraded", "completed", "replica lagging"),
         ]
     );

@@ -62,7 +62,7 @@ use metrics::{
 use tokio::time::Instant;
 
 use crate::probe::ProbeError;
-use crate::report::{EntryOutcome, HealthEntry, HealthReport};
+use crate::report::{HealthEntry, HealthReport};
 use zb_health_spec::{HealthStatus, Tag};
 
 /// How often an unchanged failing state is logged again, unless the
@@ -97,11 +97,7 @@ pub const PROBE_DURATION: &str = "zb_health_probe_duration_seconds";
 /// The numeric encoding of a status in the gauges: `Healthy` 2, `Degraded`
 /// 1, `Unhealthy` 0. Higher is better; a tier at 0 answers 503.
 pub const fn status_value(status: HealthStatus) -> f64 {
-    match status {
-        HealthStatus::Healthy => 2.0,
-        HealthStatus::Degraded => 1.0,
-        HealthStatus::Unhealthy => 0.0,
-    }
+    (2 - status.severity()) as f64
 }
 
 /// Registers the help text and unit of every zb-health metric with the
@@ -390,16 +386,6 @@ impl LogState {
     }
 }
 
-fn outcome_str(outcome: EntryOutcome) -> &'static str {
-    match outcome {
-        EntryOutcome::Completed => "completed",
-        EntryOutcome::Errored => "errored",
-        EntryOutcome::Panicked => "panicked",
-        EntryOutcome::TimedOut => "timed_out",
-        EntryOutcome::Skipped => "skipped",
-    }
-}
-
 fn ms(d: Duration) -> u64 {
     d.as_millis().try_into().unwrap_or(u64::MAX)
 }
@@ -506,7 +492,7 @@ impl ProbeLog {
 fn record(entry: &HealthEntry, error: &RunError, line: Line, to_failure: bool, keys: &ProbeKeys) {
     let name = &*entry.name;
     let status = entry.status.as_str();
-    let outcome = outcome_str(entry.outcome);
+    let outcome = entry.outcome.as_str();
     let cause = Cause { error, entry };
     match line {
         Line::Quiet => {}

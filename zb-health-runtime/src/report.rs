@@ -175,3 +175,18 @@ pub enum EntryOutcome {
     /// (`depends_on`).
     Skipped,
 }
+
+impl EntryOutcome {
+    /// The one spelling of an outcome, in the history document and the
+    /// logs alike: `completed`, `errored`, `panicked`, `timedOut`,
+    /// `skipped`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Completed => "completed",
+            Self::Errored => "errored",
+            Self::Panicked => "panicked",
+            Self::TimedOut => "timedOut",
+            Self::Skipped => "skipped",
+        }
+    }
+}

@@ -41,6 +41,27 @@ impl HealthStatus {
         statuses.into_iter().max().unwrap_or(HealthStatus::Healthy)
     }
 
+    /// The severity as a number, `Healthy` 0, `Degraded` 1, `Unhealthy` 2:
+    /// the one encoding every compact store of a status uses (an atomic
+    /// slot, the history's rings, the gauges).
+    pub const fn severity(self) -> u8 {
+        match self {
+            Self::Healthy => 0,
+            Self::Degraded => 1,
+            Self::Unhealthy => 2,
+        }
+    }
+
+    /// The status of a [`severity`](Self::severity); `None` past 2.
+    pub const fn from_severity(severity: u8) -> Option<HealthStatus> {
+        match severity {
+            0 => Some(Self::Healthy),
+            1 => Some(Self::Degraded),
+            2 => Some(Self::Unhealthy),
+            _ => None,
+        }
+    }
+
     /// Whether a load balancer should keep sending traffic: `Healthy` and
     /// `Degraded` serve, `Unhealthy` does not (ZB-1.2).
     pub const fn is_serving(self) -> bool {

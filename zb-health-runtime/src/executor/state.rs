@@ -84,20 +84,15 @@ pub(super) const OPENED: u8 = 4;
 /// A status from its [`status_code`] (or [`OPENED`], `Degraded`).
 pub(super) fn status_of(code: u8) -> Option<HealthStatus> {
     match code {
-        1 => Some(HealthStatus::Healthy),
-        2 | OPENED => Some(HealthStatus::Degraded),
-        3 => Some(HealthStatus::Unhealthy),
-        _ => None,
+        OPENED => Some(HealthStatus::Degraded),
+        0 => None,
+        code => HealthStatus::from_severity(code - 1),
     }
 }
 
-/// A status as one byte, never 0.
+/// A status as one byte, never 0 (0: no status yet): its severity plus 1.
 pub(super) fn status_code(status: HealthStatus) -> u8 {
-    match status {
-        HealthStatus::Healthy => 1,
-        HealthStatus::Degraded => 2,
-        HealthStatus::Unhealthy => 3,
-    }
+    status.severity() + 1
 }
 
 #[derive(Default)]

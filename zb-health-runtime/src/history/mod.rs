@@ -30,7 +30,6 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use zb_health_spec::{HealthStatus, Tag};
 
-use crate::report::EntryOutcome;
 use crate::sync::lock;
 
 pub use probe::PROBE_HISTORY_BYTES;
@@ -68,31 +67,14 @@ pub(crate) fn now_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-pub(crate) fn status_code(s: HealthStatus) -> u8 {
-    match s {
-        HealthStatus::Healthy => 0,
-        HealthStatus::Degraded => 1,
-        HealthStatus::Unhealthy => 2,
-    }
+/// A status in the history's compact stores: its severity.
+pub(crate) const fn status_code(s: HealthStatus) -> u8 {
+    s.severity()
 }
 
+/// The status of a stored code; a code past `Unhealthy` reads as it.
 pub(crate) fn status_of(code: u8) -> HealthStatus {
-    match code {
-        0 => HealthStatus::Healthy,
-        1 => HealthStatus::Degraded,
-        _ => HealthStatus::Unhealthy,
-    }
-}
-
-/// The contract's word for an outcome kind.
-pub(crate) fn outcome_word(o: EntryOutcome) -> &'static str {
-    match o {
-        EntryOutcome::Completed => "completed",
-        EntryOutcome::Errored => "errored",
-        EntryOutcome::Panicked => "panicked",
-        EntryOutcome::TimedOut => "timedOut",
-        EntryOutcome::Skipped => "skipped",
-    }
+    HealthStatus::from_severity(code).unwrap_or(HealthStatus::Unhealthy)
 }
 
 /// The last answer of each tier: `atMs << 16 | code`, with the status in

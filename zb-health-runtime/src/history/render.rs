@@ -7,7 +7,7 @@ use serde::{Serialize, Serializer};
 use serde_json::{Value, json};
 use zb_health_spec::{Disclosure, HealthStatus, Tag, TagSet};
 
-use super::{EVENTS, Event, FLAP_WINDOW, ProbeView, SAMPLES, TRANSITIONS, outcome_word};
+use super::{EVENTS, Event, FLAP_WINDOW, ProbeView, SAMPLES, TRANSITIONS};
 use crate::report::EntryOutcome;
 
 /// A startup gate's state.
@@ -162,7 +162,7 @@ impl Serialize for Probes<'_> {
             status: v.status.map(HealthStatus::as_str),
             description: v.description.as_deref().filter(|_| described),
             duration_ms: v.duration_ms,
-            outcome: v.outcome.map(outcome_word),
+            outcome: v.outcome.map(EntryOutcome::as_str),
             since_ms: v.since_ms,
             flaps: v.flaps,
             runs: v.runs,
@@ -198,7 +198,7 @@ impl Serialize for Samples<'_> {
                 at_ms,
                 status: status.as_str(),
                 duration_ms,
-                outcome: outcome_word(outcome),
+                outcome: outcome.as_str(),
             }
         }))
     }
@@ -226,7 +226,7 @@ impl Serialize for Transitions<'_> {
                     at_ms: *at_ms,
                     from: from.as_str(),
                     to: to.as_str(),
-                    outcome: outcome_word(*outcome),
+                    outcome: outcome.as_str(),
                     description: d.as_deref().filter(|_| described),
                 }),
         )
