@@ -321,40 +321,36 @@ pub(super) fn remember(probe: &ProbeRuntime, slot: &mut Slot, entry: &HealthEntr
 
 /// The entry of a run that missed its deadline.
 pub(super) fn timed_out(probe: &ProbeRuntime, duration: Duration) -> HealthEntry {
-    HealthEntry {
-        name: probe.name.clone(),
-        status: probe.failure_status.status(),
-        description: Some(Cow::Owned(timeout_description(probe.timeout))),
+    probe.failed_entry(
+        probe.failure_status.status(),
+        Cow::Owned(timeout_description(probe.timeout)),
         duration,
-        data: None,
-        outcome: EntryOutcome::TimedOut,
-    }
+        EntryOutcome::TimedOut,
+    )
 }
 
 /// The entry of an execution whose task ended without a result (see
 /// [`Lost`](thread::Lost)): the probe's failure, never a hang.
 pub(super) fn lost(probe: &ProbeRuntime, duration: Duration) -> HealthEntry {
-    HealthEntry {
-        name: probe.name.clone(),
-        status: probe.failure_status.status(),
-        description: Some(Cow::Borrowed(ERRORED_DESCRIPTION)),
+    probe.failed_entry(
+        probe.failure_status.status(),
+        Cow::Borrowed(ERRORED_DESCRIPTION),
         duration,
-        data: None,
-        outcome: EntryOutcome::Errored,
-    }
+        EntryOutcome::Errored,
+    )
 }
 
 /// The latest background result as this request sees it; never waits.
 pub(super) fn background_entry(probe: &ProbeRuntime) -> HealthEntry {
     let state = &probe.state;
-    let failed = |description: Cow<'static, str>| HealthEntry {
-        name: probe.name.clone(),
-        status: probe.failure_status.status(),
-        description: Some(description),
-        duration: Duration::ZERO,
-        data: None,
-        // No result within the bound: the same class as a missed deadline.
-        outcome: EntryOutcome::TimedOut,
+    // No result within the bound: the same class as a missed deadline.
+    let failed = |description: Cow<'static, str>| {
+        probe.failed_entry(
+            probe.failure_status.status(),
+            description,
+            Duration::ZERO,
+            EntryOutcome::TimedOut,
+        )
     };
     match lock(&state.slot).last.as_deref() {
         None => failed(Cow::Borrowed(NO_RESULT_YET_DESCRIPTION)),

@@ -2,6 +2,7 @@
 //! registration's facts and the state of its runs; and [`InFlight`], an
 //! execution under way as the registry reports it.
 
+use std::borrow::Cow;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -18,7 +19,7 @@ use crate::history::{ProbeHistory, ProbeView};
 use crate::observe::ProbeLog;
 use crate::probe::DynProbe;
 use crate::registration::{Policy, ProbeRegistration};
-use crate::report::HealthEntry;
+use crate::report::{EntryOutcome, HealthEntry};
 use crate::shared::Tally;
 use crate::sync::lock;
 
@@ -203,6 +204,26 @@ impl ProbeRuntime {
             }
             _ if self.is_failing(entry.status) => Failed::Here,
             _ => Failed::No,
+        }
+    }
+    /// An entry of this probe that reports no result of a run: a missed
+    /// deadline, a lost execution, a background result missing or stale,
+    /// a skipped run. No `data`, a fixed `description`: the one builder of
+    /// such entries.
+    pub(super) fn failed_entry(
+        &self,
+        status: HealthStatus,
+        description: Cow<'static, str>,
+        duration: Duration,
+        outcome: EntryOutcome,
+    ) -> HealthEntry {
+        HealthEntry {
+            name: self.name.clone(),
+            status,
+            description: Some(description),
+            duration,
+            data: None,
+            outcome,
         }
     }
 

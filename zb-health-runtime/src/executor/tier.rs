@@ -267,13 +267,13 @@ impl Executor {
         dependency: &str,
         failed: Failed,
     ) -> HealthEntry {
-        let entry = |status, description| HealthEntry {
-            name: probe.name.clone(),
-            status,
-            description: Some(Cow::Owned(description)),
-            duration: Duration::ZERO,
-            data: None,
-            outcome: EntryOutcome::Skipped,
+        let entry = |status, description: String| {
+            probe.failed_entry(
+                status,
+                Cow::Owned(description),
+                Duration::ZERO,
+                EntryOutcome::Skipped,
+            )
         };
         let entry = match failed {
             Failed::SharedOutage(tally) => probe.opened(
