@@ -18,7 +18,7 @@ pub(crate) type Starting = Box<dyn Fn() -> bool + Send + Sync>;
 
 /// What every run shares: the in-flight bound, the log interval, where
 /// executions run and whether the service is still starting.
-pub(super) struct Shared {
+pub(super) struct RunContext {
     pub(super) limiter: Limiter,
     /// In nanoseconds; an atomic so a manifest's `install` can set it on
     /// the process registry after it is built.
@@ -35,7 +35,7 @@ pub(super) struct Shared {
     pub(super) detection: AtomicU64,
 }
 
-impl Shared {
+impl RunContext {
     /// The period a probe's threshold counts (R20's
     /// [`run_period`](zb_health_spec::detection::run_period)): `refresh`,
     /// else the readiness period behind the detection time; zero (every
@@ -49,7 +49,7 @@ impl Shared {
 /// Runs probes. Cheap to clone; clones share the bound.
 #[derive(Clone)]
 pub(crate) struct Executor {
-    pub(super) shared: Arc<Shared>,
+    pub(super) shared: Arc<RunContext>,
 }
 
 pub(super) fn nanos(d: Duration) -> u64 {

@@ -15,7 +15,9 @@ use super::run::{
 };
 use super::runtime::{ProbeRuntime, kept_entry};
 use super::schedule::ensure_task;
-use super::state::{Crew, CurrentFlight, Flight, Handed, Now, Run, Turn, claim, wait_handoff};
+use super::state::{
+    Claim, Crew, CurrentFlight, EntryOrWait, Flight, PollOutcome, RunState, claim, wait_handoff,
+};
 use super::thread::Execution;
 use crate::probe::BoxProbeFuture;
 use crate::report::HealthEntry;
@@ -29,14 +31,14 @@ impl Executor {
     #[cfg_attr(not(feature = "grpc"), allow(dead_code))]
     pub(crate) async fn entry(&self, probe: &Arc<ProbeRuntime>) -> HealthEntry {
         match self.now(probe) {
-            Now::Entry(entry, _) => entry,
-            Now::Wait(wait) => wait.await,
+            EntryOrWait::Entry(entry, _) => entry,
+            EntryOrWait::Wait(wait) => wait.await,
         }
     }
 
     /// The entry of `probe` if it is known without waiting, else what to
     /// wait for. Never blocks, except on the probe's own first poll.
-    pub(super) fn now<'a>(&'a self, probe: &'a Arc<ProbeRuntime>) -> Now<'a> {
+    pub(super) fn now<'a>(&'a self, probe: &'a Arc<ProbeRuntime>) -> EntryOrWait<'a> {
         self.turn(probe, None)
     }
 
@@ -48,44 +50,44 @@ impl Executor {
         &'a self,
         probe: &'a Arc<ProbeRuntime>,
         arrived: Option<Instant>,
-    ) -> Now<'a> {
+    ) -> EntryOrWait<'a> {
         if let Some((entry, expires)) = kept_entry(probe) {
-            return Now::Entry(entry, Some(expires));
+            return EntryOrWait::Entry(entry, Some(expires));
         }
         if probe.policy().refresh.is_some() {
             ensure_task(probe, &self.shared);
-            return Now::Entry(background_entry(probe), None);
+            return EntryOrWait::Entry(background_entry(probe), None);
         }
         let turn = {
             let mut slot = lock(&probe.state.slot);
             match &mut slot.run {
-                Run::Flight(current) => match current.flight.upgrade() {
-                    Some(flight) => Turn::Join(flight, current.crew.clone(), current.started),
+                RunState::Flight(current) => match current.flight.upgrade() {
+                    Some(flight) => Claim::Join(flight, current.crew.clone(), current.started),
                     // Abandoned, but its execution is still being dropped
                     // (an aborted task on the probe thread): a new run now
                     // would be a second execution alive at once.
-                    None => Turn::Retiring(current.crew.clone()),
+                    None => Claim::Retiring(current.crew.clone()),
                 },
-                Run::FirstPoll(first) => {
+                RunState::FirstPoll(first) => {
                     let handoff = first.handoff.get_or_insert_with(Default::default);
-                    Turn::Handoff(handoff.clone(), first.started)
+                    Claim::Handoff(handoff.clone(), first.started)
                 }
-                Run::Idle => claim(&mut slot, arrived),
+                RunState::Idle => claim(&mut slot, arrived),
             }
         };
         match turn {
-            Turn::Own(generation, started) => self.first_poll(probe, generation, started),
-            Turn::Join(flight, crew, started) => {
-                Now::Wait(join(&self.shared, probe, flight, crew, started).boxed())
+            Claim::Own(generation, started) => self.first_poll(probe, generation, started),
+            Claim::Join(flight, crew, started) => {
+                EntryOrWait::Wait(join(&self.shared, probe, flight, crew, started).boxed())
             }
-            Turn::Retiring(crew) => {
+            Claim::Retiring(crew) => {
                 self.after_retirement(probe, crew, arrived.unwrap_or_else(Instant::now))
             }
-            Turn::Handoff(handoff, started) => Now::Wait(
+            Claim::Handoff(handoff, started) => EntryOrWait::Wait(
                 async move {
                     match wait_handoff(&handoff, started + probe.timeout).await {
-                        Some(Handed::Entry(entry)) => entry.clone(),
-                        Some(Handed::Flight(flight, crew)) => {
+                        Some(PollOutcome::Entry(entry)) => entry.clone(),
+                        Some(PollOutcome::Flight(flight, crew)) => {
                             join(&self.shared, probe, flight.clone(), crew.clone(), started).await
                         }
                         None => waited_out(probe, started),
@@ -108,7 +110,7 @@ impl Executor {
         probe: &'a Arc<ProbeRuntime>,
         crew: Arc<Crew>,
         arrived: Instant,
-    ) -> Now<'a> {
+    ) -> EntryOrWait<'a> {
         let retirement = async move {
             loop {
                 let mut notified = pin!(crew.retired.notified());
@@ -117,7 +119,7 @@ impl Executor {
                 notified.as_mut().enable();
                 let retiring = matches!(
                     &lock(&probe.state.slot).run,
-                    Run::Flight(c) if Arc::ptr_eq(&c.crew, &crew)
+                    RunState::Flight(c) if Arc::ptr_eq(&c.crew, &crew)
                 );
                 if !retiring {
                     break;
@@ -125,7 +127,7 @@ impl Executor {
                 notified.await;
             }
         };
-        Now::Wait(
+        EntryOrWait::Wait(
             async move {
                 let deadline = arrived + probe.timeout;
                 if tokio::time::timeout_at(deadline, retirement).await.is_err() {
@@ -135,8 +137,8 @@ impl Executor {
                 // Every wait from here ends by `deadline` or earlier: its
                 // own run's, or the deadline of a flight it joins.
                 match self.turn(probe, Some(arrived)) {
-                    Now::Entry(entry, _) => entry,
-                    Now::Wait(wait) => wait.await,
+                    EntryOrWait::Entry(entry, _) => entry,
+                    EntryOrWait::Wait(wait) => wait.await,
                 }
             }
             .boxed(),
@@ -155,7 +157,7 @@ impl Executor {
         probe: &'a Arc<ProbeRuntime>,
         generation: u64,
         started: Instant,
-    ) -> Now<'a> {
+    ) -> EntryOrWait<'a> {
         let mut claim = ClaimGuard {
             probe,
             generation,
@@ -192,7 +194,7 @@ impl Executor {
                 drop(slot);
                 let entry = finish(&self.shared, probe, Some(generation), Ok(result), started);
                 claim.armed = false;
-                Now::Entry(entry, None)
+                EntryOrWait::Entry(entry, None)
             }
             Err(pending) => {
                 // The flight keeps the slot until it ends.
@@ -214,14 +216,14 @@ impl Executor {
         check: BoxProbeFuture<'static>,
         held: Option<HeldSlot>,
         mut claim: ClaimGuard<'_>,
-    ) -> Now<'a> {
+    ) -> EntryOrWait<'a> {
         let crew = Arc::new(Crew::default());
         let flight = self.flight(probe, generation, started, check, held, &crew);
         let handoff = {
             let mut slot = lock(&probe.state.slot);
-            match std::mem::replace(&mut slot.run, Run::Idle) {
-                Run::FirstPoll(first) if first.generation == generation => {
-                    slot.run = Run::Flight(CurrentFlight {
+            match std::mem::replace(&mut slot.run, RunState::Idle) {
+                RunState::FirstPoll(first) if first.generation == generation => {
+                    slot.run = RunState::Flight(CurrentFlight {
                         generation,
                         // `downgrade` fails only for a finished flight.
                         flight: flight.downgrade().expect("a new flight is pending"),
@@ -238,9 +240,9 @@ impl Executor {
         };
         claim.armed = false;
         if let Some(handoff) = handoff {
-            handoff.hand(Handed::Flight(flight.clone(), crew.clone()));
+            handoff.hand(PollOutcome::Flight(flight.clone(), crew.clone()));
         }
-        Now::Wait(join(&self.shared, probe, flight, crew, started).boxed())
+        EntryOrWait::Wait(join(&self.shared, probe, flight, crew, started).boxed())
     }
 
     /// The flight of a run whose first poll is pending (or not yet made):

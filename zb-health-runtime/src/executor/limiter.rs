@@ -18,9 +18,9 @@ pub(super) struct Limiter {
 
 /// A slot taken by a first poll, given back when dropped (a panic
 /// included) unless it is forgotten into a [`HeldSlot`].
-pub(super) struct Taken<'a>(&'a Limiter);
+pub(super) struct SlotGuard<'a>(&'a Limiter);
 
-impl Drop for Taken<'_> {
+impl Drop for SlotGuard<'_> {
     fn drop(&mut self) {
         self.0.give();
     }
@@ -37,7 +37,7 @@ impl Limiter {
     }
 
     /// A slot if one is free now.
-    pub(super) fn try_take(&self) -> Option<Taken<'_>> {
+    pub(super) fn try_take(&self) -> Option<SlotGuard<'_>> {
         // Sequentially consistent, with `waiting`, so a release that sees
         // no waiter is seen by the waiter's own next try (see `take`).
         self.taken
@@ -45,7 +45,7 @@ impl Limiter {
                 (n < self.max).then_some(n + 1)
             })
             .ok()
-            .map(|_| Taken(self))
+            .map(|_| SlotGuard(self))
     }
 
     /// Waits until a slot is free and takes it; the caller gives it back.

@@ -12,7 +12,7 @@
 //!
 //! Every run of a probe is claimed by the request that starts it, in the
 //! probe's state, so every other request for the probe waits for that
-//! run's result instead of starting one (`Run`).
+//! run's result instead of starting one (`RunState`).
 //!
 //! * **The first poll is the fast path.** The request that
 //!   claims a run polls the check once, at once, with the probe thread's

@@ -15,10 +15,10 @@ use tokio::time::Instant;
 
 use zb_health_spec::HealthStatus;
 
-use super::context::Shared;
+use super::context::RunContext;
 use super::descriptions::{NO_RESULT_YET_DESCRIPTION, stale_description};
 use super::runtime::ProbeRuntime;
-use super::state::{Crew, Flight, Handed, OPENED, Run, Slot, Waiting, status_code};
+use super::state::{Crew, Flight, OPENED, PollOutcome, RunState, Slot, Waiting, status_code};
 use crate::observe::RunError;
 use crate::probe::{BoxProbeFuture, ProbeOutcome};
 use crate::report::{
@@ -82,7 +82,7 @@ impl<F: Future + Unpin> Future for Holding<F> {
 
 /// An in-flight slot a flight holds until it ends, owned (the flight
 /// outlives any borrow of the semaphore).
-pub(super) struct HeldSlot(pub(super) Arc<Shared>);
+pub(super) struct HeldSlot(pub(super) Arc<RunContext>);
 
 impl Drop for HeldSlot {
     fn drop(&mut self) {
@@ -92,7 +92,7 @@ impl Drop for HeldSlot {
 
 /// Waits on a flight, counted as one of its waiters, within its deadline.
 pub(super) async fn join(
-    shared: &Shared,
+    shared: &RunContext,
     probe: &ProbeRuntime,
     flight: Flight,
     crew: Arc<Crew>,
@@ -130,7 +130,7 @@ pub(super) type Finished = Result<std::thread::Result<ProbeOutcome>, tokio::time
 /// deadline (counted from the run's start) and panic guard; then the run
 /// is finished like one that answered at once.
 pub(super) async fn execute(
-    shared: Arc<Shared>,
+    shared: Arc<RunContext>,
     probe: Arc<ProbeRuntime>,
     generation: u64,
     started: Instant,
@@ -174,7 +174,7 @@ pub(super) async fn execute(
 /// hysteresis, records it (retiring the run `generation`, if given) and
 /// logs it.
 pub(super) fn finish(
-    shared: &Shared,
+    shared: &RunContext,
     probe: &ProbeRuntime,
     generation: Option<u64>,
     result: Finished,
@@ -270,13 +270,13 @@ pub(super) fn record(
     let handoff = {
         let mut slot = lock(&probe.state.slot);
         let handoff = match &mut slot.run {
-            Run::Flight(c) if Some(c.generation) == generation => {
-                slot.run = Run::Idle;
+            RunState::Flight(c) if Some(c.generation) == generation => {
+                slot.run = RunState::Idle;
                 None
             }
-            Run::FirstPoll(first) if Some(first.generation) == generation => {
+            RunState::FirstPoll(first) if Some(first.generation) == generation => {
                 let handoff = first.handoff.take();
-                slot.run = Run::Idle;
+                slot.run = RunState::Idle;
                 handoff
             }
             _ => None,
@@ -285,7 +285,7 @@ pub(super) fn record(
         handoff
     };
     if let Some(handoff) = handoff {
-        handoff.hand(Handed::Entry(entry.clone()));
+        handoff.hand(PollOutcome::Entry(entry.clone()));
     }
 }
 
@@ -293,8 +293,8 @@ pub(super) fn record(
 /// probe's next run may start.
 pub(super) fn retire(probe: &ProbeRuntime, generation: u64) {
     let mut slot = lock(&probe.state.slot);
-    if matches!(&slot.run, Run::Flight(c) if c.generation == generation) {
-        slot.run = Run::Idle;
+    if matches!(&slot.run, RunState::Flight(c) if c.generation == generation) {
+        slot.run = RunState::Idle;
     }
 }
 

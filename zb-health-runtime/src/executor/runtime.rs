@@ -13,8 +13,8 @@ use std::sync::atomic::AtomicU64;
 use zb_health_spec::detection::default_probe_timeout;
 use zb_health_spec::{FailureStatus, HealthStatus, TagSet, Violations};
 
-use super::context::Shared;
-use super::state::{Failed, OPENED, Opened, ProbeState, Run, status_of};
+use super::context::RunContext;
+use super::state::{Failed, OPENED, Opened, ProbeState, RunState, status_of};
 use crate::history::{ProbeHistory, ProbeView};
 use crate::observe::ProbeLog;
 use crate::probe::DynProbe;
@@ -129,7 +129,12 @@ impl ProbeRuntime {
     /// relaxed load otherwise, and no allocation after the first.
     /// `starting`: the service's startup gates are pending, so a change is
     /// no transition, as in the transition log.
-    pub(super) fn remember_history(&self, shared: &Shared, entry: &HealthEntry, starting: bool) {
+    pub(super) fn remember_history(
+        &self,
+        shared: &RunContext,
+        entry: &HealthEntry,
+        starting: bool,
+    ) {
         if shared.history.load(Ordering::Relaxed) {
             self.history.get_or_init(ProbeHistory::boxed).record(
                 entry,
@@ -279,15 +284,15 @@ impl ProbeRuntime {
     pub(crate) fn in_flight(&self) -> Option<InFlight> {
         let slot = lock(&self.state.slot);
         let (waiting, started) = match &slot.run {
-            Run::Idle => return None,
-            Run::FirstPoll(first) => {
+            RunState::Idle => return None,
+            RunState::FirstPoll(first) => {
                 let waiting = first
                     .handoff
                     .as_ref()
                     .map_or(0, |h| Arc::strong_count(h) - 1);
                 (waiting, first.started)
             }
-            Run::Flight(current) => {
+            RunState::Flight(current) => {
                 // A flight nobody drives any more is over, whatever it recorded.
                 let _alive = current.flight.upgrade()?;
                 (current.crew.waiting.load(Ordering::SeqCst), current.started)

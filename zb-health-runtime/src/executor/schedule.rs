@@ -9,13 +9,13 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 use tracing::instrument::WithSubscriber;
 
-use super::context::{Executor, Shared};
+use super::context::{Executor, RunContext};
 use super::run::execute;
 use super::runtime::ProbeRuntime;
 use crate::sync::lock;
 
 /// Starts the probe's schedule on the current runtime unless it runs.
-pub(super) fn ensure_task(probe: &Arc<ProbeRuntime>, shared: &Arc<Shared>) {
+pub(super) fn ensure_task(probe: &Arc<ProbeRuntime>, shared: &Arc<RunContext>) {
     let Some(background) = &probe.state.background else {
         return;
     };
@@ -43,7 +43,7 @@ pub(super) fn ensure_task(probe: &Arc<ProbeRuntime>, shared: &Arc<Shared>) {
 /// registration) is dropped.
 pub(super) async fn schedule(
     probe: Weak<ProbeRuntime>,
-    shared: Weak<Shared>,
+    shared: Weak<RunContext>,
     mut stop: oneshot::Receiver<()>,
 ) {
     loop {

@@ -97,7 +97,7 @@ pub(super) fn status_code(status: HealthStatus) -> u8 {
 
 #[derive(Default)]
 pub(super) struct Slot {
-    pub(super) run: Run,
+    pub(super) run: RunState,
     /// The last finished run and when it finished, for a probe that keeps
     /// results (cache, background): boxed, so the many probes that keep
     /// none carry one pointer, not a whole entry.
@@ -107,7 +107,7 @@ pub(super) struct Slot {
 
 /// The probe's run under way, if any.
 #[derive(Default)]
-pub(super) enum Run {
+pub(super) enum RunState {
     #[default]
     Idle,
     /// A request is polling a new run for the first time, right now.
@@ -205,7 +205,7 @@ impl Drop for Waiting {
 }
 
 /// A probe's entry for one request, as far as it is known at once.
-pub(super) enum Now<'a> {
+pub(super) enum EntryOrWait<'a> {
     /// Known now: a kept result (and when it expires), a background one, or
     /// a run that answered at its first poll (`None`).
     Entry(HealthEntry, Option<Instant>),
@@ -215,7 +215,7 @@ pub(super) enum Now<'a> {
 }
 
 /// What a request does about a probe with no kept result.
-pub(super) enum Turn {
+pub(super) enum Claim {
     /// Start a run: nobody else is running it.
     Own(u64, Instant),
     /// Wait on the flight under way, which started then.
@@ -237,11 +237,11 @@ pub(super) type Flight = futures_util::future::Shared<BoxFuture<'static, HealthE
 /// needs no shared future). Made only when a request does arrive.
 #[derive(Default)]
 pub(super) struct Handoff {
-    pub(super) handed: std::sync::OnceLock<Handed>,
+    pub(super) handed: std::sync::OnceLock<PollOutcome>,
     pub(super) notify: tokio::sync::Notify,
 }
 
-pub(super) enum Handed {
+pub(super) enum PollOutcome {
     /// The run answered at its first poll.
     Entry(HealthEntry),
     /// The run waits: join its flight.
@@ -249,29 +249,29 @@ pub(super) enum Handed {
 }
 
 impl Handoff {
-    pub(super) fn hand(&self, handed: Handed) {
+    pub(super) fn hand(&self, handed: PollOutcome) {
         // Set once, by the claim's owner or its guard, then read by all.
         let _ = self.handed.set(handed);
         self.notify.notify_waiters();
     }
 }
 
-/// Claims the next run for this request (see [`Turn::Own`]), counted
+/// Claims the next run for this request (see [`Claim::Own`]), counted
 /// from `since` (the request's arrival), else from now.
-pub(super) fn claim(slot: &mut Slot, since: Option<Instant>) -> Turn {
+pub(super) fn claim(slot: &mut Slot, since: Option<Instant>) -> Claim {
     let generation = slot.next_generation;
     slot.next_generation += 1;
     let started = since.unwrap_or_else(Instant::now);
-    slot.run = Run::FirstPoll(FirstPoll {
+    slot.run = RunState::FirstPoll(FirstPoll {
         generation,
         started,
         handoff: None,
     });
-    Turn::Own(generation, started)
+    Claim::Own(generation, started)
 }
 
 /// Waits, until `deadline`, for a first poll to hand its result over.
-pub(super) async fn wait_handoff(handoff: &Handoff, deadline: Instant) -> Option<&Handed> {
+pub(super) async fn wait_handoff(handoff: &Handoff, deadline: Instant) -> Option<&PollOutcome> {
     let mut notified = pin!(handoff.notify.notified());
     loop {
         // Registered before the check, so a hand-over between the two

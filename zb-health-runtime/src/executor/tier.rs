@@ -14,13 +14,13 @@ use futures_util::future::join_all;
 use std::sync::atomic::AtomicU64;
 use zb_health_spec::{HealthStatus, Tag};
 
-use super::context::{Executor, Shared, Starting, nanos};
+use super::context::{Executor, RunContext, Starting, nanos};
 use super::descriptions::skipped_description;
 use super::limiter::Limiter;
 use super::run::remember;
 use super::runtime::ProbeRuntime;
 use super::schedule::ensure_task;
-use super::state::{Failed, Flight, Now};
+use super::state::{EntryOrWait, Failed, Flight};
 use super::thread::Runs;
 use crate::observe::RunError;
 use crate::report::{EntryOutcome, HealthEntry, HealthReport};
@@ -35,7 +35,7 @@ impl Executor {
         starting: Starting,
     ) -> Self {
         Self {
-            shared: Arc::new(Shared {
+            shared: Arc::new(RunContext {
                 limiter: Limiter::new(max_in_flight),
                 failure_log_interval: AtomicU64::new(nanos(failure_log_interval)),
                 runs,
@@ -157,14 +157,14 @@ impl Executor {
         let mut waits = Vec::new();
         for (index, probe) in probes.iter().enumerate() {
             match self.now(probe) {
-                Now::Entry(entry, expires) => {
+                EntryOrWait::Entry(entry, expires) => {
                     until = match (until, expires) {
                         (Some(soonest), Some(e)) => Some(Some(soonest.map_or(e, |s| s.min(e)))),
                         _ => None,
                     };
                     entries.push(entry);
                 }
-                Now::Wait(wait) => {
+                EntryOrWait::Wait(wait) => {
                     until = None;
                     waits.push(wait.map(move |entry| (index, entry)));
                 }

@@ -154,7 +154,7 @@ impl GrpcHealthBuilder {
             );
         }
         let (stop, _) = watch::channel(false);
-        let shared = Arc::new(Shared {
+        let shared = Arc::new(ServerState {
             registry: self.registry.clone(),
             services: self
                 .services
@@ -188,7 +188,7 @@ impl GrpcHealthBuilder {
 /// [module](self). Cheap to clone; clones share one schedule.
 #[derive(Clone)]
 pub struct GrpcHealth {
-    shared: Arc<Shared>,
+    shared: Arc<ServerState>,
 }
 
 impl std::fmt::Debug for GrpcHealth {
@@ -208,7 +208,7 @@ impl std::fmt::Debug for GrpcHealth {
     }
 }
 
-struct Shared {
+struct ServerState {
     registry: HealthRegistry,
     services: HashMap<String, Service>,
     period: Duration,
@@ -246,7 +246,7 @@ struct Published {
     status: Option<ServingStatus>,
 }
 
-impl Drop for Shared {
+impl Drop for ServerState {
     fn drop(&mut self) {
         self.stop.send_replace(true);
     }
@@ -343,7 +343,7 @@ impl GrpcHealth {
 /// The one schedule: every `period`, evaluate every service if anyone
 /// watches. Holds only a weak reference between runs, so it never keeps
 /// the server alive, and ends on `stop` or when the server is dropped.
-async fn schedule(weak: Weak<Shared>, period: Duration, mut stop: watch::Receiver<bool>) {
+async fn schedule(weak: Weak<ServerState>, period: Duration, mut stop: watch::Receiver<bool>) {
     let mut ticks = tokio::time::interval(period);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -366,7 +366,7 @@ fn pin_wait_stop(
     })
 }
 
-impl Shared {
+impl ServerState {
     fn seq(&self) -> u64 {
         self.next_seq.fetch_add(1, Ordering::Relaxed)
     }

@@ -30,7 +30,7 @@ struct Cell {
 }
 
 /// What a view and its background task share.
-pub(super) struct Shared {
+pub(super) struct ViewState {
     cell: RwLock<Cell>,
     heartbeats: std::sync::Mutex<Heartbeats>,
     verdicts: std::sync::Mutex<Verdicts>,
@@ -42,7 +42,7 @@ pub(super) struct Shared {
     pub(super) config: ChitchatViewConfig,
 }
 
-impl Shared {
+impl ViewState {
     /// Nothing seen yet: the join wait starts now.
     pub(super) fn new(config: ChitchatViewConfig) -> Self {
         Self {
@@ -164,7 +164,7 @@ pub(super) type Terminated = Pin<Box<dyn Future<Output = ()> + Send>>;
 /// The background task: rebuild on every live-node change and at least
 /// every `refresh`, until the view is dropped or gossip stops.
 pub(super) async fn run(
-    shared: Arc<Shared>,
+    shared: Arc<ViewState>,
     chitchat: Arc<Mutex<Chitchat>>,
     mut stop: oneshot::Receiver<()>,
     terminated: Option<Terminated>,

@@ -10,7 +10,7 @@ use zb_health_spec::HealthStatus;
 
 use super::config::ChitchatViewConfig;
 use super::keys::publish_member;
-use super::snapshot::{Shared, Terminated, run};
+use super::snapshot::{Terminated, ViewState, run};
 use crate::cluster::handover::Handover;
 use crate::cluster::view::{ClusterState, ClusterView, MemberStatus};
 use crate::shared::{SharedVerdicts, Tally};
@@ -22,7 +22,7 @@ use crate::shared::{SharedVerdicts, Tally};
 /// Share it as `Arc<dyn ClusterView>` with the probes and the gate; the
 /// background task stops when the last `Arc` is dropped.
 pub struct ChitchatClusterView {
-    shared: Arc<Shared>,
+    shared: Arc<ViewState>,
     chitchat: Arc<Mutex<Chitchat>>,
     /// Dropped with the view, which ends the background task.
     _stop: oneshot::Sender<()>,
@@ -68,7 +68,7 @@ impl ChitchatClusterView {
         config: ChitchatViewConfig,
         terminated: Option<Terminated>,
     ) -> Arc<Self> {
-        let shared = Arc::new(Shared::new(config));
+        let shared = Arc::new(ViewState::new(config));
         let (stop_tx, stop_rx) = oneshot::channel();
         tokio::spawn(run(shared.clone(), chitchat.clone(), stop_rx, terminated));
         Arc::new(Self {
