@@ -18,7 +18,7 @@ use zb_health_spec::HealthStatus;
 use super::context::RunContext;
 use super::descriptions::{NO_RESULT_YET_DESCRIPTION, stale_description};
 use super::runtime::ProbeRuntime;
-use super::state::{Crew, Flight, OPENED, PollOutcome, RunState, Slot, Waiting, status_code};
+use super::state::{Crew, Flight, OPENED, PollOutcome, RunState, Slot, Waiting, slot_code};
 use crate::observe::RunError;
 use crate::probe::{BoxProbeFuture, ProbeOutcome};
 use crate::report::{
@@ -306,7 +306,7 @@ pub(super) fn retire(probe: &ProbeRuntime, generation: u64) {
 pub(super) fn remember(probe: &ProbeRuntime, slot: &mut Slot, entry: &HealthEntry, held: bool) {
     let code = match probe.is_opened(entry) {
         true => OPENED,
-        false => status_code(entry.status),
+        false => slot_code(entry.status),
     };
     probe.state.last_status.store(code, Ordering::Release);
     if probe.policy().refresh.is_some()

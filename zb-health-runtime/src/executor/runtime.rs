@@ -14,7 +14,7 @@ use zb_health_spec::detection::default_probe_timeout;
 use zb_health_spec::{FailureStatus, HealthStatus, TagSet, Violations};
 
 use super::context::RunContext;
-use super::state::{Failed, OPENED, Opened, ProbeState, RunState, status_of};
+use super::state::{Failed, OPENED, Opened, ProbeState, RunState, slot_status};
 use crate::history::{ProbeHistory, ProbeView};
 use crate::observe::ProbeLog;
 use crate::probe::DynProbe;
@@ -266,7 +266,7 @@ impl ProbeRuntime {
         self.dependencies().into_iter().find_map(|d| {
             let failed = match d.state.last_status.load(Ordering::Acquire) {
                 OPENED => Failed::SharedOutage(d.state.opened.get()?.tally()),
-                code => match status_of(code) {
+                code => match slot_status(code) {
                     Some(status) if d.is_failing(status) => Failed::Here,
                     _ => Failed::No,
                 },

@@ -37,7 +37,7 @@ pub(super) struct ProbeState {
     /// The status of the latest entry a run (or a skip) gave: what a
     /// background dependent reads of this probe. One byte
     /// (0: none yet, [`OPENED`] for an opened entry, else
-    /// [`status_code`]), so a run stores it without a lock.
+    /// [`slot_code`]), so a run stores it without a lock.
     pub(super) last_status: std::sync::atomic::AtomicU8,
     /// What marks this probe's opened entries, made at the
     /// first; boxed, since most probes are never opened.
@@ -81,8 +81,8 @@ impl Opened {
 /// failure here).
 pub(super) const OPENED: u8 = 4;
 
-/// A status from its [`status_code`] (or [`OPENED`], `Degraded`).
-pub(super) fn status_of(code: u8) -> Option<HealthStatus> {
+/// A status from its [`slot_code`] (or [`OPENED`], `Degraded`).
+pub(super) fn slot_status(code: u8) -> Option<HealthStatus> {
     match code {
         OPENED => Some(HealthStatus::Degraded),
         0 => None,
@@ -91,7 +91,7 @@ pub(super) fn status_of(code: u8) -> Option<HealthStatus> {
 }
 
 /// A status as one byte, never 0 (0: no status yet): its severity plus 1.
-pub(super) fn status_code(status: HealthStatus) -> u8 {
+pub(super) fn slot_code(status: HealthStatus) -> u8 {
     status.severity() + 1
 }
 

@@ -67,13 +67,10 @@ pub(crate) fn now_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// A status in the history's compact stores: its severity.
-pub(crate) const fn status_code(s: HealthStatus) -> u8 {
-    s.severity()
-}
-
-/// The status of a stored code; a code past `Unhealthy` reads as it.
-pub(crate) fn status_of(code: u8) -> HealthStatus {
+/// The status of a code in the history's compact stores (a status's
+/// [`severity`](HealthStatus::severity)); a code past `Unhealthy` reads as
+/// it.
+pub(crate) fn stored_status(code: u8) -> HealthStatus {
     HealthStatus::from_severity(code).unwrap_or(HealthStatus::Unhealthy)
 }
 
@@ -85,8 +82,7 @@ pub(crate) struct TierAnswers([AtomicU64; 3]);
 
 impl TierAnswers {
     pub(crate) fn answered(&self, tier: Tag, status: HealthStatus, code: u16) {
-        let packed =
-            now_ms() << 16 | u64::from(status_code(status)) << 10 | u64::from(code & 0x3ff);
+        let packed = now_ms() << 16 | u64::from(status.severity()) << 10 | u64::from(code & 0x3ff);
         self.0[tier as usize].store(packed, Ordering::Relaxed);
     }
 
@@ -95,7 +91,7 @@ impl TierAnswers {
         let packed = self.0[tier as usize].load(Ordering::Relaxed);
         (packed != 0).then(|| {
             let code = (packed & 0x3ff) as u16;
-            let status = status_of(((packed >> 10) & 0x3) as u8);
+            let status = stored_status(((packed >> 10) & 0x3) as u8);
             (status, code, packed >> 16)
         })
     }

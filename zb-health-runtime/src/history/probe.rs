@@ -5,7 +5,7 @@ use std::sync::Mutex;
 
 use zb_health_spec::HealthStatus;
 
-use super::{DESCRIPTION_BYTES, SAMPLES, TRANSITIONS, lock, status_code, status_of};
+use super::{DESCRIPTION_BYTES, SAMPLES, TRANSITIONS, lock, stored_status};
 use crate::report::{EntryOutcome, HealthEntry};
 
 /// One-minute buckets over [`FLAP_WINDOW`](super::FLAP_WINDOW).
@@ -173,7 +173,7 @@ impl ProbeHistory {
         let sample = Sample {
             at_ms,
             duration_ns,
-            status: status_code(entry.status),
+            status: entry.status.severity(),
             outcome: entry.outcome,
         };
         let description = Text::new(entry.description.as_deref());
@@ -228,7 +228,7 @@ impl ProbeHistory {
             .map(|s| {
                 (
                     s.at_ms,
-                    status_of(s.status),
+                    stored_status(s.status),
                     millis(s.duration_ns),
                     s.outcome,
                 )
@@ -239,12 +239,18 @@ impl ProbeHistory {
             .map(|i| r.transitions[(i % TRANSITIONS as u64) as usize])
             .map(|t| {
                 let d = t.description.map(|d| d.as_str().to_owned());
-                (t.at_ms, status_of(t.from), status_of(t.to), t.outcome, d)
+                (
+                    t.at_ms,
+                    stored_status(t.from),
+                    stored_status(t.to),
+                    t.outcome,
+                    d,
+                )
             })
             .collect();
         let last = r.last;
         ProbeView {
-            status: last.map(|l| status_of(l.sample.status)),
+            status: last.map(|l| stored_status(l.sample.status)),
             description: last.and_then(|l| l.description.map(|d| d.as_str().to_owned())),
             duration_ms: last.map(|l| millis(l.sample.duration_ns)),
             outcome: last.map(|l| l.sample.outcome),
