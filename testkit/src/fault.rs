@@ -38,10 +38,11 @@ use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::http::request_within;
+use crate::http::{Response, request_within};
 use crate::process::ServiceProcess;
 
 /// The `iptables` chain of the namespace's `INPUT` that holds every fault,
@@ -61,8 +62,8 @@ const PREFIX: &str = "zbh-";
 pub struct NetNs {
     name: String,
     file: std::fs::File,
-    /// Whether dropping this handle deletes the namespace (a [`Flapping`]
-    /// thread's second handle does not).
+    /// Whether dropping this handle deletes the namespace (a second handle,
+    /// a harness thread's, does not).
     owned: bool,
 }
 
@@ -104,6 +105,17 @@ impl NetNs {
     pub fn enter(&self) {
         nix::sched::setns(&self.file, nix::sched::CloneFlags::CLONE_NEWNET)
             .unwrap_or_else(|e| panic!("setns into {}: {e} (the harness needs root)", self.name));
+    }
+
+    /// A second handle on the namespace, for a thread of the harness (a
+    /// poller's, [`Flapping`]'s): it enters and runs commands, and dropping
+    /// it leaves the namespace.
+    fn second_handle(&self) -> Self {
+        Self {
+            name: self.name.clone(),
+            file: self.file.try_clone().expect("a handle on the netns"),
+            owned: false,
+        }
     }
 
     /// Runs `program args` inside the namespace; panics with its output
@@ -342,7 +354,7 @@ fn run(program: &str, args: &[&str]) {
 /// its own, until dropped (healed then).
 pub struct Flapping {
     stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    thread: Option<JoinHandle<()>>,
 }
 
 impl Flapping {
@@ -350,15 +362,8 @@ impl Flapping {
     /// so on. `ns` must outlive it.
     pub fn start(ns: &NetNs, a: &[SocketAddr], b: &[SocketAddr], period: Duration) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
-        let (name, a, b, flag) = (ns.name.clone(), a.to_vec(), b.to_vec(), stop.clone());
+        let (ns, a, b, flag) = (ns.second_handle(), a.to_vec(), b.to_vec(), stop.clone());
         let thread = std::thread::spawn(move || {
-            // A second handle on the same namespace, for its commands only.
-            let file = std::fs::File::open(format!("/var/run/netns/{name}")).expect("the netns");
-            let ns = NetNs {
-                name,
-                file,
-                owned: false,
-            };
             let mut cut = false;
             while !flag.load(Ordering::Relaxed) {
                 if cut {
@@ -393,6 +398,128 @@ pub fn signal(node: &ServiceProcess, signal: &str) {
     run("kill", &[&format!("-{signal}"), &node.pid().to_string()]);
 }
 
+/// How a [`Poller`]'s thread waits between two requests to its node.
+#[derive(Debug, Clone, Copy)]
+enum Pace {
+    /// This long after each answer, however long the request took.
+    Pause(Duration),
+    /// One request every this long, start to start, as a kubelet polls; at
+    /// once after a request that took longer.
+    Every(Duration),
+}
+
+impl Pace {
+    /// The wait after a request that took `took`.
+    fn wait(self, took: Duration) -> Duration {
+        match self {
+            Self::Pause(pause) => pause,
+            Self::Every(period) => period.saturating_sub(took),
+        }
+    }
+}
+
+/// One request of a [`Poller`] and what came of it: what a record is made
+/// of.
+struct Exchange {
+    node: usize,
+    sent: Instant,
+    received: Instant,
+    /// `None` when no answer came within the patience.
+    answer: Option<Response>,
+}
+
+/// What a [`Poller`] asks every node, how often, and what it keeps of each
+/// request.
+#[derive(Clone)]
+struct Polling<T> {
+    path: String,
+    /// How long one request waits for its answer.
+    patience: Duration,
+    pace: Pace,
+    record: fn(Exchange) -> T,
+}
+
+/// The machinery of [`ActivePoller`] and [`TierPoller`]: `GET` one path of
+/// every node (its application port) from inside the namespace, one thread
+/// per node so a paused node delays no other, keeping a record of every
+/// request until halted.
+struct Poller<T> {
+    stop: Arc<AtomicBool>,
+    records: Arc<Mutex<Vec<T>>>,
+    threads: Vec<JoinHandle<()>>,
+    /// When polling started.
+    start: Instant,
+}
+
+impl<T: Clone + Send + 'static> Poller<T> {
+    fn start(ns: &NetNs, nodes: &[&ServiceProcess], polling: &Polling<T>) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let records = Arc::new(Mutex::new(Vec::new()));
+        let start = Instant::now();
+        let threads = nodes
+            .iter()
+            .enumerate()
+            .map(|(node, n)| {
+                let (addr, ns, polling) = (n.app, ns.second_handle(), polling.clone());
+                let (stop, records) = (stop.clone(), records.clone());
+                std::thread::spawn(move || {
+                    ns.enter();
+                    while !stop.load(Ordering::Relaxed) {
+                        let sent = Instant::now();
+                        let answer =
+                            request_within(polling.patience, addr, "GET", &polling.path, "").ok();
+                        let received = Instant::now();
+                        let record = (polling.record)(Exchange {
+                            node,
+                            sent,
+                            received,
+                            answer,
+                        });
+                        records
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .push(record);
+                        std::thread::sleep(polling.pace.wait(received - sent));
+                    }
+                })
+            })
+            .collect();
+        Self {
+            stop,
+            records,
+            threads,
+            start,
+        }
+    }
+
+    /// Every record so far, ordered by `key`.
+    fn records_by<K: Ord>(&self, key: impl FnMut(&T) -> K) -> Vec<T> {
+        let mut all = self
+            .records
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        all.sort_by_key(key);
+        all
+    }
+}
+
+impl<T> Poller<T> {
+    /// Stops every thread, after its request in flight.
+    fn halt(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+impl<T> Drop for Poller<T> {
+    fn drop(&mut self) {
+        self.halt();
+    }
+}
+
 /// One answer of one node's `/health/active`.
 #[derive(Debug, Clone, Copy)]
 pub struct Sample {
@@ -409,12 +536,7 @@ pub struct Sample {
 
 /// Polls every node's `/health/active` on its application port, one thread
 /// per node, every [`PERIOD`](Self::PERIOD), until [`stop`](Self::stop).
-pub struct ActivePoller {
-    stop: Arc<AtomicBool>,
-    samples: Arc<Mutex<Vec<Sample>>>,
-    threads: Vec<std::thread::JoinHandle<()>>,
-    start: Instant,
-}
+pub struct ActivePoller(Poller<Sample>);
 
 impl ActivePoller {
     /// The pause between two polls of one node.
@@ -424,76 +546,32 @@ impl ActivePoller {
 
     /// Starts polling `nodes` (their application ports) from inside `ns`.
     pub fn start(ns: &NetNs, nodes: &[&ServiceProcess]) -> Self {
-        let stop = Arc::new(AtomicBool::new(false));
-        let samples = Arc::new(Mutex::new(Vec::new()));
-        let start = Instant::now();
-        let threads = nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| {
-                let (addr, stop, samples) = (n.app, stop.clone(), samples.clone());
-                let file = ns.file.try_clone().expect("a handle on the netns");
-                std::thread::spawn(move || {
-                    nix::sched::setns(&file, nix::sched::CloneFlags::CLONE_NEWNET).expect("setns");
-                    while !stop.load(Ordering::Relaxed) {
-                        let sent = Instant::now();
-                        let status =
-                            request_within(Self::PATIENCE, addr, "GET", "/health/active", "")
-                                .map_or(0, |r| r.status);
-                        let received = Instant::now();
-                        samples
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .push(Sample {
-                                node: i,
-                                sent,
-                                received,
-                                status,
-                            });
-                        std::thread::sleep(Self::PERIOD);
-                    }
-                })
-            })
-            .collect();
-        Self {
-            stop,
-            samples,
-            threads,
-            start,
-        }
+        let polling = Polling {
+            path: "/health/active".to_owned(),
+            patience: Self::PATIENCE,
+            pace: Pace::Pause(Self::PERIOD),
+            record: |e| Sample {
+                node: e.node,
+                sent: e.sent,
+                received: e.received,
+                status: e.answer.map_or(0, |r| r.status),
+            },
+        };
+        Self(Poller::start(ns, nodes, &polling))
     }
 
     /// The history so far, without stopping.
     pub fn history(&self) -> ActiveHistory {
-        let mut samples = self
-            .samples
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        samples.sort_by_key(|s| s.sent);
         ActiveHistory {
-            samples,
-            start: self.start,
+            samples: self.0.records_by(|s| s.sent),
+            start: self.0.start,
         }
     }
 
     /// Stops polling and returns the whole history.
     pub fn stop(mut self) -> ActiveHistory {
-        self.halt();
+        self.0.halt();
         self.history()
-    }
-
-    fn halt(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        for t in self.threads.drain(..) {
-            let _ = t.join();
-        }
-    }
-}
-
-impl Drop for ActivePoller {
-    fn drop(&mut self) {
-        self.halt();
     }
 }
 
@@ -526,66 +604,37 @@ impl Answer {
 /// Polls one path of every node (its application port), one thread per
 /// node, every `period`, keeping each answer with its body: requests that
 /// drive request-driven probes at a steady rate, as a kubelet does.
-pub struct TierPoller {
-    stop: Arc<AtomicBool>,
-    answers: Arc<Mutex<Vec<Answer>>>,
-    threads: Vec<std::thread::JoinHandle<()>>,
-}
+pub struct TierPoller(Poller<Answer>);
 
 impl TierPoller {
+    /// How long one poll waits for an answer before it records "none".
+    const PATIENCE: Duration = Duration::from_secs(5);
+
     /// Starts polling `path` of `nodes` from inside `ns`.
     pub fn start(ns: &NetNs, nodes: &[&ServiceProcess], path: &str, period: Duration) -> Self {
-        let stop = Arc::new(AtomicBool::new(false));
-        let answers = Arc::new(Mutex::new(Vec::new()));
-        let threads = nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| {
-                let (addr, stop, answers) = (n.app, stop.clone(), answers.clone());
-                let (file, path) = (
-                    ns.file.try_clone().expect("a handle on the netns"),
-                    path.to_owned(),
-                );
-                std::thread::spawn(move || {
-                    nix::sched::setns(&file, nix::sched::CloneFlags::CLONE_NEWNET).expect("setns");
-                    while !stop.load(Ordering::Relaxed) {
-                        let sent = Instant::now();
-                        let answer = request_within(Duration::from_secs(5), addr, "GET", &path, "");
-                        let received = Instant::now();
-                        let (status, body) = answer.map_or((0, None), |r| {
-                            (r.status, serde_json::from_slice(&r.body).ok())
-                        });
-                        answers
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .push(Answer {
-                                node: i,
-                                sent,
-                                received,
-                                status,
-                                body,
-                            });
-                        std::thread::sleep(period.saturating_sub(received - sent));
-                    }
-                })
-            })
-            .collect();
-        Self {
-            stop,
-            answers,
-            threads,
-        }
+        let polling = Polling {
+            path: path.to_owned(),
+            patience: Self::PATIENCE,
+            pace: Pace::Every(period),
+            record: |e| {
+                let (status, body) = e.answer.map_or((0, None), |r| {
+                    (r.status, serde_json::from_slice(&r.body).ok())
+                });
+                Answer {
+                    node: e.node,
+                    sent: e.sent,
+                    received: e.received,
+                    status,
+                    body,
+                }
+            },
+        };
+        Self(Poller::start(ns, nodes, &polling))
     }
 
     /// Every answer so far, in the order they came.
     pub fn answers(&self) -> Vec<Answer> {
-        let mut all = self
-            .answers
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        all.sort_by_key(|a| a.received);
-        all
+        self.0.records_by(|a| a.received)
     }
 
     /// The latest answer of each of `n` nodes, once each has one after
@@ -600,15 +649,6 @@ impl TierPoller {
                     .cloned()
             })
             .collect()
-    }
-}
-
-impl Drop for TierPoller {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        for t in self.threads.drain(..) {
-            let _ = t.join();
-        }
     }
 }
 
