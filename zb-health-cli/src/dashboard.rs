@@ -14,13 +14,16 @@
 //! A URL that answers but not with a history document is that service's
 //! error, never the dashboard's.
 
-mod json;
-
+use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
 
 use crate::args::DashboardArgs;
 use crate::input;
@@ -34,6 +37,10 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// Connections served at once; more are closed at once, so a flood cannot
 /// start unbounded threads.
 const MAX_CONNECTIONS: usize = 64;
+/// The members a body needs to be taken for a history document: three of
+/// those `spec/health-history.schema.json` requires, enough to tell it from
+/// another JSON answer (the page reads the rest).
+const HISTORY_MEMBERS: [&str; 3] = ["nowMs", "tiers", "probes"];
 
 /// What the dashboard knows of one service.
 #[derive(Debug)]
@@ -45,7 +52,7 @@ struct Service {
     error: Option<String>,
     /// The last good document (validated JSON, kept verbatim) and when it
     /// came, in Unix epoch ms.
-    last: Option<(String, u64)>,
+    last: Option<(Box<RawValue>, u64)>,
 }
 
 type Services = Arc<Mutex<Vec<Service>>>;
@@ -151,7 +158,7 @@ fn poll_forever(
 }
 
 /// One GET of a history URL: the document, or why there is none.
-fn poll(url: &Url, timeout: Duration) -> Result<String, String> {
+fn poll(url: &Url, timeout: Duration) -> Result<Box<RawValue>, String> {
     let answer =
         probe::fetch(url, timeout, timeout, "application/json").map_err(|f| f.describe())?;
     if answer.code != 200 {
@@ -165,51 +172,73 @@ fn poll(url: &Url, timeout: Duration) -> Result<String, String> {
     }
     let text = String::from_utf8(answer.body)
         .map_err(|_| "not a history document: the body is not UTF-8".to_string())?;
-    let keys = json::object_keys(&text).map_err(|why| format!("not a history document: {why}"))?;
-    for key in ["nowMs", "tiers", "probes"] {
-        if !keys.iter().any(|k| k == key) {
-            return Err(format!("not a history document: no `{key}`"));
-        }
+    history_document(text).map_err(|why| format!("not a history document: {why}"))
+}
+
+/// `text` as a history document, verbatim, or why it is none: one JSON
+/// object with every member of [`HISTORY_MEMBERS`]. Only the top level is
+/// read; the values are checked to be JSON (skipped without recursion, so
+/// no nesting overflows the stack) and left to the page.
+fn history_document(text: String) -> Result<Box<RawValue>, String> {
+    // A body that is no object at all (an HTML page) is named so, not by
+    // where its JSON breaks.
+    if !text
+        .trim_start_matches([' ', '\t', '\n', '\r'])
+        .starts_with('{')
+    {
+        return Err("not a JSON object".into());
     }
-    Ok(text)
+    let members: HashMap<String, IgnoredAny> =
+        serde_json::from_str(&text).map_err(|e| format!("invalid JSON: {e}"))?;
+    if let Some(missing) = HISTORY_MEMBERS.iter().find(|m| !members.contains_key(**m)) {
+        return Err(format!("no `{missing}`"));
+    }
+    RawValue::from_string(text).map_err(|e| format!("invalid JSON: {e}"))
+}
+
+/// The aggregate at `/history`, as the page reads it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Aggregate<'a> {
+    now_ms: u64,
+    /// Every service, in the order given.
+    services: Vec<ServiceView<'a>>,
+}
+
+/// One service in the [`Aggregate`].
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ServiceView<'a> {
+    url: &'a str,
+    /// `answering` or `unreachable`.
+    state: &'static str,
+    last_answered_ms: Option<u64>,
+    error: Option<&'a str>,
+    /// The last document, verbatim.
+    history: Option<&'a RawValue>,
 }
 
 /// The aggregate of the contract, every service in the order given.
 fn aggregate(services: &Services) -> String {
     let all = services.lock().unwrap_or_else(PoisonError::into_inner);
-    let mut out = format!("{{\"nowMs\":{},\"services\":[", now_ms());
-    for (i, service) in all.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str("{\"url\":");
-        json::push_string(&mut out, &service.url);
-        out.push_str(if service.answering {
-            ",\"state\":\"answering\""
-        } else {
-            ",\"state\":\"unreachable\""
-        });
-        match &service.last {
-            Some((_, at)) => out.push_str(&format!(",\"lastAnsweredMs\":{at}")),
-            None => out.push_str(",\"lastAnsweredMs\":null"),
-        }
-        out.push_str(",\"error\":");
-        match &service.error {
-            Some(why) => json::push_string(&mut out, why),
-            None => out.push_str("null"),
-        }
-        out.push_str(",\"history\":");
-        // Validated JSON when it was kept, so it goes in verbatim.
-        out.push_str(
-            service
-                .last
-                .as_ref()
-                .map_or("null", |(doc, _)| doc.as_str()),
-        );
-        out.push('}');
-    }
-    out.push_str("]}");
-    out
+    let aggregate = Aggregate {
+        now_ms: now_ms(),
+        services: all
+            .iter()
+            .map(|service| ServiceView {
+                url: &service.url,
+                state: if service.answering {
+                    "answering"
+                } else {
+                    "unreachable"
+                },
+                last_answered_ms: service.last.as_ref().map(|(_, at)| *at),
+                error: service.error.as_deref(),
+                history: service.last.as_ref().map(|(doc, _)| &**doc),
+            })
+            .collect(),
+    };
+    serde_json::to_string(&aggregate).expect("the aggregate serialises: string keys only")
 }
 
 /// Answers one request and closes the connection.
@@ -284,7 +313,10 @@ mod tests {
                 url: "http://127.0.0.1:1/health/history".into(),
                 answering: false,
                 error: Some("unreachable: \"refused\"".into()),
-                last: Some(("{\"nowMs\":1,\"tiers\":{},\"probes\":[]}".into(), 5)),
+                last: Some((
+                    history_document(r#"{"nowMs":1,"tiers":{},"probes":[]}"#.into()).unwrap(),
+                    5,
+                )),
             },
             Service {
                 url: "http://127.0.0.1:2/h".into(),
@@ -294,12 +326,58 @@ mod tests {
             },
         ]));
         let text = aggregate(&services);
-        assert!(json::object_keys(&text).is_ok(), "{text}");
+        assert!(serde_json::from_str::<IgnoredAny>(&text).is_ok(), "{text}");
         let services_part = text.split_once(",\"services\":").unwrap().1;
         assert_eq!(
             services_part,
             "[{\"url\":\"http://127.0.0.1:1/health/history\",\"state\":\"unreachable\",\"lastAnsweredMs\":5,\"error\":\"unreachable: \\\"refused\\\"\",\"history\":{\"nowMs\":1,\"tiers\":{},\"probes\":[]}},\
              {\"url\":\"http://127.0.0.1:2/h\",\"state\":\"unreachable\",\"lastAnsweredMs\":null,\"error\":\"no answer yet\",\"history\":null}]}"
         );
+    }
+
+    #[test]
+    fn a_history_document_is_kept_verbatim() {
+        let text = " {\"nowMs\": 1.5e3, \"tiers\": {\"ready\": null}, \"probes\": [{\"a\\\"b\": [true, false, -0.25]}], \"s\": \"\\u00e9\\n\"} ";
+        let kept = history_document(text.into()).unwrap();
+        assert_eq!(kept.get(), text.trim());
+    }
+
+    #[test]
+    fn anything_else_is_refused_saying_why() {
+        for (bad, why) in [
+            ("", "not a JSON object"),
+            ("[]", "not a JSON object"),
+            ("\"x\"", "not a JSON object"),
+            ("<html></html>", "not a JSON object"),
+            ("{\"tiers\":{},\"probes\":[]}", "no `nowMs`"),
+            ("{\"nowMs\":1,\"tiers\":{}}", "no `probes`"),
+        ] {
+            assert_eq!(history_document(bad.into()).unwrap_err(), why, "{bad:?}");
+        }
+        for bad in [
+            "{",
+            "{\"a\":}",
+            "{\"a\":1,}",
+            "{\"a\":01}",
+            "{\"a\":1} {}",
+            "{\"a\":\"\u{1}\"}",
+            "{\"a\":\"\\x\"}",
+            "{\"a\":tru}",
+            "{\"a\":1.}",
+        ] {
+            let why = history_document(bad.into()).unwrap_err();
+            assert!(why.starts_with("invalid JSON: "), "{bad:?}: {why}");
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_read_without_recursion() {
+        let depth = 100_000;
+        let deep = format!(
+            "{{\"nowMs\":1,\"tiers\":{{}},\"probes\":{}{}}}",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        );
+        assert!(history_document(deep).is_ok());
     }
 }
