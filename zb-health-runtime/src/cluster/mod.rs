@@ -32,6 +32,7 @@
 mod active;
 #[cfg(feature = "chitchat")]
 pub mod chitchat;
+mod gate;
 mod guard;
 mod handover;
 mod history;
@@ -44,10 +45,11 @@ mod view;
 mod tests;
 
 pub use active::{ActiveDecision, ClusterActiveNode};
+pub use gate::ClusterActiveNodeGate;
 pub use handover::Handover;
 pub use probes::{
-    ActiveNodeProbe, CLUSTER_NOT_AVAILABLE, ClusterActiveNodeGate, ClusterMembershipProbe,
-    ClusterStatusPolicy, ClusterTransportProbe,
+    ActiveNodeProbe, CLUSTER_NOT_AVAILABLE, ClusterMembershipProbe, ClusterStatusPolicy,
+    ClusterTransportProbe,
 };
 pub use rejoin::RejoinableView;
 pub use size::{

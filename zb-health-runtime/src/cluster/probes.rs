@@ -9,7 +9,6 @@ use zb_health_spec::{HealthStatus, MajorityGuard, MembershipPolicy};
 use super::active::{ActiveDecision, ClusterActiveNode};
 use super::guard::majority_guard_setters;
 use super::view::{ClusterState, ClusterView, MemberStatus};
-use crate::gate::ActiveNodeGate;
 use crate::probe::{Probe, ProbeOutcome, ProbeResult};
 use crate::report::MEMBER_STATUS_KEY;
 
@@ -145,7 +144,7 @@ impl Probe for ClusterMembershipProbe {
 /// "No cluster yet" answers **Unhealthy** (503), not ZB-2.3b's Degraded
 /// (200): on `/health/active` a 200 means "route the writes here", and a
 /// booting node next to the real active one must not say that. It also
-/// keeps the probe in step with [`ClusterActiveNodeGate`], which is closed
+/// keeps the probe in step with [`ClusterActiveNodeGate`](super::ClusterActiveNodeGate), which is closed
 /// while no cluster is available (ZB-4). The startup Degraded belongs to
 /// the ready tier, where [`ClusterMembershipProbe`] keeps it (see
 /// `spec/conflicts.md`).
@@ -301,33 +300,5 @@ impl Probe for ClusterTransportProbe {
         Ok(result
             .with_data("expectedPeers", expected as u64)
             .with_data("reachablePeers", reached as u64))
-    }
-}
-
-/// The cluster's [`ActiveNodeGate`] (ZB-4, the spec's `AkkaActiveNodeGate`):
-/// reads the view directly with [`ClusterActiveNode`], so a gated endpoint
-/// and the `/health/active` probe cannot disagree. `false` while no
-/// cluster is available.
-pub struct ClusterActiveNodeGate {
-    view: Arc<dyn ClusterView>,
-    rule: ClusterActiveNode,
-}
-
-impl ClusterActiveNodeGate {
-    /// The gate over `view` with `rule`, on the view's hand-over timing
-    /// ([`ClusterView::handover`]) unless the rule sets one, as the probe.
-    pub fn new(view: Arc<dyn ClusterView>, rule: ClusterActiveNode) -> Self {
-        Self {
-            rule: rule.timed_by(view.handover()),
-            view,
-        }
-    }
-}
-
-impl ActiveNodeGate for ClusterActiveNodeGate {
-    fn is_active_node(&self) -> bool {
-        self.view
-            .state()
-            .is_some_and(|s| self.rule.decide(&s).is_active())
     }
 }

@@ -11,7 +11,7 @@ use tracing::instrument::WithSubscriber;
 
 use super::context::Executor;
 use super::run::{
-    HeldSlot, Retiring, background_entry, execute, finish, join, lost, record, waited_out,
+    HeldSlot, Retiring, background_entry, conclude_run, execute, finish, join, lost, waited_out,
 };
 use super::runtime::{ProbeRuntime, kept_entry};
 use super::schedule::ensure_task;
@@ -284,7 +284,7 @@ impl Executor {
                     .map(move |run| {
                         run.unwrap_or_else(|_lost| {
                             let entry = lost(&probe, started.elapsed());
-                            record(&probe, Some(generation), &entry, false);
+                            conclude_run(&probe, Some(generation), &entry, false);
                             entry
                         })
                     })
@@ -310,7 +310,7 @@ impl Drop for ClaimGuard<'_> {
     fn drop(&mut self) {
         if self.armed {
             let entry = lost(self.probe, self.started.elapsed());
-            record(self.probe, Some(self.generation), &entry, false);
+            conclude_run(self.probe, Some(self.generation), &entry, false);
         }
     }
 }

@@ -119,7 +119,7 @@ pub(super) async fn join(
 /// retires when it ends).
 pub(super) fn waited_out(probe: &ProbeRuntime, started: Instant) -> HealthEntry {
     let entry = timed_out(probe, started.elapsed());
-    remember(probe, &mut lock(&probe.state.slot), &entry, false);
+    keep_result(probe, &mut lock(&probe.state.slot), &entry, false);
     entry
 }
 
@@ -250,7 +250,7 @@ pub(super) fn finish(
         false => entry,
     };
     let error = if held { RunError::None } else { error };
-    record(probe, generation, &entry, held);
+    conclude_run(probe, generation, &entry, held);
     let starting = (shared.starting)();
     probe.remember_history(shared, &entry, starting);
     let interval = Duration::from_nanos(shared.failure_log_interval.load(Ordering::Relaxed));
@@ -261,7 +261,7 @@ pub(super) fn finish(
 /// Retires the run `generation` (if given) and keeps its result for the
 /// cache or readers; `held` marks an entry the threshold holds back.
 /// Requests that arrived during its first poll get the entry.
-pub(super) fn record(
+pub(super) fn conclude_run(
     probe: &ProbeRuntime,
     generation: Option<u64>,
     entry: &HealthEntry,
@@ -281,7 +281,7 @@ pub(super) fn record(
             }
             _ => None,
         };
-        remember(probe, &mut slot, entry, held);
+        keep_result(probe, &mut slot, entry, held);
         handoff
     };
     if let Some(handoff) = handoff {
@@ -303,7 +303,7 @@ pub(super) fn retire(probe: &ProbeRuntime, generation: u64) {
 /// answer) clears it, so the next request checks again and a blip
 /// recovers as soon as the dependency does. A held-back failure (`held`,
 /// reported `Healthy`) is not a healthy result and is not cached either.
-pub(super) fn remember(probe: &ProbeRuntime, slot: &mut Slot, entry: &HealthEntry, held: bool) {
+pub(super) fn keep_result(probe: &ProbeRuntime, slot: &mut Slot, entry: &HealthEntry, held: bool) {
     let code = match probe.is_opened(entry) {
         true => OPENED,
         false => slot_code(entry.status),

@@ -17,7 +17,7 @@ use zb_health_spec::{HealthStatus, Tag};
 use super::context::{Executor, RunContext, Starting, nanos};
 use super::descriptions::skipped_description;
 use super::limiter::Limiter;
-use super::run::remember;
+use super::run::keep_result;
 use super::runtime::ProbeRuntime;
 use super::schedule::ensure_task;
 use super::state::{EntryOrWait, Failed, Flight};
@@ -288,7 +288,7 @@ impl Executor {
                 skipped_description(dependency),
             ),
         };
-        remember(probe, &mut lock(&probe.state.slot), &entry, false);
+        keep_result(probe, &mut lock(&probe.state.slot), &entry, false);
         let starting = (self.shared.starting)();
         probe.remember_history(&self.shared, &entry, starting);
         let interval = self.failure_log_interval();
