@@ -40,6 +40,7 @@ impl RunContext {
     /// [`run_period`](zb_health_spec::detection::run_period)): `refresh`,
     /// else the readiness period behind the detection time; zero (every
     /// run counts) for a request-driven probe while none is known.
+    #[inline]
     pub(super) fn run_period(&self, refresh: Option<Duration>) -> Duration {
         let detection = Duration::from_nanos(self.detection.load(Ordering::Relaxed));
         zb_health_spec::detection::run_period(refresh, detection)
@@ -52,6 +53,7 @@ pub(crate) struct Executor {
     pub(super) shared: Arc<RunContext>,
 }
 
+#[inline]
 pub(super) fn nanos(d: Duration) -> u64 {
     d.as_nanos().try_into().unwrap_or(u64::MAX)
 }

@@ -38,6 +38,7 @@ impl Executor {
 
     /// The entry of `probe` if it is known without waiting, else what to
     /// wait for. Never blocks, except on the probe's own first poll.
+    #[inline]
     pub(super) fn now<'a>(&'a self, probe: &'a Arc<ProbeRuntime>) -> EntryOrWait<'a> {
         self.turn(probe, None)
     }
@@ -46,6 +47,7 @@ impl Executor {
     /// now) and waited since for an abandoned flight to retire: a run it
     /// starts counts its deadline from the arrival, so the request
     /// answers within its own deadline through the run.
+    #[inline]
     pub(super) fn turn<'a>(
         &'a self,
         probe: &'a Arc<ProbeRuntime>,
@@ -152,6 +154,7 @@ impl Executor {
     /// arms it. The in-flight slot is taken first, without
     /// waiting (one atomic), since a first poll may already open a
     /// connection; with none free, the run is a flight that waits for one.
+    #[inline]
     pub(super) fn first_poll<'a>(
         &'a self,
         probe: &'a Arc<ProbeRuntime>,

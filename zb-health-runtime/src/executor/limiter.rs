@@ -21,6 +21,7 @@ pub(super) struct Limiter {
 pub(super) struct SlotGuard<'a>(&'a Limiter);
 
 impl Drop for SlotGuard<'_> {
+    #[inline]
     fn drop(&mut self) {
         self.0.give();
     }
@@ -37,6 +38,7 @@ impl Limiter {
     }
 
     /// A slot if one is free now.
+    #[inline]
     pub(super) fn try_take(&self) -> Option<SlotGuard<'_>> {
         // Sequentially consistent, with `waiting`, so a release that sees
         // no waiter is seen by the waiter's own next try (see `take`).
@@ -77,6 +79,7 @@ impl Limiter {
         }
     }
 
+    #[inline]
     pub(super) fn give(&self) {
         self.taken.fetch_sub(1, Ordering::SeqCst);
         if self.waiting.load(Ordering::SeqCst) > 0 {

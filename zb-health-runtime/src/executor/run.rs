@@ -173,6 +173,7 @@ pub(super) async fn execute(
 /// Makes a run's entry from what its check gave, passes it through the
 /// hysteresis, records it (retiring the run `generation`, if given) and
 /// logs it.
+#[inline]
 pub(super) fn finish(
     shared: &RunContext,
     probe: &ProbeRuntime,
@@ -261,6 +262,7 @@ pub(super) fn finish(
 /// Retires the run `generation` (if given) and keeps its result for the
 /// cache or readers; `held` marks an entry the threshold holds back.
 /// Requests that arrived during its first poll get the entry.
+#[inline]
 pub(super) fn conclude_run(
     probe: &ProbeRuntime,
     generation: Option<u64>,
@@ -303,6 +305,7 @@ pub(super) fn retire(probe: &ProbeRuntime, generation: u64) {
 /// answer) clears it, so the next request checks again and a blip
 /// recovers as soon as the dependency does. A held-back failure (`held`,
 /// reported `Healthy`) is not a healthy result and is not cached either.
+#[inline]
 pub(super) fn keep_result(probe: &ProbeRuntime, slot: &mut Slot, entry: &HealthEntry, held: bool) {
     let code = match probe.is_opened(entry) {
         true => OPENED,

@@ -57,6 +57,7 @@ pub(crate) struct ProbeRuntime {
 
 impl ProbeRuntime {
     /// The probe's execution policy.
+    #[inline]
     pub(super) fn policy(&self) -> &Policy {
         self.policy.as_deref().unwrap_or(&Policy::DEFAULT)
     }
@@ -129,6 +130,7 @@ impl ProbeRuntime {
     /// relaxed load otherwise, and no allocation after the first.
     /// `starting`: the service's startup gates are pending, so a change is
     /// no transition, as in the transition log.
+    #[inline]
     pub(super) fn remember_history(
         &self,
         shared: &RunContext,
@@ -194,6 +196,7 @@ impl ProbeRuntime {
     /// (every failed run reports exactly that; a probe's own worse verdict
     /// is capped to it), so an optional dependency's `Degraded` is one,
     /// a held-back failure (`Healthy`) is not.
+    #[inline]
     pub(super) fn is_failing(&self, status: HealthStatus) -> bool {
         status >= self.failure_status.status()
     }
@@ -202,6 +205,7 @@ impl ProbeRuntime {
     /// a failure here, including one a shared outage opened to `Degraded`
     /// (which its marked name tells); a held-back failure (`Healthy`) does
     /// not.
+    #[inline]
     pub(super) fn failed(&self, entry: &HealthEntry) -> Failed {
         match self.state.opened.get() {
             Some(opened) if Arc::ptr_eq(&opened.name, &entry.name) => {
@@ -252,6 +256,7 @@ impl ProbeRuntime {
     }
 
     /// Whether `entry`, this probe's, is an opened one ([`opened`](Self::opened)).
+    #[inline]
     pub(super) fn is_opened(&self, entry: &HealthEntry) -> bool {
         self.state
             .opened
@@ -262,6 +267,7 @@ impl ProbeRuntime {
     /// The first dependency whose latest known entry stops this probe, and
     /// how, for a background run, which reads and never waits; a
     /// dependency that has no entry yet is not known to fail.
+    #[inline]
     pub(super) fn failing_dependency_known(&self) -> Option<(Arc<ProbeRuntime>, Failed)> {
         self.dependencies().into_iter().find_map(|d| {
             let failed = match d.state.last_status.load(Ordering::Acquire) {
@@ -334,6 +340,7 @@ pub struct InFlight {
 /// The probe's kept result while it is the answer (a fresh cached result,
 /// a background one within its staleness bound) and when it stops being
 /// so; `None` when the request must go through the policy.
+#[inline]
 pub(super) fn kept_entry(probe: &ProbeRuntime) -> Option<(HealthEntry, Instant)> {
     let lifetime = match (probe.policy().refresh, probe.policy().cache) {
         // Its schedule must be running for the result to be refreshed.

@@ -82,6 +82,7 @@ impl Opened {
 pub(super) const OPENED: u8 = 4;
 
 /// A status from its [`slot_code`] (or [`OPENED`], `Degraded`).
+#[inline]
 pub(super) fn slot_status(code: u8) -> Option<HealthStatus> {
     match code {
         OPENED => Some(HealthStatus::Degraded),
@@ -91,6 +92,7 @@ pub(super) fn slot_status(code: u8) -> Option<HealthStatus> {
 }
 
 /// A status as one byte, never 0 (0: no status yet): its severity plus 1.
+#[inline]
 pub(super) fn slot_code(status: HealthStatus) -> u8 {
     status.severity() + 1
 }
@@ -132,6 +134,7 @@ pub(super) struct CurrentFlight {
 
 impl ProbeState {
     /// Whether the background schedule is running (its task alive).
+    #[inline]
     pub(super) fn task_running(&self) -> bool {
         self.background
             .as_ref()
@@ -139,6 +142,7 @@ impl ProbeState {
     }
 
     /// How old a background result may be; zero for other probes.
+    #[inline]
     pub(super) fn max_staleness(&self) -> Duration {
         self.background
             .as_ref()
@@ -258,6 +262,7 @@ impl Handoff {
 
 /// Claims the next run for this request (see [`Claim::Own`]), counted
 /// from `since` (the request's arrival), else from now.
+#[inline]
 pub(super) fn claim(slot: &mut Slot, since: Option<Instant>) -> Claim {
     let generation = slot.next_generation;
     slot.next_generation += 1;
