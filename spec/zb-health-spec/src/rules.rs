@@ -1291,6 +1291,23 @@ pub fn check_paths<L: Clone>(paths: &[(crate::Endpoint, &str, L)], sink: &mut Vi
     }
 }
 
+/// Whether `path` is a plain absolute path, reporting under `rule` what
+/// is wrong with it if not; `subject` names the path in the message
+/// (``the path `/x` of health group `canary` ``).
+fn is_plain_path<L>(
+    rule: Rule,
+    subject: &str,
+    path: &str,
+    at: L,
+    sink: &mut Violations<L>,
+) -> bool {
+    let Some((problem, fix)) = path_problem(path) else {
+        return true;
+    };
+    sink.push(rule, at, format!("{subject} {problem}"), fix);
+    false
+}
+
 /// What is wrong with `path` as a literal HTTP path, if anything: the
 /// problem and its fix, as R6 words them for a tier.
 fn path_problem(path: &str) -> Option<(&'static str, String)> {
@@ -1310,6 +1327,25 @@ fn path_problem(path: &str) -> Option<(&'static str, String)> {
         ));
     }
     None
+}
+
+/// The endpoint (a tier, or the startup path) served at `path`.
+fn endpoint_at(endpoints: &crate::EndpointPaths, path: &str) -> Option<crate::Endpoint> {
+    crate::Endpoint::ALL
+        .into_iter()
+        .find(|e| normalize(endpoints.endpoint(*e)) == normalize(path))
+}
+
+/// The tier whose per-probe paths (`<ready or active path>/<name>`, one
+/// segment) `path` is one of.
+fn per_probe_tier(endpoints: &crate::EndpointPaths, path: &str) -> Option<Tag> {
+    [Tag::Ready, Tag::Active].into_iter().find(|t| {
+        let base = normalize(endpoints.get(*t)).trim_end_matches('/');
+        normalize(path)
+            .strip_prefix(base)
+            .and_then(|rest| rest.strip_prefix('/'))
+            .is_some_and(|rest| !rest.is_empty() && !rest.contains('/'))
+    })
 }
 
 /// R23: a health group selects something, and every probe it names is
@@ -1359,28 +1395,15 @@ pub fn check_group_paths<L: Clone>(
     sink: &mut Violations<L>,
 ) {
     for (i, (name, path, loc)) in groups.iter().enumerate() {
-        if let Some((problem, fix)) = path_problem(path) {
-            sink.push(
-                Rule::GroupPath,
-                loc.clone(),
-                format!("the path `{path}` of health group `{name}` {problem}"),
-                fix,
-            );
+        let subject = format!("the path `{path}` of health group `{name}`");
+        if !is_plain_path(Rule::GroupPath, &subject, path, loc.clone(), sink) {
             continue;
         }
-        let collides = crate::Endpoint::ALL
-            .into_iter()
-            .find(|e| normalize(endpoints.endpoint(*e)) == normalize(path));
+        let collides = endpoint_at(endpoints, path);
         let earlier = groups[..i]
             .iter()
             .find(|(_, p, _)| normalize(p) == normalize(path));
-        let under = [Tag::Ready, Tag::Active].into_iter().find(|t| {
-            let base = normalize(endpoints.get(*t)).trim_end_matches('/');
-            normalize(path)
-                .strip_prefix(base)
-                .and_then(|rest| rest.strip_prefix('/'))
-                .is_some_and(|rest| !rest.is_empty() && !rest.contains('/'))
-        });
+        let under = per_probe_tier(endpoints, path);
         let (with, fix) = match (collides, earlier, under) {
             (Some(e), _, _) => (
                 format!("the `{e}` endpoint"),
@@ -1402,7 +1425,7 @@ pub fn check_group_paths<L: Clone>(
         sink.push(
             Rule::GroupPath,
             loc.clone(),
-            format!("the path `{path}` of health group `{name}` collides with {with}"),
+            format!("{subject} collides with {with}"),
             fix,
         );
     }
@@ -1412,15 +1435,13 @@ pub fn check_group_paths<L: Clone>(
 /// carries no probes (ZB-1.3), so a group on it would always answer 200.
 /// `tiers` are the tiers it lists, each where it was written.
 pub fn check_group_tiers<L: Clone>(group: &str, tiers: &[(Tag, L)], sink: &mut Violations<L>) {
-    for (tier, loc) in tiers {
-        if *tier == Tag::Live {
-            sink.push(
-                Rule::GroupOnLive,
-                loc.clone(),
-                format!("health group `{group}` selects the `live` tier"),
-                "`live` runs no probes, so the group would always answer 200; select `ready` or `active`, or name the probes",
-            );
-        }
+    for (_, loc) in tiers.iter().filter(|(tier, _)| *tier == Tag::Live) {
+        sink.push(
+            Rule::GroupOnLive,
+            loc.clone(),
+            format!("health group `{group}` selects the `live` tier"),
+            "`live` runs no probes, so the group would always answer 200; select `ready` or `active`, or name the probes",
+        );
     }
 }
 
@@ -1455,20 +1476,12 @@ pub fn check_history_paths<L: Clone>(
     sink: &mut Violations<L>,
 ) {
     for (i, (what, path, loc)) in paths.iter().enumerate() {
-        if let Some((problem, fix)) = path_problem(path) {
-            sink.push(
-                Rule::EndpointPath,
-                loc.clone(),
-                format!("the `{what}` endpoint path `{path}` {problem}"),
-                fix,
-            );
+        let p = normalize(path);
+        let subject = format!("the `{what}` endpoint path `{path}`");
+        if !is_plain_path(Rule::EndpointPath, &subject, path, loc.clone(), sink) {
             continue;
         }
-        let p = normalize(path);
-        let endpoint = crate::Endpoint::ALL
-            .into_iter()
-            .find(|e| normalize(endpoints.endpoint(*e)) == p)
-            .map(|e| format!("the `{e}` endpoint"));
+        let endpoint = endpoint_at(endpoints, path).map(|e| format!("the `{e}` endpoint"));
         let group = groups
             .iter()
             .find(|g| normalize(g) == p)
@@ -1477,20 +1490,13 @@ pub fn check_history_paths<L: Clone>(
             .iter()
             .find(|(_, q, _)| normalize(q) == p)
             .map(|(w, _, _)| format!("the `{w}` endpoint"));
-        let under = [Tag::Ready, Tag::Active]
-            .into_iter()
-            .find(|t| {
-                let base = normalize(endpoints.get(*t)).trim_end_matches('/');
-                p.strip_prefix(base)
-                    .and_then(|rest| rest.strip_prefix('/'))
-                    .is_some_and(|rest| !rest.is_empty() && !rest.contains('/'))
-            })
+        let under = per_probe_tier(endpoints, path)
             .map(|t| format!("the per-probe paths of the `{t}` tier"));
         if let Some(with) = endpoint.or(group).or(earlier).or(under) {
             sink.push(
                 Rule::EndpointPath,
                 loc.clone(),
-                format!("the `{what}` endpoint path `{path}` collides with {with}"),
+                format!("{subject} collides with {with}"),
                 "give it a path of its own, e.g. `/health/history` and `/health/ui`",
             );
         }
