@@ -888,7 +888,7 @@ pub fn check_execution_policy_at<L: Clone>(
 /// `max_staleness` when written, else at `refresh`. The comparison is
 /// [`crate::facts::policy_fits_detection`], the one the generated code
 /// runs for a custom probe's attribute.
-pub fn check_max_age<L: Clone>(
+pub fn check_max_age<L>(
     name: &str,
     timeout: Duration,
     cache: Option<(Duration, L)>,
@@ -897,13 +897,13 @@ pub fn check_max_age<L: Clone>(
     detection: Duration,
     sink: &mut Violations<L>,
 ) {
-    let value = |d: &Option<(Duration, L)>| d.as_ref().map(|(d, _)| *d);
-    if let Some((c, at)) = &cache
-        && !crate::facts::policy_fits_detection(Some(*c), None, None, timeout, detection)
+    let staleness = max_staleness.as_ref().map(|(d, _)| *d);
+    if let Some((c, at)) = cache
+        && !crate::facts::policy_fits_detection(Some(c), None, None, timeout, detection)
     {
         sink.push(
             Rule::MaxAgeFitsDetection,
-            at.clone(),
+            at,
             format!(
                 "probe `{name}` caches its result for {} ms, not below the orchestrator's detection time of {} ms",
                 c.as_millis(),
@@ -912,22 +912,13 @@ pub fn check_max_age<L: Clone>(
             crate::facts::DETECTION_HELP,
         );
     }
-    if let Some((r, refresh_at)) = &refresh
-        && !crate::facts::policy_fits_detection(
-            None,
-            Some(*r),
-            value(&max_staleness),
-            timeout,
-            detection,
-        )
+    if let Some((r, refresh_at)) = refresh
+        && !crate::facts::policy_fits_detection(None, Some(r), staleness, timeout, detection)
     {
-        let age = crate::detection::background_max_age(*r, value(&max_staleness), timeout);
-        let (how, at) = match &max_staleness {
-            Some((_, at)) => ("its `max_staleness`", at.clone()),
-            None => (
-                "the default: twice `refresh` plus the timeout",
-                refresh_at.clone(),
-            ),
+        let age = crate::detection::background_max_age(r, staleness, timeout);
+        let (how, at) = match max_staleness {
+            Some((_, at)) => ("its `max_staleness`", at),
+            None => ("the default: twice `refresh` plus the timeout", refresh_at),
         };
         sink.push(
             Rule::MaxAgeFitsDetection,
