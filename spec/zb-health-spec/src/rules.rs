@@ -1502,6 +1502,7 @@ fn normalize(p: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Endpoint;
 
     fn rules<L>(sink: Violations<L>) -> Vec<Rule> {
         sink.into_result()
@@ -1540,30 +1541,14 @@ mod tests {
 
     #[test]
     fn execution_policy_rules() {
-        let ms = Duration::from_millis;
+        let ms = |n| Some(Duration::from_millis(n));
         let mut s = Violations::new();
-        check_execution_policy("a", TagSet::READY, Some(ms(0)), None, None, (), &mut s);
-        check_execution_policy("b", TagSet::READY, None, None, Some(ms(5)), (), &mut s);
-        check_execution_policy(
-            "c",
-            TagSet::READY,
-            None,
-            Some(ms(5)),
-            Some(ms(5)),
-            (),
-            &mut s,
-        );
-        check_execution_policy(
-            "d",
-            TagSet::READY,
-            Some(ms(1)),
-            Some(ms(5)),
-            None,
-            (),
-            &mut s,
-        );
-        check_execution_policy("e", TagSet::ACTIVE, Some(ms(1)), None, None, (), &mut s);
-        check_execution_policy("f", TagSet::ACTIVE, None, Some(ms(1)), None, (), &mut s);
+        check_execution_policy("a", TagSet::READY, ms(0), None, None, (), &mut s);
+        check_execution_policy("b", TagSet::READY, None, None, ms(5), (), &mut s);
+        check_execution_policy("c", TagSet::READY, None, ms(5), ms(5), (), &mut s);
+        check_execution_policy("d", TagSet::READY, ms(1), ms(5), None, (), &mut s);
+        check_execution_policy("e", TagSet::ACTIVE, ms(1), None, None, (), &mut s);
+        check_execution_policy("f", TagSet::ACTIVE, None, ms(1), None, (), &mut s);
         assert_eq!(
             rules(s),
             [
@@ -1576,16 +1561,8 @@ mod tests {
             ]
         );
         let mut s = Violations::new();
-        check_execution_policy("g", TagSet::READY, Some(ms(1)), None, None, (), &mut s);
-        check_execution_policy(
-            "h",
-            TagSet::READY,
-            None,
-            Some(ms(5)),
-            Some(ms(6)),
-            (),
-            &mut s,
-        );
+        check_execution_policy("g", TagSet::READY, ms(1), None, None, (), &mut s);
+        check_execution_policy("h", TagSet::READY, None, ms(5), ms(6), (), &mut s);
         check_execution_policy("i", TagSet::ACTIVE, None, None, None, (), &mut s);
         assert!(s.is_empty());
     }
@@ -1636,11 +1613,7 @@ mod tests {
         let v = run(&[probe("a", &["a", "x"])]);
         let rules: Vec<Rule> = v.iter().map(|v| v.rule).collect();
         assert_eq!(rules, [Rule::DependencyCycle, Rule::UnknownDependency]);
-        assert!(
-            v[1].help.contains("there is no other probe"),
-            "{}",
-            v[1].help
-        );
+        assert!(v[1].help.contains("there is no other probe"), "{v:#?}");
     }
 
     #[test]
@@ -1685,36 +1658,33 @@ mod tests {
 
     #[test]
     fn paths_empty_relative_and_colliding() {
-        let mut s = Violations::new();
-        check_paths(
-            &[
-                (Tag::Ready.into(), "/health", ()),
-                (Tag::Active.into(), "health/", ()),
-                (Tag::Live.into(), "", ()),
-            ],
-            &mut s,
+        fn tiers<'a>(
+            ready: &'a str,
+            active: &'a str,
+            live: &'a str,
+        ) -> [(Endpoint, &'a str, ()); 3] {
+            [
+                (Tag::Ready.into(), ready, ()),
+                (Tag::Active.into(), active, ()),
+                (Tag::Live.into(), live, ()),
+            ]
+        }
+        let refused = |paths: &[(Endpoint, &str, ())]| {
+            let mut s = Violations::new();
+            check_paths(paths, &mut s);
+            rules(s)
+        };
+        assert_eq!(
+            refused(&tiers("/health", "health/", "")),
+            [Rule::EndpointPath; 2]
         );
-        assert_eq!(rules(s), [Rule::EndpointPath; 2]);
-        let mut s = Violations::new();
-        check_paths(
-            &[
-                (Tag::Ready.into(), "/a", ()),
-                (Tag::Active.into(), "/a/", ()),
-                (Tag::Live.into(), "/b", ()),
-            ],
-            &mut s,
-        );
-        assert_eq!(rules(s), [Rule::EndpointPath]);
+        assert_eq!(refused(&tiers("/a", "/a/", "/b")), [Rule::EndpointPath]);
         // The startup path is checked with the tiers: it cannot take one's.
-        let mut s = Violations::new();
-        check_paths(
-            &[
-                (Tag::Ready.into(), "/health/ready", ()),
-                (crate::Endpoint::Started, "/health/ready/", ()),
-            ],
-            &mut s,
+        let started = (Endpoint::Started, "/health/ready/", ());
+        assert_eq!(
+            refused(&[(Tag::Ready.into(), "/health/ready", ()), started]),
+            [Rule::EndpointPath]
         );
-        assert_eq!(rules(s), [Rule::EndpointPath]);
     }
 
     #[test]
@@ -1760,10 +1730,7 @@ mod tests {
         check_active_not_optional("c", TagSet::ACTIVE, FailureStatus::Unhealthy, 3, &mut s);
         let both = TagSet::READY.with(Tag::Active);
         check_active_not_optional("d", both, FailureStatus::Degraded, 4, &mut s);
-        assert_eq!(
-            located(s),
-            [(Rule::ActiveNotOptional, 1), (Rule::ActiveNotOptional, 4)]
-        );
+        assert_eq!(located(s), [1, 4].map(|at| (Rule::ActiveNotOptional, at)));
     }
 
     #[test]
@@ -1773,10 +1740,7 @@ mod tests {
         check_authorized_disclosure(Tag::Ready, Disclosure::Status, Disclosure::Names, 2, &mut s);
         check_authorized_disclosure(Tag::Ready, Disclosure::Full, Disclosure::Full, 3, &mut s);
         check_authorized_disclosure(Tag::Live, Disclosure::Names, Disclosure::Status, 4, &mut s);
-        assert_eq!(
-            located(s),
-            [(Rule::Contradiction, 3), (Rule::Contradiction, 4)]
-        );
+        assert_eq!(located(s), [3, 4].map(|at| (Rule::Contradiction, at)));
     }
 
     #[test]
@@ -1792,10 +1756,7 @@ mod tests {
         let mut s = Violations::new();
         resolve_authorized([Full; 3], Some((Full, 3)), [None; 3], &mut s);
         resolve_authorized([Full; 3], None, [Some((Full, 4)), None, None], &mut s);
-        assert_eq!(
-            located(s),
-            [(Rule::Contradiction, 3), (Rule::Contradiction, 4)]
-        );
+        assert_eq!(located(s), [3, 4].map(|at| (Rule::Contradiction, at)));
     }
 
     #[test]
