@@ -18,7 +18,7 @@ pub const ORCHESTRATOR_HELP: &str = "each probe's deadline must be smaller than 
 
 /// Help for R19 when a cached or background result may outlive the
 /// orchestrator's detection time.
-pub const DETECTION_HELP: &str = "the orchestrator notices a changed readiness answer within its detection time (readiness periodSeconds × failureThreshold, as `zb-health k8s` derives them from `lifecycle.drain_delay`); an older cached or background answer would hide an outage, or a recovery, for longer; lower `cache` (or `refresh` and `max_staleness`), or lengthen `lifecycle.drain_delay`";
+pub const DETECTION_HELP: &str = "the orchestrator notices a changed readiness answer within its detection time (readiness periodSeconds × failureThreshold, as `zb-health k8s` derives them from `lifecycle.drain_delay`); an older cached or background answer would hide an outage, or a recovery, for longer; lower `cache` (or `refresh` and `max_staleness`), or lengthen `lifecycle.drain_delay` (in code, `HealthRegistryBuilder::detection_time`)";
 
 /// Help for R3, a name used by two probes.
 pub const DUPLICATE_NAME_HELP: &str =

@@ -125,7 +125,7 @@ pub fn check_threshold<L: Clone>(
 }
 
 /// Help for R20, a threshold that hides an outage too long.
-pub const THRESHOLD_HELP: &str = "while the threshold holds a failure back the entry says Healthy, and the orchestrator only starts its own detection after it; lower `failure_threshold` or `failing_for`, run the probe more often with `refresh`, or lengthen `lifecycle.drain_delay`";
+pub const THRESHOLD_HELP: &str = "while the threshold holds a failure back the entry says Healthy, and the orchestrator only starts its own detection after it; lower `failure_threshold` or `failing_for`, run the probe more often with `refresh`, or lengthen `lifecycle.drain_delay` (in code, `HealthRegistryBuilder::detection_time`)";
 
 /// Help for R20, a threshold of zero runs.
 pub const THRESHOLD_ZERO_HELP: &str = "a threshold counts runs in a row and starts at 1 (the same as no threshold); remove the key or give it 1 or more";
