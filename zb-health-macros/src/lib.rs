@@ -72,12 +72,13 @@ pub fn zb_health(args: TokenStream, item: TokenStream) -> TokenStream {
 ///   `install(deps)` and `install_into(&registry, deps)` (with a `grpc`
 ///   section also `GRPC_PERIOD` and `grpc(&registry)`; with one
 ///   `active-node` probe also `active_node_rule()` and
-///   `active_node_gate(view)`). `install` sets the process registry's
-///   detection time, and its orchestrator timeout and failure log
-///   interval where the manifest states them, registers the watchdogs and
-///   every probe, declares the startup gates, and returns a
-///   `NAMEInstalled`; `install_into` does the same on a
-///   registry of your own, for tests.
+///   `active_node_gate(view)`). `install` hands the manifest's facts to
+///   the runtime's `zb_health::install::ManifestWiring::install`, which
+///   sets the process registry's detection time, and its orchestrator
+///   timeout and failure log interval where the manifest states them,
+///   registers the watchdogs and every probe, declares the startup gates,
+///   and returns what becomes a `NAMEInstalled`; `install_into` does the
+///   same on a registry of your own, for tests.
 /// * `NAMEInstalled`: `server`, a `zb_health::server::ZbHealthServer`
 ///   serving that registry (the tiers, the management port,
 ///   `grpc.health.v1` and the drain, as the manifest declares them), and

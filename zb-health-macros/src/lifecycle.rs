@@ -18,16 +18,18 @@ pub struct Generated {
     pub items: TokenStream,
     /// Constants in the manifest type's `impl`.
     pub consts: TokenStream,
-    /// Registers every watchdog at once, all or none (fallible, before the
-    /// probes are added), binding one heartbeat per field name.
-    pub heartbeats: TokenStream,
-    /// Retires those heartbeats when a later step of the install fails, so
-    /// a failed install leaves no watchdog behind (a heartbeat dropped
-    /// unretired is a dead loop).
-    pub retire: TokenStream,
+    /// Each watchdog's `(name, deadline)`, in manifest order: what the
+    /// runtime's install registers, all or none.
+    pub watchdog_loops: Vec<TokenStream>,
+    /// The field of each watchdog's heartbeat, in the same order.
+    pub watchdog_fields: Vec<syn::Ident>,
+    /// Each startup gate's name, in manifest order.
+    pub gate_names: Vec<String>,
+    /// The field of each startup gate, in the same order.
+    pub gate_fields: Vec<syn::Ident>,
     /// The watchdogs struct from the bound heartbeats.
     pub watchdogs: TokenStream,
-    /// Declares the startup gates (infallible, last).
+    /// The startup struct from the bound gates.
     pub startup: TokenStream,
 }
 
@@ -144,23 +146,22 @@ pub fn generate(
         }
     };
 
-    let loops = lifecycle.watchdogs.iter().map(|w| {
-        let name = &w.name.value;
-        let deadline = DurationTokens(w.deadline.value, krate);
-        quote!((#name, #deadline))
-    });
-    let heartbeats = quote!(let [#(#dog_fields),*] = registry.watchdogs([#(#loops),*])?;);
-    let retire = quote!(#(#dog_fields.retire();)*);
-    let watchdogs_init = quote!(#watchdogs { #(#dog_fields),* });
-    // Named, so the startup path can say which gate it waits for.
-    let gate_inits = gate_fields
+    let watchdog_loops = lifecycle
+        .watchdogs
         .iter()
-        .zip(&lifecycle.startup_gates)
-        .map(|(f, g)| {
-            let name = &g.value;
-            quote!(#f: registry.startup_gate_named(#name),)
-        });
-    let startup_init = quote!(#startup { #(#gate_inits)* });
+        .map(|w| {
+            let name = &w.name.value;
+            let deadline = DurationTokens(w.deadline.value, krate);
+            quote!((#name, #deadline))
+        })
+        .collect();
+    let watchdogs_init = quote!(#watchdogs { #(#dog_fields),* });
+    let gate_names = lifecycle
+        .startup_gates
+        .iter()
+        .map(|g| g.value.clone())
+        .collect();
+    let startup_init = quote!(#startup { #(#gate_fields),* });
 
     let delay = DurationTokens(lifecycle.drain_delay(), krate);
     // Only a stated shutdown timeout is fixed: without one the graceful
@@ -194,8 +195,10 @@ pub fn generate(
     Generated {
         items,
         consts,
-        heartbeats,
-        retire,
+        watchdog_loops,
+        watchdog_fields: dog_fields,
+        gate_names,
+        gate_fields,
         watchdogs: watchdogs_init,
         startup: startup_init,
     }

@@ -88,6 +88,7 @@ pub mod gate;
 pub mod grpc;
 pub mod history;
 pub mod http;
+pub mod install;
 pub mod lifecycle;
 pub mod meta;
 pub mod observe;

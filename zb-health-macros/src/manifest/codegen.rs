@@ -5,8 +5,8 @@
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
-use zb_health_spec::manifest::{Located, Location, Manifest, ProbeDecl, ProbeKind};
-use zb_health_spec::{Disclosure, Rule, Tag, Violation};
+use zb_health_spec::manifest::{Location, Manifest, ProbeDecl, ProbeKind};
+use zb_health_spec::{Rule, Tag, Violation};
 
 use super::custom::{CustomType, lookup_module};
 use super::facts;
@@ -195,8 +195,9 @@ pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> 
     }
 }
 
-/// `install` and `install_into`: everything that puts the manifest into a
-/// registry, in one place so that it can change alone.
+/// `install` and `install_into`: the manifest's wiring facts as calls on
+/// the runtime's `ManifestWiring`, whose `install` does the wiring; what is
+/// generated here is data and the typed handles, never the steps.
 fn install(
     m: &Manifest,
     krate: &TokenStream,
@@ -204,65 +205,33 @@ fn install(
     installed: &syn::Ident,
     life: &lifecycle::Generated,
 ) -> TokenStream {
-    let set_orchestrator = m.orchestrator_timeout.map(|t| {
+    let service = &m.service.value;
+    let log_interval = m.failure_log_interval.map(|t| {
         let d = DurationTokens(t.value, krate);
-        quote!(registry.set_orchestrator_timeout(#d)?;)
+        quote!(.failure_log_interval(#d))
     });
-    // `observability.failure_log_interval` (BE-HLTH-008): a registry-wide
-    // setting, like the orchestrator timeout.
-    let set_log_interval = m.failure_log_interval.map(|t| {
-        let d = DurationTokens(t.value, krate);
-        quote!(registry.set_failure_log_interval(#d);)
-    });
-    // The cluster view, when the manifest has one, is where shared probes
-    // compare their verdicts, to fail open in a shared outage
-    // (BE-HLTH-003); a view that carries none leaves them ordinary probes.
     let has_cluster = m
         .probes
         .iter()
         .any(|p| builtin::feature(&p.kind) == Some("cluster"));
-    // `CLUSTER_EXPECTED_SIZE` is read at start: a bad value
-    // is refused here, naming it, before anything is registered.
-    let check_size = has_cluster.then(|| {
-        quote! {
-            #krate::cluster::expected_size_from_env().map_err(#krate::RegistryError::Setting)?;
-        }
-    });
-    let set_shared = has_cluster.then(|| {
+    let cluster_view = has_cluster.then(|| {
         let f = format_ident!("{}", builtin::CLUSTER_FIELD);
-        quote! {
-            if let ::core::option::Option::Some(verdicts) =
-                #krate::cluster::ClusterView::shared_verdicts(::std::sync::Arc::clone(&deps.#f))
-            {
-                registry.set_shared_verdicts(verdicts);
-            }
-        }
+        quote!(.cluster_view(::std::sync::Arc::clone(&deps.#f)))
     });
-    // The history shows the cluster from the same view, and the
-    // service by its manifest name.
-    let set_history = m.history.as_ref().map(|_| {
-        let service = &m.service.value;
-        let view = has_cluster.then(|| {
-            let f = format_ident!("{}", builtin::CLUSTER_FIELD);
-            quote!(registry.set_cluster_view(::std::sync::Arc::clone(&deps.#f));)
-        });
-        quote! {
-            registry.set_service_name(#service);
-            #view
-        }
-    });
-    let (app_history, management_history) = history(m);
-    let management_style = body_style(m, &m.management_disclosure, &m.management_authorized, krate);
-    let body_style = body_style(m, &m.responses.disclosure, &m.responses.authorized, krate);
+    let styles = body_style(m, krate);
     let app_addresses = m.responses.cluster_addresses();
     let groups = groups(m, krate);
-    let (heartbeats, retire, watchdogs_init) = (&life.heartbeats, &life.retire, &life.watchdogs);
-    let startup_init = &life.startup;
-    // With a `grpc` section, the server serves `grpc.health.v1` too.
-    let grpc_server = m
-        .grpc
-        .as_ref()
-        .map(|_| quote!(.grpc(Self::grpc(registry)?)));
+    let history = history(m);
+    let grpc = m.grpc.as_ref().map(|_| quote!(.grpc(Self::grpc)));
+    let lifecycle::Generated {
+        watchdog_loops,
+        watchdog_fields,
+        gate_names,
+        gate_fields,
+        startup,
+        watchdogs,
+        ..
+    } = life;
     quote! {
         /// Installs the manifest into the process registry,
         /// `HealthRegistry::process()` (AT-1: one per process), and
@@ -270,16 +239,13 @@ fn install(
         /// `grpc.health.v1` and the drain, serving that registry), with
         /// the handles of the declared startup gates and watchdogs.
         ///
-        /// Sets the registry's orchestrator timeout (if the manifest
-        /// states one) and its detection time, so probes registered later
-        /// in code are held to them too, and its failure log interval (if
-        /// stated), registers the watchdogs, adds every probe, then
-        /// declares the startup gates: all or none. Errors if the process
-        /// registry already holds a probe or watchdog of the same name
-        /// (R3), a probe whose deadline does not fit the timeout, or
-        /// another orchestrator timeout (R5), or a probe whose cached or
-        /// background result would reach the detection time (R19): facts
-        /// only the running process knows.
+        /// The runtime's `ManifestWiring::install` does it, with the
+        /// manifest's facts: all or none, in the order it documents.
+        /// Errors if the process registry already holds a probe or
+        /// watchdog of the same name (R3), a probe whose deadline does not
+        /// fit the timeout, or another orchestrator timeout (R5), or a
+        /// probe whose cached or background result would reach the
+        /// detection time (R19): facts only the running process knows.
         pub fn install(
             deps: #deps_name,
         ) -> ::core::result::Result<#installed, #krate::RegistryError> {
@@ -294,62 +260,36 @@ fn install(
             registry: &#krate::HealthRegistry,
             deps: #deps_name,
         ) -> ::core::result::Result<#installed, #krate::RegistryError> {
-            #check_size
-            #set_orchestrator
-            registry.set_detection_time(Self::DETECTION_TIME)?;
-            #set_log_interval
-            #set_shared
-            #set_history
-            // Fallible steps first: the watchdogs, all or none, then the
-            // probes and the server; a failure retires the heartbeats, so
-            // nothing is left behind.
-            #heartbeats
-            let serving = (|| {
-                registry.add_all(Self::registrations(deps))?;
-                // Each port its own bodies (its disclosure); the cluster
-                // addresses only where the manifest shows them.
-                let endpoints = #krate::ZbHealth::new(::core::clone::Clone::clone(registry))
-                    .paths(Self::paths())
-                    #body_style
-                    .cluster_addresses(#app_addresses)
-                    #groups
-                    #app_history
-                    .build()?;
-                let management_endpoints = #krate::ZbHealth::new(::core::clone::Clone::clone(registry))
-                    .paths(Self::paths())
-                    #management_style
-                    .cluster_addresses(true)
-                    #groups
-                    #management_history
-                    .build()?;
-                let drain = match Self::TERMINATION_GRACE_PERIOD {
-                    ::core::option::Option::Some(grace) => Self::DRAIN.within_grace_period(grace)?,
-                    ::core::option::Option::None => Self::DRAIN,
-                };
-                ::core::result::Result::Ok::<_, #krate::RegistryError>(
-                    #krate::server::ZbHealthServer::new(
-                        ::core::clone::Clone::clone(registry),
-                        endpoints,
-                        drain,
-                    )
-                    .management_port(Self::MANAGEMENT_PORT)
-                    .management_endpoints(management_endpoints)
-                    #grpc_server,
-                )
-            })();
-            let server = match serving {
-                ::core::result::Result::Ok(server) => server,
-                ::core::result::Result::Err(error) => {
-                    #retire
-                    return ::core::result::Result::Err(error);
-                }
-            };
-            let watchdogs = #watchdogs_init;
-            let startup = #startup_init;
+            let wiring = #krate::install::ManifestWiring::new(
+                #service,
+                Self::paths(),
+                Self::DETECTION_TIME,
+                Self::DRAIN,
+            )
+            .orchestrator_timeout(Self::ORCHESTRATOR_TIMEOUT)
+            .termination_grace_period(Self::TERMINATION_GRACE_PERIOD)
+            .management_port(Self::MANAGEMENT_PORT)
+            #log_interval
+            #styles
+            .application_cluster_addresses(#app_addresses)
+            #groups
+            #history
+            #cluster_view
+            #grpc;
+            let #krate::install::Installed {
+                server,
+                heartbeats: [#(#watchdog_fields),*],
+                startup_gates: [#(#gate_fields),*],
+            } = wiring.install(
+                registry,
+                Self::registrations(deps),
+                [#(#watchdog_loops),*],
+                [#(#gate_names),*],
+            )?;
             ::core::result::Result::Ok(#installed {
                 server,
-                startup,
-                watchdogs,
+                startup: #startup,
+                watchdogs: #watchdogs,
             })
         }
     }
@@ -624,7 +564,7 @@ fn group_checks(m: &Manifest, site: &Site<'_>) -> TokenStream {
     checks
 }
 
-/// The `ZbHealth::group` calls for `groups`, the same on both ports (a
+/// The wiring's `group` calls for `groups`, the same on both ports (a
 /// group is served wherever the tiers are).
 fn groups(m: &Manifest, krate: &TokenStream) -> TokenStream {
     let mut calls = TokenStream::new();
@@ -648,48 +588,49 @@ fn groups(m: &Manifest, krate: &TokenStream) -> TokenStream {
     calls
 }
 
-/// The `ZbHealth` history calls for the application port and the
-/// management port: on the management port whenever `history` is there,
-/// on the application port only with `application_port: true` (R26).
-fn history(m: &Manifest) -> (Option<TokenStream>, Option<TokenStream>) {
-    let Some(h) = &m.history else {
-        return (None, None);
-    };
-    let (path, ui_path, ui) = (&h.path.value, &h.ui_path.value, h.ui);
-    let calls = quote! {
-        .history(true)
-        .history_path(#path)
-        .history_ui(#ui)
-        .history_ui_path(#ui_path)
-    };
-    (h.application_port.then(|| calls.clone()), Some(calls))
+/// The wiring's `history` call: the pages are on the management port
+/// whenever `history` is there, on the application port only with
+/// `application_port: true` (R26).
+fn history(m: &Manifest) -> Option<TokenStream> {
+    let h = m.history.as_ref()?;
+    let (path, ui_path, ui, app) = (&h.path.value, &h.ui_path.value, h.ui, h.application_port);
+    Some(quote!(.history(#path, #ui, #ui_path, #app)))
 }
 
-/// The `ZbHealth` builder calls for `endpoints.format`, a port's
-/// `disclosure` and `cluster_ready`; nothing for what the manifest leaves
-/// at its default.
-fn body_style(
-    m: &Manifest,
-    disclosure: &[Option<Located<Disclosure>>; 3],
-    authorized: &[Option<Located<Disclosure>>; 3],
-    krate: &TokenStream,
-) -> TokenStream {
+/// The wiring's calls for `endpoints.format`, each port's `disclosure`
+/// and authorized level, and `cluster_ready`; nothing for what the
+/// manifest leaves at its default.
+fn body_style(m: &Manifest, krate: &TokenStream) -> TokenStream {
     let mut calls = TokenStream::new();
     if let Some(format) = m.responses.format {
         let format = ResponseFormatTokens(format.value, krate);
         calls.extend(quote!(.format(#format)));
     }
-    for tag in Tag::ALL {
-        let tier = TagTokens(tag, krate);
-        if let Some(level) = disclosure[tag as usize] {
-            let level = DisclosureTokens(level.value, krate);
-            calls.extend(quote!(.tier_disclosure(#tier, #level)));
-        }
-        // The level a bearer token unlocks; the token itself comes from
-        // `HEALTH_TOKEN` at run time, never from the manifest.
-        if let Some(level) = authorized[tag as usize] {
-            let level = DisclosureTokens(level.value, krate);
-            calls.extend(quote!(.tier_authorized(#tier, #level)));
+    let ports = [
+        (
+            quote!(#krate::install::Port::Application),
+            &m.responses.disclosure,
+            &m.responses.authorized,
+        ),
+        (
+            quote!(#krate::install::Port::Management),
+            &m.management_disclosure,
+            &m.management_authorized,
+        ),
+    ];
+    for (port, disclosure, authorized) in ports {
+        for tag in Tag::ALL {
+            let tier = TagTokens(tag, krate);
+            if let Some(level) = disclosure[tag as usize] {
+                let level = DisclosureTokens(level.value, krate);
+                calls.extend(quote!(.disclosure(#port, #tier, #level)));
+            }
+            // The level a bearer token unlocks; the token itself comes
+            // from `HEALTH_TOKEN` at run time, never from the manifest.
+            if let Some(level) = authorized[tag as usize] {
+                let level = DisclosureTokens(level.value, krate);
+                calls.extend(quote!(.authorized(#port, #tier, #level)));
+            }
         }
     }
     if let Some(name) = &m.responses.cluster_ready {
