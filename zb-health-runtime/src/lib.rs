@@ -6,9 +6,11 @@
 //! probes answered with one canonical JSON body.
 //!
 //! Applications start with [`prelude`]: `use zb_health::prelude::*;`. The
-//! crate root holds the public modules below, re-exports of the prelude's
-//! items, [`HealthGroup`] (not in the prelude), and [`spec`], the
-//! `zb-health-spec` crate whose rules every check here calls.
+//! crate root holds exactly the public modules below, the prelude's items,
+//! and [`spec`], the `zb-health-spec` crate whose rules every check here
+//! calls; plus one hidden module, `__private`, the paths that
+//! `manifest!`'s generated code names (the idiom of serde's `__private`:
+//! not an API, and free to change).
 //!
 //! # How the parts fit
 //!
@@ -127,12 +129,13 @@ pub use zb_health_spec::{FailureStatus, HealthStatus, Tag, TagSet};
 /// root re-exports these items too.
 ///
 /// The probe trait and its result, the registry and registration, the
-/// lifecycle handles, the endpoint mapping, the gate, and the two macros.
+/// lifecycle handles, the endpoint mapping and its health groups, the
+/// gate, and the two macros.
 /// Lower-level items stay in their modules.
 pub mod prelude {
     pub use crate::{
-        ActiveNodeGate, BlockingProbe, FailureStatus, HealthRegistry, HealthStatus, Heartbeat,
-        Probe, ProbeError, ProbeOutcome, ProbeRegistration, ProbeResult, RegistryError,
+        ActiveNodeGate, BlockingProbe, FailureStatus, HealthGroup, HealthRegistry, HealthStatus,
+        Heartbeat, Probe, ProbeError, ProbeOutcome, ProbeRegistration, ProbeResult, RegistryError,
         RequireActiveNode, StartupGate, Tag, TagSet, ZbHealth, ZbHealthProbe, from_fn,
         map_zb_health,
     };

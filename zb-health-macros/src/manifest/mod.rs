@@ -16,6 +16,7 @@ mod codegen;
 mod custom;
 mod facts;
 mod input;
+mod wiring;
 
 use std::path::PathBuf;
 

@@ -24,7 +24,6 @@ mod probes;
 #[cfg(test)]
 mod tests;
 
-pub use crate::executor::InFlight;
 pub use crate::registration::{ProbeRegistration, RegistryError};
 pub use crate::table::RegistrationHandle;
 pub(crate) use answers::{TierAnswer, Validity};

@@ -1,0 +1,131 @@
+//! What operators see of the probes besides the endpoints (BE-HLTH-008):
+//! transition logs through `tracing` and metrics through the `metrics`
+//! facade. `spec/observability.md` documents both for operators.
+//!
+//! # Logs
+//!
+//! Every *run* of a probe (not a cached or background read of its result)
+//! goes through a small state machine kept with the probe's registration,
+//! so a replaced or removed probe takes its state with it:
+//!
+//! * a healthy run after a healthy run (or as the first run) logs nothing;
+//! * a failing run (`Degraded` or `Unhealthy`) after a healthy run, or as
+//!   the first run, logs once at `WARN`: `health probe failing`, with the
+//!   probe's name and the real error (the error's text and its sources, the
+//!   panic message, the deadline, or the probe's own description);
+//! * a change between `Degraded` and `Unhealthy` logs the same way;
+//! * an unchanged failing state is logged again (`health probe still
+//!   failing`) at most once per [failure log
+//!   interval](crate::registry::HealthRegistryBuilder::failure_log_interval), with
+//!   `suppressed`, the number of runs not logged since the last line;
+//! * a healthy run after a failure logs once at `INFO`: `health probe
+//!   recovered`, with how long it failed and the runs suppressed.
+//!
+//! Events have the target `zb_health::observe`. No log line ever reaches a
+//! response body (BE-HLTH-007).
+//!
+//! Each **tier** of a registry also keeps its last HTTP verdict (200 or
+//! 503, [`HealthStatus::is_serving`]), and logs once per change of it, with
+//! the target [`TIER_TARGET`]: `health tier failing` at `WARN` when it
+//! turns 503 (with the names of the `Unhealthy` entries, e.g. `startup`,
+//! `shutdown` or a probe), `health tier recovered` at `INFO` when it turns
+//! 200 again. An unchanged verdict logs nothing, and a tier whose first
+//! answer is 200 logs nothing either.
+//!
+//! # Metrics
+//!
+//! Recorded through whatever `metrics` recorder the application installs
+//! (none: they cost next to nothing). Names and labels follow Prometheus
+//! conventions; [`describe_metrics`] registers their help texts and units.
+//!
+//! | Metric | Kind | Labels | Updated |
+//! |---|---|---|---|
+//! | [`TIER_STATUS`] | gauge | `tier` | every answer of the tier |
+//! | [`TIER_FAILURES`] | counter | `tier` | by 1 on each transition of the tier's verdict to 503 |
+//! | [`PROBE_STATUS`] | gauge | `probe` | every run of the probe |
+//! | [`PROBE_FAILURES`] | counter | `probe` | every run (by 1 on a transition to failure) |
+//! | [`PROBE_DURATION`] | histogram | `probe` | every run |
+//!
+//! Statuses are encoded by [`status_value`]: `Healthy` 2, `Degraded` 1,
+//! `Unhealthy` 0, so "higher is better", `== 0` is a 503 and `< 2` is
+//! anything short of healthy.
+
+use std::time::Duration;
+
+use metrics::{Level, Metadata, Unit, describe_counter, describe_gauge, describe_histogram};
+use zb_health_spec::HealthStatus;
+
+/// How often an unchanged failing state is logged again, unless the
+/// registry is told otherwise: 5 minutes, a few lines an hour per broken
+/// dependency.
+pub const DEFAULT_FAILURE_LOG_INTERVAL: Duration = Duration::from_secs(300);
+
+/// Gauge: the status of a tier's latest answer, as [`status_value`];
+/// label `tier` (`ready`, `active`, `live`). Includes the startup and
+/// shutdown entries and stale background results, exactly what was served.
+pub const TIER_STATUS: &str = "zb_health_tier_status";
+/// Counter: how often a tier's HTTP verdict went to 503 (BE-HLTH-008: the
+/// number of transitions to failure); label `tier`. Counts what was
+/// served, the startup gate and the drain included: a first answer of 503
+/// (a tier still starting) is a transition from "not yet answered", then
+/// each 200 → 503. A tier that stays 503 counts once; a `Degraded` tier
+/// (an optional dependency down) answers 200 and counts nothing. Apart
+/// from [`PROBE_FAILURES`], which counts each probe's own transitions.
+pub const TIER_FAILURES: &str = "zb_health_tier_failures_total";
+/// The `tracing` target of the tier transition lines.
+pub const TIER_TARGET: &str = "zb_health::observe::tier";
+/// Gauge: the status of a probe's latest run, as [`status_value`]; label
+/// `probe` (the registered name).
+pub const PROBE_STATUS: &str = "zb_health_probe_status";
+/// Counter: how often a probe went from healthy (or never run) to failing;
+/// label `probe`. A failure that persists counts once.
+pub const PROBE_FAILURES: &str = "zb_health_probe_failures_total";
+/// Histogram: how long each run of a probe took, in seconds, timeouts
+/// included (at about the deadline); label `probe`.
+pub const PROBE_DURATION: &str = "zb_health_probe_duration_seconds";
+
+/// The numeric encoding of a status in the gauges: `Healthy` 2, `Degraded`
+/// 1, `Unhealthy` 0. Higher is better; a tier at 0 answers 503.
+pub const fn status_value(status: HealthStatus) -> f64 {
+    (2 - status.severity()) as f64
+}
+
+/// Registers the help text and unit of every zb-health metric with the
+/// installed recorder. Call it once after installing the recorder (an
+/// exporter prints the help as `# HELP`); the metrics work without it.
+pub fn describe_metrics() {
+    describe_gauge!(
+        TIER_STATUS,
+        "Status of the tier's latest answer: 2 Healthy, 1 Degraded, 0 Unhealthy (503)."
+    );
+    describe_counter!(
+        TIER_FAILURES,
+        Unit::Count,
+        "Transitions of the tier's HTTP verdict to 503 (startup and drain included)."
+    );
+    describe_gauge!(
+        PROBE_STATUS,
+        "Status of the probe's latest run: 2 Healthy, 1 Degraded, 0 Unhealthy."
+    );
+    describe_counter!(
+        PROBE_FAILURES,
+        Unit::Count,
+        "Transitions of the probe from healthy to failing."
+    );
+    describe_histogram!(
+        PROBE_DURATION,
+        Unit::Seconds,
+        "Duration of each run of the probe, timeouts included."
+    );
+}
+
+/// What the `gauge!` family would declare at each call site; one for the
+/// probes' and the tiers' metrics, whose module path is this one.
+static METADATA: Metadata<'static> =
+    Metadata::new(module_path!(), Level::INFO, Some(module_path!()));
+
+mod probe;
+mod tier;
+
+pub(crate) use probe::{ProbeLog, RunError};
+pub(crate) use tier::{TierLog, unhealthy_entries};
