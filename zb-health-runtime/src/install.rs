@@ -8,6 +8,7 @@
 //! the declared startup gates and watchdogs. Code that wires a registry
 //! without a manifest calls the same function.
 
+#[cfg(feature = "cluster")]
 use std::sync::Arc;
 use std::time::Duration;
 

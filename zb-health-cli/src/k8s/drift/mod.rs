@@ -1,0 +1,290 @@
+//! `zb-health k8s --check`: every probe setting of a Deployment or
+//! StatefulSet that disagrees with the manifest, at its line:column.
+//!
+//! Missing settings read as Kubernetes reads them: no `timeoutSeconds` is
+//! 1 s, no `terminationGracePeriodSeconds` is 30 s, no `httpGet.path` is `/`.
+
+use zb_health_spec::manifest::{Location, Manifest};
+
+use super::{Plan, ProbePlan};
+use crate::input::Source;
+use crate::render::{Diagnostic, plural, render_all};
+use crate::yaml::{self, Node};
+
+mod pod;
+mod probe;
+
+use pod::{cluster_size, grace, host, pod_management};
+use probe::one_probe;
+
+/// What a drift is about: its code, name and the requirement at stake.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    /// K1: a path the manifest does not serve on that tier.
+    Path,
+    /// K2: a port the tiers are not served on, or a named port that is not
+    /// the container's.
+    Port,
+    /// K3: a `timeoutSeconds` not above a probe deadline, or not the
+    /// manifest's `orchestrator.timeout`.
+    Timeout,
+    /// K4: no `startupProbe` although the manifest declares startup gates
+    /// or watchdogs.
+    Startup,
+    /// K5: a grace period shorter than the drain, or not the manifest's.
+    Grace,
+    /// K6: a missing probe, or one that reads no tier.
+    Probe,
+    /// K7: a StatefulSet whose pods start one at a time (`OrderedReady`)
+    /// although a majority guard keeps the first one unready alone.
+    PodManagement,
+    /// K8: a container that does not set `HOST` to every interface, so the
+    /// service binds 127.0.0.1 and the kubelet cannot reach the probes.
+    Host,
+    /// K9: `replicas` that disagree with the cluster size the majority
+    /// guards count against: the manifest's `expected_size`, or the
+    /// container's `CLUSTER_EXPECTED_SIZE`, which overrides it.
+    ClusterSize,
+    /// K10: a readiness `periodSeconds × failureThreshold` other than the
+    /// manifest's detection time, which its caches, background results
+    /// and failure thresholds fit (R19, R20) and within which the drain's
+    /// 503 must be seen.
+    Detection,
+}
+
+impl Check {
+    /// `K1` … `K10`.
+    pub const fn code(self) -> &'static str {
+        match self {
+            Check::Path => "K1",
+            Check::Port => "K2",
+            Check::Timeout => "K3",
+            Check::Startup => "K4",
+            Check::Grace => "K5",
+            Check::Probe => "K6",
+            Check::PodManagement => "K7",
+            Check::Host => "K8",
+            Check::ClusterSize => "K9",
+            Check::Detection => "K10",
+        }
+    }
+
+    /// The note under the diagnostic.
+    pub fn note(self) -> String {
+        let (name, what) = match self {
+            Check::Path => ("probe-path", "the manifest's endpoints (ZB-1.1, ZB-5)"),
+            Check::Port => ("probe-port", "the port the tiers are served on (ZB-5)"),
+            Check::Timeout => ("probe-timeout", "the probe deadlines (BE-HLTH-006)"),
+            Check::Startup => (
+                "startup-probe",
+                "the startup gates and watchdogs (BE-HLTH-004, BE-HLTH-002)",
+            ),
+            Check::Grace => ("grace-period", "the shutdown drain (BE-HLTH-005)"),
+            Check::Probe => ("probe-tier", "the tiers (ZB-1.1)"),
+            Check::PodManagement => (
+                "pod-management",
+                "the majority guards of the cluster probes (AT-5)",
+            ),
+            Check::Host => ("bind-host", "the address the service binds (HOST)"),
+            Check::ClusterSize => (
+                "cluster-size",
+                "the cluster size of the majority guards (AT-5, ZB-2.3a)",
+            ),
+            Check::Detection => (
+                "readiness-detection",
+                "the detection time its caches and thresholds fit (BE-HLTH-006)",
+            ),
+        };
+        // K7 and K9 read the workload's own spec, not its pod template.
+        let subject = match self {
+            Check::PodManagement => "StatefulSet",
+            Check::ClusterSize => "workload",
+            _ => "pod",
+        };
+        format!(
+            "check {} ({name}) compares the {subject} with {what}",
+            self.code()
+        )
+    }
+}
+
+/// One setting that disagrees with the manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Drift {
+    /// Which check.
+    pub check: Check,
+    /// Where in the Kubernetes file.
+    pub location: Location,
+    /// What disagrees.
+    pub message: String,
+    /// What to write instead.
+    pub help: String,
+}
+
+impl Drift {
+    /// The drift as a rustc-style diagnostic: `error[K1]: …` at its place.
+    fn diagnostic(&self) -> Diagnostic<'_> {
+        Diagnostic {
+            id: self.check.code(),
+            message: &self.message,
+            location: self.location,
+            note: self.check.note(),
+            help: &self.help,
+        }
+    }
+}
+
+/// Renders every drift found in `deployment`, then a summary naming the
+/// manifest it disagrees with.
+pub fn report(drifts: &[Drift], deployment: &Source, manifest: &str, styled: bool) -> String {
+    let diagnostics: Vec<Diagnostic<'_>> = drifts.iter().map(Drift::diagnostic).collect();
+    let count = drifts.len();
+    let summary = format!(
+        "`{}` disagrees with `{manifest}` in {count} place{}",
+        deployment.shown,
+        plural(count)
+    );
+    render_all(deployment, &diagnostics, &summary, styled)
+}
+
+/// The container chosen, with its pod spec and where they are.
+struct Target<'a> {
+    /// The Deployment or StatefulSet document it is in.
+    workload: &'a Node,
+    pod: &'a Node,
+    /// The pod spec's `spec` key, for settings it lacks.
+    pod_loc: Location,
+    container: &'a Node,
+}
+
+/// Compares the Deployment or StatefulSet in `text` with `plan`.
+///
+/// # Errors
+///
+/// A message (exit 2) when the text is not YAML, holds no Deployment or
+/// StatefulSet, or the container cannot be chosen.
+pub fn check(
+    manifest: &Manifest,
+    plan: &Plan,
+    text: &str,
+    container: Option<&str>,
+    grpc_port_flag: Option<u16>,
+) -> Result<Vec<Drift>, String> {
+    let docs = yaml::load_all(text)?;
+    let mut pods = Vec::new();
+    for doc in &docs {
+        let kind = doc.get("kind").and_then(Node::as_str);
+        if !matches!(kind, Some("Deployment" | "StatefulSet")) {
+            continue;
+        }
+        let Some(template) = doc.get("spec").and_then(|s| s.get("template")) else {
+            continue;
+        };
+        let (Some(pod), Some(pod_loc)) = (template.get("spec"), template.key_loc("spec")) else {
+            continue;
+        };
+        pods.push((doc, pod, pod_loc));
+    }
+    if pods.is_empty() {
+        return Err("no Deployment or StatefulSet with a pod template in it".into());
+    }
+    let all: Vec<Target<'_>> = pods
+        .iter()
+        .flat_map(|&(workload, pod, pod_loc)| {
+            pod.get("containers")
+                .map(Node::items)
+                .unwrap_or_default()
+                .iter()
+                .map(move |c| Target {
+                    workload,
+                    pod,
+                    pod_loc,
+                    container: c,
+                })
+        })
+        .collect();
+    fn name_of<'a>(t: &Target<'a>) -> &'a str {
+        t.container.get("name").and_then(Node::as_str).unwrap_or("")
+    }
+    let has_probes = |t: &Target<'_>| {
+        ["livenessProbe", "readinessProbe", "startupProbe"]
+            .iter()
+            .any(|k| t.container.get(k).is_some())
+    };
+    let target = match container {
+        Some(wanted) => all.iter().find(|t| name_of(t) == wanted).ok_or_else(|| {
+            format!("no container named `{wanted}` in a Deployment or StatefulSet")
+        })?,
+        None if all.len() == 1 => &all[0],
+        None => all
+            .iter()
+            .find(|t| has_probes(t))
+            .ok_or("several containers and none with probes: name one with --container")?,
+    };
+
+    let mut drifts = Vec::new();
+    let at = target
+        .container
+        .get("name")
+        .map_or(target.container.loc, |n| n.loc);
+    grace(plan, target, &mut drifts);
+    pod_management(manifest, target, &mut drifts);
+    cluster_size(manifest, target, &mut drifts);
+    host(target, at, &mut drifts);
+    let expected: [(&str, Option<&ProbePlan>); 3] = [
+        ("livenessProbe", Some(&plan.liveness)),
+        ("readinessProbe", Some(&plan.readiness)),
+        ("startupProbe", plan.startup.as_ref()),
+    ];
+    for (key, wanted) in expected {
+        match (target.container.get(key), wanted) {
+            (Some(probe), Some(wanted)) => {
+                let key_loc = target.container.key_loc(key).unwrap_or(probe.loc);
+                one_probe(manifest, plan, target, key, key_loc, probe, wanted, grpc_port_flag, &mut drifts);
+            }
+            (Some(_), None) => {}
+            (None, Some(_)) if key == "startupProbe" => drifts.push(Drift {
+                check: Check::Startup,
+                location: at,
+                message: format!(
+                    "the container has no startupProbe, but the manifest declares {}",
+                    startup_waits(plan)
+                ),
+                help: format!(
+                    "add a startupProbe on the startup path ({}) so the liveness probe waits for the start; `zb-health k8s` prints one",
+                    plan.paths.started
+                ),
+            }),
+            (None, Some(_)) if key == "readinessProbe" => drifts.push(Drift {
+                check: Check::Probe,
+                location: at,
+                message: "the container has no readinessProbe, so its dependencies and the drain's 503 are never seen".into(),
+                help: format!("add a readinessProbe on {}", plan.paths.ready),
+            }),
+            (None, Some(_)) if !plan.watchdogs.is_empty() => drifts.push(Drift {
+                check: Check::Probe,
+                location: at,
+                message: format!(
+                    "the container has no livenessProbe, so the watchdogs ({}) can never restart it",
+                    plan.watchdogs.join(", ")
+                ),
+                help: format!("add a livenessProbe on {}", plan.paths.live),
+            }),
+            (None, _) => {}
+        }
+    }
+    drifts.sort_by_key(|d| (d.location.line, d.location.column));
+    Ok(drifts)
+}
+
+/// What the startup probe waits for, for the K4 message.
+fn startup_waits(plan: &Plan) -> String {
+    let mut waits = Vec::new();
+    if !plan.startup_gates.is_empty() {
+        waits.push(format!("startup gates ({})", plan.startup_gates.join(", ")));
+    }
+    if !plan.watchdogs.is_empty() {
+        waits.push(format!("watchdogs ({})", plan.watchdogs.join(", ")));
+    }
+    waits.join(" and ")
+}

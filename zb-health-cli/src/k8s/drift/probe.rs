@@ -1,0 +1,342 @@
+//! One probe of the container against the manifest: its path (K1), port
+//! (K2), timeout (K3) and detection time (K10).
+
+use std::time::Duration;
+
+use zb_health_spec::manifest::{Location, Manifest};
+use zb_health_spec::{Endpoint, Tag};
+
+use super::super::render::human;
+use super::super::{
+    Handler, K8S_DEFAULT_FAILURE_THRESHOLD, K8S_DEFAULT_PERIOD_SECONDS,
+    K8S_DEFAULT_TIMEOUT_SECONDS, Plan, PortSource, ProbePlan, tier_of_grpc_service,
+};
+use super::{Check, Drift, Target};
+use crate::yaml::{Node, Value};
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn one_probe(
+    manifest: &Manifest,
+    plan: &Plan,
+    target: &Target<'_>,
+    key: &str,
+    key_loc: Location,
+    probe: &Node,
+    wanted: &ProbePlan,
+    grpc_port_flag: Option<u16>,
+    drifts: &mut Vec<Drift>,
+) {
+    let endpoint = wanted.endpoint;
+    let want_path = wanted.http_path(&plan.paths);
+    if let Some(http) = probe.get("httpGet") {
+        let path_node = http.get("path");
+        let path = path_node.and_then(Node::as_str).unwrap_or("/");
+        let loc = path_node.map_or(http.loc, |n| n.loc);
+        path_drift(plan, key, wanted, path, loc, drifts);
+        match http.get("port") {
+            Some(port) => port_drift(plan, target, key, port, drifts),
+            None => drifts.push(Drift {
+                check: Check::Port,
+                location: http.loc,
+                message: format!("the {key} has no port"),
+                help: format!("set `port: {}`", plan.port),
+            }),
+        }
+    } else if let Some(grpc) = probe.get("grpc") {
+        let service_node = grpc.get("service");
+        let service = service_node.and_then(Node::as_str).unwrap_or("");
+        let loc = service_node.map_or(grpc.loc, |n| n.loc);
+        if manifest.grpc.is_none() {
+            drifts.push(Drift {
+                check: Check::Probe,
+                location: grpc.loc,
+                message: format!(
+                    "the {key} asks grpc.health.v1, but the manifest has no grpc section"
+                ),
+                help: format!("use httpGet on {want_path}, port {}", plan.port),
+            });
+        } else if let Some(group) = &wanted.group {
+            drifts.push(Drift {
+                check: Check::Path,
+                location: grpc.loc,
+                message: format!(
+                    "the {key} asks grpc.health.v1, which does not serve health group `{}` (--readiness-group)",
+                    group.name
+                ),
+                help: format!("use httpGet on {want_path}, port {}", plan.port),
+            });
+        } else if let Endpoint::Started = endpoint {
+            drifts.push(Drift {
+                check: Check::Path,
+                location: grpc.loc,
+                message: format!(
+                    "the {key} asks grpc.health.v1, whose services answer from the tiers, not the startup path: a dependency could restart the pod"
+                ),
+                help: format!("use httpGet on {want_path}, port {}", plan.port),
+            });
+        } else if tier_of_grpc_service(manifest, service).map(Endpoint::Tier) != Some(endpoint) {
+            let want = match &wanted.handler {
+                Handler::Grpc { service } => {
+                    format!("set `service: {}`", super::super::render::scalar(service))
+                }
+                Handler::Http { path } => format!("use httpGet on {path}"),
+            };
+            drifts.push(Drift {
+                check: Check::Path,
+                location: loc,
+                message: format!(
+                    "the {key} asks gRPC service `{service}`, which the manifest does not map to the {endpoint} tier"
+                ),
+                help: want,
+            });
+        }
+        if let (Some(want), Some(port)) = (grpc_port_flag, grpc.get("port"))
+            && port.as_int() != Some(i128::from(want))
+        {
+            drifts.push(Drift {
+                check: Check::Port,
+                location: port.loc,
+                message: format!("the {key} asks gRPC on a port other than --grpc-port {want}"),
+                help: format!("set `port: {want}`"),
+            });
+        }
+    } else if let Some(tcp) = probe.get("tcpSocket") {
+        drifts.push(Drift {
+            check: Check::Probe,
+            location: tcp.loc,
+            message: format!("the {key} only opens a TCP connection, so it reads no tier"),
+            help: format!("use httpGet on {want_path}, port {}", plan.port),
+        });
+    } else if let Some(exec) = probe.get("exec") {
+        // `zb-health probe URL` is checked like an httpGet; other commands
+        // are the app's business.
+        let command = exec.get("command").map(Node::items).unwrap_or_default();
+        let is_probe = command.iter().any(|n| n.as_str() == Some("probe"));
+        let url = command
+            .iter()
+            .find(|n| n.as_str().is_some_and(|s| s.contains("://")));
+        if let (true, Some(url_node)) = (is_probe, url) {
+            let text = url_node.as_str().unwrap_or_default();
+            if let Ok(url) = crate::probe::parse_url(text) {
+                let path = url.target.split('?').next().unwrap_or("/");
+                path_drift(plan, key, wanted, path, url_node.loc, drifts);
+                if plan.port_source != PortSource::Default && url.port != plan.port {
+                    drifts.push(Drift {
+                        check: Check::Port,
+                        location: url_node.loc,
+                        message: format!(
+                            "the {key} probes port {}, not {}",
+                            url.port,
+                            port_why(plan)
+                        ),
+                        help: format!("probe port {}", plan.port),
+                    });
+                }
+            }
+        }
+    }
+    timeout_drift(plan, key, key_loc, probe, wanted, drifts);
+    if key == "readinessProbe" {
+        detection_drift(key, key_loc, probe, wanted, drifts);
+    }
+}
+
+/// K10: the kubelet notices a changed readiness answer within
+/// `periodSeconds × failureThreshold`. The manifest sized its caches,
+/// background results and failure thresholds for its own detection time
+/// (R19, R20), and its drain for being seen within it: a longer one lets
+/// the drain end unseen, a shorter one lets a cache hide a change longer
+/// than the kubelet takes to act.
+pub(super) fn detection_drift(
+    key: &str,
+    key_loc: Location,
+    probe: &Node,
+    wanted: &ProbePlan,
+    drifts: &mut Vec<Drift>,
+) {
+    let read = |name: &str, default: u64| match probe.get(name) {
+        Some(n) => (n.as_int().unwrap_or(0), Some(n.loc), ""),
+        None => (i128::from(default), None, " (Kubernetes' default)"),
+    };
+    let (period, period_loc, period_said) = read("periodSeconds", K8S_DEFAULT_PERIOD_SECONDS);
+    let (failures, failures_loc, failures_said) =
+        read("failureThreshold", K8S_DEFAULT_FAILURE_THRESHOLD);
+    let seen = period.saturating_mul(failures);
+    let want = i128::from(wanted.period * wanted.failure_threshold);
+    if seen == want {
+        return;
+    }
+    let why = if seen > want {
+        "longer: the drain's 503 can end unseen, and the kubelet is slower than the manifest's caches and failure thresholds assume"
+    } else {
+        "shorter: a cached or background result, or a failure threshold, sized for the manifest's can hide a change longer than the kubelet takes to act"
+    };
+    drifts.push(Drift {
+        check: Check::Detection,
+        location: period_loc.or(failures_loc).unwrap_or(key_loc),
+        message: format!(
+            "the {key} notices a change within periodSeconds {period}{period_said} × failureThreshold {failures}{failures_said} = {seen} s, but the manifest's detection time is {want} s: {why}"
+        ),
+        help: format!(
+            "set `periodSeconds: {}` and `failureThreshold: {}` (from `lifecycle.drain_delay`), or change the drain delay",
+            wanted.period, wanted.failure_threshold
+        ),
+    });
+}
+
+pub(super) fn port_why(plan: &Plan) -> String {
+    match plan.port_source {
+        PortSource::Management => format!("the manifest's management port {}", plan.port),
+        _ => format!("--port {}", plan.port),
+    }
+}
+
+/// The endpoint a probe reads, for a message: `the live tier`, `the
+/// startup path`.
+pub(super) fn shown(endpoint: Endpoint) -> String {
+    match endpoint {
+        Endpoint::Tier(tag) => format!("the {tag} tier"),
+        Endpoint::Started => "the startup path".to_string(),
+    }
+}
+
+/// K1 on a path: the probe reads `path`, and `wanted` is what it should
+/// read. A liveness or startup probe on the ready or active tier is the
+/// worst case: the kubelet restarts the pod over a dependency.
+pub(super) fn path_drift(
+    plan: &Plan,
+    key: &str,
+    probe: &ProbePlan,
+    path: &str,
+    loc: Location,
+    drifts: &mut Vec<Drift>,
+) {
+    let (wanted, want) = (probe.endpoint, probe.http_path(&plan.paths));
+    if path == want {
+        return;
+    }
+    let restarts = matches!(wanted, Endpoint::Tier(Tag::Live) | Endpoint::Started);
+    let why = match plan.paths.endpoint_of(path) {
+        Some(Endpoint::Tier(Tag::Active)) if restarts => {
+            "the active tier: a standby (503 there by design) or a failing dependency would restart the pod".to_string()
+        }
+        Some(Endpoint::Tier(Tag::Active)) => {
+            "the active tier, which is for routing: it answers 503 on a healthy standby".to_string()
+        }
+        Some(Endpoint::Tier(Tag::Ready)) if restarts => {
+            "the ready tier: a failing dependency would restart the pod (ZB-1.3)".to_string()
+        }
+        Some(Endpoint::Tier(Tag::Live)) => {
+            "the live tier, which never sees the dependencies or the drain".to_string()
+        }
+        Some(Endpoint::Started) => {
+            "the startup path, which turns 200 once and then never sees the dependencies, the drain or a stall".to_string()
+        }
+        Some(other) => shown(other),
+        None => "a path the manifest does not serve".to_string(),
+    };
+    drifts.push(Drift {
+        check: Check::Path,
+        location: loc,
+        message: format!("the {key} checks `{path}`, {why}"),
+        help: match &probe.group {
+            Some(g) => format!("set `path: {want}` (health group `{}`)", g.name),
+            None => format!("set `path: {want}` ({})", shown(wanted)),
+        },
+    });
+}
+
+pub(super) fn port_drift(
+    plan: &Plan,
+    target: &Target<'_>,
+    key: &str,
+    port: &Node,
+    drifts: &mut Vec<Drift>,
+) {
+    let resolved = match &port.value {
+        Value::Int(n) => Some(*n),
+        Value::Str(name) => {
+            let found = target
+                .container
+                .get("ports")
+                .map(Node::items)
+                .unwrap_or_default()
+                .iter()
+                .find(|p| p.get("name").and_then(Node::as_str) == Some(name.as_str()))
+                .and_then(|p| p.get("containerPort"))
+                .and_then(Node::as_int);
+            if found.is_none() {
+                drifts.push(Drift {
+                    check: Check::Port,
+                    location: port.loc,
+                    message: format!(
+                        "the {key} names port `{name}`, which the container does not declare"
+                    ),
+                    help: format!(
+                        "set `port: {}`, or a name from the container's `ports`",
+                        plan.port
+                    ),
+                });
+                return;
+            }
+            found
+        }
+        _ => None,
+    };
+    if plan.port_source == PortSource::Default {
+        // The app port is not in the manifest, and none was given.
+        return;
+    }
+    if resolved != Some(i128::from(plan.port)) {
+        let shown = resolved.map_or_else(|| "an unknown port".to_string(), |p| format!("port {p}"));
+        drifts.push(Drift {
+            check: Check::Port,
+            location: port.loc,
+            message: format!("the {key} asks {shown}, not {}", port_why(plan)),
+            help: format!("set `port: {}`", plan.port),
+        });
+    }
+}
+
+pub(super) fn timeout_drift(
+    plan: &Plan,
+    key: &str,
+    key_loc: Location,
+    probe: &Node,
+    wanted: &ProbePlan,
+    drifts: &mut Vec<Drift>,
+) {
+    let node = probe.get("timeoutSeconds");
+    let (seconds, location, said) = match node {
+        Some(n) => (n.as_int().unwrap_or(0), n.loc, String::new()),
+        None => (
+            i128::from(K8S_DEFAULT_TIMEOUT_SECONDS),
+            key_loc,
+            " (no timeoutSeconds: Kubernetes' default)".to_string(),
+        ),
+    };
+    let help = format!("timeoutSeconds: {}", plan.timeout_seconds);
+    let as_duration = u64::try_from(seconds).map_or(Duration::ZERO, Duration::from_secs);
+    if as_duration <= wanted.deadline {
+        drifts.push(Drift {
+            check: Check::Timeout,
+            location,
+            message: format!(
+                "the {key} times out after {seconds} s{said}, not above the longest probe deadline of {} ({})",
+                shown(wanted.endpoint),
+                human(wanted.deadline)
+            ),
+            help: format!("set `{help}`, so the kubelet waits for the tier's answer"),
+        });
+    } else if plan.timeout_stated && seconds != i128::from(plan.timeout_seconds) {
+        drifts.push(Drift {
+            check: Check::Timeout,
+            location,
+            message: format!(
+                "the {key} times out after {seconds} s{said}, but the manifest's orchestrator.timeout is {} s",
+                plan.timeout_seconds
+            ),
+            help: format!("set `{help}`, or change the manifest: the compiler proves every deadline below it"),
+        });
+    }
+}

@@ -1,0 +1,148 @@
+use super::*;
+use zb_health_spec::manifest::parse_manifest;
+
+fn plan_of(yaml: &str) -> Plan {
+    let manifest = parse_manifest(yaml).expect("a valid manifest");
+    plan(&manifest, &Options::default()).expect("a plan")
+}
+
+#[test]
+fn a_derived_timeout_is_strictly_above_the_longest_stated_ready_deadline() {
+    let timeout = |probes: &str| plan_of(&format!("service: s\nprobes:\n{probes}")).timeout_seconds;
+    assert_eq!(
+        timeout("  - { name: d, kind: database, timeout: 800ms }\n"),
+        1
+    );
+    // The 800 ms default, strictly below Kubernetes' 1 s: its default fits.
+    assert_eq!(timeout("  - { name: d, kind: database }\n"), 1);
+    assert_eq!(
+        timeout("  - { name: d, kind: database, timeout: 1500ms }\n"),
+        2
+    );
+    // An active-only probe is no kube probe's business.
+    assert_eq!(
+        timeout("  - { name: a, kind: active-node, timeout: 5s }\n"),
+        1
+    );
+    assert_eq!(plan_of("service: s\n").timeout_seconds, 1);
+}
+
+#[test]
+fn a_readiness_group_reads_its_path_and_its_probes_deadlines() {
+    let manifest = parse_manifest(
+        "service: s\nprobes:\n  - { name: d, kind: database, timeout: 800ms }\n  - { name: a, kind: active-node, timeout: 5s }\ngroups:\n  writes: { path: /health/writes, tiers: [active] }\n  db: { path: /health/db, probes: [d] }\ngrpc: { services: { \"\": ready } }\n",
+    )
+    .expect("a valid manifest");
+    let with = |group: &str| {
+        let options = Options {
+            readiness_group: Some(group.into()),
+            ..Options::default()
+        };
+        plan(&manifest, &options).expect("a plan")
+    };
+    // Over HTTP although the manifest maps `ready` to gRPC.
+    let writes = with("writes");
+    assert_eq!(
+        writes.readiness.handler,
+        Handler::Http {
+            path: "/health/writes".into()
+        }
+    );
+    assert_eq!(writes.timeout_seconds, 6);
+    assert_eq!(with("db").timeout_seconds, 1);
+    let errors = plan(
+        &manifest,
+        &Options {
+            readiness_group: Some("nope".into()),
+            ..Options::default()
+        },
+    )
+    .expect_err("an unknown group");
+    assert_eq!(errors[0].rule, Rule::Unknown);
+}
+
+#[test]
+fn a_derived_grace_period_covers_the_drain_rounded_up() {
+    let plan = plan_of("service: s\nlifecycle: { drain_delay: 5500ms, shutdown_timeout: 20s }\n");
+    assert_eq!(plan.grace_seconds, 26);
+    assert!(!plan.grace_stated);
+    // Neither stated: the 5 s default delay and actix's 30 s stop.
+    assert_eq!(plan_of("service: s\n").grace_seconds, 35);
+}
+
+#[test]
+fn grpc_probes_use_the_name_mapped_to_their_tier() {
+    let plan =
+        plan_of("service: s\ngrpc:\n  services: { \"\": active, x.Ready: ready, x.Live: live }\n");
+    assert_eq!(
+        plan.readiness.handler,
+        Handler::Grpc {
+            service: "x.Ready".into()
+        }
+    );
+    assert_eq!(
+        plan.liveness.handler,
+        Handler::Grpc {
+            service: "x.Live".into()
+        }
+    );
+    let plan = plan_of("service: s\ngrpc: { services: { x.Writes: active } }\n");
+    assert_eq!(
+        plan.readiness.handler,
+        Handler::Grpc {
+            service: String::new()
+        }
+    );
+    assert_eq!(
+        plan.liveness.handler,
+        Handler::Http {
+            path: "/healthz".into()
+        }
+    );
+    assert_eq!(plan.grpc_port, Some(DEFAULT_GRPC_PORT));
+}
+
+#[test]
+fn the_management_port_wins_over_the_flag() {
+    let manifest = parse_manifest("service: s\nmanagement: { port: 8081 }\n").expect("valid");
+    let options = Options {
+        port: Some(9000),
+        ..Options::default()
+    };
+    let plan = plan(&manifest, &options).expect("a plan");
+    assert_eq!(
+        (plan.port, plan.port_source),
+        (8081, PortSource::Management)
+    );
+}
+
+#[test]
+fn the_startup_probe_reads_the_startup_path_for_gates_or_watchdogs_only() {
+    let started = Handler::Http {
+        path: "/health/started".into(),
+    };
+    assert_eq!(plan_of("service: s\n").startup, None);
+    for lifecycle in [
+        "lifecycle: { startup_gates: [migrations] }\n",
+        "lifecycle: { watchdogs: [{ name: poller, deadline: 3s }] }\n",
+    ] {
+        let startup = plan_of(&format!("service: s\n{lifecycle}"))
+            .startup
+            .expect("a startup probe");
+        assert_eq!(
+            (startup.endpoint, &startup.handler, startup.deadline),
+            (Endpoint::Started, &started, Duration::ZERO),
+            "{lifecycle}"
+        );
+    }
+    // Over HTTP even when the manifest maps the tiers onto gRPC.
+    let plan = plan_of(
+        "service: s\nendpoints: { started: /boot }\ngrpc: { services: { \"\": ready } }\nlifecycle: { startup_gates: [m] }\n",
+    );
+    assert_eq!(
+        plan.startup.map(|s| s.handler),
+        Some(Handler::Http {
+            path: "/boot".into()
+        })
+    );
+}
