@@ -73,9 +73,12 @@ impl ZbHealthEndpoints {
     }
 
     /// The same endpoints with `token` as the bearer token that unlocks
-    /// the authorized levels (the ones it had are replaced). The wiring
-    /// path calls it with `HEALTH_TOKEN`.
-    pub fn with_bearer_token(&self, token: Arc<BearerToken>) -> Self {
+    /// the authorized levels (the ones it had are replaced): how
+    /// [`ZbHealthServer::bearer_token`](crate::server::ZbHealthServer::bearer_token)
+    /// and `HEALTH_TOKEN` reach endpoints already built. Applications set
+    /// the token one way per level: on [`ZbHealth::bearer_token`](super::ZbHealth::bearer_token)
+    /// for endpoints they mount, on the server for the ones it serves.
+    pub(crate) fn with_bearer_token(&self, token: Arc<BearerToken>) -> Self {
         let tiers = self.tiers.each_ref().map(|t| {
             let mut tier = TierEndpoint::clone(t);
             tier.authorized.token = Some(token.clone());
@@ -101,7 +104,7 @@ impl ZbHealthEndpoints {
     /// ([`ZbHealth::pace_large_bodies`](super::ZbHealth::pace_large_bodies): only on a server with
     /// `tcp_nodelay(true)`). [`ZbHealthServer`](crate::server::ZbHealthServer)
     /// turns it on for the servers it builds.
-    pub fn pace_large_bodies(&self, on: bool) -> Self {
+    pub(crate) fn pace_large_bodies(&self, on: bool) -> Self {
         let tiers = self.tiers.each_ref().map(|t| {
             let mut tier = TierEndpoint::clone(t);
             tier.paced = on;
