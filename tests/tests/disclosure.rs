@@ -419,7 +419,7 @@ async fn each_port_has_its_own_disclosure_and_only_management_shows_cluster_addr
         public["entries"]["node"]["description"],
         internal["entries"]["node"]["description"]
     );
-    for key in zb_health::spec::CLUSTER_ADDRESS_KEYS {
+    for key in zb_health::spec::vocab::CLUSTER_ADDRESS_KEYS {
         assert_eq!(
             internal["entries"]["node"]["data"][key], "10.0.0.1:7000",
             "{key}: {internal}"

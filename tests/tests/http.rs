@@ -383,7 +383,11 @@ async fn a_large_body_arrives_whole_with_its_length_over_a_real_socket() {
         registry.add(fixed(name, Healthy)).unwrap();
     }
     for paced in [true, false] {
-        let server = serve(map_zb_health(registry.clone()).pace_large_bodies(paced));
+        let endpoints = ZbHealth::new(registry.clone())
+            .pace_large_bodies(paced)
+            .build()
+            .unwrap();
+        let server = serve(endpoints);
         let r = request(server.addr, "GET", "/health/ready").await;
         assert_eq!(r.status, 200);
         assert!(r.body.len() > 2 * 32 * 1024, "{} bytes", r.body.len());

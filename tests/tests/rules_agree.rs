@@ -626,7 +626,7 @@ fn r7_shared_only_on_ready() {
 
 #[test]
 fn r26_history_needs_a_port() {
-    use zb_health::spec::{Violations, check_history_port};
+    use zb_health::spec::{Violations, rules::check_history_port};
     for (yaml, management, application, rules) in [
         (
             "history: { ui: true }\n",

@@ -164,7 +164,7 @@ fn port() -> clap::builder::RangedI64ValueParser<u16> {
 /// A non-zero duration in the manifest's syntax: a zero deadline would fail
 /// every probe.
 fn timeout(value: &str) -> Result<Duration, String> {
-    match zb_health_spec::parse_duration(value) {
+    match zb_health_spec::duration::parse_duration(value) {
         Ok(d) if !d.is_zero() => Ok(d),
         _ => Err("takes a non-zero duration such as `500ms` or `2s`".into()),
     }

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use zb_health_spec::{CLUSTER_ADDRESS_KEYS, Disclosure};
+use zb_health_spec::{Disclosure, vocab::CLUSTER_ADDRESS_KEYS};
 use zb_health_spec::{HealthStatus, Tag};
 
 /// The fixed description of a probe that returned `Err`. The error itself

@@ -107,7 +107,7 @@ pub struct BodyStyle {
     /// leaves the field out.
     pub cluster_ready: Option<Arc<str>>,
     /// Whether `data` shows the cluster addresses
-    /// ([`CLUSTER_ADDRESS_KEYS`](zb_health_spec::CLUSTER_ADDRESS_KEYS)):
+    /// ([`CLUSTER_ADDRESS_KEYS`](zb_health_spec::vocab::CLUSTER_ADDRESS_KEYS)):
     /// ZB's body does; an application port's, by a manifest's default,
     /// does not.
     pub cluster_addresses: bool,
@@ -270,7 +270,7 @@ fn write_entry(out: &mut Vec<u8>, e: &HealthEntry, style: &BodyStyle) {
             let _ = serde_json::to_writer(&mut *out, data);
         } else if data
             .keys()
-            .any(|k| !zb_health_spec::CLUSTER_ADDRESS_KEYS.contains(&k.as_str()))
+            .any(|k| !zb_health_spec::vocab::CLUSTER_ADDRESS_KEYS.contains(&k.as_str()))
         {
             out.extend_from_slice(b",\"data\":");
             let _ = serde_json::to_writer(&mut *out, &WithoutAddresses(data));
@@ -340,7 +340,7 @@ impl Serialize for WithoutAddresses<'_> {
         let kept = self
             .0
             .iter()
-            .filter(|(k, _)| !zb_health_spec::CLUSTER_ADDRESS_KEYS.contains(&k.as_str()));
+            .filter(|(k, _)| !zb_health_spec::vocab::CLUSTER_ADDRESS_KEYS.contains(&k.as_str()));
         let mut map = s.serialize_map(None)?;
         for (k, v) in kept {
             map.serialize_entry(k, v)?;

@@ -128,7 +128,7 @@ impl WorkerClock {
 pub fn start() -> io::Result<Addresses> {
     let database = DatabaseProbe::default();
     let registry = crate::probes::ready_registry(3, &database, None)?;
-    let zb_endpoints = zb_health::map_zb_health(registry);
+    let zb_endpoints = paced(registry);
     // The same probe *instances* where they have state (the database switch),
     // the same probe *types* otherwise: the bare handler calls the very same
     // `Probe::check` code.
@@ -183,6 +183,16 @@ async fn fetch_live(zb: SocketAddr) -> io::Result<Bytes> {
     }
 }
 
+/// The three tiers at their ZB paths over `registry`, with large bodies in
+/// slices: the bench's servers set TCP_NODELAY, as `ZbHealthServer` does
+/// (P12).
+fn paced(registry: zb_health::HealthRegistry) -> zb_health::http::ZbHealthEndpoints {
+    zb_health::ZbHealth::new(registry)
+        .pace_large_bodies(true)
+        .build()
+        .expect("the ZB paths are valid")
+}
+
 /// The zb-health server: the three tiers at their ZB paths over the
 /// bench's registry (the clock only notes the worker thread, once, at
 /// start).
@@ -190,9 +200,6 @@ fn start_zb(
     endpoints: zb_health::http::ZbHealthEndpoints,
     clock: WorkerClock,
 ) -> io::Result<(SocketAddr, actix_web::dev::Server)> {
-    // The server sets TCP_NODELAY, as `ZbHealthServer` does: large bodies
-    // go out in slices there too (P12).
-    let endpoints = endpoints.pace_large_bodies(true);
     let server = bench_http_server!(move || {
         clock.record_current_thread();
         App::new().service(endpoints.clone())
@@ -209,7 +216,7 @@ fn start_zb(
 pub fn serve(kind: &str, probes: usize, cache: Option<Duration>) -> io::Result<()> {
     let database = DatabaseProbe::default();
     let registry = crate::probes::ready_registry(probes, &database, cache)?;
-    let endpoints = zb_health::map_zb_health(registry);
+    let endpoints = paced(registry);
     let bare = match kind {
         "zb" => false,
         "bare" if probes == 3 && cache.is_none() => true,
@@ -562,7 +569,7 @@ pub fn start_limit(
         for (n, cache) in zb {
             let registry = crate::probes::ready_registry(n, &database, cache)?;
             let clock = WorkerClock::default();
-            let (addr, server) = start_zb(zb_health::map_zb_health(registry), clock.clone())?;
+            let (addr, server) = start_zb(paced(registry), clock.clone())?;
             servers.push(server);
             zb_out.push(Limited { addr, clock });
         }

@@ -1,3 +1,8 @@
+//! Durations as the spec writes them (`800ms`, `2s`, `5m`): the parser
+//! every manifest key, attribute and environment setting uses, and the
+//! bounds the timeout rules (R5) start from: Kubernetes' default timeout,
+//! the default probe deadline below it, and the largest deadline.
+
 use std::fmt;
 use std::time::Duration;
 

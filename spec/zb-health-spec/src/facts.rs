@@ -76,7 +76,7 @@ pub const fn states_count(attribute: Option<u32>, manifest: u32) -> bool {
 /// R20 over an attribute's threshold: its hold-back, in runs `refresh`
 /// or the readiness period apart, not longer than `detection`. The
 /// generated code calls it with a custom probe's `META`;
-/// [`check_threshold`](crate::check_threshold) the same comparison.
+/// [`check_threshold`](crate::rules::check_threshold) the same comparison.
 pub const fn threshold_fits(
     threshold: crate::detection::Threshold,
     refresh: Option<Duration>,
@@ -108,7 +108,7 @@ pub const fn fits_detection(max_age: Duration, detection: Duration) -> bool {
 /// probe's maximum age ([`crate::detection::background_max_age`] of
 /// `refresh`, `max_staleness` and the deadline), each below `detection`.
 /// The generated code calls it with a custom probe's attribute `META`;
-/// [`check_max_age`](crate::check_max_age) with each key alone.
+/// [`check_max_age`](crate::rules::check_max_age) with each key alone.
 pub const fn policy_fits_detection(
     cache: Option<Duration>,
     refresh: Option<Duration>,
@@ -233,7 +233,7 @@ mod tests {
         for ms in [1, 500, 999, 1000, 1001, 5000] {
             let timeout = Duration::from_millis(ms);
             let mut sink = crate::Violations::new();
-            crate::check_timeout("p", timeout, Some(orch), (), &mut sink);
+            crate::rules::check_timeout("p", timeout, Some(orch), (), &mut sink);
             let refused = sink.into_result().is_err();
             assert_eq!(refused, !fits_orchestrator(timeout, orch), "{ms} ms");
         }
@@ -254,7 +254,7 @@ mod tests {
             let [c, r, m] = [cache, refresh, stale].map(|d: Option<u64>| d.map(ms));
             let mut sink = crate::Violations::new();
             let at = |d: Option<Duration>| d.map(|d| (d, ()));
-            crate::check_max_age("p", ms(1000), at(c), at(r), at(m), detection, &mut sink);
+            crate::rules::check_max_age("p", ms(1000), at(c), at(r), at(m), detection, &mut sink);
             let refused = sink.into_result().is_err();
             let fits = policy_fits_detection(c, r, m, ms(1000), detection);
             assert_eq!(refused, !fits, "{cache:?} {refresh:?} {stale:?}");

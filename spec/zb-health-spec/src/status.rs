@@ -1,6 +1,6 @@
 use std::fmt;
 
-use crate::Keyword;
+use crate::vocab::Keyword;
 use crate::vocab::keyword;
 
 /// The health of one probe or of a whole tier (ZB-1.2).

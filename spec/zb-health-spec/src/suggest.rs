@@ -1,3 +1,6 @@
+//! The "did you mean" hints of every "unknown X" message, the same from
+//! the attribute, the manifest and the CLI, and the word lists they end in.
+
 /// The closest candidate to a misspelt name, if it is close enough to be a
 /// plausible typo. Used by every "unknown X" message so that the hint reads
 /// the same from the attribute and the manifest.

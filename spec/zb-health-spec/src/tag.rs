@@ -65,7 +65,7 @@ impl Tag {
     }
 }
 
-impl crate::Keyword for Tag {
+impl crate::vocab::Keyword for Tag {
     const WHAT: &'static str = "tag";
     const ALL: &'static [Self] = &Tag::ALL;
 

@@ -9,7 +9,7 @@
 //! schema has them; the capitalised `HealthStatus` names belong to the JSON
 //! body only.
 
-use crate::did_you_mean;
+use crate::suggest::did_you_mean;
 
 /// A closed set of words with one spelling each.
 pub trait Keyword: Copy + Eq + Sized + 'static {
@@ -57,11 +57,11 @@ macro_rules! keyword {
 
             /// Parses the exact (lower-case) spelling.
             pub fn parse(s: &str) -> Option<Self> {
-                <Self as $crate::Keyword>::from_keyword(s)
+                <Self as $crate::vocab::Keyword>::from_keyword(s)
             }
         }
 
-        impl $crate::Keyword for $ty {
+        impl $crate::vocab::Keyword for $ty {
             const WHAT: &'static str = $what;
             const ALL: &'static [Self] = $ty::ALL;
 

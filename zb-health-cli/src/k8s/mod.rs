@@ -70,7 +70,8 @@ pub const DEFAULT_APP_PORT: u16 = 8080;
 /// The gRPC port when `--grpc-port` does not say (the gRPC convention).
 pub const DEFAULT_GRPC_PORT: u16 = 50051;
 /// Kubernetes' `timeoutSeconds` when a probe states none.
-pub const K8S_DEFAULT_TIMEOUT_SECONDS: u64 = zb_health_spec::KUBERNETES_DEFAULT_TIMEOUT.as_secs();
+pub const K8S_DEFAULT_TIMEOUT_SECONDS: u64 =
+    zb_health_spec::duration::KUBERNETES_DEFAULT_TIMEOUT.as_secs();
 /// Kubernetes' `periodSeconds` when a probe states none.
 pub const K8S_DEFAULT_PERIOD_SECONDS: u64 = 10;
 /// Kubernetes' `failureThreshold` when a probe states none.
@@ -268,8 +269,8 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
                     } else {
                         format!(
                             "name one of its `groups`: {}{}",
-                            zb_health_spec::one_of(&names),
-                            zb_health_spec::hint(zb_health_spec::did_you_mean(
+                            zb_health_spec::suggest::one_of(&names),
+                            zb_health_spec::suggest::hint(zb_health_spec::suggest::did_you_mean(
                                 name,
                                 names.iter().copied()
                             ))

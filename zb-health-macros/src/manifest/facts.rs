@@ -185,7 +185,7 @@ pub fn custom_facts(
         Rule::ThresholdFitsDetection,
         p.location,
         text,
-        zb_health_spec::THRESHOLD_HELP,
+        zb_health_spec::rules::THRESHOLD_HELP,
     );
     out.push(site.probe_fact(
         ty.index,

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use zb_health_spec::{MajorityGuard, SpecError, Violations, check_role_preference};
+use zb_health_spec::{MajorityGuard, SpecError, Violations, rules::check_role_preference};
 
 use super::guard::majority_guard_setters;
 use super::handover::Handover;

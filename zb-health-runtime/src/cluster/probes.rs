@@ -2,7 +2,7 @@
 
 use std::fmt;
 use std::sync::Arc;
-use zb_health_spec::CLUSTER_ADDRESS_KEYS;
+use zb_health_spec::vocab::CLUSTER_ADDRESS_KEYS;
 
 use zb_health_spec::{HealthStatus, MajorityGuard, MembershipPolicy};
 

@@ -11,7 +11,7 @@
 //! is not a whole number of at least one node (rule R12, the manifest's
 //! own check) is refused at start, naming the variable.
 
-use zb_health_spec::{MajorityGuard, Violations, check_cluster_size};
+use zb_health_spec::{MajorityGuard, Violations, rules::check_cluster_size};
 
 use crate::setting::SettingError;
 

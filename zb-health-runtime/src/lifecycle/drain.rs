@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use zb_health_spec::drain::KUBERNETES_DEFAULT_GRACE_PERIOD;
-use zb_health_spec::{SpecError, Violations, check_drain, drain};
+use zb_health_spec::{SpecError, Violations, drain, rules::check_drain};
 
 /// The drain's timings, for [`serve`](fn@crate::server::serve).
 ///

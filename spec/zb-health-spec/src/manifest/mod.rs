@@ -47,7 +47,7 @@
 //!   - { kind: custom, type: crate::probes::CacheProbe }
 //! ```
 //!
-//! Durations are an integer and a unit, `ms`, `s` or `m` ([`crate::parse_duration`]).
+//! Durations are an integer and a unit, `ms`, `s` or `m` ([`crate::duration::parse_duration`]).
 //! `spec/manifest.md` describes every key; `spec/health-manifest.schema.json`
 //! is the same shape for editors.
 //!
@@ -72,8 +72,8 @@ use std::time::Duration;
 
 use crate::detection::default_probe_timeout;
 use crate::{
-    Disclosure, EndpointPaths, FailureStatus, HealthStatus, Kind, ResponseFormat, Tag, TagSet,
-    Violation,
+    Disclosure, EndpointPaths, FailureStatus, HealthStatus, ResponseFormat, Tag, TagSet, Violation,
+    vocab::Kind,
 };
 pub use crate::{MajorityGuard, MembershipPolicy};
 pub use grpc::{GrpcDecl, GrpcServiceDecl, GrpcTargetDecl};
@@ -223,7 +223,7 @@ pub struct ResponsesDecl {
     /// key's value).
     pub cluster_ready: Option<Located<String>>,
     /// `endpoints.cluster_addresses`: whether the application port's
-    /// bodies show the cluster addresses ([`crate::CLUSTER_ADDRESS_KEYS`]);
+    /// bodies show the cluster addresses ([`crate::vocab::CLUSTER_ADDRESS_KEYS`]);
     /// `false` unless written.
     pub cluster_addresses: Option<Located<bool>>,
     /// `endpoints.authorized` per tier, indexed by `Tag as usize`: the
@@ -365,7 +365,7 @@ impl Manifest {
 impl ProbeDecl {
     /// The deadline the probe runs with: its own `timeout`, else
     /// `defaults.timeout`, else [`default_probe_timeout`] of the
-    /// orchestrator timeout ([`DEFAULT_PROBE_TIMEOUT`](crate::DEFAULT_PROBE_TIMEOUT), lowered below a
+    /// orchestrator timeout ([`DEFAULT_PROBE_TIMEOUT`](crate::duration::DEFAULT_PROBE_TIMEOUT), lowered below a
     /// stated `orchestrator.timeout`). One function, so the macro and the
     /// validator cannot resolve it differently.
     pub fn effective_timeout(&self, manifest: &Manifest) -> Duration {

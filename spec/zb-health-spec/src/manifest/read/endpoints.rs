@@ -8,7 +8,10 @@
 use super::super::tree::{Node, Value, shown};
 use super::{Fields, Reader};
 use crate::manifest::{Located, Location, ProbeDecl, ResponsesDecl};
-use crate::{Disclosure, Kind, ResponseFormat, Rule, Tag, did_you_mean, hint, missing_key};
+use crate::{
+    Disclosure, ResponseFormat, Rule, Tag, rules::missing_key, suggest::did_you_mean,
+    suggest::hint, vocab::Kind,
+};
 
 /// The keys of `endpoints` this file reads.
 pub(super) const RESPONSE_KEYS: [&str; 5] = [
@@ -103,7 +106,7 @@ impl Reader {
             Value::Map(_) => (None, written.map(pair)),
             _ => (pair(written[0]), [None; 3]),
         };
-        let levels = crate::resolve_authorized(public, every_tier, per_tier, &mut self.sink);
+        let levels = crate::rules::resolve_authorized(public, every_tier, per_tier, &mut self.sink);
         let mut located = [None; 3];
         for tag in Tag::ALL {
             let i = tag as usize;

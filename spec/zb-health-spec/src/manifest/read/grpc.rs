@@ -89,7 +89,7 @@ impl Reader {
                     .and_then(|fields| match fields.get("probe") {
                         Some(f) => self.string("`probe`", f.node),
                         None => {
-                            crate::missing_key(
+                            crate::rules::missing_key(
                                 format!("{what} has no `probe`"),
                                 "write `{ probe: <probe name> }`, or a tier name",
                                 value.loc,

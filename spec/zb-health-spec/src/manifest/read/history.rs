@@ -4,7 +4,9 @@
 use super::super::tree::Value;
 use super::{Fields, Reader};
 use crate::manifest::{HistoryDecl, Located, Location};
-use crate::{EndpointPaths, GroupDecl, check_history_paths, check_history_port};
+use crate::{
+    EndpointPaths, manifest::GroupDecl, rules::check_history_paths, rules::check_history_port,
+};
 
 /// The keys of `history`.
 const HISTORY_KEYS: [&str; 4] = ["ui", "application_port", "path", "ui_path"];

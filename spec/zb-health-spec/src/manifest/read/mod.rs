@@ -31,8 +31,9 @@ use std::time::Duration;
 use super::tree::{Node, Value};
 use super::{Located, Location, Manifest, ProbeDecl, ProbeKind, ResponsesDecl};
 use crate::{
-    Dependent, Disclosure, Endpoint, EndpointPaths, FailureStatus, NameOf, Preset, Rule, Violation,
-    Violations, check_dependencies, check_name_of, check_paths, check_unique_names, missing_key,
+    Disclosure, Endpoint, EndpointPaths, FailureStatus, NameOf, Rule, Violation, Violations,
+    rules::Dependent, rules::check_dependencies, rules::check_name_of, rules::check_paths,
+    rules::check_unique_names, rules::missing_key, vocab::Preset,
 };
 
 /// The top-level keys.

@@ -10,10 +10,11 @@ use crate::manifest::{
     ActiveScope, Located, Location, MajorityGuard, ProbeDecl, ProbeKind, effective_timeout,
 };
 use crate::{
-    FailureStatus, HealthStatus, Kind, MembershipPolicy, PROBE_SETTING_KEYS, Rule, Scope, Tag,
-    TagSet, all_of, check_active_not_optional, check_execution_policy_at, check_max_age,
-    check_name, check_probe_tags, check_role_preference, check_shared, check_threshold,
-    check_timeout, hint, missing_key, one_of,
+    FailureStatus, HealthStatus, MembershipPolicy, Rule, Tag, TagSet,
+    rules::check_active_not_optional, rules::check_execution_policy_at, rules::check_max_age,
+    rules::check_name, rules::check_probe_tags, rules::check_role_preference, rules::check_shared,
+    rules::check_threshold, rules::check_timeout, rules::missing_key, suggest::all_of,
+    suggest::hint, suggest::one_of, vocab::Kind, vocab::PROBE_SETTING_KEYS, vocab::Scope,
 };
 
 /// The execution policy keys of one probe, as written.

@@ -7,7 +7,10 @@ use std::time::Duration;
 use super::super::tree::{Node, Value, shown};
 use super::{Field, Fields, Reader};
 use crate::manifest::Located;
-use crate::{Keyword, Rule, check_cluster_size, check_duration_text, did_you_mean, hint, one_of};
+use crate::{
+    Rule, rules::check_cluster_size, rules::check_duration_text, suggest::did_you_mean,
+    suggest::hint, suggest::one_of, vocab::Keyword,
+};
 
 impl Reader {
     /// A mapping with string keys; R15 if it is something else, R4 for each
