@@ -9,8 +9,8 @@ use std::path::Path;
 use serde_json::Value;
 use zb_health_spec::manifest::parse_manifest;
 use zb_health_spec::{
-    Disclosure, FailureStatus, HealthStatus, MembershipPolicy, ResponseFormat, Tag, vocab::Keyword,
-    vocab::Kind, vocab::Preset, vocab::Scope,
+    Disclosure, FailureStatus, HealthStatus, MembershipPolicy, ResponseFormat, Tag,
+    vocab::{Keyword, Kind, Preset, Scope},
 };
 
 fn schema() -> jsonschema::Validator {

@@ -17,11 +17,13 @@ use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Lit, Meta, Token};
 use zb_health_spec::detection::{Threshold, default_probe_timeout};
 use zb_health_spec::{
-    FailureStatus, Rule, Tag, TagSet, Violations, rules::check_active_not_optional,
-    rules::check_duration_text, rules::check_execution_policy_at, rules::check_name,
-    rules::check_probe_tags, rules::check_shared, rules::check_threshold, rules::check_timeout,
-    rules::missing_key, suggest::did_you_mean, suggest::hint, suggest::one_of, vocab::Keyword,
-    vocab::PROBE_SETTING_KEYS,
+    FailureStatus, Rule, Tag, TagSet, Violations,
+    rules::{
+        check_active_not_optional, check_duration_text, check_execution_policy_at, check_name,
+        check_probe_tags, check_shared, check_threshold, check_timeout, missing_key,
+    },
+    suggest::{did_you_mean, hint, one_of},
+    vocab::{Keyword, PROBE_SETTING_KEYS},
 };
 
 use crate::errors::Ctxt;

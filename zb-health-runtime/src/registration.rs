@@ -10,9 +10,10 @@ use std::time::Duration;
 use zb_health_spec::detection::{Threshold, default_probe_timeout};
 use zb_health_spec::{
     FailureStatus, Rule, SpecError, Tag, TagSet, Violation, Violations,
-    rules::check_active_not_optional, rules::check_execution_policy, rules::check_max_age,
-    rules::check_name, rules::check_probe_tags, rules::check_shared, rules::check_threshold,
-    rules::check_timeout,
+    rules::{
+        check_active_not_optional, check_execution_policy, check_max_age, check_name,
+        check_probe_tags, check_shared, check_threshold, check_timeout,
+    },
 };
 
 use crate::probe::{DynProbe, Probe};

@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use zb_health_spec::detection::DEFAULT_DETECTION_TIME;
 use zb_health_spec::{
-    Rule, Tag, Violations, rules::Dependent, rules::check_dependencies, rules::check_timeout,
-    rules::check_unique_names,
+    Rule, Tag, Violations,
+    rules::{Dependent, check_dependencies, check_timeout, check_unique_names},
 };
 
 use crate::executor::{Executor, ProbeRuntime};

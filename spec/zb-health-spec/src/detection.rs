@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use crate::{duration::DEFAULT_PROBE_TIMEOUT, duration::KUBERNETES_DEFAULT_TIMEOUT};
+use crate::duration::{DEFAULT_PROBE_TIMEOUT, KUBERNETES_DEFAULT_TIMEOUT};
 
 /// Readiness `failureThreshold`: how many failed probes in a row take the
 /// pod out of the endpoints. Two, so one lost packet does not.

@@ -7,9 +7,10 @@ use std::time::Duration;
 use actix_web::web::Bytes;
 use zb_health_spec::{
     Disclosure, Endpoint, EndpointPaths, NameOf, ResponseFormat, SpecError, Tag, Violations,
-    rules::check_group_paths, rules::check_group_probes, rules::check_group_tiers,
-    rules::check_history_paths, rules::check_name, rules::check_name_of, rules::check_paths,
-    rules::resolve_authorized,
+    rules::{
+        check_group_paths, check_group_probes, check_group_tiers, check_history_paths, check_name,
+        check_name_of, check_paths, resolve_authorized,
+    },
 };
 
 use super::auth::Authorized;

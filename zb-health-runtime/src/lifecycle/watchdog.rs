@@ -15,8 +15,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use tokio::time::Instant;
 use zb_health_spec::{
-    NameOf, Tag, Violations, rules::check_name_of, rules::check_unique_names_of,
-    rules::check_watchdog_deadline,
+    NameOf, Tag, Violations,
+    rules::{check_name_of, check_unique_names_of, check_watchdog_deadline},
 };
 
 use std::sync::atomic::AtomicBool;

@@ -9,8 +9,10 @@ use super::super::tree::{Node, Value, shown};
 use super::{Fields, Reader};
 use crate::manifest::{Located, Location, ProbeDecl, ResponsesDecl};
 use crate::{
-    Disclosure, ResponseFormat, Rule, Tag, rules::missing_key, suggest::did_you_mean,
-    suggest::hint, vocab::Kind,
+    Disclosure, ResponseFormat, Rule, Tag,
+    rules::missing_key,
+    suggest::{did_you_mean, hint},
+    vocab::Kind,
 };
 
 /// The keys of `endpoints` this file reads.

@@ -5,8 +5,8 @@ use super::super::tree::{Node, Value};
 use super::{Fields, Reader};
 use crate::manifest::{GroupDecl, Located, Location, ProbeDecl, ProbeKind};
 use crate::{
-    Disclosure, EndpointPaths, NameOf, Tag, rules::check_group_paths, rules::check_group_probes,
-    rules::check_group_tiers, rules::check_name_of, rules::missing_key,
+    Disclosure, EndpointPaths, NameOf, Tag,
+    rules::{check_group_paths, check_group_probes, check_group_tiers, check_name_of, missing_key},
 };
 
 /// The keys of one group.

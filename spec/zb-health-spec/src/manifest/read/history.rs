@@ -5,7 +5,9 @@ use super::super::tree::Value;
 use super::{Fields, Reader};
 use crate::manifest::{HistoryDecl, Located, Location};
 use crate::{
-    EndpointPaths, manifest::GroupDecl, rules::check_history_paths, rules::check_history_port,
+    EndpointPaths,
+    manifest::GroupDecl,
+    rules::{check_history_paths, check_history_port},
 };
 
 /// The keys of `history`.

@@ -7,8 +7,10 @@ use super::super::tree::{Node, Value};
 use super::{Fields, Reader};
 use crate::manifest::{LifecycleDecl, Located, WatchdogDecl};
 use crate::{
-    NameOf, rules::check_drain, rules::check_name_of, rules::check_unique_names_of,
-    rules::check_watchdog_deadline, rules::missing_key,
+    NameOf,
+    rules::{
+        check_drain, check_name_of, check_unique_names_of, check_watchdog_deadline, missing_key,
+    },
 };
 
 /// The keys of `lifecycle`.

@@ -32,8 +32,10 @@ use super::tree::{Node, Value};
 use super::{Located, Location, Manifest, ProbeDecl, ProbeKind, ResponsesDecl};
 use crate::{
     Disclosure, Endpoint, EndpointPaths, FailureStatus, NameOf, Rule, Violation, Violations,
-    rules::Dependent, rules::check_dependencies, rules::check_name_of, rules::check_paths,
-    rules::check_unique_names, rules::missing_key, vocab::Preset,
+    rules::{
+        Dependent, check_dependencies, check_name_of, check_paths, check_unique_names, missing_key,
+    },
+    vocab::Preset,
 };
 
 /// The top-level keys.

@@ -11,10 +11,13 @@ use crate::manifest::{
 };
 use crate::{
     FailureStatus, HealthStatus, MembershipPolicy, Rule, Tag, TagSet,
-    rules::check_active_not_optional, rules::check_execution_policy_at, rules::check_max_age,
-    rules::check_name, rules::check_probe_tags, rules::check_role_preference, rules::check_shared,
-    rules::check_threshold, rules::check_timeout, rules::missing_key, suggest::all_of,
-    suggest::hint, suggest::one_of, vocab::Kind, vocab::PROBE_SETTING_KEYS, vocab::Scope,
+    rules::{
+        check_active_not_optional, check_execution_policy_at, check_max_age, check_name,
+        check_probe_tags, check_role_preference, check_shared, check_threshold, check_timeout,
+        missing_key,
+    },
+    suggest::{all_of, hint, one_of},
+    vocab::{Kind, PROBE_SETTING_KEYS, Scope},
 };
 
 /// The execution policy keys of one probe, as written.

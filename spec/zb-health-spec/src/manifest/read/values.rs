@@ -8,8 +8,10 @@ use super::super::tree::{Node, Value, shown};
 use super::{Field, Fields, Reader};
 use crate::manifest::Located;
 use crate::{
-    Rule, rules::check_cluster_size, rules::check_duration_text, suggest::did_you_mean,
-    suggest::hint, suggest::one_of, vocab::Keyword,
+    Rule,
+    rules::{check_cluster_size, check_duration_text},
+    suggest::{did_you_mean, hint, one_of},
+    vocab::Keyword,
 };
 
 impl Reader {
