@@ -170,18 +170,21 @@ pub fn generate(
         let t = DurationTokens(t.value, krate);
         quote!(.shutdown_timeout(#t))
     });
-    let fitted = m.termination_grace_period.map(|g| {
-        let g = DurationTokens(g.value, krate);
-        quote!(.fitted_at_compile_time(#g))
-    });
+    let declared = quote!(#krate::lifecycle::Drain::new(#delay) #stop);
+    let drain = match m.termination_grace_period {
+        Some(g) => {
+            let g = DurationTokens(g.value, krate);
+            quote!(#krate::__private::fitted_drain(#declared, #g))
+        }
+        None => declared,
+    };
     let grace = optional_duration(m.termination_grace_period.map(|g| g.value), krate);
     let management = OptionTokens(m.management_port.map(|p| p.value));
     let consts = quote! {
         /// The drain `lifecycle.drain_delay` and `lifecycle.shutdown_timeout`
         /// declare, already fitted to the termination grace period (rule
         /// R18, checked at compile time); the `server` of `install` runs under it.
-        pub const DRAIN: #krate::lifecycle::Drain =
-            #krate::lifecycle::Drain::new(#delay) #stop #fitted;
+        pub const DRAIN: #krate::lifecycle::Drain = #drain;
 
         /// The manifest's `orchestrator.termination_grace_period`, if it
         /// states one: the time between SIGTERM and SIGKILL that

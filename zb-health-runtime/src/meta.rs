@@ -112,6 +112,15 @@ pub mod __private {
     /// same functions the runtime rules call.
     pub use zb_health_spec::facts;
 
+    /// The manifest's `DRAIN`, recorded as fitted into `grace_period`
+    /// without checking: rule R18 proved the fit at compile time.
+    pub const fn fitted_drain(
+        drain: crate::lifecycle::Drain,
+        grace_period: Duration,
+    ) -> crate::lifecycle::Drain {
+        drain.fitted_at_compile_time(grace_period)
+    }
+
     /// A probe's hysteresis, as the attribute writes it in `META`.
     pub use zb_health_spec::detection::Threshold;
 

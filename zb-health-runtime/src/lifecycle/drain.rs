@@ -75,9 +75,9 @@ impl Drain {
 
     /// Records `grace_period` as the one this drain was fitted into, without
     /// checking: for the generated `DRAIN`, whose fit rule R18 proved at
-    /// compile time. Use [`within_grace_period`](Self::within_grace_period).
-    #[doc(hidden)]
-    pub const fn fitted_at_compile_time(mut self, grace_period: Duration) -> Self {
+    /// compile time (through `__private::fitted_drain`). Use
+    /// [`within_grace_period`](Self::within_grace_period).
+    pub(crate) const fn fitted_at_compile_time(mut self, grace_period: Duration) -> Self {
         self.grace_period = Some(grace_period);
         self
     }

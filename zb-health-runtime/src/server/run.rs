@@ -100,15 +100,23 @@ pub async fn serve_with_management(
 
 /// An actix `HttpServer`, bound and not yet running, that
 /// [`serve`](fn@serve) can run under the drain. Implemented for every
-/// `HttpServer`.
-pub trait Servable: 'static {
-    /// Runs the server with actix's signal handling off and the given
-    /// graceful-stop timeout.
-    #[doc(hidden)]
-    fn start(self: Box<Self>, shutdown_timeout_secs: u64) -> actix_web::dev::Server;
+/// `HttpServer`, and sealed: how it starts is this module's business.
+pub trait Servable: sealed::Start + 'static {}
+
+impl<T: sealed::Start + 'static> Servable for T {}
+
+/// The part of [`Servable`] only this module calls; private, so no type
+/// outside the crate implements it or sees the method.
+mod sealed {
+    /// Starts a bound server.
+    pub trait Start {
+        /// Runs the server with actix's signal handling off and the given
+        /// graceful-stop timeout.
+        fn start(self: Box<Self>, shutdown_timeout_secs: u64) -> actix_web::dev::Server;
+    }
 }
 
-impl<F, I, S, B> Servable for HttpServer<F, I, S, B>
+impl<F, I, S, B> sealed::Start for HttpServer<F, I, S, B>
 where
     F: Fn() -> I + Send + Clone + 'static,
     I: IntoServiceFactory<S, Request> + 'static,
