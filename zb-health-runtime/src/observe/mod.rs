@@ -21,8 +21,8 @@
 //! * a healthy run after a failure logs once at `INFO`: `health probe
 //!   recovered`, with how long it failed and the runs suppressed.
 //!
-//! Events have the target `zb_health::observe`. No log line ever reaches a
-//! response body (BE-HLTH-007).
+//! Events have the target [`PROBE_TARGET`], `zb_health::observe`. No log
+//! line ever reaches a response body (BE-HLTH-007).
 //!
 //! Each **tier** of a registry also keeps its last HTTP verdict (200 or
 //! 503, [`HealthStatus::is_serving`]), and logs once per change of it, with
@@ -74,6 +74,9 @@ pub const TIER_STATUS: &str = "zb_health_tier_status";
 pub const TIER_FAILURES: &str = "zb_health_tier_failures_total";
 /// The `tracing` target of the tier transition lines.
 pub const TIER_TARGET: &str = "zb_health::observe::tier";
+/// The target of the probes' transition lines: the module's own path,
+/// stated so that it stays put whichever file writes them.
+pub const PROBE_TARGET: &str = "zb_health::observe";
 /// Gauge: the status of a probe's latest run, as [`status_value`]; label
 /// `probe` (the registered name).
 pub const PROBE_STATUS: &str = "zb_health_probe_status";

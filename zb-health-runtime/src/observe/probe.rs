@@ -8,7 +8,7 @@ use std::time::Duration;
 use metrics::{Key, Label, with_recorder};
 use tokio::time::Instant;
 
-use super::{METADATA, PROBE_DURATION, PROBE_FAILURES, PROBE_STATUS, status_value};
+use super::{METADATA, PROBE_DURATION, PROBE_FAILURES, PROBE_STATUS, PROBE_TARGET, status_value};
 use crate::probe::ProbeError;
 use crate::report::HealthEntry;
 use zb_health_spec::HealthStatus;
@@ -276,6 +276,7 @@ fn record(entry: &HealthEntry, error: &RunError, line: Line, to_failure: bool, k
             previous,
             suppressed,
         } => tracing::warn!(
+            target: PROBE_TARGET,
             probe = %name,
             status = %status,
             outcome = %outcome,
@@ -288,6 +289,7 @@ fn record(entry: &HealthEntry, error: &RunError, line: Line, to_failure: bool, k
             failing_for,
             suppressed,
         } => tracing::warn!(
+            target: PROBE_TARGET,
             probe = %name,
             status = %status,
             outcome = %outcome,
@@ -300,6 +302,7 @@ fn record(entry: &HealthEntry, error: &RunError, line: Line, to_failure: bool, k
             failing_for,
             suppressed,
         } => tracing::info!(
+            target: PROBE_TARGET,
             probe = %name,
             failing_for_ms = ms(failing_for),
             suppressed,
