@@ -409,7 +409,7 @@ probes:
 #[test]
 fn r5_a_default_deadline_fits_a_stated_orchestrator_timeout() {
     let ms = Duration::from_millis;
-    assert_eq!(Tour::PROBES[0].timeout, ms(800));
+    assert_eq!(Tour::PROBES[0].timeout(), ms(800));
     assert_eq!(detection::default_probe_timeout(Some(ms(1000))), ms(800));
     let tour_with_db = "service: orders\norchestrator: { timeout: 1s }\nprobes:\n  - { name: db, kind: database }\n";
     assert!(parse_manifest(tour_with_db).is_ok());
@@ -446,7 +446,7 @@ probes:
 #[tokio::test]
 async fn r5_an_attribute_without_a_deadline_fits_a_stated_orchestrator_timeout() {
     use zb_health::ZbHealthProbe;
-    const { assert!(!HungProbe::META.timeout_stated) };
+    const { assert!(HungProbe::META.settings.timeout.is_none()) };
     let registry = HealthRegistry::new();
     Attributed::install_into(
         &registry,

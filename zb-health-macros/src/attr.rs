@@ -16,6 +16,7 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Lit, Meta, Token};
 use zb_health_spec::detection::{Threshold, default_probe_timeout};
+use zb_health_spec::settings::{ExecutionPolicy, ProbeSettings};
 use zb_health_spec::{
     FailureStatus, Rule, Tag, TagSet, Violations,
     rules::{
@@ -219,13 +220,18 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let meta_value = ProbeMetaTokens {
         krate: &krate,
         name: &name,
-        tags,
-        timeout,
-        timeout_stated: settings.timeout.value.is_some(),
-        failure_status,
-        policy: [cache, refresh, max_staleness].map(|d| d.map(|(d, _)| d)),
-        threshold,
-        shared,
+        settings: ProbeSettings {
+            tags,
+            timeout: settings.timeout.value.map(|_| timeout),
+            failure_status,
+            policy: ExecutionPolicy {
+                cache: cache.map(|(d, _)| d),
+                refresh: refresh.map(|(d, _)| d),
+                max_staleness: max_staleness.map(|(d, _)| d),
+                threshold,
+                shared,
+            },
+        },
     };
     // The registration names the trait the attribute chose, so a missing
     // impl is reported as that trait's, at the struct name. A `blocking`

@@ -4,7 +4,7 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use zb_health_spec::manifest::{ActiveScope, Manifest, ProbeDecl, ProbeKind};
-use zb_health_spec::{FailureStatus, MajorityGuard, MembershipPolicy};
+use zb_health_spec::{MajorityGuard, MembershipPolicy};
 
 use crate::tokens::{HealthStatusTokens, ProbeMetaTokens};
 
@@ -55,22 +55,7 @@ pub fn meta<'a>(m: &Manifest, p: &'a ProbeDecl, krate: &'a TokenStream) -> Probe
     ProbeMetaTokens {
         krate,
         name: p.name.as_ref().map_or("", |n| n.value.as_str()),
-        tags: p.effective_tags().unwrap_or_default(),
-        // Resolved from the manifest, its default below the orchestrator's.
-        timeout: p.effective_timeout(m),
-        timeout_stated: true,
-        failure_status: p
-            .failure_status
-            .as_ref()
-            .or(m.default_failure_status.as_ref())
-            .map_or(FailureStatus::Unhealthy, |f| f.value),
-        policy: [&p.cache, &p.refresh, &p.max_staleness].map(|d| d.as_ref().map(|d| d.value)),
-        threshold: zb_health_spec::detection::Threshold {
-            failures: p.failure_threshold.map(|n| n.value),
-            failing_for: p.failing_for.map(|d| d.value),
-            successes: p.success_threshold.map(|n| n.value),
-        },
-        shared: p.shared.is_some_and(|s| s.value),
+        settings: p.settings(m),
     }
 }
 

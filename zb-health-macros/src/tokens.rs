@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
-use zb_health_spec::detection::Threshold;
-use zb_health_spec::{Disclosure, FailureStatus, HealthStatus, ResponseFormat, Tag, TagSet};
+use zb_health_spec::settings::ProbeSettings;
+use zb_health_spec::{Disclosure, FailureStatus, HealthStatus, ResponseFormat, Tag};
 
 /// A newtype that emits a spec enum's value as the runtime's variant of
 /// the same name, `#krate::Enum::Variant`.
@@ -97,58 +97,54 @@ pub struct ProbeMetaTokens<'a> {
     pub krate: &'a TokenStream,
     /// The probe's name (`""` when only an attribute knows it).
     pub name: &'a str,
-    /// Its tags.
-    pub tags: TagSet,
-    /// Its deadline.
-    pub timeout: Duration,
-    /// Whether the deadline was stated (else the registry's default).
-    pub timeout_stated: bool,
-    /// What its failure does to its tier.
-    pub failure_status: FailureStatus,
-    /// The execution policy: `cache`, `refresh`, `max_staleness`.
-    pub policy: [Option<Duration>; 3],
-    /// The hysteresis: `failure_threshold`, `failing_for`,
-    /// `success_threshold`.
-    pub threshold: Threshold,
-    /// `shared`: fails open in a shared outage (BE-HLTH-003).
-    pub shared: bool,
+    /// Its settings, in the spec's one model of them.
+    pub settings: ProbeSettings,
 }
 
 impl ToTokens for ProbeMetaTokens<'_> {
     fn to_tokens(&self, out: &mut TokenStream) {
         let krate = self.krate;
         let name = self.name;
-        let tags = self.tags.iter().map(|t| TagTokens(t, krate));
-        let timeout = DurationTokens(self.timeout, krate);
-        let failure = FailureStatusTokens(self.failure_status, krate);
-        let stated = self.timeout_stated;
-        let [cache, refresh, max_staleness] = self.policy.map(|d| optional_duration(d, krate));
+        let ProbeSettings {
+            tags,
+            timeout,
+            failure_status,
+            policy,
+        } = self.settings;
+        let tags = tags.iter().map(|t| TagTokens(t, krate));
+        let timeout = optional_duration(timeout, krate);
+        let failure = FailureStatusTokens(failure_status, krate);
+        let [cache, refresh, max_staleness] = [policy.cache, policy.refresh, policy.max_staleness]
+            .map(|d| optional_duration(d, krate));
         let count = |n: Option<u32>| match n {
             Some(n) => quote!(::core::option::Option::Some(#n)),
             None => quote!(::core::option::Option::None),
         };
         let (failures, successes) = (
-            count(self.threshold.failures),
-            count(self.threshold.successes),
+            count(policy.threshold.failures),
+            count(policy.threshold.successes),
         );
-        let failing_for = optional_duration(self.threshold.failing_for, krate);
-        let shared = self.shared;
+        let failing_for = optional_duration(policy.threshold.failing_for, krate);
+        let shared = policy.shared;
         out.extend(quote! {
             #krate::meta::ProbeMeta {
                 name: #name,
-                tags: #krate::TagSet::of(&[#(#tags),*]),
-                timeout: #timeout,
-                timeout_stated: #stated,
-                failure_status: #failure,
-                cache: #cache,
-                refresh: #refresh,
-                max_staleness: #max_staleness,
-                threshold: #krate::__private::Threshold {
-                    failures: #failures,
-                    failing_for: #failing_for,
-                    successes: #successes,
+                settings: #krate::spec::settings::ProbeSettings {
+                    tags: #krate::TagSet::of(&[#(#tags),*]),
+                    timeout: #timeout,
+                    failure_status: #failure,
+                    policy: #krate::spec::settings::ExecutionPolicy {
+                        cache: #cache,
+                        refresh: #refresh,
+                        max_staleness: #max_staleness,
+                        threshold: #krate::spec::detection::Threshold {
+                            failures: #failures,
+                            failing_for: #failing_for,
+                            successes: #successes,
+                        },
+                        shared: #shared,
+                    },
                 },
-                shared: #shared,
             }
         });
     }

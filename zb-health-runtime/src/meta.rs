@@ -3,75 +3,35 @@
 
 use std::time::Duration;
 
-use zb_health_spec::detection::Threshold;
-use zb_health_spec::{FailureStatus, TagSet};
+use zb_health_spec::settings::ProbeSettings;
 
 use crate::probe::{BlockingProbe, Probe, from_blocking_fn};
 use crate::registry::ProbeRegistration;
 
-/// What `#[zb_health(...)]` declares about a probe type: the facts the
-/// manifest must not contradict (rule R7).
+/// What `#[zb_health(...)]` declares about a probe type: its name and its
+/// settings, the facts the manifest must not contradict (rule R7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProbeMeta {
     /// The registered name.
     pub name: &'static str,
-    /// The tiers that run it.
-    pub tags: TagSet,
-    /// Its deadline: the stated one, else the default below Kubernetes'
-    /// 1 s `timeoutSeconds` (800 ms).
-    pub timeout: Duration,
-    /// Whether `timeout` was stated. If not, the registration leaves the
-    /// deadline to the registry: below its orchestrator timeout, or below
-    /// Kubernetes' default when it has none
-    /// ([`zb_health_spec::detection::default_probe_timeout`]), so only a
-    /// deadline the user wrote can break R5.
-    pub timeout_stated: bool,
-    /// What a failure reports.
-    pub failure_status: FailureStatus,
-    /// Serve a result this young again without running the probe
-    /// (BE-HLTH-006); see [`ProbeRegistration::cache`].
-    pub cache: Option<Duration>,
-    /// Run the probe in the background on this period; see
-    /// [`ProbeRegistration::refresh`].
-    pub refresh: Option<Duration>,
-    /// Report a background result older than this as stale; see
-    /// [`ProbeRegistration::max_staleness`].
-    pub max_staleness: Option<Duration>,
-    /// Its hysteresis (`failure_threshold`, `failing_for`,
-    /// `success_threshold`); see [`ProbeRegistration::failure_threshold`].
-    pub threshold: Threshold,
-    /// The dependency is the same for every node, so a shared outage
-    /// fails open (BE-HLTH-003); see
-    /// [`ProbeRegistration::shared`].
-    pub shared: bool,
+    /// The tiers, deadline, failure status and execution policy, in the
+    /// spec's one model of a probe's settings.
+    pub settings: ProbeSettings,
 }
 
 impl ProbeMeta {
+    /// Its deadline: the stated one, else the default below Kubernetes'
+    /// 1 s `timeoutSeconds` (800 ms). A registry without an orchestrator
+    /// timeout runs it with this; one with a timeout derives the default
+    /// from it ([`ProbeSettings::resolved_timeout`]).
+    pub fn timeout(&self) -> Duration {
+        self.settings.resolved_timeout(None)
+    }
+
     /// A registration of `probe` carrying this metadata; how generated
     /// code registers built-in probes, and handy for programmatic ones.
     pub fn registration(self, probe: impl Probe) -> ProbeRegistration {
-        let mut r = ProbeRegistration::new(self.name, probe)
-            .tags(self.tags)
-            .failure_status(self.failure_status);
-        // Absent keys keep the registration's defaults (the registry's
-        // default deadline, no cache, run on request).
-        if self.timeout_stated {
-            r = r.timeout(self.timeout);
-        }
-        if let Some(d) = self.cache {
-            r = r.cache(d);
-        }
-        if let Some(d) = self.refresh {
-            r = r.refresh(d);
-        }
-        if let Some(d) = self.max_staleness {
-            r = r.max_staleness(d);
-        }
-        r.policy.threshold = self.threshold;
-        if self.shared {
-            r = r.shared();
-        }
-        r
+        ProbeRegistration::new(self.name, probe).settings(self.settings)
     }
 
     /// A registration of the blocking `probe` carrying this metadata: its
@@ -120,9 +80,6 @@ pub mod __private {
     ) -> crate::lifecycle::Drain {
         drain.fitted_at_compile_time(grace_period)
     }
-
-    /// A probe's hysteresis, as the attribute writes it in `META`.
-    pub use zb_health_spec::detection::Threshold;
 
     /// A built-in cluster probe's majority guard: the manifest's `stated`
     /// one with the run time's `CLUSTER_EXPECTED_SIZE`, which the
@@ -204,8 +161,8 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::registration::Policy;
     use crate::{ProbeResult, from_fn};
+    use zb_health_spec::settings::ExecutionPolicy;
 
     fn meta(
         cache: Option<Duration>,
@@ -214,15 +171,16 @@ mod tests {
     ) -> ProbeMeta {
         ProbeMeta {
             name: "p",
-            tags: TagSet::READY,
-            timeout: Duration::from_secs(1),
-            timeout_stated: true,
-            failure_status: FailureStatus::Unhealthy,
-            cache,
-            refresh,
-            max_staleness,
-            threshold: Threshold::default(),
-            shared: false,
+            settings: ProbeSettings {
+                timeout: Some(Duration::from_secs(1)),
+                policy: ExecutionPolicy {
+                    cache,
+                    refresh,
+                    max_staleness,
+                    ..ExecutionPolicy::DEFAULT
+                },
+                ..ProbeSettings::DEFAULT
+            },
         }
     }
 
@@ -232,26 +190,24 @@ mod tests {
         let (r, s) = (Some(Duration::from_secs(5)), Some(Duration::from_secs(12)));
         let registered = meta(None, r, s).registration(probe());
         assert_eq!(
-            registered.policy,
-            Policy {
-                cache: None,
+            registered.settings.policy,
+            ExecutionPolicy {
                 refresh: r,
                 max_staleness: s,
-                threshold: Threshold::default(),
-                shared: false,
+                ..ExecutionPolicy::DEFAULT
             }
         );
         let c = Some(Duration::from_secs(1));
         assert_eq!(
-            meta(c, None, None).registration(probe()).policy,
-            Policy {
+            meta(c, None, None).registration(probe()).settings.policy,
+            ExecutionPolicy {
                 cache: c,
-                ..Policy::default()
+                ..ExecutionPolicy::DEFAULT
             }
         );
         assert_eq!(
-            meta(None, None, None).registration(probe()).policy,
-            Policy::default()
+            meta(None, None, None).registration(probe()).settings.policy,
+            ExecutionPolicy::DEFAULT
         );
     }
 }

@@ -7,99 +7,19 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use zb_health_spec::detection::{Threshold, default_probe_timeout};
-use zb_health_spec::{
-    FailureStatus, Rule, SpecError, Tag, TagSet, Violation, Violations,
-    rules::{
-        check_active_not_optional, check_execution_policy, check_max_age, check_name,
-        check_probe_tags, check_shared, check_threshold, check_timeout,
-    },
-};
+use zb_health_spec::settings::ProbeSettings;
+use zb_health_spec::{FailureStatus, Rule, SpecError, TagSet, Violation, Violations};
 
 use crate::probe::{DynProbe, Probe};
-
-/// A probe's execution policy, as registered (BE-HLTH-006); see
-/// [`crate::executor`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Policy {
-    pub(crate) cache: Option<Duration>,
-    pub(crate) refresh: Option<Duration>,
-    pub(crate) max_staleness: Option<Duration>,
-    /// The hysteresis between a run and the entry; R20 bounds its hold.
-    pub(crate) threshold: Threshold,
-    /// The dependency is the same for every node, so a failure the
-    /// cluster shares fails open (BE-HLTH-003, `crate::shared`).
-    pub(crate) shared: bool,
-}
-
-impl Default for Policy {
-    fn default() -> Self {
-        Self::DEFAULT
-    }
-}
-
-impl Policy {
-    /// No cache, schedule, threshold or sharing: what most probes have,
-    /// and what a probe's state keeps no copy of.
-    pub(crate) const DEFAULT: Self = Self {
-        cache: None,
-        refresh: None,
-        max_staleness: None,
-        threshold: Threshold {
-            failures: None,
-            failing_for: None,
-            successes: None,
-        },
-        shared: false,
-    };
-
-    /// R19: every result this policy serves stays younger than
-    /// `detection`, with `timeout` the probe's deadline; R20: its
-    /// threshold holds a failure back no longer than `detection` (and
-    /// counts at least one run, checked without a detection time too).
-    pub(crate) fn check_detection(
-        &self,
-        name: &str,
-        timeout: Duration,
-        detection: Option<Duration>,
-        sink: &mut Violations<()>,
-    ) {
-        let at = |d: Option<Duration>| d.map(|d| (d, ()));
-        if let Some(detection) = detection {
-            check_max_age(
-                name,
-                timeout,
-                at(self.cache),
-                at(self.refresh),
-                at(self.max_staleness),
-                detection,
-                sink,
-            );
-        }
-        let t = self.threshold;
-        check_threshold(
-            name,
-            t.failures.map(|n| (n, ())),
-            at(t.failing_for),
-            t.successes.map(|n| (n, ())),
-            self.refresh,
-            detection,
-            sink,
-        );
-    }
-}
 
 /// How a probe is registered: its name, tiers, deadline and failure status.
 pub struct ProbeRegistration {
     pub(crate) name: Arc<str>,
-    pub(crate) tags: TagSet,
-    /// `None` until [`timeout`](Self::timeout) states one: the default is
-    /// resolved against the registry's orchestrator timeout
-    /// ([`resolved_timeout`](Self::resolved_timeout)).
-    pub(crate) timeout: Option<Duration>,
-    pub(crate) failure_status: FailureStatus,
+    /// Its settings; the timeout is `None` until [`timeout`](Self::timeout)
+    /// states one, and is then resolved against the registry's
+    /// orchestrator timeout ([`resolved_timeout`](Self::resolved_timeout)).
+    pub(crate) settings: ProbeSettings,
     pub(crate) probe: Arc<dyn DynProbe>,
-    pub(crate) policy: Policy,
     /// The probes this one waits on (`depends_on`, R21, R22), by name.
     pub(crate) depends_on: Vec<Arc<str>>,
 }
@@ -118,31 +38,28 @@ impl ProbeRegistration {
     pub fn from_arc(name: impl Into<Arc<str>>, probe: Arc<dyn DynProbe>) -> Self {
         Self {
             name: name.into(),
-            tags: TagSet::READY,
-            timeout: None,
-            failure_status: FailureStatus::Unhealthy,
+            settings: ProbeSettings::DEFAULT,
             probe,
-            policy: Policy::default(),
             depends_on: Vec::new(),
         }
     }
 
     /// Sets the tiers that run the probe. `live` is refused by `add`.
     pub fn tags(mut self, tags: TagSet) -> Self {
-        self.tags = tags;
+        self.settings.tags = tags;
         self
     }
 
     /// Sets the deadline; on expiry the probe is cancelled (AT-4).
     pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = Some(timeout);
+        self.settings.timeout = Some(timeout);
         self
     }
 
     /// Sets the status a failure reports; `Degraded` marks an optional
     /// dependency (BE-HLTH-003).
     pub fn failure_status(mut self, status: FailureStatus) -> Self {
-        self.failure_status = status;
+        self.settings.failure_status = status;
         self
     }
 
@@ -151,7 +68,7 @@ impl ProbeRegistration {
     /// the next request checks again. Below the registry's detection time
     /// (R19), not on an `active` probe (R17). See [`crate::executor`].
     pub fn cache(mut self, cache: Duration) -> Self {
-        self.policy.cache = Some(cache);
+        self.settings.policy.cache = Some(cache);
         self
     }
 
@@ -159,7 +76,7 @@ impl ProbeRegistration {
     /// latest result and never wait (BE-HLTH-006). Not with `cache` (R16),
     /// not on an `active` probe (R17). See [`crate::executor`].
     pub fn refresh(mut self, refresh: Duration) -> Self {
-        self.policy.refresh = Some(refresh);
+        self.settings.policy.refresh = Some(refresh);
         self
     }
 
@@ -167,7 +84,7 @@ impl ProbeRegistration {
     /// reported with the failure status as stale. Must be greater than
     /// `refresh` (R16); default twice `refresh` plus the deadline.
     pub fn max_staleness(mut self, max_staleness: Duration) -> Self {
-        self.policy.max_staleness = Some(max_staleness);
+        self.settings.policy.max_staleness = Some(max_staleness);
         self
     }
 
@@ -181,7 +98,7 @@ impl ProbeRegistration {
     /// detection time every run counts). At least 1; the hold must fit
     /// the registry's detection time (R20). See `spec/probes.md`.
     pub fn failure_threshold(mut self, failures: u32) -> Self {
-        self.policy.threshold.failures = Some(failures);
+        self.settings.policy.threshold.failures = Some(failures);
         self
     }
 
@@ -190,7 +107,7 @@ impl ProbeRegistration {
     /// [`failure_threshold`](Self::failure_threshold) runs, whichever
     /// comes first; within the detection time (R20).
     pub fn failing_for(mut self, failing_for: Duration) -> Self {
-        self.policy.threshold.failing_for = Some(failing_for);
+        self.settings.policy.threshold.failing_for = Some(failing_for);
         self
     }
 
@@ -199,7 +116,7 @@ impl ProbeRegistration {
     /// counts failed ones (described `1 of N successes` until then). At
     /// least 1.
     pub fn success_threshold(mut self, successes: u32) -> Self {
-        self.policy.threshold.successes = Some(successes);
+        self.settings.policy.threshold.successes = Some(successes);
         self
     }
 
@@ -212,7 +129,7 @@ impl ProbeRegistration {
     /// until then an ordinary probe. On `ready` only, never `active` (R7).
     /// See [`crate::shared`].
     pub fn shared(mut self) -> Self {
-        self.policy.shared = true;
+        self.settings.policy.shared = true;
         self
     }
 
@@ -239,11 +156,17 @@ impl ProbeRegistration {
         &self.name
     }
 
+    /// With every setting of `settings` at once: how `ProbeMeta`, the
+    /// model the attribute and the manifest fill, registers.
+    pub fn settings(mut self, settings: ProbeSettings) -> Self {
+        self.settings = settings;
+        self
+    }
+
     /// The deadline the probe runs with under `orchestrator`: the stated
     /// one, else the spec's default for it.
     pub(crate) fn resolved_timeout(&self, orchestrator: Option<Duration>) -> Duration {
-        self.timeout
-            .unwrap_or_else(|| default_probe_timeout(orchestrator))
+        self.settings.resolved_timeout(orchestrator)
     }
 
     /// Checks this registration alone against the spec rules, pushing into
@@ -255,26 +178,8 @@ impl ProbeRegistration {
         detection: Option<Duration>,
         sink: &mut Violations<()>,
     ) {
-        check_name(&self.name, (), sink);
-        let tags: Vec<(Tag, ())> = self.tags.iter().map(|t| (t, ())).collect();
-        check_probe_tags(&self.name, &tags, (), sink);
-        let timeout = self.resolved_timeout(orchestrator);
-        check_timeout(&self.name, timeout, orchestrator, (), sink);
-        check_active_not_optional(&self.name, self.tags, self.failure_status, (), sink);
-        let p = self.policy;
-        check_execution_policy(
-            &self.name,
-            self.tags,
-            p.cache,
-            p.refresh,
-            p.max_staleness,
-            (),
-            sink,
-        );
-        p.check_detection(&self.name, timeout, detection, sink);
-        if p.shared {
-            check_shared(&self.name, self.tags, (), sink);
-        }
+        self.settings
+            .check(&self.name, orchestrator, detection, sink);
     }
 }
 
@@ -282,10 +187,7 @@ impl std::fmt::Debug for ProbeRegistration {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ProbeRegistration")
             .field("name", &self.name)
-            .field("tags", &self.tags)
-            .field("timeout", &self.timeout)
-            .field("failure_status", &self.failure_status)
-            .field("policy", &self.policy)
+            .field("settings", &self.settings)
             .field("depends_on", &self.depends_on)
             .finish_non_exhaustive()
     }

@@ -134,14 +134,12 @@ pub const fn policy_fits_detection(
 /// stated, else [`crate::detection::default_probe_timeout`] of the
 /// orchestrator timeout, as the registry resolves it (R5, R19).
 pub const fn attribute_timeout(
-    timeout: Duration,
-    stated: bool,
+    timeout: Option<Duration>,
     orchestrator: Option<Duration>,
 ) -> Duration {
-    if stated {
-        timeout
-    } else {
-        crate::detection::default_probe_timeout(orchestrator)
+    match timeout {
+        Some(timeout) => timeout,
+        None => crate::detection::default_probe_timeout(orchestrator),
     }
 }
 

@@ -38,6 +38,7 @@ pub mod history;
 pub mod manifest;
 mod paths;
 pub mod rules;
+pub mod settings;
 mod status;
 pub mod suggest;
 mod tag;

@@ -39,7 +39,7 @@ probes:
 fn main() {
     let regs = Health::registrations(HealthDeps { legacy_driver: LegacyDriver });
     assert_eq!(regs[0].name(), "legacy-driver");
-    assert_eq!(Health::PROBES[0].timeout.as_millis(), 200);
+    assert_eq!(Health::PROBES[0].timeout().as_millis(), 200);
     assert_eq!(FileLock(0u8).registration().name(), "file-lock");
     assert_eq!(CacheProbe.registration().name(), "cache");
 }

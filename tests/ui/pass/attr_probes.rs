@@ -46,18 +46,19 @@ impl<T: Send + Sync + 'static> Probe for Generic<T> {
     }
 }
 
-const _: () = assert!(CacheProbe::META.timeout.as_millis() == 750);
+const _: () = assert!(matches!(CacheProbe::META.settings.timeout, Some(t) if t.as_millis() == 750));
 
 fn main() {
     assert_eq!(CacheProbe::META.name, "cache");
-    assert_eq!((CacheProbe::META.cache, CacheProbe::META.refresh, CacheProbe::META.max_staleness), (None, None, None));
-    assert_eq!(FeedProbe::META.refresh, Some(Duration::from_secs(5)));
-    assert_eq!(FeedProbe::META.max_staleness, Some(Duration::from_secs(12)));
-    assert_eq!(DiskProbe::META.cache, Some(Duration::from_secs(1)));
-    assert_eq!(CacheProbe::META.failure_status, FailureStatus::Degraded);
-    assert_eq!(PrimaryProbe::META.tags, TagSet::of(&[Tag::Active]));
+    let policy = CacheProbe::META.settings.policy;
+    assert_eq!((policy.cache, policy.refresh, policy.max_staleness), (None, None, None));
+    assert_eq!(FeedProbe::META.settings.policy.refresh, Some(Duration::from_secs(5)));
+    assert_eq!(FeedProbe::META.settings.policy.max_staleness, Some(Duration::from_secs(12)));
+    assert_eq!(DiskProbe::META.settings.policy.cache, Some(Duration::from_secs(1)));
+    assert_eq!(CacheProbe::META.settings.failure_status, FailureStatus::Degraded);
+    assert_eq!(PrimaryProbe::META.settings.tags, TagSet::of(&[Tag::Active]));
     // No `timeout`: the default, strictly below Kubernetes' 1 s.
-    assert_eq!(PrimaryProbe::META.timeout, Duration::from_millis(800));
-    assert_eq!(<Generic<u8>>::META.tags, TagSet::of(&[Tag::Ready, Tag::Active]));
+    assert_eq!(PrimaryProbe::META.timeout(), Duration::from_millis(800));
+    assert_eq!(<Generic<u8>>::META.settings.tags, TagSet::of(&[Tag::Ready, Tag::Active]));
     let _ = PrimaryProbe { _role: "admin" }.registration();
 }

@@ -23,17 +23,17 @@ fn main() {
     let names: Vec<&str> = Health::PROBES.iter().map(|p| p.name).collect();
     assert_eq!(names, ["database", "akka-cluster", "akka-legacy", "cluster-transport", "active-node", "upstream"]);
     let meta = |n: &str| Health::PROBES.iter().find(|p| p.name == n).copied().unwrap();
-    assert_eq!(meta("database").timeout.as_millis(), 1500);
-    assert_eq!(meta("akka-cluster").timeout.as_millis(), 800, "defaults.timeout applies to built-ins");
-    assert_eq!(meta("active-node").tags, TagSet::of(&[Tag::Active]));
-    assert_eq!(meta("upstream").failure_status, FailureStatus::Degraded);
+    assert_eq!(meta("database").timeout().as_millis(), 1500);
+    assert_eq!(meta("akka-cluster").timeout().as_millis(), 800, "defaults.timeout applies to built-ins");
+    assert_eq!(meta("active-node").settings.tags, TagSet::of(&[Tag::Active]));
+    assert_eq!(meta("upstream").settings.failure_status, FailureStatus::Degraded);
     // The execution policy keys reach the metadata the registration is
     // built from (`ProbeMeta::registration` applies them).
-    assert_eq!(meta("database").refresh, Some(Duration::from_secs(1)));
-    assert_eq!(meta("database").max_staleness, Some(Duration::from_secs(3)));
-    assert_eq!(meta("database").cache, None);
-    assert_eq!(meta("upstream").cache, Some(Duration::from_secs(2)));
-    assert_eq!((meta("upstream").refresh, meta("active-node").refresh), (None, None));
+    assert_eq!(meta("database").settings.policy.refresh, Some(Duration::from_secs(1)));
+    assert_eq!(meta("database").settings.policy.max_staleness, Some(Duration::from_secs(3)));
+    assert_eq!(meta("database").settings.policy.cache, None);
+    assert_eq!(meta("upstream").settings.policy.cache, Some(Duration::from_secs(2)));
+    assert_eq!((meta("upstream").settings.policy.refresh, meta("active-node").settings.policy.refresh), (None, None));
     assert_eq!(Health::active_node_rule().roles(), ["admin", "driver"]);
     let view: Arc<dyn ClusterView> = Arc::new(InMemoryClusterView::new());
     let gate = Health::active_node_gate(view);

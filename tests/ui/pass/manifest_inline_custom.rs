@@ -23,5 +23,5 @@ fn main() {
     let regs = Health::registrations(HealthDeps { queue_probe: QueueProbe { depth_limit: 10 } });
     assert_eq!(regs.len(), 1);
     assert_eq!(regs[0].name(), "queue");
-    assert_eq!(Health::PROBES[0].tags, TagSet::of(&[Tag::Ready, Tag::Active]));
+    assert_eq!(Health::PROBES[0].settings.tags, TagSet::of(&[Tag::Ready, Tag::Active]));
 }

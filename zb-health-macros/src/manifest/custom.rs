@@ -36,6 +36,7 @@
 use proc_macro2::{Group, Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote};
 use zb_health_spec::manifest::Location;
+use zb_health_spec::settings::ProbeSettings;
 use zb_health_spec::{Rule, TagSet};
 
 use crate::site::Site;
@@ -113,13 +114,11 @@ impl CustomType {
         let fallback = ProbeMetaTokens {
             krate,
             name: "",
-            tags: TagSet::default(),
-            timeout: std::time::Duration::from_millis(1),
-            timeout_stated: true,
-            failure_status: Default::default(),
-            policy: [None; 3],
-            threshold: Default::default(),
-            shared: false,
+            settings: ProbeSettings {
+                tags: TagSet::default(),
+                timeout: Some(std::time::Duration::from_millis(1)),
+                ..ProbeSettings::DEFAULT
+            },
         };
         let message = site.message(
             Rule::Unknown,

@@ -37,7 +37,7 @@ pub fn custom_facts(
         m.orchestrator_timeout
             .map(|t| DurationTokens(t.value, krate)),
     );
-    let timeout = quote!(#f::attribute_timeout(#meta.timeout, #meta.timeout_stated, #orchestrator));
+    let timeout = quote!(#f::attribute_timeout(#meta.settings.timeout, #orchestrator));
     let mut out = Vec::new();
     let mut contradiction = |key: &str, fact: &str, loc: Location, ok: TokenStream| {
         let text =
@@ -49,7 +49,10 @@ pub fn custom_facts(
     let duration = |d: &Option<Located<Duration>>, field: TokenStream| {
         d.as_ref().map(|d| {
             let v = DurationTokens(d.value, krate);
-            (d.location, quote!(#f::states_duration(#meta.#field, #v)))
+            (
+                d.location,
+                quote!(#f::states_duration(#meta.settings.policy.#field, #v)),
+            )
         })
     };
     let count = |n: &Option<Located<u32>>, field: TokenStream| {
@@ -57,7 +60,7 @@ pub fn custom_facts(
             let v = n.value;
             (
                 n.location,
-                quote!(#f::states_count(#meta.threshold.#field, #v)),
+                quote!(#f::states_count(#meta.settings.policy.threshold.#field, #v)),
             )
         })
     };
@@ -78,7 +81,7 @@ pub fn custom_facts(
                 let loc = tags.first().map_or(p.location, |t| t.location);
                 (
                     loc,
-                    quote!(#f::same_tags(#meta.tags, #krate::TagSet::of(&[#(#toks),*]))),
+                    quote!(#f::same_tags(#meta.settings.tags, #krate::TagSet::of(&[#(#toks),*]))),
                 )
             }),
         ),
@@ -87,7 +90,7 @@ pub fn custom_facts(
             "timeout_agrees",
             p.timeout.as_ref().map(|t| {
                 let v = DurationTokens(t.value, krate);
-                (t.location, quote!(#f::same_timeout(#meta.timeout, #v)))
+                (t.location, quote!(#f::same_timeout(#f::attribute_timeout(#meta.settings.timeout, ::core::option::Option::None), #v)))
             }),
         ),
         (
@@ -97,7 +100,7 @@ pub fn custom_facts(
                 let v = FailureStatusTokens(s.value, krate);
                 (
                     s.location,
-                    quote!(#f::same_failure_status(#meta.failure_status, #v)),
+                    quote!(#f::same_failure_status(#meta.settings.failure_status, #v)),
                 )
             }),
         ),
@@ -132,7 +135,7 @@ pub fn custom_facts(
             "shared_agrees",
             p.shared.as_ref().map(|s| {
                 let v = s.value;
-                (s.location, quote!(#meta.shared == #v))
+                (s.location, quote!(#meta.settings.policy.shared == #v))
             }),
         ),
     ];
@@ -172,7 +175,7 @@ pub fn custom_facts(
     out.push(site.probe_fact(
         ty.index,
         "fits_detection",
-        quote!(#missing || #f::policy_fits_detection(#meta.cache, #meta.refresh, #meta.max_staleness, #timeout, #d)),
+        quote!(#missing || #f::policy_fits_detection(#meta.settings.policy.cache, #meta.settings.policy.refresh, #meta.settings.policy.max_staleness, #timeout, #d)),
         &msg,
     ));
     // R20: the attribute's failure threshold against the same detection
@@ -190,7 +193,7 @@ pub fn custom_facts(
     out.push(site.probe_fact(
         ty.index,
         "threshold_fits",
-        quote!(#missing || #f::threshold_fits(#meta.threshold, #meta.refresh, #d)),
+        quote!(#missing || #f::threshold_fits(#meta.settings.policy.threshold, #meta.settings.policy.refresh, #d)),
         &msg,
     ));
     out

@@ -18,10 +18,11 @@ use super::state::{Failed, OPENED, Opened, ProbeState, RunState, slot_status};
 use crate::history::{ProbeHistory, ProbeView};
 use crate::observe::ProbeLog;
 use crate::probe::DynProbe;
-use crate::registration::{Policy, ProbeRegistration};
+use crate::registration::ProbeRegistration;
 use crate::report::{EntryOutcome, HealthEntry};
 use crate::shared::Tally;
 use crate::sync::lock;
+use zb_health_spec::settings::{ExecutionPolicy, ProbeSettings};
 
 /// A registered probe as the executor runs it: the registration's facts,
 /// immutable, and the state of its runs.
@@ -38,7 +39,7 @@ pub(crate) struct ProbeRuntime {
     /// `None` for the default policy (no cache, schedule, threshold or
     /// sharing: most probes), so those keep one pointer, not a whole
     /// policy; read through [`policy`](Self::policy).
-    pub(super) policy: Option<Box<Policy>>,
+    pub(super) policy: Option<Box<ExecutionPolicy>>,
     /// Single-flight, cache and schedule state (BE-HLTH-006).
     pub(super) state: ProbeState,
     /// Transition-log state (BE-HLTH-008): goes with the registration.
@@ -58,8 +59,8 @@ pub(crate) struct ProbeRuntime {
 impl ProbeRuntime {
     /// The probe's execution policy.
     #[inline]
-    pub(super) fn policy(&self) -> &Policy {
-        self.policy.as_deref().unwrap_or(&Policy::DEFAULT)
+    pub(super) fn policy(&self) -> &ExecutionPolicy {
+        self.policy.as_deref().unwrap_or(&ExecutionPolicy::DEFAULT)
     }
 
     /// The runtime of a probe just registered under `orchestrator` (the
@@ -67,30 +68,25 @@ impl ProbeRuntime {
     /// derived below): nothing run yet.
     pub(crate) fn new(r: ProbeRegistration, orchestrator: Option<Duration>) -> Self {
         let timeout = r.resolved_timeout(orchestrator);
-        let stated = r.timeout.is_some();
-        Self::with(
-            (
-                r.name,
-                r.tags,
-                r.failure_status,
-                r.probe,
-                r.policy,
-                r.depends_on.into(),
-            ),
-            timeout,
-            stated,
-        )
+        Self::with((r.name, r.settings, r.probe, r.depends_on.into()), timeout)
     }
 
-    pub(super) fn with(facts: Facts, timeout: Duration, timeout_stated: bool) -> Self {
-        let (name, tags, failure_status, probe, policy, depends_on) = facts;
+    pub(super) fn with(facts: Facts, timeout: Duration) -> Self {
+        let (name, settings, probe, depends_on) = facts;
+        let ProbeSettings {
+            tags,
+            failure_status,
+            policy,
+            ..
+        } = settings;
+        let timeout_stated = settings.timeout.is_some();
         Self {
             depends_on,
             dependencies: Mutex::new(Box::default()),
             history: std::sync::OnceLock::new(),
             state: ProbeState::new(policy, timeout),
             log: ProbeLog::new(&name),
-            policy: (policy != Policy::DEFAULT).then(|| Box::new(policy)),
+            policy: (policy != ExecutionPolicy::DEFAULT).then(|| Box::new(policy)),
             name,
             tags,
             timeout,
@@ -108,13 +104,11 @@ impl ProbeRuntime {
         (!self.timeout_stated && timeout != self.timeout).then(|| {
             let facts = (
                 self.name.clone(),
-                self.tags,
-                self.failure_status,
+                self.settings(),
                 self.probe.clone(),
-                *self.policy(),
                 self.depends_on.clone(),
             );
-            Self::with(facts, timeout, false)
+            Self::with(facts, timeout)
         })
     }
 
@@ -143,6 +137,16 @@ impl ProbeRuntime {
                 crate::history::now_ms(),
                 starting,
             );
+        }
+    }
+
+    /// The settings this probe was registered with.
+    pub(crate) fn settings(&self) -> ProbeSettings {
+        ProbeSettings {
+            tags: self.tags,
+            timeout: self.timeout_stated.then_some(self.timeout),
+            failure_status: self.failure_status,
+            policy: *self.policy(),
         }
     }
 
@@ -313,14 +317,7 @@ impl ProbeRuntime {
 }
 
 /// What a registration fixes about a probe, whatever its deadline.
-pub(super) type Facts = (
-    Arc<str>,
-    TagSet,
-    FailureStatus,
-    Arc<dyn DynProbe>,
-    Policy,
-    Box<[Arc<str>]>,
-);
+pub(super) type Facts = (Arc<str>, ProbeSettings, Arc<dyn DynProbe>, Box<[Arc<str>]>);
 
 /// A probe execution under way, from
 /// [`HealthRegistry::in_flight`](crate::HealthRegistry::in_flight): which

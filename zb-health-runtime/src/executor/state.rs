@@ -16,10 +16,10 @@ use zb_health_spec::HealthStatus;
 use zb_health_spec::detection::background_max_age;
 
 use super::hysteresis::Hysteresis;
-use crate::registration::Policy;
 use crate::report::HealthEntry;
 use crate::shared::Tally;
 use crate::sync::lock;
+use zb_health_spec::settings::ExecutionPolicy;
 
 /// One probe's runtime state: its flight, its last result, its schedule.
 pub(super) struct ProbeState {
@@ -149,7 +149,7 @@ impl ProbeState {
             .map_or(Duration::ZERO, |b| b.max_staleness)
     }
 
-    pub(super) fn new(policy: Policy, timeout: Duration) -> Self {
+    pub(super) fn new(policy: ExecutionPolicy, timeout: Duration) -> Self {
         let background = policy.refresh.map(|r| {
             Box::new(Background {
                 task: Mutex::new(None),

@@ -70,7 +70,8 @@ mod tests;
 use std::fmt;
 use std::time::Duration;
 
-use crate::detection::default_probe_timeout;
+use crate::detection::{Threshold, default_probe_timeout};
+use crate::settings::{ExecutionPolicy, ProbeSettings};
 use crate::{
     Disclosure, EndpointPaths, FailureStatus, HealthStatus, ResponseFormat, Tag, TagSet, Violation,
     vocab::Kind,
@@ -383,6 +384,34 @@ impl ProbeDecl {
         match &self.tags {
             Some(tags) => Some(tags.iter().map(|t| t.value).collect()),
             None => self.kind.default_tags(),
+        }
+    }
+
+    /// The entry's settings in the one model of them, as the probe is
+    /// registered: its effective tags (none for a custom probe whose
+    /// attribute owns them), its deadline resolved against `manifest`
+    /// (always stated, so the registry keeps it), its failure status or
+    /// the manifest's default, and its execution policy.
+    pub fn settings(&self, manifest: &Manifest) -> ProbeSettings {
+        ProbeSettings {
+            tags: self.effective_tags().unwrap_or_default(),
+            timeout: Some(self.effective_timeout(manifest)),
+            failure_status: self
+                .failure_status
+                .as_ref()
+                .or(manifest.default_failure_status.as_ref())
+                .map_or(FailureStatus::Unhealthy, |f| f.value),
+            policy: ExecutionPolicy {
+                cache: self.cache.map(|d| d.value),
+                refresh: self.refresh.map(|d| d.value),
+                max_staleness: self.max_staleness.map(|d| d.value),
+                threshold: Threshold {
+                    failures: self.failure_threshold.map(|n| n.value),
+                    failing_for: self.failing_for.map(|d| d.value),
+                    successes: self.success_threshold.map(|n| n.value),
+                },
+                shared: self.shared.is_some_and(|s| s.value),
+            },
         }
     }
 }
