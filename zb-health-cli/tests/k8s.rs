@@ -624,24 +624,8 @@ fn replicas_that_disagree_with_the_cluster_size_drift_at_their_line() {
             Some("never reach a majority"),
         ),
     ] {
-        let path = dir.join(file);
-        std::fs::write(&path, &yaml).expect("writable");
-        let path = path.to_str().expect("UTF-8");
-        let out = zb_health(&["k8s", "--color", "never", &manifest, "--check", path]);
-        let stderr = text(&out.stderr);
-        match drift {
-            None => assert_eq!(out.status.code(), Some(0), "{file}: {stderr}"),
-            Some(said) => {
-                assert_eq!(out.status.code(), Some(1), "{file}: {stderr}");
-                assert!(stderr.contains("error[K9]"), "{file}: {stderr}");
-                assert!(stderr.contains(said), "{file}: {stderr}");
-                let line = line_of(&yaml, "replicas:");
-                assert!(
-                    stderr.contains(&format!("{path}:{line}:")),
-                    "{file}: K9 at the replicas line {line}: {stderr}"
-                );
-            }
-        }
+        let drift = drift.map(|said| ("K9", said, line_of(&yaml, "replicas:")));
+        check_drifts(&dir.join(file), &yaml, &manifest, drift);
     }
     std::fs::remove_dir_all(&dir).expect("removable");
 }
@@ -688,39 +672,55 @@ fn a_readiness_detection_time_other_than_the_manifests_drifts_at_its_line() {
         ),
     ] {
         let yaml = consistent.replace(ready, settings);
-        let path = dir.join(file);
-        std::fs::write(&path, &yaml).expect("writable");
-        let path = path.to_str().expect("UTF-8");
-        let out = zb_health(&["k8s", "--color", "never", &manifest, "--check", path]);
-        let stderr = text(&out.stderr);
-        match drift {
-            None => assert_eq!(out.status.code(), Some(0), "{file}: {stderr}"),
-            Some(said) => {
-                assert_eq!(out.status.code(), Some(1), "{file}: {stderr}");
-                assert!(stderr.contains("error[K10]"), "{file}: {stderr}");
-                assert!(stderr.contains(said), "{file}: {stderr}");
-                // At periodSeconds, or at the probe when it states none.
-                let needle = if settings.is_empty() {
-                    "readinessProbe:"
-                } else {
-                    "periodSeconds: "
-                };
-                let line = yaml
-                    .lines()
-                    .skip_while(|l| !l.contains("readinessProbe:"))
-                    .position(|l| l.contains(needle))
-                    .expect("the line is there")
-                    + yaml
-                        .lines()
-                        .position(|l| l.contains("readinessProbe:"))
-                        .expect("a readiness probe")
-                    + 1;
-                assert!(
-                    stderr.contains(&format!("{path}:{line}:")),
-                    "{file}: K10 at line {line}: {stderr}"
-                );
-            }
-        }
+        let drift = drift.map(|said| {
+            // At periodSeconds, or at the probe when it states none.
+            let needle = if settings.is_empty() {
+                "readinessProbe:"
+            } else {
+                "periodSeconds: "
+            };
+            let probe = yaml
+                .lines()
+                .position(|l| l.contains("readinessProbe:"))
+                .expect("a readiness probe");
+            let at = yaml
+                .lines()
+                .skip(probe)
+                .position(|l| l.contains(needle))
+                .expect("the line is there");
+            ("K10", said, probe + at + 1)
+        });
+        check_drifts(&dir.join(file), &yaml, &manifest, drift);
     }
     std::fs::remove_dir_all(&dir).expect("removable");
+}
+
+/// Writes `yaml` to `path` and checks it against `manifest`: consistent
+/// when `drift` is `None`, else the drift `(code, text, line)` reported
+/// with that text at that line of the file.
+fn check_drifts(
+    path: &std::path::Path,
+    yaml: &str,
+    manifest: &str,
+    drift: Option<(&str, &str, usize)>,
+) {
+    std::fs::write(path, yaml).expect("writable");
+    let path = path.to_str().expect("UTF-8");
+    let out = zb_health(&["k8s", "--color", "never", manifest, "--check", path]);
+    let stderr = text(&out.stderr);
+    match drift {
+        None => assert_eq!(out.status.code(), Some(0), "{path}: {stderr}"),
+        Some((code, said, line)) => {
+            assert_eq!(out.status.code(), Some(1), "{path}: {stderr}");
+            assert!(
+                stderr.contains(&format!("error[{code}]")),
+                "{path}: {stderr}"
+            );
+            assert!(stderr.contains(said), "{path}: {stderr}");
+            assert!(
+                stderr.contains(&format!("{path}:{line}:")),
+                "{path}: {code} at line {line}: {stderr}"
+            );
+        }
+    }
 }

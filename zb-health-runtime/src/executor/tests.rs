@@ -1,7 +1,7 @@
 //! The executor's behaviour, through the registry that runs it: single
 //! flight, cache, background schedule, deadlines, panics and the bound.
 
-/// Dependencies between probes (`depends_on`, issue 18 §5).
+/// Dependencies between probes (`depends_on`, R21, R22).
 mod dependencies {
     use std::sync::atomic::Ordering;
 
@@ -693,10 +693,10 @@ mod policy {
         unreachable!()
     }
 
-    /// Issue 27 §2: with `failure_threshold: 3` and a period of 2 s, runs
-    /// every 100 ms (the kubelet, a gRPC health check and a dashboard
-    /// together) hold the failure back for two periods, less a tenth of
-    /// one each, exactly as runs at the period alone, which trip at the
+    /// R20 (a threshold counts run periods): with `failure_threshold: 3` and a
+    /// period of 2 s, runs every 100 ms (the kubelet, a gRPC health check and a
+    /// dashboard together) hold the failure back for two periods, less a tenth
+    /// of one each, exactly as runs at the period alone, which trip at the
     /// third.
     #[tokio::test(start_paused = true)]
     async fn a_threshold_counts_periods_not_runs() {
@@ -719,7 +719,7 @@ mod policy {
         assert_eq!(c.started(), runs + 1 + 3, "the third run reported it");
     }
 
-    /// Issue 27 §2: an error, a timeout and a panic are failed runs like
+    /// R20: an error, a timeout and a panic are failed runs like
     /// an `Unhealthy` answer, counted by the same periods.
     #[tokio::test(start_paused = true)]
     async fn every_kind_of_failed_run_counts_the_same() {
@@ -760,7 +760,7 @@ mod policy {
         assert_eq!(times, vec![(ms(3600), held()); 4]);
     }
 
-    /// Issue 27 §2: a background probe's threshold counts its `refresh`,
+    /// R20: a background probe's threshold counts its `refresh`,
     /// not the readiness period, however often requests read it.
     #[tokio::test(start_paused = true)]
     async fn a_background_threshold_counts_its_refresh() {
@@ -824,7 +824,7 @@ mod policy {
         }
     }
 
-    /// Issue 18 §2: a shared probe's failure is `Degraded` when a majority
+    /// BE-HLTH-003: a shared probe's failure is `Degraded` when a majority
     /// of the reporting members share it, its own failure otherwise, and
     /// ordinary while the view is unavailable; every run publishes the
     /// reported verdict, and one the threshold holds back is no failure.
@@ -1395,7 +1395,8 @@ mod tier {
     }
 }
 
-/// Issue 17, P12: the state a registered probe keeps whatever its policy.
+/// BE-HLTH-006 (a registry of many probes stays small): the state a
+/// registered probe keeps whatever its policy.
 /// What only some probes need (a kept result, a failure being logged, a
 /// background schedule, a policy other than the default) is boxed, the
 /// threshold is kept once, and no description is formatted ahead of need;
@@ -1407,7 +1408,7 @@ fn a_registered_probe_keeps_little_state() {
     assert!(size <= 448, "ProbeRuntime is {size} bytes");
 }
 
-/// Issue 27 §1: an execution counts (single flight, the in-flight bound)
+/// BE-HLTH-006: an execution counts (single flight, the in-flight bound)
 /// until its future is really dropped. On the probe thread an abandoned
 /// flight's task is aborted, and the abort takes effect later, on that
 /// thread: these tests run there, on real time, with requests that time
@@ -1510,7 +1511,7 @@ mod teardown {
         }
     }
 
-    /// Issue 27 §4: a run that reaches its deadline is finished once,
+    /// BE-HLTH-006: a run that reaches its deadline is finished once,
     /// whoever notices the deadline first: the flight on the probe thread,
     /// or a waiter on its own runtime, whose timer may fire first. So a
     /// hung shared dependency's timeout is published and compared at every
