@@ -21,7 +21,6 @@ use zb_health::database::DatabaseProbe;
 use zb_health::database::sea_orm::{
     ConnectOptions, ConnectionTrait, Database, DatabaseConnection, Statement, TransactionTrait,
 };
-use zb_health::report::ERRORED_DESCRIPTION;
 use zb_health::report::{EntryOutcome, HealthEntry};
 use zb_health::{HealthRegistry, HealthStatus, Probe, ProbeRegistration, Tag, map_zb_health};
 use zb_health_testkit::postgres::{PASSWORD, Postgres, USER};
@@ -30,6 +29,8 @@ use zb_health_testkit::postgres::{PASSWORD, Postgres, USER};
 const TIMEOUT: Duration = Duration::from_secs(1);
 /// How long a test waits for a condition before it fails.
 const PATIENCE: Duration = Duration::from_secs(30);
+/// A failed check's fixed description (BE-HLTH-007, `spec/probes.md`).
+const ERRORED_DESCRIPTION: &str = "check failed";
 
 /// A registry holding `probe` as `database` on the ready tier.
 fn registry(probe: impl Probe) -> HealthRegistry {

@@ -18,16 +18,21 @@ use tokio_stream::StreamExt;
 use tokio_stream::wrappers::TcpListenerStream;
 use tonic_health::ServingStatus;
 use tonic_health::server::HealthReporter;
+use zb_health::grpc::GrpcDependencyProbe;
 use zb_health::grpc::tonic::transport::Endpoint;
 use zb_health::grpc::tonic_health::pb::HealthCheckRequest;
 use zb_health::grpc::tonic_health::pb::health_check_response::ServingStatus::Serving;
 use zb_health::grpc::tonic_health::pb::health_client::HealthClient;
-use zb_health::grpc::{
-    GrpcDependencyProbe, NOT_SERVING_DESCRIPTION, REACHABLE_DESCRIPTION, SERVING_DESCRIPTION,
-};
-use zb_health::report::ERRORED_DESCRIPTION;
 use zb_health::report::{EntryOutcome, HealthReport};
 use zb_health::{HealthRegistry, HealthStatus, Probe, ProbeRegistration, Tag, map_zb_health};
+
+// The probe's fixed descriptions: the body's contract, so a change of
+// wording fails here.
+const REACHABLE_DESCRIPTION: &str = "gRPC dependency reachable";
+const SERVING_DESCRIPTION: &str = "gRPC dependency serving";
+const NOT_SERVING_DESCRIPTION: &str = "gRPC dependency not serving";
+/// A failed check's fixed description (BE-HLTH-007).
+const ERRORED_DESCRIPTION: &str = "check failed";
 
 /// Every probe's deadline in these tests.
 const TIMEOUT: Duration = Duration::from_secs(1);

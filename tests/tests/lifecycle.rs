@@ -13,12 +13,15 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use support::{Wire, assert_canonical, fixed, request, serve};
 use zb_health::cluster::{ClusterMembershipProbe, InMemoryClusterView};
-use zb_health::lifecycle::{
-    DRAINING_DESCRIPTION, SHUTDOWN_ENTRY, STARTING_DESCRIPTION, STARTUP_ENTRY,
-    STARTUP_FAILED_DESCRIPTION,
-};
+use zb_health::spec::{SHUTDOWN_ENTRY, STARTUP_ENTRY};
 use zb_health::writer::write_json;
 use zb_health::{HealthRegistry, HealthStatus, ProbeRegistration, TagSet, ZbHealth, map_zb_health};
+
+// The lifecycle entries' words, as `spec/lifecycle.md` gives them: the
+// body's contract, so a change of wording fails here.
+const STARTING_DESCRIPTION: &str = "starting";
+const STARTUP_FAILED_DESCRIPTION: &str = "startup failed";
+const DRAINING_DESCRIPTION: &str = "draining";
 
 /// A ready-tier database probe and an active-tier primary probe, both
 /// healthy.
@@ -240,7 +243,7 @@ async fn a_loop_that_dies_with_its_heartbeat_keeps_live_503_naming_it() {
     let body = live_until(server.addr, 503).await;
     assert_eq!(
         body["entries"]["consumer"]["description"],
-        zb_health::lifecycle::DEAD_DESCRIPTION
+        "loop ended: its heartbeat was dropped without retire()"
     );
     // For good: nothing will beat again.
     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -490,7 +493,7 @@ async fn a_loop_behind_a_long_gate_keeps_live_200_and_started_503_until_its_firs
             (
                 "poller".into(),
                 "Unhealthy".into(),
-                json!(zb_health::lifecycle::WAITING_DESCRIPTION)
+                json!("waiting for the first heartbeat")
             ),
         ]
     );

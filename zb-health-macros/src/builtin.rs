@@ -68,9 +68,9 @@ pub fn probe(p: &ProbeDecl, field: Option<&syn::Ident>, krate: &TokenStream) -> 
         ProbeKind::Database | ProbeKind::Grpc => quote!(deps.#field),
         ProbeKind::ClusterMembership { policy } => {
             let policy = match policy {
-                MembershipPolicy::Default => quote!(#krate::cluster::MembershipPolicy::Default),
+                MembershipPolicy::Default => quote!(#krate::spec::MembershipPolicy::Default),
                 MembershipPolicy::OtOpcUaCompat => {
-                    quote!(#krate::cluster::MembershipPolicy::OtOpcUaCompat)
+                    quote!(#krate::spec::MembershipPolicy::OtOpcUaCompat)
                 }
             };
             quote!(#krate::cluster::ClusterMembershipProbe::new(#view).policy(#policy))
@@ -117,7 +117,7 @@ fn guarded(base: TokenStream, g: Option<MajorityGuard>, krate: &TokenStream) -> 
     let stated = match g {
         Some(g) => {
             let (size, require) = (g.expected_size, g.require_majority);
-            quote!(::core::option::Option::Some(#krate::cluster::MajorityGuard { expected_size: #size, require_majority: #require }))
+            quote!(::core::option::Option::Some(#krate::spec::MajorityGuard { expected_size: #size, require_majority: #require }))
         }
         None => quote!(::core::option::Option::None),
     };

@@ -97,7 +97,7 @@ pub use sea_orm;
 
 /// The description of a passing database probe. Fixed text: it is served to
 /// anyone who can reach the endpoint, so it never carries a URL or an error.
-pub const REACHABLE_DESCRIPTION: &str = "database reachable";
+pub(crate) const REACHABLE_DESCRIPTION: &str = "database reachable";
 
 /// The check a probe runs: given a clone of the connection, it resolves to
 /// `Ok(())` when the database is usable.

@@ -50,12 +50,12 @@ pub use tonic;
 pub use tonic_health;
 
 /// The description of a passing default ("connect") check.
-pub const REACHABLE_DESCRIPTION: &str = "gRPC dependency reachable";
+pub(crate) const REACHABLE_DESCRIPTION: &str = "gRPC dependency reachable";
 /// The description when a delegate answered `Ok(true)`.
-pub const SERVING_DESCRIPTION: &str = "gRPC dependency serving";
+pub(crate) const SERVING_DESCRIPTION: &str = "gRPC dependency serving";
 /// The description when a delegate answered `Ok(false)`, e.g. the
 /// dependency's health service reports `NOT_SERVING`.
-pub const NOT_SERVING_DESCRIPTION: &str = "gRPC dependency not serving";
+pub(crate) const NOT_SERVING_DESCRIPTION: &str = "gRPC dependency not serving";
 
 type BoxCheckFuture = Pin<Box<dyn Future<Output = Result<bool, ProbeError>> + Send + 'static>>;
 type Delegate = Arc<dyn Fn(Channel) -> BoxCheckFuture + Send + Sync + 'static>;

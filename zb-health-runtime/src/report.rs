@@ -22,10 +22,10 @@ use zb_health_spec::{HealthStatus, Tag};
 
 /// The fixed description of a probe that returned `Err`. The error itself
 /// goes to the log only (BE-HLTH-007).
-pub const ERRORED_DESCRIPTION: &str = "check failed";
+pub(crate) const ERRORED_DESCRIPTION: &str = "check failed";
 /// The fixed description of a probe that panicked. The panic message goes
 /// to the log only (BE-HLTH-007).
-pub const PANICKED_DESCRIPTION: &str = "check panicked";
+pub(crate) const PANICKED_DESCRIPTION: &str = "check panicked";
 
 /// The fixed description of an entry whose run missed its deadline:
 /// `timed out after N ms`, with the probe's deadline. Made when a run

@@ -48,12 +48,10 @@ pub use active::{ActiveDecision, ClusterActiveNode};
 pub use gate::ClusterActiveNodeGate;
 pub use handover::Handover;
 pub use probes::{
-    ActiveNodeProbe, CLUSTER_NOT_AVAILABLE, ClusterMembershipProbe, ClusterStatusPolicy,
-    ClusterTransportProbe,
+    ActiveNodeProbe, ClusterMembershipProbe, ClusterStatusPolicy, ClusterTransportProbe,
 };
 pub use rejoin::RejoinableView;
 pub use size::{
     EXPECTED_SIZE_VAR, expected_size_from_env, expected_size_from_lookup, guard_with_size,
 };
 pub use view::{ClusterState, ClusterView, InMemoryClusterView, Member, MemberStatus};
-pub use zb_health_spec::{MajorityGuard, MembershipPolicy};

@@ -13,7 +13,7 @@ use crate::probe::{Probe, ProbeOutcome, ProbeResult};
 use crate::report::MEMBER_STATUS_KEY;
 
 /// The description of every cluster probe while no cluster is available.
-pub const CLUSTER_NOT_AVAILABLE: &str = "cluster not yet available";
+pub(crate) const CLUSTER_NOT_AVAILABLE: &str = "cluster not yet available";
 
 /// How this node's membership status maps to health: the spec's
 /// `AkkaClusterStatusPolicy` (ZB-2.2).
@@ -134,7 +134,7 @@ impl Probe for ClusterMembershipProbe {
 /// | this node is the oldest `Up` member in scope | Healthy |
 /// | another node is | Unhealthy |
 /// | this node holds none of the listed roles | `no_active_role_status`, default Unhealthy |
-/// | no cluster yet (startup) | Unhealthy ([`CLUSTER_NOT_AVAILABLE`]) |
+/// | no cluster yet (startup) | Unhealthy (`cluster not yet available`) |
 /// | cluster reachable, no `Up` member in scope | Unhealthy |
 /// | majority guard on, minority side | Unhealthy |
 ///

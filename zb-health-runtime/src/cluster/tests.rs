@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use zb_health_spec::{HealthStatus, MajorityGuard, MembershipPolicy};
 
+use super::probes::CLUSTER_NOT_AVAILABLE;
 use super::*;
 use crate::spec::Rule;
 use crate::{ActiveNodeGate, HealthRegistry, Probe, ProbeRegistration, Tag};

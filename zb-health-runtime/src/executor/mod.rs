@@ -115,9 +115,9 @@
 //! a run. Every outcome is recorded, a timeout included. A result older
 //! than `max_staleness` (default: twice `refresh` plus the deadline,
 //! [`background_max_age`](zb_health_spec::detection::background_max_age); below the detection time, R19) is
-//! reported with the probe's failure status and [the fixed stale
-//! description](stale_description). Before the first result, a request
-//! gets the failure status and [`NO_RESULT_YET_DESCRIPTION`]: the honest
+//! reported with the probe's failure status and the fixed description
+//! `stale: no result for over N ms`. Before the first result, a request
+//! gets the failure status and the description `no result yet`: the honest
 //! answer, and a readiness probe simply retries. Both entries have the
 //! outcome [`EntryOutcome::TimedOut`](crate::report::EntryOutcome::TimedOut) (no result within the bound) and a
 //! zero duration (nothing ran for this request).
@@ -159,7 +159,6 @@ mod tier;
 mod tests;
 
 pub(crate) use context::Executor;
-pub use descriptions::{NO_RESULT_YET_DESCRIPTION, skipped_description, stale_description};
 pub use runtime::InFlight;
 pub(crate) use runtime::ProbeRuntime;
 pub(crate) use thread::Runs;

@@ -32,6 +32,7 @@ pub(crate) enum Runs {
     ProbeThread,
     /// On the runtime of the request that starts them, for tests on tokio's
     /// paused clock, which the probe thread does not share.
+    #[cfg_attr(not(any(test, feature = "test-util")), allow(dead_code))]
     Caller,
 }
 

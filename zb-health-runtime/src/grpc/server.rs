@@ -269,7 +269,9 @@ impl GrpcHealth {
     }
 
     /// The status watchers see now for `service`: `None` for an unknown
-    /// service, `Some(None)` before its first evaluation.
+    /// service, `Some(None)` before its first evaluation. With the
+    /// `test-util` feature only.
+    #[cfg(any(test, feature = "test-util"))]
     pub fn published(&self, service: &str) -> Option<Option<ServingStatus>> {
         self.shared
             .services
@@ -279,7 +281,9 @@ impl GrpcHealth {
 
     /// How many scheduled evaluations have started (each runs every
     /// mapped tier once; see the [module](self)). Watchers add none: for
-    /// metrics, and for tests that count probe executions against it.
+    /// tests that count probe executions against it. With the
+    /// `test-util` feature only.
+    #[cfg(any(test, feature = "test-util"))]
     pub fn scheduled_evaluations(&self) -> u64 {
         self.shared.evaluations.load(Ordering::SeqCst)
     }

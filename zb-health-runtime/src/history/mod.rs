@@ -6,7 +6,7 @@
 //!   [`TRANSITIONS`] status changes (time, from, to, outcome, the entry's
 //!   fixed description, cut to [`DESCRIPTION_BYTES`]) and the flap count:
 //!   status changes within [`FLAP_WINDOW`], kept in 60 one-minute buckets.
-//!   Its memory is fixed ([`PROBE_HISTORY_BYTES`]), allocated once, at the
+//!   Its memory is fixed (4,808 bytes, `spec/history.md`), allocated once, at the
 //!   probe's first result after history was enabled; nothing grows later.
 //! * Per tier, its last answer (status, HTTP code, time): one atomic store.
 //! * The lifecycle's last [`EVENTS`] events (`Events`): gates, watchdog
@@ -32,6 +32,7 @@ use zb_health_spec::{HealthStatus, Tag};
 
 use crate::sync::lock;
 
+#[cfg(any(test, feature = "test-util"))]
 pub use probe::PROBE_HISTORY_BYTES;
 pub(crate) use probe::{ProbeHistory, ProbeView};
 #[cfg(feature = "cluster")]

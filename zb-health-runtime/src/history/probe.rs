@@ -15,7 +15,9 @@ const MINUTE_MS: u64 = 60_000;
 /// The bytes one probe's history takes once enabled, all of it allocated
 /// at its first recorded result: the rings, the flap buckets and the last
 /// result (`size_of` of the allocation), plus the pointer the probe keeps
-/// to it. It never grows.
+/// to it. It never grows. With the `test-util` feature only, for the
+/// memory bench.
+#[cfg(any(test, feature = "test-util"))]
 pub const PROBE_HISTORY_BYTES: usize = size_of::<ProbeHistory>() + size_of::<Box<ProbeHistory>>();
 
 /// A description cut to [`DESCRIPTION_BYTES`], inline.
@@ -267,7 +269,7 @@ impl ProbeHistory {
 mod tests {
     use super::*;
 
-    /// The parts of [`PROBE_HISTORY_BYTES`], as `spec/history.md` adds them
+    /// The parts of `PROBE_HISTORY_BYTES`, as `spec/history.md` adds them
     /// up (x86-64 and aarch64: 8-byte alignment).
     #[test]
     fn the_parts_add_up_to_the_stated_bytes() {

@@ -47,7 +47,7 @@ use zb_health_spec::{HealthStatus, Tag};
 
 pub use drain::Drain;
 pub use startup::StartupGate;
-pub use watchdog::{DEAD_DESCRIPTION, Heartbeat, STALLED_PREFIX, WAITING_DESCRIPTION};
+pub use watchdog::Heartbeat;
 pub(crate) use watchdog::{HealthyReport, LiveAnswer};
 
 use crate::sync::lock;
@@ -56,17 +56,17 @@ use watchdog::Watchdogs;
 
 /// The name of the entry the startup gate puts first in `ready` and
 /// `active` until initialisation is complete; no probe may take it (R9).
-pub use zb_health_spec::STARTUP_ENTRY;
+pub(crate) use zb_health_spec::STARTUP_ENTRY;
 /// The description of the startup entry while initialisation runs.
-pub const STARTING_DESCRIPTION: &str = "starting";
+pub(crate) const STARTING_DESCRIPTION: &str = "starting";
 /// The description of the startup entry after a failed initialisation. The
 /// error itself goes to the log only (BE-HLTH-007).
-pub const STARTUP_FAILED_DESCRIPTION: &str = "startup failed";
+pub(crate) const STARTUP_FAILED_DESCRIPTION: &str = "startup failed";
 /// The name of the entry a drain puts first in `ready` and `active`; no
 /// probe may take it (R9).
-pub use zb_health_spec::SHUTDOWN_ENTRY;
+pub(crate) use zb_health_spec::SHUTDOWN_ENTRY;
 /// The description of the shutdown entry.
-pub const DRAINING_DESCRIPTION: &str = "draining";
+pub(crate) const DRAINING_DESCRIPTION: &str = "draining";
 
 type DrainHook = Box<dyn FnOnce() + Send>;
 

@@ -167,7 +167,7 @@ impl StartupGate {
     }
 
     /// Initialisation failed: `ready` and `active` stay 503 with the fixed
-    /// description [`STARTUP_FAILED_DESCRIPTION`] for the rest of the
+    /// description `startup failed` for the rest of the
     /// process. `error` goes to the log only (BE-HLTH-007).
     pub fn failed(mut self, error: impl std::fmt::Display) {
         self.signalled = true;

@@ -207,7 +207,8 @@ mod watchdogs {
     use zb_health_spec::Rule;
 
     use crate::HealthStatus;
-    use crate::lifecycle::{DEAD_DESCRIPTION, LiveAnswer};
+    use crate::lifecycle::LiveAnswer;
+    use crate::lifecycle::watchdog::DEAD_DESCRIPTION;
     use crate::registry::HealthRegistry;
 
     fn stalled_names(registry: &HealthRegistry) -> Option<Vec<(String, HealthStatus)>> {
@@ -379,7 +380,8 @@ mod watchdogs {
 
     #[tokio::test(start_paused = true)]
     async fn started_waits_for_every_gate_and_every_first_beat_and_reads_no_probe() {
-        use crate::lifecycle::{STARTUP_ENTRY, WAITING_DESCRIPTION};
+        use crate::lifecycle::STARTUP_ENTRY;
+        use crate::lifecycle::watchdog::WAITING_DESCRIPTION;
         use crate::probe::{ProbeResult, from_fn};
         use crate::registry::ProbeRegistration;
         let registry = HealthRegistry::builder().probes_on_caller_runtime().build();

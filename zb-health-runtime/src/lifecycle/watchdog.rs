@@ -28,16 +28,16 @@ use zb_health_spec::HealthStatus;
 
 /// How a stalled watchdog's description starts: `no heartbeat within
 /// <deadline> ms`. Fixed per watchdog, so it is computed once.
-pub const STALLED_PREFIX: &str = "no heartbeat within";
+pub(crate) const STALLED_PREFIX: &str = "no heartbeat within";
 
 /// The description of a loop whose [`Heartbeat`] was dropped without
 /// [`Heartbeat::retire`]: the loop ended (a panic, an early return), and
 /// nothing will beat again. Only a restart cures it.
-pub const DEAD_DESCRIPTION: &str = "loop ended: its heartbeat was dropped without retire()";
+pub(crate) const DEAD_DESCRIPTION: &str = "loop ended: its heartbeat was dropped without retire()";
 
 /// The description of a watchdog on the startup path before its loop's
 /// first beat.
-pub const WAITING_DESCRIPTION: &str = "waiting for the first heartbeat";
+pub(crate) const WAITING_DESCRIPTION: &str = "waiting for the first heartbeat";
 
 /// [`Slot::last`] before the first beat: no deadline runs yet.
 const NOT_BEATEN: u64 = u64::MAX;

@@ -76,7 +76,8 @@ impl HealthRegistryBuilder {
     /// worker depends on that worker's thread, so a handler that blocks it
     /// stalls the answer on every port, the management port included
     /// (BE-HLTH-006); and a background probe starts at the first request
-    /// rather than at registration.
+    /// rather than at registration. With the `test-util` feature only.
+    #[cfg(any(test, feature = "test-util"))]
     pub fn probes_on_caller_runtime(mut self) -> Self {
         self.runs = Runs::Caller;
         self

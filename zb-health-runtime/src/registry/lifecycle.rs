@@ -15,8 +15,8 @@ impl HealthRegistry {
     /// Declares one piece of startup work (BE-HLTH-004). Until every
     /// declared gate is [`ready`](StartupGate::ready), `ready` and `active`
     /// answer 503 with a first entry
-    /// [`STARTUP_ENTRY`](crate::lifecycle::STARTUP_ENTRY) described
-    /// [`STARTING_DESCRIPTION`](crate::lifecycle::STARTING_DESCRIPTION);
+    /// [`STARTUP_ENTRY`](crate::spec::STARTUP_ENTRY) described
+    /// `starting`;
     /// `live` is unaffected. A cluster probe's startup `Degraded` (a 200)
     /// therefore cannot make a booting service look ready.
     ///
@@ -108,8 +108,8 @@ impl HealthRegistry {
 
     /// Starts the drain (BE-HLTH-005): from now on `ready` and `active`
     /// answer 503 with a first entry
-    /// [`SHUTDOWN_ENTRY`](crate::lifecycle::SHUTDOWN_ENTRY) described
-    /// [`DRAINING_DESCRIPTION`](crate::lifecycle::DRAINING_DESCRIPTION),
+    /// [`SHUTDOWN_ENTRY`](crate::spec::SHUTDOWN_ENTRY) described
+    /// `draining`,
     /// and the [`on_drain`](Self::on_drain) hooks run, once, in
     /// registration order. `live` is unaffected. There is no way back: a
     /// drain ends with the process.
