@@ -87,8 +87,8 @@ pub mod __private {
     /// counts as unset here).
     #[cfg(feature = "cluster")]
     pub fn runtime_guard(
-        stated: Option<crate::spec::MajorityGuard>,
-    ) -> Option<crate::spec::MajorityGuard> {
+        stated: Option<zb_health_spec::MajorityGuard>,
+    ) -> Option<zb_health_spec::MajorityGuard> {
         crate::cluster::guard_with_size(
             stated,
             crate::cluster::expected_size_from_env().ok().flatten(),

@@ -15,7 +15,7 @@ impl HealthRegistry {
     /// Declares one piece of startup work (BE-HLTH-004). Until every
     /// declared gate is [`ready`](StartupGate::ready), `ready` and `active`
     /// answer 503 with a first entry
-    /// [`STARTUP_ENTRY`](crate::spec::STARTUP_ENTRY) described
+    /// [`STARTUP_ENTRY`](zb_health_spec::STARTUP_ENTRY) described
     /// `starting`;
     /// `live` is unaffected. A cluster probe's startup `Degraded` (a 200)
     /// therefore cannot make a booting service look ready.
@@ -108,7 +108,7 @@ impl HealthRegistry {
 
     /// Starts the drain (BE-HLTH-005): from now on `ready` and `active`
     /// answer 503 with a first entry
-    /// [`SHUTDOWN_ENTRY`](crate::spec::SHUTDOWN_ENTRY) described
+    /// [`SHUTDOWN_ENTRY`](zb_health_spec::SHUTDOWN_ENTRY) described
     /// `draining`,
     /// and the [`on_drain`](Self::on_drain) hooks run, once, in
     /// registration order. `live` is unaffected. There is no way back: a
