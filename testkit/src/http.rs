@@ -96,7 +96,22 @@ pub fn request_with_headers(
     path: &str,
     headers: &[(&str, &str)],
 ) -> std::io::Result<Response> {
-    exchange(Duration::from_secs(30), addr, method, path, headers, "")
+    request_with_headers_and_body(addr, method, path, headers, "")
+}
+
+/// [`request`] with extra request headers and a JSON `body`.
+///
+/// # Errors
+///
+/// As [`request`].
+pub fn request_with_headers_and_body(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> std::io::Result<Response> {
+    exchange(Duration::from_secs(30), addr, method, path, headers, body)
 }
 
 /// [`request_with_headers`] from async code, as [`request_async`].

@@ -931,3 +931,33 @@ async fn a_skipped_dependent_is_one_transition_logged_as_skipped() {
         ]
     );
 }
+
+#[test]
+fn the_maintenance_gauge_is_one_during_maintenance_and_zero_after() {
+    let recorder = DebuggingRecorder::new();
+    let _local = metrics::set_default_local_recorder(&recorder);
+    let mut m = Metrics::new(&recorder);
+    let reg = HealthRegistry::new();
+    reg.begin_maintenance("kernel patch", Duration::from_secs(600))
+        .unwrap();
+    m.read();
+    assert_eq!(m.gauge(zb_health::observe::MAINTENANCE, ""), Some(1.0));
+    reg.end_maintenance().unwrap();
+    m.read();
+    assert_eq!(m.gauge(zb_health::observe::MAINTENANCE, ""), Some(0.0));
+    // A refused request sets nothing.
+    assert_eq!(
+        reg.begin_maintenance("", Duration::from_secs(1))
+            .unwrap_err()
+            .field,
+        "reason"
+    );
+    assert_eq!(
+        reg.begin_maintenance("patch", Duration::ZERO)
+            .unwrap_err()
+            .field,
+        "ttl"
+    );
+    m.read();
+    assert_eq!(m.gauge(zb_health::observe::MAINTENANCE, ""), None);
+}

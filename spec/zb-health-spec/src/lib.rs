@@ -34,6 +34,7 @@ pub mod duration;
 pub mod facts;
 pub mod grpc;
 pub mod history;
+pub mod maintenance;
 #[cfg(feature = "manifest")]
 pub mod manifest;
 mod paths;

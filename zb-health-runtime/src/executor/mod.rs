@@ -161,5 +161,5 @@ mod tests;
 pub(crate) use context::Executor;
 pub use runtime::InFlight;
 pub(crate) use runtime::ProbeRuntime;
-pub(crate) use thread::Runs;
+pub(crate) use thread::{Runs, spawn_on_probe_thread};
 pub(crate) use tier::versions;

@@ -51,6 +51,16 @@ impl Runs {
 /// the waiters' own deadlines either way. `None` (logged once) if the OS
 /// refuses a thread or an event loop; probes then run on their callers, as
 /// a registry built with `probes_on_caller_runtime` does.
+/// Runs `work` on the probe thread, detached: the library's own timers
+/// (a maintenance window's end), which must not depend on any request.
+/// Without a probe thread (logged once) the work does not run; its owner
+/// also checks when read.
+pub(crate) fn spawn_on_probe_thread(work: impl Future<Output = ()> + Send + 'static) {
+    if let Some(handle) = probe_runtime() {
+        handle.spawn(work);
+    }
+}
+
 fn probe_runtime() -> Option<&'static Handle> {
     static RUNTIME: OnceLock<Option<Runtime>> = OnceLock::new();
     RUNTIME

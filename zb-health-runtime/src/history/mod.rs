@@ -37,7 +37,9 @@ pub use probe::PROBE_HISTORY_BYTES;
 pub(crate) use probe::{ProbeHistory, ProbeView};
 #[cfg(feature = "cluster")]
 pub(crate) use render::MemberDoc;
-pub(crate) use render::{ClusterDoc, Document, GateView, LifecycleView, WatchdogView, render};
+pub(crate) use render::{
+    ClusterDoc, Document, GateView, LifecycleView, MaintenanceView, WatchdogView, render,
+};
 
 /// How many results each probe's history keeps, newest last.
 pub const SAMPLES: usize = 60;
@@ -106,6 +108,8 @@ pub(crate) enum EventKind {
     WatchdogStalled,
     WatchdogRecovered,
     DrainStarted,
+    MaintenanceStarted,
+    MaintenanceEnded,
 }
 
 impl EventKind {
@@ -116,6 +120,8 @@ impl EventKind {
             EventKind::WatchdogStalled => "watchdog-stalled",
             EventKind::WatchdogRecovered => "watchdog-recovered",
             EventKind::DrainStarted => "drain-started",
+            EventKind::MaintenanceStarted => "maintenance-started",
+            EventKind::MaintenanceEnded => "maintenance-ended",
         }
     }
 }

@@ -31,6 +31,14 @@ pub(crate) struct LifecycleView {
     pub(crate) gates: Vec<GateView>,
     pub(crate) watchdogs: Vec<WatchdogView>,
     pub(crate) drain_since_ms: Option<u64>,
+    pub(crate) maintenance: Option<MaintenanceView>,
+}
+
+/// An open maintenance window.
+pub(crate) struct MaintenanceView {
+    pub(crate) reason: Arc<str>,
+    pub(crate) since_ms: u64,
+    pub(crate) until_ms: u64,
 }
 
 /// The cluster as this node sees it, addresses included (the render
@@ -93,6 +101,10 @@ pub(crate) fn render(doc: &Document, level: Disclosure, addresses: bool) -> Stri
                 "name": &*w.name, "deadlineMs": w.deadline_ms, "sinceBeatMs": w.since_beat_ms, "stalled": w.stalled,
             })).collect::<Vec<_>>(),
             "drain": {"draining": l.drain_since_ms.is_some(), "sinceMs": l.drain_since_ms},
+            // The reason is the operator's words: shown where descriptions are.
+            "maintenance": l.maintenance.as_ref().map(|m| json!({
+                "reason": described.then_some(&*m.reason), "sinceMs": m.since_ms, "untilMs": m.until_ms,
+            })),
         })
     } else {
         Value::Null

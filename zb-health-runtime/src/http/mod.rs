@@ -8,6 +8,10 @@
 //! * when turned on, the history (`/health/history`) and the health page
 //!   (`/health/ui`).
 //!
+//! Apart from them, [`OperatorControls`]: what an operator may change
+//! (maintenance mode), for the management port only, with the bearer
+//! token.
+//!
 //! [`ZbHealth`] sets the paths, the body (format, disclosure levels, the
 //! level a bearer token unlocks) and the groups, and checks them;
 //! [`ZbHealthEndpoints`] is what it builds, ready to mount.
@@ -17,6 +21,7 @@ mod builder;
 mod endpoints;
 mod group;
 mod history;
+mod operator;
 mod respond;
 mod started;
 #[cfg(test)]
@@ -28,5 +33,6 @@ pub use builder::map_zb_health;
 pub use endpoints::ZbHealthEndpoints;
 pub use group::HealthGroup;
 pub use history::{DEFAULT_HISTORY_PATH, DEFAULT_HISTORY_UI_PATH};
+pub use operator::{MAINTENANCE_PATH, OperatorControls};
 pub use respond::tier_status_code;
 pub use tier::ZbHealthTier;

@@ -29,6 +29,7 @@
 //! do not give a probe either name.
 
 mod drain;
+mod maintenance;
 mod startup;
 mod watchdog;
 
@@ -40,17 +41,21 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::history::{Event, EventKind, Events, LifecycleView};
+use crate::history::{Event, EventKind, Events, LifecycleView, MaintenanceView};
 use crate::registration::RegistryError;
 use crate::report::{EntryOutcome, HealthEntry, HealthReport};
 use zb_health_spec::{HealthStatus, Tag};
 
 pub use drain::Drain;
+pub(crate) use maintenance::Ended;
+pub use maintenance::MaintenanceWindow;
+pub(crate) use maintenance::{rfc3339, unix_ms};
 pub use startup::StartupGate;
 pub use watchdog::Heartbeat;
 pub(crate) use watchdog::{HealthyReport, LiveAnswer};
 
 use crate::sync::lock;
+use maintenance::Maintenance;
 use startup::Startup;
 use watchdog::Watchdogs;
 
@@ -65,6 +70,7 @@ pub(crate) const STARTUP_FAILED_DESCRIPTION: &str = "startup failed";
 /// The name of the entry a drain puts first in `ready` and `active`; no
 /// probe may take it (R9).
 pub(crate) use zb_health_spec::SHUTDOWN_ENTRY;
+use zb_health_spec::maintenance::MAINTENANCE_ENTRY;
 /// The description of the shutdown entry.
 pub(crate) const DRAINING_DESCRIPTION: &str = "draining";
 
@@ -83,6 +89,8 @@ pub(crate) struct Lifecycle {
     events: Arc<Events>,
     /// When the drain began (Unix ms), 0 before.
     drain_since_ms: AtomicU64,
+    /// An operator's maintenance window, if one is open.
+    maintenance: Maintenance,
 }
 
 impl Default for Lifecycle {
@@ -93,6 +101,7 @@ impl Default for Lifecycle {
             draining: AtomicBool::new(false),
             on_drain: Mutex::new(Some(Vec::new())),
             watchdogs: Arc::new(Watchdogs::new(events.clone())),
+            maintenance: Maintenance::new(events.clone()),
             events,
             drain_since_ms: AtomicU64::new(0),
         }
@@ -141,6 +150,33 @@ impl Lifecycle {
         self.draining.load(Ordering::Acquire)
     }
 
+    /// Opens a maintenance window (reason and TTL already checked).
+    pub(crate) fn begin_maintenance(&self, reason: &str, ttl: Duration) -> MaintenanceWindow {
+        self.maintenance.begin(reason, ttl)
+    }
+
+    /// Closes the maintenance window, if one is open.
+    pub(crate) fn end_maintenance(&self) -> Option<MaintenanceWindow> {
+        self.maintenance.end(Ended::ByOperator)
+    }
+
+    /// The open maintenance window, if any.
+    pub(crate) fn maintenance(&self) -> Option<MaintenanceWindow> {
+        self.maintenance.current()
+    }
+
+    /// Ends the maintenance window if its time has come (the timer's call).
+    pub(crate) fn end_expired_maintenance(&self) {
+        self.maintenance.end_if_expired();
+    }
+
+    /// Whether new connections should go elsewhere: draining, or in
+    /// maintenance. One load each in the common case.
+    #[inline]
+    pub(crate) fn is_out_of_rotation(&self) -> bool {
+        self.is_draining() || (self.maintenance.may_be_on() && self.maintenance().is_some())
+    }
+
     /// Runs `hook` at the drain, or now if it has begun.
     pub(crate) fn on_drain(&self, hook: DrainHook) {
         let mut hooks = lock(&self.on_drain);
@@ -173,6 +209,11 @@ impl Lifecycle {
             gates: self.startup.gate_views(),
             watchdogs: self.watchdogs.views(),
             drain_since_ms: (self.is_draining()).then_some(since),
+            maintenance: self.maintenance().map(|w| MaintenanceView {
+                reason: w.reason,
+                since_ms: unix_ms(w.since),
+                until_ms: unix_ms(w.until),
+            }),
         }
     }
 
@@ -188,8 +229,9 @@ impl Lifecycle {
 
     /// The fixed entries that precede the probes' in `ready` and `active`:
     /// `startup` while starting or after a failed start, `shutdown` while
-    /// draining. Empty in the steady state.
-    fn entries(&self) -> Vec<HealthEntry> {
+    /// draining, and on `ready` only `maintenance` while in maintenance.
+    /// Empty in the steady state.
+    fn entries(&self, tier: Tag) -> Vec<HealthEntry> {
         let mut entries = Vec::new();
         if let Some(description) = self.startup.description() {
             entries.push(fixed_entry(STARTUP_ENTRY, description));
@@ -197,20 +239,27 @@ impl Lifecycle {
         if self.is_draining() {
             entries.push(fixed_entry(SHUTDOWN_ENTRY, DRAINING_DESCRIPTION));
         }
+        if tier == Tag::Ready
+            && let Some(window) = self.maintenance()
+        {
+            let mut entry = fixed_entry(MAINTENANCE_ENTRY, "");
+            entry.description = Some(Cow::Owned(window.description()));
+            entries.push(entry);
+        }
         entries
     }
 
-    /// Whether the lifecycle adds no entry to `ready` and `active` (started
-    /// and not draining), the state [`apply`](Self::apply) leaves a report
-    /// unchanged in.
+    /// Whether the lifecycle adds no entry to `ready` and `active` (started,
+    /// not draining, not in maintenance), the state [`apply`](Self::apply)
+    /// leaves a report unchanged in.
     pub(crate) fn is_steady(&self) -> bool {
-        self.startup.description().is_none() && !self.is_draining()
+        self.startup.description().is_none() && !self.is_draining() && !self.maintenance.may_be_on()
     }
 
     /// `report` (of `ready` or `active`) with the lifecycle entries first;
     /// unchanged, without allocating, in the steady state.
     pub(crate) fn apply(&self, report: HealthReport) -> HealthReport {
-        let mut entries = self.entries();
+        let mut entries = self.entries(report.tier);
         if entries.is_empty() {
             return report;
         }

@@ -111,7 +111,7 @@ mod startup_and_drain {
         let gate = registry.startup_gate();
         drop(gate);
         assert!(!registry.is_started(), "a crashed init never looks ready");
-        let entries = registry.lifecycle().entries();
+        let entries = registry.lifecycle().entries(Tag::Ready);
         assert_eq!(
             entries[0].description.as_deref(),
             Some(STARTING_DESCRIPTION)
@@ -140,7 +140,7 @@ mod startup_and_drain {
             panic!("init bug")
         };
         assert!(!panicking.run(work).await);
-        let entries = registry.lifecycle().entries();
+        let entries = registry.lifecycle().entries(Tag::Ready);
         assert_eq!(
             entries[0].description.as_deref(),
             Some(STARTUP_FAILED_DESCRIPTION)
@@ -155,7 +155,7 @@ mod startup_and_drain {
         gate.failed("postgres://user:secret@db refused");
         other.ready();
         assert!(!registry.is_started());
-        let entries = registry.lifecycle().entries();
+        let entries = registry.lifecycle().entries(Tag::Ready);
         assert_eq!(entries.len(), 1);
         assert_eq!(
             entries[0].description.as_deref(),
@@ -181,7 +181,7 @@ mod startup_and_drain {
             late.fetch_add(10, Ordering::SeqCst);
         });
         assert_eq!(ran.load(Ordering::SeqCst), 11, "a late hook runs at once");
-        let entries = registry.lifecycle().entries();
+        let entries = registry.lifecycle().entries(Tag::Ready);
         let order: Vec<&str> = entries.iter().map(|e| &*e.name).collect();
         assert_eq!(order, [STARTUP_ENTRY, SHUTDOWN_ENTRY]);
         assert!(registry.is_draining());

@@ -86,6 +86,10 @@ pub const PROBE_FAILURES: &str = "zb_health_probe_failures_total";
 /// Histogram: how long each run of a probe took, in seconds, timeouts
 /// included (at about the deadline); label `probe`.
 pub const PROBE_DURATION: &str = "zb_health_probe_duration_seconds";
+/// Gauge: 1 while the pod is in maintenance
+/// ([`HealthRegistry::begin_maintenance`](crate::HealthRegistry::begin_maintenance)),
+/// 0 after; no labels. Unset until the first maintenance.
+pub const MAINTENANCE: &str = "zb_health_maintenance";
 
 /// The numeric encoding of a status in the gauges: `Healthy` 2, `Degraded`
 /// 1, `Unhealthy` 0. Higher is better; a tier at 0 answers 503.

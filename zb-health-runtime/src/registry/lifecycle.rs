@@ -7,8 +7,10 @@ use std::time::Duration;
 use crate::registration::RegistryError;
 
 use super::inner::HealthRegistry;
-use crate::lifecycle::{Heartbeat, StartupGate};
+use crate::executor::spawn_on_probe_thread;
+use crate::lifecycle::{Heartbeat, MaintenanceWindow, StartupGate};
 use crate::report::HealthReport;
+use zb_health_spec::maintenance::{FieldError, MAX_TTL, check_reason};
 
 /// The lifecycle: startup gates, watchdogs, the drain.
 impl HealthRegistry {
@@ -124,6 +126,66 @@ impl HealthRegistry {
     /// Whether the drain has begun.
     pub fn is_draining(&self) -> bool {
         self.inner.lifecycle.is_draining()
+    }
+
+    /// Takes this pod out of rotation for `ttl`, for `reason`: maintenance
+    /// mode. From now on `ready` answers 503 with a first entry
+    /// [`MAINTENANCE_ENTRY`](zb_health_spec::maintenance::MAINTENANCE_ENTRY)
+    /// described `maintenance: <reason>, until <time>` (where the level
+    /// shows descriptions), every HTTP answer says `Connection: close` (as
+    /// in the drain), and the gauge `zb_health_maintenance` is 1. `live`
+    /// and `active` are untouched. It ends by itself after `ttl`, or at
+    /// [`end_maintenance`](Self::end_maintenance); a second call replaces
+    /// the window. One log line at the start and one at the end.
+    ///
+    /// The management port serves it to operators with the bearer token
+    /// (`POST /health/maintenance`, [`crate::http::OperatorControls`]).
+    ///
+    /// # Errors
+    ///
+    /// A missing, empty, control-character or over-long reason, or a TTL
+    /// of zero or above a day ([`zb_health_spec::maintenance`]); nothing
+    /// changes then.
+    pub fn begin_maintenance(
+        &self,
+        reason: &str,
+        ttl: Duration,
+    ) -> Result<MaintenanceWindow, FieldError> {
+        let reason = check_reason(Some(reason))?;
+        if ttl.is_zero() || ttl > MAX_TTL {
+            return Err(FieldError {
+                field: "ttl",
+                message: format!("{ttl:?} is not above 0 and at most a day"),
+            });
+        }
+        let window = self.inner.lifecycle.begin_maintenance(reason, ttl);
+        // The window ends by itself: a timer on the probe thread, so the
+        // log line, the event and the gauge come at the time even with no
+        // request; readers also end it when they see it past its time.
+        let inner = Arc::downgrade(&self.inner);
+        spawn_on_probe_thread(async move {
+            tokio::time::sleep(ttl).await;
+            if let Some(inner) = inner.upgrade() {
+                inner.lifecycle.end_expired_maintenance();
+            }
+        });
+        Ok(window)
+    }
+
+    /// Ends maintenance mode now; the window that was open, if any.
+    pub fn end_maintenance(&self) -> Option<MaintenanceWindow> {
+        self.inner.lifecycle.end_maintenance()
+    }
+
+    /// The open maintenance window, if any.
+    pub fn maintenance(&self) -> Option<MaintenanceWindow> {
+        self.inner.lifecycle.maintenance()
+    }
+
+    /// Whether new connections should go to another pod: draining, or in
+    /// maintenance. The servers' `Connection: close` reads it.
+    pub fn is_out_of_rotation(&self) -> bool {
+        self.inner.lifecycle.is_out_of_rotation()
     }
 
     /// Runs `hook` when the drain begins, e.g. to make this node give up

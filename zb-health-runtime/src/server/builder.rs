@@ -14,7 +14,7 @@ use actix_web::HttpServer;
 
 #[cfg(feature = "grpc")]
 use crate::grpc::server::GrpcHealth;
-use crate::http::ZbHealthEndpoints;
+use crate::http::{OperatorControls, ZbHealthEndpoints};
 use crate::lifecycle::Drain;
 use crate::registry::HealthRegistry;
 use crate::token::{BearerToken, TOKEN_VAR};
@@ -70,6 +70,8 @@ pub struct ZbHealthServer {
     pub(super) grpc: Option<GrpcHealth>,
     pub(super) app: Routes,
     pub(super) metrics: Routes,
+    /// The bearer token, for the operator controls of the management port.
+    pub(super) token: Option<Arc<BearerToken>>,
 }
 
 impl fmt::Debug for ZbHealthServer {
@@ -103,6 +105,7 @@ impl ZbHealthServer {
             grpc: None,
             app: Arc::new(|_| {}),
             metrics: Arc::new(|_| {}),
+            token: None,
         }
     }
 
@@ -167,9 +170,9 @@ impl ZbHealthServer {
             self.grpc_port = port;
         }
         if let Some(token) = bearer_token(&lookup)? {
-            if !self.offers_authorized() {
+            if !self.offers_authorized() && self.management_port.is_none() {
                 tracing::warn!(
-                    "{TOKEN_VAR} is set, but no tier shows more to a request with it (`endpoints.authorized`); every request sees the public levels"
+                    "{TOKEN_VAR} is set, but no tier shows more to a request with it (`endpoints.authorized`) and there is no management port for the operator controls; every request sees the public levels"
                 );
             }
             self = self.bearer_token(token);
@@ -188,9 +191,12 @@ impl ZbHealthServer {
     /// (`endpoints.authorized`, `management.authorized`) on both HTTP
     /// ports; `HEALTH_TOKEN` sets it through [`from_env`](Self::from_env).
     /// A request without it, or with a wrong one, gets the public answer
-    /// and the same status code.
+    /// and the same status code. On the management port it also unlocks
+    /// the operator controls ([`OperatorControls`]: maintenance mode),
+    /// which answer anyone else as an unknown path.
     pub fn bearer_token(mut self, token: BearerToken) -> Self {
         let token = Arc::new(token);
+        self.token = Some(token.clone());
         self.endpoints = self.endpoints.with_bearer_token(token.clone());
         self.management_endpoints = self
             .management_endpoints
@@ -335,12 +341,21 @@ impl ZbHealthServer {
                 self.metrics.clone(),
                 self.registry.clone(),
             );
+            // The operator controls: on this port only, and only with a
+            // token (without one they would refuse every request anyway).
+            let controls = self
+                .token
+                .clone()
+                .map(|token| OperatorControls::new(registry.clone()).bearer_token(token));
             let management = HttpServer::new(move || {
                 let metrics = metrics.clone();
-                App::new()
+                let mut app = App::new()
                     .wrap(CloseWhenDraining::new(registry.clone()))
-                    .service(endpoints.clone())
-                    .configure(move |c| metrics(c))
+                    .service(endpoints.clone());
+                if let Some(controls) = &controls {
+                    app = app.service(controls.clone());
+                }
+                app.configure(move |c| metrics(c))
             })
             .workers(1)
             .tcp_nodelay(true)

@@ -4,6 +4,7 @@
 
 use super::rule::Rule;
 use super::sink::Violations;
+use crate::maintenance::MAINTENANCE_ENTRY;
 
 /// What a checked name names. Every name the spec checks becomes a JSON
 /// key, a log field, a metric label or a generated field, so R9 and R3 are
@@ -53,7 +54,7 @@ impl NameOf {
 /// or `.`.
 ///
 /// The names of the entries the lifecycle puts in front of the probes'
-/// ([`STARTUP_ENTRY`], [`SHUTDOWN_ENTRY`]) are reserved: a probe with one of
+/// ([`STARTUP_ENTRY`], [`SHUTDOWN_ENTRY`], [`MAINTENANCE_ENTRY`]) are reserved: a probe with one of
 /// them would write the same JSON key twice while the service starts or
 /// drains.
 pub fn check_name<L>(name: &str, location: L, sink: &mut Violations<L>) {
@@ -85,12 +86,14 @@ pub fn check_name_of<L>(of: NameOf, name: &str, location: L, sink: &mut Violatio
             format!("{noun} name `{name}` is not a short identifier"),
             "use at most 64 ASCII letters, digits, `-`, `_` or `.`; names are JSON keys and metric labels, so keep them fixed and low-cardinality (BE-HLTH-007)",
         );
-    } else if of != NameOf::Service && [STARTUP_ENTRY, SHUTDOWN_ENTRY].contains(&name) {
+    } else if of != NameOf::Service
+        && [STARTUP_ENTRY, SHUTDOWN_ENTRY, MAINTENANCE_ENTRY].contains(&name)
+    {
         sink.push(
             Rule::ProbeName,
             location,
             format!("{noun} name `{name}` is reserved"),
-            format!("the lifecycle's own entry has this name while the service starts or drains; name the {noun} after what it {}", match of {
+            format!("the lifecycle's own entry has this name while the service starts, drains or is in maintenance; name the {noun} after what it {}", match of {
                 NameOf::Probe => "checks",
                 NameOf::Watchdog => "watches",
                 NameOf::Service | NameOf::StartupGate | NameOf::Group => "does",

@@ -1,0 +1,225 @@
+//! Maintenance mode: an operator's bounded "out of rotation", held in one
+//! atomic for the request path and a mutex for its reason.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::history::{EventKind, Events, now_ms};
+use crate::observe::MAINTENANCE;
+use crate::sync::lock;
+use zb_health_spec::maintenance::MAINTENANCE_ENTRY;
+
+/// One maintenance window, as the registry reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MaintenanceWindow {
+    /// Why, as the operator said it.
+    pub reason: Arc<str>,
+    /// When it began.
+    pub since: SystemTime,
+    /// When it ends by itself.
+    pub until: SystemTime,
+}
+
+impl MaintenanceWindow {
+    /// The entry's description: `maintenance: <reason>, until <time>`
+    /// (RFC 3339, UTC, whole seconds).
+    pub(crate) fn description(&self) -> String {
+        format!(
+            "{MAINTENANCE_ENTRY}: {}, until {}",
+            self.reason,
+            rfc3339(unix_ms(self.until))
+        )
+    }
+}
+
+/// The window and how it ended, for the one log line at its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ended {
+    /// Its time to live ran out.
+    Expired,
+    /// An operator ended it.
+    ByOperator,
+    /// A new window replaced it.
+    Replaced,
+}
+
+/// The state: `until_ms` is 0 outside maintenance, so the request path
+/// pays one relaxed load in the common case.
+pub(super) struct Maintenance {
+    until_ms: AtomicU64,
+    window: Mutex<Option<MaintenanceWindow>>,
+    events: Arc<Events>,
+}
+
+impl Maintenance {
+    pub(super) fn new(events: Arc<Events>) -> Self {
+        Self {
+            until_ms: AtomicU64::new(0),
+            window: Mutex::new(None),
+            events,
+        }
+    }
+
+    /// Whether a window may be open (its expiry not yet noticed included).
+    #[inline]
+    pub(super) fn may_be_on(&self) -> bool {
+        self.until_ms.load(Ordering::Relaxed) != 0
+    }
+
+    /// Opens a window of `ttl` for `reason` (already checked), replacing
+    /// any open one.
+    pub(super) fn begin(&self, reason: &str, ttl: Duration) -> MaintenanceWindow {
+        let since = SystemTime::now();
+        let window = MaintenanceWindow {
+            reason: Arc::from(reason),
+            since,
+            until: since + ttl,
+        };
+        let mut slot = lock(&self.window);
+        if let Some(old) = slot.take() {
+            log_end(&old, Ended::Replaced);
+        }
+        *slot = Some(window.clone());
+        // At least 1, so a window never reads as "off".
+        self.until_ms
+            .store(unix_ms(window.until).max(1), Ordering::Release);
+        drop(slot);
+        self.events
+            .push(EventKind::MaintenanceStarted, Arc::from(MAINTENANCE_ENTRY));
+        metrics::gauge!(MAINTENANCE).set(1.0);
+        tracing::warn!(
+            target: "zb_health::lifecycle",
+            reason = &*window.reason,
+            until = %rfc3339(unix_ms(window.until)),
+            "maintenance started: ready answers 503 until it ends"
+        );
+        window
+    }
+
+    /// Closes the open window, if any, and says how it ended.
+    pub(super) fn end(&self, how: Ended) -> Option<MaintenanceWindow> {
+        let mut slot = lock(&self.window);
+        let window = slot.take()?;
+        self.until_ms.store(0, Ordering::Release);
+        drop(slot);
+        self.events
+            .push(EventKind::MaintenanceEnded, Arc::from(MAINTENANCE_ENTRY));
+        metrics::gauge!(MAINTENANCE).set(0.0);
+        log_end(&window, how);
+        Some(window)
+    }
+
+    /// The open window, or `None`; a window past its end is closed here
+    /// (the timer may not have run yet), so the answer flips at its time.
+    pub(super) fn current(&self) -> Option<MaintenanceWindow> {
+        let until = self.until_ms.load(Ordering::Acquire);
+        if until == 0 {
+            return None;
+        }
+        if now_ms() >= until {
+            self.end_if_expired();
+            return None;
+        }
+        lock(&self.window).clone()
+    }
+
+    /// Ends the window if its time has come: the timer's call, and the
+    /// readers' when they notice first.
+    pub(super) fn end_if_expired(&self) {
+        let until = self.until_ms.load(Ordering::Acquire);
+        if until != 0 && now_ms() >= until {
+            let mut slot = lock(&self.window);
+            // Another caller may have ended or replaced it meanwhile.
+            if slot
+                .as_ref()
+                .is_some_and(|w| unix_ms(w.until).max(1) <= now_ms())
+            {
+                let window = slot.take();
+                self.until_ms.store(0, Ordering::Release);
+                drop(slot);
+                if let Some(window) = window {
+                    self.events
+                        .push(EventKind::MaintenanceEnded, Arc::from(MAINTENANCE_ENTRY));
+                    metrics::gauge!(MAINTENANCE).set(0.0);
+                    log_end(&window, Ended::Expired);
+                }
+            }
+        }
+    }
+}
+
+fn log_end(window: &MaintenanceWindow, how: Ended) {
+    let how = match how {
+        Ended::Expired => "its time ran out",
+        Ended::ByOperator => "ended by an operator",
+        Ended::Replaced => "replaced by a new window",
+    };
+    tracing::warn!(
+        target: "zb_health::lifecycle",
+        reason = &*window.reason,
+        "maintenance ended ({how}): ready answers from the probes again"
+    );
+}
+
+/// Milliseconds since the Unix epoch.
+pub(crate) fn unix_ms(at: SystemTime) -> u64 {
+    at.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// `ms` since the epoch as RFC 3339 in UTC, whole seconds:
+/// `2026-12-03T16:10:00Z`. (Howard Hinnant's days-to-civil algorithm, so
+/// no date crate is needed for one timestamp.)
+pub(crate) fn rfc3339(ms: u64) -> String {
+    let secs = ms / 1000;
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_rfc3339_utc() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(951_782_400_000), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339(1_796_314_200_999), "2026-12-03T16:10:00Z");
+    }
+
+    #[test]
+    fn a_window_is_on_until_its_end_or_until_ended() {
+        let m = Maintenance::new(Arc::new(Events::default()));
+        assert!(!m.may_be_on() && m.current().is_none());
+        let w = m.begin("kernel patch", Duration::from_secs(600));
+        assert!(
+            w.description()
+                .starts_with("maintenance: kernel patch, until ")
+        );
+        assert_eq!(m.current(), Some(w.clone()));
+        assert_eq!(m.end(Ended::ByOperator), Some(w));
+        assert!(!m.may_be_on() && m.current().is_none() && m.end(Ended::ByOperator).is_none());
+        m.begin("short", Duration::from_millis(1));
+        std::thread::sleep(Duration::from_millis(5));
+        assert!(
+            m.current().is_none(),
+            "a window past its end is closed when read"
+        );
+        assert!(!m.may_be_on());
+    }
+}
