@@ -4,7 +4,7 @@
 #
 # Usage: bench/run.sh
 #   env: ROUNDS (5), DURATION (5s), CONNECTIONS (32), WARMUP (1s) for the
-#        per-issue comparisons; SWEEP_ROUNDS (2), SWEEP_DURATION (3s),
+#        per-mode comparisons; SWEEP_ROUNDS (2), SWEEP_DURATION (3s),
 #        SWEEP_CONNECTIONS (1,4,16,64,256), SWEEP_PROBES (1,10,100,1000)
 #        for the sweeps; FONT (a .ttf for the plots); PEERS=0 skips the
 #        peers (Node, Python); BENCH_OUT (bench/) where RESULTS.md and the

@@ -1,5 +1,5 @@
-//! A `#[zb_health(blocking = true)]` probe over a real socket (issue 8,
-//! BE-HLTH-006): its call runs on tokio's blocking pool, not on the actix
+//! A `#[zb_health(blocking = true)]` probe over a real socket
+//! (BE-HLTH-006): its call runs on tokio's blocking pool, not on the actix
 //! worker; the deadline answers a request while the call hangs, no second
 //! call starts meanwhile, and once the call returns the probe is healthy.
 

@@ -2,14 +2,14 @@
 //! a PostgreSQL server each test starts for itself on 127.0.0.1, always
 //! through a `HealthRegistry` and its executor, as an application runs it.
 //!
-//! Fail fast (issue 7, point 6): the built-in probe checks over a connection
-//! of its own, so a stopped server is `Errored` (the refused connect), not
-//! `TimedOut` at the deadline, and an exhausted application pool does not
-//! hold it up (BE-HLTH-006). `with_check` runs the caller's check as written
-//! and stays bounded by the deadline (AT-4). Disclosure (BE-HLTH-007): the
-//! URL, the password and the database's error text stay out of the body.
-//! No test asserts a wall-clock margin; the kill-to-first-503 times are
-//! printed (`--nocapture`), not asserted.
+//! Fail fast: the built-in probe checks over a connection of its own, so a
+//! stopped server is `Errored` (the refused connect), not `TimedOut` at the
+//! deadline, and an exhausted application pool does not hold it up
+//! (BE-HLTH-006). `with_check` runs the caller's check as written and stays
+//! bounded by the deadline (AT-4). Disclosure (BE-HLTH-007): the URL, the
+//! password and the database's error text stay out of the body. No test
+//! asserts a wall-clock margin; the kill-to-first-503 times are printed
+//! (`--nocapture`), not asserted.
 
 mod support;
 
@@ -88,8 +88,8 @@ fn deployments_check_probe(conn: DatabaseConnection) -> DatabaseProbe {
     })
 }
 
-/// What `DatabaseProbe::new` was before issue 7: a ping through the
-/// application's pool, which waits and retries as the pool does.
+/// A ping through the application's pool, which waits and retries as the
+/// pool does: what the built-in probe's own connection is compared with.
 fn pool_ping_probe(conn: DatabaseConnection) -> DatabaseProbe {
     DatabaseProbe::with_check(
         conn,
@@ -405,8 +405,8 @@ async fn first_503(addr: std::net::SocketAddr, killed: Instant) -> (Duration, Wi
 async fn postgres_kill_to_first_503_is_the_refused_connect_not_the_deadline() {
     let pg = Arc::new(Postgres::start());
     let conn = connect(&mut ConnectOptions::new(pg.url())).await;
-    // The built-in probe, and beside it the pre-issue-7 default (a ping
-    // through the application's pool) for comparison.
+    // The built-in probe, and beside it a ping through the application's
+    // pool (`pool_ping_probe`) for comparison.
     let built_in = serve(map_zb_health(registry(DatabaseProbe::new(conn.clone()))));
     let pooled = serve(map_zb_health(registry(pool_ping_probe(conn))));
     for server in [&built_in, &pooled] {

@@ -1,4 +1,4 @@
-//! Dependencies between probes (`depends_on`, issue 18 §5) over a real
+//! Dependencies between probes (`depends_on`, R21/R22) over a real
 //! socket: a manifest's dependent is skipped while its dependency fails,
 //! never called behind a hung one, and runs again once it recovers. That
 //! a hung dependency's tier answers at its deadline, once, is measured on
@@ -147,10 +147,10 @@ async fn a_hung_dependency_never_calls_its_dependent_and_answers_within_its_dead
     assert_eq!(shop.database_calls.load(Ordering::SeqCst), 4);
 }
 
-/// Issue 27 §3: `depends_on` under a shared dependency's fail-open. The
-/// other two nodes of a three-node cluster, faked: how many of them fail
-/// `database` (`peers_failing`), or no view at all; this node's verdict as
-/// it publishes it.
+/// `depends_on` under a shared dependency's fail-open, as
+/// `spec/conflicts.md` resolves it. The other two nodes of a three-node
+/// cluster, faked: how many of them fail `database` (`peers_failing`), or
+/// no view at all; this node's verdict as it publishes it.
 mod shared_outage {
     use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, Ordering};
     use std::sync::{Arc, Mutex};

@@ -142,11 +142,11 @@ fn blocks_its_first_poll(
     (ProbeRegistration::new(name, probe), runs, release)
 }
 
-/// A run's first poll takes no timer and no shared future (issue 17), but
-/// it is still one execution: a request from another thread that arrives
-/// while the first poll blocks its thread waits for that run's result
-/// (handed over at its end, or its flight if it then waits) and never
-/// starts a second one.
+/// A run's first poll takes no timer and no shared future (BE-HLTH-006),
+/// but it is still one execution: a request from another thread that
+/// arrives while the first poll blocks its thread waits for that run's
+/// result (handed over at its end, or its flight if it then waits) and
+/// never starts a second one.
 #[test]
 fn a_request_during_a_blocked_first_poll_shares_its_run() {
     for then_wait in [false, true] {
@@ -328,11 +328,11 @@ fn waiting(registry: &HealthRegistry, name: &str) -> usize {
         .map_or(0, |f| f.waiting)
 }
 
-/// Hysteresis over a real socket (issue 18 §1): one failed period keeps
-/// `/health/ready` at 200 with the entry saying so; the second period is
-/// the outage, 503; two healthy periods bring it back. The threshold
-/// counts periods (1 s here, from a 2 s detection time), not requests
-/// (issue 27 §2): more requests within a period count for nothing.
+/// Hysteresis over a real socket (BE-HLTH-006, R20): one failed period
+/// keeps `/health/ready` at 200 with the entry saying so; the second period
+/// is the outage, 503; two healthy periods bring it back. The threshold
+/// counts periods (1 s here, from a 2 s detection time), not requests: more
+/// requests within a period count for nothing.
 #[actix_web::test]
 async fn a_failure_threshold_keeps_the_ready_tier_up_through_a_blip() {
     let reg = HealthRegistry::builder()

@@ -1,8 +1,9 @@
-//! Health groups over real sockets on 127.0.0.1 (issue 18 §4): a named set
-//! of probes, by name or by tier, at a path of its own with its own
-//! disclosure level, answered as `ready` is (the worst entry, 200 while
-//! serving, 503 when `Unhealthy`, the startup gate first); served on the
-//! application and the management port from a manifest's `groups`.
+//! Health groups over real sockets on 127.0.0.1 (ZB-5, `spec/tiers.md`,
+//! health groups): a named set of probes, by name or by tier, at a path of
+//! its own with its own disclosure level, answered as `ready` is (the worst
+//! entry, 200 while serving, 503 when `Unhealthy`, the startup gate first);
+//! served on the application and the management port from a manifest's
+//! `groups`.
 
 mod support;
 

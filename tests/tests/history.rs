@@ -1,5 +1,5 @@
-//! The history (issue 19) over real sockets on 127.0.0.1 and through
-//! actix's test service: `/health/history` validates against
+//! The history (`spec/history.md`) over real sockets on 127.0.0.1 and
+//! through actix's test service: `/health/history` validates against
 //! `spec/health-history.schema.json`, counts transitions and flaps, keeps
 //! its rings bounded, never runs a probe, follows the disclosure level and
 //! the token, shows the lifecycle and the cluster; `/health/ui` serves the

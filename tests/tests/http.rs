@@ -370,7 +370,7 @@ async fn one_tier_can_be_mounted_alone_over_a_real_socket() {
     );
 }
 
-/// A body larger than one slice (issue 17, P12: with
+/// A body larger than one slice (`BENCH=limit`'s P12: with
 /// `pace_large_bodies`, a large body is handed to actix in slices so it
 /// grows no connection's write buffer) arrives whole over a real socket,
 /// paced or not, with the `Content-Length` of its bytes, for `GET`, and

@@ -1,4 +1,4 @@
-//! The runtime's modules import in one direction (issue 15): registration →
+//! The runtime's modules import in one direction: registration →
 //! table → executor → report → writer → handler, with the lifecycle beside
 //! the executor and the registry a façade over them. This test reads the
 //! `crate::…` paths of every non-test file of `zb-health-runtime/src`, builds the

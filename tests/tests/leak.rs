@@ -1,6 +1,6 @@
-//! The leak matrix (BE-HLTH-007, issue 9): dependencies fail with error
-//! text holding a fake password, an internal hostname and a stack-trace-like
-//! text, through every failure path (a probe's `Err`, a panic, a timeout, a
+//! The leak matrix (BE-HLTH-007): dependencies fail with error text holding
+//! a fake password, an internal hostname and a stack-trace-like text,
+//! through every failure path (a probe's `Err`, a panic, a timeout, a
 //! cached and a background failure, a failed startup gate) and through the
 //! real built-in probes (SQLite and PostgreSQL `DatabaseProbe`, a
 //! `GrpcDependencyProbe` against a loopback tonic server answering an error
@@ -8,11 +8,11 @@
 //! none of those strings (nor the real probes' own error text) appears in
 //! any body or header.
 //!
-//! Details for the authorized only (issue 18 §3): with a bearer token
-//! configured, a request without it or with a wrong one gets the public
-//! answer and the same status code, and no secret; the right one sees
-//! `full`; the token itself is in no answer and no log line, on either
-//! port.
+//! Details for the authorized only (BE-HLTH-007, `spec/disclosure.md`):
+//! with a bearer token configured, a request without it or with a wrong one
+//! gets the public answer and the same status code, and no secret; the
+//! right one sees `full`; the token itself is in no answer and no log line,
+//! on either port.
 //!
 //! No name is ever resolved: the hostname only appears as text, and every
 //! socket is on 127.0.0.1.

@@ -1,10 +1,10 @@
-//! Per-probe paths over real sockets on 127.0.0.1 (issue 18 §4):
-//! `GET|HEAD <tier path>/{probe}` answers one entry with the tier's
-//! status-code mapping, headers, disclosure and authorized view; it runs
-//! that probe alone; an unknown name, a probe of the other tier and any
-//! name under `live` are 404; the startup gate and the drain apply as on
-//! the tier; the paths follow overridden tier paths and are served on the
-//! application and the management port alike.
+//! Per-probe paths over real sockets on 127.0.0.1 (`spec/tiers.md`, one
+//! probe's path): `GET|HEAD <tier path>/{probe}` answers one entry with the
+//! tier's status-code mapping, headers, disclosure and authorized view; it
+//! runs that probe alone; an unknown name, a probe of the other tier and
+//! any name under `live` are 404; the startup gate and the drain apply as
+//! on the tier; the paths follow overridden tier paths and are served on
+//! the application and the management port alike.
 
 mod support;
 

@@ -591,7 +591,7 @@ fn r21_r22_dependencies() {
     }
 }
 
-/// R7 for `shared` (issue 18 §2): the manifest reader and the registry
+/// R7 for `shared` (BE-HLTH-003): the manifest reader and the registry
 /// refuse a shared probe on `active` or off `ready`, and accept one on
 /// `ready` alone.
 #[test]

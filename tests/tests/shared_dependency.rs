@@ -1,12 +1,12 @@
-//! A shared dependency fails open (issue 18 §2), over three **real**
+//! A shared dependency fails open (BE-HLTH-003), over three **real**
 //! chitchat nodes gossiping on loopback UDP, one real PostgreSQL server and
 //! each node's `/health/ready` over a real socket.
 //!
 //! Every node checks the same database through a TCP relay of its own,
-//! which the test can cut: that is one node's own broken connection,
-//! while stopping the server is the outage every node shares. A second
-//! test hangs a shared probe on every node (issue 27 §2) and times how
-//! soon each node fails open.
+//! which the test can cut: that is one node's own broken connection, while
+//! stopping the server is the outage every node shares. A second test hangs
+//! a shared probe on every node (`spec/conflicts.md`, a hung shared
+//! dependency) and times how soon each node fails open.
 
 #[path = "support/chitchat.rs"]
 mod lan;
@@ -215,14 +215,14 @@ async fn a_shared_outage_keeps_every_node_ready_and_a_lone_failure_takes_out_onl
     assert_eq!(wire.json()["entries"]["database"]["status"], "Unhealthy");
 }
 
-/// Issue 27 §4: the shared database hangs on every node (each run times
-/// out after 800 ms, as a locked SQLite file does). Every node, its ready
-/// tier asked every second (the kubelet, or gRPC's period), reaches 200
-/// `Degraded` "failing on 3 of 3 nodes" within the detection time (4 s
-/// for a 5 s drain: readiness period 2 s × 2) and stays there. Before,
-/// a request whose own timer noticed the deadline before the probe
-/// thread's answered a raw 503 `timed out` and cancelled the run before it
-/// was published, so nodes stayed 503 for 10 s and more.
+/// The shared database hangs on every node (each run times out after
+/// 800 ms, as a locked SQLite file does). Every node, its ready tier asked
+/// every second (the kubelet, or gRPC's period), reaches 200 `Degraded`
+/// "failing on 3 of 3 nodes" within the detection time (4 s for a 5 s
+/// drain: readiness period 2 s × 2) and stays there: a run at its deadline
+/// is ended once, whoever notices first, so no request answers a raw 503
+/// `timed out` or cancels the run before it is published
+/// (`spec/conflicts.md`, a hung shared dependency; BE-HLTH-003).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hung_shared_dependency_fails_open_on_every_node_within_the_detection_time() {
     use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! Micro-benchmarks of the ready tier without a load generator (issue 17):
+//! Micro-benchmarks of the ready tier without a load generator:
 //! one tier evaluation (`HealthRegistry::check`) of trivially fast probes,
 //! uncached and cached, and the canonical body writer over its report. A
 //! regression of the hot path shows up here first; CI only builds them.

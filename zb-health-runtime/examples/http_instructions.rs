@@ -1,10 +1,10 @@
 //! Instructions per HTTP request in process (actix's test service, no
-//! socket), for `valgrind --tool=callgrind` (issue 17): zb-health's
-//! `/healthz` (`live`) against a bare static handler on an app of its own
-//! (`bare`), as `BENCH=limit`'s P1 compares them, and the ready tier of
-//! three cached probes (`cached`, P2+; P10 with a probe count after the
-//! mode). Arguments: the repetitions, the mode and the probe count. The difference between two repetition counts is the cost of
-//! the extra requests.
+//! socket), for `valgrind --tool=callgrind`: zb-health's `/healthz`
+//! (`live`) against a bare static handler on an app of its own (`bare`), as
+//! `BENCH=limit`'s P1 compares them, and the ready tier of three cached
+//! probes (`cached`, P2+; P10 with a probe count after the mode).
+//! Arguments: the repetitions, the mode and the probe count. The difference
+//! between two repetition counts is the cost of the extra requests.
 
 use std::time::Duration;
 

@@ -1,9 +1,9 @@
 //! One tier evaluation of `n` trivially fast probes and its canonical
 //! body, repeated: a workload to count instructions per request under
-//! `valgrind --tool=callgrind`, which a noisy machine cannot disturb
-//! (issue 17). `bare` is the hand-written baseline of `BENCH=limit`'s P11:
-//! a `join_all` of the same checks, timed, written with `serde` in the
-//! same shape, with no safety net.
+//! `valgrind --tool=callgrind`, which a noisy machine cannot disturb.
+//! `bare` is the hand-written baseline of `BENCH=limit`'s P11: a
+//! `join_all` of the same checks, timed, written with `serde` in the same
+//! shape, with no safety net.
 //!
 //! Arguments: the probe count, the repetitions, and `uncached`, `cached`,
 //! `threshold` (uncached, with `failure_threshold(3)` and
@@ -47,11 +47,11 @@ fn main() {
             let mut registration = ProbeRegistration::new(format!("probe-{i:04}"), from_fn(check));
             match mode.as_str() {
                 "cached" => registration = registration.cache(Duration::from_secs(3)),
-                // `BENCH=hysteresis`'s registry (issue 18 §1).
+                // `BENCH=hysteresis`'s registry (BE-HLTH-006).
                 "threshold" => {
                     registration = registration.failure_threshold(3).success_threshold(2)
                 }
-                // Issue 18 §2: each run publishes its verdict.
+                // A shared probe (BE-HLTH-003): each run publishes its verdict.
                 "shared" => registration = registration.shared(),
                 _ => {}
             }

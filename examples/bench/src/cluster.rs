@@ -1,4 +1,4 @@
-//! `BENCH=cluster` (issue 27 §6): what the cluster costs as it grows.
+//! `BENCH=cluster`: what the cluster costs as it grows.
 //!
 //! For each size (`CLUSTER_SIZES`, default 3, 9, 27) it starts that many
 //! lean nodes (`zb-health-cluster-node`: chitchat with a 200 ms gossip,
@@ -274,7 +274,7 @@ fn rss_kib(node: &ServiceProcess) -> u64 {
 
 fn markdown(rows: &[Row], runs: usize, idle: Duration) -> String {
     let mut o = String::new();
-    let _ = writeln!(o, "## Cluster growth (issue 27 §6)\n");
+    let _ = writeln!(o, "## Cluster growth\n");
     let date = std::process::Command::new("date")
         .args(["-u", "+%Y-%m-%d %H:%M UTC"])
         .output()
@@ -319,7 +319,7 @@ fn markdown(rows: &[Row], runs: usize, idle: Duration) -> String {
             list(&r.kill_ms),
         );
     }
-    let _ = writeln!(o, "\nThe goals of issue 27:\n");
+    let _ = writeln!(o, "\nThe goals of `BENCH=cluster`:\n");
     let cuts: Vec<String> = rows
         .iter()
         .filter_map(|r| Row::median(&r.cut_ms).map(|ms| format!("{:.1} s", ms as f64 / 1000.0)))

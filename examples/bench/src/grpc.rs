@@ -1,5 +1,5 @@
 //! `BENCH=grpc`: probe executions with 100 gRPC `Watch` streams and 64
-//! HTTP clients, against HTTP alone (issue 9, AT-7; goal: equal).
+//! HTTP clients, against HTTP alone (AT-7; goal: equal).
 //!
 //! Each run builds a fresh registry with one 20 ms probe that counts its
 //! executions, serves `ready` over actix (2 workers) and loads it from 64
@@ -314,7 +314,7 @@ pub fn run() -> Result<(), String> {
         "| Executions with {WATCHERS} watchers and {CLIENTS} HTTP clients ÷ HTTP alone, median of {ROUNDS} | goal: equal (1.00) | {median:.2} | | |"
     );
     crate::summary::record(
-        "issue 9",
+        "grpc",
         format!("probe executions, {WATCHERS} Watch streams + HTTP ÷ HTTP alone"),
         format!("{median:.2}"),
         // "Equal" within a tenth: the schedule's own ticks add a few.

@@ -1,11 +1,11 @@
-//! `BENCH=history`: the history's memory does not grow (issue 19). One
-//! registry with `HISTORY_PROBES` (1,000) probes and the history on; the
-//! ready tier is evaluated until every probe has `HISTORY_RESULTS`
-//! (200,000) results, every probe changing status now and then, so every
-//! ring wraps many times and the flap buckets turn over. The process's
-//! RSS (`VmRSS`) and its peak (`VmHWM`) are printed after a warm-up (every
-//! ring full) and at the end: equal up to allocator noise, whatever the
-//! number of results.
+//! `BENCH=history`: the history's memory does not grow
+//! (`spec/history.md`). One registry with `HISTORY_PROBES` (1,000) probes
+//! and the history on; the ready tier is evaluated until every probe has
+//! `HISTORY_RESULTS` (200,000) results, every probe changing status now
+//! and then, so every ring wraps many times and the flap buckets turn
+//! over. The process's RSS (`VmRSS`) and its peak (`VmHWM`) are printed
+//! after a warm-up (every ring full) and at the end: equal up to allocator
+//! noise, whatever the number of results.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,5 +1,6 @@
-//! Issue 17: the ready tier at the limit of its platform. Every row is CPU
-//! per request of one server worker, from `/proc`, over `rounds` rounds.
+//! `BENCH=limit`: the ready tier at the limit of its platform. Every row
+//! is CPU per request of one server worker, from `/proc`, over `rounds`
+//! rounds.
 //! The rows whose sides are within a few percent (P1, P2, P2+, P10)
 //! alternate their two sides in one-second slices within each round
 //! (`close_ratios`), and a ratio is the median of the rounds' own, so a
@@ -19,7 +20,7 @@ use crate::{Endpoint, summary, wrk};
 /// The probe counts of the marginal-cost curve (P11 reads 10 and 1,000).
 const COUNTS: [usize; 3] = [10, 100, 1000];
 
-/// The goals of issue 17's table.
+/// The goals of the table (`BENCH=limit`).
 const P1_GOAL: f64 = 1.00;
 const P2_GOAL: f64 = 0.95;
 const P2_PLUS_GOAL: f64 = 0.95;
@@ -42,7 +43,7 @@ pub fn run(rounds: usize, load: &wrk::Load) -> Result<(), String> {
     let mut zb = vec![(3, None), (3, cached), (100, cached)];
     zb.extend(COUNTS.iter().map(|&n| (n, None)));
     let (zb, bare) = servers::start_limit(zb, 1000)
-        .map_err(|e| format!("could not start the issue-17 servers: {e}"))?;
+        .map_err(|e| format!("could not start the limit servers: {e}"))?;
     let paths: [&'static str; 3] = ["/readyn/10", "/readyn/100", "/readyn/1000"];
     let labels: [(&'static str, &'static str); 3] = [
         ("zb ready 10", "bare join_all 10"),
@@ -63,7 +64,7 @@ pub fn run(rounds: usize, load: &wrk::Load) -> Result<(), String> {
         endpoints.push(endpoint(bare_label, &bare, paths[i]));
     }
     println!(
-        "issue 17: CPU per request, one worker per server, {rounds} rounds of {}",
+        "limit: CPU per request, one worker per server, {rounds} rounds of {}",
         load.describe()
     );
     // One answer from each first: a worker notes its clock as it starts,
@@ -165,32 +166,20 @@ pub fn run(rounds: usize, load: &wrk::Load) -> Result<(), String> {
         let (v, met) = ratio(value, goal, at_least);
         let sign = if at_least { "≥" } else { "≤" };
         println!("  {measure}: {v} (goal {sign} {goal})");
-        summary::record(
-            "issue 17",
-            measure,
-            v,
-            format!("{sign} {goal:.2}"),
-            Some(met),
-        );
+        summary::record("limit", measure, v, format!("{sign} {goal:.2}"), Some(met));
     }
     match peak_rss_difference(load) {
         Ok(mib) => {
             println!("  P12 peak RSS, 1,000 probes minus an empty registry: {mib:.2} MiB");
             summary::record(
-                "issue 17",
+                "limit",
                 "P12 peak RSS under load: 1,000 probes minus an empty registry",
                 format!("{mib:.2} MiB"),
                 format!("≤ {P12_GOAL_MIB} MiB"),
                 Some(mib <= P12_GOAL_MIB),
             );
         }
-        Err(e) => summary::record(
-            "issue 17",
-            "P12 peak RSS",
-            "did not complete",
-            e,
-            Some(false),
-        ),
+        Err(e) => summary::record("limit", "P12 peak RSS", "did not complete", e, Some(false)),
     }
     Ok(())
 }

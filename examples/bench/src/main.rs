@@ -2,14 +2,16 @@
 //! actix-web handlers doing the same work, in one process, measured with
 //! wrk.
 //!
-//! Two servers run side by side with identical `HttpServer` settings:
+//! The main comparison (`BENCH=compare`, also what runs without `BENCH`):
+//! two servers run side by side with identical `HttpServer` settings:
 //! zb-health over the bench's own ready registry of three fast probes
 //! (`probes.rs`), and a bare server with a static `/healthz` and a hand-written
 //! `/ready3` that joins the same three probes. wrk loads each endpoint in
 //! turn, alternating zb-health and bare, for `ROUNDS` rounds; the report is
 //! the per-round requests/s, their medians and two ratios with their goals,
 //! then the same comparison in worker CPU time per request, which a busy
-//! machine disturbs far less than throughput.
+//! machine disturbs far less than throughput, and the execution-policy
+//! table of `BENCH=policy`.
 //!
 //! Environment: `ROUNDS` (5), `DURATION` (`5s`), `CONNECTIONS` (32),
 //! `THREADS` (1), `WARMUP` (`1s`; `0` skips). Exits 0 whatever the ratios
@@ -20,12 +22,12 @@
 //! other ecosystems included), prints one table of every ratio, and writes
 //! `bench/RESULTS.md` with the PNG plots.
 //!
-//! `BENCH=cluster` (issue 27 §6) starts clusters of 3, 9 and 27 lean nodes
+//! `BENCH=cluster` starts clusters of 3, 9 and 27 lean nodes
 //! (`zb-health-cluster-node`) in a network namespace and writes the cost
 //! per node and the failover times into `bench/RESULTS.md` (see
 //! `cluster.rs`); it needs root.
 //!
-//! `BENCH=history` (issue 19) measures no throughput: it prints the RSS of
+//! `BENCH=history` measures no throughput: it prints the RSS of
 //! 1,000 probes with the history on, after a warm-up and after 200,000
 //! results each (`HISTORY_PROBES`, `HISTORY_RESULTS`), to show it does not
 //! grow.
@@ -137,12 +139,13 @@ fn main() -> ExitCode {
     if std::env::var("BENCH").as_deref() == Ok("management") {
         return finish("management", management::run());
     }
-    // `BENCH=history` prints only the history's memory (issue 19); no wrk.
+    // `BENCH=history` prints only the history's memory
+    // (`spec/history.md`); no wrk.
     if std::env::var("BENCH").as_deref() == Ok("history") {
         return finish("history", history::run());
     }
-    // `BENCH=cluster` (issue 27 §6): clusters of 3, 9 and 27 lean nodes in
-    // a network namespace; needs root, no wrk.
+    // `BENCH=cluster`: clusters of 3, 9 and 27 lean nodes in a network
+    // namespace; needs root, no wrk.
     if std::env::var("BENCH").as_deref() == Ok("cluster") {
         return finish("cluster", cluster::run());
     }
@@ -158,23 +161,25 @@ fn main() -> ExitCode {
     if std::env::var("BENCH").as_deref() == Ok("watchdog") {
         return finish("watchdog", watchdog::run(rounds, &load));
     }
-    // `BENCH=limit` prints only the issue-17 rows (P1–P12).
+    // `BENCH=limit` prints only the ready tier at the limit (P1–P12).
     if std::env::var("BENCH").as_deref() == Ok("limit") {
-        return finish("issue 17", limit::run(rounds, &load));
+        return finish("limit", limit::run(rounds, &load));
     }
-    // `BENCH=hysteresis` prints only the threshold comparison (issue 18).
+    // `BENCH=hysteresis` prints only the threshold comparison.
     if std::env::var("BENCH").as_deref() == Ok("hysteresis") {
         return finish("hysteresis", hysteresis::run(rounds, &load));
     }
-    // `BENCH=disclosure` prints only the disclosure comparison (issue 9).
+    // `BENCH=disclosure` prints only the disclosure comparison.
     if std::env::var("BENCH").as_deref() == Ok("disclosure") {
         return finish("disclosure", disclosure::run(rounds, &load));
     }
     // `BENCH=all`: everything, the one table and bench/RESULTS.md;
-    // `BENCH=sweeps`: the same without the per-issue benchmarks.
+    // `BENCH=sweeps`: the same without the per-mode benchmarks.
     match std::env::var("BENCH").as_deref() {
         Ok("all") => return finish("report", all(rounds, &load, &warmup, true)),
         Ok("sweeps") => return finish("report", all(rounds, &load, &warmup, false)),
+        // `BENCH=compare`, or no `BENCH`: the main comparison, then the
+        // execution-policy table.
         _ => {}
     }
     let result = compare(rounds, &load, &warmup).and_then(|()| policy::run());
@@ -208,17 +213,24 @@ fn env_list<T: std::str::FromStr + Clone>(name: &str, default: &[T]) -> Vec<T> {
 }
 
 /// Runs one benchmark of the report; a failure is printed and recorded in
-/// the table, and the report goes on with the next one.
-fn step(name: &'static str, result: Result<(), String>) {
+/// the table under `bench` (the mode that runs it on its own), and the
+/// report goes on with the next one.
+fn step(bench: &'static str, what: &str, result: Result<(), String>) {
     if let Err(e) = result {
-        eprintln!("error: {name}: {e}");
-        summary::record(name, "did not complete", e, "-", Some(false));
+        eprintln!("error: {bench} ({what}): {e}");
+        summary::record(
+            bench,
+            format!("{what}: did not complete"),
+            e,
+            "-",
+            Some(false),
+        );
     }
 }
 
 /// `BENCH=all`: every benchmark in one run, the one table, the plots and
 /// `bench/RESULTS.md`.
-fn all(rounds: usize, load: &wrk::Load, warmup: &str, issues: bool) -> Result<(), String> {
+fn all(rounds: usize, load: &wrk::Load, warmup: &str, per_mode: bool) -> Result<(), String> {
     let started = Instant::now();
     let machine = results::Machine::describe();
     let load_start = loadavg();
@@ -235,18 +247,19 @@ fn all(rounds: usize, load: &wrk::Load, warmup: &str, issues: bool) -> Result<()
     );
     println!("  {}", machine.date);
     println!();
-    if issues {
+    if per_mode {
         step(
-            "issue 2: live and ready vs bare",
+            "compare",
+            "live and ready vs bare",
             compare(rounds, load, warmup),
         );
-        step("issue 8: execution policy", policy::run());
-        step("issue 8: watchdogs", watchdog::run(rounds, load));
-        step("issue 9: management port", management::run());
-        step("issue 9: disclosure", disclosure::run(rounds, load));
-        step("issue 18: hysteresis", hysteresis::run(rounds, load));
-        step("issue 9: gRPC Watch", grpc::run());
-        step("issue 17: at the limit", limit::run(rounds, load));
+        step("policy", "execution policy", policy::run());
+        step("watchdog", "watchdogs", watchdog::run(rounds, load));
+        step("management", "management port", management::run());
+        step("disclosure", "disclosure", disclosure::run(rounds, load));
+        step("hysteresis", "hysteresis", hysteresis::run(rounds, load));
+        step("grpc", "gRPC Watch", grpc::run());
+        step("limit", "at the limit", limit::run(rounds, load));
     }
 
     let settings = report::Settings {
@@ -264,12 +277,12 @@ fn all(rounds: usize, load: &wrk::Load, warmup: &str, issues: bool) -> Result<()
         settings.rounds, settings.duration
     );
     let curves = report::concurrency_sweep(&settings).unwrap_or_else(|e| {
-        step("sweep: concurrency", Err(e));
+        step("sweep", "concurrency", Err(e));
         Vec::new()
     });
     println!("{}", report::curves_markdown(&curves));
     let probes = report::probe_sweep(&settings)
-        .map_err(|e| step("sweep: probe count", Err(e)))
+        .map_err(|e| step("sweep", "probe count", Err(e)))
         .ok();
     if let Some(sweep) = &probes {
         println!("{}", report::probes_markdown(sweep, settings.connections));
@@ -395,7 +408,7 @@ fn workspace_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// The main comparison of issue 2: zb-health's `/healthz` and
+/// The main comparison (`BENCH=compare`): zb-health's `/healthz` and
 /// `/health/ready` against bare handlers, `rounds` alternating rounds.
 fn compare(rounds: usize, load: &wrk::Load, warmup: &str) -> Result<(), String> {
     let addrs = servers::start().map_err(|e| format!("could not start the servers: {e}"))?;
@@ -603,14 +616,14 @@ fn report(endpoints: &[Endpoint; 4], results: &[[Sample; 4]]) {
         verdict(ready, READY_GOAL)
     );
     summary::record(
-        "issue 2",
+        "compare",
         "/healthz req/s, zb-health ÷ bare static handler",
         format!("{live:.3}"),
         format!("≥ {LIVE_GOAL:.2}"),
         Some(live >= LIVE_GOAL),
     );
     summary::record(
-        "issue 2",
+        "compare",
         "/health/ready req/s, zb-health 3 probes ÷ hand-written join!",
         format!("{ready:.3}"),
         format!("≥ {READY_GOAL:.2}"),
@@ -666,14 +679,14 @@ fn report_cpu(endpoints: &[Endpoint; 4], results: &[[Sample; 4]]) {
     );
     let (live, ready) = (medians[1] / medians[0], medians[3] / medians[2]);
     summary::record(
-        "issue 2",
+        "compare",
         "/healthz worker CPU per request, bare ÷ zb-health",
         format!("{live:.3}"),
         format!("≥ {LIVE_GOAL:.2}"),
         Some(live >= LIVE_GOAL),
     );
     summary::record(
-        "issue 2",
+        "compare",
         "/health/ready worker CPU per request, bare ÷ zb-health",
         format!("{ready:.3}"),
         format!("≥ {READY_GOAL:.2}"),

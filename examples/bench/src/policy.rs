@@ -1,6 +1,6 @@
-//! The execution-policy figures of issue 8 (BE-HLTH-006), next to a naive
-//! per-request executor measured in the same run: the same probe type,
-//! called by a bare actix handler once per request under the same
+//! `BENCH=policy`: the execution-policy figures (BE-HLTH-006), next to a
+//! naive per-request executor measured in the same run: the same probe
+//! type, called by a bare actix handler once per request under the same
 //! deadline. Both sides are real `HttpServer`s with 2 workers on
 //! 127.0.0.1:0, loaded by 64 blocking client threads, one request per
 //! connection.
@@ -230,7 +230,7 @@ pub fn run() -> Result<(), String> {
         "| /healthz throughput with 3 watchdogs / none | >= 0.95 | BENCH=watchdog measures it | | |"
     );
     let record = |measure: &str, value: String, goal: &str, met: bool| {
-        crate::summary::record("issue 8", measure.to_owned(), value, goal, Some(met));
+        crate::summary::record("policy", measure.to_owned(), value, goal, Some(met));
     };
     record(
         "probe executions per 1,000 ready requests, single-flight (naive in brackets)",

@@ -1,4 +1,4 @@
-//! The sweeps of the benchmark report (`BENCH=all`, after the per-issue
+//! The sweeps of the benchmark report (`BENCH=all`, after the per-mode
 //! tables): every server under test runs as its own child process, so its
 //! peak RSS is its own, and wrk loads them all with the same settings.
 //!

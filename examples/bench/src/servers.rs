@@ -47,7 +47,7 @@ macro_rules! bench_http_server {
             .backlog(BACKLOG)
             .keep_alive(KEEP_ALIVE)
             // As `ZbHealthServer` sets it: a body written in more than one
-            // write must not wait on Nagle's algorithm (issue 17).
+            // write must not wait on Nagle's algorithm.
             .tcp_nodelay(true)
             // The driver owns the process lifetime; actix's own Ctrl-C
             // handling would only delay the exit with a graceful drain.
@@ -90,8 +90,8 @@ impl WorkerClock {
     }
 
     /// Pins the worker thread to `cpu` (through `taskset`), so that its
-    /// caches and core stay the same for every endpoint compared (issue
-    /// 17). `false` when the thread is unknown or `taskset` failed.
+    /// caches and core stay the same for every endpoint compared
+    /// (`BENCH=limit`). `false` when the thread is unknown or `taskset` failed.
     pub fn pin(&self, cpu: usize) -> bool {
         // The path is /proc/<pid>/task/<tid>/schedstat.
         let tid = self
@@ -253,7 +253,8 @@ pub fn serve(kind: &str, probes: usize, cache: Option<Duration>) -> io::Result<(
 }
 
 /// The baseline: what a developer would write by hand without zb-health.
-/// `/readyn/{n}` joins the first `n` probes named by `names` (issue 17).
+/// `/readyn/{n}` joins the first `n` probes named by `names` (`BENCH=limit`'s
+/// P11).
 fn start_bare(
     live: Bytes,
     probes: Arc<BareProbes>,
@@ -419,8 +420,8 @@ pub struct WatchdogPair {
     pub watched: SocketAddr,
 }
 
-/// How many loops the watched server's registry watches (issue 8's
-/// benchmark asks for three).
+/// How many loops the watched server's registry watches (`BENCH=watchdog`
+/// asks for three).
 pub const WATCHDOGS: usize = 3;
 
 /// Starts the watchdog pair. The heartbeats come from a plain thread every
@@ -546,7 +547,8 @@ pub fn start_disclosure_servers() -> io::Result<DisclosureServers> {
     })
 }
 
-/// One server of the issue-17 comparison: where it listens and its worker.
+/// One server of the `BENCH=limit` comparison: where it listens and its
+/// worker.
 pub struct Limited {
     /// Where it listens.
     pub addr: SocketAddr,
@@ -554,7 +556,7 @@ pub struct Limited {
     pub clock: WorkerClock,
 }
 
-/// The issue-17 servers, each with one worker of its own so each one's CPU
+/// The `BENCH=limit` servers, each with one worker of its own so each one's CPU
 /// per request is its own: zb-health with `n` probes for each `(n, cache)`
 /// of `zb`, and one bare server (static `/healthz`, `/ready3`, and
 /// `/readyn/{n}`, a hand-written `join_all` of `n` probes).
@@ -640,10 +642,10 @@ impl Serialize for ManyEntries<'_> {
     }
 }
 
-/// The hysteresis comparison's servers (issue 18 §1): one registry of
-/// [`DISCLOSED_PROBES`] fast probes without thresholds, one the same with
-/// `failure_threshold(3)` and `success_threshold(2)` on every probe, each
-/// on its own server: `(label, address, worker clock)`, the plain first.
+/// The hysteresis comparison's servers (`BENCH=hysteresis`, BE-HLTH-006):
+/// one registry of [`DISCLOSED_PROBES`] fast probes without thresholds,
+/// one the same with `failure_threshold(3)` and `success_threshold(2)` on
+/// every probe, each on its own server: `(label, address, worker clock)`, the plain first.
 pub fn start_hysteresis_servers() -> io::Result<Vec<(&'static str, SocketAddr, WorkerClock)>> {
     let registry = |threshold: bool| -> io::Result<zb_health::HealthRegistry> {
         let registry = zb_health::HealthRegistry::new();

@@ -8,7 +8,9 @@ use std::sync::Mutex;
 /// One headline number of one benchmark.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
-    /// Which benchmark measured it (its issue or mode).
+    /// Which benchmark measured it: the `BENCH=` mode that runs it on its
+    /// own (`compare`, `policy`, `limit`, …), or the part of the sweeps
+    /// (`sweep`, `memory`, `probe count`).
     pub bench: &'static str,
     /// What was measured.
     pub measure: String,
@@ -73,7 +75,7 @@ mod tests {
     fn the_table_has_one_line_per_row_and_marks_a_missed_goal() {
         let rows = [
             Row {
-                bench: "issue 2",
+                bench: "compare",
                 measure: "/healthz zb ÷ bare".into(),
                 value: "0.97".into(),
                 goal: "≥ 0.95".into(),
@@ -87,7 +89,7 @@ mod tests {
                 met: None,
             },
             Row {
-                bench: "issue 2",
+                bench: "compare",
                 measure: "/health/ready zb ÷ bare".into(),
                 value: "0.70".into(),
                 goal: "≥ 0.85".into(),
@@ -99,7 +101,7 @@ mod tests {
         assert_eq!(lines.len(), 2 + rows.len());
         assert_eq!(
             lines[2],
-            "| issue 2 | /healthz zb ÷ bare | 0.97 | ≥ 0.95 | yes |"
+            "| compare | /healthz zb ÷ bare | 0.97 | ≥ 0.95 | yes |"
         );
         assert_eq!(
             lines[3],

@@ -57,7 +57,7 @@ static PINNED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::
 
 /// Runs every later wrk on `cpu` only (`None`: anywhere), through
 /// `taskset`, so that on a 2-core machine the load generator and the
-/// server worker never share or trade a core mid-run (issue 17).
+/// server worker never share or trade a core mid-run (`BENCH=limit`).
 pub fn pin(cpu: Option<usize>) {
     PINNED.store(
         cpu.unwrap_or(usize::MAX),

@@ -165,8 +165,8 @@ fn sigterm_drains_ready_503_live_200_then_exits_0() {
     assert!(status.success(), "exit status {status}");
 }
 
-/// `HOST` binds every port (issue 16): `0.0.0.0` serves a pod, the default
-/// stays on loopback.
+/// `HOST` binds every port (`spec/lifecycle.md`, Kubernetes): `0.0.0.0`
+/// serves a pod, the default stays on loopback.
 #[test]
 fn host_binds_the_application_management_and_grpc_ports() {
     zb_health_testkit::assert_host_binds_every_port(env!("CARGO_BIN_EXE_mxgateway"));

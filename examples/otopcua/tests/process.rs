@@ -389,8 +389,8 @@ fn grpc_health_serves_the_manifests_services_and_the_drain_stops_them() {
     assert!(node.wait_exit(PATIENCE).success());
 }
 
-/// `HOST` binds every port (issue 16): `0.0.0.0` serves a pod, the default
-/// stays on loopback.
+/// `HOST` binds every port (`spec/lifecycle.md`, Kubernetes): `0.0.0.0`
+/// serves a pod, the default stays on loopback.
 #[test]
 fn host_binds_the_application_management_and_grpc_ports() {
     zb_health_testkit::assert_host_binds_every_port(env!("CARGO_BIN_EXE_otopcua"));

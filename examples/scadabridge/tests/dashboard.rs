@@ -1,9 +1,10 @@
-//! `zb-health dashboard` over three real scadabridge pods (issue 19): a
-//! three-node cluster on loopback, each pod's `/health/history` named by
-//! its own address (never a Service that picks one), one pod stopped with
-//! SIGTERM. The aggregate is read over a real socket and its page in
-//! headless Chromium. Each pod's history lists every member with the
-//! ready verdict it gossips over real chitchat on loopback UDP.
+//! `zb-health dashboard` over three real scadabridge pods
+//! (`spec/history.md`): a three-node cluster on loopback, each pod's
+//! `/health/history` named by its own address (never a Service that picks
+//! one), one pod stopped with SIGTERM. The aggregate is read over a real
+//! socket and its page in headless Chromium. Each pod's history lists every
+//! member with the ready verdict it gossips over real chitchat on loopback
+//! UDP.
 
 mod common;
 

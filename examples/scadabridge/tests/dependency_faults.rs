@@ -1,8 +1,8 @@
-//! Dependencies that fail slowly as well as fast (issue 27 §2): three
-//! `scadabridge-herd` nodes (the database `shared`, `failure_threshold: 2`,
-//! the PLC link depending on the database) in a network namespace this
-//! test creates, their `/health/ready` polled every 500 ms each, as
-//! kubelets would, while their database:
+//! Dependencies that fail slowly as well as fast (BE-HLTH-003,
+//! BE-HLTH-006): three `scadabridge-herd` nodes (the database `shared`,
+//! `failure_threshold: 2`, the PLC link depending on the database) in a
+//! network namespace this test creates, their `/health/ready` polled every
+//! 500 ms each, as kubelets would, while their database:
 //!
 //! * **hangs**: a real PostgreSQL whose port drops every packet
 //!   (`iptables`), so queries run into the probe's 800 ms deadline;
@@ -15,7 +15,7 @@
 //! PostgreSQL server through a path of its own (`NetNs::tcp_paths`), so one
 //! node's path can fail while the others' work.
 //!
-//! What must hold (`spec/conflicts.md`, issue 27):
+//! What must hold (`spec/conflicts.md`):
 //!
 //! * failing everywhere, every node ends at 200 with the database
 //!   `Degraded`, `failing on N of 3 nodes`, and no node answers 503 for as

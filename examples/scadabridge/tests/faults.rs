@@ -1,9 +1,11 @@
-//! The active tier under real faults (issue 27 §3): five scadabridge
-//! processes in a network namespace this test creates, gossip cut with
-//! packet filters (both ways, one way, random loss, a partition that
-//! flaps), the active node frozen with SIGSTOP and thawed with SIGCONT,
-//! and a node restarted on its own address. A poller records every node's
-//! `/health/active` answer; the checker asserts over the whole history:
+//! The active tier under real faults (ZB-2.3a; `spec/conflicts.md`,
+//! "exactly one active node" under one-way loss and process pauses): five
+//! scadabridge processes in a network namespace this test creates, gossip
+//! cut with packet filters (both ways, one way, random loss, a partition
+//! that flaps), the active node frozen with SIGSTOP and thawed with
+//! SIGCONT, and a node restarted on its own address. A poller records every
+//! node's `/health/active` answer; the checker asserts over the whole
+//! history:
 //!
 //! * never two active nodes: no two nodes answer 200 closer together than
 //!   the hand-over gap;
@@ -12,9 +14,9 @@
 //!   a cut and after a pause;
 //! * after every heal, exactly one active node within the settle bound.
 //!
-//! The expected size comes from the run time (`CLUSTER_EXPECTED_SIZE=5`,
-//! issue 27 §4): scadabridge's manifest states none. Needs root, `ip` and
-//! `iptables` (`tests/run.sh` installs them; CI runs as root).
+//! The expected size comes from the run time (`CLUSTER_EXPECTED_SIZE=5`):
+//! scadabridge's manifest states none. Needs root, `ip` and `iptables`
+//! (`tests/run.sh` installs them; CI runs as root).
 
 mod common;
 

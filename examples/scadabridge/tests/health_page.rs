@@ -1,6 +1,6 @@
-//! The health page (issue 19) of a real scadabridge process, as an
-//! operator's browser shows it: `/health/ui` on the management port,
-//! loaded in headless Chromium (Debian's, installed by `tests/run.sh`), and
+//! The health page (`spec/history.md`) of a real scadabridge process, as an
+//! operator's browser shows it: `/health/ui` on the management port, loaded
+//! in headless Chromium (Debian's, installed by `tests/run.sh`), and
 //! asserted on the DOM after the page's scripts read `/health/history`.
 
 mod common;

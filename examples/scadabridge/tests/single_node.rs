@@ -178,14 +178,14 @@ fn a_lost_plc_link_degrades_ready_and_shows_in_the_metrics() {
     assert_eq!(node.get("/health/ready").json()["status"], "Healthy");
 }
 
-/// `HOST` binds every port (issue 16): `0.0.0.0` serves a pod, the default
-/// stays on loopback.
+/// `HOST` binds every port (`spec/lifecycle.md`, Kubernetes): `0.0.0.0`
+/// serves a pod, the default stays on loopback.
 #[test]
 fn host_binds_the_application_management_and_grpc_ports() {
     zb_health_testkit::assert_host_binds_every_port(env!("CARGO_BIN_EXE_scadabridge"));
 }
 
-/// Issue 27 §4: a `CLUSTER_EXPECTED_SIZE` that is no cluster size stops
+/// ZB-2.3a, AT-5: a `CLUSTER_EXPECTED_SIZE` that is no cluster size stops
 /// the start, naming the variable and the fix; it is never applied.
 #[test]
 fn a_bad_expected_size_is_refused_at_start_naming_the_variable() {

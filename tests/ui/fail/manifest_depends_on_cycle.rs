@@ -1,4 +1,4 @@
-// R22 (issue 18 §5): dependencies that form a cycle, a probe depending on
+// R22: dependencies that form a cycle, a probe depending on
 // itself and two probes depending on each other, each reported once at
 // the name that closes it, with the cycle's path.
 zb_health::manifest!(Health = "manifests/depends_on_cycle.yaml");

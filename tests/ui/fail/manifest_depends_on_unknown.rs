@@ -1,4 +1,4 @@
-// R21 (issue 18 §5): a `depends_on` name that is no probe of the manifest,
+// R21: a `depends_on` name that is no probe of the manifest,
 // at the name, with a "did you mean"; a custom probe named only by its
 // attribute cannot be depended on, the help says to give it `name:`.
 use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};

@@ -1,4 +1,4 @@
-// R7 (issue 18 §2): `shared` fails a dependency open when most of the
+// R7 (BE-HLTH-003): `shared` fails a dependency open when most of the
 // cluster shares its failure, a readiness decision: refused on a probe on
 // the `active` tier, or off `ready`, at the YAML value; and a `shared`
 // that is not a bool; and the attribute's `shared` on an `active` probe.

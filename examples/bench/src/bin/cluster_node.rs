@@ -1,6 +1,6 @@
-//! `zb-health-cluster-node`: the lean cluster node `BENCH=cluster`
-//! (issue 27 §6) starts 3, 9 and 27 of, to measure what the library's
-//! gossip costs as the cluster grows: a real chitchat node (the examples'
+//! `zb-health-cluster-node`: the lean cluster node `BENCH=cluster` starts
+//! 3, 9 and 27 of, to measure what the library's gossip costs as the
+//! cluster grows: a real chitchat node (the examples'
 //! `service_kit::ClusterNode`, 200 ms gossip) carrying the library's keys
 //! (status and roles, the beat, one shared verdict, the ready verdict),
 //! the manifest `cluster-node.yaml`, and the tiers on `PORT` and

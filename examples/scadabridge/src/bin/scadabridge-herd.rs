@@ -1,10 +1,10 @@
 //! `scadabridge-herd`: scadabridge's dependencies as an operator shares
-//! them across a cluster, for the dependency fault tests (issue 27 §2,
-//! `tests/dependency_faults.rs`): the same database probe, chitchat node
+//! them across a cluster, for the dependency fault tests
+//! (`tests/dependency_faults.rs`): the same database probe, chitchat node
 //! and settings as `scadabridge`, with a manifest that marks the database
 //! `shared` (an outage on a majority of the nodes keeps them all ready,
-//! Degraded), holds one failed run back (`failure_threshold: 2`) and
-//! makes the PLC link depend on the database.
+//! Degraded), holds one failed run back (`failure_threshold: 2`) and makes
+//! the PLC link depend on the database.
 //!
 //! Settings as `scadabridge` (`service_kit::Settings`): `DATABASE_URL`
 //! (SQLite under `DATA_DIR` by default, one file per node), the ports,
