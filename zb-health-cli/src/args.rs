@@ -11,10 +11,11 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// The zb-health command-line tool: validate a health.yaml manifest, print or
 /// check the Kubernetes probes that fit it, probe a health endpoint, serve
-/// one health page over several services.
+/// one health page over several services, put a pod in maintenance.
 ///
-/// Exit status: 0 valid / consistent / healthy; 1 a rule is broken, drift,
-/// or unhealthy; 2 a usage error, a bad URL or an unreadable file.
+/// Exit status: 0 valid / consistent / healthy / done; 1 a rule is broken,
+/// drift, unhealthy, or refused by the server; 2 a usage error, a bad URL,
+/// an unreadable file or a missing token.
 #[derive(Debug, Parser)]
 #[command(name = "zb-health", version)]
 // No command is a usage error (exit 2), not help: a CI step that lost its
@@ -48,6 +49,13 @@ pub enum Command {
     /// last document, greyed, with the time it last answered. Prints
     /// `zb-health dashboard: listening on http://ADDR/` when it is ready.
     Dashboard(DashboardArgs),
+    /// Take a pod out of rotation for a while, or bring it back.
+    ///
+    /// Sends the request to the pod's management port
+    /// (http://host:port, or the full /health/maintenance URL) with the
+    /// bearer token from HEALTH_TOKEN, HEALTH_TOKEN_FILE or --token-file,
+    /// never from an argument. Prints the window, or that none is open.
+    Maintenance(MaintenanceArgs),
 }
 
 /// When to colour the diagnostics.
@@ -153,6 +161,36 @@ pub struct DashboardArgs {
     /// The deadline of each poll (connect and answer), an integer and a
     /// unit.
     #[arg(long, value_name = "D", default_value = "1s", value_parser = timeout)]
+    pub timeout: Duration,
+}
+
+/// The options of `maintenance`.
+#[derive(Debug, PartialEq, Eq, Args)]
+pub struct MaintenanceArgs {
+    /// The pod's management port, e.g. http://10.0.0.7:8081.
+    #[arg(value_name = "URL")]
+    pub url: String,
+    /// Why, in a few words (at most 80 characters); with --for.
+    #[arg(long, value_name = "TEXT", requires = "ttl", conflicts_with = "off")]
+    pub reason: Option<String>,
+    /// How long, e.g. 10m (at most 1440m); maintenance ends by itself then.
+    #[arg(
+        long = "for",
+        id = "ttl",
+        value_name = "D",
+        requires = "reason",
+        conflicts_with = "off"
+    )]
+    pub ttl: Option<String>,
+    /// End maintenance now.
+    #[arg(long)]
+    pub off: bool,
+    /// A file holding the bearer token (a mounted Secret), instead of the
+    /// HEALTH_TOKEN variable.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// The deadline of the exchange, an integer and a unit.
+    #[arg(long, value_name = "D", default_value = "5s", value_parser = timeout)]
     pub timeout: Duration,
 }
 

@@ -32,6 +32,10 @@
 //! `zb-health dashboard URL...` serves one health page over several
 //! services' `/health/history`, polling each itself (see [`dashboard`]).
 //!
+//! `zb-health maintenance URL --reason TEXT --for 10m` takes a pod out of
+//! rotation through its management port, `--off` brings it back (see
+//! [`maintenance`]).
+//!
 //! The arguments are parsed by clap ([`args`]); this file only dispatches.
 
 mod args;
@@ -39,6 +43,7 @@ mod check;
 mod dashboard;
 mod input;
 mod k8s;
+mod maintenance;
 mod probe;
 mod render;
 mod yaml;
@@ -57,6 +62,7 @@ fn main() -> ExitCode {
         Command::K8s(args) => k8s::run(&args),
         Command::Probe(args) => probe::run(&args),
         Command::Dashboard(args) => dashboard::run(&args),
+        Command::Maintenance(args) => maintenance::run(&args),
     };
     input::exit_code(outcome)
 }

@@ -204,6 +204,47 @@ pub fn fetch(
     timeout: Duration,
     accept: &str,
 ) -> Result<Answer, Failure> {
+    send(url, &Request::get(accept), connect_timeout, timeout)
+}
+
+/// What [`send`] sends: a method, extra headers and a JSON body (none when
+/// empty).
+pub struct Request<'a> {
+    /// `GET`, `POST`, …
+    pub method: &'a str,
+    /// The `Accept` header.
+    pub accept: &'a str,
+    /// More headers, e.g. `Authorization`.
+    pub headers: Vec<(&'static str, String)>,
+    /// A JSON body; none when empty.
+    pub body: String,
+}
+
+impl<'a> Request<'a> {
+    /// A plain `GET` asking for `accept`.
+    pub fn get(accept: &'a str) -> Self {
+        Self {
+            method: "GET",
+            accept,
+            headers: Vec::new(),
+            body: String::new(),
+        }
+    }
+}
+
+/// One exchange of `request` with `url`, within `timeout` for the whole
+/// exchange (`connect_timeout` for the connect): the answer, whatever its
+/// status, or why there was none.
+///
+/// # Errors
+///
+/// No connection, a deadline passed, or the answer is not HTTP/1.x.
+pub fn send(
+    url: &Url,
+    request: &Request<'_>,
+    connect_timeout: Duration,
+    timeout: Duration,
+) -> Result<Answer, Failure> {
     let deadline = Instant::now() + timeout;
     let addrs: Vec<SocketAddr> = (url.host.as_str(), url.port)
         .to_socket_addrs()
@@ -226,11 +267,27 @@ pub fn fetch(
     }
     let mut stream = stream.ok_or(last)?;
 
+    let extra: String = request
+        .headers
+        .iter()
+        .map(|(name, value)| format!("{name}: {value}\r\n"))
+        .collect();
+    let body = if request.body.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "Content-Type: application/json\r\nContent-Length: {}\r\n",
+            request.body.len()
+        )
+    };
     let request = format!(
-        "GET {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: zb-health-probe/{}\r\nAccept: {accept}\r\nConnection: close\r\n\r\n",
+        "{} {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: zb-health-probe/{}\r\nAccept: {}\r\nConnection: close\r\n{extra}{body}\r\n{}",
+        request.method,
         url.target,
         url.authority,
-        env!("CARGO_PKG_VERSION")
+        env!("CARGO_PKG_VERSION"),
+        request.accept,
+        request.body,
     );
     let sending = "could not send the request within the timeout";
     stream

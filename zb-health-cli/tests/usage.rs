@@ -10,7 +10,7 @@ mod common;
 
 use common::{cli, snapshot, text, zb_health};
 
-const SUBCOMMANDS: [&str; 4] = ["check", "k8s", "probe", "dashboard"];
+const SUBCOMMANDS: [&str; 5] = ["check", "k8s", "probe", "dashboard", "maintenance"];
 
 #[test]
 fn the_help_texts_match_their_snapshots() {

@@ -1,0 +1,125 @@
+//! `zb-health maintenance URL`: maintenance mode through a pod's
+//! management port (`/health/maintenance`, `spec/lifecycle.md`).
+//!
+//! The reason and the TTL are checked here with the rules the server
+//! applies (`zb_health_spec::maintenance`), so a typo is refused before
+//! anything is sent. The token comes from `HEALTH_TOKEN`,
+//! `HEALTH_TOKEN_FILE` or `--token-file`, never from an argument, where it
+//! would show in the shell's history and the process list.
+
+use serde_json::{Value, json};
+use zb_health_spec::maintenance::{check_reason, check_ttl};
+
+use crate::args::MaintenanceArgs;
+use crate::input::Failure;
+use crate::probe::{self, Request};
+
+/// Where the server serves maintenance mode.
+const PATH: &str = "/health/maintenance";
+
+/// Runs `zb-health maintenance`.
+pub fn run(args: &MaintenanceArgs) -> Result<(), Failure> {
+    let unusable = |why: String| {
+        eprintln!("error: {why}");
+        Failure::Unusable
+    };
+    let mut url = probe::parse_url(&args.url).map_err(unusable)?;
+    if url.target == "/" {
+        url.target = PATH.to_owned();
+    }
+    let token = token(args, &|name| std::env::var(name).ok()).map_err(unusable)?;
+    let (method, body) = match (&args.reason, &args.ttl, args.off) {
+        (_, _, true) => ("DELETE", String::new()),
+        (Some(reason), Some(ttl), false) => {
+            let reason = check_reason(Some(reason)).map_err(|e| unusable(e.to_string()))?;
+            check_ttl(Some(ttl)).map_err(|e| unusable(e.to_string()))?;
+            ("POST", json!({"reason": reason, "ttl": ttl}).to_string())
+        }
+        _ => ("GET", String::new()),
+    };
+    let request = Request {
+        method,
+        accept: "application/json",
+        headers: vec![("Authorization", format!("Bearer {token}"))],
+        body,
+    };
+    let answer = probe::send(&url, &request, args.timeout, args.timeout).map_err(|f| {
+        eprintln!("{}: {}", args.url, f.describe());
+        Failure::Failed
+    })?;
+    let document: Value = serde_json::from_slice(&answer.body).unwrap_or(Value::Null);
+    match answer.code {
+        200 => {
+            println!("{}", summary(&document));
+            Ok(())
+        }
+        400 => {
+            let error = &document["error"];
+            eprintln!(
+                "error: the server refused {}: {}",
+                error["field"].as_str().unwrap_or("the request"),
+                error["message"].as_str().unwrap_or("bad request")
+            );
+            Err(Failure::Failed)
+        }
+        404 => {
+            eprintln!(
+                "error: {} answered 404: not a management port with operator controls, or a wrong token (a wrong token gets the answer of an unknown path)",
+                args.url
+            );
+            Err(Failure::Failed)
+        }
+        code => {
+            eprintln!("error: {} answered HTTP {code} {}", args.url, answer.reason);
+            Err(Failure::Failed)
+        }
+    }
+}
+
+/// The token: `--token-file`, else `HEALTH_TOKEN`, else the file
+/// `HEALTH_TOKEN_FILE` names; trimmed, as the server trims it.
+fn token(args: &MaintenanceArgs, var: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let from_file = |path: &std::path::Path| {
+        std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read the token file `{}`: {e}", path.display()))
+    };
+    let token = match (
+        &args.token_file,
+        var("HEALTH_TOKEN"),
+        var("HEALTH_TOKEN_FILE"),
+    ) {
+        (Some(path), _, _) => from_file(path)?,
+        (None, Some(token), _) => token,
+        (None, None, Some(path)) => from_file(path.as_ref())?,
+        (None, None, None) => {
+            return Err(
+                "no bearer token: set HEALTH_TOKEN or HEALTH_TOKEN_FILE, or pass --token-file (never the token itself as an argument)".into(),
+            );
+        }
+    };
+    let token = token.trim().to_owned();
+    if token.is_empty() || token.bytes().any(|b| !b.is_ascii_graphic()) {
+        return Err("the bearer token is empty or not one word of visible ASCII".into());
+    }
+    Ok(token)
+}
+
+/// One line: the open window, the one that ended, or none.
+fn summary(document: &Value) -> String {
+    let window = |w: &Value| {
+        format!(
+            "{} (since {}, until {})",
+            w["reason"].as_str().unwrap_or("?"),
+            w["since"].as_str().unwrap_or("?"),
+            w["until"].as_str().unwrap_or("?")
+        )
+    };
+    match (&document["maintenance"], &document["ended"]) {
+        (Value::Object(_), _) => format!("in maintenance: {}", window(&document["maintenance"])),
+        (_, Value::Object(_)) => format!("maintenance ended: {}", window(&document["ended"])),
+        (_, Value::Null) if document.get("ended").is_some() => {
+            "not in maintenance (nothing to end)".into()
+        }
+        _ => "not in maintenance".into(),
+    }
+}
