@@ -123,6 +123,10 @@ pub struct K8sArgs {
     /// `groups`) instead of the ready tier: a canary gated on its probes.
     #[arg(long, value_name = "GROUP")]
     pub readiness_group: Option<String>,
+    /// Leave this probe of the ready tier out of the readinessProbe's
+    /// verdict (`?exclude=NAME`), for an emergency; repeatable.
+    #[arg(long, value_name = "PROBE")]
+    pub readiness_exclude: Vec<String>,
     /// Compare this Deployment or StatefulSet file (multi-document YAML)
     /// with the manifest instead of printing.
     #[arg(long, value_name = "DEPLOYMENT")]
@@ -306,6 +310,9 @@ mod tests {
                 "--grpc-port=7000",
                 "--container",
                 "app",
+                "--readiness-exclude",
+                "cache",
+                "--readiness-exclude=queue",
                 "--check",
                 "d.yaml"
             ])
@@ -317,6 +324,7 @@ mod tests {
                 grpc_port: Some(7000),
                 container: Some("app".into()),
                 readiness_group: None,
+                readiness_exclude: vec!["cache".into(), "queue".into()],
                 check: Some("d.yaml".into()),
             }))
         );

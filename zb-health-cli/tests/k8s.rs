@@ -724,3 +724,117 @@ fn check_drifts(
         }
     }
 }
+
+/// `--readiness-exclude`: the readiness probe's path leaves named ready
+/// probes out of the verdict (`?exclude=`, kube-apiserver's query), for an
+/// emergency; `--check` accepts a Deployment whose readiness path excludes
+/// checks of the ready tier, and reports one that names none.
+#[test]
+fn a_readiness_path_may_exclude_probes_of_the_ready_tier() {
+    let file = "tests/ui/pass/manifests/groups.yaml";
+    let out = zb_health(&["k8s", file, "--readiness-exclude", "database"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let yaml = text(&out.stdout);
+    let patch: Patch = serde_saphyr::from_str(&yaml).expect("the expected YAML");
+    let readiness = &patch.spec.template.spec.containers[0].readiness_probe;
+    assert_eq!(
+        readiness.http_get.as_ref().map(|h| h.path.as_str()),
+        Some("/health/ready?exclude=database")
+    );
+
+    let scratch =
+        std::env::temp_dir().join(format!("zb-health-k8s-exclude-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).expect("the temp dir is writable");
+    let write = |name: &str, yaml: &str| {
+        let path = scratch.join(name);
+        std::fs::write(
+            &path,
+            format!("apiVersion: apps/v1\nkind: Deployment\n{yaml}"),
+        )
+        .expect("the temp dir is writable");
+        path.to_str().expect("a UTF-8 temp dir").to_owned()
+    };
+    // The printed Deployment is consistent with and without the flag: a
+    // path that excludes a ready probe is accepted.
+    let excluded = write("excluded.yaml", &yaml);
+    for flags in [&["--readiness-exclude", "database"][..], &[]] {
+        let mut args = vec!["k8s", file];
+        args.extend(flags);
+        args.extend(["--check", excluded.as_str()]);
+        let out = zb_health(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{flags:?}: {}",
+            text(&out.stderr)
+        );
+    }
+    // One that names no check of the ready tier drifts at the path.
+    let wrong = write(
+        "wrong.yaml",
+        &yaml.replace(
+            "/health/ready?exclude=database",
+            "/health/ready?exclude=node",
+        ),
+    );
+    let out = zb_health(&["k8s", "--color=never", file, "--check", &wrong]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("excludes `node`, which is no check of the ready tier"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("remove `exclude=node` from the path"),
+        "{stderr}"
+    );
+    // With the flag, a path that excludes nothing drifts too.
+    let plain = write(
+        "plain.yaml",
+        &yaml.replace("/health/ready?exclude=database", "/health/ready"),
+    );
+    let out = zb_health(&[
+        "k8s",
+        "--color=never",
+        file,
+        "--readiness-exclude",
+        "database",
+        "--check",
+        &plain,
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("not what `--readiness-exclude` asks"),
+        "{}",
+        text(&out.stderr)
+    );
+    std::fs::remove_dir_all(&scratch).expect("the temp dir is removable");
+
+    // A name that is no ready probe is refused, with the ones there are;
+    // a group's path takes no query.
+    let out = zb_health(&[
+        "k8s",
+        "--color=never",
+        file,
+        "--readiness-exclude",
+        "databse",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("`--readiness-exclude databse` names no probe of the ready tier"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("did you mean `database`?"), "{stderr}");
+    let out = zb_health(&[
+        "k8s",
+        "--color=never",
+        file,
+        "--readiness-group",
+        "canary",
+        "--readiness-exclude",
+        "database",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("`--readiness-exclude` with `--readiness-group`"));
+}

@@ -38,6 +38,7 @@ pub mod maintenance;
 #[cfg(feature = "manifest")]
 pub mod manifest;
 mod paths;
+pub mod query;
 pub mod rules;
 pub mod settings;
 mod status;

@@ -33,6 +33,7 @@ pub fn run(args: &K8sArgs) -> Result<(), Failure> {
         grpc_port: args.grpc_port,
         container: args.container.clone(),
         readiness_group: args.readiness_group.clone(),
+        readiness_exclude: args.readiness_exclude.clone(),
     };
     let plan = plan(&manifest, &options).map_err(|violations| {
         diagnostics::fail(&diagnostics::report(&source, &violations, styled))
@@ -134,6 +135,9 @@ pub struct ProbePlan {
     /// The health group it reads instead of its endpoint
     /// (`--readiness-group`), always over HTTP.
     pub group: Option<GroupTarget>,
+    /// The probes its path leaves out of the verdict
+    /// (`--readiness-exclude`, `?exclude=`).
+    pub exclude: Vec<String>,
 }
 
 /// A health group a probe reads (`groups` in the manifest).
@@ -146,11 +150,26 @@ pub struct GroupTarget {
 }
 
 impl ProbePlan {
-    /// The HTTP path it should read: its group's, else its endpoint's.
-    pub fn http_path<'a>(&'a self, paths: &'a zb_health_spec::EndpointPaths) -> &'a str {
+    /// The HTTP path it should read, without a query: its group's, else
+    /// its endpoint's.
+    pub fn base_path<'a>(&'a self, paths: &'a zb_health_spec::EndpointPaths) -> &'a str {
         match &self.group {
             Some(g) => &g.path,
             None => paths.endpoint(self.endpoint),
+        }
+    }
+
+    /// The HTTP path it should read, with `?exclude=` when it leaves
+    /// probes out.
+    pub fn http_path(&self, paths: &zb_health_spec::EndpointPaths) -> String {
+        let base = self.base_path(paths);
+        if self.exclude.is_empty() {
+            base.to_owned()
+        } else {
+            format!(
+                "{base}?{}",
+                zb_health_spec::query::exclude_query(&self.exclude)
+            )
         }
     }
 }
@@ -171,6 +190,9 @@ pub struct Plan {
     /// Every endpoint path, for the drift messages ("that is the active
     /// tier").
     pub paths: zb_health_spec::EndpointPaths,
+    /// The ready tier's probes the manifest names: what a readiness path's
+    /// `?exclude=` may name.
+    pub ready_probes: Vec<String>,
     /// `timeoutSeconds` of every probe.
     pub timeout_seconds: u64,
     /// Whether [`Plan::timeout_seconds`] is the manifest's
@@ -209,6 +231,9 @@ pub struct Options {
     pub container: Option<String>,
     /// `--readiness-group`.
     pub readiness_group: Option<String>,
+    /// `--readiness-exclude`: ready-tier probes the readiness probe's path
+    /// leaves out of the verdict (`?exclude=`).
+    pub readiness_exclude: Vec<String>,
 }
 
 /// Whole seconds, when `d` is a non-zero whole number of seconds: the only
@@ -280,6 +305,51 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
             }
         },
     };
+
+    // The ready tier's probes that have a name here (a custom probe named
+    // by its attribute has none the tool can see): what `?exclude=` may
+    // name, in the printed path and in a Deployment's.
+    let ready_probes: Vec<String> = manifest
+        .probes
+        .iter()
+        .filter(|p| p.effective_tags().is_none_or(|t| t.contains(Tag::Ready)))
+        .filter_map(|p| p.name.as_ref().map(|n| n.value.clone()))
+        .collect();
+    if !options.readiness_exclude.is_empty() {
+        let refuse = |message: String, help: String| Violation {
+            rule: Rule::Unknown,
+            location: manifest.service.location,
+            message,
+            help,
+        };
+        if group.is_some() {
+            errors.push(refuse(
+                "`--readiness-exclude` with `--readiness-group`".into(),
+                "a health group's path takes no query: exclude from the ready tier, or pick a group without the probe".into(),
+            ));
+        } else if grpc_service(manifest, Tag::Ready).is_some() {
+            errors.push(refuse(
+                "`--readiness-exclude` with a readiness probe over grpc.health.v1".into(),
+                "grpc.health.v1 has no exclude: map the ready tier to no gRPC service, so the probe is an httpGet".into(),
+            ));
+        }
+        let names: Vec<&str> = ready_probes.iter().map(String::as_str).collect();
+        for name in &options.readiness_exclude {
+            if !names.contains(&name.as_str()) {
+                errors.push(refuse(
+                    format!("`--readiness-exclude {name}` names no probe of the ready tier"),
+                    format!(
+                        "name one of {}{} (a custom probe named only by its attribute must get a `name:` in the manifest to be excluded here)",
+                        zb_health_spec::suggest::one_of(&names),
+                        zb_health_spec::suggest::hint(zb_health_spec::suggest::did_you_mean(
+                            name,
+                            names.iter().copied()
+                        ))
+                    ),
+                ));
+            }
+        }
+    }
 
     // The deadline each tier may wait for: the longest effective timeout of
     // a probe that may be on it. A custom probe without `tags` takes its tags
@@ -407,7 +477,14 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
             Some(g) => Handler::Http {
                 path: g.path.value.clone(),
             },
-            None => handler(Tag::Ready),
+            None if options.readiness_exclude.is_empty() => handler(Tag::Ready),
+            None => Handler::Http {
+                path: format!(
+                    "{}?{}",
+                    manifest.paths.get(Tag::Ready),
+                    zb_health_spec::query::exclude_query(&options.readiness_exclude)
+                ),
+            },
         },
         deadline: ready_deadline,
         period: detection::readiness_period_seconds(drain_delay),
@@ -416,6 +493,7 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
             name: g.name.value.clone(),
             path: g.path.value.clone(),
         }),
+        exclude: options.readiness_exclude.clone(),
     };
     let liveness = ProbePlan {
         endpoint: Endpoint::Tier(Tag::Live),
@@ -424,6 +502,7 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
         period: 10,
         failure_threshold: 3,
         group: None,
+        exclude: Vec::new(),
     };
     // The startup path reads the gates and the watchdogs' first beats, never
     // a probe: a dependency that is down at boot keeps the pod unready (the
@@ -441,6 +520,7 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
                 period: STARTUP_PERIOD_SECONDS,
                 failure_threshold: STARTUP_FAILURE_THRESHOLD,
                 group: None,
+                exclude: Vec::new(),
             }
         });
 
@@ -454,6 +534,7 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
         port_source,
         grpc_port,
         paths: manifest.paths.clone(),
+        ready_probes,
         timeout_seconds,
         timeout_stated,
         liveness,

@@ -27,6 +27,7 @@ mod started;
 #[cfg(test)]
 mod tests;
 mod tier;
+mod verbose;
 
 pub use builder::ZbHealth;
 pub use builder::map_zb_health;

@@ -10,10 +10,12 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::web::Bytes;
 use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder};
-use zb_health_spec::Tag;
+use zb_health_spec::query::TierQuery;
+use zb_health_spec::{HealthStatus, Tag};
 
 use super::auth::Authorized;
 use super::respond::{fixed_json, get_and_head, no_store, tier_status_code, write_body};
+use super::verbose::{mark_excluded, verbose_body, verbose_response};
 use crate::answer::{KeptTier, healthy_live_body};
 use crate::lifecycle::LiveAnswer;
 use crate::registry::HealthRegistry;
@@ -153,6 +155,13 @@ impl TierEndpoint {
         // Decided before the probes run, and the same way for every
         // request: the status code never depends on it.
         let authorized = self.authorized.style_for(&request);
+        // `?verbose`, `?exclude=`: one length check on the common path.
+        if !request.query_string().is_empty() {
+            let query = TierQuery::parse(request.query_string());
+            if !query.is_plain() {
+                return self.respond_query(&query, authorized).await;
+            }
+        }
         if self.tag == Tag::Live {
             return self.respond_live(authorized);
         }
@@ -167,6 +176,43 @@ impl TierEndpoint {
         let mut response = HttpResponse::build(tier_status_code(self.tag, report.status));
         response.insert_header(no_store());
         self.write(authorized, &report, response)
+    }
+
+    /// The answer to `?verbose` or `?exclude=` (kube-apiserver's query):
+    /// the tier with the excluded checks left out, as plain text when
+    /// verbose, else in the tier's own body with `Health-Excluded`; at the
+    /// request's disclosure level either way. Never a kept body.
+    async fn respond_query(
+        &self,
+        query: &TierQuery,
+        authorized: Option<&BodyStyle>,
+    ) -> HttpResponse {
+        let (report, exclusion) = self
+            .registry
+            .answer_excluding(self.tag, &query.exclude)
+            .await;
+        let status = match self.tag {
+            Tag::Live if report.status == HealthStatus::Unhealthy => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
+            tag => tier_status_code(tag, report.status),
+        };
+        let level = authorized.unwrap_or(&self.style).disclosure;
+        if query.verbose {
+            let mut response =
+                verbose_response(status, verbose_body(self.tag, &report, level, &exclusion));
+            if self.authorized.varies() {
+                response
+                    .headers_mut()
+                    .insert(header::VARY, HeaderValue::from_static("authorization"));
+            }
+            return response;
+        }
+        let mut response = HttpResponse::build(status);
+        response.insert_header(no_store());
+        let mut response = self.write(authorized, &report, response);
+        mark_excluded(&mut response, level, &exclusion);
+        response
     }
 
     /// `ready` or `active` with the built-in writer, through its kept

@@ -8,6 +8,17 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::inner::HealthRegistry;
+
+/// What [`HealthRegistry::answer_excluding`] left out: the checks it
+/// excluded, and the names asked for that match no check of the tier (or
+/// name a lifecycle entry, which cannot be excluded).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Exclusion {
+    /// The checks left out of the verdict, in the tier's order.
+    pub excluded: Vec<Arc<str>>,
+    /// The names that matched nothing, as asked.
+    pub unknown: Vec<String>,
+}
 use crate::lifecycle::LiveAnswer;
 use crate::observe::{self};
 use crate::report::HealthReport;
@@ -84,6 +95,50 @@ impl HealthRegistry {
         };
         self.answered(tier, report.status, &report);
         report
+    }
+
+    /// A tier's answer with the checks named in `exclude` left out of the
+    /// verdict (kube-apiserver's `?exclude=`, for an emergency): they do
+    /// not run and are not in the report. The lifecycle's entries
+    /// (`startup`, `shutdown`, `maintenance`) cannot be excluded: a drain
+    /// or a maintenance window must hold. Excluding every check is
+    /// allowed. Counted as the tier's answer, as it is what was served.
+    ///
+    /// On `live` the checks are the watchdogs.
+    pub async fn answer_excluding(
+        &self,
+        tier: Tag,
+        exclude: &[String],
+    ) -> (HealthReport, Exclusion) {
+        let excluded = |name: &str| exclude.iter().any(|e| e == name);
+        let mut exclusion = Exclusion::default();
+        let report = match tier {
+            Tag::Live => {
+                let report = self.inner.lifecycle.live_report();
+                let (out, kept): (Vec<_>, Vec<_>) =
+                    report.entries.into_iter().partition(|e| excluded(&e.name));
+                exclusion.excluded = out.into_iter().map(|e| Arc::from(&*e.name)).collect();
+                HealthReport::new(tier, kept, report.total_duration)
+            }
+            Tag::Ready | Tag::Active => {
+                let probes = self.inner.table.tier(tier);
+                let (out, kept): (Vec<_>, Vec<_>) = probes
+                    .iter()
+                    .flat_map(|t| t.iter().cloned())
+                    .partition(|p| excluded(&p.name));
+                exclusion.excluded = out.iter().map(|p| p.name.clone()).collect();
+                self.inner
+                    .lifecycle
+                    .apply(self.inner.executor.report(tier, &kept).await)
+            }
+        };
+        exclusion.unknown = exclude
+            .iter()
+            .filter(|e| !exclusion.excluded.iter().any(|x| &**x == e.as_str()))
+            .cloned()
+            .collect();
+        self.answered(tier, report.status, &report);
+        (report, exclusion)
     }
 
     /// One probe's answer through its tier (`GET <tier path>/{probe}`): the

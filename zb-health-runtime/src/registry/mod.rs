@@ -26,6 +26,7 @@ mod tests;
 
 pub use crate::registration::{ProbeRegistration, RegistryError};
 pub use crate::table::RegistrationHandle;
+pub use answers::Exclusion;
 pub(crate) use answers::{TierAnswer, Validity};
 pub use builder::HealthRegistryBuilder;
 pub use inner::HealthRegistry;

@@ -118,8 +118,7 @@ pub(super) fn one_probe(
         if let (true, Some(url_node)) = (is_probe, url) {
             let text = url_node.as_str().unwrap_or_default();
             if let Ok(url) = crate::probe::parse_url(text) {
-                let path = url.target.split('?').next().unwrap_or("/");
-                path_drift(plan, key, wanted, path, url_node.loc, drifts);
+                path_drift(plan, key, wanted, &url.target, url_node.loc, drifts);
                 if plan.port_source != PortSource::Default && url.port != plan.port {
                     drifts.push(Drift {
                         check: Check::Port,
@@ -212,7 +211,11 @@ pub(super) fn path_drift(
     drifts: &mut Vec<Drift>,
 ) {
     let (wanted, want) = (probe.endpoint, probe.http_path(&plan.paths));
-    if path == want {
+    // A query of `?exclude=` (an emergency) is accepted when it names
+    // checks of the endpoint; the path itself must be the endpoint's.
+    let (base, query) = path.split_once('?').unwrap_or((path, ""));
+    if base == probe.base_path(&plan.paths) {
+        exclude_drift(plan, key, probe, query, loc, drifts);
         return;
     }
     let restarts = matches!(wanted, Endpoint::Tier(Tag::Live) | Endpoint::Started);
@@ -244,6 +247,51 @@ pub(super) fn path_drift(
             None => format!("set `path: {want}` ({})", shown(wanted)),
         },
     });
+}
+
+/// K1 on a path's `?exclude=`: every name a check of the endpoint (a
+/// probe of the ready tier, a watchdog of `live`), and the names
+/// `--readiness-exclude` asks for, when it does.
+fn exclude_drift(
+    plan: &Plan,
+    key: &str,
+    probe: &ProbePlan,
+    query: &str,
+    loc: Location,
+    drifts: &mut Vec<Drift>,
+) {
+    let asked = zb_health_spec::query::TierQuery::parse(query).exclude;
+    let known: &[String] = match probe.endpoint {
+        Endpoint::Tier(Tag::Ready) if probe.group.is_none() => &plan.ready_probes,
+        Endpoint::Tier(Tag::Live) => &plan.watchdogs,
+        _ => &[],
+    };
+    for name in asked.iter().filter(|n| !known.contains(n)) {
+        drifts.push(Drift {
+            check: Check::Path,
+            location: loc,
+            message: format!(
+                "the {key} excludes `{name}`, which is no check of {}",
+                shown(probe.endpoint)
+            ),
+            help: format!("remove `exclude={name}` from the path"),
+        });
+    }
+    let mut asked_sorted = asked.clone();
+    asked_sorted.sort();
+    let mut wanted = probe.exclude.clone();
+    wanted.sort();
+    if !probe.exclude.is_empty() && asked_sorted != wanted {
+        drifts.push(Drift {
+            check: Check::Path,
+            location: loc,
+            message: format!(
+                "the {key} excludes [{}], not what `--readiness-exclude` asks",
+                asked.join(", ")
+            ),
+            help: format!("set `path: {}`", probe.http_path(&plan.paths)),
+        });
+    }
 }
 
 pub(super) fn port_drift(

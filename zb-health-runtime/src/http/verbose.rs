@@ -1,0 +1,120 @@
+//! A tier's answer to `?verbose` and `?exclude=` (kube-apiserver's
+//! `/readyz` query): the plain-text form, one line per check, and the
+//! header that names what a JSON answer left out.
+
+use std::fmt::Write;
+
+use actix_web::HttpResponse;
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderName, HeaderValue};
+use zb_health_spec::{Disclosure, HealthStatus, Tag};
+
+use crate::registry::Exclusion;
+use crate::report::HealthReport;
+
+/// The header of a JSON answer that names the checks `?exclude=` left out
+/// (at the levels that show names).
+pub(super) const EXCLUDED_HEADER: HeaderName = HeaderName::from_static("health-excluded");
+
+/// The failure text shown where the level shows no descriptions, as
+/// kube-apiserver words it.
+const WITHHELD: &str = "reason withheld";
+
+/// The plain-text answer:
+///
+/// ```text
+/// [+]database ok
+/// [-]cache failed: reason withheld
+/// [+]queue excluded: ok
+/// warn: some health checks cannot be excluded: no matches for "x"
+/// ready check failed
+/// ```
+///
+/// At `full` a check's description replaces `reason withheld`; at
+/// `status` only the verdict line is written, since that level shows no
+/// name (not even the ones excluded or unknown: that would tell which
+/// names exist).
+pub(super) fn verbose_body(
+    tier: Tag,
+    report: &HealthReport,
+    level: Disclosure,
+    exclusion: &Exclusion,
+) -> String {
+    let mut out = String::new();
+    if level != Disclosure::Status {
+        for entry in &report.entries {
+            let description = entry
+                .description
+                .as_deref()
+                .filter(|_| level == Disclosure::Full);
+            let _ = match entry.status {
+                HealthStatus::Healthy => writeln!(out, "[+]{} ok", entry.name),
+                HealthStatus::Degraded => match description {
+                    Some(d) => writeln!(out, "[+]{} degraded: {}", entry.name, one_line(d)),
+                    None => writeln!(out, "[+]{} degraded", entry.name),
+                },
+                HealthStatus::Unhealthy => writeln!(
+                    out,
+                    "[-]{} failed: {}",
+                    entry.name,
+                    description.map_or(WITHHELD.into(), one_line)
+                ),
+            };
+        }
+        for name in &exclusion.excluded {
+            let _ = writeln!(out, "[+]{name} excluded: ok");
+        }
+        if !exclusion.unknown.is_empty() {
+            let names: Vec<String> = exclusion.unknown.iter().map(|n| format!("{n:?}")).collect();
+            let _ = writeln!(
+                out,
+                "warn: some health checks cannot be excluded: no matches for {}",
+                names.join(", ")
+            );
+        }
+    }
+    let passed = match tier {
+        Tag::Live => report.status != HealthStatus::Unhealthy,
+        Tag::Ready | Tag::Active => report.status.is_serving(),
+    };
+    let _ = writeln!(
+        out,
+        "{} check {}",
+        tier.as_str(),
+        if passed { "passed" } else { "failed" }
+    );
+    out
+}
+
+/// A description on one line: the text form is line-oriented.
+fn one_line(description: &str) -> String {
+    description.replace(['\r', '\n'], " ")
+}
+
+/// The plain-text response, with the tier's status code.
+pub(super) fn verbose_response(status: StatusCode, body: String) -> HttpResponse {
+    let mut response = HttpResponse::with_body(status, body).map_into_boxed_body();
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    response
+}
+
+/// `Health-Excluded: a, b` on a JSON answer, at the levels that show
+/// names; nothing when nothing was excluded.
+pub(super) fn mark_excluded(response: &mut HttpResponse, level: Disclosure, exclusion: &Exclusion) {
+    if level == Disclosure::Status || exclusion.excluded.is_empty() {
+        return;
+    }
+    let names: Vec<&str> = exclusion.excluded.iter().map(|n| &**n).collect();
+    if let Ok(value) = HeaderValue::from_str(&names.join(", ")) {
+        response.headers_mut().insert(EXCLUDED_HEADER, value);
+    }
+}
