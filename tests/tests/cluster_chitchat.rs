@@ -1107,3 +1107,87 @@ async fn a_node_that_leaves_and_joins_again_has_its_checks_swapped_by_the_librar
     );
     assert!(!gate.is_active_node());
 }
+
+/// A deliberate hand-over (the operator's step-down, `cluster::StepDown`)
+/// on three real chitchat nodes, under the default guard and the view's
+/// hand-over: the active node's gate closes at once; the next-oldest takes
+/// the role only after the margin; the stepped-down node does not take it
+/// back during its TTL; after the TTL it does, the other standing down
+/// first. At every sample at most one gate is open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_down_hands_the_role_over_and_back_without_two_active_nodes() {
+    let cluster = Cluster::unscoped(3).await;
+    cluster.converge(&[0, 1, 2], FORM).await;
+    let timing = cluster.nodes[0]
+        .view
+        .handover()
+        .expect("the view states its hand-over");
+    let rule = ClusterActiveNode::unscoped()
+        .expected_size(3)
+        .handover(timing);
+    let a = cluster.nodes[0].address();
+    agree(&cluster, &[0, 1, 2], &rule, &a, FORM).await;
+    let margin = timing.margin().expect("a lease hand-over has a margin");
+    let ttl = margin * 3;
+
+    let step_down = zb_health::cluster::StepDown::new(cluster.nodes[0].dyn_view());
+    let started = Instant::now();
+    let window = step_down
+        .begin("kernel patch", ttl)
+        .expect("a chitchat view can step down");
+    assert_eq!(&*window.reason, "kernel patch");
+    assert_eq!(step_down.current(), Some(window));
+    assert!(
+        !gate(&cluster.nodes[0], &rule),
+        "the stepped-down node's gate closes at once"
+    );
+
+    let (mut handed_over, mut back, mut samples) = (None, None, 0u32);
+    loop {
+        samples += 1;
+        let open = gates(&cluster, &rule);
+        let now = started.elapsed();
+        assert!(
+            open.iter().filter(|&&g| g).count() <= 1,
+            "{} ms after the step-down, gates {open:?}: two nodes active",
+            ms(now)
+        );
+        if now < ttl {
+            assert!(
+                !open[0],
+                "{} ms: the node took the role back within its TTL",
+                ms(now)
+            );
+        }
+        if handed_over.is_none() && open == [false, true, false] {
+            handed_over = Some(now);
+        }
+        if handed_over.is_some() && back.is_none() && open == [true, false, false] {
+            back = Some(now);
+        }
+        if back.is_some_and(|b| now > b + HOLD) {
+            break;
+        }
+        assert!(
+            now < ttl + DETECT,
+            "no hand-over and back within {:?}: {open:?}",
+            ttl + DETECT
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let (handed_over, back) = (handed_over.unwrap(), back.unwrap());
+    assert!(
+        handed_over >= margin,
+        "the successor took over {} ms after the step-down, before the margin",
+        ms(handed_over)
+    );
+    assert!(back >= ttl, "the node took the role back before its TTL");
+    assert_eq!(step_down.current(), None, "the window ended at its TTL");
+    println!(
+        "step-down ({samples} samples): handed over after {} ms (margin {} ms), back after {} ms (TTL {} ms), never two active",
+        ms(handed_over),
+        ms(margin),
+        ms(back),
+        ms(ttl),
+    );
+}

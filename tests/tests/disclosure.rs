@@ -210,15 +210,7 @@ fn cluster(status: MemberStatus) -> ClusterState {
     let address = "10.0.0.1:7000".to_owned();
     ClusterState {
         self_address: address.clone(),
-        members: vec![Member {
-            address,
-            status,
-            roles: Vec::new(),
-            age: 1,
-            reachable: true,
-            last_heard: None,
-            reachable_since: None,
-        }],
+        members: vec![Member::new(address, status, 1)],
     }
 }
 

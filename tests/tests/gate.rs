@@ -17,15 +17,7 @@ use zb_health::gate::STANDBY_BODY;
 use zb_health::{ActiveNodeGate, HealthRegistry, RequireActiveNode};
 
 fn cluster(self_address: &str, oldest: &str) -> ClusterState {
-    let member = |address: &str, age| Member {
-        address: address.into(),
-        status: MemberStatus::Up,
-        roles: vec![],
-        age,
-        reachable: true,
-        last_heard: None,
-        reachable_since: None,
-    };
+    let member = |address: &str, age| Member::new(address, MemberStatus::Up, age);
     let other = if oldest == "a" { "b" } else { "a" };
     ClusterState {
         self_address: self_address.into(),

@@ -332,15 +332,7 @@ async fn lifecycle_events_appear() {
 }
 
 fn member(address: &str, age: u64, status: MemberStatus) -> Member {
-    Member {
-        address: address.into(),
-        status,
-        roles: Vec::new(),
-        age,
-        reachable: true,
-        last_heard: None,
-        reachable_since: None,
-    }
+    Member::new(address, status, age)
 }
 
 #[actix_web::test]

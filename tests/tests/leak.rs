@@ -516,15 +516,7 @@ async fn each_port_shows_its_public_level_to_a_wrong_token_and_full_to_the_token
     let address = "10.0.0.1:7000".to_owned();
     let view = Arc::new(InMemoryClusterView::with_state(ClusterState {
         self_address: address.clone(),
-        members: vec![Member {
-            address,
-            status: MemberStatus::Up,
-            roles: Vec::new(),
-            age: 1,
-            reachable: true,
-            last_heard: None,
-            reachable_since: None,
-        }],
+        members: vec![Member::new(address, MemberStatus::Up, 1)],
     }));
     let registry = HealthRegistry::new();
     let installed =

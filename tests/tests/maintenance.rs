@@ -246,3 +246,78 @@ async fn maintenance_ends_by_itself_at_its_ttl() {
     let read = call(management, "GET", &bearer(), "").await;
     assert!(read.json()["maintenance"].is_null());
 }
+
+/// `/health/step-down` (with a cluster view): the same requests, limits and
+/// refusals as maintenance; a step-down makes the next node in line the
+/// active one in this node's view, and ending it restores this one.
+#[actix_web::test]
+async fn the_step_down_control_hands_the_active_role_over_with_the_token_only() {
+    use std::sync::Arc;
+    use zb_health::cluster::{
+        ClusterActiveNode, ClusterState, ClusterView, InMemoryClusterView, Member, MemberStatus,
+        StepDown,
+    };
+    let member = |address: &str, age| Member::new(address, MemberStatus::Up, age);
+    let view = Arc::new(InMemoryClusterView::with_state(ClusterState {
+        self_address: "10.0.0.1:7000".into(),
+        members: vec![member("10.0.0.1:7000", 1), member("10.0.0.2:7000", 2)],
+    }));
+    let rule = ClusterActiveNode::unscoped();
+    let active = || {
+        rule.decide(&view.state().unwrap())
+            .active_node()
+            .map(str::to_owned)
+    };
+    let registry = HealthRegistry::new();
+    registry
+        .add(fixed("database", HealthStatus::Healthy))
+        .unwrap();
+    let server = ZbHealthServer::new(
+        registry.clone(),
+        zb_health::map_zb_health(registry.clone()),
+        Drain::new(Duration::ZERO),
+    )
+    .bearer_token(BearerToken::new(TOKEN).unwrap())
+    .step_down(StepDown::new(view.clone()));
+    let (_app, management, _running) = support::serve_both_ports(server);
+    let step_down = |method: &'static str, authorization: String, body: &'static str| {
+        tokio::task::spawn_blocking(move || {
+            let headers = [("Authorization", authorization.as_str())];
+            request_with_headers_and_body(management, method, "/health/step-down", &headers, body)
+                .unwrap()
+        })
+    };
+    let unknown = request(management, "GET", "/health/no-such-path").await;
+    let wrong = step_down(
+        "POST",
+        "Bearer wrong".into(),
+        r#"{"reason": "patch", "ttl": "10m"}"#,
+    )
+    .await
+    .unwrap();
+    assert_eq!(shape(&wrong), shape(&unknown));
+    let bad = step_down("POST", bearer(), r#"{"reason": "patch", "ttl": "0s"}"#)
+        .await
+        .unwrap();
+    assert_eq!(
+        (bad.status, bad.json()["error"]["field"].clone()),
+        (400, "ttl".into())
+    );
+    assert_eq!(active().as_deref(), Some("10.0.0.1:7000"));
+
+    let on = step_down(
+        "POST",
+        bearer(),
+        r#"{"reason": "kernel patch", "ttl": "10m"}"#,
+    )
+    .await
+    .unwrap();
+    assert_eq!(on.status, 200, "{}", on.text());
+    assert_eq!(on.json()["stepDown"]["reason"], "kernel patch");
+    assert_eq!(active().as_deref(), Some("10.0.0.2:7000"));
+    let read = step_down("GET", bearer(), "").await.unwrap();
+    assert_eq!(read.json()["stepDown"], on.json()["stepDown"]);
+    let off = step_down("DELETE", bearer(), "").await.unwrap();
+    assert_eq!(off.json()["ended"], on.json()["stepDown"]);
+    assert_eq!(active().as_deref(), Some("10.0.0.1:7000"));
+}

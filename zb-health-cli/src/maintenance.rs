@@ -2,13 +2,13 @@
 //! management port (`/health/maintenance`, `spec/lifecycle.md`).
 //!
 //! The reason and the TTL are checked here with the rules the server
-//! applies (`zb_health_spec::maintenance`), so a typo is refused before
+//! applies (`zb_health_spec::operator`), so a typo is refused before
 //! anything is sent. The token comes from `HEALTH_TOKEN`,
 //! `HEALTH_TOKEN_FILE` or `--token-file`, never from an argument, where it
 //! would show in the shell's history and the process list.
 
 use serde_json::{Value, json};
-use zb_health_spec::maintenance::{check_reason, check_ttl};
+use zb_health_spec::operator::{check_reason, check_ttl};
 
 use crate::args::MaintenanceArgs;
 use crate::input::Failure;

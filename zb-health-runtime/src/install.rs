@@ -340,6 +340,12 @@ impl ManifestWiring {
         let server = ZbHealthServer::new(registry.clone(), endpoints, drain)
             .management_port(self.management_port)
             .management_endpoints(management);
+        // The operator's step-down goes through the manifest's view.
+        #[cfg(feature = "cluster")]
+        let server = match &self.cluster_view {
+            Some(view) => server.step_down(crate::cluster::StepDown::new(Arc::clone(view))),
+            None => server,
+        };
         #[cfg(feature = "grpc")]
         let server = match self.grpc {
             Some(grpc) => server.grpc(grpc(registry)?),

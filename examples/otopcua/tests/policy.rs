@@ -13,15 +13,8 @@ use zb_health::{HealthRegistry, HealthStatus, Tag};
 
 /// A state with this node at `status` (or absent) and an `Up` peer.
 fn state(status: Option<MemberStatus>) -> ClusterState {
-    let member = |address: &str, status, age| Member {
-        address: address.to_owned(),
-        status,
-        roles: vec!["admin".to_owned()],
-        age,
-        reachable: true,
-        last_heard: None,
-        reachable_since: None,
-    };
+    let member =
+        |address: &str, status, age| Member::new(address, status, age).with_roles(["admin"]);
     let mut members = vec![member("127.0.0.1:7002", MemberStatus::Up, 1)];
     if let Some(status) = status {
         members.push(member("127.0.0.1:7001", status, 2));

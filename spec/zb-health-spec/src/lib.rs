@@ -34,9 +34,9 @@ pub mod duration;
 pub mod facts;
 pub mod grpc;
 pub mod history;
-pub mod maintenance;
 #[cfg(feature = "manifest")]
 pub mod manifest;
+pub mod operator;
 mod paths;
 pub mod query;
 pub mod rules;

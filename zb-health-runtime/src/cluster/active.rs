@@ -61,8 +61,10 @@ pub enum ActiveDecision {
         role: Option<String>,
     },
     /// The active node (the oldest `Up` member in scope) has gone silent,
-    /// but not yet for the hand-over margin: no node is active until then,
-    /// so the old one has stepped down before a successor starts.
+    /// or stepped down on purpose ([`StepDown`](super::StepDown)), but not
+    /// yet for the hand-over margin: no node is active until then, so the
+    /// old one has stopped before a successor starts. `silent_for` is zero
+    /// for a step-down.
     HandingOver {
         /// The role this node answers for, when scoped.
         role: Option<String>,
@@ -253,8 +255,24 @@ impl ClusterActiveNode {
             (Some(margin), Some(silent)) => silent < margin,
             _ => m.reachable,
         };
-        match oldest(state, role.as_deref(), candidate) {
+        // A member that stepped down (a deliberate hand-over) is treated
+        // as a silent one: the choice, and so no one active, for the
+        // margin after this node learnt of it; passed over after that,
+        // unless it is the only candidate left.
+        let handing_over = |m: &Member| {
+            m.stepped_down_for(now)
+                .is_some_and(|d| margin.is_some_and(|margin| d < margin))
+        };
+        let willing = |m: &Member| m.stepped_down_since.is_none() || handing_over(m);
+        let choice = oldest(state, role.as_deref(), |m| candidate(m) && willing(m))
+            .or_else(|| oldest(state, role.as_deref(), candidate));
+        match choice {
             None => ActiveDecision::NoUpMemberInScope { role },
+            Some(m) if handing_over(m) => ActiveDecision::HandingOver {
+                role,
+                from: m.address.clone(),
+                silent_for: Duration::ZERO,
+            },
             Some(m) if m.address == state.self_address => ActiveDecision::Active {
                 role,
                 active: m.address.clone(),

@@ -12,6 +12,8 @@
 //! * [`ClusterActiveNodeGate`] is the cluster's [`crate::ActiveNodeGate`].
 //! * [`RejoinableView`] lets every cluster probe, the gate and the shared
 //!   verdicts follow a leave and a re-join at once (AT-6).
+//! * [`StepDown`] hands the active role over on purpose, lease-safe, for
+//!   a bounded time (the operator's `step-down`).
 //! * [`expected_size_from_env`] reads the cluster's size at start
 //!   ([`EXPECTED_SIZE_VAR`]) for the majority guard.
 //!
@@ -39,6 +41,7 @@ mod history;
 mod probes;
 mod rejoin;
 mod size;
+mod stepdown;
 mod view;
 
 #[cfg(test)]
@@ -54,4 +57,5 @@ pub use rejoin::RejoinableView;
 pub use size::{
     EXPECTED_SIZE_VAR, expected_size_from_env, expected_size_from_lookup, guard_with_size,
 };
+pub use stepdown::{StepDown, StepDownWindow};
 pub use view::{ClusterState, ClusterView, InMemoryClusterView, Member, MemberStatus};

@@ -90,6 +90,10 @@ impl ClusterView for RejoinableView {
     fn handover(&self) -> Option<super::handover::Handover> {
         self.current().handover()
     }
+
+    fn step_down(&self, on: bool) -> bool {
+        self.current().step_down(on)
+    }
 }
 
 /// Forwards to the current incarnation; without shared verdicts there,

@@ -14,15 +14,7 @@ use crate::spec::Rule;
 use crate::{ActiveNodeGate, HealthRegistry, Probe, ProbeRegistration, Tag};
 
 fn member(address: &str, status: MemberStatus, age: u64, roles: &[&str]) -> Member {
-    Member {
-        address: address.into(),
-        status,
-        roles: roles.iter().map(|r| r.to_string()).collect(),
-        age,
-        reachable: true,
-        last_heard: None,
-        reachable_since: None,
-    }
+    Member::new(address, status, age).with_roles(roles.iter().copied())
 }
 
 fn state(self_address: &str, members: Vec<Member>) -> ClusterState {
@@ -941,6 +933,7 @@ fn a_node_coming_back_counts_a_peer_only_once_it_was_reachable_for_the_slack() {
     let a_sees = |ago: Duration| {
         let back = |address: &str, age| Member {
             reachable_since: Some(now - ago),
+            stepped_down_since: None,
             ..heard(address, age, now, Duration::ZERO, true)
         };
         state(
@@ -1042,4 +1035,79 @@ fn the_probe_and_the_gate_take_the_views_hand_over_unless_the_rule_sets_one() {
         ClusterActiveNode::unscoped().expected_size(3),
     )));
     assert_eq!(status, HealthStatus::Unhealthy);
+}
+
+/// A stepped-down member is treated as a silent active node: the choice
+/// (no one active) for the hand-over margin after this node learnt of it,
+/// passed over after, unless it is the only candidate left; without a
+/// lease (no guard) it is passed over at once.
+#[test]
+fn a_stepped_down_member_holds_the_role_for_the_margin_then_is_passed_over() {
+    let now = Instant::now();
+    let margin = Duration::from_secs(3);
+    let guarded = ClusterActiveNode::unscoped()
+        .expected_size(2)
+        .handover(Handover::lease(
+            Duration::from_secs(2),
+            Duration::from_secs(1),
+        ));
+    assert_eq!(guarded.effective_handover().margin(), Some(margin));
+    let stepped = |ago: Duration| {
+        let mut a = member("a", MemberStatus::Up, 1, &[]);
+        a.stepped_down_since = Some(now - ago);
+        a
+    };
+    let pair = |me: &str, ago: Duration| {
+        state(
+            me,
+            vec![stepped(ago), member("b", MemberStatus::Up, 2, &[])],
+        )
+    };
+    let handing = |d: ActiveDecision| matches!(d, ActiveDecision::HandingOver { ref from, .. } if from == "a");
+    // Within the margin: nobody is active, on either node.
+    for me in ["a", "b"] {
+        assert!(
+            handing(guarded.decide_at(&pair(me, Duration::from_secs(1)), now)),
+            "{me}"
+        );
+    }
+    // After it: the next in line.
+    let later = Duration::from_secs(4);
+    assert!(guarded.decide_at(&pair("b", later), now).is_active());
+    assert_eq!(
+        guarded.decide_at(&pair("a", later), now).active_node(),
+        Some("b")
+    );
+    // The only candidate left keeps the role.
+    let alone = state(
+        "a",
+        vec![stepped(later), {
+            let mut b = member("b", MemberStatus::Up, 2, &[]);
+            b.status = MemberStatus::Leaving;
+            b
+        }],
+    );
+    let lone = ClusterActiveNode::unscoped();
+    assert!(lone.decide_at(&alone, now).is_active());
+    // No guard, no lease: passed over at once.
+    assert!(lone.decide_at(&pair("b", Duration::ZERO), now).is_active());
+}
+
+#[test]
+fn an_in_memory_view_steps_its_own_node_down_and_up() {
+    let v = InMemoryClusterView::new();
+    assert!(!v.step_down(true), "no cluster yet: nothing to announce");
+    v.set(state(
+        "a",
+        vec![
+            member("a", MemberStatus::Up, 1, &[]),
+            member("b", MemberStatus::Up, 2, &[]),
+        ],
+    ));
+    let rule = ClusterActiveNode::unscoped();
+    assert!(rule.decide(&v.state().unwrap()).is_active());
+    assert!(v.step_down(true));
+    assert_eq!(rule.decide(&v.state().unwrap()).active_node(), Some("b"));
+    assert!(v.step_down(false));
+    assert!(rule.decide(&v.state().unwrap()).is_active());
 }

@@ -106,9 +106,39 @@ pub struct Member {
     /// does not act before the node that replaced it has heard it and
     /// stepped down.
     pub reachable_since: Option<Instant>,
+    /// Since when this node has known that the member stepped down from
+    /// the active role (an operator's deliberate hand-over), as an instant
+    /// of this process; `None` when it has not. The rule treats it as it
+    /// treats a silent active node: it stays the choice, so no one else is
+    /// active, for the hand-over margin, and is passed over after that
+    /// unless it is the only candidate left ([`ClusterActiveNode`](super::ClusterActiveNode)).
+    pub stepped_down_since: Option<Instant>,
 }
 
 impl Member {
+    /// A reachable member with no roles and nothing tracked (no hearing,
+    /// no step-down): what a source that knows only status and age
+    /// reports, and a short start for tests. Add roles with
+    /// [`with_roles`](Self::with_roles).
+    pub fn new(address: impl Into<String>, status: MemberStatus, age: u64) -> Self {
+        Self {
+            address: address.into(),
+            status,
+            roles: Vec::new(),
+            age,
+            reachable: true,
+            last_heard: None,
+            reachable_since: None,
+            stepped_down_since: None,
+        }
+    }
+
+    /// The member with `roles`.
+    pub fn with_roles<S: Into<String>>(mut self, roles: impl IntoIterator<Item = S>) -> Self {
+        self.roles = roles.into_iter().map(Into::into).collect();
+        self
+    }
+
     /// Whether the member holds `role`.
     pub fn has_role(&self, role: &str) -> bool {
         self.roles.iter().any(|r| r == role)
@@ -118,6 +148,12 @@ impl Member {
     /// when the source tracks it.
     pub fn reachable_for(&self, now: Instant) -> Option<Duration> {
         self.reachable_since
+            .map(|t| now.saturating_duration_since(t))
+    }
+
+    /// How long the member has been stepped down at `now`, if it is.
+    pub fn stepped_down_for(&self, now: Instant) -> Option<Duration> {
+        self.stepped_down_since
             .map(|t| now.saturating_duration_since(t))
     }
 
@@ -201,6 +237,17 @@ pub trait ClusterView: Send + Sync + 'static {
     fn handover(&self) -> Option<Handover> {
         None
     }
+
+    /// Announces that this node steps down from the active role (`true`)
+    /// or stands for it again (`false`): a deliberate hand-over
+    /// ([`cluster::StepDown`](super::StepDown)). The node's own decisions
+    /// see it at once, its peers when it reaches them; every node then
+    /// treats it as a silent active node for the hand-over margin. `false`
+    /// (the default) when the view cannot announce it.
+    fn step_down(&self, on: bool) -> bool {
+        let _ = on;
+        false
+    }
 }
 
 impl<V: ClusterView + ?Sized> ClusterView for Arc<V> {
@@ -214,6 +261,10 @@ impl<V: ClusterView + ?Sized> ClusterView for Arc<V> {
 
     fn handover(&self) -> Option<Handover> {
         (**self).handover()
+    }
+
+    fn step_down(&self, on: bool) -> bool {
+        (**self).step_down(on)
     }
 }
 
@@ -251,5 +302,29 @@ impl InMemoryClusterView {
 impl ClusterView for InMemoryClusterView {
     fn state(&self) -> Option<Arc<ClusterState>> {
         self.state.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Marks this node's member stepped down (or not) in the snapshot;
+    /// `false` while there is none.
+    fn step_down(&self, on: bool) -> bool {
+        let mut slot = self.state.write().unwrap_or_else(|e| e.into_inner());
+        let Some(state) = slot.as_ref() else {
+            return false;
+        };
+        let mut state = ClusterState::clone(state);
+        let self_address = state.self_address.clone();
+        for m in state
+            .members
+            .iter_mut()
+            .filter(|m| m.address == self_address)
+        {
+            m.stepped_down_since = if on {
+                Some(m.stepped_down_since.unwrap_or_else(Instant::now))
+            } else {
+                None
+            };
+        }
+        *slot = Some(Arc::new(state));
+        true
     }
 }

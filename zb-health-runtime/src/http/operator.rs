@@ -1,8 +1,10 @@
 //! [`OperatorControls`]: what an operator may change on a running pod, on
-//! the management port and only with the bearer token. Today: maintenance
-//! mode at `/health/maintenance`.
+//! the management port and only with the bearer token: maintenance mode
+//! at `/health/maintenance`, and with a cluster the step-down at
+//! `/health/step-down`.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::header::{self, HeaderValue};
@@ -10,7 +12,7 @@ use actix_web::http::{Method, StatusCode};
 use actix_web::{HttpRequest, HttpResponse, web};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
-use zb_health_spec::maintenance::{FieldError, check_reason, check_ttl};
+use zb_health_spec::operator::{FieldError, check_reason, check_ttl};
 
 use super::respond::no_store;
 use crate::lifecycle::{MaintenanceWindow, rfc3339, unix_ms};
@@ -19,6 +21,8 @@ use crate::token::BearerToken;
 
 /// Where maintenance mode is served.
 pub const MAINTENANCE_PATH: &str = "/health/maintenance";
+/// Where the step-down is served (with a [`StepDown`](crate::cluster::StepDown)).
+pub const STEP_DOWN_PATH: &str = "/health/step-down";
 
 /// The largest request body read: a reason and a TTL fit many times over.
 const MAX_BODY_BYTES: usize = 4096;
@@ -46,6 +50,8 @@ const MAX_BODY_BYTES: usize = 4096;
 pub struct OperatorControls {
     registry: HealthRegistry,
     token: Option<Arc<BearerToken>>,
+    #[cfg(feature = "cluster")]
+    step_down: Option<Arc<crate::cluster::StepDown>>,
 }
 
 impl OperatorControls {
@@ -55,6 +61,8 @@ impl OperatorControls {
         Self {
             registry,
             token: None,
+            #[cfg(feature = "cluster")]
+            step_down: None,
         }
     }
 
@@ -64,8 +72,19 @@ impl OperatorControls {
         self
     }
 
-    async fn maintenance(
+    /// Serves `/health/step-down` ([`STEP_DOWN_PATH`]) too: a deliberate
+    /// hand-over of the active role ([`StepDown`](crate::cluster::StepDown)),
+    /// with the same requests and answers as maintenance (`POST` a reason
+    /// and a TTL, `DELETE`, `GET`), the window under `stepDown`.
+    #[cfg(feature = "cluster")]
+    pub fn step_down(mut self, step_down: Arc<crate::cluster::StepDown>) -> Self {
+        self.step_down = Some(step_down);
+        self
+    }
+
+    async fn respond(
         self: Arc<Self>,
+        control: Control,
         request: HttpRequest,
         body: web::Payload,
     ) -> HttpResponse {
@@ -78,19 +97,11 @@ impl OperatorControls {
             return HttpResponse::new(StatusCode::NOT_FOUND);
         }
         match *request.method() {
-            Method::GET | Method::HEAD => {
-                answer(StatusCode::OK, window_json(self.registry.maintenance()))
-            }
-            Method::DELETE => {
-                let ended = self.registry.end_maintenance();
-                answer(
-                    StatusCode::OK,
-                    json!({"maintenance": null, "ended": ended.map(|w| window(&w))}),
-                )
-            }
+            Method::GET | Method::HEAD => answer(StatusCode::OK, self.current(control)),
+            Method::DELETE => answer(StatusCode::OK, self.end(control)),
             Method::POST => match read_request(body).await {
-                Ok((reason, ttl)) => match self.registry.begin_maintenance(&reason, ttl) {
-                    Ok(w) => answer(StatusCode::OK, json!({"maintenance": window(&w)})),
+                Ok((reason, ttl)) => match self.begin(control, &reason, ttl) {
+                    Ok(value) => answer(StatusCode::OK, value),
                     Err(e) => bad_request(&e),
                 },
                 Err(e) => bad_request(&e),
@@ -108,22 +119,86 @@ impl OperatorControls {
             }
         }
     }
+
+    fn begin(&self, control: Control, reason: &str, ttl: Duration) -> Result<Value, FieldError> {
+        match control {
+            Control::Maintenance => {
+                let w = self.registry.begin_maintenance(reason, ttl)?;
+                Ok(json!({"maintenance": window(&w)}))
+            }
+            #[cfg(feature = "cluster")]
+            Control::StepDown => {
+                let w = self.stepping().begin(reason, ttl)?;
+                Ok(json!({"stepDown": step_down_window(&w)}))
+            }
+        }
+    }
+
+    fn end(&self, control: Control) -> Value {
+        match control {
+            Control::Maintenance => {
+                let ended = self.registry.end_maintenance();
+                json!({"maintenance": null, "ended": ended.map(|w| window(&w))})
+            }
+            #[cfg(feature = "cluster")]
+            Control::StepDown => {
+                let ended = self.stepping().end();
+                json!({"stepDown": null, "ended": ended.map(|w| step_down_window(&w))})
+            }
+        }
+    }
+
+    fn current(&self, control: Control) -> Value {
+        match control {
+            Control::Maintenance => {
+                json!({"maintenance": self.registry.maintenance().as_ref().map(window)})
+            }
+            #[cfg(feature = "cluster")]
+            Control::StepDown => {
+                json!({"stepDown": self.stepping().current().as_ref().map(step_down_window)})
+            }
+        }
+    }
+
+    #[cfg(feature = "cluster")]
+    fn stepping(&self) -> &Arc<crate::cluster::StepDown> {
+        // Registered only with one.
+        self.step_down
+            .as_ref()
+            .expect("the step-down route exists only with a StepDown")
+    }
+}
+
+/// Which control a route serves.
+#[derive(Debug, Clone, Copy)]
+enum Control {
+    Maintenance,
+    #[cfg(feature = "cluster")]
+    StepDown,
 }
 
 impl HttpServiceFactory for OperatorControls {
     fn register(self, config: &mut AppService) {
         let controls = Arc::new(self);
-        web::resource(MAINTENANCE_PATH)
-            .default_service(web::to(move |request: HttpRequest, body: web::Payload| {
-                controls.clone().maintenance(request, body)
-            }))
-            .register(config);
+        let route = |path: &str, control: Control, config: &mut AppService| {
+            let controls = controls.clone();
+            web::resource(path.to_owned())
+                .default_service(web::to(move |request: HttpRequest, body: web::Payload| {
+                    controls.clone().respond(control, request, body)
+                }))
+                .register(config);
+        };
+        route(MAINTENANCE_PATH, Control::Maintenance, config);
+        #[cfg(feature = "cluster")]
+        if controls.step_down.is_some() {
+            route(STEP_DOWN_PATH, Control::StepDown, config);
+        }
     }
 }
 
 /// The body of a `POST`: a JSON object with a `reason` and a `ttl`,
 /// checked by the spec's rules (the CLI checks with the same ones).
-async fn read_request(mut body: web::Payload) -> Result<(String, std::time::Duration), FieldError> {
+async fn read_request(mut body: web::Payload) -> Result<(String, Duration), FieldError> {
     let error = |message: &str| FieldError {
         field: "body",
         message: message.into(),
@@ -164,8 +239,13 @@ fn window(w: &MaintenanceWindow) -> Value {
     })
 }
 
-fn window_json(w: Option<MaintenanceWindow>) -> Value {
-    json!({"maintenance": w.as_ref().map(window)})
+#[cfg(feature = "cluster")]
+fn step_down_window(w: &crate::cluster::StepDownWindow) -> Value {
+    json!({
+        "reason": &*w.reason,
+        "since": rfc3339(unix_ms(w.since)),
+        "until": rfc3339(unix_ms(w.until)),
+    })
 }
 
 fn bad_request(e: &FieldError) -> HttpResponse {

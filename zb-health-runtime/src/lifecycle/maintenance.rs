@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use crate::history::{EventKind, Events, now_ms};
 use crate::observe::MAINTENANCE;
 use crate::sync::lock;
-use zb_health_spec::maintenance::MAINTENANCE_ENTRY;
+use zb_health_spec::operator::MAINTENANCE_ENTRY;
 
 /// One maintenance window, as the registry reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]

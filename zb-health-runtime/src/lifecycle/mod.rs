@@ -70,7 +70,7 @@ pub(crate) const STARTUP_FAILED_DESCRIPTION: &str = "startup failed";
 /// The name of the entry a drain puts first in `ready` and `active`; no
 /// probe may take it (R9).
 pub(crate) use zb_health_spec::SHUTDOWN_ENTRY;
-use zb_health_spec::maintenance::MAINTENANCE_ENTRY;
+use zb_health_spec::operator::MAINTENANCE_ENTRY;
 /// The description of the shutdown entry.
 pub(crate) const DRAINING_DESCRIPTION: &str = "draining";
 

@@ -10,7 +10,7 @@ use super::inner::HealthRegistry;
 use crate::executor::spawn_on_probe_thread;
 use crate::lifecycle::{Heartbeat, MaintenanceWindow, StartupGate};
 use crate::report::HealthReport;
-use zb_health_spec::maintenance::{FieldError, MAX_TTL, check_reason};
+use zb_health_spec::operator::{FieldError, check_reason, check_ttl_value};
 
 /// The lifecycle: startup gates, watchdogs, the drain.
 impl HealthRegistry {
@@ -130,7 +130,7 @@ impl HealthRegistry {
 
     /// Takes this pod out of rotation for `ttl`, for `reason`: maintenance
     /// mode. From now on `ready` answers 503 with a first entry
-    /// [`MAINTENANCE_ENTRY`](zb_health_spec::maintenance::MAINTENANCE_ENTRY)
+    /// [`MAINTENANCE_ENTRY`](zb_health_spec::operator::MAINTENANCE_ENTRY)
     /// described `maintenance: <reason>, until <time>` (where the level
     /// shows descriptions), every HTTP answer says `Connection: close` (as
     /// in the drain), and the gauge `zb_health_maintenance` is 1. `live`
@@ -144,7 +144,7 @@ impl HealthRegistry {
     /// # Errors
     ///
     /// A missing, empty, control-character or over-long reason, or a TTL
-    /// of zero or above a day ([`zb_health_spec::maintenance`]); nothing
+    /// of zero or above a day ([`zb_health_spec::operator`]); nothing
     /// changes then.
     pub fn begin_maintenance(
         &self,
@@ -152,12 +152,7 @@ impl HealthRegistry {
         ttl: Duration,
     ) -> Result<MaintenanceWindow, FieldError> {
         let reason = check_reason(Some(reason))?;
-        if ttl.is_zero() || ttl > MAX_TTL {
-            return Err(FieldError {
-                field: "ttl",
-                message: format!("{ttl:?} is not above 0 and at most a day"),
-            });
-        }
+        check_ttl_value(ttl)?;
         let window = self.inner.lifecycle.begin_maintenance(reason, ttl);
         // The window ends by itself: a timer on the probe thread, so the
         // log line, the event and the gauge come at the time even with no

@@ -72,6 +72,9 @@ pub struct ZbHealthServer {
     pub(super) metrics: Routes,
     /// The bearer token, for the operator controls of the management port.
     pub(super) token: Option<Arc<BearerToken>>,
+    /// The step-down the management port's controls serve.
+    #[cfg(feature = "cluster")]
+    pub(super) step_down: Option<Arc<crate::cluster::StepDown>>,
 }
 
 impl fmt::Debug for ZbHealthServer {
@@ -106,6 +109,8 @@ impl ZbHealthServer {
             app: Arc::new(|_| {}),
             metrics: Arc::new(|_| {}),
             token: None,
+            #[cfg(feature = "cluster")]
+            step_down: None,
         }
     }
 
@@ -243,6 +248,15 @@ impl ZbHealthServer {
         self
     }
 
+    /// Serves the step-down ([`StepDown`](crate::cluster::StepDown),
+    /// `/health/step-down`) among the management port's operator controls;
+    /// a manifest with a cluster view gets it from its install.
+    #[cfg(feature = "cluster")]
+    pub fn step_down(mut self, step_down: Arc<crate::cluster::StepDown>) -> Self {
+        self.step_down = Some(step_down);
+        self
+    }
+
     /// The `grpc.health.v1` port, when there is a gRPC mapping.
     pub fn grpc_port(mut self, port: u16) -> Self {
         self.grpc_port = port;
@@ -343,10 +357,15 @@ impl ZbHealthServer {
             );
             // The operator controls: on this port only, and only with a
             // token (without one they would refuse every request anyway).
-            let controls = self
-                .token
-                .clone()
-                .map(|token| OperatorControls::new(registry.clone()).bearer_token(token));
+            let controls = self.token.clone().map(|token| {
+                let controls = OperatorControls::new(registry.clone()).bearer_token(token);
+                #[cfg(feature = "cluster")]
+                let controls = match &self.step_down {
+                    Some(step_down) => controls.step_down(step_down.clone()),
+                    None => controls,
+                };
+                controls
+            });
             let management = HttpServer::new(move || {
                 let metrics = metrics.clone();
                 let mut app = App::new()

@@ -4,7 +4,7 @@
 
 use super::rule::Rule;
 use super::sink::Violations;
-use crate::maintenance::MAINTENANCE_ENTRY;
+use crate::operator::MAINTENANCE_ENTRY;
 
 /// What a checked name names. Every name the spec checks becomes a JSON
 /// key, a log field, a metric label or a generated field, so R9 and R3 are

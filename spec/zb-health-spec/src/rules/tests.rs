@@ -268,6 +268,6 @@ fn names_must_be_short_identifiers() {
     check_name("akka-cluster", (), &mut s);
     check_name(STARTUP_ENTRY, (), &mut s);
     check_name(SHUTDOWN_ENTRY, (), &mut s);
-    check_name(crate::maintenance::MAINTENANCE_ENTRY, (), &mut s);
+    check_name(crate::operator::MAINTENANCE_ENTRY, (), &mut s);
     assert_eq!(rules(s), [Rule::ProbeName; 5]);
 }

@@ -34,6 +34,8 @@ pub(super) struct Heartbeats {
     live_since: std::collections::HashMap<ChitchatId, std::time::Instant>,
     /// The previous rebuild, to notice this process's own pauses.
     last_note: Option<std::time::Instant>,
+    /// Since when each member has been seen stepped down.
+    stepped: std::collections::HashMap<String, std::time::Instant>,
 }
 
 impl Heartbeats {
@@ -129,6 +131,20 @@ impl Heartbeats {
                 m.last_heard = heard.get(&m.address).copied();
                 // Only a reachable member has been reachable since.
                 m.reachable_since = since.get(&m.address).copied().filter(|_| m.reachable);
+            }
+        }
+        // A step-down counts from when this node first saw it, never
+        // earlier: the successor's margin starts then.
+        self.stepped.retain(|address, _| {
+            state
+                .members
+                .iter()
+                .any(|m| &m.address == address && m.stepped_down_since.is_some())
+        });
+        for m in &mut state.members {
+            if m.stepped_down_since.is_some() {
+                let at = *self.stepped.entry(m.address.clone()).or_insert(now);
+                m.stepped_down_since = Some(at);
             }
         }
     }

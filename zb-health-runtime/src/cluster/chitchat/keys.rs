@@ -39,6 +39,10 @@ pub const BEAT_KEY: &str = "zb.beat";
 /// every member's history. Written on a change only.
 pub const READY_VERDICT_KEY: &str = "zb.ready";
 
+/// `1` while this node has stepped down from the active role (an
+/// operator's deliberate hand-over), `0` after; absent before the first.
+pub const STEP_DOWN_KEY: &str = "zb.stepdown";
+
 /// The key-values that announce `status` and `roles`: pass them as the
 /// `initial_key_values` of `chitchat::spawn_chitchat`, so the node is known
 /// with its status and roles from its very first gossip round.

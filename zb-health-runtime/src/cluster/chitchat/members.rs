@@ -6,7 +6,9 @@ use std::net::SocketAddr;
 
 use ::chitchat::{Chitchat, ChitchatId, NodeState};
 
-use super::keys::{ROLES_KEY, STATUS_KEY, parse_roles};
+use std::time::Instant;
+
+use super::keys::{ROLES_KEY, STATUS_KEY, STEP_DOWN_KEY, parse_roles};
 use crate::cluster::view::{ClusterState, Member, MemberStatus};
 
 /// The cluster as `chitchat` sees it right now, one [`Member`] per address
@@ -35,6 +37,8 @@ pub fn cluster_state(chitchat: &Chitchat) -> ClusterState {
             reachable: id == own || live.contains(id),
             last_heard: None,
             reachable_since: None,
+            // Whether it stepped down; the view notes since when.
+            stepped_down_since: (node.get(STEP_DOWN_KEY) == Some("1")).then(Instant::now),
         })
         .collect();
     ClusterState {

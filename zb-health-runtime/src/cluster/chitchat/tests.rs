@@ -94,15 +94,8 @@ fn the_views_hand_over_covers_twice_its_hearing_delay() {
 /// Three members, self `a` and peers `b`, `c`, every one reachable
 /// and `Up` (what the detector says; the hearings are noted apart).
 fn three_up() -> ClusterState {
-    let member = |port: u16, age: u64| Member {
-        address: format!("127.0.0.1:{port}"),
-        status: MemberStatus::Up,
-        roles: Vec::new(),
-        age,
-        reachable: true,
-        last_heard: None,
-        reachable_since: None,
-    };
+    let member =
+        |port: u16, age: u64| Member::new(format!("127.0.0.1:{port}"), MemberStatus::Up, age);
     ClusterState {
         self_address: "127.0.0.1:7001".into(),
         members: vec![member(7001, 1), member(7002, 2), member(7003, 3)],

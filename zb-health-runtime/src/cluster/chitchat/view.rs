@@ -9,11 +9,13 @@ use tokio::sync::{Mutex, oneshot};
 use zb_health_spec::HealthStatus;
 
 use super::config::ChitchatViewConfig;
-use super::keys::publish_member;
+use super::keys::{STEP_DOWN_KEY, publish_member};
 use super::snapshot::{Terminated, ViewState, run};
 use crate::cluster::handover::Handover;
 use crate::cluster::view::{ClusterState, ClusterView, MemberStatus};
+use crate::executor::spawn_on_probe_thread;
 use crate::shared::{SharedVerdicts, Tally};
+use std::time::Instant;
 
 /// A [`ClusterView`] over a running chitchat node: a snapshot kept current
 /// by a background task, so [`state`](ClusterView::state) costs one
@@ -24,6 +26,9 @@ use crate::shared::{SharedVerdicts, Tally};
 pub struct ChitchatClusterView {
     shared: Arc<ViewState>,
     chitchat: Arc<Mutex<Chitchat>>,
+    /// This node's own step-down, as it decided it: its own decisions
+    /// read this at once, its peers the gossiped [`STEP_DOWN_KEY`].
+    stepped_down: Arc<std::sync::Mutex<Option<OwnStepDown>>>,
     /// Dropped with the view, which ends the background task.
     _stop: oneshot::Sender<()>,
 }
@@ -74,6 +79,7 @@ impl ChitchatClusterView {
         Arc::new(Self {
             shared,
             chitchat,
+            stepped_down: Arc::default(),
             _stop: stop_tx,
         })
     }
@@ -102,9 +108,95 @@ impl ChitchatClusterView {
     }
 }
 
+/// This node's own step-down: stepped down, or standing again but still
+/// out for the hand-over margin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OwnStepDown {
+    Stepped(Instant),
+    Returning(Instant),
+}
+
+impl OwnStepDown {
+    /// Since when the node counts as stepped down in its own decisions.
+    fn since(self) -> Instant {
+        match self {
+            OwnStepDown::Stepped(at) | OwnStepDown::Returning(at) => at,
+        }
+    }
+}
+
 impl ClusterView for ChitchatClusterView {
     fn state(&self) -> Option<Arc<ClusterState>> {
-        self.shared.state()
+        let state = self.shared.state()?;
+        // This node's own step-down is what it decided, not what its
+        // gossip says yet: patched in only when they differ (rarely).
+        let own = self
+            .stepped_down
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .map(OwnStepDown::since);
+        let gossiped = state.self_member().map(|m| m.stepped_down_since);
+        if gossiped.is_none() || gossiped == Some(own) {
+            return Some(state);
+        }
+        let mut patched = ClusterState::clone(&state);
+        let self_address = patched.self_address.clone();
+        for m in patched
+            .members
+            .iter_mut()
+            .filter(|m| m.address == self_address)
+        {
+            m.stepped_down_since = own;
+        }
+        Some(Arc::new(patched))
+    }
+
+    /// Stepping down takes effect here at once; standing again is
+    /// lease-safe too: the peers hear `0` at once and stop treating this
+    /// node as stepped down, while it keeps itself out for the hand-over
+    /// margin, so the node that took over has heard it and stood down
+    /// before it claims the role.
+    fn step_down(&self, on: bool) -> bool {
+        let now = Instant::now();
+        let returning = {
+            let mut own = self.stepped_down.lock().unwrap_or_else(|e| e.into_inner());
+            *own = match (on, *own) {
+                (true, Some(OwnStepDown::Stepped(since))) => Some(OwnStepDown::Stepped(since)),
+                (true, _) => Some(OwnStepDown::Stepped(now)),
+                (false, Some(OwnStepDown::Stepped(_))) => Some(OwnStepDown::Returning(now)),
+                (false, other) => other,
+            };
+            matches!(*own, Some(OwnStepDown::Returning(at)) if at == now)
+        };
+        // Gossip it; the task writes the state as it is when it runs, so
+        // quick on/off calls cannot leave a stale value behind.
+        let (chitchat, shared, own) = (
+            self.chitchat.clone(),
+            self.shared.clone(),
+            self.stepped_down.clone(),
+        );
+        let margin = self.shared.config.handover().margin().unwrap_or_default();
+        spawn_on_probe_thread(async move {
+            {
+                let mut guard = chitchat.lock().await;
+                let stepped = matches!(
+                    *own.lock().unwrap_or_else(|e| e.into_inner()),
+                    Some(OwnStepDown::Stepped(_))
+                );
+                guard
+                    .self_node_state()
+                    .set(STEP_DOWN_KEY, if stepped { "1" } else { "0" });
+                shared.refresh(&guard);
+            }
+            if returning {
+                tokio::time::sleep(margin).await;
+                let mut own = own.lock().unwrap_or_else(|e| e.into_inner());
+                if *own == Some(OwnStepDown::Returning(now)) {
+                    *own = None;
+                }
+            }
+        });
+        true
     }
 
     fn handover(&self) -> Option<Handover> {

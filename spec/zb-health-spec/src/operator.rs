@@ -1,8 +1,9 @@
-//! Maintenance mode: an operator takes a pod out of rotation without
-//! killing it (`ready` answers 503 with a first entry
-//! [`MAINTENANCE_ENTRY`]), for a bounded time. The limits of a request, one
-//! place for the management endpoint that takes it and the CLI that sends
-//! it.
+//! The operator's requests: maintenance mode (an operator takes a pod out
+//! of rotation without killing it: `ready` answers 503 with a first entry
+//! [`MAINTENANCE_ENTRY`]) and a step-down (the active node hands its role
+//! over), each for a bounded time with a reason. The limits of a request,
+//! one place for the management endpoints that take them and the CLI that
+//! sends them.
 
 use std::time::Duration;
 
@@ -17,12 +18,12 @@ pub const MAINTENANCE_ENTRY: &str = "maintenance";
 /// ("kernel patch"), never a ticket's text.
 pub const MAX_REASON_CHARS: usize = 80;
 
-/// The longest maintenance: a day. A pod left out of rotation by a
-/// forgotten command comes back by itself; a longer window is a new
-/// request.
+/// The longest maintenance or step-down: a day. A pod left out of
+/// rotation by a forgotten command comes back by itself; a longer window
+/// is a new request.
 pub const MAX_TTL: Duration = Duration::from_secs(24 * 3600);
 
-/// A field of a maintenance request that is missing or wrong: the field's
+/// A field of an operator's request that is missing or wrong: the field's
 /// name and what is wrong with it, for a 400 and for the CLI.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldError {
@@ -71,15 +72,29 @@ pub fn check_ttl(ttl: Option<&str>) -> Result<Duration, FieldError> {
         field: "ttl",
         message,
     };
-    let text = ttl.ok_or_else(|| {
-        error("required: how long, e.g. \"10m\"; maintenance ends by itself then".into())
-    })?;
+    let text = ttl
+        .ok_or_else(|| error("required: how long, e.g. \"10m\"; it ends by itself then".into()))?;
     let ttl = parse_duration(text).map_err(|e| error(format!("{}; {}", e.message(), e.help())))?;
-    if ttl.is_zero() || ttl > MAX_TTL {
-        return Err(error(format!(
+    check_ttl_value(ttl).map_err(|_| {
+        error(format!(
             "`{text}` is not above 0 and at most {}m (a day)",
             MAX_TTL.as_secs() / 60
-        )));
+        ))
+    })
+}
+
+/// Checks a time to live given as a value (the code form of a request):
+/// above zero and at most [`MAX_TTL`].
+pub fn check_ttl_value(ttl: Duration) -> Result<Duration, FieldError> {
+    if ttl.is_zero() || ttl > MAX_TTL {
+        return Err(FieldError {
+            field: "ttl",
+            message: format!(
+                "{} ms is not above 0 and at most {}m (a day)",
+                ttl.as_millis(),
+                MAX_TTL.as_secs() / 60
+            ),
+        });
     }
     Ok(ttl)
 }
