@@ -96,6 +96,7 @@ pub mod meta;
 pub mod observe;
 mod paced;
 pub mod probe;
+pub mod publish;
 mod registration;
 pub mod registry;
 pub mod report;
@@ -105,6 +106,7 @@ pub mod shared;
 mod sync;
 mod table;
 pub mod token;
+mod wallclock;
 pub mod writer;
 
 #[cfg(feature = "macros")]

@@ -10,6 +10,7 @@ use std::sync::atomic::AtomicU64;
 
 use super::limiter::Limiter;
 use super::thread::Runs;
+use crate::publish::TransitionQueue;
 use crate::shared::SharedVerdicts;
 
 /// Whether the service is still starting (its startup gates pending):
@@ -33,6 +34,8 @@ pub(super) struct RunContext {
     /// The registry's detection time in nanoseconds (0: none known), which
     /// a request-driven probe's threshold counts periods of.
     pub(super) detection: AtomicU64,
+    /// Where the probes' transitions go to the publishers.
+    pub(super) transitions: Arc<TransitionQueue>,
 }
 
 impl RunContext {

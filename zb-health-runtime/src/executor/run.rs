@@ -21,6 +21,7 @@ use super::runtime::ProbeRuntime;
 use super::state::{Crew, Flight, OPENED, PollOutcome, RunState, Slot, Waiting, slot_code};
 use crate::observe::RunError;
 use crate::probe::{BoxProbeFuture, ProbeOutcome};
+use crate::publish::Transition;
 use crate::report::{
     ERRORED_DESCRIPTION, EntryOutcome, HealthEntry, PANICKED_DESCRIPTION, timeout_description,
 };
@@ -255,7 +256,11 @@ pub(super) fn finish(
     let starting = (shared.starting)();
     probe.remember_history(shared, &entry, starting);
     let interval = Duration::from_nanos(shared.failure_log_interval.load(Ordering::Relaxed));
-    probe.log.ran(&entry, &error, interval, starting);
+    if let Some(from) = probe.log.ran(&entry, &error, interval, starting) {
+        shared
+            .transitions
+            .offer(|| Transition::probe(&entry.name, from, entry.status, entry.outcome.as_str()));
+    }
     entry
 }
 

@@ -23,6 +23,7 @@ use super::schedule::ensure_task;
 use super::state::{EntryOrWait, Failed, Flight};
 use super::thread::Runs;
 use crate::observe::RunError;
+use crate::publish::{Transition, TransitionQueue};
 use crate::report::{EntryOutcome, HealthEntry, HealthReport};
 use crate::shared::{SharedVerdicts, skipped_in_shared_outage_description};
 use crate::sync::lock;
@@ -33,6 +34,7 @@ impl Executor {
         failure_log_interval: Duration,
         runs: Runs,
         starting: Starting,
+        transitions: Arc<TransitionQueue>,
     ) -> Self {
         Self {
             shared: Arc::new(RunContext {
@@ -43,6 +45,7 @@ impl Executor {
                 verdicts: std::sync::RwLock::new(None),
                 history: AtomicBool::new(false),
                 detection: AtomicU64::new(0),
+                transitions,
             }),
         }
     }
@@ -292,7 +295,11 @@ impl Executor {
         let starting = (self.shared.starting)();
         probe.remember_history(&self.shared, &entry, starting);
         let interval = self.failure_log_interval();
-        probe.log.ran(&entry, &RunError::None, interval, starting);
+        if let Some(from) = probe.log.ran(&entry, &RunError::None, interval, starting) {
+            self.shared.transitions.offer(|| {
+                Transition::probe(&entry.name, from, entry.status, entry.outcome.as_str())
+            });
+        }
         entry
     }
 }

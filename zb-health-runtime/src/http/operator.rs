@@ -15,9 +15,10 @@ use serde_json::{Value, json};
 use zb_health_spec::operator::{FieldError, check_reason, check_ttl};
 
 use super::respond::no_store;
-use crate::lifecycle::{MaintenanceWindow, rfc3339, unix_ms};
+use crate::lifecycle::MaintenanceWindow;
 use crate::registry::HealthRegistry;
 use crate::token::BearerToken;
+use crate::wallclock::{rfc3339, unix_ms};
 
 /// Where maintenance mode is served.
 pub const MAINTENANCE_PATH: &str = "/health/maintenance";

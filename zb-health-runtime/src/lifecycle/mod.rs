@@ -46,10 +46,10 @@ use crate::registration::RegistryError;
 use crate::report::{EntryOutcome, HealthEntry, HealthReport};
 use zb_health_spec::{HealthStatus, Tag};
 
+use crate::wallclock::unix_ms;
 pub use drain::Drain;
 pub(crate) use maintenance::Ended;
 pub use maintenance::MaintenanceWindow;
-pub(crate) use maintenance::{rfc3339, unix_ms};
 pub use startup::StartupGate;
 pub use watchdog::Heartbeat;
 pub(crate) use watchdog::{HealthyReport, LiveAnswer};
@@ -80,7 +80,7 @@ type DrainHook = Box<dyn FnOnce() + Send>;
 /// so the common case (started, not draining) costs two loads.
 pub(crate) struct Lifecycle {
     startup: Arc<Startup>,
-    draining: AtomicBool,
+    draining: Arc<AtomicBool>,
     /// Taken (and run) by the first `begin_drain`.
     on_drain: Mutex<Option<Vec<DrainHook>>>,
     watchdogs: Arc<Watchdogs>,
@@ -98,7 +98,7 @@ impl Default for Lifecycle {
         let events = Arc::new(Events::default());
         Self {
             startup: Arc::new(Startup::new(events.clone())),
-            draining: AtomicBool::new(false),
+            draining: Arc::default(),
             on_drain: Mutex::new(Some(Vec::new())),
             watchdogs: Arc::new(Watchdogs::new(events.clone())),
             maintenance: Maintenance::new(events.clone()),
@@ -123,6 +123,19 @@ impl Lifecycle {
     pub(crate) fn starting(&self) -> impl Fn() -> bool + Send + Sync + 'static {
         let startup = Arc::downgrade(&self.startup);
         move || startup.upgrade().is_some_and(|s| s.is_starting())
+    }
+
+    /// A question for the transition publishers: is the service starting
+    /// or draining (nothing is published then)? Holds the state weakly.
+    pub(crate) fn quiet(&self) -> impl Fn() -> bool + Send + Sync + 'static {
+        let starting = self.starting();
+        let draining = Arc::downgrade(&self.draining);
+        move || {
+            starting()
+                || draining
+                    .upgrade()
+                    .is_some_and(|d| d.load(Ordering::Acquire))
+        }
     }
 
     /// Starts the drain and runs the hooks, once; `true` the first time.

@@ -246,20 +246,31 @@ impl ProbeLog {
     /// but is no transition: a dependency that is not there yet during a
     /// normal start is not a failure to log or count, and the first run
     /// after the gates open is compared with nothing.
+    ///
+    /// Returns the status it changed from when the run is a transition
+    /// (its status differs from the last run's; a first run only when it
+    /// is not `Healthy`), for the transition publishers.
     pub(crate) fn ran(
         &self,
         entry: &HealthEntry,
         error: &RunError,
         interval: Duration,
         starting: bool,
-    ) {
-        let (line, to_failure) = if starting {
-            (Line::Quiet, false)
+    ) -> Option<Option<HealthStatus>> {
+        let (line, to_failure, previous) = if starting {
+            (Line::Quiet, false, Some(entry.status))
         } else {
             let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-            state.step(entry.status, Instant::now(), interval)
+            let previous = state.last;
+            let (line, to_failure) = state.step(entry.status, Instant::now(), interval);
+            (line, to_failure, previous)
         };
         record(entry, error, line, to_failure, &self.keys);
+        match previous {
+            Some(p) if p == entry.status => None,
+            None if entry.status == HealthStatus::Healthy => None,
+            from => Some(from),
+        }
     }
 }
 

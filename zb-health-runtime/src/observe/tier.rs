@@ -50,12 +50,16 @@ impl TierLog {
     /// Records one answer of `tier`: its gauge, and, when the verdict
     /// changed, the counter and the log line. `failing` names the
     /// `Unhealthy` entries; it is called only on a change to 503.
+    ///
+    /// Returns the verdict it changed from, when it changed: `None` for a
+    /// first answer, `Some(true)` from serving, `Some(false)` from failing;
+    /// a first answer that serves is no change.
     pub(crate) fn answered(
         &self,
         tier: Tag,
         status: HealthStatus,
         failing: impl FnOnce() -> String,
-    ) {
+    ) -> Option<Option<bool>> {
         tier_gauge(tier, status);
         let verdict = if status.is_serving() {
             SERVING
@@ -66,11 +70,11 @@ impl TierLog {
         // The steady state is one load; only a change writes, and of two
         // concurrent answers with the same change only one sees it.
         if slot.load(Ordering::Relaxed) == verdict {
-            return;
+            return None;
         }
         let previous = slot.swap(verdict, Ordering::AcqRel);
         if previous == verdict {
-            return;
+            return None;
         }
         let to_failure = verdict == FAILING;
         let counter = match tier {
@@ -92,6 +96,11 @@ impl TierLog {
             );
         } else if previous == FAILING {
             tracing::info!(target: TIER_TARGET, tier = %tier, "health tier recovered");
+        }
+        match previous {
+            UNANSWERED if !to_failure => None,
+            UNANSWERED => Some(None),
+            previous => Some(Some(previous == SERVING)),
         }
     }
 }

@@ -253,14 +253,35 @@ impl HealthRegistry {
     /// serving one is, so no failing entries are listed.
     pub(super) fn answered_again(&self, tier: Tag, status: HealthStatus) {
         self.history_answered(tier, status);
-        self.inner.tiers.answered(tier, status, String::new);
+        let changed = self.inner.tiers.answered(tier, status, String::new);
+        self.publish_tier(tier, status, changed);
     }
 
     pub(super) fn answered(&self, tier: Tag, status: HealthStatus, report: &HealthReport) {
         self.history_answered(tier, status);
-        self.inner
+        let changed = self
+            .inner
             .tiers
             .answered(tier, status, || observe::unhealthy_entries(report));
+        self.publish_tier(tier, status, changed);
+    }
+
+    /// A tier's change of verdict, for the publishers: `from` is the
+    /// verdict it left, as `Healthy` (200) or `Unhealthy` (503).
+    #[inline]
+    fn publish_tier(&self, tier: Tag, status: HealthStatus, changed: Option<Option<bool>>) {
+        if let Some(from) = changed {
+            let from = from.map(|serving| {
+                if serving {
+                    HealthStatus::Healthy
+                } else {
+                    HealthStatus::Unhealthy
+                }
+            });
+            self.inner.transitions.offer_tier(tier, || {
+                crate::publish::Transition::tier(tier, from, status)
+            });
+        }
     }
 
     /// Keeps a tier's answer for the history while it is enabled: one

@@ -8,6 +8,7 @@ use crate::executor::{Executor, Runs};
 use crate::history::TierAnswers;
 use crate::lifecycle::Lifecycle;
 use crate::observe::{DEFAULT_FAILURE_LOG_INTERVAL, TierLog};
+use crate::publish::TransitionQueue;
 use crate::table::ProbeTable;
 
 /// Limits of a [`HealthRegistry`].
@@ -86,11 +87,13 @@ impl HealthRegistryBuilder {
     /// Builds the registry.
     pub fn build(self) -> HealthRegistry {
         let lifecycle = Lifecycle::default();
+        let transitions = Arc::new(TransitionQueue::new(Box::new(lifecycle.quiet())));
         let executor = Executor::new(
             self.max_in_flight,
             self.failure_log_interval,
             self.runs,
             Box::new(lifecycle.starting()),
+            transitions.clone(),
         );
         HealthRegistry {
             inner: Arc::new(Inner {
@@ -102,6 +105,7 @@ impl HealthRegistryBuilder {
                 executor,
                 lifecycle,
                 tiers: TierLog::default(),
+                transitions,
                 history: RegistryHistory {
                     tiers: TierAnswers::default(),
                     started_ms: crate::history::now_ms(),

@@ -8,6 +8,7 @@ use crate::executor::Executor;
 use crate::history::{ClusterSource, TierAnswers};
 use crate::lifecycle::Lifecycle;
 use crate::observe::TierLog;
+use crate::publish::TransitionQueue;
 use crate::table::ProbeTable;
 
 pub(super) struct Inner {
@@ -16,6 +17,8 @@ pub(super) struct Inner {
     pub(super) lifecycle: Lifecycle,
     /// Each tier's last verdict, for its transition metric and log.
     pub(super) tiers: TierLog,
+    /// Where tier and probe transitions go to the publishers.
+    pub(super) transitions: Arc<TransitionQueue>,
     /// What the history shows besides the probes' and the lifecycle's own
     /// records.
     pub(super) history: RegistryHistory,

@@ -21,6 +21,7 @@ mod history;
 mod inner;
 mod lifecycle;
 mod probes;
+mod publishing;
 #[cfg(test)]
 mod tests;
 

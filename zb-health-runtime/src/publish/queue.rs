@@ -1,0 +1,222 @@
+//! The bounded queue between the probe path and the publishers, and the
+//! task on the probe thread that groups and hands on what it holds.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use zb_health_spec::Tag;
+
+use super::{DROPPED_TRANSITIONS, Transition, TransitionKind, TransitionPublisher};
+
+/// Whether the service is starting or draining: nothing is published then.
+pub(crate) type Quiet = Box<dyn Fn() -> bool + Send + Sync>;
+
+/// One registry's transitions on their way to its publishers. Off (one
+/// relaxed load per transition) until a publisher is added.
+pub(crate) struct TransitionQueue {
+    on: AtomicBool,
+    tx: Mutex<Option<mpsc::Sender<Transition>>>,
+    publishers: Arc<Mutex<Vec<Arc<dyn TransitionPublisher>>>>,
+    dropped: AtomicU64,
+    quiet: Quiet,
+    window: Mutex<Duration>,
+    capacity: usize,
+    /// Per tier: its verdict last changed while starting or draining, so
+    /// its next change (out of the startup 503) is no news either.
+    quiet_change: [AtomicBool; 3],
+}
+
+impl TransitionQueue {
+    pub(crate) fn new(quiet: Quiet) -> Self {
+        Self {
+            on: AtomicBool::new(false),
+            tx: Mutex::new(None),
+            publishers: Arc::default(),
+            dropped: AtomicU64::new(0),
+            quiet,
+            window: Mutex::new(super::DEFAULT_WINDOW),
+            capacity: super::DEFAULT_CAPACITY,
+            quiet_change: Default::default(),
+        }
+    }
+
+    /// Queues `transition` unless the service starts or drains; a full
+    /// queue drops it and counts the drop. Never waits.
+    #[inline]
+    pub(crate) fn offer(&self, transition: impl FnOnce() -> Transition) {
+        if !self.on.load(Ordering::Relaxed) || (self.quiet)() {
+            return;
+        }
+        let tx = self.tx.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if let Some(tx) = tx
+            && tx.try_send(transition()).is_err()
+        {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            metrics::counter!(DROPPED_TRANSITIONS).increment(1);
+        }
+    }
+
+    /// Queues a tier's change of verdict, as [`offer`](Self::offer) does,
+    /// except the first change after one made while starting or draining:
+    /// leaving the startup 503 is no transition to publish.
+    #[inline]
+    pub(crate) fn offer_tier(&self, tier: Tag, transition: impl FnOnce() -> Transition) {
+        if !self.on.load(Ordering::Relaxed) {
+            return;
+        }
+        let slot = &self.quiet_change[tier as usize];
+        if (self.quiet)() {
+            slot.store(true, Ordering::Relaxed);
+            return;
+        }
+        if slot.swap(false, Ordering::Relaxed) {
+            return;
+        }
+        self.offer(transition);
+    }
+
+    /// How many transitions were dropped.
+    pub(crate) fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+
+    /// Sets how long transitions are gathered before they are published.
+    pub(crate) fn set_window(&self, window: Duration) {
+        *self.window.lock().unwrap_or_else(|e| e.into_inner()) = window;
+    }
+
+    /// Adds a publisher; the first one starts the task that feeds them,
+    /// through `spawn` (the registry's probe thread).
+    pub(crate) fn add(
+        &self,
+        publisher: Arc<dyn TransitionPublisher>,
+        spawn: impl FnOnce(futures_util::future::BoxFuture<'static, ()>),
+    ) {
+        self.publishers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(publisher);
+        let mut tx = self.tx.lock().unwrap_or_else(|e| e.into_inner());
+        if tx.is_none() {
+            let (sender, receiver) = mpsc::channel(self.capacity);
+            *tx = Some(sender);
+            let window = *self.window.lock().unwrap_or_else(|e| e.into_inner());
+            spawn(Box::pin(feed(
+                receiver,
+                self.publishers.clone(),
+                window,
+                self.capacity,
+            )));
+        }
+        self.on.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Gathers a window's transitions after the first (at most `capacity`,
+/// so a flood waits in the bounded queue, not here), groups them per tier
+/// or probe, and hands the batch to each publisher in turn. Ends when the
+/// registry (the sender) is gone.
+async fn feed(
+    mut receiver: mpsc::Receiver<Transition>,
+    publishers: Arc<Mutex<Vec<Arc<dyn TransitionPublisher>>>>,
+    window: Duration,
+    capacity: usize,
+) {
+    while let Some(first) = receiver.recv().await {
+        let mut gathered = vec![first];
+        let until = tokio::time::Instant::now() + window;
+        while gathered.len() < capacity
+            && let Ok(Some(next)) = tokio::time::timeout_at(until, receiver.recv()).await
+        {
+            gathered.push(next);
+        }
+        let batch = group(gathered);
+        let publishers = publishers.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        for publisher in publishers {
+            if let Err(error) = publisher.publish(&batch).await {
+                tracing::warn!(
+                    target: "zb_health::publish",
+                    %error,
+                    transitions = batch.len(),
+                    "a transition publisher failed; the batch is not retried"
+                );
+            }
+        }
+    }
+}
+
+/// One transition per tier or probe: from the first's `from` to the
+/// last's `to`, with the count, in the order each was first seen.
+pub(super) fn group(transitions: Vec<Transition>) -> Vec<Transition> {
+    let mut order: Vec<(TransitionKind, Arc<str>)> = Vec::new();
+    let mut groups: HashMap<(TransitionKind, Arc<str>), Transition> = HashMap::new();
+    for t in transitions {
+        let key = (t.kind, t.name.clone());
+        match groups.get_mut(&key) {
+            Some(group) => {
+                group.to = t.to;
+                group.at = t.at;
+                group.reason = t.reason;
+                group.count += t.count;
+            }
+            None => {
+                order.push(key.clone());
+                groups.insert(key, t);
+            }
+        }
+    }
+    order
+        .into_iter()
+        .filter_map(|key| groups.remove(&key))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zb_health_spec::HealthStatus;
+
+    #[test]
+    fn flaps_inside_a_window_are_one_message_with_a_count() {
+        let db: Arc<str> = Arc::from("db");
+        let flaps = vec![
+            Transition::probe(
+                &db,
+                Some(HealthStatus::Healthy),
+                HealthStatus::Unhealthy,
+                "timedOut",
+            ),
+            Transition::tier(
+                Tag::Ready,
+                Some(HealthStatus::Healthy),
+                HealthStatus::Unhealthy,
+            ),
+            Transition::probe(
+                &db,
+                Some(HealthStatus::Unhealthy),
+                HealthStatus::Healthy,
+                "completed",
+            ),
+            Transition::probe(
+                &db,
+                Some(HealthStatus::Healthy),
+                HealthStatus::Unhealthy,
+                "errored",
+            ),
+        ];
+        let batch = group(flaps);
+        assert_eq!(batch.len(), 2);
+        assert_eq!(
+            (batch[0].from, batch[0].to, batch[0].count),
+            (Some(HealthStatus::Healthy), HealthStatus::Unhealthy, 3)
+        );
+        assert_eq!(batch[0].reason, "errored");
+        assert_eq!(
+            (&*batch[1].name, batch[1].reason, batch[1].count),
+            ("ready", "failing", 1)
+        );
+    }
+}
