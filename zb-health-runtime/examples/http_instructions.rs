@@ -2,7 +2,10 @@
 //! socket), for `valgrind --tool=callgrind`: zb-health's `/healthz`
 //! (`live`) against a bare static handler on an app of its own (`bare`), as
 //! `BENCH=limit`'s P1 compares them, and the ready tier of three cached
-//! probes (`cached`, P2+; P10 with a probe count after the mode).
+//! probes (`cached`, P2+; P10 with a probe count after the mode). The
+//! operator features' cost: `cached-off` is `cached` behind the servers'
+//! `CloseWhenDraining`, `cached-on` the same with the operator controls
+//! mounted and a transition publisher added (spec/observability.md).
 //! Arguments: the repetitions, the mode and the probe count. The difference
 //! between two repetition counts is the cost of the extra requests.
 
@@ -14,6 +17,9 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::web::Bytes;
 use actix_web::{App, HttpResponse, test, web};
+use zb_health::http::OperatorControls;
+use zb_health::publish::{Transition, TransitionPublisher};
+use zb_health::server::CloseWhenDraining;
 use zb_health::{HealthRegistry, ProbeRegistration, ProbeResult, from_fn, map_zb_health};
 
 fn main() {
@@ -49,6 +55,23 @@ fn main() {
                 }),
             );
             drive(test::init_service(app).await, "/healthz", reps).await
+        } else if mode == "cached-off" || mode == "cached-on" {
+            let endpoints = map_zb_health(registry.clone());
+            if mode == "cached-on" {
+                registry.add_transition_publisher(Discard);
+                let token = zb_health::token::BearerToken::new("bench-token").expect("a token");
+                let controls = OperatorControls::new(registry.clone()).bearer_token(token);
+                let app = App::new()
+                    .wrap(CloseWhenDraining::new(registry))
+                    .service(endpoints)
+                    .service(controls);
+                drive(test::init_service(app).await, "/health/ready", reps).await
+            } else {
+                let app = App::new()
+                    .wrap(CloseWhenDraining::new(registry))
+                    .service(endpoints);
+                drive(test::init_service(app).await, "/health/ready", reps).await
+            }
         } else {
             let app = test::init_service(App::new().service(map_zb_health(registry))).await;
             let path = if mode == "cached" {
@@ -60,6 +83,18 @@ fn main() {
         };
         println!("{total}");
     });
+}
+
+/// A publisher that takes every batch and does nothing with it.
+struct Discard;
+
+impl TransitionPublisher for Discard {
+    fn publish<'a>(
+        &'a self,
+        _batch: &'a [Transition],
+    ) -> futures_util::future::BoxFuture<'a, Result<(), String>> {
+        Box::pin(async { Ok(()) })
+    }
 }
 
 /// `reps` GETs of `path`; the bytes of all the bodies.

@@ -36,12 +36,17 @@
 //! * [`http`]: [`ZbHealth`] maps the three tiers, one path per probe under
 //!   `ready` and `active`, the startup path (`/health/started`, for a
 //!   kubelet `startupProbe`), the health groups and, when on, the history
-//!   onto an actix `App`.
+//!   onto an actix `App`; every tier reads `?verbose` and `?exclude=`
+//!   (kube-apiserver's query); [`http::OperatorControls`] are the
+//!   management port's maintenance mode and step-down, behind the token.
 //! * [`token`]: the bearer token that lets a request see a tier's
 //!   authorized level (`HEALTH_TOKEN`), compared in constant time, never
 //!   logged.
 //! * [`observe`]: one log line per transition and the `zb_health_*`
 //!   metrics (BE-HLTH-008).
+//! * [`publish`]: each tier and probe transition to publishers (a
+//!   webhook), off the probe path, grouped, silent while starting or
+//!   draining.
 //! * [`shared`]: a dependency every node shares fails open when most of
 //!   the cluster sees it fail (BE-HLTH-003).
 //! * [`history`]: each probe's recent results, transitions and flaps in

@@ -271,17 +271,25 @@ impl HealthRegistry {
     #[inline]
     fn publish_tier(&self, tier: Tag, status: HealthStatus, changed: Option<Option<bool>>) {
         if let Some(from) = changed {
-            let from = from.map(|serving| {
-                if serving {
-                    HealthStatus::Healthy
-                } else {
-                    HealthStatus::Unhealthy
-                }
-            });
-            self.inner.transitions.offer_tier(tier, || {
-                crate::publish::Transition::tier(tier, from, status)
-            });
+            self.publish_tier_change(tier, status, from);
         }
+    }
+
+    /// The rare part of [`publish_tier`](Self::publish_tier), out of line
+    /// so the answer's hot path stays small.
+    #[cold]
+    #[inline(never)]
+    fn publish_tier_change(&self, tier: Tag, status: HealthStatus, from: Option<bool>) {
+        let from = from.map(|serving| {
+            if serving {
+                HealthStatus::Healthy
+            } else {
+                HealthStatus::Unhealthy
+            }
+        });
+        self.inner.transitions.offer_tier(tier, || {
+            crate::publish::Transition::tier(tier, from, status)
+        });
     }
 
     /// Keeps a tier's answer for the history while it is enabled: one
