@@ -262,7 +262,9 @@ impl ManifestWiring {
     /// Puts the manifest into `registry`, and returns its server with the
     /// lifecycle handles.
     ///
-    /// In this order: reads `CLUSTER_EXPECTED_SIZE` (with a cluster view);
+    /// In this order: reads `CLUSTER_EXPECTED_SIZE` (with a cluster view)
+    /// and `HEALTH_WEBHOOK_URL` (a transition webhook, see
+    /// [`crate::publish`]);
     /// sets the orchestrator timeout and the detection time, so probes
     /// registered later in code are held to them too, and the failure log
     /// interval; registers the `watchdogs`, all or none; adds every probe
@@ -290,6 +292,9 @@ impl ManifestWiring {
                 registry.set_shared_verdicts(verdicts);
             }
         }
+        // Read before anything changes, so a bad URL stops the install.
+        let webhook =
+            crate::publish::WebhookPublisher::from_env().map_err(RegistryError::Setting)?;
         if let Some(timeout) = self.orchestrator_timeout {
             registry.set_orchestrator_timeout(timeout)?;
         }
@@ -315,6 +320,9 @@ impl ManifestWiring {
                 return Err(error);
             }
         };
+        if let Some(webhook) = webhook {
+            registry.add_transition_publisher(webhook.service(self.service.as_str()));
+        }
         // Named, so the startup path can say which gate it waits for.
         let startup_gates = startup_gates.map(|name| registry.startup_gate_named(name));
         Ok(Installed {

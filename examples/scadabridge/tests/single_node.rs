@@ -185,6 +185,21 @@ fn host_binds_the_application_management_and_grpc_ports() {
     zb_health_testkit::assert_host_binds_every_port(env!("CARGO_BIN_EXE_scadabridge"));
 }
 
+/// A `HEALTH_WEBHOOK_URL` the transition webhook cannot use stops the
+/// start, naming the variable (`spec/observability.md`, transition
+/// publishers); a manifest's install reads it.
+#[test]
+fn a_bad_webhook_url_is_refused_at_start_naming_the_variable() {
+    for bad in ["https://hooks.example/x", "ftp://hooks"] {
+        let mut node = launch().env("HEALTH_WEBHOOK_URL", bad).start();
+        let status = node.wait_exit(DEADLINE);
+        assert!(!status.success(), "{bad}: exit status {status}");
+        let output = node.output();
+        assert!(output.contains("HEALTH_WEBHOOK_URL="), "{output}");
+        assert!(output.contains(bad), "{output}");
+    }
+}
+
 /// ZB-2.3a, AT-5: a `CLUSTER_EXPECTED_SIZE` that is no cluster size stops
 /// the start, naming the variable and the fix; it is never applied.
 #[test]
