@@ -55,7 +55,14 @@ pub enum Command {
     /// (http://host:port, or the full /health/maintenance URL) with the
     /// bearer token from HEALTH_TOKEN, HEALTH_TOKEN_FILE or --token-file,
     /// never from an argument. Prints the window, or that none is open.
-    Maintenance(MaintenanceArgs),
+    Maintenance(OperatorArgs),
+    /// Make the active node hand its role over for a while, or take it back.
+    ///
+    /// Sends the request to the node's management port (http://host:port,
+    /// or the full /health/step-down URL) with the bearer token, as
+    /// maintenance does. The next node in line takes the role after the
+    /// hand-over margin; this one takes it back after the TTL.
+    StepDown(OperatorArgs),
 }
 
 /// When to colour the diagnostics.
@@ -168,16 +175,16 @@ pub struct DashboardArgs {
     pub timeout: Duration,
 }
 
-/// The options of `maintenance`.
+/// The options of `maintenance` and `step-down`.
 #[derive(Debug, PartialEq, Eq, Args)]
-pub struct MaintenanceArgs {
+pub struct OperatorArgs {
     /// The pod's management port, e.g. http://10.0.0.7:8081.
     #[arg(value_name = "URL")]
     pub url: String,
     /// Why, in a few words (at most 80 characters); with --for.
     #[arg(long, value_name = "TEXT", requires = "ttl", conflicts_with = "off")]
     pub reason: Option<String>,
-    /// How long, e.g. 10m (at most 1440m); maintenance ends by itself then.
+    /// How long, e.g. 10m (at most 1440m); it ends by itself then.
     #[arg(
         long = "for",
         id = "ttl",
@@ -186,7 +193,7 @@ pub struct MaintenanceArgs {
         conflicts_with = "off"
     )]
     pub ttl: Option<String>,
-    /// End maintenance now.
+    /// End it now.
     #[arg(long)]
     pub off: bool,
     /// A file holding the bearer token (a mounted Secret), instead of the

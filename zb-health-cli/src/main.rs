@@ -33,8 +33,9 @@
 //! services' `/health/history`, polling each itself (see [`dashboard`]).
 //!
 //! `zb-health maintenance URL --reason TEXT --for 10m` takes a pod out of
-//! rotation through its management port, `--off` brings it back (see
-//! [`maintenance`]).
+//! rotation through its management port, `--off` brings it back;
+//! `zb-health step-down URL` hands the active role over the same way (see
+//! [`operator`]).
 //!
 //! The arguments are parsed by clap ([`args`]); this file only dispatches.
 
@@ -43,7 +44,7 @@ mod check;
 mod dashboard;
 mod input;
 mod k8s;
-mod maintenance;
+mod operator;
 mod probe;
 mod render;
 mod yaml;
@@ -62,7 +63,8 @@ fn main() -> ExitCode {
         Command::K8s(args) => k8s::run(&args),
         Command::Probe(args) => probe::run(&args),
         Command::Dashboard(args) => dashboard::run(&args),
-        Command::Maintenance(args) => maintenance::run(&args),
+        Command::Maintenance(args) => operator::run(&args, &operator::MAINTENANCE),
+        Command::StepDown(args) => operator::run(&args, &operator::STEP_DOWN),
     };
     input::exit_code(outcome)
 }

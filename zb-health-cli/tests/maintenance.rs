@@ -168,3 +168,85 @@ fn a_wrong_or_missing_token_changes_nothing() {
     assert!(registry.maintenance().is_none());
     assert_eq!(ready(app), 200);
 }
+
+/// `zb-health step-down` against a node whose management port serves the
+/// step-down (an in-memory cluster view of two nodes): the role moves to
+/// the other node in this node's view, and comes back with `--off`; a
+/// node without a cluster answers as an unknown path.
+#[test]
+fn step_down_hands_the_role_over_and_back() {
+    use std::sync::Arc;
+    use zb_health::cluster::{
+        ClusterActiveNode, ClusterState, ClusterView, InMemoryClusterView, Member, MemberStatus,
+        StepDown,
+    };
+    let view = Arc::new(InMemoryClusterView::with_state(ClusterState {
+        self_address: "10.0.0.1:7000".into(),
+        members: vec![
+            Member::new("10.0.0.1:7000", MemberStatus::Up, 1),
+            Member::new("10.0.0.2:7000", MemberStatus::Up, 2),
+        ],
+    }));
+    let active = || {
+        ClusterActiveNode::unscoped()
+            .decide(&view.state().unwrap())
+            .active_node()
+            .map(str::to_owned)
+    };
+    let registry = HealthRegistry::new();
+    let (tx, rx) = mpsc::channel();
+    let (served, stepping) = (registry.clone(), view.clone());
+    std::thread::spawn(move || {
+        actix_web::rt::System::new().block_on(async move {
+            let bound = ZbHealthServer::new(
+                served.clone(),
+                map_zb_health(served),
+                Drain::new(Duration::ZERO),
+            )
+            .bearer_token(BearerToken::new(TOKEN).unwrap())
+            .step_down(StepDown::new(stepping))
+            .port(0)
+            .management_port(Some(0))
+            .bind()
+            .unwrap();
+            tx.send(bound.addresses().management[0]).unwrap();
+            let _ = bound.run().await;
+        });
+    });
+    let url = format!("http://{}", rx.recv().unwrap());
+    let token = [("HEALTH_TOKEN", TOKEN)];
+    let step_down = |args: &[&str]| {
+        let mut command = std::process::Command::new(cargo_bin!("zb-health"));
+        command
+            .arg("step-down")
+            .args(args)
+            .current_dir(root())
+            .env_remove("HEALTH_TOKEN_FILE");
+        for (k, v) in token {
+            command.env(k, v);
+        }
+        command.output().unwrap()
+    };
+    let on = step_down(&[&url, "--reason", "kernel patch", "--for", "10m"]);
+    assert_eq!(on.status.code(), Some(0), "{}", text(&on.stderr));
+    assert!(
+        text(&on.stdout).starts_with("stepped down: kernel patch (since "),
+        "{}",
+        text(&on.stdout)
+    );
+    assert_eq!(active().as_deref(), Some("10.0.0.2:7000"));
+    let off = step_down(&[&url, "--off"]);
+    assert!(text(&off.stdout).starts_with("step-down ended: kernel patch"));
+    assert_eq!(active().as_deref(), Some("10.0.0.1:7000"));
+    // A node whose port serves no step-down: the answer of an unknown path.
+    let (_registry, _app, management) = service();
+    let there = step_down(&[
+        &format!("http://{management}"),
+        "--reason",
+        "patch",
+        "--for",
+        "1m",
+    ]);
+    assert_eq!(there.status.code(), Some(1));
+    assert!(text(&there.stderr).contains("answered 404"));
+}

@@ -10,7 +10,14 @@ mod common;
 
 use common::{cli, snapshot, text, zb_health};
 
-const SUBCOMMANDS: [&str; 5] = ["check", "k8s", "probe", "dashboard", "maintenance"];
+const SUBCOMMANDS: [&str; 6] = [
+    "check",
+    "k8s",
+    "probe",
+    "dashboard",
+    "maintenance",
+    "step-down",
+];
 
 #[test]
 fn the_help_texts_match_their_snapshots() {

@@ -1,5 +1,6 @@
-//! `zb-health maintenance URL`: maintenance mode through a pod's
-//! management port (`/health/maintenance`, `spec/lifecycle.md`).
+//! `zb-health maintenance URL` and `zb-health step-down URL`: the operator
+//! controls of a pod's management port (`/health/maintenance`,
+//! `spec/lifecycle.md`; `/health/step-down`, `spec/gate.md`).
 //!
 //! The reason and the TTL are checked here with the rules the server
 //! applies (`zb_health_spec::operator`), so a typo is refused before
@@ -10,22 +11,47 @@
 use serde_json::{Value, json};
 use zb_health_spec::operator::{check_reason, check_ttl};
 
-use crate::args::MaintenanceArgs;
+use crate::args::OperatorArgs;
 use crate::input::Failure;
 use crate::probe::{self, Request};
 
-/// Where the server serves maintenance mode.
-const PATH: &str = "/health/maintenance";
+/// One of the operator controls: where it is served, the key of its window
+/// in the answers, and how a window reads.
+pub struct Control {
+    path: &'static str,
+    key: &'static str,
+    on: &'static str,
+    off: &'static str,
+    ended: &'static str,
+}
 
-/// Runs `zb-health maintenance`.
-pub fn run(args: &MaintenanceArgs) -> Result<(), Failure> {
+/// Maintenance mode.
+pub const MAINTENANCE: Control = Control {
+    path: "/health/maintenance",
+    key: "maintenance",
+    on: "in maintenance",
+    off: "not in maintenance",
+    ended: "maintenance ended",
+};
+
+/// The step-down of the active role.
+pub const STEP_DOWN: Control = Control {
+    path: "/health/step-down",
+    key: "stepDown",
+    on: "stepped down",
+    off: "not stepped down",
+    ended: "step-down ended",
+};
+
+/// Runs `zb-health maintenance` or `zb-health step-down`.
+pub fn run(args: &OperatorArgs, control: &Control) -> Result<(), Failure> {
     let unusable = |why: String| {
         eprintln!("error: {why}");
         Failure::Unusable
     };
     let mut url = probe::parse_url(&args.url).map_err(unusable)?;
     if url.target == "/" {
-        url.target = PATH.to_owned();
+        url.target = control.path.to_owned();
     }
     let token = token(args, &|name| std::env::var(name).ok()).map_err(unusable)?;
     let (method, body) = match (&args.reason, &args.ttl, args.off) {
@@ -50,7 +76,7 @@ pub fn run(args: &MaintenanceArgs) -> Result<(), Failure> {
     let document: Value = serde_json::from_slice(&answer.body).unwrap_or(Value::Null);
     match answer.code {
         200 => {
-            println!("{}", summary(&document));
+            println!("{}", summary(&document, control));
             Ok(())
         }
         400 => {
@@ -64,7 +90,7 @@ pub fn run(args: &MaintenanceArgs) -> Result<(), Failure> {
         }
         404 => {
             eprintln!(
-                "error: {} answered 404: not a management port with operator controls, or a wrong token (a wrong token gets the answer of an unknown path)",
+                "error: {} answered 404: not a management port with this operator control, or a wrong token (a wrong token gets the answer of an unknown path)",
                 args.url
             );
             Err(Failure::Failed)
@@ -78,7 +104,7 @@ pub fn run(args: &MaintenanceArgs) -> Result<(), Failure> {
 
 /// The token: `--token-file`, else `HEALTH_TOKEN`, else the file
 /// `HEALTH_TOKEN_FILE` names; trimmed, as the server trims it.
-fn token(args: &MaintenanceArgs, var: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+fn token(args: &OperatorArgs, var: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
     let from_file = |path: &std::path::Path| {
         std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read the token file `{}`: {e}", path.display()))
@@ -105,7 +131,7 @@ fn token(args: &MaintenanceArgs, var: &dyn Fn(&str) -> Option<String>) -> Result
 }
 
 /// One line: the open window, the one that ended, or none.
-fn summary(document: &Value) -> String {
+fn summary(document: &Value, control: &Control) -> String {
     let window = |w: &Value| {
         format!(
             "{} (since {}, until {})",
@@ -114,12 +140,12 @@ fn summary(document: &Value) -> String {
             w["until"].as_str().unwrap_or("?")
         )
     };
-    match (&document["maintenance"], &document["ended"]) {
-        (Value::Object(_), _) => format!("in maintenance: {}", window(&document["maintenance"])),
-        (_, Value::Object(_)) => format!("maintenance ended: {}", window(&document["ended"])),
+    match (&document[control.key], &document["ended"]) {
+        (Value::Object(_), _) => format!("{}: {}", control.on, window(&document[control.key])),
+        (_, Value::Object(_)) => format!("{}: {}", control.ended, window(&document["ended"])),
         (_, Value::Null) if document.get("ended").is_some() => {
-            "not in maintenance (nothing to end)".into()
+            format!("{} (nothing to end)", control.off)
         }
-        _ => "not in maintenance".into(),
+        _ => control.off.into(),
     }
 }
