@@ -961,3 +961,25 @@ fn the_maintenance_gauge_is_one_during_maintenance_and_zero_after() {
     m.read();
     assert_eq!(m.gauge(zb_health::observe::MAINTENANCE, ""), None);
 }
+
+#[test]
+fn the_stepped_down_gauge_is_one_during_a_step_down_and_zero_after() {
+    use std::sync::Arc;
+    use zb_health::cluster::{ClusterState, InMemoryClusterView, Member, MemberStatus, StepDown};
+    let recorder = DebuggingRecorder::new();
+    let _local = metrics::set_default_local_recorder(&recorder);
+    let mut m = Metrics::new(&recorder);
+    let view = Arc::new(InMemoryClusterView::with_state(ClusterState {
+        self_address: "a".into(),
+        members: vec![Member::new("a", MemberStatus::Up, 1)],
+    }));
+    let step_down = StepDown::new(view);
+    step_down
+        .begin("kernel patch", Duration::from_secs(600))
+        .unwrap();
+    m.read();
+    assert_eq!(m.gauge(zb_health::observe::STEPPED_DOWN, ""), Some(1.0));
+    step_down.end().unwrap();
+    m.read();
+    assert_eq!(m.gauge(zb_health::observe::STEPPED_DOWN, ""), Some(0.0));
+}

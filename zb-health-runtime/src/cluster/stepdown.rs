@@ -9,6 +9,7 @@ use zb_health_spec::operator::{FieldError, check_reason, check_ttl_value};
 
 use super::view::ClusterView;
 use crate::executor::spawn_on_probe_thread;
+use crate::observe::STEPPED_DOWN;
 
 /// One step-down, as [`StepDown`] reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,6 +88,7 @@ impl StepDown {
             until: since + ttl,
         };
         *self.window.lock().unwrap_or_else(|e| e.into_inner()) = Some(window.clone());
+        metrics::gauge!(STEPPED_DOWN).set(1.0);
         let generation = self.generation.fetch_add(1, Ordering::AcqRel) + 1;
         tracing::warn!(
             target: "zb_health::cluster",
@@ -127,6 +129,7 @@ impl StepDown {
             .unwrap_or_else(|e| e.into_inner())
             .take()?;
         self.view.step_down(false);
+        metrics::gauge!(STEPPED_DOWN).set(0.0);
         tracing::warn!(
             target: "zb_health::cluster",
             reason = &*window.reason,

@@ -90,6 +90,10 @@ pub const PROBE_DURATION: &str = "zb_health_probe_duration_seconds";
 /// ([`HealthRegistry::begin_maintenance`](crate::HealthRegistry::begin_maintenance)),
 /// 0 after; no labels. Unset until the first maintenance.
 pub const MAINTENANCE: &str = "zb_health_maintenance";
+/// Gauge: 1 while this node has stepped down from the active role
+/// ([`StepDown`](crate::cluster::StepDown), with the `cluster` feature), 0
+/// after; no labels. Unset until the first step-down.
+pub const STEPPED_DOWN: &str = "zb_health_stepped_down";
 
 /// The numeric encoding of a status in the gauges: `Healthy` 2, `Degraded`
 /// 1, `Unhealthy` 0. Higher is better; a tier at 0 answers 503.
