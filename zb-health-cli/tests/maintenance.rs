@@ -23,6 +23,14 @@ const TOKEN: &str = "cli-operator-token";
 /// A service with one healthy ready probe, its management port on and the
 /// token set: (registry, application, management).
 fn service() -> (HealthRegistry, SocketAddr, SocketAddr) {
+    service_with(|server| server)
+}
+
+/// [`service`] with the server's settings changed by `configure` (a
+/// step-down, say).
+fn service_with(
+    configure: impl FnOnce(ZbHealthServer) -> ZbHealthServer + Send + 'static,
+) -> (HealthRegistry, SocketAddr, SocketAddr) {
     let registry = HealthRegistry::new();
     registry
         .add(ProbeRegistration::new(
@@ -34,16 +42,17 @@ fn service() -> (HealthRegistry, SocketAddr, SocketAddr) {
     let served = registry.clone();
     std::thread::spawn(move || {
         actix_web::rt::System::new().block_on(async move {
-            let bound = ZbHealthServer::new(
+            let server = ZbHealthServer::new(
                 served.clone(),
                 map_zb_health(served),
                 Drain::new(Duration::ZERO),
             )
-            .bearer_token(BearerToken::new(TOKEN).unwrap())
-            .port(0)
-            .management_port(Some(0))
-            .bind()
-            .unwrap();
+            .bearer_token(BearerToken::new(TOKEN).unwrap());
+            let bound = configure(server)
+                .port(0)
+                .management_port(Some(0))
+                .bind()
+                .unwrap();
             let a = bound.addresses().clone();
             tx.send((a.application[0], a.management[0])).unwrap();
             let _ = bound.run().await;
@@ -55,9 +64,14 @@ fn service() -> (HealthRegistry, SocketAddr, SocketAddr) {
 
 /// `zb-health maintenance ARGS` with `env` as its only token variables.
 fn maintenance(args: &[&str], env: &[(&str, &str)]) -> Output {
+    operator("maintenance", args, env)
+}
+
+/// `zb-health SUBCOMMAND ARGS` with `env` as its only token variables.
+fn operator(subcommand: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut command = std::process::Command::new(cargo_bin!("zb-health"));
     command
-        .arg("maintenance")
+        .arg(subcommand)
         .args(args)
         .current_dir(root())
         .env_remove("HEALTH_TOKEN")
@@ -193,40 +207,11 @@ fn step_down_hands_the_role_over_and_back() {
             .active_node()
             .map(str::to_owned)
     };
-    let registry = HealthRegistry::new();
-    let (tx, rx) = mpsc::channel();
-    let (served, stepping) = (registry.clone(), view.clone());
-    std::thread::spawn(move || {
-        actix_web::rt::System::new().block_on(async move {
-            let bound = ZbHealthServer::new(
-                served.clone(),
-                map_zb_health(served),
-                Drain::new(Duration::ZERO),
-            )
-            .bearer_token(BearerToken::new(TOKEN).unwrap())
-            .step_down(StepDown::new(stepping))
-            .port(0)
-            .management_port(Some(0))
-            .bind()
-            .unwrap();
-            tx.send(bound.addresses().management[0]).unwrap();
-            let _ = bound.run().await;
-        });
-    });
-    let url = format!("http://{}", rx.recv().unwrap());
-    let token = [("HEALTH_TOKEN", TOKEN)];
-    let step_down = |args: &[&str]| {
-        let mut command = std::process::Command::new(cargo_bin!("zb-health"));
-        command
-            .arg("step-down")
-            .args(args)
-            .current_dir(root())
-            .env_remove("HEALTH_TOKEN_FILE");
-        for (k, v) in token {
-            command.env(k, v);
-        }
-        command.output().unwrap()
-    };
+    let stepping = view.clone();
+    let (_registry, _app, management) =
+        service_with(move |server| server.step_down(StepDown::new(stepping)));
+    let url = format!("http://{management}");
+    let step_down = |args: &[&str]| operator("step-down", args, &[("HEALTH_TOKEN", TOKEN)]);
     let on = step_down(&[&url, "--reason", "kernel patch", "--for", "10m"]);
     assert_eq!(on.status.code(), Some(0), "{}", text(&on.stderr));
     assert!(
