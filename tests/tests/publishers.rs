@@ -248,3 +248,52 @@ fn a_bad_webhook_url_is_refused_naming_the_variable() {
     assert!(error.reason.contains("http://"), "{}", error.reason);
     assert!(WebhookPublisher::from_lookup(|_| None).unwrap().is_none());
 }
+
+/// A manifest's `observability.webhook` (here given to the wiring as the
+/// generated `install` gives it) is installed with the service's name and
+/// receives the transitions; a URL the reader would refuse, given in
+/// code, stops the install with R15 and installs nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_manifests_webhook_is_installed_and_a_bad_one_stops_the_install() {
+    use zb_health::install::ManifestWiring;
+    use zb_health::lifecycle::Drain;
+    use zb_health::spec::{EndpointPaths, Rule};
+
+    let wiring = || {
+        ManifestWiring::new(
+            "orders",
+            EndpointPaths::default(),
+            Duration::from_secs(4),
+            Drain::new(Duration::from_secs(5)),
+        )
+    };
+    let hook = receiver(200);
+    let (other, _) = registry();
+    let (registry, healthy) = registry();
+    registry.set_transition_window(Duration::from_millis(100));
+    let _installed = wiring()
+        .webhook(format!("http://{}/hook", hook.addr))
+        .install(&registry, Vec::new(), [], [])
+        .unwrap();
+    registry.answer(Tag::Ready).await;
+    healthy.store(false, Ordering::SeqCst);
+    registry.answer(Tag::Ready).await;
+    until("the manifest's webhook to receive a transition", || {
+        !hook.bodies.lock().unwrap().is_empty()
+    })
+    .await;
+    let body = hook.bodies.lock().unwrap()[0].clone();
+    assert_eq!(body["service"], "orders");
+    assert!(!body["transitions"].as_array().unwrap().is_empty());
+
+    let error = wiring()
+        .webhook("https://hooks.example/x")
+        .install(&other, Vec::new(), [], [])
+        .err()
+        .expect("a bad webhook URL is refused");
+    assert_eq!(error.rules(), [Rule::ValueType]);
+    assert!(
+        error.to_string().contains("observability.webhook"),
+        "{error}"
+    );
+}

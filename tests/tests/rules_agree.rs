@@ -625,6 +625,58 @@ fn r7_shared_only_on_ready() {
 }
 
 #[test]
+fn r27_restart_after() {
+    let minutes = Duration::from_secs(120);
+    for (keys, tags, shared, after, rules) in [
+        (
+            "shared: true, restart_after: 2m",
+            TagSet::READY,
+            true,
+            minutes,
+            vec![],
+        ),
+        (
+            "restart_after: 2m",
+            TagSet::READY,
+            false,
+            minutes,
+            vec![Rule::RestartAfter],
+        ),
+        (
+            "tags: [active], restart_after: 2m",
+            TagSet::of(&[Tag::Active]),
+            false,
+            minutes,
+            vec![Rule::RestartAfter],
+        ),
+        // Not longer than the default detection time, 4 s.
+        (
+            "shared: true, restart_after: 4s",
+            TagSet::READY,
+            true,
+            Duration::from_secs(4),
+            vec![Rule::RestartAfter],
+        ),
+    ] {
+        let yaml = format!("service: s\nprobes:\n  - {{ name: db, kind: database, {keys} }}\n");
+        let m = match parse_manifest(&yaml) {
+            Ok(_) => vec![],
+            Err(_) => manifest_rules(&yaml),
+        };
+        let mut registration = probe("db").tags(tags).restart_after(after);
+        if shared {
+            registration = registration.shared();
+        }
+        let mut r = match HealthRegistry::new().add(registration) {
+            Ok(_) => vec![],
+            Err(e) => e.rules(),
+        };
+        r.dedup();
+        assert_eq!((&m, &r), (&rules, &rules), "{keys}");
+    }
+}
+
+#[test]
 fn r26_history_needs_a_port() {
     use zb_health::spec::{Violations, rules::check_history_port};
     for (yaml, management, application, rules) in [

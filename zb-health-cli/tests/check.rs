@@ -57,6 +57,7 @@ fn diagnostics_match_their_snapshots() {
         "depends_on_cycle",
         "shared",
         "history_no_port",
+        "restart_after",
     ] {
         let file = format!("tests/ui/fail/manifests/{name}.yaml");
         cli(&["check", "--color", "never", &file])

@@ -21,7 +21,8 @@ use zb_health_spec::{
     FailureStatus, Rule, Tag, TagSet, Violations,
     rules::{
         check_active_not_optional, check_duration_text, check_execution_policy_at, check_name,
-        check_probe_tags, check_shared, check_threshold, check_timeout, missing_key,
+        check_probe_tags, check_restart_after, check_shared, check_threshold, check_timeout,
+        missing_key,
     },
     suggest::{did_you_mean, hint, one_of},
     vocab::{Keyword, PROBE_SETTING_KEYS},
@@ -101,6 +102,7 @@ struct Settings {
     failing_for: Attr<Duration>,
     success_threshold: Attr<u32>,
     shared: Attr<bool>,
+    restart_after: Attr<Duration>,
     blocking: Attr<bool>,
     krate: Attr<syn::Path>,
 }
@@ -203,6 +205,12 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         }
         _ => false,
     };
+    // R27 without a detection time (the manifest's generated facts check
+    // it): on `ready` alone, and shared.
+    let restart_after = settings.restart_after.value;
+    if let Some(r) = restart_after {
+        check_restart_after(&name, r, Some(tags), Some(shared), None, &mut sink);
+    }
     errors.violations(sink);
     let threshold = Threshold {
         failures: failures.map(|(n, _)| n),
@@ -230,6 +238,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
                 max_staleness: max_staleness.map(|(d, _)| d),
                 threshold,
                 shared,
+                restart_after: restart_after.map(|(d, _)| d),
             },
         },
     };
@@ -280,6 +289,7 @@ fn parse_settings(args: TokenStream, errors: &Ctxt, sink: &mut Violations<Span>)
         failing_for: Attr::none("failing_for"),
         success_threshold: Attr::none("success_threshold"),
         shared: Attr::none("shared"),
+        restart_after: Attr::none("restart_after"),
         blocking: Attr::none("blocking"),
         krate: Attr::none("crate"),
     };
@@ -362,9 +372,10 @@ fn parse_settings(args: TokenStream, errors: &Ctxt, sink: &mut Violations<Span>)
                     }
                 }
             }
-            "cache" | "refresh" | "max_staleness" | "failing_for" => {
+            "cache" | "refresh" | "max_staleness" | "failing_for" | "restart_after" => {
                 let (attr, example) = match key.as_str() {
                     "cache" => (&mut s.cache, "cache = \"1s\""),
+                    "restart_after" => (&mut s.restart_after, "restart_after = \"2m\""),
                     "refresh" => (&mut s.refresh, "refresh = \"5s\""),
                     "failing_for" => (&mut s.failing_for, "failing_for = \"3s\""),
                     _ => (&mut s.max_staleness, "max_staleness = \"12s\""),

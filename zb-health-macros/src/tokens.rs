@@ -126,6 +126,7 @@ impl ToTokens for ProbeMetaTokens<'_> {
         );
         let failing_for = optional_duration(policy.threshold.failing_for, krate);
         let shared = policy.shared;
+        let restart_after = optional_duration(policy.restart_after, krate);
         out.extend(quote! {
             #krate::meta::ProbeMeta {
                 name: #name,
@@ -143,6 +144,7 @@ impl ToTokens for ProbeMetaTokens<'_> {
                             successes: #successes,
                         },
                         shared: #shared,
+                        restart_after: #restart_after,
                     },
                 },
             }

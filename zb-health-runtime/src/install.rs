@@ -85,6 +85,7 @@ pub struct ManifestWiring {
     drain: Drain,
     orchestrator_timeout: Option<Duration>,
     failure_log_interval: Option<Duration>,
+    webhook: Option<String>,
     termination_grace_period: Option<Duration>,
     management_port: Option<u16>,
     format: Option<ResponseFormat>,
@@ -136,6 +137,7 @@ impl ManifestWiring {
             drain,
             orchestrator_timeout: None,
             failure_log_interval: None,
+            webhook: None,
             termination_grace_period: None,
             management_port: None,
             format: None,
@@ -169,6 +171,15 @@ impl ManifestWiring {
     /// setting, like the orchestrator timeout.
     pub fn failure_log_interval(mut self, interval: Duration) -> Self {
         self.failure_log_interval = Some(interval);
+        self
+    }
+
+    /// `observability.webhook`: POST tier and probe transitions to `url`
+    /// ([`WebhookPublisher`](crate::publish::WebhookPublisher), named with
+    /// the service). `HEALTH_WEBHOOK_URL`, when set, overrides it at
+    /// install: the environment of a deployment wins over the build's.
+    pub fn webhook(mut self, url: impl Into<String>) -> Self {
+        self.webhook = Some(url.into());
         self
     }
 
@@ -264,7 +275,7 @@ impl ManifestWiring {
     ///
     /// In this order: reads `CLUSTER_EXPECTED_SIZE` (with a cluster view)
     /// and `HEALTH_WEBHOOK_URL` (a transition webhook, see
-    /// [`crate::publish`]);
+    /// [`crate::publish`]; else the manifest's `observability.webhook`);
     /// sets the orchestrator timeout and the detection time, so probes
     /// registered later in code are held to them too, and the failure log
     /// interval; registers the `watchdogs`, all or none; adds every probe
@@ -294,7 +305,10 @@ impl ManifestWiring {
         }
         // Read before anything changes, so a bad URL stops the install.
         let webhook =
-            crate::publish::WebhookPublisher::from_env().map_err(RegistryError::Setting)?;
+            match crate::publish::WebhookPublisher::from_env().map_err(RegistryError::Setting)? {
+                Some(from_env) => Some(from_env),
+                None => self.manifest_webhook()?,
+            };
         if let Some(timeout) = self.orchestrator_timeout {
             registry.set_orchestrator_timeout(timeout)?;
         }
@@ -330,6 +344,29 @@ impl ManifestWiring {
             heartbeats,
             startup_gates,
         })
+    }
+
+    /// The manifest's `observability.webhook`, which the manifest reader
+    /// has checked; one given in code is checked here.
+    fn manifest_webhook(&self) -> Result<Option<crate::publish::WebhookPublisher>, RegistryError> {
+        let Some(url) = &self.webhook else {
+            return Ok(None);
+        };
+        crate::publish::WebhookPublisher::new(url)
+            .map(Some)
+            .map_err(|reason| {
+                let mut sink = zb_health_spec::Violations::new();
+                sink.push(
+                    zb_health_spec::Rule::ValueType,
+                    (),
+                    format!("`observability.webhook`: {reason}"),
+                    "write the receiver's URL as `http://host:port/path`",
+                );
+                match sink.into_result() {
+                    Err(e) => RegistryError::Rules(e.into()),
+                    Ok(()) => unreachable!("one violation was pushed"),
+                }
+            })
     }
 
     /// The probes, both ports' endpoints, the drain and the server.

@@ -133,6 +133,20 @@ impl ProbeRegistration {
         self
     }
 
+    /// Restarts this pod when its failure is its own (R27): once the
+    /// entry has failed here for `after`, while a majority of the peers
+    /// that report this shared dependency find it healthy, `live` answers
+    /// 503 with a `restart` entry, so the orchestrator restarts this pod,
+    /// one pod of the cluster at a time. Never in an outage (most nodes
+    /// fail it), without a cluster view, while starting, draining or in
+    /// maintenance. Needs [`shared`](Self::shared), `ready` alone, and
+    /// `after` longer than the detection time, so the pod is out of
+    /// rotation first. See [`crate::shared`].
+    pub fn restart_after(mut self, after: Duration) -> Self {
+        self.settings.policy.restart_after = Some(after);
+        self
+    }
+
     /// The probes this one depends on, by name: while one of
     /// them is failing (its latest entry has its failure status), this
     /// probe does not run and its entry is its own failure status,

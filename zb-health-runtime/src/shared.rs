@@ -75,6 +75,56 @@ pub trait SharedVerdicts: Send + Sync + 'static {
         let _ = address;
         None
     }
+
+    /// Announces this node's claim on the cluster's restart budget
+    /// (`Some`), or withdraws it (`None`): a probe with `restart_after`
+    /// is about to fail `live` (see the module docs). Must not block.
+    /// `false` (the default) when the source carries no budget: without
+    /// one no node ever asks for a restart, since two could at once.
+    fn claim_restart(&self, claim: Option<&RestartClaim>) -> bool {
+        let _ = claim;
+        false
+    }
+
+    /// The restart claims of the `Up`, reachable members, this node's own
+    /// (marked [`RestartClaim::own`]) included. Empty by default.
+    fn restart_claims(&self) -> Vec<RestartClaim> {
+        Vec::new()
+    }
+
+    /// How long a claim must stand before it is acted on: longer than a
+    /// claim takes to reach every reachable member, so that of two nodes
+    /// claiming at once both see both and the earlier keeps it.
+    /// [`ChitchatClusterView`](crate::cluster::chitchat::ChitchatClusterView)
+    /// gives its hand-over margin; 5 s by default.
+    fn claim_settle(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(5)
+    }
+}
+
+/// One member's claim on the cluster's restart budget: at most one
+/// member at a time fails its `live` for a `restart_after`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RestartClaim {
+    /// The claiming member's address.
+    pub address: String,
+    /// Whether it is this node's.
+    pub own: bool,
+    /// The probe it restarts for.
+    pub probe: String,
+    /// When it claimed, Unix milliseconds by its own clock: with the
+    /// address, the order in which two claims made at once are settled
+    /// (the earlier keeps the budget). Every member compares the same
+    /// published values, so they agree, however their clocks differ.
+    pub at_ms: u64,
+}
+
+impl RestartClaim {
+    /// Whether this claim comes before `other`: earlier, or as early and
+    /// with the lower address.
+    pub fn precedes(&self, other: &RestartClaim) -> bool {
+        (self.at_ms, &self.address) < (other.at_ms, &other.address)
+    }
 }
 
 /// How many reporting members a shared probe fails on.

@@ -86,6 +86,21 @@ pub const fn threshold_fits(
     crate::detection::threshold_fits_detection(threshold, period, detection)
 }
 
+/// R27: whether a probe's `restart_after` (if any) is strictly longer
+/// than the orchestrator's detection time, so the pod is out of rotation
+/// before it restarts. The generated code calls it with a custom probe's
+/// attribute `META`; [`check_restart_after`](crate::rules::check_restart_after)
+/// the same comparison.
+pub const fn restart_after_fits_detection(
+    restart_after: Option<Duration>,
+    detection: Duration,
+) -> bool {
+    match restart_after {
+        Some(after) => after.as_nanos() > detection.as_nanos(),
+        None => true,
+    }
+}
+
 /// Whether two failure statuses are the same (R7).
 pub const fn same_failure_status(a: FailureStatus, b: FailureStatus) -> bool {
     a as u8 == b as u8

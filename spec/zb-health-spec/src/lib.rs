@@ -45,6 +45,7 @@ mod status;
 pub mod suggest;
 mod tag;
 pub mod vocab;
+pub mod webhook;
 
 pub use cluster::{MajorityGuard, MembershipPolicy};
 pub use paths::{Endpoint, EndpointPaths};

@@ -13,7 +13,7 @@ use std::time::Duration;
 use crate::detection::{Threshold, default_probe_timeout};
 use crate::rules::{
     check_active_not_optional, check_execution_policy, check_max_age, check_name, check_probe_tags,
-    check_shared, check_threshold, check_timeout,
+    check_restart_after, check_shared, check_threshold, check_timeout,
 };
 use crate::{FailureStatus, Tag, TagSet, Violations};
 
@@ -36,6 +36,10 @@ pub struct ExecutionPolicy {
     /// `shared`: the dependency is the same for every node, so a failure
     /// the cluster shares fails open.
     pub shared: bool,
+    /// `restart_after`: failing here this long while most peers that
+    /// report the same shared dependency find it healthy, the probe fails
+    /// `live`, so the orchestrator restarts this pod alone (R27).
+    pub restart_after: Option<Duration>,
 }
 
 impl ExecutionPolicy {
@@ -50,6 +54,7 @@ impl ExecutionPolicy {
             successes: None,
         },
         shared: false,
+        restart_after: None,
     };
 }
 
@@ -88,6 +93,9 @@ impl ExecutionPolicy {
             detection,
             sink,
         );
+        if let Some(after) = self.restart_after {
+            check_restart_after(name, (after, ()), None, None, detection, sink);
+        }
     }
 }
 
@@ -134,9 +142,10 @@ impl ProbeSettings {
     /// Every rule about a probe's name and settings alone, pushed into
     /// `sink`: its name (R9), its tags (R1, R13), its deadline under
     /// `orchestrator` (R5), an optional active check (R10), its policy
-    /// (R5, R16, R17), its results' age and its hysteresis against
-    /// `detection`, the orchestrator's detection time when known (R19,
-    /// R20), and sharing (R7). What a registry checks on `add`.
+    /// (R5, R16, R17), its results' age, its hysteresis and its restart
+    /// against `detection`, the orchestrator's detection time when known
+    /// (R19, R20, R27), sharing (R7) and where a restart applies (R27).
+    /// What a registry checks on `add`.
     pub fn check(
         &self,
         name: &str,
@@ -163,6 +172,17 @@ impl ProbeSettings {
         p.check_detection(name, timeout, detection, sink);
         if p.shared {
             check_shared(name, self.tags, (), sink);
+        }
+        if let Some(after) = p.restart_after {
+            // The detection time was checked with the policy's.
+            check_restart_after(
+                name,
+                (after, ()),
+                Some(self.tags),
+                Some(p.shared),
+                None,
+                sink,
+            );
         }
     }
 }

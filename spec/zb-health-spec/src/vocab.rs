@@ -221,7 +221,7 @@ pub const CLUSTER_ADDRESS_KEYS: [&str; 2] = ["selfAddress", "activeNode"];
 /// manifest probe entry take, in the order messages list them. Written
 /// once, so the two key lists cannot drift apart: the attribute adds only
 /// `crate`, the manifest adds `kind` and each kind's options.
-pub const PROBE_SETTING_KEYS: [&str; 11] = [
+pub const PROBE_SETTING_KEYS: [&str; 12] = [
     "name",
     "tags",
     "timeout",
@@ -233,6 +233,7 @@ pub const PROBE_SETTING_KEYS: [&str; 11] = [
     "failing_for",
     "success_threshold",
     "shared",
+    "restart_after",
 ];
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use super::custom::CustomType;
 use crate::site::Site;
 use crate::tokens::{DurationTokens, FailureStatusTokens, OptionTokens, TagTokens};
 
-/// R7, R5 and R19 for a custom probe: what the manifest states about it
+/// R7, R5, R19, R20 and R27 for a custom probe: what the manifest states about it
 /// must match its attribute, one item per key it states, its attribute
 /// timeout must fit the orchestrator's, and its attribute's cache or
 /// background result must stay younger than the detection time. A type that does not exist is
@@ -138,6 +138,11 @@ pub fn custom_facts(
                 (s.location, quote!(#meta.settings.policy.shared == #v))
             }),
         ),
+        (
+            "restart_after",
+            "restart_after_agrees",
+            duration(&p.restart_after, quote!(restart_after)),
+        ),
     ];
     for (key, fact, check) in stated {
         if let Some((loc, ok)) = check {
@@ -158,44 +163,44 @@ pub fn custom_facts(
             &msg,
         ));
     }
-    // R19: the attribute's cache or background policy, which only the
-    // compiler sees, against the detection time the manifest implies.
+    // R19, R20 and R27: the attribute's cache or background policy, its
+    // failure threshold and its restart, which only the compiler sees,
+    // against the detection time the manifest implies.
     let detection = m.detection_time();
-    let text = format!(
-        "the #[zb_health] `cache`, `refresh` or `max_staleness` of `{tyname}` lets a result reach the orchestrator's detection time of {} ms",
-        detection.as_millis()
-    );
-    let msg = site.message(
-        Rule::MaxAgeFitsDetection,
-        p.location,
-        text,
-        facts::DETECTION_HELP,
-    );
     let d = DurationTokens(detection, krate);
-    out.push(site.probe_fact(
-        ty.index,
-        "fits_detection",
-        quote!(#missing || #f::policy_fits_detection(#meta.settings.policy.cache, #meta.settings.policy.refresh, #meta.settings.policy.max_staleness, #timeout, #d)),
-        &msg,
-    ));
-    // R20: the attribute's failure threshold against the same detection
-    // time.
-    let text = format!(
-        "the #[zb_health] `failure_threshold` or `failing_for` of `{tyname}` can hold a failure back longer than the orchestrator's detection time of {} ms",
-        detection.as_millis()
-    );
-    let msg = site.message(
-        Rule::ThresholdFitsDetection,
-        p.location,
-        text,
-        zb_health_spec::rules::THRESHOLD_HELP,
-    );
-    out.push(site.probe_fact(
-        ty.index,
-        "threshold_fits",
-        quote!(#missing || #f::threshold_fits(#meta.settings.policy.threshold, #meta.settings.policy.refresh, #d)),
-        &msg,
-    ));
+    let policy = quote!(#meta.settings.policy);
+    let detection_facts = [
+        (
+            Rule::MaxAgeFitsDetection,
+            "`cache`, `refresh` or `max_staleness` of `{}` lets a result reach",
+            facts::DETECTION_HELP,
+            "fits_detection",
+            quote!(#f::policy_fits_detection(#policy.cache, #policy.refresh, #policy.max_staleness, #timeout, #d)),
+        ),
+        (
+            Rule::ThresholdFitsDetection,
+            "`failure_threshold` or `failing_for` of `{}` can hold a failure back longer than",
+            zb_health_spec::rules::THRESHOLD_HELP,
+            "threshold_fits",
+            quote!(#f::threshold_fits(#policy.threshold, #policy.refresh, #d)),
+        ),
+        (
+            Rule::RestartAfter,
+            "`restart_after` of `{}` is not longer than",
+            zb_health_spec::rules::RESTART_DETECTION_HELP,
+            "restart_after_fits",
+            quote!(#f::restart_after_fits_detection(#policy.restart_after, #d)),
+        ),
+    ];
+    for (rule, what, help, fact, ok) in detection_facts {
+        let text = format!(
+            "the #[zb_health] {} the orchestrator's detection time of {} ms",
+            what.replace("{}", tyname),
+            detection.as_millis()
+        );
+        let msg = site.message(rule, p.location, text, help);
+        out.push(site.probe_fact(ty.index, fact, quote!(#missing || #ok), &msg));
+    }
     out
 }
 

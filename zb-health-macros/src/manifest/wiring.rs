@@ -27,6 +27,10 @@ pub fn install(
         let d = DurationTokens(t.value, krate);
         quote!(.failure_log_interval(#d))
     });
+    let webhook = m.webhook.as_ref().map(|url| {
+        let url = &url.value;
+        quote!(.webhook(#url))
+    });
     let has_cluster = m
         .probes
         .iter()
@@ -87,6 +91,7 @@ pub fn install(
             .termination_grace_period(Self::TERMINATION_GRACE_PERIOD)
             .management_port(Self::MANAGEMENT_PORT)
             #log_interval
+            #webhook
             #styles
             .application_cluster_addresses(#app_addresses)
             #groups

@@ -230,6 +230,11 @@ pub(super) fn finish(
         .state
         .hysteresis
         .apply(policy.threshold, period, raw, failed);
+    // `restart_after` counts from the reported failure, opened or not.
+    if policy.restart_after.is_some() {
+        let failing = entry.status == failed && failed != HealthStatus::Healthy;
+        probe.state.note_failing(failing);
+    }
     // A shared dependency compares the reported verdict with the
     // cluster's, to fail open (BE-HLTH-003); without a view it is an
     // ordinary probe.

@@ -63,6 +63,14 @@ impl ProbeRuntime {
         self.policy.as_deref().unwrap_or(&ExecutionPolicy::DEFAULT)
     }
 
+    /// Its `restart_after` and how long its reported entry has been
+    /// failing here (`None` when it is not), for the restart escalation;
+    /// `None` for a probe without `restart_after`.
+    pub(crate) fn restart_due(&self) -> Option<(Duration, Option<Duration>)> {
+        let after = self.policy().restart_after?;
+        Some((after, self.state.failing_for()))
+    }
+
     /// The runtime of a probe just registered under `orchestrator` (the
     /// registry's orchestrator timeout, which a default deadline is
     /// derived below): nothing run yet.

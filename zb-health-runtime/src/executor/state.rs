@@ -42,6 +42,42 @@ pub(super) struct ProbeState {
     /// What marks this probe's opened entries, made at the
     /// first; boxed, since most probes are never opened.
     pub(super) opened: std::sync::OnceLock<Box<Opened>>,
+    /// For a probe with `restart_after`: since when its reported entry
+    /// has been failing here, as milliseconds since [`restart_epoch`]
+    /// plus one (0: not failing).
+    pub(super) failing_since: AtomicU64,
+}
+
+/// The instant `failing_since` counts from: the first use in this
+/// process.
+pub(super) fn restart_epoch() -> std::time::Instant {
+    static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    *EPOCH.get_or_init(std::time::Instant::now)
+}
+
+impl ProbeState {
+    /// Notes whether the reported entry is failing here, for
+    /// `restart_after`: keeps the start of a failure, clears it on
+    /// recovery.
+    pub(super) fn note_failing(&self, failing: bool) {
+        if !failing {
+            self.failing_since.store(0, Ordering::Relaxed);
+        } else if self.failing_since.load(Ordering::Relaxed) == 0 {
+            let ms = restart_epoch().elapsed().as_millis() as u64 + 1;
+            self.failing_since.store(ms, Ordering::Relaxed);
+        }
+    }
+
+    /// How long the reported entry has been failing here, if it is.
+    pub(super) fn failing_for(&self) -> Option<Duration> {
+        match self.failing_since.load(Ordering::Relaxed) {
+            0 => None,
+            since => {
+                let now = restart_epoch().elapsed().as_millis() as u64 + 1;
+                Some(Duration::from_millis(now.saturating_sub(since)))
+            }
+        }
+    }
 }
 
 /// How a dependency's entry bears on its dependents.
@@ -164,6 +200,7 @@ impl ProbeState {
             published: AtomicU64::new(0),
             last_status: std::sync::atomic::AtomicU8::new(0),
             opened: std::sync::OnceLock::new(),
+            failing_since: AtomicU64::new(0),
         }
     }
 }

@@ -63,6 +63,16 @@ impl Executor {
         }
     }
 
+    /// Where the shared verdicts go, if they are set.
+    pub(crate) fn shared_verdicts(&self) -> Option<Arc<dyn SharedVerdicts>> {
+        let slot = self
+            .shared
+            .verdicts
+            .read()
+            .unwrap_or_else(|e| e.into_inner());
+        slot.as_ref().map(|(_, v)| Arc::clone(v))
+    }
+
     pub(crate) fn set_shared_verdicts(&self, verdicts: Arc<dyn SharedVerdicts>) {
         let mut slot = self
             .shared

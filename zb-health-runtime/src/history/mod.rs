@@ -110,6 +110,8 @@ pub(crate) enum EventKind {
     DrainStarted,
     MaintenanceStarted,
     MaintenanceEnded,
+    RestartRequested,
+    RestartWithdrawn,
 }
 
 impl EventKind {
@@ -122,6 +124,8 @@ impl EventKind {
             EventKind::DrainStarted => "drain-started",
             EventKind::MaintenanceStarted => "maintenance-started",
             EventKind::MaintenanceEnded => "maintenance-ended",
+            EventKind::RestartRequested => "restart-requested",
+            EventKind::RestartWithdrawn => "restart-withdrawn",
         }
     }
 }

@@ -30,6 +30,7 @@
 
 mod drain;
 mod maintenance;
+mod restart;
 mod startup;
 mod watchdog;
 
@@ -56,6 +57,8 @@ pub(crate) use watchdog::{HealthyReport, LiveAnswer};
 
 use crate::sync::lock;
 use maintenance::Maintenance;
+use restart::Restart;
+pub(crate) use restart::{Candidate, Inputs as RestartInputs};
 use startup::Startup;
 use watchdog::Watchdogs;
 
@@ -91,6 +94,8 @@ pub(crate) struct Lifecycle {
     drain_since_ms: AtomicU64,
     /// An operator's maintenance window, if one is open.
     maintenance: Maintenance,
+    /// The restart escalation of the probes with `restart_after`.
+    restart: Restart,
 }
 
 impl Default for Lifecycle {
@@ -102,6 +107,7 @@ impl Default for Lifecycle {
             on_drain: Mutex::new(Some(Vec::new())),
             watchdogs: Arc::new(Watchdogs::new(events.clone())),
             maintenance: Maintenance::new(events.clone()),
+            restart: Restart::new(events.clone()),
             events,
             drain_since_ms: AtomicU64::new(0),
         }
@@ -235,9 +241,45 @@ impl Lifecycle {
         self.events.snapshot()
     }
 
-    /// What `live` answers, from the watchdogs alone.
+    /// What `live` answers: from the watchdogs, and `Unhealthy` with a
+    /// last [`RESTART_ENTRY`](zb_health_spec::rules::RESTART_ENTRY) while
+    /// a restart is requested.
     pub(crate) fn live(&self) -> LiveAnswer {
-        self.watchdogs.live()
+        let answer = self.watchdogs.live();
+        let Some(restart) = self.restart.entry() else {
+            return answer;
+        };
+        let mut entries = match answer {
+            LiveAnswer::Fixed => Vec::new(),
+            LiveAnswer::Healthy(healthy) => healthy.report().entries,
+            LiveAnswer::Stalled(report) => report.entries,
+        };
+        entries.push(restart);
+        LiveAnswer::Stalled(HealthReport::new(Tag::Live, entries, Duration::ZERO))
+    }
+
+    /// One step of the restart escalation (`restart_after`, R27) with
+    /// `candidate` the probe that qualifies now; never while starting,
+    /// draining or in maintenance.
+    pub(crate) fn step_restart(
+        &self,
+        candidate: Option<Candidate>,
+        budget: Option<&dyn crate::shared::SharedVerdicts>,
+    ) {
+        let blocked = self.startup.description().is_some()
+            || self.is_draining()
+            || self.maintenance().is_some();
+        let inputs = RestartInputs {
+            candidate,
+            blocked,
+            budget,
+        };
+        self.restart.step(inputs, std::time::Instant::now());
+    }
+
+    /// Whether this node asks for a restart (`live` fails for it).
+    pub(crate) fn restart_requested(&self) -> bool {
+        self.restart.is_requested()
     }
 
     /// The fixed entries that precede the probes' in `ready` and `active`:

@@ -94,6 +94,10 @@ pub const MAINTENANCE: &str = "zb_health_maintenance";
 /// ([`StepDown`](crate::cluster::StepDown), with the `cluster` feature), 0
 /// after; no labels. Unset until the first step-down.
 pub const STEPPED_DOWN: &str = "zb_health_stepped_down";
+/// Gauge: 1 while this node asks the orchestrator to restart it (a
+/// probe's `restart_after`: `live` answers 503), 0 after; no labels.
+/// Unset until the first request.
+pub const RESTART_REQUESTED: &str = "zb_health_restart_requested";
 
 /// The numeric encoding of a status in the gauges: `Healthy` 2, `Degraded`
 /// 1, `Unhealthy` 0. Higher is better; a tier at 0 answers 503.
@@ -127,6 +131,18 @@ pub fn describe_metrics() {
         PROBE_DURATION,
         Unit::Seconds,
         "Duration of each run of the probe, timeouts included."
+    );
+    describe_gauge!(
+        MAINTENANCE,
+        "1 while an operator holds the pod in maintenance (ready answers 503), 0 after."
+    );
+    describe_gauge!(
+        STEPPED_DOWN,
+        "1 while this node has stepped down from the active role, 0 after."
+    );
+    describe_gauge!(
+        RESTART_REQUESTED,
+        "1 while this node asks for a restart (live answers 503: a restart_after probe fails here alone), 0 after."
     );
 }
 

@@ -46,31 +46,11 @@ impl WebhookPublisher {
     /// Not an `http://` URL with a host, a port that is not a number, or
     /// user info (a secret in a URL ends up in logs).
     pub fn new(url: &str) -> Result<Self, String> {
-        let rest = url
-            .strip_prefix("http://")
-            .ok_or_else(|| format!("`{url}` is not an http:// URL (no TLS here)"))?;
-        let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-        if authority.is_empty() || authority.contains('@') || url.contains(char::is_whitespace) {
-            return Err(format!(
-                "`{url}` has no host, or has user info or white space"
-            ));
-        }
-        let (host, port) = match authority.rsplit_once(':') {
-            Some((host, port)) => (
-                host,
-                port.parse()
-                    .map_err(|_| format!("`{url}` has a port that is not a number"))?,
-            ),
-            None => (authority, 80),
-        };
+        let url = zb_health_spec::webhook::parse_webhook_url(url)?;
         Ok(Self {
-            host: host.trim_matches(['[', ']']).to_owned(),
-            port,
-            target: if path.is_empty() {
-                "/".into()
-            } else {
-                path.into()
-            },
+            host: url.host,
+            port: url.port,
+            target: url.target,
             service: None,
             attempts: 3,
             backoff: Duration::from_millis(250),
@@ -208,30 +188,5 @@ impl TransitionPublisher for WebhookPublisher {
                 self.attempts
             ))
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_plain_http_urls_with_a_host_are_taken() {
-        let w = WebhookPublisher::new("http://127.0.0.1:9000/hooks/health").unwrap();
-        assert_eq!(
-            (w.host.as_str(), w.port, w.target.as_str()),
-            ("127.0.0.1", 9000, "/hooks/health")
-        );
-        let w = WebhookPublisher::new("http://receiver").unwrap();
-        assert_eq!((w.port, w.target.as_str()), (80, "/"));
-        for bad in [
-            "https://x/",
-            "http://",
-            "http://u:p@x/",
-            "http://x:port/",
-            "ftp://x",
-        ] {
-            assert!(WebhookPublisher::new(bad).is_err(), "{bad}");
-        }
     }
 }

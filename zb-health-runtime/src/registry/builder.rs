@@ -106,6 +106,7 @@ impl HealthRegistryBuilder {
                 lifecycle,
                 tiers: TierLog::default(),
                 transitions,
+                restart_steps: Default::default(),
                 history: RegistryHistory {
                     tiers: TierAnswers::default(),
                     started_ms: crate::history::now_ms(),

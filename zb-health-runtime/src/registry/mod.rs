@@ -22,6 +22,7 @@ mod inner;
 mod lifecycle;
 mod probes;
 mod publishing;
+mod restart;
 #[cfg(test)]
 mod tests;
 

@@ -99,6 +99,8 @@ impl HealthRegistry {
     /// A manifest's `install` sets its `cluster_view` when it has one.
     pub fn set_shared_verdicts(&self, verdicts: Arc<dyn crate::shared::SharedVerdicts>) {
         self.inner.executor.set_shared_verdicts(verdicts);
+        // The probes with `restart_after` compare with the same verdicts.
+        self.start_restart_steps();
     }
 
     /// How often an unchanged failing probe is logged again.

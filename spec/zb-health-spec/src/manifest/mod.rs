@@ -37,6 +37,7 @@
 //! defaults: { timeout: 800ms, failure_status: unhealthy }   # optional
 //! observability:                       # optional (BE-HLTH-008)
 //!   failure_log_interval: 5m           #   re-log an unchanged failure at most this often
+//!   webhook: http://alerts:9093/health #   POST transitions there (HEALTH_WEBHOOK_URL overrides)
 //! probes:                              # optional; missing or empty = no probes
 //!   - { name: database, kind: database, tags: [ready], timeout: 2s }
 //!   - { name: akka-cluster, kind: cluster-membership, policy: default }
@@ -159,6 +160,10 @@ pub struct Manifest {
     /// `observability.failure_log_interval`: how often an unchanged
     /// failing probe is logged again (BE-HLTH-008); zero logs every run.
     pub failure_log_interval: Option<Located<Duration>>,
+    /// `observability.webhook`: where tier and probe transitions are
+    /// POSTed (`zb_health::publish::WebhookPublisher`); the
+    /// `HEALTH_WEBHOOK_URL` variable overrides it at start.
+    pub webhook: Option<Located<String>>,
     /// `grpc`: the `grpc.health.v1` service mapping (AT-7), if stated.
     pub grpc: Option<GrpcDecl>,
     /// `groups`: named sets of probes, each served at a path of its own,
@@ -294,6 +299,9 @@ pub struct ProbeDecl {
     /// `shared`: the dependency is the same for every node, and fails open
     /// when most of the cluster shares its failure (BE-HLTH-003; R7).
     pub shared: Option<Located<bool>>,
+    /// `restart_after`: failing here this long while most peers find the
+    /// shared dependency healthy fails `live` (R27).
+    pub restart_after: Option<Located<Duration>>,
     /// `depends_on`: the probes that must not be failing for this one to
     /// run, each name where it is written (R21, R22).
     pub depends_on: Vec<Located<String>>,
@@ -411,6 +419,7 @@ impl ProbeDecl {
                     successes: self.success_threshold.map(|n| n.value),
                 },
                 shared: self.shared.is_some_and(|s| s.value),
+                restart_after: self.restart_after.map(|d| d.value),
             },
         }
     }

@@ -1388,3 +1388,26 @@ fn history_without_a_port_is_r26_at_the_key() {
         .unwrap_or_else(|v| panic!("{v:#?}"));
     assert!(m.history.is_some_and(|h| h.application_port && !h.ui));
 }
+
+#[test]
+fn r27_restart_after_is_read_and_checked_at_its_value() {
+    let m = parse_manifest(&with_probe(
+        "{ name: database, kind: database, shared: true, restart_after: 2m }",
+    ))
+    .unwrap();
+    let p = &m.probes[0];
+    assert_eq!(
+        p.restart_after.map(|d| d.value),
+        Some(Duration::from_secs(120))
+    );
+    assert_eq!(
+        p.settings(&m).policy.restart_after,
+        Some(Duration::from_secs(120))
+    );
+    let v = only(
+        &with_probe("{ name: database, kind: database, restart_after: 2m }"),
+        Rule::RestartAfter,
+        at(3, 54),
+    );
+    assert!(v.message.contains("is not `shared`"), "{}", v.message);
+}

@@ -1,4 +1,4 @@
-//! Every static rule of the health spec ([`Rule`], R1–R26), and the
+//! Every static rule of the health spec ([`Rule`], R1–R27), and the
 //! functions that check them.
 //!
 //! The index, in the order of the codes (as `spec/rules.md` lists them),
@@ -33,6 +33,7 @@
 //! | R24 `group-path` | [`check_group_paths`] | `groups.rs` | ZB-5 |
 //! | R25 `group-on-live` | [`check_group_tiers`] | `groups.rs` | ZB-1.3 |
 //! | R26 `history-needs-a-port` | [`check_history_port`] | `history.rs` | |
+//! | R27 `restart-after` | [`check_restart_after`] | `restart.rs` | |
 //!
 //! The `grpc.health.v1` mapping's checks ([`crate::grpc`]) report R3, R4,
 //! R5 and R9 with the same codes.
@@ -62,6 +63,7 @@ mod keys;
 mod names;
 mod paths;
 mod policy;
+mod restart;
 mod rule;
 mod sink;
 mod tags;
@@ -79,11 +81,14 @@ pub use groups::{check_group_paths, check_group_probes, check_group_tiers};
 pub use history::{check_history_paths, check_history_port};
 pub use keys::missing_key;
 pub use names::{
-    NameOf, SHUTDOWN_ENTRY, STARTUP_ENTRY, check_name, check_name_of, check_unique_names,
-    check_unique_names_of,
+    NameOf, RESTART_ENTRY, SHUTDOWN_ENTRY, STARTUP_ENTRY, check_name, check_name_of,
+    check_unique_names, check_unique_names_of,
 };
 pub use paths::check_paths;
 pub use policy::{check_execution_policy, check_execution_policy_at};
+pub use restart::{
+    RESTART_DETECTION_HELP, RESTART_SHARED_HELP, RESTART_TAGS_HELP, check_restart_after,
+};
 pub use rule::Rule;
 pub use sink::{SpecError, Violation, Violations};
 pub use tags::{check_active_not_optional, check_probe_tags, check_shared};

@@ -49,14 +49,20 @@ impl NameOf {
     }
 }
 
+/// The name of the entry that fails `live` while this node asks the
+/// orchestrator to restart it (a probe's `restart_after`, R27). Reserved
+/// (R9), as a watchdog of that name would write its key twice.
+pub const RESTART_ENTRY: &str = "restart";
+
 /// R9: a probe name is a low-cardinality identifier (it becomes a JSON key,
 /// a log field and a metric label): 1 to 64 ASCII letters, digits, `-`, `_`
 /// or `.`.
 ///
 /// The names of the entries the lifecycle puts in front of the probes'
-/// ([`STARTUP_ENTRY`], [`SHUTDOWN_ENTRY`], [`MAINTENANCE_ENTRY`]) are reserved: a probe with one of
-/// them would write the same JSON key twice while the service starts or
-/// drains.
+/// ([`STARTUP_ENTRY`], [`SHUTDOWN_ENTRY`], [`MAINTENANCE_ENTRY`], and on
+/// `live` [`RESTART_ENTRY`]) are reserved: a probe or watchdog with one of
+/// them would write the same JSON key twice while the service starts,
+/// drains, is in maintenance or asks for a restart.
 pub fn check_name<L>(name: &str, location: L, sink: &mut Violations<L>) {
     check_name_of(NameOf::Probe, name, location, sink);
 }
@@ -87,13 +93,19 @@ pub fn check_name_of<L>(of: NameOf, name: &str, location: L, sink: &mut Violatio
             "use at most 64 ASCII letters, digits, `-`, `_` or `.`; names are JSON keys and metric labels, so keep them fixed and low-cardinality (BE-HLTH-007)",
         );
     } else if of != NameOf::Service
-        && [STARTUP_ENTRY, SHUTDOWN_ENTRY, MAINTENANCE_ENTRY].contains(&name)
+        && [
+            STARTUP_ENTRY,
+            SHUTDOWN_ENTRY,
+            MAINTENANCE_ENTRY,
+            RESTART_ENTRY,
+        ]
+        .contains(&name)
     {
         sink.push(
             Rule::ProbeName,
             location,
             format!("{noun} name `{name}` is reserved"),
-            format!("the lifecycle's own entry has this name while the service starts, drains or is in maintenance; name the {noun} after what it {}", match of {
+            format!("the lifecycle's own entry has this name while the service starts, drains, is in maintenance or asks for a restart; name the {noun} after what it {}", match of {
                 NameOf::Probe => "checks",
                 NameOf::Watchdog => "watches",
                 NameOf::Service | NameOf::StartupGate | NameOf::Group => "does",

@@ -1,4 +1,4 @@
-//! The rules themselves: [`Rule`], R1–R26, with each one's stable code,
+//! The rules themselves: [`Rule`], R1–R27, with each one's stable code,
 //! short name and the requirement it enforces.
 
 use std::fmt;
@@ -82,11 +82,16 @@ pub enum Rule {
     /// R26: `history` in a manifest with no port to serve it on: no
     /// `management.port`, and not `application_port: true`.
     HistoryNeedsAPort,
+    /// R27: `restart_after` on a probe that is not on `ready` alone, not
+    /// `shared`, or not longer than the orchestrator's detection time: the
+    /// restart would not be the pod's own failure's, or would come before
+    /// the pod is out of rotation.
+    RestartAfter,
 }
 
 impl Rule {
     /// Every rule, in index order.
-    pub const ALL: [Rule; 26] = [
+    pub const ALL: [Rule; 27] = [
         Rule::LiveTag,
         Rule::RoleScopeNeedsRoles,
         Rule::DuplicateName,
@@ -113,9 +118,10 @@ impl Rule {
         Rule::GroupPath,
         Rule::GroupOnLive,
         Rule::HistoryNeedsAPort,
+        Rule::RestartAfter,
     ];
 
-    /// The short stable code, `R1` … `R26`, that tests and docs use.
+    /// The short stable code, `R1` … `R27`, that tests and docs use.
     pub const fn code(self) -> &'static str {
         match self {
             Rule::LiveTag => "R1",
@@ -144,6 +150,7 @@ impl Rule {
             Rule::GroupPath => "R24",
             Rule::GroupOnLive => "R25",
             Rule::HistoryNeedsAPort => "R26",
+            Rule::RestartAfter => "R27",
         }
     }
 
@@ -176,6 +183,7 @@ impl Rule {
             Rule::GroupPath => "group-path",
             Rule::GroupOnLive => "group-on-live",
             Rule::HistoryNeedsAPort => "history-needs-a-port",
+            Rule::RestartAfter => "restart-after",
         }
     }
 
@@ -206,7 +214,8 @@ impl Rule {
             | Rule::ValueType
             | Rule::UnknownDependency
             | Rule::DependencyCycle
-            | Rule::HistoryNeedsAPort => None,
+            | Rule::HistoryNeedsAPort
+            | Rule::RestartAfter => None,
         }
     }
 }

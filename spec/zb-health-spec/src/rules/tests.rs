@@ -75,7 +75,7 @@ fn execution_policy_rules() {
 #[test]
 fn codes_are_stable_and_distinct() {
     let codes: Vec<&str> = Rule::ALL.iter().map(|r| r.code()).collect();
-    let expected: Vec<String> = (1..=26).map(|i| format!("R{i}")).collect();
+    let expected: Vec<String> = (1..=27).map(|i| format!("R{i}")).collect();
     assert_eq!(codes, expected);
     let mut names: Vec<&str> = Rule::ALL.iter().map(|r| r.name()).collect();
     names.sort_unstable();
@@ -270,4 +270,46 @@ fn names_must_be_short_identifiers() {
     check_name(SHUTDOWN_ENTRY, (), &mut s);
     check_name(crate::operator::MAINTENANCE_ENTRY, (), &mut s);
     assert_eq!(rules(s), [Rule::ProbeName; 5]);
+}
+
+#[test]
+fn a_restart_needs_ready_alone_shared_and_more_than_the_detection_time() {
+    const S: fn(u64) -> Duration = Duration::from_secs;
+    let check = |tags, shared, after, detection| {
+        let mut s = Violations::new();
+        check_restart_after("db", (after, 7), tags, shared, detection, &mut s);
+        match s.into_result() {
+            Ok(()) => Vec::new(),
+            Err(v) => v.iter().map(|v| (v.rule, v.location)).collect(),
+        }
+    };
+    let ready = Some(TagSet::READY);
+    assert_eq!(check(ready, Some(true), S(120), Some(S(4))), []);
+    assert_eq!(check(ready, Some(true), S(5), Some(S(4))), []);
+    let r27 = (Rule::RestartAfter, 7);
+    assert_eq!(
+        check(ready, Some(true), S(4), Some(S(4))),
+        [r27],
+        "not longer"
+    );
+    assert_eq!(check(ready, Some(false), S(120), Some(S(4))), [r27]);
+    let both = Some(TagSet::of(&[Tag::Ready, Tag::Active]));
+    assert_eq!(check(both, Some(true), S(120), None), [r27]);
+    assert_eq!(
+        check(
+            Some(TagSet::of(&[Tag::Active])),
+            Some(false),
+            S(1),
+            Some(S(4))
+        ),
+        [r27, r27, r27],
+        "every violation at once"
+    );
+    // What the caller cannot know is not checked.
+    assert_eq!(check(None, None, S(1), None), []);
+    assert!(crate::facts::restart_after_fits_detection(None, S(4)));
+    assert!(!crate::facts::restart_after_fits_detection(
+        Some(S(4)),
+        S(4)
+    ));
 }

@@ -43,6 +43,11 @@ pub const READY_VERDICT_KEY: &str = "zb.ready";
 /// operator's deliberate hand-over), `0` after; absent before the first.
 pub const STEP_DOWN_KEY: &str = "zb.stepdown";
 
+/// This node's claim on the cluster's restart budget (a probe's
+/// `restart_after`): `<unix ms> <probe>` while it claims, empty after.
+/// Written on a change only.
+pub const RESTART_CLAIM_KEY: &str = "zb.restart";
+
 /// The key-values that announce `status` and `roles`: pass them as the
 /// `initial_key_values` of `chitchat::spawn_chitchat`, so the node is known
 /// with its status and roles from its very first gossip round.

@@ -8,7 +8,7 @@ use ::chitchat::Chitchat;
 
 use zb_health_spec::HealthStatus;
 
-use super::keys::{READY_VERDICT_KEY, SHARED_VERDICT_PREFIX};
+use super::keys::{READY_VERDICT_KEY, RESTART_CLAIM_KEY, SHARED_VERDICT_PREFIX};
 use super::members::newest_nodes;
 use crate::cluster::view::{ClusterState, MemberStatus};
 use crate::shared::Tally;
@@ -16,9 +16,16 @@ use crate::shared::Tally;
 const FAILING: &str = "failing";
 const OK: &str = "ok";
 
-/// Every peer's shared-probe verdicts and ready verdict, by address, as
-/// [`peer_verdicts`] reads them.
-pub(super) type PeerVerdicts = Vec<(String, (BTreeMap<String, bool>, Option<HealthStatus>))>;
+/// Every peer's shared-probe verdicts, ready verdict and restart claim
+/// (`at_ms`, probe), by address, as [`peer_verdicts`] reads them.
+pub(super) type PeerVerdicts = Vec<(String, PeerRecord)>;
+
+/// What one peer gossips of its verdicts.
+pub(super) struct PeerRecord {
+    shared: BTreeMap<String, bool>,
+    ready: Option<HealthStatus>,
+    restart: Option<(u64, String)>,
+}
 
 /// The shared probes' verdicts as this view holds them.
 #[derive(Default)]
@@ -34,6 +41,12 @@ pub(super) struct Verdicts {
     written_ready: Option<HealthStatus>,
     /// Every peer's ready verdict, by address.
     peers_ready: HashMap<String, HealthStatus>,
+    /// This node's restart claim (`at_ms`, probe), and what of it is
+    /// written (`Some(None)`: its withdrawal).
+    own_restart: Option<(u64, String)>,
+    written_restart: Option<Option<(u64, String)>>,
+    /// Every peer's restart claim, by address.
+    peers_restart: HashMap<String, (u64, String)>,
 }
 
 impl Verdicts {
@@ -54,6 +67,38 @@ impl Verdicts {
             self.own_ready = Some(status);
         }
         changed
+    }
+
+    /// Notes this node's restart claim (or its withdrawal); whether it
+    /// changed.
+    pub(super) fn claim_restart(&mut self, claim: Option<(u64, String)>) -> bool {
+        let changed = self.own_restart != claim;
+        self.own_restart = claim;
+        changed
+    }
+
+    /// The restart claims of the `Up`, reachable members of `state`, this
+    /// node's included.
+    pub(super) fn restart_claims(&self, state: &ClusterState) -> Vec<crate::shared::RestartClaim> {
+        state
+            .members
+            .iter()
+            .filter(|m| m.status == MemberStatus::Up && m.reachable)
+            .filter_map(|m| {
+                let own = m.address == state.self_address;
+                let claim = if own {
+                    self.own_restart.as_ref()
+                } else {
+                    self.peers_restart.get(&m.address)
+                };
+                claim.map(|(at_ms, probe)| crate::shared::RestartClaim {
+                    address: m.address.clone(),
+                    own,
+                    probe: probe.clone(),
+                    at_ms: *at_ms,
+                })
+            })
+            .collect()
     }
 
     /// The ready verdict of the member at `address`, this node's when
@@ -110,12 +155,22 @@ impl Verdicts {
             written,
             own_ready,
             written_ready,
+            own_restart,
+            written_restart,
             ..
         } = self;
-        if own == written && own_ready == written_ready {
+        let restart_written = written_restart.as_ref() == Some(&*own_restart);
+        if own == written && own_ready == written_ready && restart_written {
             return;
         }
         let state = chitchat.self_node_state();
+        if !restart_written {
+            let value = own_restart
+                .as_ref()
+                .map_or_else(String::new, |(at_ms, probe)| format!("{at_ms} {probe}"));
+            state.set(RESTART_CLAIM_KEY, value);
+            *written_restart = Some(own_restart.clone());
+        }
         if let (Some(ready), true) = (*own_ready, own_ready != written_ready) {
             state.set(READY_VERDICT_KEY, ready.as_str());
             *written_ready = Some(ready);
@@ -133,11 +188,15 @@ impl Verdicts {
     pub(super) fn note_peers(&mut self, peers: PeerVerdicts) {
         self.peers_ready = peers
             .iter()
-            .filter_map(|(address, (_, ready))| ready.map(|r| (address.clone(), r)))
+            .filter_map(|(address, p)| p.ready.map(|r| (address.clone(), r)))
+            .collect();
+        self.peers_restart = peers
+            .iter()
+            .filter_map(|(address, p)| p.restart.clone().map(|c| (address.clone(), c)))
             .collect();
         self.peers = peers
             .into_iter()
-            .map(|(address, (shared, _))| (address, shared))
+            .map(|(address, p)| (address, p.shared))
             .collect();
     }
 }
@@ -164,7 +223,17 @@ pub(super) fn peer_verdicts(chitchat: &Chitchat) -> PeerVerdicts {
                         .into_iter()
                         .find(|s| s.as_str() == value.value)
                 });
-            (id.gossip_advertise_addr.to_string(), (verdicts, ready))
+            // `<at_ms> <probe>`; empty once withdrawn.
+            let restart = node.get(RESTART_CLAIM_KEY).and_then(|value| {
+                let (at_ms, probe) = value.split_once(' ')?;
+                Some((at_ms.parse().ok()?, probe.to_owned()))
+            });
+            let record = PeerRecord {
+                shared: verdicts,
+                ready,
+                restart,
+            };
+            (id.gossip_advertise_addr.to_string(), record)
         })
         .collect()
 }

@@ -14,7 +14,7 @@ use super::snapshot::{Terminated, ViewState, run};
 use crate::cluster::handover::Handover;
 use crate::cluster::view::{ClusterState, ClusterView, MemberStatus};
 use crate::executor::spawn_on_probe_thread;
-use crate::shared::{SharedVerdicts, Tally};
+use crate::shared::{RestartClaim, SharedVerdicts, Tally};
 use std::time::Instant;
 
 /// A [`ClusterView`] over a running chitchat node: a snapshot kept current
@@ -241,5 +241,32 @@ impl SharedVerdicts for ChitchatClusterView {
         let state = self.state()?;
         let verdicts = self.shared.verdicts();
         Some(verdicts.tally(&state, probe))
+    }
+
+    /// Written into this node's key-values ([`RESTART_CLAIM_KEY`](super::RESTART_CLAIM_KEY))
+    /// with the verdicts, on a change.
+    fn claim_restart(&self, claim: Option<&RestartClaim>) -> bool {
+        let claim = claim.map(|c| (c.at_ms, c.probe.clone()));
+        if self.shared.verdicts().claim_restart(claim) {
+            self.shared.verdict_changed.notify_one();
+        }
+        true
+    }
+
+    fn restart_claims(&self) -> Vec<RestartClaim> {
+        match self.state() {
+            Some(state) => self.shared.verdicts().restart_claims(&state),
+            None => Vec::new(),
+        }
+    }
+
+    /// The hand-over margin: what the view allows gossip to reach every
+    /// reachable member.
+    fn claim_settle(&self) -> std::time::Duration {
+        self.shared
+            .config
+            .handover()
+            .margin()
+            .unwrap_or(std::time::Duration::from_secs(5))
     }
 }

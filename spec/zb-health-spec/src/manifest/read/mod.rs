@@ -204,7 +204,7 @@ impl Reader {
         if let Some(probes) = &probes {
             responses.cluster_ready = self.cluster_ready(cluster_ready, probes);
         }
-        let failure_log_interval = self.observability(&top);
+        let observability = self.observability(&top);
         let grpc = self.grpc(&top, probes.as_deref());
         let groups = self.groups(&top, &paths, probes.as_deref());
         let history = self.history(&top, management_port.is_some(), &paths, &groups);
@@ -221,7 +221,8 @@ impl Reader {
             default_timeout: default_timeout.valid(),
             default_failure_status,
             probes: probes?,
-            failure_log_interval,
+            failure_log_interval: observability.failure_log_interval,
+            webhook: observability.webhook,
             grpc,
             groups,
             history,

@@ -1,21 +1,53 @@
 //! The `observability` section: how the transition logs are rate-limited
-//! (BE-HLTH-008).
+//! (BE-HLTH-008), and where transitions are published.
 
 use std::time::Duration;
 
 use super::{Fields, Reader};
+use crate::Rule;
 use crate::manifest::Located;
 
 /// The keys of `observability`.
-const OBSERVABILITY_KEYS: [&str; 1] = ["failure_log_interval"];
+const OBSERVABILITY_KEYS: [&str; 2] = ["failure_log_interval", "webhook"];
+
+/// What `observability` states.
+#[derive(Default)]
+pub(super) struct Observability {
+    pub(super) failure_log_interval: Option<Located<Duration>>,
+    pub(super) webhook: Option<Located<String>>,
+}
 
 impl Reader {
     /// `observability.failure_log_interval`: any duration; zero logs every
-    /// failing run.
-    pub(super) fn observability(&mut self, top: &Fields) -> Option<Located<Duration>> {
-        let section = self.section(top, "observability", &OBSERVABILITY_KEYS)?;
-        let f = section.get("failure_log_interval")?;
-        self.duration("`observability.failure_log_interval`", f.node)
+    /// failing run. `observability.webhook`: a URL
+    /// [`parse_webhook_url`](crate::webhook::parse_webhook_url) accepts
+    /// (R15 at the value otherwise).
+    pub(super) fn observability(&mut self, top: &Fields) -> Observability {
+        let Some(section) = self.section(top, "observability", &OBSERVABILITY_KEYS) else {
+            return Observability::default();
+        };
+        let failure_log_interval = section
+            .get("failure_log_interval")
+            .and_then(|f| self.duration("`observability.failure_log_interval`", f.node));
+        let webhook = section.get("webhook").and_then(|f| {
+            let url = self.string("`observability.webhook`", f.node)?;
+            match crate::webhook::parse_webhook_url(&url.value) {
+                Ok(_) => Some(url),
+                Err(reason) => {
+                    self.sink.push(
+                        Rule::ValueType,
+                        url.location,
+                        format!("`observability.webhook`: {reason}"),
+                        "write the receiver's URL as `http://host:port/path`; `HEALTH_WEBHOOK_URL` overrides it at start",
+                    );
+                    None
+                }
+            }
+        });
+        Observability {
+            failure_log_interval,
+            webhook,
+        }
     }
 }
 
@@ -25,6 +57,35 @@ mod tests {
 
     use crate::Rule;
     use crate::manifest::{Located, Location, parse_manifest};
+
+    #[test]
+    fn the_webhook_url_is_read_and_a_bad_one_is_r15_at_the_value() {
+        let m =
+            parse_manifest("service: s\nobservability:\n  webhook: http://127.0.0.1:9093/hooks\n")
+                .unwrap();
+        assert_eq!(
+            m.webhook.map(|w| w.value),
+            Some("http://127.0.0.1:9093/hooks".to_owned())
+        );
+        let v = parse_manifest("service: s\nobservability: { webhook: https://alerts/x }\n")
+            .unwrap_err();
+        assert_eq!(v.len(), 1);
+        assert_eq!(
+            (v[0].rule, v[0].location),
+            (
+                Rule::ValueType,
+                Location {
+                    line: 2,
+                    column: 27
+                }
+            )
+        );
+        assert!(
+            v[0].message.contains("not an http:// URL"),
+            "{}",
+            v[0].message
+        );
+    }
 
     #[test]
     fn the_failure_log_interval_is_read_with_its_location() {

@@ -13,8 +13,8 @@ use crate::{
     FailureStatus, HealthStatus, MembershipPolicy, Rule, Tag, TagSet,
     rules::{
         check_active_not_optional, check_execution_policy_at, check_max_age, check_name,
-        check_probe_tags, check_role_preference, check_shared, check_threshold, check_timeout,
-        missing_key,
+        check_probe_tags, check_restart_after, check_role_preference, check_shared,
+        check_threshold, check_timeout, missing_key,
     },
     suggest::{all_of, hint, one_of},
     vocab::{Kind, PROBE_SETTING_KEYS, Scope},
@@ -171,6 +171,21 @@ impl Reader {
         {
             check_shared(&name, tags, s.location, &mut self.sink);
         }
+        let restart_after = fields
+            .get("restart_after")
+            .and_then(|f| self.duration(&format!("`restart_after` of {label}"), f.node));
+        // A custom probe's is its attribute's, checked there and against
+        // the detection time by the generated code.
+        if let (Some(r), false) = (&restart_after, custom) {
+            check_restart_after(
+                &name,
+                (r.value, r.location),
+                effective_tags,
+                Some(shared.is_some_and(|s| s.value)),
+                Some(settings.detection),
+                &mut self.sink,
+            );
+        }
         let decl = kind.map(|kind| ProbeDecl {
             location: node.loc,
             name: declared.clone(),
@@ -185,6 +200,7 @@ impl Reader {
             failing_for: policy.failing_for,
             success_threshold: policy.success_threshold,
             shared,
+            restart_after,
             depends_on,
         });
         (declared, decl)
