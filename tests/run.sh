@@ -46,6 +46,11 @@ fi
 ./scripts/k8s-tools.sh
 export ZB_HEALTH_K8S_VALIDATE="$PWD/target/venv/bin/kubernetes-validate"
 
+# promtool (Debian's `prometheus` package, unpacked under target/) for
+# the tests that lint the /metrics scrapes with `promtool check metrics`.
+./scripts/promtool.sh
+export ZB_HEALTH_PROMTOOL="$PWD/target/prometheus/usr/bin/promtool"
+
 # Style first: it is the cheapest failure.
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --all-features -- -D warnings

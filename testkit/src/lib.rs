@@ -12,6 +12,7 @@
 //!   [`eventually`] and the [`PATIENCE`] every wait is bounded by;
 //! * [`grpc`]: [`grpc_check`], `grpc.health.v1` over a real tonic client;
 //! * [`postgres`]: the one throwaway PostgreSQL server harness;
+//! * [`promtool`](mod@promtool): `promtool check metrics` on a scrape;
 //! * [`fault`]: real processes in a network namespace of the test's own,
 //!   with partitions, loss and pauses, and a checker of every node's
 //!   `/health/active` answers;
@@ -32,6 +33,7 @@ pub mod grpc;
 pub mod http;
 pub mod postgres;
 pub mod process;
+pub mod promtool;
 pub mod schema;
 
 pub use grpc::{GrpcAnswer, GrpcCode, ServingStatus, grpc_check};

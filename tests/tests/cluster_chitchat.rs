@@ -1191,3 +1191,43 @@ async fn a_step_down_hands_the_role_over_and_back_without_two_active_nodes() {
         ms(ttl),
     );
 }
+
+/// `zb_health_cluster_members_up`: each node's view sets how many members
+/// it sees `Up` and reachable, itself included: 3 once three nodes have
+/// converged, 2 after one crashes and the other two write it off. (The
+/// three views of this process share the one gauge; each sets it on a
+/// change.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_members_up_gauge_follows_what_the_view_sees() {
+    use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    recorder
+        .install()
+        .expect("the only recorder of this test binary");
+    let members_up = move || {
+        snapshotter
+            .snapshot()
+            .into_vec()
+            .into_iter()
+            .find(|(key, ..)| key.key().name() == zb_health::observe::CLUSTER_MEMBERS_UP)
+            .and_then(|(_, _, _, value)| match value {
+                DebugValue::Gauge(v) => Some(v.into_inner()),
+                _ => None,
+            })
+    };
+    let mut cluster = Cluster::unscoped(3).await;
+    cluster.converge(&[0, 1, 2], Duration::from_secs(20)).await;
+    let mut last = None;
+    eventually("the gauge to read 3", Duration::from_secs(20), || {
+        last = members_up().or(last);
+        (last == Some(3.0)).then_some(())
+    })
+    .await;
+    cluster.nodes[2].kill(&cluster.lan).await;
+    eventually("the gauge to read 2", Duration::from_secs(20), || {
+        last = members_up().or(last);
+        (last == Some(2.0)).then_some(())
+    })
+    .await;
+}

@@ -983,3 +983,157 @@ fn the_stepped_down_gauge_is_one_during_a_step_down_and_zero_after() {
     m.read();
     assert_eq!(m.gauge(zb_health::observe::STEPPED_DOWN, ""), Some(0.0));
 }
+
+/// The cluster gauges: `zb_health_cluster_active` follows this node's
+/// active-node verdict (1 while the oldest `Up` member, 0 once an older
+/// one joins, 0 while no cluster is available), and
+/// `zb_health_shared_failing{probe}` this node's published verdict of a
+/// shared probe. (`zb_health_cluster_members_up` is a chitchat view's:
+/// `cluster_chitchat`.)
+#[tokio::test(start_paused = true)]
+async fn the_cluster_gauges_follow_the_active_verdict_and_the_shared_verdicts() {
+    use std::sync::Arc;
+    use zb_health::Probe;
+    use zb_health::cluster::{
+        ActiveNodeProbe, ClusterActiveNode, ClusterState, InMemoryClusterView, Member, MemberStatus,
+    };
+    use zb_health::observe::{CLUSTER_ACTIVE, SHARED_FAILING};
+    use zb_health::shared::{SharedVerdicts, Tally};
+
+    let recorder = DebuggingRecorder::new();
+    let _local = metrics::set_default_local_recorder(&recorder);
+    let mut m = Metrics::new(&recorder);
+    let view = Arc::new(InMemoryClusterView::new());
+    let probe = ActiveNodeProbe::new(view.clone(), ClusterActiveNode::unscoped());
+    let _ = probe.check().await;
+    m.read();
+    assert_eq!(m.gauge(CLUSTER_ACTIVE, ""), Some(0.0), "no cluster yet");
+    let members = |older: bool| {
+        let mut members = vec![Member::new("b:1", MemberStatus::Up, 5)];
+        if older {
+            members.push(Member::new("a:1", MemberStatus::Up, 1));
+        }
+        ClusterState {
+            self_address: "b:1".into(),
+            members,
+        }
+    };
+    view.set(members(false));
+    let _ = probe.check().await;
+    m.read();
+    assert_eq!(
+        m.gauge(CLUSTER_ACTIVE, ""),
+        Some(1.0),
+        "the oldest Up member"
+    );
+    let _ = probe.check().await;
+    m.read();
+    assert_eq!(
+        m.gauge(CLUSTER_ACTIVE, ""),
+        None,
+        "a steady verdict sets nothing"
+    );
+    view.set(members(true));
+    let _ = probe.check().await;
+    m.read();
+    assert_eq!(
+        m.gauge(CLUSTER_ACTIVE, ""),
+        Some(0.0),
+        "an older member joined"
+    );
+
+    struct Alone;
+    impl SharedVerdicts for Alone {
+        fn publish(&self, _: &str, _: bool) {}
+        fn tally(&self, _: &str) -> Option<Tally> {
+            None
+        }
+    }
+    let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
+    let (r, mode) = switched("db");
+    reg.add(r.shared()).unwrap();
+    reg.set_shared_verdicts(Arc::new(Alone));
+    for (to, failing) in [(HEALTHY, 0.0), (ERROR, 1.0), (HEALTHY, 0.0)] {
+        mode.store(to, Ordering::SeqCst);
+        reg.answer(Tag::Ready).await;
+        m.read();
+        assert_eq!(m.gauge(SHARED_FAILING, "probe=db"), Some(failing), "{to}");
+    }
+}
+
+/// The metrics table of `spec/observability.md` and the exporter agree:
+/// every metric `describe_metrics` registers has a row, and every row
+/// names a metric it registers, with the same kind.
+#[test]
+fn the_metrics_table_and_the_exporter_agree() {
+    use metrics::{
+        Counter, Gauge, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit,
+    };
+
+    #[derive(Default)]
+    struct Described(Mutex<Vec<(String, &'static str)>>);
+
+    impl Described {
+        fn note(&self, name: KeyName, kind: &'static str) {
+            self.0
+                .lock()
+                .unwrap()
+                .push((name.as_str().to_owned(), kind));
+        }
+    }
+
+    impl Recorder for Described {
+        fn describe_counter(&self, key: KeyName, _: Option<Unit>, _: SharedString) {
+            self.note(key, "counter");
+        }
+        fn describe_gauge(&self, key: KeyName, _: Option<Unit>, _: SharedString) {
+            self.note(key, "gauge");
+        }
+        fn describe_histogram(&self, key: KeyName, _: Option<Unit>, _: SharedString) {
+            self.note(key, "histogram");
+        }
+        fn register_counter(&self, _: &Key, _: &Metadata<'_>) -> Counter {
+            Counter::noop()
+        }
+        fn register_gauge(&self, _: &Key, _: &Metadata<'_>) -> Gauge {
+            Gauge::noop()
+        }
+        fn register_histogram(&self, _: &Key, _: &Metadata<'_>) -> Histogram {
+            Histogram::noop()
+        }
+    }
+
+    let described = Described::default();
+    metrics::with_local_recorder(&described, zb_health::observe::describe_metrics);
+    let mut exported = described.0.into_inner().unwrap();
+    exported.sort();
+
+    let doc = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../spec/observability.md"
+    ))
+    .unwrap();
+    let section = doc
+        .split("## Metrics")
+        .nth(1)
+        .expect("a Metrics section")
+        .split("\n## ")
+        .next()
+        .unwrap();
+    let mut documented: Vec<(String, &'static str)> = section
+        .lines()
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            let name = cells
+                .get(1)?
+                .strip_prefix("`zb_health_")?
+                .strip_suffix('`')?;
+            let kind = ["counter", "gauge", "histogram"]
+                .into_iter()
+                .find(|k| cells.get(2) == Some(k))?;
+            Some((format!("zb_health_{name}"), kind))
+        })
+        .collect();
+    documented.sort();
+    assert_eq!(exported, documented);
+}

@@ -171,6 +171,9 @@ pub(crate) fn compare(
     let failing = entry.status == failed && failed != HealthStatus::Healthy;
     if changed(failing) {
         verdicts.publish(&entry.name, failing);
+        let probe = entry.name.to_string();
+        metrics::gauge!(crate::observe::SHARED_FAILING, "probe" => probe)
+            .set(f64::from(u8::from(failing)));
     }
     // An optional dependency already fails as Degraded: nothing to open.
     if !failing || failed != HealthStatus::Unhealthy {

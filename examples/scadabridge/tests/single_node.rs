@@ -141,7 +141,8 @@ fn a_stalled_poller_fails_live_and_resuming_recovers_it() {
 
 /// The optional PLC link: down, it is Degraded in the body while ready
 /// stays 200 (BE-HLTH-003), and `/metrics` shows it in Prometheus text
-/// without the error's text.
+/// without the error's text, on both ports, and `promtool check metrics`
+/// finds nothing to say about either scrape.
 #[test]
 fn a_lost_plc_link_degrades_ready_and_shows_in_the_metrics() {
     let node = start_warm(&launch());
@@ -156,6 +157,7 @@ fn a_lost_plc_link_degrades_ready_and_shows_in_the_metrics() {
         "check failed"
     );
 
+    node.until_status("/health/active", 200, DEADLINE);
     for scrape in [node.get("/metrics"), node.get_management("/metrics")] {
         assert_eq!(scrape.status, 200);
         let text = scrape.text();
@@ -165,6 +167,10 @@ fn a_lost_plc_link_degrades_ready_and_shows_in_the_metrics() {
             "zb_health_probe_status{probe=\"database\"} 2",
             "zb_health_probe_failures_total{probe=\"plc-link\"} 1",
             "# TYPE zb_health_probe_duration_seconds histogram",
+            // The cluster-wide questions' gauges (a cluster of one, which
+            // the active tier's runs found active).
+            "zb_health_cluster_members_up 1",
+            "zb_health_cluster_active 1",
         ] {
             assert!(
                 text.lines().any(|l| l == line),
@@ -172,6 +178,10 @@ fn a_lost_plc_link_degrades_ready_and_shows_in_the_metrics() {
             );
         }
         assert!(!text.contains("10.20.0.7"), "{text}");
+        // Prometheus' own lint of the format and its naming conventions.
+        if let Err(said) = zb_health_testkit::promtool::check_metrics(&text) {
+            panic!("promtool check metrics:\n{said}\non\n{text}");
+        }
     }
     assert!(!ready.text().contains("10.20.0.7"));
     assert_eq!(node.post("/admin/plc/connect", "").status, 204);

@@ -153,6 +153,9 @@ pub struct ActiveNodeProbe {
     rule: ClusterActiveNode,
     no_active_role_status: HealthStatus,
     unavailable_status: HealthStatus,
+    /// The [`CLUSTER_ACTIVE`](crate::observe::CLUSTER_ACTIVE) value last
+    /// set, plus one (0: never), so a steady verdict sets nothing.
+    gauge: std::sync::atomic::AtomicU8,
 }
 
 impl ActiveNodeProbe {
@@ -164,6 +167,15 @@ impl ActiveNodeProbe {
             view,
             no_active_role_status: HealthStatus::Unhealthy,
             unavailable_status: HealthStatus::Unhealthy,
+            gauge: std::sync::atomic::AtomicU8::new(0),
+        }
+    }
+
+    /// Sets the active gauge on a change of this node's verdict.
+    fn note_active(&self, active: bool) {
+        let value = 1 + u8::from(active);
+        if self.gauge.swap(value, std::sync::atomic::Ordering::Relaxed) != value {
+            metrics::gauge!(crate::observe::CLUSTER_ACTIVE).set(f64::from(u8::from(active)));
         }
     }
 
@@ -190,11 +202,13 @@ impl ActiveNodeProbe {
 impl Probe for ActiveNodeProbe {
     async fn check(&self) -> ProbeOutcome {
         let Some(state) = self.view.state() else {
+            self.note_active(false);
             return Ok(
                 ProbeResult::new(self.unavailable_status).with_description(CLUSTER_NOT_AVAILABLE)
             );
         };
         let decision = self.rule.decide(&state);
+        self.note_active(decision.is_active());
         let (status, description) = match &decision {
             ActiveDecision::Active { .. } => (
                 HealthStatus::Healthy,

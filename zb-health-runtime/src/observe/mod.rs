@@ -45,6 +45,13 @@
 //! | [`PROBE_STATUS`] | gauge | `probe` | every run of the probe |
 //! | [`PROBE_FAILURES`] | counter | `probe` | every run (by 1 on a transition to failure) |
 //! | [`PROBE_DURATION`] | histogram | `probe` | every run |
+//! | [`crate::publish::DROPPED_TRANSITIONS`] | counter | — | by 1 for each transition the publishers' queue had no room for |
+//! | [`MAINTENANCE`] | gauge | — | when maintenance begins and ends |
+//! | [`STEPPED_DOWN`] | gauge | — | when this node steps down and stands again |
+//! | [`RESTART_REQUESTED`] | gauge | — | when a `restart_after` restart is requested and withdrawn |
+//! | [`CLUSTER_ACTIVE`] | gauge | — | each run of the active-node probe, on a change |
+//! | [`CLUSTER_MEMBERS_UP`] | gauge | — | each rebuild of a chitchat view's snapshot, on a change |
+//! | [`SHARED_FAILING`] | gauge | `probe` | when a shared probe's published verdict changes |
 //!
 //! Statuses are encoded by [`status_value`]: `Healthy` 2, `Degraded` 1,
 //! `Unhealthy` 0, so "higher is better", `== 0` is a 503 and `< 2` is
@@ -98,6 +105,19 @@ pub const STEPPED_DOWN: &str = "zb_health_stepped_down";
 /// probe's `restart_after`: `live` answers 503), 0 after; no labels.
 /// Unset until the first request.
 pub const RESTART_REQUESTED: &str = "zb_health_restart_requested";
+/// Gauge: 1 while this node's active-node rule makes it the active node,
+/// 0 otherwise (standby, handing over, a minority, no cluster yet); no
+/// labels. Set by each run of the active-node probe, on a change. Summed
+/// over the fleet it is the number of active nodes: exactly 1 (ZB-1).
+pub const CLUSTER_ACTIVE: &str = "zb_health_cluster_active";
+/// Gauge: how many members this node sees `Up` and reachable, itself
+/// included; no labels. Set by a chitchat view at each rebuild of its
+/// snapshot, on a change.
+pub const CLUSTER_MEMBERS_UP: &str = "zb_health_cluster_members_up";
+/// Gauge: this node's published verdict of a shared probe, 1 failing, 0
+/// not; labelled `probe`. Set when it changes. Summed by `probe` over the
+/// fleet it is how many nodes fail the shared dependency.
+pub const SHARED_FAILING: &str = "zb_health_shared_failing";
 
 /// The numeric encoding of a status in the gauges: `Healthy` 2, `Degraded`
 /// 1, `Unhealthy` 0. Higher is better; a tier at 0 answers 503.
@@ -139,6 +159,23 @@ pub fn describe_metrics() {
     describe_gauge!(
         STEPPED_DOWN,
         "1 while this node has stepped down from the active role, 0 after."
+    );
+    describe_gauge!(
+        CLUSTER_ACTIVE,
+        "1 while this node is the cluster's active node by its active-node rule, 0 otherwise."
+    );
+    describe_gauge!(
+        CLUSTER_MEMBERS_UP,
+        "Members this node sees Up and reachable, itself included."
+    );
+    describe_gauge!(
+        SHARED_FAILING,
+        "This node's published verdict of the shared probe: 1 failing, 0 not."
+    );
+    describe_counter!(
+        crate::publish::DROPPED_TRANSITIONS,
+        Unit::Count,
+        "Transitions the publishers' queue had no room for."
     );
     describe_gauge!(
         RESTART_REQUESTED,

@@ -40,6 +40,9 @@ pub(super) struct ViewState {
     beat: std::sync::Mutex<(u64, Option<std::time::Instant>)>,
     started: Instant,
     pub(super) config: ChitchatViewConfig,
+    /// The [`CLUSTER_MEMBERS_UP`](crate::observe::CLUSTER_MEMBERS_UP)
+    /// value last set (`u64::MAX`: never), so a steady count sets nothing.
+    members_up: std::sync::atomic::AtomicU64,
 }
 
 impl ViewState {
@@ -51,6 +54,7 @@ impl ViewState {
             verdicts: std::sync::Mutex::default(),
             verdict_changed: tokio::sync::Notify::new(),
             beat: std::sync::Mutex::default(),
+            members_up: std::sync::atomic::AtomicU64::new(u64::MAX),
             started: Instant::now(),
             config,
         }
@@ -127,6 +131,18 @@ impl ViewState {
                 std::time::Instant::now(),
                 self.config.lease,
             );
+        let up = state
+            .members
+            .iter()
+            .filter(|m| m.status == MemberStatus::Up && m.reachable)
+            .count() as u64;
+        if self
+            .members_up
+            .swap(up, std::sync::atomic::Ordering::Relaxed)
+            != up
+        {
+            metrics::gauge!(crate::observe::CLUSTER_MEMBERS_UP).set(up as f64);
+        }
         let state = Arc::new(state);
         let mut cell = self.write();
         if !cell.terminated {
