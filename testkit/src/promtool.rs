@@ -29,6 +29,25 @@ pub fn promtool() -> PathBuf {
     panic!("no promtool: run scripts/promtool.sh (tests/run.sh does), or set $ZB_HEALTH_PROMTOOL");
 }
 
+/// Runs `promtool ARGS` in `dir`: `Err` with its output when it fails.
+pub fn run(dir: &std::path::Path, args: &[&str]) -> Result<String, String> {
+    let out = Command::new(promtool())
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("promtool starts");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if out.status.success() {
+        Ok(said)
+    } else {
+        Err(said)
+    }
+}
+
 /// `promtool check metrics` over `scrape`: `Err` with what it reported
 /// when it finds a problem, a lint warning included.
 pub fn check_metrics(scrape: &str) -> Result<(), String> {

@@ -1061,6 +1061,31 @@ async fn the_cluster_gauges_follow_the_active_verdict_and_the_shared_verdicts() 
     }
 }
 
+/// The lifecycle gauges the generated alerts leave pods out by:
+/// `zb_health_starting` 1 from the first gate to the last one opening,
+/// and `zb_health_draining` 1 from the drain on.
+#[test]
+fn the_starting_and_draining_gauges_follow_the_lifecycle() {
+    use zb_health::observe::{DRAINING, STARTING};
+    let recorder = DebuggingRecorder::new();
+    let _local = metrics::set_default_local_recorder(&recorder);
+    let mut m = Metrics::new(&recorder);
+    let reg = HealthRegistry::new();
+    let (first, second) = (reg.startup_gate(), reg.startup_gate());
+    m.read();
+    assert_eq!(m.gauge(STARTING, ""), Some(1.0));
+    first.ready();
+    m.read();
+    assert_eq!(m.gauge(STARTING, ""), Some(1.0), "one gate still pending");
+    second.ready();
+    m.read();
+    assert_eq!(m.gauge(STARTING, ""), Some(0.0));
+    assert_eq!(m.gauge(DRAINING, ""), None, "unset before the drain");
+    reg.begin_drain();
+    m.read();
+    assert_eq!(m.gauge(DRAINING, ""), Some(1.0));
+}
+
 /// The metrics table of `spec/observability.md` and the exporter agree:
 /// every metric `describe_metrics` registers has a row, and every row
 /// names a metric it registers, with the same kind.

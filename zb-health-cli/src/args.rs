@@ -38,6 +38,12 @@ pub enum Command {
     /// With --check DEPLOYMENT, report every probe setting of that
     /// Deployment or StatefulSet that disagrees with the manifest instead.
     K8s(K8sArgs),
+    /// Print the Prometheus alerting rules that fit a manifest.
+    ///
+    /// Every threshold comes from the manifest's timings; an alert on a
+    /// part the manifest lacks (watchdogs, shared probes, an active-node
+    /// probe) is left out. Check the output with `promtool check rules`.
+    Alerts(AlertsArgs),
     /// GET http://host:port/path once: exit 0 on 200-399, 1 otherwise (a
     /// HEALTHCHECK for images without curl).
     Probe(ProbeArgs),
@@ -138,6 +144,20 @@ pub struct K8sArgs {
     /// with the manifest instead of printing.
     #[arg(long, value_name = "DEPLOYMENT")]
     pub check: Option<PathBuf>,
+}
+
+/// The options of `alerts`.
+#[derive(Debug, PartialEq, Eq, Args)]
+pub struct AlertsArgs {
+    #[command(flatten)]
+    pub color: ColorArg,
+    /// The manifest.
+    #[arg(value_name = "FILE")]
+    pub manifest: PathBuf,
+    /// The label matchers that select the service's series, e.g.
+    /// 'namespace="prod",app="orders"' [default: job="<service>"].
+    #[arg(long, value_name = "MATCHERS")]
+    pub selector: Option<String>,
 }
 
 /// The options of `probe`.

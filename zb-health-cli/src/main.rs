@@ -26,6 +26,9 @@
 //! `--check deployment.yaml` it reports, at line:column in that file, every
 //! setting that disagrees with the manifest instead (see [`k8s`]).
 //!
+//! `zb-health alerts health.yaml` prints the Prometheus alerting rules that
+//! fit the manifest, thresholds from its timings (see [`alerts`]).
+//!
 //! `zb-health probe URL` is a std-only HTTP/1.1 health check for images
 //! without curl (see [`probe`]).
 //!
@@ -39,6 +42,7 @@
 //!
 //! The arguments are parsed by clap ([`args`]); this file only dispatches.
 
+mod alerts;
 mod args;
 mod check;
 mod dashboard;
@@ -61,6 +65,7 @@ fn main() -> ExitCode {
     let outcome = match Cli::parse().command {
         Command::Check(args) => check::run(&args),
         Command::K8s(args) => k8s::run(&args),
+        Command::Alerts(args) => alerts::run(&args),
         Command::Probe(args) => probe::run(&args),
         Command::Dashboard(args) => dashboard::run(&args),
         Command::Maintenance(args) => operator::run(&args, &operator::MAINTENANCE),

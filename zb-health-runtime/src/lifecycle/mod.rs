@@ -151,6 +151,7 @@ impl Lifecycle {
         }
         self.drain_since_ms
             .store(crate::history::now_ms(), Ordering::Relaxed);
+        metrics::gauge!(crate::observe::DRAINING).set(1.0);
         self.events
             .push(EventKind::DrainStarted, Arc::from(SHUTDOWN_ENTRY));
         self.watchdogs.begin_drain();

@@ -65,6 +65,15 @@ impl Startup {
         !self.failed.load(Ordering::Acquire) && self.pending.load(Ordering::Acquire) == 0
     }
 
+    /// Sets [`STARTING`](crate::observe::STARTING): 1 while a normal
+    /// start is under way, 0 once started or failed (a failed start is a
+    /// failure to alert on, not a start). Called when a gate is declared
+    /// first or settled.
+    fn note_starting(&self) {
+        let starting = self.is_starting();
+        metrics::gauge!(crate::observe::STARTING).set(f64::from(u8::from(starting)));
+    }
+
     /// Some gate is pending and none has failed: a normal start under way.
     pub(super) fn is_starting(&self) -> bool {
         !self.failed.load(Ordering::Acquire) && self.pending.load(Ordering::Acquire) > 0
@@ -110,7 +119,9 @@ pub struct StartupGate {
 
 impl StartupGate {
     pub(super) fn declare(startup: &Arc<Startup>, name: Option<Arc<str>>) -> Self {
-        startup.pending.fetch_add(1, Ordering::AcqRel);
+        if startup.pending.fetch_add(1, Ordering::AcqRel) == 0 {
+            startup.note_starting();
+        }
         if let Some(name) = &name {
             let mut names = crate::sync::lock(&startup.names);
             names.pending.push(name.clone());
@@ -163,6 +174,7 @@ impl StartupGate {
         if let Some(startup) = self.startup.upgrade() {
             self.settle(&startup, false);
             startup.pending.fetch_sub(1, Ordering::AcqRel);
+            startup.note_starting();
         }
     }
 
@@ -176,6 +188,7 @@ impl StartupGate {
             self.settle(&startup, true);
             startup.failed.store(true, Ordering::Release);
             startup.pending.fetch_sub(1, Ordering::AcqRel);
+            startup.note_starting();
         }
     }
 

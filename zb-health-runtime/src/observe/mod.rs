@@ -49,6 +49,8 @@
 //! | [`MAINTENANCE`] | gauge | — | when maintenance begins and ends |
 //! | [`STEPPED_DOWN`] | gauge | — | when this node steps down and stands again |
 //! | [`RESTART_REQUESTED`] | gauge | — | when a `restart_after` restart is requested and withdrawn |
+//! | [`STARTING`] | gauge | — | when the first startup gate is declared and when gates open or fail |
+//! | [`DRAINING`] | gauge | — | when the drain begins |
 //! | [`CLUSTER_ACTIVE`] | gauge | — | each run of the active-node probe, on a change |
 //! | [`CLUSTER_MEMBERS_UP`] | gauge | — | each rebuild of a chitchat view's snapshot, on a change |
 //! | [`SHARED_FAILING`] | gauge | `probe` | when a shared probe's published verdict changes |
@@ -105,6 +107,13 @@ pub const STEPPED_DOWN: &str = "zb_health_stepped_down";
 /// probe's `restart_after`: `live` answers 503), 0 after; no labels.
 /// Unset until the first request.
 pub const RESTART_REQUESTED: &str = "zb_health_restart_requested";
+/// Gauge: 1 while the service starts (a startup gate is pending and none
+/// failed), 0 once every gate opened or one failed; no labels. Unset
+/// without startup gates. Alerts on `ready` leave a starting pod out.
+pub const STARTING: &str = "zb_health_starting";
+/// Gauge: 1 from the moment the drain begins (the pod is going away); no
+/// labels. Unset before. Alerts on `ready` leave a draining pod out.
+pub const DRAINING: &str = "zb_health_draining";
 /// Gauge: 1 while this node's active-node rule makes it the active node,
 /// 0 otherwise (standby, handing over, a minority, no cluster yet); no
 /// labels. Set by each run of the active-node probe, on a change. Summed
@@ -160,6 +169,11 @@ pub fn describe_metrics() {
         STEPPED_DOWN,
         "1 while this node has stepped down from the active role, 0 after."
     );
+    describe_gauge!(
+        STARTING,
+        "1 while a startup gate is pending (and none failed), 0 once started or failed."
+    );
+    describe_gauge!(DRAINING, "1 once the drain has begun.");
     describe_gauge!(
         CLUSTER_ACTIVE,
         "1 while this node is the cluster's active node by its active-node rule, 0 otherwise."
