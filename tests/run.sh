@@ -46,9 +46,10 @@ fi
 ./scripts/k8s-tools.sh
 export ZB_HEALTH_K8S_VALIDATE="$PWD/target/venv/bin/kubernetes-validate"
 
-# promtool (Debian's `prometheus` package, unpacked under target/) for
-# the tests that lint the /metrics scrapes with `promtool check metrics`.
-./scripts/promtool.sh
+# promtool and amtool (Debian's `prometheus` and `prometheus-alertmanager`
+# packages, unpacked under target/) for the tests that lint the /metrics
+# scrapes, the generated alerting rules and the example Alertmanager route.
+./scripts/prometheus-tools.sh
 export ZB_HEALTH_PROMTOOL="$PWD/target/prometheus/usr/bin/promtool"
 
 # Style first: it is the cheapest failure.

@@ -98,3 +98,33 @@ fn every_alert_says_what_to_do_and_only_what_the_manifest_has_is_alerted() {
         .code(1)
         .stdout_eq("");
 }
+
+/// The example Alertmanager route (`spec/alertmanager.example.yml`)
+/// passes `amtool check-config`, pages on `critical`, tickets on
+/// `warning`.
+#[test]
+fn the_example_alertmanager_route_is_valid_and_routes_by_severity() {
+    let root = common::root();
+    let config = "--config.file=spec/alertmanager.example.yml";
+    promtool::run_amtool(&root, &["check-config", "spec/alertmanager.example.yml"])
+        .unwrap_or_else(|said| panic!("amtool check-config:\n{said}"));
+    for (severity, receiver) in [("critical", "pager"), ("warning", "tickets")] {
+        let said = promtool::run_amtool(
+            &root,
+            &[
+                "config",
+                "routes",
+                "test",
+                config,
+                "alertname=ZbHealthNotReady",
+                "service=orders",
+                &format!("severity={severity}"),
+            ],
+        )
+        .unwrap_or_else(|said| panic!("amtool config routes test:\n{said}"));
+        assert!(
+            said.lines().any(|l| l.trim() == receiver),
+            "{severity}: {said}"
+        );
+    }
+}
