@@ -98,10 +98,10 @@ impl OperatorControls {
             return HttpResponse::new(StatusCode::NOT_FOUND);
         }
         match *request.method() {
-            Method::GET | Method::HEAD => answer(StatusCode::OK, self.current(control)),
-            Method::DELETE => answer(StatusCode::OK, self.end(control)),
+            Method::GET | Method::HEAD => answer(StatusCode::OK, self.current(&control)),
+            Method::DELETE => answer(StatusCode::OK, self.end(&control)),
             Method::POST => match read_request(body).await {
-                Ok((reason, ttl)) => match self.begin(control, &reason, ttl) {
+                Ok((reason, ttl)) => match self.begin(&control, &reason, ttl) {
                     Ok(value) => answer(StatusCode::OK, value),
                     Err(e) => bad_request(&e),
                 },
@@ -121,61 +121,54 @@ impl OperatorControls {
         }
     }
 
-    fn begin(&self, control: Control, reason: &str, ttl: Duration) -> Result<Value, FieldError> {
+    fn begin(&self, control: &Control, reason: &str, ttl: Duration) -> Result<Value, FieldError> {
         match control {
             Control::Maintenance => {
                 let w = self.registry.begin_maintenance(reason, ttl)?;
                 Ok(json!({"maintenance": window(&w)}))
             }
             #[cfg(feature = "cluster")]
-            Control::StepDown => {
-                let w = self.stepping().begin(reason, ttl)?;
+            Control::StepDown(step_down) => {
+                let w = step_down.begin(reason, ttl)?;
                 Ok(json!({"stepDown": step_down_window(&w)}))
             }
         }
     }
 
-    fn end(&self, control: Control) -> Value {
+    fn end(&self, control: &Control) -> Value {
         match control {
             Control::Maintenance => {
                 let ended = self.registry.end_maintenance();
                 json!({"maintenance": null, "ended": ended.map(|w| window(&w))})
             }
             #[cfg(feature = "cluster")]
-            Control::StepDown => {
-                let ended = self.stepping().end();
+            Control::StepDown(step_down) => {
+                let ended = step_down.end();
                 json!({"stepDown": null, "ended": ended.map(|w| step_down_window(&w))})
             }
         }
     }
 
-    fn current(&self, control: Control) -> Value {
+    fn current(&self, control: &Control) -> Value {
         match control {
             Control::Maintenance => {
                 json!({"maintenance": self.registry.maintenance().as_ref().map(window)})
             }
             #[cfg(feature = "cluster")]
-            Control::StepDown => {
-                json!({"stepDown": self.stepping().current().as_ref().map(step_down_window)})
+            Control::StepDown(step_down) => {
+                json!({"stepDown": step_down.current().as_ref().map(step_down_window)})
             }
         }
     }
-
-    #[cfg(feature = "cluster")]
-    fn stepping(&self) -> &Arc<crate::cluster::StepDown> {
-        // Registered only with one.
-        self.step_down
-            .as_ref()
-            .expect("the step-down route exists only with a StepDown")
-    }
 }
 
-/// Which control a route serves.
-#[derive(Debug, Clone, Copy)]
+/// Which control a route serves; the step-down's route carries the
+/// step-down it drives.
+#[derive(Clone)]
 enum Control {
     Maintenance,
     #[cfg(feature = "cluster")]
-    StepDown,
+    StepDown(Arc<crate::cluster::StepDown>),
 }
 
 impl HttpServiceFactory for OperatorControls {
@@ -185,14 +178,14 @@ impl HttpServiceFactory for OperatorControls {
             let controls = controls.clone();
             web::resource(path.to_owned())
                 .default_service(web::to(move |request: HttpRequest, body: web::Payload| {
-                    controls.clone().respond(control, request, body)
+                    controls.clone().respond(control.clone(), request, body)
                 }))
                 .register(config);
         };
         route(MAINTENANCE_PATH, Control::Maintenance, config);
         #[cfg(feature = "cluster")]
-        if controls.step_down.is_some() {
-            route(STEP_DOWN_PATH, Control::StepDown, config);
+        if let Some(step_down) = controls.step_down.clone() {
+            route(STEP_DOWN_PATH, Control::StepDown(step_down), config);
         }
     }
 }
