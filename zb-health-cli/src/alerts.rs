@@ -52,14 +52,18 @@ pub fn run(args: &AlertsArgs) -> Result<(), Failure> {
         .unwrap_or_else(|| format!("job=\"{}\"", manifest.service.value));
     print!(
         "{}",
-        yaml(&manifest, &alerts(&manifest, &selector), &source.shown)
+        yaml(
+            &manifest,
+            &alerts(&manifest, &selector, args.scrape_interval),
+            &source.shown
+        )
     );
     Ok(())
 }
 
 /// The alerts that fit `m`, in a fixed order; `sel` selects the service's
-/// series (`job="orders"`).
-pub fn alerts(m: &Manifest, sel: &str) -> Vec<Alert> {
+/// series (`job="orders"`), which Prometheus scrapes every `scrape`.
+pub fn alerts(m: &Manifest, sel: &str, scrape: Duration) -> Vec<Alert> {
     let service = &m.service.value;
     let detection = m.detection_time();
     let plan = k8s::plan(m, &k8s::Options::default()).ok();
@@ -71,10 +75,11 @@ pub fn alerts(m: &Manifest, sel: &str) -> Vec<Alert> {
         .termination_grace_period
         .map_or(drain::KUBERNETES_DEFAULT_GRACE_PERIOD, |g| g.value);
     // A cluster-wide count sums gauges scraped at different instants: a
-    // hand-over can show 0 or 2 for a scrape interval. A minute covers
-    // that and many detection times.
-    let cluster_hold = (detection * 5).max(Duration::from_secs(60));
-    let flap_window = (detection * 15).max(Duration::from_secs(300));
+    // hand-over can show 0 or 2 for up to a scrape interval. Two of them,
+    // or five detection times, whichever is longer.
+    let cluster_hold = (detection * 5).max(scrape * 2);
+    // Four changes must be visible: at least ten scrapes.
+    let flap_window = (detection * 15).max(scrape * 10);
     let out_of_rotation = format!(
         "(zb_health_starting{{{sel}}} == 1 or zb_health_draining{{{sel}}} == 1 or zb_health_maintenance{{{sel}}} == 1)"
     );

@@ -128,3 +128,36 @@ fn the_example_alertmanager_route_is_valid_and_routes_by_severity() {
         );
     }
 }
+
+/// `--scrape-interval` lengthens what must span scrapes: the cluster-wide
+/// alerts hold for two of them, the flap window spans ten.
+#[test]
+fn a_longer_scrape_interval_lengthens_the_cluster_hold_and_the_flap_window() {
+    let out = cli(&[
+        "alerts",
+        "--scrape-interval",
+        "1m",
+        "examples/scadabridge/health.yaml",
+    ])
+    .output()
+    .unwrap();
+    assert!(out.status.success());
+    let rules = String::from_utf8(out.stdout).unwrap();
+    let hold_of = |alert: &str| {
+        let at = rules.find(&format!("- alert: {alert}\n")).unwrap();
+        let rest = &rules[at..];
+        let line = rest
+            .lines()
+            .find(|l| l.trim_start().starts_with("for: "))
+            .unwrap();
+        line.trim_start().trim_start_matches("for: ").to_owned()
+    };
+    assert_eq!(hold_of("ZbHealthNoActiveNode"), "120s");
+    assert_eq!(hold_of("ZbHealthSeveralActiveNodes"), "120s");
+    assert_eq!(
+        hold_of("ZbHealthNotReady"),
+        "4s",
+        "the manifest's detection time"
+    );
+    assert!(rules.contains("[600s]) >= 4"), "{rules}");
+}
