@@ -355,17 +355,13 @@ impl ManifestWiring {
         crate::publish::WebhookPublisher::new(url)
             .map(Some)
             .map_err(|reason| {
-                let mut sink = zb_health_spec::Violations::new();
-                sink.push(
-                    zb_health_spec::Rule::ValueType,
-                    (),
-                    format!("`observability.webhook`: {reason}"),
-                    "write the receiver's URL as `http://host:port/path`",
-                );
-                match sink.into_result() {
-                    Err(e) => RegistryError::Rules(e.into()),
-                    Ok(()) => unreachable!("one violation was pushed"),
-                }
+                let violation = zb_health_spec::Violation {
+                    rule: zb_health_spec::Rule::ValueType,
+                    location: (),
+                    message: format!("`observability.webhook`: {reason}"),
+                    help: "write the receiver's URL as `http://host:port/path`".into(),
+                };
+                RegistryError::Rules(vec![violation].into())
             })
     }
 

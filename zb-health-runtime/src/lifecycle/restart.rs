@@ -78,9 +78,9 @@ enum State {
 /// The escalation: its state, and one flag the `live` path reads.
 pub(super) struct Restart {
     state: Mutex<State>,
+    /// Whether `state` is `Requested`, so `live` reads one atomic
+    /// otherwise.
     requested: AtomicBool,
-    /// The entry while requested, for `live`.
-    entry: Mutex<Option<HealthEntry>>,
     /// Whether "waiting for another member's restart" was logged for the
     /// current wait, so a wait logs once.
     waiting_logged: AtomicBool,
@@ -103,7 +103,6 @@ impl Restart {
         Self {
             state: Mutex::new(State::Idle),
             requested: AtomicBool::new(false),
-            entry: Mutex::new(None),
             waiting_logged: AtomicBool::new(false),
             events,
         }
@@ -116,7 +115,17 @@ impl Restart {
         if !self.requested.load(Ordering::Relaxed) {
             return None;
         }
-        lock(&self.entry).clone()
+        match &*lock(&self.state) {
+            State::Requested { description, .. } => Some(HealthEntry {
+                name: RESTART_ENTRY.into(),
+                status: HealthStatus::Unhealthy,
+                description: Some(Cow::Owned(description.clone())),
+                duration: Duration::ZERO,
+                data: None,
+                outcome: EntryOutcome::Completed,
+            }),
+            _ => None,
+        }
     }
 
     /// Whether a restart is requested (`live` fails for it).
@@ -188,11 +197,10 @@ impl Restart {
                     return;
                 }
                 if now.saturating_duration_since(*since) >= budget.claim_settle() {
-                    let description = candidate.description();
-                    self.request(&candidate, &description);
+                    self.request(&candidate);
                     *state = State::Requested {
                         claim: claim.clone(),
-                        description,
+                        description: candidate.description(),
                     };
                 }
             }
@@ -200,15 +208,7 @@ impl Restart {
         }
     }
 
-    fn request(&self, candidate: &Candidate, description: &str) {
-        *lock(&self.entry) = Some(HealthEntry {
-            name: RESTART_ENTRY.into(),
-            status: HealthStatus::Unhealthy,
-            description: Some(Cow::Owned(description.to_owned())),
-            duration: Duration::ZERO,
-            data: None,
-            outcome: EntryOutcome::Completed,
-        });
+    fn request(&self, candidate: &Candidate) {
         self.requested.store(true, Ordering::Relaxed);
         self.events
             .push(EventKind::RestartRequested, candidate.probe.clone());
@@ -226,7 +226,6 @@ impl Restart {
     fn withdraw(&self, state: &mut State) {
         if let State::Requested { claim, description } = &*state {
             self.requested.store(false, Ordering::Relaxed);
-            *lock(&self.entry) = None;
             self.events
                 .push(EventKind::RestartWithdrawn, Arc::from(claim.probe.as_str()));
             metrics::gauge!(RESTART_REQUESTED).set(0.0);
