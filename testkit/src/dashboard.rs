@@ -23,6 +23,12 @@ impl Dashboard {
     /// Starts `BIN dashboard URLS --listen 127.0.0.1:0`, polling every
     /// 200 ms with a 2 s timeout, and waits for the address it prints.
     pub fn start(bin: &Path, urls: &[String]) -> Self {
+        Self::start_with(bin, urls, &[])
+    }
+
+    /// [`start`](Self::start) with more arguments after those, e.g.
+    /// `--discover` (a later `--timeout` wins).
+    pub fn start_with(bin: &Path, urls: &[String], more: &[&str]) -> Self {
         let mut child = Command::new(bin)
             .arg("dashboard")
             .args(urls)
@@ -34,6 +40,7 @@ impl Dashboard {
                 "--timeout",
                 "2s",
             ])
+            .args(more)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -58,11 +65,31 @@ impl Dashboard {
         Self { child, addr }
     }
 
-    /// `GET /history` when it answers 200.
+    /// `GET /history?full` (every pod's row with its whole document)
+    /// when it answers 200.
     pub fn history(&self) -> Option<Response> {
-        request(self.addr, "GET", "/history", "")
+        self.get("/history?full")
+    }
+
+    /// `GET path` when it answers 200.
+    pub fn get(&self, path: &str) -> Option<Response> {
+        request(self.addr, "GET", path, "")
             .ok()
             .filter(|r| r.status == 200)
+    }
+
+    /// Each pod's `url` and `state`, in the order they joined; `None`
+    /// until the dashboard answers.
+    pub fn pods(&self) -> Option<Vec<(String, String)>> {
+        let json = self.get("/history")?.json();
+        json["services"].as_array().map(|all| {
+            all.iter()
+                .map(|s| {
+                    let field = |k: &str| s[k].as_str().unwrap_or_default().to_string();
+                    (field("url"), field("state"))
+                })
+                .collect()
+        })
     }
 
     /// Each service's `state`, in the order of the URLs; `None` until the

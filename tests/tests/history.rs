@@ -534,3 +534,106 @@ async fn each_members_shared_verdicts_come_from_the_gossip() {
     assert_eq!(members[1]["shared"], serde_json::json!({"database": "ok"}));
     assert_eq!(members[0]["active"], true);
 }
+
+/// `?since=` (`spec/history.md`): a quiet probe is left out, a busy one
+/// carries only its new samples and transitions, and the cluster only when
+/// it changed.
+#[actix_web::test]
+async fn a_delta_carries_only_what_came_since_and_no_unchanged_cluster() {
+    let registry = HealthRegistry::new();
+    let (db, failing, _) = flipping("database");
+    let (cache, _, _) = flipping("cache");
+    registry.add(db).unwrap();
+    registry.add(cache.tags(zb_health::TagSet::ACTIVE)).unwrap();
+    let view = Arc::new(InMemoryClusterView::with_state(ClusterState {
+        self_address: "127.0.0.1:7001".into(),
+        members: vec![member("127.0.0.1:7001", 1, MemberStatus::Up)],
+    }));
+    registry.set_cluster_view(view.clone());
+    let endpoints = ZbHealth::new(registry.clone())
+        .history(true)
+        .build()
+        .unwrap();
+    let server = serve(endpoints);
+    for _ in 0..3 {
+        request(server.addr, "GET", "/health/ready").await;
+        request(server.addr, "GET", "/health/active").await;
+    }
+    let full = request(server.addr, "GET", "/health/history").await;
+    let full_doc = full.json();
+    assert_valid(&full_doc);
+    assert!(
+        full_doc.get("delta").is_none(),
+        "a full document has no delta"
+    );
+    let digest = zb_health::spec::history::cluster_digest(&full_doc["cluster"].to_string());
+    // The digest is of the exact bytes the document carries.
+    let text = full.text();
+    let raw = &text[text.find(",\"cluster\":").unwrap() + 11..text.find(",\"capacity\":").unwrap()];
+    assert_eq!(zb_health::spec::history::cluster_digest(raw), digest);
+    let since = full_doc["nowMs"].as_u64().unwrap() + 1;
+    // The database fails after the full read; the cache does not run.
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    failing.store(true, Ordering::SeqCst);
+    request(server.addr, "GET", "/health/ready").await;
+
+    let wire = request(
+        server.addr,
+        "GET",
+        &format!("/health/history?since={since}&cluster={digest}"),
+    )
+    .await;
+    assert_eq!(wire.status, 200);
+    let delta = wire.json();
+    assert_valid(&delta);
+    assert_eq!(delta["delta"]["sinceMs"], since);
+    assert_eq!(
+        delta["delta"]["names"],
+        serde_json::json!(["database", "cache"])
+    );
+    assert_eq!(delta["delta"]["clusterUnchanged"], true);
+    assert_eq!(delta["cluster"], Value::Null);
+    let probes = delta["probes"].as_array().unwrap();
+    assert_eq!(probes.len(), 1, "only the probe that ran since: {delta}");
+    let db = &probes[0];
+    assert_eq!(db["name"], "database");
+    assert_eq!(db["runs"], 4);
+    assert_eq!(db["samples"].as_array().unwrap().len(), 1);
+    assert_eq!(db["transitions"].as_array().unwrap().len(), 1);
+    assert_eq!(db["status"], "Unhealthy");
+    assert!(
+        wire.text().len() < full.text().len(),
+        "the delta ({} bytes) is shorter than the document ({} bytes)",
+        wire.text().len(),
+        full.text().len()
+    );
+
+    // A changed cluster is sent again, whatever digest the reader holds.
+    view.set(ClusterState {
+        self_address: "127.0.0.1:7001".into(),
+        members: vec![
+            member("127.0.0.1:7001", 1, MemberStatus::Up),
+            member("127.0.0.1:7002", 2, MemberStatus::Joining),
+        ],
+    });
+    let delta = request(
+        server.addr,
+        "GET",
+        &format!("/health/history?since={since}&cluster={digest}"),
+    )
+    .await
+    .json();
+    assert_valid(&delta);
+    assert_eq!(delta["delta"]["clusterUnchanged"], false);
+    assert_eq!(delta["cluster"]["members"].as_array().unwrap().len(), 2);
+
+    // A bad value is the reader's error, named.
+    for (query, named) in [
+        ("since=soon", "since: "),
+        ("since=1&cluster=x", "cluster: "),
+    ] {
+        let wire = request(server.addr, "GET", &format!("/health/history?{query}")).await;
+        assert_eq!(wire.status, 400, "{query}");
+        assert!(wire.text().starts_with(named), "{query}: {}", wire.text());
+    }
+}

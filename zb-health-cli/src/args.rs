@@ -47,13 +47,17 @@ pub enum Command {
     /// GET http://host:port/path once: exit 0 on 200-399, 1 otherwise (a
     /// HEALTHCHECK for images without curl).
     Probe(ProbeArgs),
-    /// Serve one health page over several services' /health/history.
+    /// Serve one health page over a fleet's /health/history.
     ///
-    /// Polls every URL itself (one request per service per period, however
-    /// many browsers look) and serves the page at / and /ui and the
-    /// aggregate JSON at /history. A service that stops answering keeps its
-    /// last document, greyed, with the time it last answered. Prints
-    /// `zb-health dashboard: listening on http://ADDR/` when it is ready.
+    /// Polls every pod itself (one request per pod per period, however
+    /// many browsers look; after the first, only what changed, with
+    /// ?since=) and serves the page at / and /ui and the aggregate JSON at
+    /// /history. With --discover, the URLs are seeds: every member their
+    /// clusters list is polled too, and one no answering pod lists any
+    /// more is dropped after --forget-after. A pod that stops answering
+    /// keeps its last document, greyed, with the time it last answered.
+    /// Prints `zb-health dashboard: listening on http://ADDR/` when it is
+    /// ready.
     Dashboard(DashboardArgs),
     /// Take a pod out of rotation for a while, or bring it back.
     ///
@@ -184,9 +188,22 @@ pub struct ProbeArgs {
 pub struct DashboardArgs {
     /// Each pod's history endpoint, http:// only, e.g.
     /// http://10.0.0.7:8081/health/history (one per pod, never a Service
-    /// that picks a random pod).
+    /// that picks a random pod); a bare management address
+    /// (http://10.0.0.7:8081) means its /health/history.
     #[arg(value_name = "URL", required = true)]
     pub urls: Vec<String>,
+    /// Find the rest of the cluster from the URLs: each pod's history
+    /// lists every member's history URL (on the management port).
+    #[arg(long)]
+    pub discover: bool,
+    /// How long a discovered pod that no answering pod lists any more
+    /// stays on the page, an integer and a unit.
+    #[arg(long, value_name = "D", default_value = "60s", value_parser = timeout)]
+    pub forget_after: Duration,
+    /// How many pods are polled at once, at most; one slow pod holds one
+    /// of them for its --timeout, never the others.
+    #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub concurrency: u16,
     /// The address to serve on; 0.0.0.0:9000 for every interface, port 0
     /// for any free port.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9000")]
@@ -326,6 +343,8 @@ mod tests {
             &["dashboard"],
             &["dashboard", "http://a/", "--listen", "localhost"],
             &["dashboard", "http://a/", "--period", "0s"],
+            &["dashboard", "http://a/", "--concurrency", "0"],
+            &["dashboard", "http://a/", "--forget-after", "soon"],
         ] {
             assert!(parse(args).is_err(), "{args:?}");
         }
@@ -390,6 +409,9 @@ mod tests {
             parse(&["dashboard", "http://a/h", "http://b/h"]).ok(),
             Some(Command::Dashboard(DashboardArgs {
                 urls: vec!["http://a/h".into(), "http://b/h".into()],
+                discover: false,
+                forget_after: Duration::from_secs(60),
+                concurrency: 16,
                 listen: "127.0.0.1:9000".parse().unwrap(),
                 period: Duration::from_secs(2),
                 timeout: Duration::from_secs(1),

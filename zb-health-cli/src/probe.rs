@@ -34,7 +34,7 @@ const MAX_HEAD: usize = 64 * 1024;
 const MAX_BODY: usize = 1024 * 1024;
 
 /// A parsed `http://host[:port][/path]` URL.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Url {
     /// The host as written (brackets removed from an IPv6 literal).
     pub host: String,

@@ -76,6 +76,24 @@ pub trait SharedVerdicts: Send + Sync + 'static {
         None
     }
 
+    /// Publishes where this node serves its history document: the
+    /// management server's `port` and the document's `path`, for every
+    /// member's history (`cluster.members[].history`), which is how
+    /// `zb-health dashboard --discover` finds the fleet from one pod.
+    /// Called once the management server is bound; must not block.
+    /// Ignored by default.
+    fn publish_history(&self, port: u16, path: &str) {
+        let _ = (port, path);
+    }
+
+    /// The history URL the member at `address` published (this node's
+    /// own included): its address's host, the port and the path; `None`
+    /// by default, or before it published one.
+    fn member_history(&self, address: &str) -> Option<String> {
+        let _ = address;
+        None
+    }
+
     /// Announces this node's claim on the cluster's restart budget
     /// (`Some`), or withdraws it (`None`): a probe with `restart_after`
     /// is about to fail `live` (see the module docs). Must not block.

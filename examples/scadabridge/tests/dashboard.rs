@@ -91,3 +91,50 @@ fn three_pods_one_stopped_the_dashboard_degrades_only_that_one() {
     assert!(text(element(gone, "<span class=\"last-answered\"")).starts_with("last answered"));
     assert!(gone.contains("<tr class=\"entry\" data-entry=\"database\""));
 }
+
+/// `zb-health dashboard --discover` given one pod's management address:
+/// the pods publish their history URLs in gossip, so the dashboard finds
+/// the other two; a pod stopped with SIGTERM leaves the cluster (leaving,
+/// then unreachable) and the page after `--forget-after`.
+#[test]
+fn one_pods_address_finds_the_fleet_and_a_departed_pod_goes() {
+    let mut nodes = start_cluster(&launch(), 3);
+    for node in &nodes {
+        node.until_status("/health/ready", 200, DEADLINE);
+    }
+    let history =
+        |n: &zb_health_testkit::ServiceProcess| format!("http://{}/health/history", n.management);
+    let dashboard = Dashboard::start_with(
+        &cli_binary(),
+        &[format!("http://{}", nodes[0].management)],
+        &["--discover", "--forget-after", "2s"],
+    );
+    let mut expected: Vec<String> = nodes.iter().map(history).collect();
+    expected.sort();
+    eventually("the dashboard polls all three pods", DEADLINE, || {
+        let pods = dashboard.pods()?;
+        let mut urls: Vec<String> = pods.iter().map(|(u, _)| u.clone()).collect();
+        urls.sort();
+        (urls == expected && pods.iter().all(|(_, s)| s == "answering")).then_some(())
+    });
+    let json = dashboard.get("/history").expect("the fleet").json();
+    let services = json["services"].as_array().unwrap();
+    assert_eq!(json["discover"], true);
+    assert_eq!(services[0]["given"], true);
+    assert!(services[1..].iter().all(|s| s["given"] == false));
+    assert!(
+        services
+            .iter()
+            .all(|s| s["summary"]["service"] == "scadabridge")
+    );
+
+    // The third pod goes away as Kubernetes stops it: it is shown
+    // unreachable while its peers still list it, and gone after.
+    let gone = history(&nodes[2]);
+    nodes[2].sigterm();
+    nodes[2].wait_exit(DEADLINE);
+    eventually("the stopped pod leaves the page", DEADLINE, || {
+        let pods = dashboard.pods()?;
+        (pods.len() == 2 && pods.iter().all(|(u, s)| *u != gone && s == "answering")).then_some(())
+    });
+}

@@ -48,6 +48,10 @@ impl ClusterSource for ViewSource {
                     .verdicts
                     .as_ref()
                     .and_then(|v| v.member_ready(&m.address)),
+                history: self
+                    .verdicts
+                    .as_ref()
+                    .and_then(|v| v.member_history(&m.address)),
             })
             .collect();
         Some(ClusterDoc {

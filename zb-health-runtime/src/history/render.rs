@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use serde::{Serialize, Serializer};
 use serde_json::{Value, json};
+use zb_health_spec::history::{Since, cluster_digest};
 use zb_health_spec::{Disclosure, HealthStatus, Tag, TagSet};
 
 use super::{EVENTS, Event, FLAP_WINDOW, ProbeView, SAMPLES, TRANSITIONS};
@@ -63,6 +64,8 @@ pub(crate) struct MemberDoc {
     /// The verdict its ready tier last gave, as it gossips it; `None`
     /// without the gossip or before its first answer.
     pub(crate) ready: Option<HealthStatus>,
+    /// Its history document's URL, as it gossips it; `None` without.
+    pub(crate) history: Option<String>,
 }
 
 /// Everything one answer shows, copied at the read.
@@ -79,7 +82,16 @@ pub(crate) struct Document {
 
 /// The JSON of `doc` at `level`; `addresses`: whether cluster addresses
 /// are shown (the port's rule, as for the tier bodies).
-pub(crate) fn render(doc: &Document, level: Disclosure, addresses: bool) -> String {
+///
+/// With `delta` (what the reader holds, and every probe's name), the
+/// document is a delta: `doc` holds only what was recorded since, and the
+/// cluster is left out while its digest is the reader's.
+pub(crate) fn render(
+    doc: &Document,
+    level: Disclosure,
+    addresses: bool,
+    delta: Option<(&Since, Vec<Arc<str>>)>,
+) -> String {
     let described = level == Disclosure::Full;
     let shown = level != Disclosure::Status;
     let tier = |t: Tag| match doc.tiers[t as usize] {
@@ -117,10 +129,23 @@ pub(crate) fn render(doc: &Document, level: Disclosure, addresses: bool) -> Stri
     } else {
         Vec::new()
     };
-    let cluster = match (&doc.cluster, shown) {
+    let mut cluster = match (&doc.cluster, shown) {
         (Some(c), true) => cluster(c, addresses),
         _ => Value::Null,
     };
+    let delta = delta.map(|(since, names)| {
+        // The digest of the very bytes the full document would carry.
+        let unchanged = !cluster.is_null()
+            && since.cluster.as_deref() == Some(&*cluster_digest(&cluster.to_string()));
+        if unchanged {
+            cluster = Value::Null;
+        }
+        DeltaOut {
+            since_ms: since.since_ms,
+            names: Names(if shown { names } else { Vec::new() }),
+            cluster_unchanged: unchanged,
+        }
+    });
     let out = Out {
         service: doc.service.as_deref(),
         now_ms: doc.now_ms,
@@ -132,6 +157,7 @@ pub(crate) fn render(doc: &Document, level: Disclosure, addresses: bool) -> Stri
         events,
         cluster,
         capacity: json!({"samples": SAMPLES, "transitions": TRANSITIONS, "events": EVENTS}),
+        delta,
     };
     // Plain data and strings: serialising it cannot fail.
     serde_json::to_string(&out).unwrap_or_default()
@@ -151,6 +177,30 @@ struct Out<'a> {
     events: Vec<Value>,
     cluster: Value,
     capacity: Value,
+    /// Only in a delta.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    delta: Option<DeltaOut>,
+}
+
+/// `delta`: what the reader asked for, every probe's name in order (so a
+/// probe that went is seen to go), and whether `cluster` is `null`
+/// because the reader's is still the one.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DeltaOut {
+    since_ms: u64,
+    names: Names,
+    cluster_unchanged: bool,
+}
+
+/// Probe names, as strings (`Arc<str>` is no `Serialize` without serde's
+/// `rc` feature).
+struct Names(Vec<Arc<str>>);
+
+impl Serialize for Names {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(|n| &**n))
+    }
 }
 
 /// `probes`: every probe's record, written straight out.
@@ -295,6 +345,8 @@ fn cluster(c: &ClusterDoc, addresses: bool) -> Value {
                 "self": m.is_self,
                 "shared": shared,
                 "ready": m.ready.map(HealthStatus::as_str),
+                // A URL holds the address: shown where addresses are.
+                "history": if addresses { m.history.as_deref().map(Value::from) } else { None },
             })
         })
         .collect();

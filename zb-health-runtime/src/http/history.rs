@@ -8,6 +8,7 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::web::Bytes;
 use actix_web::{HttpRequest, HttpResponse};
 use zb_health_spec::Disclosure;
+use zb_health_spec::history::Since;
 
 use super::auth::Authorized;
 use super::respond::no_store;
@@ -45,7 +46,21 @@ impl HistoryEndpoint {
             Some(style) => (style.disclosure, style.cluster_addresses),
             None => (self.level, self.addresses),
         };
-        let body = self.registry.history_json(level, addresses);
+        // `?since=MS&cluster=DIGEST`: the delta (`spec/history.md`); a bad
+        // value is the reader's error, named.
+        let since = match Since::from_query(request.query_string()) {
+            Ok(since) => since,
+            Err(why) => {
+                let mut response = HttpResponse::BadRequest();
+                response.insert_header(no_store());
+                return response
+                    .content_type("text/plain; charset=utf-8")
+                    .body(format!("{why}\n"));
+            }
+        };
+        let body = self
+            .registry
+            .history_delta_json(level, addresses, since.as_ref());
         let mut response = HttpResponse::Ok();
         response.insert_header(no_store()).insert_header((
             header::CONTENT_TYPE,

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::inner::HealthRegistry;
 use crate::history::{ClusterSource, Document, render};
+use zb_health_spec::history::Since;
 use zb_health_spec::{Disclosure, Tag};
 
 /// The history (`spec/history.md`): what `/health/history` and
@@ -47,14 +48,43 @@ impl HealthRegistry {
             .unwrap_or_else(|e| e.into_inner()) = Some(source);
     }
 
+    /// Tells the cluster where this node serves its history: the
+    /// management server's bound `port` and the document's `path`, through
+    /// the shared verdicts' gossip
+    /// ([`SharedVerdicts::publish_history`](crate::shared::SharedVerdicts::publish_history)),
+    /// so each member's history names every member's URL and a dashboard
+    /// finds the fleet from one pod. Nothing without shared verdicts. The
+    /// server calls it when it binds the management port.
+    pub fn announce_history(&self, port: u16, path: &str) {
+        if let Some(verdicts) = self.inner.executor.shared_verdicts() {
+            verdicts.publish_history(port, path);
+        }
+    }
+
     /// The history document (`spec/health-history.schema.json`) at
     /// `level`, with the cluster addresses when `cluster_addresses`: what
     /// `/health/history` answers. It copies what was recorded and never
     /// runs a probe; raw error text is never recorded, so it shows at no
     /// level.
     pub fn history_json(&self, level: Disclosure, cluster_addresses: bool) -> String {
+        self.history_delta_json(level, cluster_addresses, None)
+    }
+
+    /// The history document, or with `since` its delta
+    /// (`/health/history?since=MS&cluster=DIGEST`, `spec/history.md`):
+    /// only the probes with a result or transition at or after
+    /// `since.since_ms`, with only those samples and transitions, the
+    /// events from then, every probe's name in `delta.names`, and no
+    /// cluster while its digest is the reader's. A quiet service's delta
+    /// is a few hundred bytes where the document is tens of kilobytes.
+    pub fn history_delta_json(
+        &self,
+        level: Disclosure,
+        cluster_addresses: bool,
+        since: Option<&Since>,
+    ) -> String {
         let now = crate::history::now_ms();
-        let probes = self
+        let mut probes: Vec<_> = self
             .inner
             .table
             .all()
@@ -63,6 +93,20 @@ impl HealthRegistry {
             .collect();
         let h = &self.inner.history;
         let cluster = h.cluster.read().unwrap_or_else(|e| e.into_inner()).clone();
+        let mut events = self.inner.lifecycle.events();
+        let mut names = Vec::new();
+        if let Some(since) = since {
+            let from = since.since_ms;
+            names = probes.iter().map(|(name, _, _)| name.clone()).collect();
+            probes.retain_mut(|(_, _, view)| {
+                view.samples.retain(|s| s.0 >= from);
+                view.transitions.retain(|t| t.0 >= from);
+                !view.samples.is_empty()
+                    || !view.transitions.is_empty()
+                    || view.since_ms.is_some_and(|at| at >= from)
+            });
+            events.retain(|e| e.at_ms >= from);
+        }
         let doc = Document {
             service: h.service.read().unwrap_or_else(|e| e.into_inner()).clone(),
             now_ms: now,
@@ -70,9 +114,9 @@ impl HealthRegistry {
             tiers: Tag::ALL.map(|t| h.tiers.last(t)),
             probes,
             lifecycle: self.inner.lifecycle.history_view(),
-            events: self.inner.lifecycle.events(),
+            events,
             cluster: cluster.and_then(|c| c.cluster()),
         };
-        render(&doc, level, cluster_addresses)
+        render(&doc, level, cluster_addresses, since.map(|s| (s, names)))
     }
 }

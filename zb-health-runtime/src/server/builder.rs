@@ -350,11 +350,10 @@ impl ZbHealthServer {
         };
         let mut servers: Vec<Box<dyn Servable>> = vec![Box::new(application)];
         if let Some(port) = self.management_port {
-            let (endpoints, metrics, registry) = (
-                self.endpoints_for_management().pace_large_bodies(true),
-                self.metrics.clone(),
-                self.registry.clone(),
-            );
+            let endpoints = self.endpoints_for_management().pace_large_bodies(true);
+            let history_path = endpoints.history_path().map(str::to_owned);
+            let (endpoints, metrics, registry) =
+                (endpoints, self.metrics.clone(), self.registry.clone());
             // The operator controls: on this port only, and only with a
             // token (without one they would refuse every request anyway).
             let controls = self.token.clone().map(|token| {
@@ -380,6 +379,11 @@ impl ZbHealthServer {
             .tcp_nodelay(true)
             .bind((host, port))?;
             addresses.management = management.addrs();
+            // The members find this node's history by it (a dashboard's
+            // discovery): the bound port, so port 0 works too.
+            if let (Some(path), Some(bound)) = (&history_path, addresses.management.first()) {
+                self.registry.announce_history(bound.port(), path);
+            }
             servers.push(Box::new(management));
         }
         #[cfg(feature = "grpc")]

@@ -48,6 +48,14 @@ pub const STEP_DOWN_KEY: &str = "zb.stepdown";
 /// Written on a change only.
 pub const RESTART_CLAIM_KEY: &str = "zb.restart";
 
+/// Where this node serves its history document, without the host:
+/// `:<management port><path>`, e.g. `:9101/health/history`. A reader puts
+/// the member's gossip host in front, so a node that listens on 0.0.0.0 is
+/// still named by the address its peers reach it at. Written once, when
+/// the management server is bound; `zb-health dashboard --discover` finds
+/// the fleet with it.
+pub const HISTORY_KEY: &str = "zb.history";
+
 /// The key-values that announce `status` and `roles`: pass them as the
 /// `initial_key_values` of `chitchat::spawn_chitchat`, so the node is known
 /// with its status and roles from its very first gossip round.

@@ -8,7 +8,7 @@ use ::chitchat::Chitchat;
 
 use zb_health_spec::HealthStatus;
 
-use super::keys::{READY_VERDICT_KEY, RESTART_CLAIM_KEY, SHARED_VERDICT_PREFIX};
+use super::keys::{HISTORY_KEY, READY_VERDICT_KEY, RESTART_CLAIM_KEY, SHARED_VERDICT_PREFIX};
 use super::members::newest_nodes;
 use crate::cluster::view::{ClusterState, MemberStatus};
 use crate::shared::Tally;
@@ -25,6 +25,8 @@ pub(super) struct PeerRecord {
     shared: BTreeMap<String, bool>,
     ready: Option<HealthStatus>,
     restart: Option<(u64, String)>,
+    /// Its [`HISTORY_KEY`] value.
+    history: Option<String>,
 }
 
 /// The shared probes' verdicts as this view holds them.
@@ -47,6 +49,11 @@ pub(super) struct Verdicts {
     written_restart: Option<Option<(u64, String)>>,
     /// Every peer's restart claim, by address.
     peers_restart: HashMap<String, (u64, String)>,
+    /// This node's [`HISTORY_KEY`] value, and whether it is written.
+    own_history: Option<String>,
+    history_written: bool,
+    /// Every peer's, by address.
+    peers_history: HashMap<String, String>,
 }
 
 impl Verdicts {
@@ -67,6 +74,29 @@ impl Verdicts {
             self.own_ready = Some(status);
         }
         changed
+    }
+
+    /// Notes where this node serves its history (`:<port><path>`); whether
+    /// it changed.
+    pub(super) fn publish_history(&mut self, value: String) -> bool {
+        let changed = self.own_history.as_ref() != Some(&value);
+        if changed {
+            self.own_history = Some(value);
+            self.history_written = false;
+        }
+        changed
+    }
+
+    /// The history URL of the member at `address`, this node's when `own`:
+    /// its gossip host and its [`HISTORY_KEY`] value.
+    pub(super) fn member_history(&self, address: &str, own: bool) -> Option<String> {
+        let value = if own {
+            self.own_history.as_ref()
+        } else {
+            self.peers_history.get(address)
+        }?;
+        let host = address.rsplit_once(':').map_or(address, |(host, _)| host);
+        Some(format!("http://{host}{value}"))
     }
 
     /// Notes this node's restart claim (or its withdrawal); whether it
@@ -157,13 +187,20 @@ impl Verdicts {
             written_ready,
             own_restart,
             written_restart,
+            own_history,
+            history_written,
             ..
         } = self;
         let restart_written = written_restart.as_ref() == Some(&*own_restart);
-        if own == written && own_ready == written_ready && restart_written {
+        let history_current = *history_written || own_history.is_none();
+        if own == written && own_ready == written_ready && restart_written && history_current {
             return;
         }
         let state = chitchat.self_node_state();
+        if let (Some(value), false) = (own_history.as_ref(), history_current) {
+            state.set(HISTORY_KEY, value.as_str());
+            *history_written = true;
+        }
         if !restart_written {
             let value = own_restart
                 .as_ref()
@@ -193,6 +230,10 @@ impl Verdicts {
         self.peers_restart = peers
             .iter()
             .filter_map(|(address, p)| p.restart.clone().map(|c| (address.clone(), c)))
+            .collect();
+        self.peers_history = peers
+            .iter()
+            .filter_map(|(address, p)| p.history.clone().map(|h| (address.clone(), h)))
             .collect();
         self.peers = peers
             .into_iter()
@@ -228,10 +269,20 @@ pub(super) fn peer_verdicts(chitchat: &Chitchat) -> PeerVerdicts {
                 let (at_ms, probe) = value.split_once(' ')?;
                 Some((at_ms.parse().ok()?, probe.to_owned()))
             });
+            // `:<port>/<path>`: anything else is not read as a URL's end.
+            let history = node
+                .get(HISTORY_KEY)
+                .filter(|v| {
+                    v.strip_prefix(':')
+                        .and_then(|rest| rest.split_once('/'))
+                        .is_some_and(|(port, _)| port.parse::<u16>().is_ok())
+                })
+                .map(str::to_owned);
             let record = PeerRecord {
                 shared: verdicts,
                 ready,
                 restart,
+                history,
             };
             (id.gossip_advertise_addr.to_string(), record)
         })

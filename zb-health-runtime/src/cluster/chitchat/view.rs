@@ -237,6 +237,23 @@ impl SharedVerdicts for ChitchatClusterView {
         self.shared.verdicts().member_verdicts(address, own)
     }
 
+    /// Written into this node's key-values
+    /// ([`HISTORY_KEY`](super::HISTORY_KEY)) as `:<port><path>`.
+    fn publish_history(&self, port: u16, path: &str) {
+        if self
+            .shared
+            .verdicts()
+            .publish_history(format!(":{port}{path}"))
+        {
+            self.shared.verdict_changed.notify_one();
+        }
+    }
+
+    fn member_history(&self, address: &str) -> Option<String> {
+        let own = self.state().is_some_and(|s| s.self_address == address);
+        self.shared.verdicts().member_history(address, own)
+    }
+
     fn tally(&self, probe: &str) -> Option<Tally> {
         let state = self.state()?;
         let verdicts = self.shared.verdicts();
