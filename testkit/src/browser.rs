@@ -89,6 +89,35 @@ pub fn dump_dom_until(
     }
 }
 
+/// [`dump_dom`] with a trace of the run written to `trace` (Chrome's JSON
+/// trace format, the categories the DevTools timeline records and the
+/// top-level tasks): the DOM once the page rendered, and the trace of that
+/// run. Real time, unlike the page's own clock, which
+/// `--virtual-time-budget` stops while scripts run.
+pub fn dump_dom_traced(url: &str, trace: &Path) -> String {
+    let start = Instant::now();
+    loop {
+        let _ = std::fs::remove_file(trace);
+        let outcome = run(&[
+            "--window-size=1200,900".into(),
+            "--trace-startup=devtools.timeline,toplevel,v8.execute".into(),
+            "--trace-startup-format=json".into(),
+            format!("--trace-startup-file={}", trace.display()),
+            "--trace-startup-duration=6".into(),
+            "--dump-dom".into(),
+            url.into(),
+        ]);
+        match outcome {
+            Ok(dom) if dom.contains(LOADED) && trace.is_file() => return dom,
+            Ok(_) | Err(_) if start.elapsed() < PATIENCE => {
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            Ok(dom) => panic!("Chromium traced no rendered page of {url}; last:\n{dom}"),
+            Err(why) => panic!("Chromium did not trace {url}: {why}"),
+        }
+    }
+}
+
 /// A PNG screenshot of `url` at a `width`×`height` window, written to
 /// `path`; panics if Chromium fails or writes nothing.
 pub fn screenshot(url: &str, path: &Path, width: u32, height: u32) {

@@ -26,20 +26,19 @@ impl Dashboard {
         Self::start_with(bin, urls, &[])
     }
 
-    /// [`start`](Self::start) with more arguments after those, e.g.
-    /// `--discover` (a later `--timeout` wins).
+    /// [`start`](Self::start) with more arguments, e.g. `--discover`;
+    /// a `--period` or `--timeout` among them replaces the default one.
     pub fn start_with(bin: &Path, urls: &[String], more: &[&str]) -> Self {
+        let mut args = vec!["--listen", "127.0.0.1:0"];
+        for (flag, default) in [("--period", "200ms"), ("--timeout", "2s")] {
+            if !more.contains(&flag) {
+                args.extend([flag, default]);
+            }
+        }
         let mut child = Command::new(bin)
             .arg("dashboard")
             .args(urls)
-            .args([
-                "--listen",
-                "127.0.0.1:0",
-                "--period",
-                "200ms",
-                "--timeout",
-                "2s",
-            ])
+            .args(args)
             .args(more)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

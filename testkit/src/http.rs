@@ -221,6 +221,23 @@ pub async fn request_async(
         .map_err(std::io::Error::other)?
 }
 
+/// The head of one request read off `stream` (a server's side, for the
+/// tests' fixture servers): blocking, with a 10 s read timeout, up to the
+/// blank line; `None` when the client closes or stalls first.
+pub fn read_request_head(stream: &mut TcpStream) -> Option<String> {
+    let _ = stream.set_nonblocking(false);
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 2048];
+    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+    Some(String::from_utf8_lossy(&buf).into_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::parse_response;

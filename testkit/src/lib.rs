@@ -19,7 +19,8 @@
 //! * [`browser`]: headless Chromium, the DOM of a page after its scripts
 //!   ran ([`browser::dump_dom`]) and screenshots; [`dom`], reading that
 //!   DOM by the page's hooks; [`dashboard`], `zb-health dashboard` as a
-//!   child process.
+//!   child process; [`fleet`], 300 synthetic pods' history endpoints for
+//!   it.
 //!
 //! The client is the bottom layer: the schema checks read its [`Response`],
 //! the processes answer with it, and nothing here depends on an example
@@ -29,6 +30,7 @@ pub mod browser;
 pub mod dashboard;
 pub mod dom;
 pub mod fault;
+pub mod fleet;
 pub mod grpc;
 pub mod http;
 pub mod postgres;

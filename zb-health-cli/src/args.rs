@@ -200,6 +200,10 @@ pub struct DashboardArgs {
     /// stays on the page, an integer and a unit.
     #[arg(long, value_name = "D", default_value = "60s", value_parser = timeout)]
     pub forget_after: Duration,
+    /// Always read each pod's whole document, never the delta (?since=):
+    /// for comparison; a pod too old for the delta answers whole anyway.
+    #[arg(long)]
+    pub no_delta: bool,
     /// How many pods are polled at once, at most; one slow pod holds one
     /// of them for its --timeout, never the others.
     #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=1024))]
@@ -410,6 +414,7 @@ mod tests {
             Some(Command::Dashboard(DashboardArgs {
                 urls: vec!["http://a/h".into(), "http://b/h".into()],
                 discover: false,
+                no_delta: false,
                 forget_after: Duration::from_secs(60),
                 concurrency: 16,
                 listen: "127.0.0.1:9000".parse().unwrap(),

@@ -19,14 +19,7 @@ const WARM_UP: u64 = 5_000;
 
 /// A `kB` field of `/proc/self/status`.
 fn status_kb(field: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(field))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        })
-        .unwrap_or(0)
+    crate::results::proc_status_kb("self", field)
 }
 
 fn memory() -> String {

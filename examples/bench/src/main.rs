@@ -35,6 +35,7 @@
 mod client;
 mod cluster;
 mod disclosure;
+mod fleet;
 mod grpc;
 mod history;
 mod hysteresis;
@@ -143,6 +144,11 @@ fn main() -> ExitCode {
     // (`spec/history.md`); no wrk.
     if std::env::var("BENCH").as_deref() == Ok("history") {
         return finish("history", history::run());
+    }
+    // `BENCH=fleet`: the dashboard over 300 synthetic pods; its section of
+    // bench/RESULTS.md.
+    if std::env::var("BENCH").as_deref() == Ok("fleet") {
+        return finish("fleet", fleet::run());
     }
     // `BENCH=cluster`: clusters of 3, 9 and 27 lean nodes in a network
     // namespace; needs root, no wrk.
@@ -260,6 +266,7 @@ fn all(rounds: usize, load: &wrk::Load, warmup: &str, per_mode: bool) -> Result<
         step("hysteresis", "hysteresis", hysteresis::run(rounds, load));
         step("grpc", "gRPC Watch", grpc::run());
         step("limit", "at the limit", limit::run(rounds, load));
+        step("fleet", "the dashboard at 300 pods", fleet::run());
     }
 
     let settings = report::Settings {

@@ -189,6 +189,19 @@ pub fn render(i: &Inputs<'_>) -> String {
     out
 }
 
+/// A `kB` field (`VmRSS:`, `VmHWM:`) of `/proc/<pid>/status`, `pid` a
+/// number or `self`; 0 when it cannot be read.
+pub fn proc_status_kb(pid: &str, field: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(field))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

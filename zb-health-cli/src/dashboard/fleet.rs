@@ -18,11 +18,13 @@ use zb_health_spec::history::{Since, cluster_digest};
 use super::doc::{self, History};
 use crate::probe::{self, Url};
 
-/// Every this many polls of a pod, its whole document is read again
-/// instead of a delta: it picks up what a delta cannot say (a flap count
-/// that aged out with no new result), and bounds what a lost delta could
-/// leave wrong.
-pub const FULL_EVERY: u32 = 30;
+/// Every this many polls of a pod (5 minutes at the default 2 s period),
+/// its whole document is read again instead of a delta: it picks up what
+/// a delta cannot say (a flap count that aged out with no new result), and
+/// bounds what a lost delta could leave wrong. Rare enough that a quiet
+/// fleet's polling stays a few percent of reading whole documents
+/// (`bench/RESULTS.md`, fleet).
+pub const FULL_EVERY: u32 = 150;
 
 /// How often the discovered members are reconciled with what the
 /// answering pods list.
@@ -68,15 +70,24 @@ pub struct Stats {
     pub delta_bytes: AtomicU64,
 }
 
+/// How the fleet is polled: the dashboard's options.
+#[derive(Debug, Clone, Copy)]
+pub struct Polling {
+    pub period: Duration,
+    pub timeout: Duration,
+    /// Whether the answering pods' members join the fleet.
+    pub discover: bool,
+    pub forget_after: Duration,
+    /// Whether a pod's later polls ask for the delta.
+    pub delta: bool,
+}
+
 /// The fleet: its pods, when each is due, and the counters.
 pub struct Fleet {
     pods: Mutex<Roster>,
     wake: Condvar,
     pub stats: Stats,
-    period: Duration,
-    timeout: Duration,
-    discover: bool,
-    forget_after: Duration,
+    polling: Polling,
 }
 
 /// The pods in the order they joined, and their schedule.
@@ -103,13 +114,7 @@ pub fn now_ms() -> u64 {
 
 impl Fleet {
     /// A fleet of the given pods (`(shown, parsed)`), all due now.
-    pub fn new(
-        given: Vec<(String, Url)>,
-        period: Duration,
-        timeout: Duration,
-        discover: bool,
-        forget_after: Duration,
-    ) -> Self {
+    pub fn new(given: Vec<(String, Url)>, polling: Polling) -> Self {
         let now = Instant::now();
         let mut roster = Roster {
             pods: Vec::new(),
@@ -124,16 +129,13 @@ impl Fleet {
             pods: Mutex::new(roster),
             wake: Condvar::new(),
             stats: Stats::default(),
-            period,
-            timeout,
-            discover,
-            forget_after,
+            polling,
         }
     }
 
     /// Whether the fleet grows from the pods' clusters.
     pub fn discovers(&self) -> bool {
-        self.discover
+        self.polling.discover
     }
 
     /// The pods, locked: for the page and the aggregate.
@@ -155,7 +157,7 @@ impl Fleet {
     fn next_job(&self) -> Job {
         let mut roster = self.roster();
         loop {
-            if self.discover && roster.reconciled.elapsed() >= ROSTER_EVERY {
+            if self.polling.discover && roster.reconciled.elapsed() >= ROSTER_EVERY {
                 self.reconcile(&mut roster);
             }
             let now = Instant::now();
@@ -163,7 +165,7 @@ impl Fleet {
                 Some(Reverse((at, id))) if at <= now => {
                     roster.due.pop();
                     if let Some(pod) = roster.pods.iter_mut().find(|p| p.id == id) {
-                        let since = pod.since();
+                        let since = pod.since().filter(|_| self.polling.delta);
                         return Job {
                             id,
                             url: pod.parsed.clone(),
@@ -198,8 +200,13 @@ impl Fleet {
             let sep = if url.target.contains('?') { '&' } else { '?' };
             url.target = format!("{}{sep}{}", url.target, since.to_query());
         }
-        let answer = probe::fetch(&url, self.timeout, self.timeout, "application/json")
-            .map_err(|f| f.describe())?;
+        let answer = probe::fetch(
+            &url,
+            self.polling.timeout,
+            self.polling.timeout,
+            "application/json",
+        )
+        .map_err(|f| f.describe())?;
         if answer.code != 200 {
             return Err(format!(
                 "not a history endpoint: HTTP {} {}",
@@ -244,7 +251,9 @@ impl Fleet {
             return;
         }
         pod.apply(parsed);
-        roster.due.push(Reverse((started + self.period, id)));
+        roster
+            .due
+            .push(Reverse((started + self.polling.period, id)));
         drop(roster);
         self.wake.notify_one();
     }
@@ -265,7 +274,7 @@ impl Fleet {
                 pod.listed_at = now;
             }
         }
-        let forget_after = self.forget_after;
+        let forget_after = self.polling.forget_after;
         roster.pods.retain_mut(|pod| {
             let keep = pod.given || now.duration_since(pod.listed_at) < forget_after;
             if !keep {
@@ -411,10 +420,13 @@ mod tests {
         let other = "http://127.0.0.1:2/health/history";
         let fleet = Fleet::new(
             vec![(seed.to_string(), probe::parse_url(seed).unwrap())],
-            Duration::from_secs(1),
-            Duration::from_secs(1),
-            true,
-            Duration::ZERO,
+            Polling {
+                period: Duration::from_secs(1),
+                timeout: Duration::from_secs(1),
+                discover: true,
+                forget_after: Duration::ZERO,
+                delta: true,
+            },
         );
         let started = Instant::now();
         fleet.record(

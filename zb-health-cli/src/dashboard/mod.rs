@@ -58,10 +58,13 @@ pub fn run(args: &DashboardArgs) -> Result<(), input::Failure> {
 
     let fleet = Arc::new(Fleet::new(
         urls,
-        args.period,
-        args.timeout,
-        args.discover,
-        args.forget_after,
+        fleet::Polling {
+            period: args.period,
+            timeout: args.timeout,
+            discover: args.discover,
+            forget_after: args.forget_after,
+            delta: !args.no_delta,
+        },
     ));
     for _ in 0..args.concurrency {
         let fleet = Arc::clone(&fleet);

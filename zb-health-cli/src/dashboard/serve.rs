@@ -113,6 +113,7 @@ fn stats(fleet: &Fleet) -> String {
     let n = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
     serde_json::json!({
         "pods": fleet.roster().all().len(),
+        "fullEvery": super::fleet::FULL_EVERY,
         "polls": n(&s.polls),
         "fullPolls": n(&s.full_polls),
         "deltaPolls": n(&s.delta_polls),

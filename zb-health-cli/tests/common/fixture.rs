@@ -2,7 +2,7 @@
 //! fixed bodies by path, and a [`FixtureServer::stop`] after which its
 //! port refuses connections (a service that went away).
 
-use std::io::{ErrorKind, Read, Write};
+use std::io::{ErrorKind, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -77,17 +77,9 @@ impl Drop for FixtureServer {
 }
 
 fn answer(mut stream: TcpStream, routes: &[Route]) {
-    let _ = stream.set_nonblocking(false);
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 2048];
-    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-        match stream.read(&mut chunk) {
-            Ok(0) | Err(_) => return,
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-        }
-    }
-    let head = String::from_utf8_lossy(&buf);
+    let Some(head) = zb_health_testkit::http::read_request_head(&mut stream) else {
+        return;
+    };
     let target = head.split(' ').nth(1).unwrap_or("/");
     let path = target.split('?').next().unwrap_or("/");
     let (status, content_type, body) = routes
