@@ -23,6 +23,8 @@ target_dir="${CARGO_TARGET_DIR:-$root/target}"
 # run the peers.
 missing=()
 command -v wrk >/dev/null 2>&1 || missing+=(wrk)
+# BENCH=fleet renders the dashboard's page in headless Chromium.
+command -v chromium >/dev/null 2>&1 || [ -n "${CHROMIUM:-}" ] || missing+=(chromium)
 if [ -z "${FONT:-}" ] && [ ! -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ]; then
     missing+=(fonts-dejavu-core)
 fi
@@ -65,7 +67,8 @@ else
 fi
 
 # Release build: a debug build would measure the optimiser's absence.
-cargo build --release -p zb-health-bench
+# BENCH=fleet runs the dashboard, the CLI's release binary.
+cargo build --release -p zb-health-bench -p zb-health-cli
 
 report="$target_dir/bench-report.txt"
 out="${BENCH_OUT:-$root/bench}"

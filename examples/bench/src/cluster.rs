@@ -412,30 +412,10 @@ fn plot_rows(path: &Path, rows: &[Row]) -> Result<(), String> {
 /// Replaces the section between the markers of `RESULTS.md` (or puts it
 /// before "## How to reproduce").
 fn write_section(path: &Path, section: &str, plotted: bool) -> Result<(), String> {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
     let picture = if plotted {
         "\n![cluster growth: per-node cost and failover against the size](cluster-growth.png)\n"
     } else {
         ""
     };
-    let block = format!("{BEGIN}\n{section}{picture}{END}\n");
-    let new = match (text.find(BEGIN), text.find(END)) {
-        (Some(b), Some(e)) if e > b => format!(
-            "{}{block}{}",
-            &text[..b],
-            &text[e + END.len()..].trim_start_matches('\n')
-        ),
-        _ => match text.find("## How to reproduce") {
-            Some(at) => format!("{}{block}\n{}", &text[..at], &text[at..]),
-            None => format!("{text}\n{block}"),
-        },
-    };
-    std::fs::write(path, new).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// The section of an existing `RESULTS.md`, so the full report keeps it.
-pub fn existing_section(results: &str) -> Option<&str> {
-    let b = results.find(BEGIN)?;
-    let e = results.find(END)?;
-    (e > b).then(|| &results[b..e + END.len()])
+    crate::results::write_section(path, BEGIN, END, &format!("{section}{picture}"))
 }

@@ -23,9 +23,10 @@ use zb_health_testkit::request;
 
 use crate::summary;
 
-/// The section of `bench/RESULTS.md` this mode writes.
-const START: &str = "<!-- fleet: written by BENCH=fleet -->";
-const END: &str = "<!-- fleet: end -->";
+/// The markers of the section of `bench/RESULTS.md` this mode writes
+/// (kept when the full report is written again).
+pub const BEGIN: &str = "<!-- BENCH=fleet begin -->";
+pub const END: &str = "<!-- BENCH=fleet end -->";
 
 /// One measured side.
 struct Side {
@@ -80,7 +81,7 @@ pub fn run() -> Result<(), String> {
     let out = std::env::var_os("BENCH_OUT")
         .map(PathBuf::from)
         .unwrap_or_else(|| crate::workspace_root().join("bench"));
-    splice(&out.join("RESULTS.md"), &text)
+    crate::results::write_section(&out.join("RESULTS.md"), BEGIN, END, &text)
 }
 
 /// The release `zb-health` beside this binary, built if missing.
@@ -301,7 +302,7 @@ fn report(pods: usize, rounds: u64, delta: &Side, whole: &Side) -> String {
     let amortised = share.map(|s| (s * (full_every - 1.0) + 100.0) / full_every);
     let mut t = String::new();
     t.push_str(&format!(
-        "{START}\n## Fleet: the dashboard over {pods} pods (`BENCH=fleet`)\n\n\
+        "## Fleet: the dashboard over {pods} pods (`BENCH=fleet`)\n\n\
          Measured {} by `BENCH=fleet` (also part of `BENCH=all`). {pods} synthetic pods \
          (`zb_health_testkit::fleet`: real registries' history documents, 4 probes each with \
          full rings, {} unhealthy and {} degraded, each answering its ready tier every 10 s) \
@@ -349,7 +350,7 @@ fn report(pods: usize, rounds: u64, delta: &Side, whole: &Side) -> String {
          every {full_every_polls}th poll (`FULL_EVERY`, 5 minutes at 2 s), which the last row \
          spreads over those polls. These pods are in no cluster: a real cluster's members each \
          carry the member list (about 200 bytes a member) in the whole document, and the delta \
-         leaves it out while it is unchanged, so the share would be smaller still.\n{END}\n",
+         leaves it out while it is unchanged, so the share would be smaller still.\n",
         delta.rss_kb.max(whole.rss_kb) as f64 / 1024.0,
         delta.hwm_kb.max(whole.hwm_kb) as f64 / 1024.0,
         yes(delta.hwm_kb.max(whole.hwm_kb) < 100 * 1024),
@@ -401,25 +402,4 @@ fn record(delta: &Side, whole: &Side) {
             Some(share < 5.0),
         );
     }
-}
-
-/// Writes `section` into `path` between its markers, replacing an
-/// earlier one, else before the run's full output, else at the end.
-fn splice(path: &Path, section: &str) -> Result<(), String> {
-    let old = std::fs::read_to_string(path).unwrap_or_default();
-    let new = match (old.find(START), old.find(END)) {
-        (Some(a), Some(b)) if a < b => {
-            format!(
-                "{}{}{}",
-                &old[..a],
-                section.trim_end(),
-                &old[b + END.len()..]
-            )
-        }
-        _ => match old.find("\n## Full output of the run") {
-            Some(at) => format!("{}\n{}\n{}", &old[..at], section.trim_end(), &old[at..]),
-            None => format!("{old}\n{section}"),
-        },
-    };
-    std::fs::write(path, new).map_err(|e| format!("{}: {e}", path.display()))
 }

@@ -103,17 +103,53 @@ pub struct Inputs<'a> {
 /// Writes the report to `path`.
 pub fn write(path: &Path, inputs: &Inputs<'_>) -> Result<(), String> {
     let mut text = render(inputs);
-    // `BENCH=cluster` keeps its own section (it needs root and minutes of
-    // its own); a full report carries the last one over.
-    if let Ok(old) = std::fs::read_to_string(path)
-        && let Some(section) = crate::cluster::existing_section(&old)
-    {
-        text = match text.find("## How to reproduce") {
-            Some(at) => format!("{}{section}\n\n{}", &text[..at], &text[at..]),
-            None => format!("{text}\n{section}\n"),
-        };
+    // `BENCH=cluster` and `BENCH=fleet` keep their own sections (cluster
+    // needs root and minutes of its own); a full report carries the last
+    // ones over.
+    if let Ok(old) = std::fs::read_to_string(path) {
+        for (begin, end) in SECTIONS {
+            if let Some(section) = existing_section(&old, begin, end) {
+                text = match text.find("## How to reproduce") {
+                    Some(at) => format!("{}{section}\n\n{}", &text[..at], &text[at..]),
+                    None => format!("{text}\n{section}\n"),
+                };
+            }
+        }
     }
     std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The sections of `RESULTS.md` a mode writes on its own, by markers.
+const SECTIONS: [(&str, &str); 2] = [
+    (crate::cluster::BEGIN, crate::cluster::END),
+    (crate::fleet::BEGIN, crate::fleet::END),
+];
+
+/// Replaces the section between `begin` and `end` of `RESULTS.md` at
+/// `path` with `body` (or puts it before "## How to reproduce").
+pub fn write_section(path: &Path, begin: &str, end: &str, body: &str) -> Result<(), String> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let block = format!("{begin}\n{body}{end}\n");
+    let new = match (text.find(begin), text.find(end)) {
+        (Some(b), Some(e)) if e > b => format!(
+            "{}{block}{}",
+            &text[..b],
+            &text[e + end.len()..].trim_start_matches('\n')
+        ),
+        _ => match text.find("## How to reproduce") {
+            Some(at) => format!("{}{block}\n{}", &text[..at], &text[at..]),
+            None => format!("{text}\n{block}"),
+        },
+    };
+    std::fs::write(path, new).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The section between `begin` and `end` of an existing `RESULTS.md`, so
+/// the full report keeps it.
+pub fn existing_section<'a>(results: &'a str, begin: &str, end: &str) -> Option<&'a str> {
+    let b = results.find(begin)?;
+    let e = results.find(end)?;
+    (e > b).then(|| &results[b..e + end.len()])
 }
 
 /// The report's Markdown.

@@ -127,8 +127,8 @@ mod tests;
 pub use config::ChitchatViewConfig;
 pub use drain::leave_cluster_on_drain;
 pub use keys::{
-    BEAT_KEY, READY_VERDICT_KEY, RESTART_CLAIM_KEY, ROLES_KEY, SHARED_VERDICT_PREFIX, STATUS_KEY,
-    STEP_DOWN_KEY, member_key_values, publish_member,
+    BEAT_KEY, HISTORY_KEY, READY_VERDICT_KEY, RESTART_CLAIM_KEY, ROLES_KEY, SHARED_VERDICT_PREFIX,
+    STATUS_KEY, STEP_DOWN_KEY, member_key_values, publish_member,
 };
 pub use members::cluster_state;
 pub use view::ChitchatClusterView;
