@@ -1,6 +1,6 @@
 //! `zb-health check FILE...`: each manifest through the macros' own parser.
 
-use zb_health_spec::manifest::{Manifest, parse_manifest};
+use zb_health_spec::manifest::{Manifest, ProbeKind, parse_manifest};
 
 use crate::args::CheckArgs;
 use crate::input::{self, Failure, Source};
@@ -12,11 +12,34 @@ pub fn run(args: &CheckArgs) -> Result<(), Failure> {
     let styled = args.color.color.styled();
     let mut worst = None;
     for path in &args.files {
-        let outcome = input::read(path)
-            .and_then(|source| manifest(&source, styled).map(|_| println!("{}: ok", source.shown)));
+        let outcome = input::read(path).and_then(|source| {
+            manifest(&source, styled).map(|m| println!("{}", ok_line(&source.shown, &m)))
+        });
         worst = worst.max(outcome.err());
     }
     worst.map_or(Ok(()), Err)
+}
+
+/// `FILE: ok`, and, when the manifest has custom probes, what this check
+/// could not see: their `#[zb_health]` attributes, which the build checks
+/// against the manifest (a deadline, tags, a policy), and how to run that.
+fn ok_line(shown: &str, manifest: &Manifest) -> String {
+    let types: Vec<String> = manifest
+        .probes
+        .iter()
+        .filter_map(|p| match &p.kind {
+            ProbeKind::Custom { type_path } => Some(format!("`{}`", type_path.value)),
+            _ => None,
+        })
+        .collect();
+    if types.is_empty() {
+        format!("{shown}: ok")
+    } else {
+        format!(
+            "{shown}: ok as a manifest; `cargo check` also checks its custom probes {} (each a #[zb_health] probe whose attribute agrees with it), which this check cannot see",
+            types.join(", ")
+        )
+    }
 }
 
 /// The manifest in `source`, or its violations rendered on stderr (exit 1):

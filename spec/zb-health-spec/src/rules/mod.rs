@@ -10,7 +10,7 @@
 //! | R1 `live-tag` | [`check_probe_tags`] | `tags.rs` | ZB-1.3 |
 //! | R2 `role-scope-needs-roles` | [`check_role_preference`] | `cluster.rs` | ZB-2.3d |
 //! | R3 `duplicate-name` | [`check_unique_names`], [`check_unique_names_of`] | `names.rs` | AT-1 |
-//! | R4 `unknown` | none: reported where the unknown thing is parsed | | |
+//! | R4 `unknown-word` | none: reported where the unknown thing is parsed | | |
 //! | R5 `duration` | [`check_timeout`], [`check_duration_text`], [`check_watchdog_deadline`]; [`check_execution_policy`]; [`check_drain`] | `timing.rs`; `policy.rs`; `drain.rs` | BE-HLTH-006 |
 //! | R6 `endpoint-path` | [`check_paths`]; [`check_history_paths`] | `paths.rs`; `history.rs` | ZB-5 |
 //! | R7 `contradiction` | [`check_shared`]; [`check_authorized_disclosure`], [`resolve_authorized`]; the other contradictions where two sources meet | `tags.rs`; `disclosure.rs` | |

@@ -160,7 +160,7 @@ impl Rule {
             Rule::LiveTag => "live-tag",
             Rule::RoleScopeNeedsRoles => "role-scope-needs-roles",
             Rule::DuplicateName => "duplicate-name",
-            Rule::Unknown => "unknown",
+            Rule::Unknown => "unknown-word",
             Rule::Duration => "duration",
             Rule::EndpointPath => "endpoint-path",
             Rule::Contradiction => "contradiction",

@@ -76,6 +76,12 @@ const KIND_OPTIONS: [(&str, &[Kind]); 7] = [
 /// shares with the attribute ([`PROBE_SETTING_KEYS`]), then each kind's
 /// options.
 fn probe_keys() -> Vec<&'static str> {
+    probe_keys_of(None)
+}
+
+/// The keys a probe of `kind` takes (every kind's options when `None`):
+/// what the help of an unknown key lists.
+fn probe_keys_of(kind: Option<Kind>) -> Vec<&'static str> {
     let [name, settings @ ..] = PROBE_SETTING_KEYS;
     [name, "kind"]
         .into_iter()
@@ -83,8 +89,28 @@ fn probe_keys() -> Vec<&'static str> {
         // Manifest only: a dependency names another probe, which one
         // type's attribute cannot check (see `spec/conflicts.md`).
         .chain(["depends_on"])
-        .chain(KIND_OPTIONS.iter().map(|(k, _)| *k))
+        .chain(
+            KIND_OPTIONS
+                .iter()
+                .filter(|(_, kinds)| kind.is_none_or(|k| kinds.contains(&k)))
+                .map(|(k, _)| *k),
+        )
         .collect()
+}
+
+/// The kind a probe's mapping names, read ahead of the rest (so the help
+/// of an unknown key lists the keys of that kind); `None` when `kind` is
+/// missing or no kind (reported where it is read).
+fn declared_kind(node: &Node) -> Option<Kind> {
+    let Value::Map(pairs) = &node.value else {
+        return None;
+    };
+    pairs
+        .iter()
+        .find_map(|(key, value)| match (&key.value, &value.value) {
+            (Value::Str(k), Value::Str(v)) if k == "kind" => Kind::parse(v),
+            _ => None,
+        })
 }
 
 impl Reader {
@@ -98,7 +124,14 @@ impl Reader {
     ) -> (Option<Located<String>>, Option<ProbeDecl>) {
         let name = subject_name(node, index);
         let label = format!("probe `{}`", shown(&name));
-        let Some(fields) = self.mapping(&label, node, &probe_keys()) else {
+        let kind_ahead = declared_kind(node);
+        let intro = match kind_ahead {
+            Some(kind) => format!("the keys a `{kind}` probe takes are"),
+            None => "the keys are".to_string(),
+        };
+        let listed = probe_keys_of(kind_ahead);
+        let Some(fields) = self.mapping_listing(&label, node, &probe_keys(), (&intro, &listed))
+        else {
             return (None, None);
         };
         let declared = fields

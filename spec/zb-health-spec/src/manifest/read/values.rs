@@ -23,6 +23,22 @@ impl Reader {
         node: &'a Node,
         known: &[&'static str],
     ) -> Option<Fields<'a>> {
+        self.mapping_listing(what, node, known, ("the keys are", known))
+    }
+
+    /// [`mapping`](Self::mapping) whose help for an unknown key lists
+    /// `listed.1` (introduced by `listed.0`) rather than every known key,
+    /// and suggests among those: a probe's keys of its own kind, where the
+    /// other kinds' options are known (and reported as not applying) but
+    /// no help to list.
+    pub(super) fn mapping_listing<'a>(
+        &mut self,
+        what: &str,
+        node: &'a Node,
+        known: &[&'static str],
+        listed: (&str, &[&'static str]),
+    ) -> Option<Fields<'a>> {
+        let (intro, listed) = listed;
         let Value::Map(pairs) = &node.value else {
             self.wrong_type(
                 what,
@@ -39,7 +55,7 @@ impl Reader {
                     &format!("a key in {what}"),
                     "a name",
                     key,
-                    format!("the keys are {}", one_of(known)),
+                    format!("{intro} {}", one_of(listed)),
                 );
                 continue;
             };
@@ -48,7 +64,7 @@ impl Reader {
                     Rule::Unknown,
                     key.loc,
                     format!("unknown key `{}` in {what}", shown(text)),
-                    format!("the keys are {}{}", one_of(known), suggestion(text, known)),
+                    format!("{intro} {}{}", one_of(listed), suggestion(text, listed)),
                 );
             }
             entries.push(Field {
