@@ -5,10 +5,10 @@
 //! snippet of the tour is a `region` of this crate's files, and
 //! `tests/tests/readme.rs` fails when the README and the region differ.
 
+// region: probe
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-// region: probe
 use zb_health::prelude::*;
 
 /// The order cache: the service can run without it, slower.
