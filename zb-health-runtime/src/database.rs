@@ -95,6 +95,49 @@ use crate::probe::{Probe, ProbeError, ProbeOutcome, ProbeResult};
 /// name the same `DatabaseConnection` type the probe accepts.
 pub use sea_orm;
 
+/// Opens the application's database (sea-orm's `Database::connect`) with
+/// the error a service's `main` returns: an `std::io::Error` that names
+/// the URL without its password, so `?` works in a
+/// `main() -> std::io::Result<()>` as the server's own errors do.
+///
+/// ```no_run
+/// # async fn demo() -> std::io::Result<()> {
+/// use zb_health::database::{DatabaseProbe, connect};
+///
+/// let conn = connect("sqlite://orders.db?mode=rwc").await?;
+/// let probe = DatabaseProbe::new(conn);
+/// # let _ = probe; Ok(()) }
+/// ```
+///
+/// # Errors
+///
+/// The database cannot be opened (or the URL names no driver this build
+/// has: the features `sqlite` and `postgres` add them).
+pub async fn connect(url: &str) -> std::io::Result<DatabaseConnection> {
+    sea_orm::Database::connect(url).await.map_err(|e| {
+        std::io::Error::other(format!(
+            "cannot open the database at {}: {e}",
+            without_password(url)
+        ))
+    })
+}
+
+/// `url` with the password of its user info (`user:password@`) replaced by
+/// `***`, for messages.
+fn without_password(url: &str) -> Cow<'_, str> {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return Cow::Borrowed(url);
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let Some(at) = rest[..authority_end].rfind('@') else {
+        return Cow::Borrowed(url);
+    };
+    match rest[..at].split_once(':') {
+        Some((user, _)) => Cow::Owned(format!("{scheme}://{user}:***{}", &rest[at..])),
+        None => Cow::Borrowed(url),
+    }
+}
+
 /// The description of a passing database probe. Fixed text: it is served to
 /// anyone who can reach the endpoint, so it never carries a URL or an error.
 pub(crate) const REACHABLE_DESCRIPTION: &str = "database reachable";
@@ -377,5 +420,41 @@ where
             .execute(conn)
             .await
             .map(drop),
+    }
+}
+
+#[cfg(test)]
+mod connect_tests {
+    use super::without_password;
+
+    #[test]
+    fn a_password_never_reaches_the_message() {
+        for (url, shown) in [
+            (
+                "postgres://app:s3cret@db:5432/app",
+                "postgres://app:***@db:5432/app",
+            ),
+            ("postgres://app@db/app", "postgres://app@db/app"),
+            ("postgres://db/app?user=a", "postgres://db/app?user=a"),
+            ("sqlite://orders.db?mode=rwc", "sqlite://orders.db?mode=rwc"),
+            ("postgres://a:b@c@db/x", "postgres://a:***@db/x"),
+            ("not a url", "not a url"),
+        ] {
+            assert_eq!(without_password(url), shown, "{url}");
+        }
+    }
+
+    #[cfg(feature = "sqlite")]
+    #[tokio::test]
+    async fn a_database_that_cannot_open_is_an_io_error_naming_it() {
+        let dir = std::env::temp_dir().join(format!("zb-health-no-dir-{}", std::process::id()));
+        let url = format!("sqlite://{}/missing.db", dir.display());
+        let err = super::connect(&url).await.expect_err("no such directory");
+        assert_eq!(err.kind(), std::io::ErrorKind::Other);
+        assert!(
+            err.to_string()
+                .starts_with(&format!("cannot open the database at {url}: ")),
+            "{err}"
+        );
     }
 }

@@ -35,14 +35,18 @@ zb_health::manifest!(pub Health = "health.yaml");
 
 // region: mount
 use actix_web::web;
+use zb_health::database::{DatabaseProbe, connect};
 
 #[actix_web::main]
 async fn main() -> std::io::Result<()> {
+    // The application's database; `connect`'s error is an io::Error.
+    let url = std::env::var("DATABASE_URL").unwrap_or("sqlite://orders.db?mode=rwc".into());
+    let database = DatabaseProbe::new(connect(&url).await?);
     let cache = CacheProbe::default();
     cache.reachable.store(true, Ordering::Relaxed);
     // Registers the manifest's probes in the process registry; a missing
     // field of `HealthDeps` is a compile error.
-    let installed = Health::install(HealthDeps { cache })?;
+    let installed = Health::install(HealthDeps { database, cache })?;
     // The tiers on PORT and MANAGEMENT_PORT, grpc.health.v1 on GRPC_PORT,
     // all on HOST (0.0.0.0 in a pod). SIGTERM: ready 503 at once, serve on
     // for the drain delay, then stop.
