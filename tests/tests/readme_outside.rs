@@ -1,0 +1,133 @@
+//! The README as a new user reads it: its dependency block ("Add it to
+//! your service"), the tour's `health.yaml` (step 2) and the tour's Rust
+//! (steps 3 to 5, in order) are assembled into a crate **outside** this
+//! workspace, whose only path dependency is the library (the `version`
+//! of the block becomes the checkout's path: the crate is not published
+//! yet). It must build, start, and serve its tiers with the SQLite
+//! database probe the tour wires.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use zb_health_testkit::Launch;
+
+const README: &str = include_str!("../../README.md");
+
+/// The workspace root.
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// The fenced blocks of `lang` in the README, in order, each with the
+/// heading it is under.
+fn blocks(lang: &str) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    let mut heading = String::new();
+    let mut lines = README.lines();
+    while let Some(line) = lines.next() {
+        if line.starts_with('#') {
+            heading = line.trim_start_matches('#').trim().to_string();
+        } else if line == format!("```{lang}") {
+            let body: Vec<&str> = lines.by_ref().take_while(|l| *l != "```").collect();
+            found.push((heading.clone(), body.join("\n")));
+        }
+    }
+    found
+}
+
+/// The one block of `lang` under the heading that starts with `heading`.
+fn block(lang: &str, heading: &str) -> String {
+    let all: Vec<String> = blocks(lang)
+        .into_iter()
+        .filter(|(h, _)| h.starts_with(heading))
+        .map(|(_, b)| b)
+        .collect();
+    assert_eq!(all.len(), 1, "one ```{lang} block under `{heading}`");
+    all[0].clone()
+}
+
+#[test]
+fn a_service_copied_from_the_readme_builds_outside_the_workspace_and_serves_its_tiers() {
+    let root = root();
+    let crate_dir =
+        std::env::temp_dir().join(format!("zb-health-readme-service-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&crate_dir);
+    std::fs::create_dir_all(crate_dir.join("src")).unwrap();
+
+    // Cargo.toml: a package header and the README's dependency block, its
+    // zb-health `version` turned into the checkout's path.
+    let dependencies = block("toml", "Add it to your service");
+    let library = root.join("zb-health-runtime");
+    let zb_line = dependencies
+        .lines()
+        .find(|l| l.starts_with("zb-health = "))
+        .expect("the README's dependency block has the zb-health line");
+    assert!(
+        zb_line.contains("version = \""),
+        "the line carries a version: {zb_line}"
+    );
+    let version = zb_line
+        .split("version = \"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap();
+    let path_line = zb_line.replace(
+        &format!("version = \"{version}\""),
+        &format!("path = {:?}", library.display().to_string()),
+    );
+    let manifest = format!(
+        "[package]\nname = \"readme-service\"\nversion = \"0.1.0\"\nedition = \"2024\"\npublish = false\n\n{}\n",
+        dependencies.replace(zb_line, &path_line)
+    );
+    std::fs::write(crate_dir.join("Cargo.toml"), manifest).unwrap();
+    // The workspace's lock file: the versions its tests ran with.
+    std::fs::copy(root.join("Cargo.lock"), crate_dir.join("Cargo.lock")).unwrap();
+    // health.yaml beside Cargo.toml, as step 4 says.
+    std::fs::write(
+        crate_dir.join("health.yaml"),
+        block("yaml", "2. Write `health.yaml`"),
+    )
+    .unwrap();
+    let rust: Vec<String> = ["3. Annotate a probe", "4. `manifest!`", "5. Serve it"]
+        .iter()
+        .map(|h| block("rust", h))
+        .collect();
+    std::fs::write(crate_dir.join("src/main.rs"), rust.join("\n\n") + "\n").unwrap();
+
+    // Built with its own target directory, outside the workspace's.
+    let target = root.join("target/readme-service");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = Command::new(cargo)
+        .args(["build", "--quiet", "--manifest-path"])
+        .arg(crate_dir.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", &target)
+        .output()
+        .expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "the README's service does not build:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let db = crate_dir.join("orders.db");
+    let mut service = Launch::new(target.join("debug/readme-service"))
+        .env(
+            "DATABASE_URL",
+            format!("sqlite://{}?mode=rwc", db.display()),
+        )
+        .start();
+    service.wait_listening();
+    let deadline = Duration::from_secs(60);
+    let ready = service.until_status("/health/ready", 200, deadline);
+    let body = ready.json();
+    assert_eq!(body["entries"]["database"]["status"], "Healthy", "{body}");
+    assert_eq!(body["entries"]["cache"]["status"], "Healthy", "{body}");
+    service.until_status("/healthz", 200, deadline);
+    assert!(db.is_file(), "the SQLite file the tour's URL creates");
+    drop(service);
+    let _ = std::fs::remove_dir_all(&crate_dir);
+}
