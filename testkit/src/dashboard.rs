@@ -64,6 +64,11 @@ impl Dashboard {
         Self { child, addr }
     }
 
+    /// The dashboard's process id (its CPU and memory, for the bench).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// `GET /history?full` (every pod's row with its whole document)
     /// when it answers 200.
     pub fn history(&self) -> Option<Response> {

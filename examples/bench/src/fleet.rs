@@ -14,12 +14,12 @@
 //! delta round under 5 % of the bytes of a whole round.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use zb_health_testkit::browser;
+use zb_health_testkit::dashboard::Dashboard;
 use zb_health_testkit::fleet::{Fleet, FleetSpec};
-use zb_health_testkit::request;
 
 use crate::summary;
 
@@ -104,55 +104,11 @@ fn cli_binary() -> Result<PathBuf, String> {
     Ok(bin)
 }
 
-/// A dashboard child, killed on drop.
-struct Dashboard {
-    child: Child,
-    addr: std::net::SocketAddr,
-}
-
-impl Drop for Dashboard {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start(bin: &Path, urls: &[String], more: &[&str]) -> Result<Dashboard, String> {
-    use std::io::BufRead;
-    let mut child = Command::new(bin)
-        .arg("dashboard")
-        .args(urls)
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--period",
-            "2s",
-            "--timeout",
-            "1s",
-        ])
-        .args(more)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("{}: {e}", bin.display()))?;
-    let mut line = String::new();
-    let stdout = child.stdout.take().ok_or("no stdout")?;
-    std::io::BufReader::new(stdout)
-        .read_line(&mut line)
-        .map_err(|e| e.to_string())?;
-    let addr = line
-        .trim()
-        .strip_prefix("zb-health dashboard: listening on http://")
-        .and_then(|rest| rest.strip_suffix('/'))
-        .and_then(|a| a.parse().ok())
-        .ok_or_else(|| format!("not the listening line: {line:?}"))?;
-    Ok(Dashboard { child, addr })
-}
-
 /// `/stats` of the dashboard.
 fn stats(d: &Dashboard) -> Result<serde_json::Value, String> {
-    let r = request(d.addr, "GET", "/stats", "").map_err(|e| e.to_string())?;
-    Ok(r.json())
+    d.get("/stats")
+        .map(|r| r.json())
+        .ok_or_else(|| "the dashboard's /stats did not answer".to_string())
 }
 
 /// utime + stime of `pid`, in ms (every thread).
@@ -180,8 +136,10 @@ fn measure(
     more: &[&str],
 ) -> Result<Side, String> {
     let pods = fleet.pods.len() as u64;
-    let d = start(bin, &fleet.urls(), more)?;
-    let pid = d.child.id();
+    let mut args = vec!["--period", "2s", "--timeout", "1s"];
+    args.extend_from_slice(more);
+    let d = Dashboard::start_with(bin, &fleet.urls(), &args);
+    let pid = d.pid();
     // Every pod answered, and one more round for the first deltas.
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {

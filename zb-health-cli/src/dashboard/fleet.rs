@@ -355,7 +355,9 @@ impl Pod {
                 self.answering = true;
                 self.error = None;
                 self.last_answered_ms = Some(now_ms());
-                let cluster_before = self.history.as_ref().map(|h| h.cluster_json().to_owned());
+                // The member list is read again only when the cluster it
+                // comes from was replaced, not on every poll.
+                let mut cluster_came = new.carries_cluster();
                 let merged = match (self.history.take(), new.is_delta()) {
                     (Some(mut held), true) => match held.merge(new) {
                         Ok(()) => {
@@ -366,11 +368,13 @@ impl Pod {
                         // it came, and read whole next.
                         Err(new) => {
                             self.polls_since_full = FULL_EVERY;
+                            cluster_came = true;
                             *new
                         }
                     },
                     (_, true) => {
                         self.polls_since_full = FULL_EVERY;
+                        cluster_came = true;
                         new
                     }
                     (_, false) => {
@@ -378,7 +382,7 @@ impl Pod {
                         new
                     }
                 };
-                if cluster_before.as_deref() != Some(merged.cluster_json()) {
+                if cluster_came {
                     self.members = merged.member_urls();
                 }
                 self.history = Some(merged);

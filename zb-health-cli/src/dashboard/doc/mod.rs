@@ -165,8 +165,12 @@ struct MemberPeek {
 /// shape (a JSON object with every member of [`HISTORY_MEMBERS`]), then
 /// the typed read.
 pub fn parse(text: &str) -> Result<History, String> {
-    check_shape(text)?;
-    serde_json::from_str(text).map_err(|e| format!("not a history document: {e}"))
+    // The typed read first: a good document is read once. Only a bad one
+    // is read again, for the shape, which names the mistake better.
+    serde_json::from_str(text).or_else(|e| {
+        check_shape(text)?;
+        Err(format!("not a history document: {e}"))
+    })
 }
 
 /// Whether `text` is one JSON object with every member of
@@ -218,6 +222,12 @@ impl History {
     /// Whether the document is a delta (an answer to `?since=`).
     pub fn is_delta(&self) -> bool {
         self.delta.is_some()
+    }
+
+    /// Whether the document carries a cluster to take: a whole document
+    /// does, a delta only when the cluster changed.
+    pub fn carries_cluster(&self) -> bool {
+        self.delta.as_ref().is_none_or(|d| !d.cluster_unchanged)
     }
 
     /// The exact JSON of `cluster`, whose digest the next delta request
