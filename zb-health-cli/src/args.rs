@@ -73,6 +73,12 @@ pub enum Command {
     /// maintenance does. The next node in line takes the role after the
     /// hand-over margin; this one takes it back after the TTL.
     StepDown(OperatorArgs),
+    /// Print the JSON Schema of health.yaml, or write it beside a manifest.
+    ///
+    /// With --next-to FILE, writes health-manifest.schema.json into FILE's
+    /// folder and prints the first line that points editors at it
+    /// (`# yaml-language-server: $schema=health-manifest.schema.json`).
+    Schema(SchemaArgs),
 }
 
 /// When to colour the diagnostics.
@@ -115,6 +121,14 @@ pub struct CheckArgs {
     /// failure.
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
+}
+
+/// The options of `schema`.
+#[derive(Debug, PartialEq, Eq, Args)]
+pub struct SchemaArgs {
+    /// Write the schema into this manifest's folder instead of printing it.
+    #[arg(long, value_name = "FILE")]
+    pub next_to: Option<PathBuf>,
 }
 
 /// The options of `k8s`.

@@ -35,6 +35,9 @@
 //! `zb-health dashboard URL...` serves one health page over several
 //! services' `/health/history`, polling each itself (see [`dashboard`]).
 //!
+//! `zb-health schema --next-to health.yaml` writes the manifest's JSON
+//! Schema beside it, for editors (see [`schema`]).
+//!
 //! `zb-health maintenance URL --reason TEXT --for 10m` takes a pod out of
 //! rotation through its management port, `--off` brings it back;
 //! `zb-health step-down URL` hands the active role over the same way (see
@@ -51,6 +54,7 @@ mod k8s;
 mod operator;
 mod probe;
 mod render;
+mod schema;
 mod yaml;
 
 use std::process::ExitCode;
@@ -70,6 +74,7 @@ fn main() -> ExitCode {
         Command::Dashboard(args) => dashboard::run(&args),
         Command::Maintenance(args) => operator::run(&args, &operator::MAINTENANCE),
         Command::StepDown(args) => operator::run(&args, &operator::STEP_DOWN),
+        Command::Schema(args) => schema::run(&args),
     };
     input::exit_code(outcome)
 }
