@@ -22,6 +22,14 @@ fn root() -> PathBuf {
         .to_path_buf()
 }
 
+/// A fresh folder for a crate outside the workspace, with its `src/`.
+fn crate_outside(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("zb-health-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    dir
+}
+
 /// The fenced blocks of `lang` in the README, in order, each with the
 /// heading it is under.
 fn blocks(lang: &str) -> Vec<(String, String)> {
@@ -53,10 +61,7 @@ fn block(lang: &str, heading: &str) -> String {
 #[test]
 fn a_service_copied_from_the_readme_builds_outside_the_workspace_and_serves_its_tiers() {
     let root = root();
-    let crate_dir =
-        std::env::temp_dir().join(format!("zb-health-readme-service-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&crate_dir);
-    std::fs::create_dir_all(crate_dir.join("src")).unwrap();
+    let crate_dir = crate_outside("readme-service");
 
     // Cargo.toml: a package header and the README's dependency block, its
     // zb-health `version` turned into the checkout's path.
@@ -129,5 +134,67 @@ fn a_service_copied_from_the_readme_builds_outside_the_workspace_and_serves_its_
     service.until_status("/healthz", 200, deadline);
     assert!(db.is_file(), "the SQLite file the tour's URL creates");
     drop(service);
+    let _ = std::fs::remove_dir_all(&crate_dir);
+}
+
+/// The mistake of the first hour: `zb_health::database` used without a
+/// backend feature. rustc quotes the module's `cfg`, which names the
+/// backend features (`sqlite`, `postgres`), so following it gives a probe
+/// with a driver; a manifest's `kind: database` names them in its own
+/// error. Checked in a crate outside the workspace (the workspace always
+/// builds the library with its backends), with its own target directory.
+#[test]
+fn a_database_probe_without_a_backend_feature_names_sqlite_and_postgres() {
+    let root = root();
+    let crate_dir = crate_outside("feature-hint");
+    let library = root.join("zb-health-runtime");
+    std::fs::write(
+        crate_dir.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"feature-hint\"\nversion = \"0.1.0\"\nedition = \"2024\"\npublish = false\n\n\
+             [dependencies]\nzb-health = {{ path = {:?} }}\n",
+            library.display().to_string()
+        ),
+    )
+    .unwrap();
+    std::fs::copy(root.join("Cargo.lock"), crate_dir.join("Cargo.lock")).unwrap();
+    std::fs::write(
+        crate_dir.join("health.yaml"),
+        "service: orders\nprobes:\n  - { name: database, kind: database }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        crate_dir.join("src/main.rs"),
+        "use zb_health::database::DatabaseProbe;\n\n\
+         zb_health::manifest!(pub Health = \"health.yaml\");\n\n\
+         fn main() {\n    let _ = std::mem::size_of::<DatabaseProbe>();\n}\n",
+    )
+    .unwrap();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = Command::new(cargo)
+        .args(["check", "--quiet", "--color", "never", "--manifest-path"])
+        .arg(crate_dir.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", root.join("target/feature-hint"))
+        .output()
+        .expect("cargo runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "it must not build:\n{stderr}");
+    // rustc's note on the import quotes the cfg naming the backends.
+    assert!(
+        stderr.contains("could not find `database` in `zb_health`")
+            && stderr.contains("feature = \"sqlite\"")
+            && stderr.contains("feature = \"postgres\""),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("gated behind the `database` feature"),
+        "{stderr}"
+    );
+    // The manifest's own error names a backend feature too.
+    assert!(
+        stderr.contains("the health manifest uses `kind: database`")
+            && stderr.contains("features = [\"postgres\"] }` (or `\"sqlite\"`)"),
+        "{stderr}"
+    );
     let _ = std::fs::remove_dir_all(&crate_dir);
 }

@@ -10,12 +10,12 @@
 use std::time::Duration;
 
 use proc_macro2::{Span, TokenStream};
-use quote::{ToTokens, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Lit, Meta, Token};
-use zb_health_spec::detection::{Threshold, default_probe_timeout};
+use zb_health_spec::detection::Threshold;
 use zb_health_spec::settings::{ExecutionPolicy, ProbeSettings};
 use zb_health_spec::{
     FailureStatus, Rule, Tag, TagSet, Violations,
@@ -29,6 +29,7 @@ use zb_health_spec::{
 };
 
 use crate::errors::Ctxt;
+use crate::limits::{Bounds, Limit};
 use crate::tokens::ProbeMetaTokens;
 
 /// The attribute's keys: the settings it shares with a manifest entry,
@@ -108,6 +109,7 @@ struct Settings {
 }
 
 pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
+    let args_tokens = args.clone();
     let errors = Ctxt::new();
     let mut sink = Violations::new();
     let item_tokens = item.clone();
@@ -165,27 +167,19 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         }
         None => TagSet::READY,
     };
-    let timeout = match settings.timeout.value {
-        Some((timeout, span)) => {
-            check_timeout(&name, timeout, None, span, &mut sink);
-            timeout
-        }
-        None => default_probe_timeout(None),
-    };
-    let failure_status = match settings.failure_status.value {
-        Some((status, span)) => {
-            check_active_not_optional(&name, tags, status, span, &mut sink);
-            status
-        }
-        None => FailureStatus::default(),
-    };
+    if let Some((timeout, span)) = settings.timeout.value {
+        check_timeout(&name, timeout, None, span, &mut sink);
+    }
+    if let Some((status, span)) = settings.failure_status.value {
+        check_active_not_optional(&name, tags, status, span, &mut sink);
+    }
     // R5, R16, R17 with the attribute's tags: the one rule the runtime
     // builder and the manifest apply.
     let [cache, refresh, max_staleness] =
         [&settings.cache, &settings.refresh, &settings.max_staleness].map(|a| a.value);
     check_execution_policy_at(&name, tags, cache, refresh, max_staleness, &mut sink);
     // R20 without a detection time (the manifest has it): a zero count.
-    // The hold itself is checked by the manifest's generated const facts.
+    // The hold itself is a limit the manifest sets (`crate::limits`).
     let [failures, successes] =
         [&settings.failure_threshold, &settings.success_threshold].map(|a| a.value);
     let failing_for = settings.failing_for.value;
@@ -205,22 +199,18 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         }
         _ => false,
     };
-    // R27 without a detection time (the manifest's generated facts check
+    // R27 without a detection time (a limit the manifest sets checks
     // it): on `ready` alone, and shared.
     let restart_after = settings.restart_after.value;
     if let Some(r) = restart_after {
         check_restart_after(&name, r, Some(tags), Some(shared), None, &mut sink);
     }
     errors.violations(sink);
-    let threshold = Threshold {
-        failures: failures.map(|(n, _)| n),
-        failing_for: failing_for.map(|(d, _)| d),
-        successes: successes.map(|(n, _)| n),
-    };
 
     let krate = settings
         .krate
         .value
+        .as_ref()
         .map(|(p, _)| p.to_token_stream())
         .unwrap_or_else(|| quote!(::zb_health));
     let ident = &strukt.ident;
@@ -228,19 +218,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let meta_value = ProbeMetaTokens {
         krate: &krate,
         name: &name,
-        settings: ProbeSettings {
-            tags,
-            timeout: settings.timeout.value.map(|_| timeout),
-            failure_status,
-            policy: ExecutionPolicy {
-                cache: cache.map(|(d, _)| d),
-                refresh: refresh.map(|(d, _)| d),
-                max_staleness: max_staleness.map(|(d, _)| d),
-                threshold,
-                shared,
-                restart_after: restart_after.map(|(d, _)| d),
-            },
-        },
+        settings: values(&settings),
     };
     // The registration names the trait the attribute chose, so a missing
     // impl is reported as that trait's, at the struct name. A `blocking`
@@ -268,12 +246,172 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             }
         }
     };
+    let callback = limits_callback(ident, &krate, &args_tokens);
     let errs = errors.check();
     quote! {
         #errs
         #strukt
         #probe_impl
+        #callback
     }
+}
+
+/// The settings as the probe's `META` states them: what parsed, defaults
+/// for the rest (an unparsed key was reported where it is written).
+fn values(s: &Settings) -> ProbeSettings {
+    let value = |a: &Attr<Duration>| a.value.map(|(d, _)| d);
+    let count = |a: &Attr<u32>| a.value.map(|(n, _)| n);
+    ProbeSettings {
+        tags: s.tags.value.as_ref().map_or(TagSet::READY, |(tags, _)| {
+            tags.known.iter().map(|(t, _)| *t).collect()
+        }),
+        timeout: value(&s.timeout),
+        failure_status: s.failure_status.value.map(|(f, _)| f).unwrap_or_default(),
+        policy: ExecutionPolicy {
+            cache: value(&s.cache),
+            refresh: value(&s.refresh),
+            max_staleness: value(&s.max_staleness),
+            threshold: Threshold {
+                failures: count(&s.failure_threshold),
+                failing_for: value(&s.failing_for),
+                successes: count(&s.success_threshold),
+            },
+            shared: s.shared.value.is_some_and(|(b, _)| b),
+            restart_after: value(&s.restart_after),
+        },
+    }
+}
+
+/// The attribute's callback: a hidden macro named like the struct (macros
+/// have their own namespace), through which `manifest!` hands the limits
+/// it sets, so that a broken one is reported here, at the key the user
+/// changes ([`crate::limits`]). It carries the attribute's own tokens,
+/// spans and all, to [`limits`].
+fn limits_callback(ident: &syn::Ident, krate: &TokenStream, args: &TokenStream) -> TokenStream {
+    let callback = format_ident!("__zb_health_limits_of_{}", ident);
+    quote! {
+        #[doc(hidden)]
+        #[allow(unused_macros)]
+        macro_rules! #callback {
+            ($($manifest:tt)*) => {
+                #krate::__attribute_limits! { [#args] $($manifest)* }
+            };
+        }
+        #[doc(hidden)]
+        #[allow(unused_imports)]
+        pub(crate) use #callback as #ident;
+    }
+}
+
+/// What `manifest!` hands a callback: the manifest, the entry's position
+/// in it, the type as written, and the limits.
+struct LimitsInput {
+    args: TokenStream,
+    file: String,
+    at: String,
+    ty: String,
+    bounds: Bounds,
+}
+
+impl syn::parse::Parse for LimitsInput {
+    fn parse(input: syn::parse::ParseStream<'_>) -> syn::Result<Self> {
+        let content;
+        syn::bracketed!(content in input);
+        let args: TokenStream = content.parse()?;
+        let pairs = Punctuated::<syn::MetaNameValue, Token![,]>::parse_terminated(input)?;
+        let mut text = std::collections::HashMap::new();
+        let mut millis = std::collections::HashMap::new();
+        for nv in pairs {
+            let key = nv
+                .path
+                .get_ident()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            match &nv.value {
+                Expr::Lit(ExprLit {
+                    lit: Lit::Str(s), ..
+                }) => {
+                    text.insert(key, s.value());
+                }
+                Expr::Lit(ExprLit {
+                    lit: Lit::Int(n), ..
+                }) => {
+                    millis.insert(key, Duration::from_millis(n.base10_parse()?));
+                }
+                other => {
+                    return Err(syn::Error::new(
+                        other.span(),
+                        "zb-health internal: bad limits input",
+                    ));
+                }
+            }
+        }
+        let mut take = |k: &str| text.remove(k).unwrap_or_default();
+        Ok(Self {
+            args,
+            file: take("file"),
+            at: take("at"),
+            ty: take("ty"),
+            bounds: Bounds {
+                orchestrator: millis.get("orchestrator").copied(),
+                detection: millis.get("detection").copied().unwrap_or_default(),
+            },
+        })
+    }
+}
+
+/// The callback's work: each limit the attribute breaks, as an error at
+/// the key that breaks it, the manifest's line as a note. An attribute
+/// with errors of its own was reported by its expansion; here it counts
+/// only for what parsed.
+pub fn limits(input: TokenStream) -> TokenStream {
+    let input = match syn::parse2::<LimitsInput>(input) {
+        Ok(i) => i,
+        Err(e) => return e.to_compile_error(),
+    };
+    let scratch = Ctxt::new();
+    let mut ignored = Violations::new();
+    let settings = parse_settings(input.args.clone(), &scratch, &mut ignored);
+    drop(scratch.check());
+    let values = values(&settings);
+    let spans = |key: &str| -> Option<Span> {
+        match key {
+            "timeout" => settings.timeout.value.map(|(_, s)| s),
+            "cache" => settings.cache.value.map(|(_, s)| s),
+            "refresh" => settings.refresh.value.map(|(_, s)| s),
+            "max_staleness" => settings.max_staleness.value.map(|(_, s)| s),
+            "failure_threshold" => settings.failure_threshold.value.map(|(_, s)| s),
+            "failing_for" => settings.failing_for.value.map(|(_, s)| s),
+            "restart_after" => settings.restart_after.value.map(|(_, s)| s),
+            _ => None,
+        }
+    };
+    let whole = input
+        .args
+        .clone()
+        .into_iter()
+        .next()
+        .map_or_else(Span::call_site, |t| t.span());
+    Limit::ALL
+        .into_iter()
+        .filter(|l| l.applies(input.bounds) && !l.holds(&values, input.bounds))
+        .map(|l| {
+            let span = l.keys().iter().find_map(|k| spans(k)).unwrap_or(whole);
+            let message = crate::errors::render_noted(
+                &zb_health_spec::Violation {
+                    rule: l.rule(),
+                    location: (),
+                    message: l.text(&input.ty, input.bounds),
+                    help: l.help().to_owned(),
+                },
+                &format!(
+                    "{}:{}: the manifest entry of `{}`, which sets this limit",
+                    input.file, input.at, input.ty
+                ),
+            );
+            syn::Error::new(span, message).to_compile_error()
+        })
+        .collect()
 }
 
 fn parse_settings(args: TokenStream, errors: &Ctxt, sink: &mut Violations<Span>) -> Settings {

@@ -95,6 +95,15 @@ pub fn render<L>(v: &Violation<L>) -> String {
     format!("{}\n  = rule {}\n  = help: {}", v.message, v.rule, v.help)
 }
 
+/// [`render`], with a note between the rule and the fix: where else the
+/// fact comes from (the manifest line behind an attribute's error).
+pub fn render_noted<L>(v: &Violation<L>, note: &str) -> String {
+    format!(
+        "{}\n  = rule {}\n  = note: {note}\n  = help: {}",
+        v.message, v.rule, v.help
+    )
+}
+
 /// A violation of the manifest `file` with its YAML position in front,
 /// `health.yaml:9:5: ...`: every manifest message, whether the macro or
 /// the generated code reports it.

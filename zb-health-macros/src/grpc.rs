@@ -3,7 +3,7 @@
 //! manifest's service mapping (AT-7).
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::quote;
 use zb_health_spec::manifest::{GrpcTargetDecl, Manifest, ProbeKind};
 use zb_health_spec::{Rule, Violation};
 
@@ -27,6 +27,7 @@ pub fn generate(m: &Manifest, site: &Site<'_>) -> Generated {
         span,
         krate,
         name,
+        ..
     } = *site;
     let Some(grpc) = &m.grpc else {
         return Generated {
@@ -80,12 +81,11 @@ pub fn generate(m: &Manifest, site: &Site<'_>) -> Generated {
     let targets = grpc
         .services
         .iter()
-        .enumerate()
-        .filter_map(|(i, s)| match &s.target {
-            GrpcTargetDecl::Probe(p) if dynamic => Some((i, s, p)),
+        .filter_map(|s| match &s.target {
+            GrpcTargetDecl::Probe(p) if dynamic => Some((s, p)),
             _ => None,
         })
-        .map(|(i, s, p)| {
+        .map(|(s, p)| {
             let message = located(
                 file,
                 &Violation {
@@ -98,10 +98,11 @@ pub fn generate(m: &Manifest, site: &Site<'_>) -> Generated {
                     help: "name a probe of the manifest (a custom probe's name is on its #[zb_health] attribute)".into(),
                 },
             );
-            let item = format_ident!("{}__grpc_service{}__probe_known", name, i + 1);
             let probe = &p.value;
             fact_item(
-                &item,
+                krate,
+                &s.name.value,
+                "grpc_service_probe_known",
                 span,
                 quote!(#krate::spec::grpc::names_contain(&#name::__PROBE_NAMES, #probe)),
                 &message,

@@ -20,6 +20,7 @@ mod builtin;
 mod errors;
 mod grpc;
 mod lifecycle;
+mod limits;
 mod manifest;
 mod site;
 mod tokens;
@@ -52,6 +53,15 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn zb_health(args: TokenStream, item: TokenStream) -> TokenStream {
     attr::expand(args.into(), item.into()).into()
+}
+
+/// Not API: the limits a manifest sets on a `#[zb_health]` attribute,
+/// checked at the attribute. `manifest!` calls it through the hidden
+/// callback macro the attribute defines next to its struct.
+#[doc(hidden)]
+#[proc_macro]
+pub fn __attribute_limits(input: TokenStream) -> TokenStream {
+    attr::limits(input.into()).into()
 }
 
 /// Reads a `health.yaml` manifest at compile time and generates the

@@ -23,6 +23,8 @@ pub struct Site<'a> {
     pub krate: &'a TokenStream,
     /// The generated manifest type.
     pub name: &'a syn::Ident,
+    /// The file that calls `manifest!`, if rustc says (`Span::local_file`).
+    pub caller: Option<&'a std::path::Path>,
 }
 
 impl Site<'_> {
@@ -38,28 +40,69 @@ impl Site<'_> {
         located(self.file, &v)
     }
 
-    /// The check item of probe `index`'s `fact` (see [`fact_item`]).
-    pub fn probe_fact(
-        &self,
-        index: usize,
-        fact: &str,
-        ok: TokenStream,
-        message: &str,
-    ) -> TokenStream {
-        let item = format_ident!("{}__probe{}__{}", self.name, index + 1, fact);
-        fact_item(&item, self.span, ok, message)
+    /// The check item of `subject`'s `fact` (see [`fact_item`]).
+    pub fn fact(&self, subject: &str, fact: &str, ok: TokenStream, message: &str) -> TokenStream {
+        fact_item(self.krate, subject, fact, self.span, ok, message)
     }
 }
 
-/// One `const` item checking one fact: `ok` must hold, else compilation
-/// fails with `message` at `span`. The item's name says which fact broke,
-/// since rustc's "evaluation of `…` failed" line quotes it.
-pub fn fact_item(item: &syn::Ident, span: Span, ok: TokenStream, message: &str) -> TokenStream {
+/// One item checking one fact: `ok` must hold, else compilation fails
+/// with `message` at `span`, as ONE `E0277` whose text is ours.
+///
+/// The fact becomes a type, `Fact<{ ok }>`, that must implement a trait
+/// only `Fact<true>` implements; the trait's `on_unimplemented` carries
+/// the message. A `panic!` in a `const` would say "evaluation panicked"
+/// and quote the item's generated name; an unmet bound says only what
+/// the trait says, and rustc's one label names the trait, which is named
+/// after what the fact is about and the fact (`CacheProbe`,
+/// `fits_orchestrator` → `CacheProbeFitsOrchestrator`): unique, so rustc
+/// prints it without a path. Each trait lives in its own block, so a
+/// repeated name never clashes.
+pub fn fact_item(
+    krate: &TokenStream,
+    subject: &str,
+    fact: &str,
+    span: Span,
+    ok: TokenStream,
+    message: &str,
+) -> TokenStream {
+    let name = format_ident!("{}{}", camel_case(subject), camel_case(fact));
+    // `on_unimplemented` formats its strings: `{Self}` would be replaced.
+    let message = message.replace('{', "{{").replace('}', "}}");
     quote_spanned! {span=>
-        #[doc(hidden)]
-        #[allow(non_upper_case_globals, dead_code)]
-        const #item: () = if !(#ok) {
-            ::core::panic!("{}", #message)
+        const _: () = {
+            // Named here, so every token of the check is at `span` and
+            // rustc's label reads `Fact<false>`.
+            use #krate::meta::Fact;
+            #[diagnostic::on_unimplemented(message = #message)]
+            trait #name {
+                const HOLDS: () = ();
+            }
+            // Never offered as "implemented for `Fact<true>`".
+            #[diagnostic::do_not_recommend]
+            impl #name for Fact<true> {}
+            <Fact<{ #ok }> as #name>::HOLDS
         };
+    }
+}
+
+/// `fits_orchestrator` → `FitsOrchestrator`, `orders.v1` → `OrdersV1`:
+/// words of an identifier, whatever the separator, and a leading digit
+/// kept out of first place.
+fn camel_case(words: &str) -> String {
+    let camel: String = words
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|first| first.to_uppercase().chain(c).collect::<String>())
+                .unwrap_or_default()
+        })
+        .collect();
+    if camel.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("N{camel}")
+    } else {
+        camel
     }
 }

@@ -277,16 +277,23 @@ fn every_fact_is_its_own_item() {
         "fits_orchestrator",
         "fits_detection",
     ] {
-        let item = format!("const Health__probe1__{fact} : ()");
-        assert_eq!(out.matches(&item).count(), 1, "{item} in {out}");
+        let item = format!("trait CacheProbe{} {{", camel(fact));
+        assert_eq!(out.matches(&item).count(), 1, "{item}");
     }
     let out = expand_inline(
         "service: s\nprobes:\n  - { kind: custom, type: crate::P, cache: 1s, refresh: 2s, max_staleness: 5s }\n",
     );
     for fact in ["cache_agrees", "refresh_agrees", "max_staleness_agrees"] {
-        let item = format!("const Health__probe1__{fact} : ()");
-        assert_eq!(out.matches(&item).count(), 1, "{item} in {out}");
+        let item = format!("trait P{} {{", camel(fact));
+        assert_eq!(out.matches(&item).count(), 1, "{item}");
     }
+}
+
+/// `name_agrees` → `NameAgrees`, as a fact's trait is named.
+fn camel(fact: &str) -> String {
+    fact.split('_')
+        .map(|w| w[..1].to_uppercase() + &w[1..])
+        .collect()
 }
 
 #[test]
@@ -338,7 +345,7 @@ fn a_custom_type_is_named_through_one_lookup_with_one_existence_check() {
         "service: s\nprobes:\n  - { kind: custom, type: crate::probes::CacheProbe }\n",
     );
     assert_eq!(
-        out.matches("const Health__probe1__type_exists").count(),
+        out.matches("trait CacheProbeTypeExists {").count(),
         1,
         "{out}"
     );

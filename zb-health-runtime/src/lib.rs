@@ -87,7 +87,10 @@
 mod answer;
 #[cfg(feature = "cluster")]
 pub mod cluster;
-#[cfg(feature = "database")]
+// `database` alone builds no driver (see Cargo.toml): the cfg names the
+// backend features, which imply it, because rustc quotes it when a user's
+// `zb_health::database` is missing, and the fix is a backend.
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "database"))]
 pub mod database;
 pub mod executor;
 pub mod gate;
@@ -114,6 +117,11 @@ pub mod token;
 mod wallclock;
 pub mod writer;
 
+/// Not API: the callback through which `manifest!` checks the limits it
+/// sets at a `#[zb_health]` attribute.
+#[cfg(feature = "macros")]
+#[doc(hidden)]
+pub use zb_health_macros::__attribute_limits;
 #[cfg(feature = "macros")]
 pub use zb_health_macros::{manifest, zb_health};
 

@@ -63,6 +63,16 @@ pub trait ZbHealthProbe: Sized {
     fn registration(self) -> ProbeRegistration;
 }
 
+/// A fact the health manifest states about an item it cannot see (a custom
+/// probe's attribute, a probe named by a group), as a type that holds or
+/// not. `manifest!`'s generated checks require `Fact<{ the fact }>` to
+/// implement a trait that only `Fact<true>` implements and whose
+/// `#[diagnostic::on_unimplemented]` carries the manifest's message, so a
+/// broken fact is one located compile error in our words; rustc's label
+/// then reads "the trait `CacheProbeFitsOrchestrator` is not implemented
+/// for `Fact<false>`". Public so that the label names it plainly.
+pub struct Fact<const HOLDS: bool>;
+
 /// Support for generated code; not a public API.
 #[doc(hidden)]
 pub mod __private {

@@ -14,13 +14,11 @@ use zb_health::prelude::*;
 /// The order cache: the service can run without it, slower.
 #[zb_health(name = "cache", tags = [ready], timeout = "750ms", failure_status = degraded)]
 #[derive(Clone, Default)]
-pub struct CacheProbe {
-    reachable: Arc<AtomicBool>,
-}
+pub struct CacheProbe(Arc<AtomicBool>);
 
 impl Probe for CacheProbe {
     async fn check(&self) -> ProbeOutcome {
-        if self.reachable.load(Ordering::Relaxed) {
+        if self.0.load(Ordering::Relaxed) {
             Ok(ProbeResult::healthy().with_description("cache reachable"))
         } else {
             Err("cache refused the connection".into()) // to the log; the body says "check failed"
@@ -39,24 +37,16 @@ use zb_health::database::{DatabaseProbe, connect};
 
 #[actix_web::main]
 async fn main() -> std::io::Result<()> {
-    // The application's database; `connect`'s error is an io::Error.
     let url = std::env::var("DATABASE_URL").unwrap_or("sqlite://orders.db?mode=rwc".into());
-    let database = DatabaseProbe::new(connect(&url).await?);
-    let cache = CacheProbe::default();
-    cache.reachable.store(true, Ordering::Relaxed);
-    // Registers the manifest's probes in the process registry; a missing
-    // field of `HealthDeps` is a compile error.
+    let database = DatabaseProbe::new(connect(&url).await?); // its io::Error names the URL
+    let cache = CacheProbe(Arc::new(AtomicBool::new(true)));
+    // Leaving out a probe's field of `HealthDeps` is a compile error.
     let installed = Health::install(HealthDeps { database, cache })?;
-    // The tiers on PORT and MANAGEMENT_PORT, grpc.health.v1 on GRPC_PORT,
-    // all on HOST (0.0.0.0 in a pod). SIGTERM: ready 503 at once, serve on
-    // for the drain delay, then stop.
-    installed
-        .server
-        .from_env()?
-        .app(|routes| {
-            routes.route("/orders", web::get().to(|| async { "[]" }));
-        })
-        .run()
-        .await
+    // The tiers on PORT and MANAGEMENT_PORT, grpc.health.v1 on GRPC_PORT.
+    // SIGTERM: ready answers 503 at once, then the drain, then the stop.
+    let orders = |routes: &mut web::ServiceConfig| {
+        routes.route("/orders", web::get().to(|| async { "[]" }));
+    };
+    installed.server.from_env()?.app(orders).run().await
 }
 // endregion

@@ -1,9 +1,11 @@
 //! The comparisons behind the checks that span two items, as `const fn`s.
 //!
 //! `manifest!` cannot see a custom probe's `#[zb_health]` attribute, so it
-//! emits one `const` item per fact that compares the manifest with the
-//! attribute's `ZbHealthProbe::META` (axum's `debug_handler` does the same:
-//! one item per fact, so rustc reports every broken fact, not the first).
+//! emits one check item per fact that compares the manifest with the
+//! attribute's `ZbHealthProbe::META` in a const context (axum's
+//! `debug_handler` does the same: one item per fact, so rustc reports every
+//! broken fact, not the first); the attribute's own callback calls the
+//! limits among them at expansion time.
 //! Each comparison is one of these functions, and the rule functions in
 //! [`crate::rules`](crate::Rule) that check the same fact at run time call
 //! the same function, so the compile-time and run-time verdicts cannot
@@ -275,7 +277,7 @@ mod tests {
         assert!(!fits_detection(detection, detection));
     }
 
-    // The generated code runs these in `const` items: they must stay `const`.
+    // The generated checks run these in const contexts: they must stay `const`.
     const _: () = assert!(same_name("a", "a") && fits_orchestrator(Duration::ZERO, Duration::MAX));
     const _: () = assert!(policy_fits_detection(
         None,

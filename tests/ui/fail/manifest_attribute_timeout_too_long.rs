@@ -1,4 +1,4 @@
-// R5 (BE-HLTH-006): an attribute deadline that does not fit the manifest's orchestrator timeout.
+// R5 (BE-HLTH-006): an attribute deadline that does not fit the manifest's orchestrator timeout, reported at the attribute (the key to change) with the manifest's line as a note.
 use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
 
 zb_health::manifest!(Health = "manifests/attr_timeout.yaml");

@@ -1,8 +1,18 @@
 // R4: a misspelt custom `type:` (`CahceProbe`) is one error, ours, at the
-// manifest path, naming the YAML line and column: no suggestion that
-// rewrites the macro call, nothing else about the missing type.
+// manifest path, naming the YAML line and column, with a "did you mean" for
+// the #[zb_health] probe of a close name: no suggestion that rewrites the
+// macro call, nothing else about the missing type, no const evaluation.
+use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
+
 zb_health::manifest!(Health = "manifests/type_typo.yaml");
 
+#[zb_health(name = "cache", tags = [ready])]
 pub struct CacheProbe;
+
+impl Probe for CacheProbe {
+    async fn check(&self) -> ProbeOutcome {
+        Ok(ProbeResult::healthy())
+    }
+}
 
 fn main() {}

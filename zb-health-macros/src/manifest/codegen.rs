@@ -211,6 +211,8 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> Probes
         aliases: Vec::new(),
     };
     let mut alias_names: Vec<String> = Vec::new();
+    // Read only when the manifest names a custom type.
+    let mut nearby: Option<Vec<super::nearby::Found>> = None;
     // Field names are a stable function of what the user wrote: two
     // probes that would share one are an error, never a silent suffix.
     let mut claims = vec![Claim {
@@ -276,9 +278,17 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> Probes
                     None => format!("`{tyname}`"),
                 };
                 claim(&ident, probe, &label);
-                out.checks.push(custom.lookup(site));
+                let found =
+                    nearby.get_or_insert_with(|| super::nearby::probes_in_source(site.caller));
+                let hint = super::nearby::hint(&custom.path, found);
+                let at_attribute = super::nearby::reachable(&custom.path, found, site.caller);
+                out.checks.push(custom.lookup(site, hint.as_deref()));
                 out.checks
-                    .extend(facts::custom_facts(site, m, probe, &custom));
+                    .extend(facts::custom_facts(site, m, probe, &custom, at_attribute));
+                if at_attribute {
+                    out.checks
+                        .push(custom.limits_callback(site, probe, facts::bounds(m)));
+                }
                 // The field's type reads as the user's in the docs: an
                 // alias of that name, unless two types share the name.
                 let resolved = &custom.resolved;
@@ -427,6 +437,7 @@ fn group_checks(m: &Manifest, site: &Site<'_>) -> TokenStream {
         span,
         krate,
         name,
+        ..
     } = *site;
     let dynamic = m
         .probes
@@ -436,8 +447,8 @@ fn group_checks(m: &Manifest, site: &Site<'_>) -> TokenStream {
         return quote!();
     }
     let mut checks = TokenStream::new();
-    for (i, g) in m.groups.iter().enumerate() {
-        for (j, p) in g.probes.iter().enumerate() {
+    for g in &m.groups {
+        for p in &g.probes {
             let message = crate::errors::located(
                 file,
                 &Violation {
@@ -450,10 +461,11 @@ fn group_checks(m: &Manifest, site: &Site<'_>) -> TokenStream {
                     help: "name a probe of the manifest (a custom probe's name is on its #[zb_health] attribute)".into(),
                 },
             );
-            let item = format_ident!("{}__group{}__probe{}_known", name, i + 1, j + 1);
             let probe = &p.value;
             checks.extend(crate::site::fact_item(
-                &item,
+                krate,
+                &format!("{}_{}", g.name.value, p.value),
+                "group_probe_known",
                 span,
                 quote!(#krate::spec::grpc::names_contain(&#name::__PROBE_NAMES, #probe)),
                 &message,

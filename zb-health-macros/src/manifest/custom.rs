@@ -35,7 +35,7 @@
 
 use proc_macro2::{Group, Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote};
-use zb_health_spec::manifest::Location;
+use zb_health_spec::manifest::{Location, ProbeDecl};
 use zb_health_spec::settings::ProbeSettings;
 use zb_health_spec::{Rule, TagSet};
 
@@ -83,6 +83,15 @@ impl CustomType {
         }
     }
 
+    /// The type's own name (`CacheProbe`), for its checks' names.
+    pub fn ident(&self) -> String {
+        self.path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default()
+    }
+
     /// The type as the lookup module's own items name it, for its alias.
     pub fn in_module(&self) -> TokenStream {
         let n = self.index + 1;
@@ -95,8 +104,9 @@ impl CustomType {
         quote!(<#ty as #krate::ZbHealthProbe>::META)
     }
 
-    /// The lookup's impl and the check that the type exists.
-    pub fn lookup(&self, site: &Site<'_>) -> TokenStream {
+    /// The lookup's impl and the check that the type exists, whose help
+    /// ends in `hint` ("did you mean").
+    pub fn lookup(&self, site: &Site<'_>, hint: Option<&str>) -> TokenStream {
         let Site {
             krate, name, span, ..
         } = site;
@@ -127,10 +137,13 @@ impl CustomType {
                 "`{}`, the `type` of a `kind: custom` entry, is not a type that can be named where `manifest!` is called",
                 self.written
             ),
-            "name a #[zb_health] probe struct by its path from the module that calls `manifest!` (`crate::probes::CacheProbe`, `self::CacheProbe`), as a `use` there would; check the spelling, and that it is visible there",
+            &format!(
+                "name a #[zb_health] probe struct by its path from the module that calls `manifest!` (`crate::probes::CacheProbe`, `self::CacheProbe`), as a `use` there would; check the spelling, and that it is visible there{}",
+                zb_health_spec::suggest::hint(hint)
+            ),
         );
         let missing = &self.missing;
-        let check = site.probe_fact(self.index, "type_exists", quote!(!#missing), &message);
+        let check = site.fact(&self.ident(), "type_exists", quote!(!#missing), &message);
         quote! {
             const _: () = {
                 // Named before the fallback exists, which could shadow them.
@@ -169,6 +182,33 @@ impl CustomType {
         }
     }
 
+    /// The call of the type's attribute callback (see `crate::limits`),
+    /// with the limits `bounds` and where `probe` is written. The path is
+    /// the type's as written, without generic arguments, spanned at the
+    /// manifest's string.
+    pub fn limits_callback(
+        &self,
+        site: &Site<'_>,
+        probe: &ProbeDecl,
+        bounds: crate::limits::Bounds,
+    ) -> TokenStream {
+        let here = Span::call_site().located_at(site.span);
+        let colon = self.path.leading_colon;
+        let idents = self.path.segments.iter().map(|s| &s.ident);
+        let path = respan(quote!(#colon #(#idents)::*), here);
+        let file = site.file;
+        let at = probe.location.to_string();
+        let ty = &self.written;
+        let detection = millis(bounds.detection);
+        let orchestrator = bounds.orchestrator.map(|o| {
+            let o = millis(o);
+            quote!(orchestrator = #o,)
+        });
+        quote! {
+            #path! { file = #file, at = #at, ty = #ty, #orchestrator detection = #detection }
+        }
+    }
+
     /// The module the type is in, as a `use` path from the call site's
     /// module: `crate::probes` for `crate::probes::CacheProbe`, `self` for
     /// `CacheProbe`.
@@ -183,6 +223,12 @@ impl CustomType {
             }
         }
     }
+}
+
+/// A duration in whole milliseconds, as the callback reads it (the
+/// manifest's durations are whole milliseconds).
+fn millis(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// `tokens` with every span set to `span`, into groups.

@@ -1,5 +1,5 @@
 //! The facts the manifest states about items it cannot see, checked by the
-//! generated code: one `const` item per fact, each calling a `const fn` of
+//! generated code: one check item per fact (`crate::site::fact_item`), each calling a `const fn` of
 //! `zb_health_spec::facts`, so rustc reports every broken fact at once
 //! (axum's `debug_handler` does the same), each message naming the YAML
 //! line and column.
@@ -7,11 +7,12 @@
 use std::time::Duration;
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{ToTokens, quote};
 use zb_health_spec::manifest::{Located, Location, Manifest, ProbeDecl, ProbeKind};
 use zb_health_spec::{Rule, facts};
 
 use super::custom::CustomType;
+use crate::limits::{Bounds, Limit};
 use crate::site::Site;
 use crate::tokens::{DurationTokens, FailureStatusTokens, OptionTokens, TagTokens};
 
@@ -25,6 +26,7 @@ pub fn custom_facts(
     m: &Manifest,
     p: &ProbeDecl,
     ty: &CustomType,
+    at_attribute: bool,
 ) -> Vec<TokenStream> {
     let krate = site.krate;
     let meta = ty.meta(krate);
@@ -43,7 +45,7 @@ pub fn custom_facts(
         let text =
             format!("the manifest's `{key}` for `{tyname}` contradicts its #[zb_health] attribute");
         let msg = site.message(Rule::Contradiction, loc, text, facts::CONTRADICTION_HELP);
-        out.push(site.probe_fact(ty.index, fact, quote!(#missing || #ok), &msg));
+        out.push(site.fact(&ty.ident(), fact, quote!(#missing || #ok), &msg));
     };
     // Each key the entry states, with where and the comparison.
     let duration = |d: &Option<Located<Duration>>, field: TokenStream| {
@@ -149,59 +151,36 @@ pub fn custom_facts(
             contradiction(key, fact, loc, ok);
         }
     }
-    if let Some(o) = &m.orchestrator_timeout {
-        let text = format!(
-            "the #[zb_health] timeout of `{tyname}` is not below the orchestrator's probe timeout of {} ms",
-            o.value.as_millis()
-        );
-        let msg = site.message(Rule::Duration, p.location, text, facts::ORCHESTRATOR_HELP);
-        let d = DurationTokens(o.value, krate);
-        out.push(site.probe_fact(
-            ty.index,
-            "fits_orchestrator",
-            quote!(#missing || #f::fits_orchestrator(#timeout, #d)),
-            &msg,
-        ));
-    }
-    // R19, R20 and R27: the attribute's cache or background policy, its
-    // failure threshold and its restart, which only the compiler sees,
-    // against the detection time the manifest implies.
-    let detection = m.detection_time();
-    let d = DurationTokens(detection, krate);
-    let policy = quote!(#meta.settings.policy);
-    let detection_facts = [
-        (
-            Rule::MaxAgeFitsDetection,
-            "`cache`, `refresh` or `max_staleness` of `{}` lets a result reach",
-            facts::DETECTION_HELP,
-            "fits_detection",
-            quote!(#f::policy_fits_detection(#policy.cache, #policy.refresh, #policy.max_staleness, #timeout, #d)),
-        ),
-        (
-            Rule::ThresholdFitsDetection,
-            "`failure_threshold` or `failing_for` of `{}` can hold a failure back longer than",
-            zb_health_spec::rules::THRESHOLD_HELP,
-            "threshold_fits",
-            quote!(#f::threshold_fits(#policy.threshold, #policy.refresh, #d)),
-        ),
-        (
-            Rule::RestartAfter,
-            "`restart_after` of `{}` is not longer than",
-            zb_health_spec::rules::RESTART_DETECTION_HELP,
-            "restart_after_fits",
-            quote!(#f::restart_after_fits_detection(#policy.restart_after, #d)),
-        ),
-    ];
-    for (rule, what, help, fact, ok) in detection_facts {
-        let text = format!(
-            "the #[zb_health] {} the orchestrator's detection time of {} ms",
-            what.replace("{}", tyname),
-            detection.as_millis()
-        );
-        let msg = site.message(rule, p.location, text, help);
-        out.push(site.probe_fact(ty.index, fact, quote!(#missing || #ok), &msg));
+    // R5, R19, R20 and R27: the attribute's values against the limits
+    // the manifest sets. Checked at the attribute when its callback is
+    // reachable (`at_attribute`), else here, with the same words.
+    if !at_attribute {
+        let b = bounds(m);
+        let d = DurationTokens(b.detection, krate);
+        let o = b
+            .orchestrator
+            .map(|o| DurationTokens(o, krate).to_token_stream())
+            .unwrap_or_default();
+        for limit in Limit::ALL.into_iter().filter(|l| l.applies(b)) {
+            let msg = site.message(
+                limit.rule(),
+                p.location,
+                limit.text(tyname, b),
+                limit.help(),
+            );
+            let ok = limit.holds_tokens(&f, &meta, &timeout, &o, &d.to_token_stream());
+            out.push(site.fact(&ty.ident(), limit.fact(), quote!(#missing || #ok), &msg));
+        }
     }
     out
+}
+
+/// The limits `m` sets a custom probe's attribute.
+pub fn bounds(m: &Manifest) -> Bounds {
+    Bounds {
+        orchestrator: m.orchestrator_timeout.map(|t| t.value),
+        detection: m.detection_time(),
+    }
 }
 
 /// R3 across the manifest and the attributes: a probe's name must not
@@ -256,8 +235,13 @@ pub fn unique_name_facts(
                 "this probe's name is already used by an earlier probe of the manifest".into(),
                 facts::DUPLICATE_NAME_HELP,
             );
-            site.probe_fact(
-                i,
+            let subject = match (&p.name, &types[i]) {
+                (Some(n), _) => n.value.clone(),
+                (None, Some(ty)) => ty.ident(),
+                (None, None) => format!("probe{}", i + 1),
+            };
+            site.fact(
+                &subject,
                 "name_unique",
                 quote!(#krate::__private::facts::name_unique_at(&#name::__PROBE_NAMES, #i)),
                 &msg,

@@ -9,13 +9,15 @@
 //! lifecycle handles, the gRPC mapping); [`facts`] generates the checks of
 //! what needs the attribute of another item (a custom probe's name, tags,
 //! timeout), since a macro cannot see other items, and [`custom`] names a
-//! custom probe's type so that a missing one is one error. Their messages
-//! all name the manifest's line and column.
+//! custom probe's type so that a missing one is one error, with a hint from
+//! the probes [`nearby`] in the source. Their messages all name the
+//! manifest's line and column.
 
 mod codegen;
 mod custom;
 mod facts;
 mod input;
+mod nearby;
 mod wiring;
 
 use std::path::PathBuf;
@@ -81,6 +83,7 @@ fn stages(cx: &Ctxt, input: TokenStream, caller: Option<PathBuf>) -> TokenStream
         span: loaded.span,
         krate: &krate,
         name: &input.name,
+        caller: caller.as_deref(),
     };
     let names = codegen::Names {
         vis: &input.vis,
