@@ -212,7 +212,7 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> Probes
     };
     let mut alias_names: Vec<String> = Vec::new();
     // Read only when the manifest names a custom type.
-    let mut nearby: Option<Vec<super::nearby::Found>> = None;
+    let mut nearby: Option<super::nearby::CrateSource> = None;
     // Field names are a stable function of what the user wrote: two
     // probes that would share one are an error, never a silent suffix.
     let mut claims = vec![Claim {
@@ -278,10 +278,9 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> Probes
                     None => format!("`{tyname}`"),
                 };
                 claim(&ident, probe, &label);
-                let found =
-                    nearby.get_or_insert_with(|| super::nearby::probes_in_source(site.caller));
-                let hint = super::nearby::hint(&custom.path, found);
-                let at_attribute = super::nearby::reachable(&custom.path, found, site.caller);
+                let source = nearby.get_or_insert_with(|| super::nearby::crate_source(site.caller));
+                let hint = super::nearby::hint(&custom.path, &source.found);
+                let at_attribute = super::nearby::reachable(&custom.path, source);
                 out.checks.push(custom.lookup(site, hint.as_deref()));
                 out.checks
                     .extend(facts::custom_facts(site, m, probe, &custom, at_attribute));

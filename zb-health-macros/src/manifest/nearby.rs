@@ -3,17 +3,18 @@
 //!
 //! A macro cannot ask the compiler which types are in scope, and the check
 //! that the type exists runs after expansion. So the macro reads the
-//! source itself: the file that calls `manifest!` and every `.rs` file
-//! under the crate's `src/`, parsed with syn, each `#[zb_health]` struct
-//! with the module path its file and inline `mod`s give it. It only words
-//! a hint: what it misses (a probe made by another macro, one in another
-//! crate) costs the hint, never a build, and the message shows only when
-//! the type is missing.
+//! source itself: the crate of the file that calls `manifest!`, from its
+//! root along its `mod` declarations, parsed with syn, each `#[zb_health]`
+//! struct with the module its file and inline `mod`s give it.
 //!
-//! The same scan tells `manifest!` whether a probe's attribute callback is
-//! [`reachable`] (see `crate::limits`): only a probe found at the path
-//! written is checked at its attribute; any other at the manifest. A
-//! struct under `#[cfg]` is not counted, since it may not exist.
+//! The hint is only words: what the scan misses (a probe another macro
+//! writes, one in another crate) costs the hint, never a build, and the
+//! message shows only when the type is missing. The same scan tells
+//! `manifest!` whether a probe's attribute callback is [`reachable`] (see
+//! `crate::limits`); a wrong "yes" would be an unresolved macro, so only a
+//! probe found at the very path written counts, and nothing under
+//! `#[cfg]`, which may not exist. Any other probe's limits are checked at
+//! the manifest.
 
 use std::path::{Path, PathBuf};
 
@@ -44,29 +45,156 @@ impl Found {
     }
 }
 
-/// Every `#[zb_health]` struct in `caller` (taken as a crate root when it
-/// is not under `src/`) and under `$CARGO_MANIFEST_DIR/src`.
-pub fn probes_in_source(caller: Option<&Path>) -> Vec<Found> {
+/// What the scan found: the probes of the caller's crate, and the module
+/// of the file that calls `manifest!`.
+#[derive(Debug, Default)]
+pub struct CrateSource {
+    /// Every `#[zb_health]` struct of the crate, by module.
+    pub found: Vec<Found>,
+    /// The caller's module, if the scan placed it.
+    caller: Option<Vec<String>>,
+}
+
+/// The crate that `caller` belongs to, read from its root along its `mod`
+/// declarations: `src/lib.rs`, `src/main.rs` and `src/bin/*` of
+/// `$CARGO_MANIFEST_DIR` are tried in turn (each is its own crate: a
+/// library's probe is not the binary's), else the caller is its own root
+/// (a test, an example, a trybuild case).
+pub fn crate_source(caller: Option<&Path>) -> CrateSource {
     let src = std::env::var_os("CARGO_MANIFEST_DIR").map(|d| PathBuf::from(d).join("src"));
-    let mut files = Vec::new();
-    if let Some(src) = &src {
-        rs_files(src, &mut files);
-    }
-    let mut found = Vec::new();
-    if let Some(caller) = caller {
-        let caller = caller.canonicalize().unwrap_or_else(|_| caller.to_owned());
-        if !files.contains(&caller) {
-            scan(&caller, Vec::new(), &mut found);
+    crate_source_in(src.as_deref(), caller)
+}
+
+fn crate_source_in(src: Option<&Path>, caller: Option<&Path>) -> CrateSource {
+    let Some(caller) = caller.and_then(|c| c.canonicalize().ok()) else {
+        return CrateSource::default();
+    };
+    let mut roots = Vec::new();
+    if let Some(src) = src {
+        roots.push(src.join("lib.rs"));
+        roots.push(src.join("main.rs"));
+        if let Ok(bins) = std::fs::read_dir(src.join("bin")) {
+            let mut bins: Vec<PathBuf> = bins.filter_map(|e| e.ok().map(|e| e.path())).collect();
+            bins.sort();
+            roots.extend(
+                bins.into_iter()
+                    .map(|b| if b.is_dir() { b.join("main.rs") } else { b }),
+            );
         }
     }
-    for file in &files {
-        let module = src
-            .as_deref()
-            .and_then(|s| module_of(s, file))
-            .unwrap_or_default();
-        scan(file, module, &mut found);
+    for root in roots.iter().filter_map(|r| r.canonicalize().ok()) {
+        let tree = Tree::walk(&root);
+        if let Some(module) = tree.module_of(&caller) {
+            return CrateSource {
+                found: tree.found,
+                caller: Some(module),
+            };
+        }
     }
-    found
+    let tree = Tree::walk(&caller);
+    CrateSource {
+        found: tree.found,
+        caller: Some(Vec::new()),
+    }
+}
+
+/// One crate's files, each with its module, and its probes.
+#[derive(Default)]
+struct Tree {
+    files: Vec<(PathBuf, Vec<String>)>,
+    found: Vec<Found>,
+}
+
+impl Tree {
+    /// The files `root` declares, transitively.
+    fn walk(root: &Path) -> Self {
+        let mut tree = Tree::default();
+        let dir = root.parent().unwrap_or(Path::new("")).to_owned();
+        tree.file(root, Vec::new(), &dir);
+        tree
+    }
+
+    fn module_of(&self, file: &Path) -> Option<Vec<String>> {
+        self.files
+            .iter()
+            .find(|(f, _)| f == file)
+            .map(|(_, m)| m.clone())
+    }
+
+    /// Reads `file`, module `module`, whose `mod x;` files are in `dir`.
+    fn file(&mut self, file: &Path, module: Vec<String>, dir: &Path) {
+        let file = file.canonicalize().unwrap_or_else(|_| file.to_owned());
+        if self.files.len() >= MAX_FILES || self.files.iter().any(|(f, _)| *f == file) {
+            return;
+        }
+        let small = std::fs::metadata(&file).is_ok_and(|m| m.len() <= MAX_BYTES);
+        let Some(text) = small.then(|| std::fs::read_to_string(&file).ok()).flatten() else {
+            return;
+        };
+        self.files.push((file, module.clone()));
+        // Most files declare no module and hold no probe: not parsed.
+        if !text.contains("zb_health") && !text.contains("mod ") {
+            return;
+        }
+        if let Ok(parsed) = syn::parse_file(&text) {
+            self.items(&parsed.items, &module, dir);
+        }
+    }
+
+    fn items(&mut self, items: &[syn::Item], module: &[String], dir: &Path) {
+        for item in items {
+            match item {
+                syn::Item::Struct(s) if is_probe(&s.attrs) && !is_cfg(&s.attrs) => {
+                    self.found.push(Found {
+                        module: module.to_vec(),
+                        name: s.ident.to_string(),
+                    });
+                }
+                // A module under `#[cfg]` may not exist: its probes are
+                // left to the checks at the manifest.
+                syn::Item::Mod(m) if !is_cfg(&m.attrs) => {
+                    let name = m.ident.to_string();
+                    let mut nested = module.to_vec();
+                    nested.push(name.clone());
+                    match &m.content {
+                        Some((_, inner)) => self.items(inner, &nested, &dir.join(&name)),
+                        None => {
+                            let (file, child_dir) = module_file(&m.attrs, dir, &name);
+                            self.file(&file, nested, &child_dir);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Where `mod name;` declared in `dir` lives, and where its own `mod`s
+/// do: `#[path]`, else `name.rs` (children in `name/`), else
+/// `name/mod.rs`.
+fn module_file(attrs: &[syn::Attribute], dir: &Path, name: &str) -> (PathBuf, PathBuf) {
+    let path = attrs.iter().find_map(|a| match &a.meta {
+        syn::Meta::NameValue(nv) if nv.path.is_ident("path") => match &nv.value {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) => Some(s.value()),
+            _ => None,
+        },
+        _ => None,
+    });
+    if let Some(p) = path {
+        let file = dir.join(p);
+        let child_dir = file.parent().unwrap_or(dir).to_owned();
+        return (file, child_dir);
+    }
+    let flat = dir.join(format!("{name}.rs"));
+    if flat.is_file() {
+        (flat, dir.join(name))
+    } else {
+        (dir.join(name).join("mod.rs"), dir.join(name))
+    }
 }
 
 /// The hint for a `type:` written as `written` that names no type: the
@@ -118,8 +246,8 @@ pub fn hint(written: &syn::Path, found: &[Found]) -> Option<String> {
 
 /// Whether `written` names a `#[zb_health]` struct found in the source at
 /// that very path: `crate::a::X` in module `a`, `X` or `self::a::X` from
-/// the module of the file that calls `manifest!` (`caller`).
-pub fn reachable(written: &syn::Path, found: &[Found], caller: Option<&Path>) -> bool {
+/// the module of the file that calls `manifest!`.
+pub fn reachable(written: &syn::Path, source: &CrateSource) -> bool {
     let idents: Vec<String> = written
         .segments
         .iter()
@@ -131,7 +259,7 @@ pub fn reachable(written: &syn::Path, found: &[Found], caller: Option<&Path>) ->
     let module: Vec<String> = match parent.first().map(String::as_str) {
         Some("crate") => parent[1..].to_vec(),
         None | Some("self") => {
-            let Some(mut here) = caller_module(caller) else {
+            let Some(mut here) = source.caller.clone() else {
                 return false;
             };
             here.extend(parent.iter().skip(usize::from(!parent.is_empty())).cloned());
@@ -140,92 +268,11 @@ pub fn reachable(written: &syn::Path, found: &[Found], caller: Option<&Path>) ->
         // `super::`, another crate, a leading `::`: not placed.
         Some(_) => return false,
     };
-    written.leading_colon.is_none() && found.iter().any(|f| f.name == *name && f.module == module)
-}
-
-/// The module of the file that calls `manifest!`: by the layout under
-/// `src/`, or the crate root for a file elsewhere (a test, an example).
-fn caller_module(caller: Option<&Path>) -> Option<Vec<String>> {
-    let caller = caller?.canonicalize().ok()?;
-    let src = std::env::var_os("CARGO_MANIFEST_DIR").map(|d| PathBuf::from(d).join("src"));
-    Some(
-        src.as_deref()
-            .and_then(|s| module_of(s, &caller))
-            .unwrap_or_default(),
-    )
-}
-
-/// The `.rs` files under `dir`, depth first, up to [`MAX_FILES`].
-fn rs_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for path in entries {
-        if out.len() >= MAX_FILES {
-            return;
-        }
-        if path.is_dir() {
-            rs_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path.canonicalize().unwrap_or(path));
-        }
-    }
-}
-
-/// The module a file under `src` is, by Rust's file layout: `lib.rs`,
-/// `main.rs` and `bin/*.rs` are roots, `a/mod.rs` and `a.rs` are `a`.
-fn module_of(src: &Path, file: &Path) -> Option<Vec<String>> {
-    let src = src.canonicalize().ok()?;
-    let rel = file.strip_prefix(&src).ok()?;
-    let mut parts: Vec<String> = rel
-        .iter()
-        .map(|p| p.to_string_lossy().into_owned())
-        .collect();
-    let leaf = parts.pop()?;
-    if parts.first().is_some_and(|p| p == "bin") {
-        return Some(Vec::new());
-    }
-    let stem = leaf.trim_end_matches(".rs");
-    if !(parts.is_empty() && matches!(stem, "lib" | "main")) && stem != "mod" {
-        parts.push(stem.to_owned());
-    }
-    Some(parts)
-}
-
-/// The `#[zb_health]` structs of one file, in `module`.
-fn scan(file: &Path, module: Vec<String>, found: &mut Vec<Found>) {
-    let small = std::fs::metadata(file).is_ok_and(|m| m.len() <= MAX_BYTES);
-    let Some(text) = small.then(|| std::fs::read_to_string(file).ok()).flatten() else {
-        return;
-    };
-    // Most files hold no probe: skip them without parsing.
-    if !text.contains("zb_health") {
-        return;
-    }
-    if let Ok(parsed) = syn::parse_file(&text) {
-        collect(&parsed.items, &module, found);
-    }
-}
-
-fn collect(items: &[syn::Item], module: &[String], found: &mut Vec<Found>) {
-    for item in items {
-        match item {
-            syn::Item::Struct(s) if is_probe(&s.attrs) && !is_cfg(&s.attrs) => found.push(Found {
-                module: module.to_vec(),
-                name: s.ident.to_string(),
-            }),
-            syn::Item::Mod(m) => {
-                if let Some((_, inner)) = &m.content {
-                    let mut nested = module.to_vec();
-                    nested.push(m.ident.to_string());
-                    collect(inner, &nested, found);
-                }
-            }
-            _ => {}
-        }
-    }
+    written.leading_colon.is_none()
+        && source
+            .found
+            .iter()
+            .any(|f| f.name == *name && f.module == module)
 }
 
 /// Whether the item is compiled only under a condition.
@@ -285,50 +332,87 @@ mod tests {
 
     #[test]
     fn only_a_probe_found_at_the_written_path_is_reachable() {
-        let all = [found(&[], "CacheProbe"), found(&["probes"], "DiskProbe")];
         let path = |p: &str| syn::parse_str::<syn::Path>(p).unwrap();
-        // No caller file: a relative path cannot be placed.
-        assert!(reachable(&path("crate::CacheProbe"), &all, None));
-        assert!(reachable(&path("crate::probes::DiskProbe"), &all, None));
-        assert!(!reachable(&path("crate::DiskProbe"), &all, None));
-        assert!(!reachable(&path("CacheProbe"), &all, None));
-        assert!(!reachable(&path("super::CacheProbe"), &all, None));
-        assert!(!reachable(&path("::other::CacheProbe"), &all, None));
-        assert!(!reachable(&path("other::CacheProbe"), &all, None));
-        // A caller outside `src/` is a crate root.
-        let caller = std::env::temp_dir();
-        assert!(reachable(&path("CacheProbe"), &all, Some(&caller)));
-        assert!(reachable(
-            &path("self::probes::DiskProbe"),
-            &all,
-            Some(&caller)
-        ));
+        let source = |caller: Option<Vec<String>>| CrateSource {
+            found: vec![found(&[], "CacheProbe"), found(&["probes"], "DiskProbe")],
+            caller,
+        };
+        let unplaced = source(None);
+        assert!(reachable(&path("crate::CacheProbe"), &unplaced));
+        assert!(reachable(&path("crate::probes::DiskProbe"), &unplaced));
+        assert!(!reachable(&path("crate::DiskProbe"), &unplaced));
+        // A relative path needs the caller's module.
+        assert!(!reachable(&path("CacheProbe"), &unplaced));
+        for other in [
+            "super::CacheProbe",
+            "::other::CacheProbe",
+            "other::CacheProbe",
+        ] {
+            assert!(
+                !reachable(&path(other), &source(Some(Vec::new()))),
+                "{other}"
+            );
+        }
+        let root = source(Some(Vec::new()));
+        assert!(reachable(&path("CacheProbe"), &root));
+        assert!(reachable(&path("self::probes::DiskProbe"), &root));
+        let in_probes = source(Some(vec!["probes".into()]));
+        assert!(reachable(&path("DiskProbe"), &in_probes));
+        assert!(!reachable(&path("CacheProbe"), &in_probes));
     }
 
     #[test]
-    fn files_are_modules_by_rusts_layout() {
+    fn a_crate_is_read_from_its_root_along_its_mod_declarations() {
         let dir = std::env::temp_dir().join(format!("zb-nearby-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
         let src = dir.join("src");
-        std::fs::create_dir_all(src.join("a")).unwrap();
-        std::fs::write(src.join("main.rs"), "mod a;").unwrap();
-        std::fs::write(src.join("a/mod.rs"), "mod b;").unwrap();
-        std::fs::write(
-            src.join("a/b.rs"),
-            "#[zb_health(name = \"x\", tags = [ready])] pub struct X;\n\
-             mod inner { #[zb_health::zb_health(name = \"y\", tags = [ready])] struct Y; struct Z; }\n\
-             #[cfg(test)] #[zb_health(name = \"w\")] struct W;",
-        )
-        .unwrap();
-        let mut files = Vec::new();
-        rs_files(&src, &mut files);
-        let mut all = Vec::new();
-        for f in &files {
-            scan(f, module_of(&src, f).unwrap(), &mut all);
-        }
-        assert_eq!(
-            all,
-            [found(&["a", "b"], "X"), found(&["a", "b", "inner"], "Y")]
+        std::fs::create_dir_all(src.join("a/b/inner")).unwrap();
+        std::fs::create_dir_all(src.join("elsewhere")).unwrap();
+        let write = |f: &str, text: &str| std::fs::write(src.join(f), text).unwrap();
+        // The library is another crate than the binary.
+        write("lib.rs", "#[zb_health(name = \"l\")] pub struct LibProbe;");
+        write(
+            "main.rs",
+            "mod a; mod missing; #[cfg(test)] mod t; #[path = \"elsewhere/p.rs\"] mod p;\n\
+             zb_health::manifest!(Health = \"health.yaml\");",
         );
+        write("t.rs", "#[zb_health(name = \"t\")] struct TestOnly;");
+        write(
+            "elsewhere/p.rs",
+            "#[zb_health(name = \"p\")] pub struct PathProbe;",
+        );
+        write("a/mod.rs", "pub mod b;");
+        write(
+            "a/b.rs",
+            "#[zb_health(name = \"x\", tags = [ready])] pub struct X;\n\
+             mod inner { #[zb_health::zb_health(name = \"y\")] struct Y; struct Z; mod c; }\n\
+             #[cfg(test)] #[zb_health(name = \"w\")] struct W;",
+        );
+        write("a/b/inner/c.rs", "#[zb_health(name = \"c\")] pub struct C;");
+        // Not declared by any module: not part of the crate.
+        write("a/stray.rs", "#[zb_health(name = \"s\")] pub struct Stray;");
+
+        let source = crate_source_in(Some(&src), Some(&src.join("main.rs")));
+        assert_eq!(
+            source.found,
+            [
+                found(&["a", "b"], "X"),
+                found(&["a", "b", "inner"], "Y"),
+                found(&["a", "b", "inner", "c"], "C"),
+                found(&["p"], "PathProbe"),
+            ]
+        );
+        assert_eq!(source.caller, Some(Vec::new()));
+        let from_b = crate_source_in(Some(&src), Some(&src.join("a/b.rs")));
+        assert_eq!(from_b.caller, Some(vec!["a".to_string(), "b".to_string()]));
+        let lib = crate_source_in(Some(&src), Some(&src.join("lib.rs")));
+        assert_eq!(lib.found, [found(&[], "LibProbe")]);
+        // A file outside every crate root is a root of its own.
+        let test = dir.join("test.rs");
+        std::fs::write(&test, "#[zb_health(name = \"q\")] struct Q;").unwrap();
+        let alone = crate_source_in(Some(&src), Some(&test));
+        assert_eq!(alone.found, [found(&[], "Q")]);
+        assert_eq!(alone.caller, Some(Vec::new()));
         std::fs::remove_dir_all(dir).unwrap();
     }
 }
