@@ -90,6 +90,14 @@ fn three_hundred_pods_unhealthy_first_filtered_and_a_hung_one_unreachable() {
         dom.contains(&format!("data-shown=\"{DEGRADED}\""))
     });
     assert_eq!(count(&dom, "<tr class=\"pod\""), DEGRADED);
+    // One option per group, each with its count, relabelled in place.
+    let select = element(&dom, "<select id=\"status-filter\"");
+    assert_eq!(count(select, "<option"), 6, "{select}");
+    assert!(
+        text(select).contains(&format!("Degraded ({DEGRADED})"))
+            && text(select).contains(&format!("All ({PODS})")),
+        "{select}"
+    );
     assert_eq!(
         count(&dom, "<tr class=\"pod\" data-pod=\""),
         count(&dom, "data-group=\"degraded\" data-url=")

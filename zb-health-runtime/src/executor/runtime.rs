@@ -120,12 +120,13 @@ impl ProbeRuntime {
         })
     }
 
-    /// What this probe's history holds at `now_ms`; empty before its first
-    /// recorded result. Reads only: never runs the probe.
-    pub(crate) fn history_view(&self, now_ms: u64) -> ProbeView {
+    /// What this probe's history holds at `now_ms`, from `from_ms` on (0:
+    /// all of it); empty before its first recorded result. Reads only:
+    /// never runs the probe.
+    pub(crate) fn history_view(&self, now_ms: u64, from_ms: u64) -> ProbeView {
         self.history
             .get()
-            .map_or_else(ProbeView::empty, |h| h.view(now_ms))
+            .map_or_else(ProbeView::empty, |h| h.view_since(now_ms, from_ms))
     }
 
     /// Records a reported entry in the history while it is enabled: one

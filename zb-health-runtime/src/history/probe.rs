@@ -215,7 +215,14 @@ impl ProbeHistory {
     }
 
     /// A copy of what is recorded, with the flaps counted at `now_ms`.
+    #[cfg(test)]
     pub(crate) fn view(&self, now_ms: u64) -> ProbeView {
+        self.view_since(now_ms, 0)
+    }
+
+    /// [`view`](Self::view) with only the samples and transitions at or
+    /// after `from_ms`: a delta copies only what it sends.
+    pub(crate) fn view_since(&self, now_ms: u64, from_ms: u64) -> ProbeView {
         let r = lock(&self.rings);
         let now_minute = now_ms / MINUTE_MS;
         let flaps = r
@@ -227,6 +234,7 @@ impl ProbeHistory {
         let kept = r.runs.min(SAMPLES as u64);
         let samples = (r.runs - kept..r.runs)
             .map(|i| r.samples[(i % SAMPLES as u64) as usize])
+            .filter(|s| s.at_ms >= from_ms)
             .map(|s| {
                 (
                     s.at_ms,
@@ -239,6 +247,7 @@ impl ProbeHistory {
         let kept = r.transitions_seen.min(TRANSITIONS as u64);
         let transitions = (r.transitions_seen - kept..r.transitions_seen)
             .map(|i| r.transitions[(i % TRANSITIONS as u64) as usize])
+            .filter(|t| t.at_ms >= from_ms)
             .map(|t| {
                 let d = t.description.map(|d| d.as_str().to_owned());
                 (

@@ -84,23 +84,22 @@ impl HealthRegistry {
         since: Option<&Since>,
     ) -> String {
         let now = crate::history::now_ms();
+        // A delta copies only the samples and transitions it sends.
+        let from = since.map_or(0, |s| s.since_ms);
         let mut probes: Vec<_> = self
             .inner
             .table
             .all()
             .iter()
-            .map(|p| (p.name.clone(), p.tags, p.history_view(now)))
+            .map(|p| (p.name.clone(), p.tags, p.history_view(now, from)))
             .collect();
         let h = &self.inner.history;
         let cluster = h.cluster.read().unwrap_or_else(|e| e.into_inner()).clone();
         let mut events = self.inner.lifecycle.events();
         let mut names = Vec::new();
-        if let Some(since) = since {
-            let from = since.since_ms;
+        if since.is_some() {
             names = probes.iter().map(|(name, _, _)| name.clone()).collect();
-            probes.retain_mut(|(_, _, view)| {
-                view.samples.retain(|s| s.0 >= from);
-                view.transitions.retain(|t| t.0 >= from);
+            probes.retain(|(_, _, view)| {
                 !view.samples.is_empty()
                     || !view.transitions.is_empty()
                     || view.since_ms.is_some_and(|at| at >= from)
