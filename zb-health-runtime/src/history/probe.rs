@@ -214,14 +214,15 @@ impl ProbeHistory {
         });
     }
 
-    /// A copy of what is recorded, with the flaps counted at `now_ms`.
+    /// All that is recorded: the tests' shorthand for `view_since(now_ms, 0)`.
     #[cfg(test)]
     pub(crate) fn view(&self, now_ms: u64) -> ProbeView {
         self.view_since(now_ms, 0)
     }
 
-    /// [`view`](Self::view) with only the samples and transitions at or
-    /// after `from_ms`: a delta copies only what it sends.
+    /// A copy of the samples and transitions recorded at or after
+    /// `from_ms` (0: all of them), with the flaps counted at `now_ms`.
+    /// Filtered under the lock, so a delta copies only what it sends.
     pub(crate) fn view_since(&self, now_ms: u64, from_ms: u64) -> ProbeView {
         let r = lock(&self.rings);
         let now_minute = now_ms / MINUTE_MS;
