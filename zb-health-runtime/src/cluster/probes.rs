@@ -200,6 +200,9 @@ impl ActiveNodeProbe {
 }
 
 impl Probe for ActiveNodeProbe {
+    /// The `active` tier's one purpose: `?exclude=` never leaves it out.
+    const EXCLUDABLE: bool = false;
+
     async fn check(&self) -> ProbeOutcome {
         let Some(state) = self.view.state() else {
             self.note_active(false);
