@@ -1,11 +1,12 @@
 //! How quickly the orchestrator notices a changed answer, and the bounds
 //! that follow from it (BE-HLTH-006): the readiness probe's period and
 //! failure threshold that `zb-health k8s` emits, the detection time they
-//! give, the age a background result may reach, and the deadline a probe
-//! runs with when nobody wrote one.
+//! give, the age a background result may reach, the deadline a probe
+//! runs with when nobody wrote one, and how long a generated alert holds.
 //!
 //! One place, so the rule that bounds a cached result (R19), the generated
-//! code, the runtime and the Kubernetes generator use the same numbers.
+//! code, the runtime, the Kubernetes generator and the alert generator use
+//! the same numbers.
 
 use std::time::Duration;
 
