@@ -8,9 +8,13 @@
 //! Applications start with [`prelude`]: `use zb_health::prelude::*;`. The
 //! crate root holds exactly the public modules below, the prelude's items,
 //! and [`spec`], the `zb-health-spec` crate whose rules every check here
-//! calls; plus one hidden module, `__private`, the paths that
-//! `manifest!`'s generated code names (the idiom of serde's `__private`:
-//! not an API, and free to change).
+//! calls. Hidden from the docs, and no API (the idiom of serde's
+//! `__private`: free to change), are the items `manifest!`'s generated
+//! code names: the module `__private`, the callback `__attribute_limits`
+//! through which it checks a `#[zb_health]` attribute, and four macros,
+//! `__zb_require_database`, `__zb_require_grpc`, `__zb_require_grpc_server`
+//! and `__zb_require_cluster`, which name the feature a manifest needs
+//! when it is off.
 //!
 //! # How the parts fit
 //!
