@@ -321,3 +321,25 @@ async fn a_host_that_is_not_this_machines_is_named() {
         "{e}"
     );
 }
+
+#[cfg(feature = "grpc")]
+#[actix_web::test]
+async fn a_taken_grpc_port_names_its_variable() {
+    use crate::grpc::server::{GrpcHealth, GrpcTarget};
+    let (_held, port) = held_port();
+    let s = with(&[
+        ("PORT", "0"),
+        ("MANAGEMENT_PORT", "0"),
+        ("GRPC_PORT", &port.to_string()),
+    ])
+    .unwrap();
+    let grpc = GrpcHealth::builder(s.registry().clone())
+        .service("", GrpcTarget::Tier(crate::Tag::Ready))
+        .build()
+        .unwrap();
+    let e = s.grpc(grpc).bind().unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!("GRPC_PORT={port}: 127.0.0.1:{port} is already in use")
+    );
+}
