@@ -35,6 +35,9 @@
 //!   background schedule, producing a [`report::HealthReport`].
 //! * [`lifecycle`]: the startup gate, the liveness watchdog and the drain's
 //!   state; [`server`] runs the actix (and gRPC) servers under the drain.
+//!   A start it cannot make (a bad variable, a taken port) is a
+//!   [`StartError`], which names the setting to change and prints as words
+//!   when `main` returns it.
 //! * [`writer`]: the report as a body, the canonical JSON by default, at a
 //!   tier's disclosure level; raw error text is in no body at any level.
 //! * [`http`]: [`ZbHealth`] maps the three tiers, one path per probe under
@@ -115,6 +118,7 @@ pub mod report;
 pub mod server;
 mod setting;
 pub mod shared;
+mod start;
 mod sync;
 mod table;
 pub mod token;
@@ -142,6 +146,7 @@ pub use lifecycle::{Heartbeat, StartupGate};
 pub use meta::ZbHealthProbe;
 pub use probe::{BlockingProbe, Probe, ProbeError, ProbeOutcome, ProbeResult, from_fn};
 pub use registry::{HealthRegistry, ProbeRegistration, RegistryError};
+pub use start::StartError;
 pub use zb_health_spec::{FailureStatus, HealthStatus, Tag, TagSet};
 
 /// What an application writes: `use zb_health::prelude::*;`. The crate
@@ -149,13 +154,13 @@ pub use zb_health_spec::{FailureStatus, HealthStatus, Tag, TagSet};
 ///
 /// The probe trait and its result, the registry and registration, the
 /// lifecycle handles, the endpoint mapping and its health groups, the
-/// gate, and the two macros.
+/// gate, the error `main` returns, and the two macros.
 /// Lower-level items stay in their modules.
 pub mod prelude {
     pub use crate::{
         ActiveNodeGate, BlockingProbe, FailureStatus, HealthGroup, HealthRegistry, HealthStatus,
         Heartbeat, Probe, ProbeError, ProbeOutcome, ProbeRegistration, ProbeResult, RegistryError,
-        RequireActiveNode, StartupGate, Tag, TagSet, ZbHealth, ZbHealthProbe, from_fn,
+        RequireActiveNode, StartError, StartupGate, Tag, TagSet, ZbHealth, ZbHealthProbe, from_fn,
         map_zb_health,
     };
     #[cfg(feature = "macros")]
