@@ -74,8 +74,9 @@ fn handover_gap() -> Duration {
 }
 
 /// Five scadabridge nodes in `ns`, with the expected size from the run
-/// time, every one warm and every one naming node 0 (the oldest) active.
-fn five_nodes(ns: &NetNs) -> (Launch, Vec<ServiceProcess>) {
+/// time, every one warm and every one naming node 0 (the oldest) active,
+/// and a poller of their `/health/active` from then on.
+fn five_nodes(ns: &NetNs) -> (Launch, Vec<ServiceProcess>, ActivePoller) {
     ns.enter();
     let launch = launch().env("CLUSTER_EXPECTED_SIZE", "5");
     let nodes = start_cluster(&launch, 5);
@@ -86,7 +87,9 @@ fn five_nodes(ns: &NetNs) -> (Launch, Vec<ServiceProcess>) {
             .collect();
         (codes == [200, 503, 503, 503, 503]).then_some(())
     });
-    (launch, nodes)
+    let refs: Vec<&ServiceProcess> = nodes.iter().collect();
+    let poller = ActivePoller::start(ns, &refs);
+    (launch, nodes, poller)
 }
 
 fn gossip(nodes: &[ServiceProcess], which: &[usize]) -> Vec<SocketAddr> {
@@ -167,9 +170,7 @@ fn cut_and_heal(
 #[test]
 fn partitions_one_way_loss_and_flaps_never_give_two_active_nodes() {
     let ns = NetNs::new();
-    let (_launch, nodes) = five_nodes(&ns);
-    let refs: Vec<&ServiceProcess> = nodes.iter().collect();
-    let poller = ActivePoller::start(&ns, &refs);
+    let (_launch, nodes, poller) = five_nodes(&ns);
     let all = gossip(&nodes, &[0, 1, 2, 3, 4]);
     let mut report = Vec::new();
 
@@ -254,9 +255,7 @@ fn partitions_one_way_loss_and_flaps_never_give_two_active_nodes() {
 #[test]
 fn a_paused_active_node_never_answers_beside_its_successor() {
     let ns = NetNs::new();
-    let (_launch, nodes) = five_nodes(&ns);
-    let refs: Vec<&ServiceProcess> = nodes.iter().collect();
-    let poller = ActivePoller::start(&ns, &refs);
+    let (_launch, nodes, poller) = five_nodes(&ns);
     let mut report = Vec::new();
     for round in 0..3 {
         let active = until_active(&nodes, &[0, 1, 2, 3, 4]);
@@ -290,9 +289,7 @@ fn a_paused_active_node_never_answers_beside_its_successor() {
 #[test]
 fn a_node_restarted_on_its_own_address_rejoins_as_the_youngest() {
     let ns = NetNs::new();
-    let (launch, mut nodes) = five_nodes(&ns);
-    let refs: Vec<&ServiceProcess> = nodes.iter().collect();
-    let poller = ActivePoller::start(&ns, &refs);
+    let (launch, mut nodes, poller) = five_nodes(&ns);
     // Killed at once (no drain, no `Leaving`): the others fail over.
     let killed = Instant::now();
     nodes[0].kill();
@@ -314,14 +311,13 @@ fn a_node_restarted_on_its_own_address_rejoins_as_the_youngest() {
 /// times: the node drains (ready 503 from the signal on) and leaves the
 /// cluster (`leave_cluster_on_drain` gossips `Leaving`), so one of the
 /// others answers `/health/active` 200 within [`SIGTERM_HANDOVER`] of the
-/// signal, and at no instant do two nodes ([`AT_NO_INSTANT`]). Each signalled node exits and is
-/// started again on its own address, the youngest, before the next round.
+/// signal, and at no instant do two nodes ([`AT_NO_INSTANT`]). Each
+/// signalled node exits and is started again on its own address, the
+/// youngest, before the next round.
 #[test]
 fn a_sigterm_of_the_active_node_hands_over_within_a_second_and_never_to_two_nodes() {
     let ns = NetNs::new();
-    let (launch, mut nodes) = five_nodes(&ns);
-    let refs: Vec<&ServiceProcess> = nodes.iter().collect();
-    let poller = ActivePoller::start(&ns, &refs);
+    let (launch, mut nodes, poller) = five_nodes(&ns);
     let all: Vec<usize> = (0..nodes.len()).collect();
     let mut report = Vec::new();
     for round in 0..3 {
@@ -332,7 +328,10 @@ fn a_sigterm_of_the_active_node_hands_over_within_a_second_and_never_to_two_node
         let successor = until_active(&nodes, &others);
         // Still draining (it serves on for the drain delay): not ready.
         if let Ok(ready) = nodes[active].try_get("/health/ready") {
-            assert_eq!(ready.status, 503, "round {round}: the leaving node is ready");
+            assert_eq!(
+                ready.status, 503,
+                "round {round}: the leaving node is ready"
+            );
         }
         // The poller's history past the bound, so it holds the first 200.
         hold(SIGTERM_HANDOVER + Duration::from_secs(1));

@@ -212,16 +212,20 @@ impl ClusterState {
         if !self.self_member().is_some_and(|m| m.status.is_expected()) {
             return self;
         }
-        let mut state = Self::clone(&self);
+        Arc::new(self.with_self_member(|m| m.status = MemberStatus::Leaving))
+    }
+
+    /// A copy with this node's own member record changed by `patch`: how a
+    /// view shows what this node decided before its gossip says it.
+    pub(crate) fn with_self_member(&self, patch: impl FnMut(&mut Member)) -> Self {
+        let mut state = self.clone();
         let self_address = state.self_address.clone();
-        for m in state
+        state
             .members
             .iter_mut()
             .filter(|m| m.address == self_address)
-        {
-            m.status = MemberStatus::Leaving;
-        }
-        Arc::new(state)
+            .for_each(patch);
+        state
     }
 
     fn count_with(&self, counts: impl Fn(&Member) -> bool) -> u32 {
@@ -357,7 +361,11 @@ impl InMemoryClusterView {
 
 impl ClusterView for InMemoryClusterView {
     fn state(&self) -> Option<Arc<ClusterState>> {
-        let state = self.state.read().unwrap_or_else(|e| e.into_inner()).clone()?;
+        let state = self
+            .state
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()?;
         Some(if self.has_left() {
             state.as_left()
         } else {
@@ -382,19 +390,13 @@ impl ClusterView for InMemoryClusterView {
         let Some(state) = slot.as_ref() else {
             return false;
         };
-        let mut state = ClusterState::clone(state);
-        let self_address = state.self_address.clone();
-        for m in state
-            .members
-            .iter_mut()
-            .filter(|m| m.address == self_address)
-        {
+        let state = state.with_self_member(|m| {
             m.stepped_down_since = if on {
                 Some(m.stepped_down_since.unwrap_or_else(Instant::now))
             } else {
                 None
             };
-        }
+        });
         *slot = Some(Arc::new(state));
         true
     }

@@ -94,7 +94,9 @@ impl ChitchatClusterView {
     /// gate see the change before the next gossip round. After
     /// [`leave`](ClusterView::leave) the status published is `Leaving`
     /// whatever `status` says (a late `Up` must not make the node a
-    /// candidate again); the roles are still written.
+    /// candidate again); the roles are still written. Publishing `Leaving`
+    /// is not a leave: it changes the gossiped status only (the policy's
+    /// to map), without the latch [`leave`](ClusterView::leave) sets.
     pub async fn publish<I, S>(&self, status: MemberStatus, roles: I)
     where
         I: IntoIterator<Item = S>,
@@ -136,16 +138,7 @@ impl ChitchatClusterView {
         if gossiped.is_none() || gossiped == Some(own) {
             return state;
         }
-        let mut patched = ClusterState::clone(&state);
-        let self_address = patched.self_address.clone();
-        for m in patched
-            .members
-            .iter_mut()
-            .filter(|m| m.address == self_address)
-        {
-            m.stepped_down_since = own;
-        }
-        Arc::new(patched)
+        Arc::new(state.with_self_member(|m| m.stepped_down_since = own))
     }
 }
 
