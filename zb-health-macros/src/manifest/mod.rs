@@ -15,6 +15,7 @@
 
 mod codegen;
 mod custom;
+mod declared;
 mod facts;
 mod input;
 mod nearby;
