@@ -280,9 +280,9 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> Probes
                 // For a type proved missing, the probe the hint names stands
                 // in, field name and all, so the caller's struct literal
                 // adds no error to ours.
-                let instead = missing
-                    .then(|| hint.as_deref())
-                    .flatten()
+                let instead = hint
+                    .as_deref()
+                    .filter(|_| missing)
                     .and_then(|h| super::nearby::usable(h, &call, source))
                     .and_then(|p| syn::parse_str::<syn::Path>(&p).ok());
                 let (ident, doc) =

@@ -32,6 +32,13 @@
 //! string, comes next to ours, since a failed glob cannot be detected.
 //! The deps field names the type through an alias of the same name, so
 //! rustdoc still shows `cache_probe: CacheProbe`.
+//!
+//! That check is an `E0277` whose label rustc words itself, naming the
+//! check's trait, and a struct literal of the deps then meets the
+//! fallback ("expected `CahceProbe`, found `CacheProbe`"). So when the
+//! source proves the type missing (`nearby::missing`), there is no lookup
+//! by glob: the macro reports the error itself, and the type is the probe
+//! its "did you mean" names ([`CustomType::proved_missing`]).
 
 use proc_macro2::{Group, Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote};

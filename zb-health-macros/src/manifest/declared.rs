@@ -339,8 +339,26 @@ mod tests {
         );
         assert!(!d.open, "{d:?}");
         for name in [
-            "Thing", "b", "D", "Alias", "inner", "Maybe", "E", "U", "T", "f", "K", "S", "al",
-            "Opaque", "P", "main", "Q", "R", "HealthDeps", "Health__types",
+            "Thing",
+            "b",
+            "D",
+            "Alias",
+            "inner",
+            "Maybe",
+            "E",
+            "U",
+            "T",
+            "f",
+            "K",
+            "S",
+            "al",
+            "Opaque",
+            "P",
+            "main",
+            "Q",
+            "R",
+            "HealthDeps",
+            "Health__types",
         ] {
             assert!(d.may_declare(name), "{name}");
         }
@@ -367,7 +385,8 @@ mod tests {
 
     #[test]
     fn the_prelude_names_are_the_runtimes() {
-        let lib = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../zb-health-runtime/src/lib.rs");
+        let lib = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../zb-health-runtime/src/lib.rs");
         let file = syn::parse_file(&std::fs::read_to_string(lib).unwrap()).unwrap();
         let prelude = file
             .items
@@ -377,7 +396,14 @@ mod tests {
                 _ => None,
             })
             .expect("the runtime has a prelude");
-        let mut names = declared(&prelude.1.iter().map(|i| quote::quote!(#i).to_string()).collect::<String>()).names;
+        let mut names = declared(
+            &prelude
+                .1
+                .iter()
+                .map(|i| quote::quote!(#i).to_string())
+                .collect::<String>(),
+        )
+        .names;
         names.sort();
         let mut expected: Vec<String> = PRELUDE.iter().map(|n| n.to_string()).collect();
         expected.sort();

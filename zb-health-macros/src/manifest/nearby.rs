@@ -1,20 +1,25 @@
 //! The `#[zb_health]` probes written in the crate's source, for the "did
-//! you mean" of a custom `type:` that names no type.
+//! you mean" of a custom `type:` that names no type, and what each module
+//! declares, to tell when such a type certainly does not exist.
 //!
 //! A macro cannot ask the compiler which types are in scope, and the check
 //! that the type exists runs after expansion. So the macro reads the
 //! source itself: the crate of the file that calls `manifest!`, from its
 //! root along its `mod` declarations, parsed with syn, each `#[zb_health]`
-//! struct with the module its file and inline `mod`s give it.
+//! struct with the module its file and inline `mod`s give it, and each
+//! module's names (`declared`).
 //!
 //! The hint is only words: what the scan misses (a probe another macro
-//! writes, one in another crate) costs the hint, never a build, and the
-//! message shows only when the type is missing. The same scan tells
-//! `manifest!` whether a probe's attribute callback is [`reachable`] (see
-//! `crate::limits`); a wrong "yes" would be an unresolved macro, so only a
-//! probe found at the very path written counts, and nothing under
-//! `#[cfg]`, which may not exist. Any other probe's limits are checked at
-//! the manifest.
+//! writes, one in another crate) costs the hint, never a build. When the
+//! scan proves the type [`missing`], `manifest!` reports it itself, with
+//! the probe the hint names standing in ([`usable`]), so a struct literal
+//! of the deps adds no error to it; any doubt leaves the check to the
+//! compiler, as one error in our words with rustc's label naming the
+//! check. The same scan tells `manifest!` whether a probe's attribute
+//! callback is [`reachable`] (see `crate::limits`); a wrong "yes" would be
+//! an unresolved macro, so only a probe found at the very path written
+//! counts, and nothing under `#[cfg]`, which may not exist. Any other
+//! probe's limits are checked at the manifest.
 
 use std::path::{Path, PathBuf};
 
@@ -275,7 +280,10 @@ impl Tree {
                             let mut declared = Declared::of(&m.attrs, inner);
                             // `#[path]` on an inline module moves its
                             // children's files: not followed for `missing`.
-                            declared.open |= m.attrs.iter().any(|a| !declared::inert(a) || a.path().is_ident("path"));
+                            declared.open |= m
+                                .attrs
+                                .iter()
+                                .any(|a| !declared::inert(a) || a.path().is_ident("path"));
                             self.modules.push(Module {
                                 path: nested.clone(),
                                 file: file.to_owned(),
@@ -290,7 +298,8 @@ impl Tree {
                             // A `cfg_attr` may move the file: its names
                             // decide nothing.
                             if !m.attrs.iter().all(declared::inert)
-                                && let Some(read) = self.modules.iter_mut().find(|r| r.path == nested)
+                                && let Some(read) =
+                                    self.modules.iter_mut().find(|r| r.path == nested)
                             {
                                 read.declared.open = true;
                             }
@@ -481,7 +490,12 @@ fn place(path: &syn::Path, here: &[String]) -> Option<(Vec<String>, String)> {
     if path.leading_colon.is_some() {
         return None;
     }
-    let (last, parent) = path.segments.iter().collect::<Vec<_>>().split_last().map(|(l, p)| (*l, p.to_vec()))?;
+    let (last, parent) = path
+        .segments
+        .iter()
+        .collect::<Vec<_>>()
+        .split_last()
+        .map(|(l, p)| (*l, p.to_vec()))?;
     if parent.iter().any(|s| !s.arguments.is_none()) {
         return None;
     }
@@ -498,13 +512,65 @@ fn place(path: &syn::Path, here: &[String]) -> Option<(Vec<String>, String)> {
 /// The type and trait names of the standard preludes and the primitive
 /// types: a lone name among them exists without being declared.
 const PRELUDE: &[&str] = &[
-    "AsMut", "AsRef", "Box", "Clone", "Copy", "Default", "DoubleEndedIterator", "Drop", "Eq",
-    "ExactSizeIterator", "Extend", "Fn", "FnMut", "FnOnce", "From", "FromIterator", "Future",
-    "Into", "IntoFuture", "IntoIterator", "Iterator", "Option", "Ord", "PartialEq", "PartialOrd",
-    "Result", "Send", "Sized", "String", "Sync", "ToOwned", "ToString", "TryFrom", "TryInto",
-    "Unpin", "Vec", "AsyncFn", "AsyncFnMut", "AsyncFnOnce", "bool", "char", "f16", "f32", "f64",
-    "f128", "i8", "i16", "i32", "i64", "i128", "isize", "str", "u8", "u16", "u32", "u64", "u128",
-    "usize", "Self",
+    "AsMut",
+    "AsRef",
+    "Box",
+    "Clone",
+    "Copy",
+    "Default",
+    "DoubleEndedIterator",
+    "Drop",
+    "Eq",
+    "ExactSizeIterator",
+    "Extend",
+    "Fn",
+    "FnMut",
+    "FnOnce",
+    "From",
+    "FromIterator",
+    "Future",
+    "Into",
+    "IntoFuture",
+    "IntoIterator",
+    "Iterator",
+    "Option",
+    "Ord",
+    "PartialEq",
+    "PartialOrd",
+    "Result",
+    "Send",
+    "Sized",
+    "String",
+    "Sync",
+    "ToOwned",
+    "ToString",
+    "TryFrom",
+    "TryInto",
+    "Unpin",
+    "Vec",
+    "AsyncFn",
+    "AsyncFnMut",
+    "AsyncFnOnce",
+    "bool",
+    "char",
+    "f16",
+    "f32",
+    "f64",
+    "f128",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "i128",
+    "isize",
+    "str",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "u128",
+    "usize",
+    "Self",
 ];
 
 /// Whether an item is `pub` or `pub(crate)`.
@@ -689,29 +755,68 @@ mod tests {
 
     #[test]
     fn a_name_nothing_declares_in_a_module_read_whole_is_missing() {
-        let main = format!("{PROBES}zb_health::manifest!(pub Health = \"health.yaml\");\nfn main() {{}}");
-        let dir = package("whole", &[("Cargo.toml", "[package]\nname = \"p\""), ("src/main.rs", &main)]);
+        let main =
+            format!("{PROBES}zb_health::manifest!(pub Health = \"health.yaml\");\nfn main() {{}}");
+        let dir = package(
+            "whole",
+            &[
+                ("Cargo.toml", "[package]\nname = \"p\""),
+                ("src/main.rs", &main),
+            ],
+        );
         let source = crate_source(Some(&dir), "src/main.rs");
         let missing = |p: &str| missing(&path(p), "Health", &source);
-        for absent in ["crate::CahceProbe", "self::CahceProbe", "CahceProbe", "crate::inner::Nothing", "self::inner::CacheProbe"] {
+        for absent in [
+            "crate::CahceProbe",
+            "self::CahceProbe",
+            "CahceProbe",
+            "crate::inner::Nothing",
+            "self::inner::CacheProbe",
+        ] {
             assert!(missing(absent), "{absent}");
         }
         for present in [
-            "crate::CacheProbe", "CacheProbe", "self::CacheProbe", "crate::Renamed", "crate::Alias",
-            "crate::inner::InnerProbe", "crate::MaybeProbe", "crate::HealthDeps", "String", "u8",
+            "crate::CacheProbe",
+            "CacheProbe",
+            "self::CacheProbe",
+            "crate::Renamed",
+            "crate::Alias",
+            "crate::inner::InnerProbe",
+            "crate::MaybeProbe",
+            "crate::HealthDeps",
+            "String",
+            "u8",
             // Not placed: another crate, `super`, a module named without `self`.
-            "other::CahceProbe", "::CahceProbe", "super::CahceProbe", "inner::Nothing",
+            "other::CahceProbe",
+            "::CahceProbe",
+            "super::CahceProbe",
+            "inner::Nothing",
             // A module the scan did not read.
             "crate::nowhere::CahceProbe",
         ] {
             assert!(!missing(present), "{present}");
         }
         // The probe to use instead, if the call's module can name it.
-        assert_eq!(usable("crate::CacheProbe", "Health", &source).as_deref(), Some("crate::CacheProbe"));
-        assert_eq!(usable("CacheProbe", "Health", &source).as_deref(), Some("crate::CacheProbe"));
-        assert_eq!(usable("crate::inner::InnerProbe", "Health", &source).as_deref(), Some("crate::inner::InnerProbe"));
-        assert_eq!(usable("crate::inner::PrivateProbe", "Health", &source), None);
-        assert_eq!(usable("crate::hidden::HiddenProbe", "Health", &source).as_deref(), Some("crate::hidden::HiddenProbe"));
+        assert_eq!(
+            usable("crate::CacheProbe", "Health", &source).as_deref(),
+            Some("crate::CacheProbe")
+        );
+        assert_eq!(
+            usable("CacheProbe", "Health", &source).as_deref(),
+            Some("crate::CacheProbe")
+        );
+        assert_eq!(
+            usable("crate::inner::InnerProbe", "Health", &source).as_deref(),
+            Some("crate::inner::InnerProbe")
+        );
+        assert_eq!(
+            usable("crate::inner::PrivateProbe", "Health", &source),
+            None
+        );
+        assert_eq!(
+            usable("crate::hidden::HiddenProbe", "Health", &source).as_deref(),
+            Some("crate::hidden::HiddenProbe")
+        );
         assert_eq!(usable("crate::Nothing", "Health", &source), None);
         std::fs::remove_dir_all(dir).unwrap();
     }
@@ -727,19 +832,43 @@ mod tests {
         let cases: &[(&str, String)] = &[
             ("glob", format!("{PROBES}use other::*;\n{call}")),
             ("macro", format!("{PROBES}make_probes!();\n{call}")),
-            ("attribute", format!("{PROBES}#[generate::types] fn f() {{}}\n{call}")),
-            ("derive", format!("{PROBES}#[derive(Builder)] struct B;\n{call}")),
+            (
+                "attribute",
+                format!("{PROBES}#[generate::types] fn f() {{}}\n{call}"),
+            ),
+            (
+                "derive",
+                format!("{PROBES}#[derive(Builder)] struct B;\n{call}"),
+            ),
             ("in-a-function", format!("{PROBES}fn main() {{ {call} }}")),
-            ("twice", format!("{PROBES}{call}#[cfg(test)] mod t {{ {call} }}")),
+            (
+                "twice",
+                format!("{PROBES}{call}#[cfg(test)] mod t {{ {call} }}"),
+            ),
         ];
         for (tag, main) in cases {
-            let dir = package(tag, &[("Cargo.toml", "[package]\nname = \"p\""), ("src/main.rs", main)]);
+            let dir = package(
+                tag,
+                &[
+                    ("Cargo.toml", "[package]\nname = \"p\""),
+                    ("src/main.rs", main),
+                ],
+            );
             let source = crate_source(Some(&dir), "src/main.rs");
-            assert!(!missing(&path("crate::CahceProbe"), "Health", &source), "{tag}");
+            assert!(
+                !missing(&path("crate::CahceProbe"), "Health", &source),
+                "{tag}"
+            );
             std::fs::remove_dir_all(dir).unwrap();
         }
         // A root Cargo does not know: the caller might be a module.
-        let dir = package("guess", &[("Cargo.toml", "[package]\nname = \"p\""), ("other/x.rs", &format!("{PROBES}{call}"))]);
+        let dir = package(
+            "guess",
+            &[
+                ("Cargo.toml", "[package]\nname = \"p\""),
+                ("other/x.rs", &format!("{PROBES}{call}")),
+            ],
+        );
         let source = crate_source(Some(&dir), "other/x.rs");
         assert!(!missing(&path("crate::CahceProbe"), "Health", &source));
         std::fs::remove_dir_all(dir).unwrap();
@@ -747,19 +876,30 @@ mod tests {
 
     #[test]
     fn a_target_cargo_toml_declares_is_a_root() {
-        let main = format!("{PROBES}mod probes;\nzb_health::manifest!(Health = \"health.yaml\");\n");
+        let main =
+            format!("{PROBES}mod probes;\nzb_health::manifest!(Health = \"health.yaml\");\n");
         let dir = package(
             "declared",
             &[
-                ("Cargo.toml", "[package]\nname = \"p\"\n[[bin]]\nname = \"case\"\npath = 'cases/case.rs'\n[dependencies]\nq = { path = \"../q\" }"),
+                (
+                    "Cargo.toml",
+                    "[package]\nname = \"p\"\n[[bin]]\nname = \"case\"\npath = 'cases/case.rs'\n[dependencies]\nq = { path = \"../q\" }",
+                ),
                 ("cases/case.rs", &main),
-                ("cases/probes.rs", "#[zb_health(name = \"d\")] pub struct DiskProbe;"),
+                (
+                    "cases/probes.rs",
+                    "#[zb_health(name = \"d\")] pub struct DiskProbe;",
+                ),
             ],
         );
         let source = crate_source(Some(&dir), "cases/case.rs");
         assert!(missing(&path("crate::CahceProbe"), "Health", &source));
         assert!(missing(&path("crate::probes::DiskProb"), "Health", &source));
-        assert!(!missing(&path("crate::probes::DiskProbe"), "Health", &source));
+        assert!(!missing(
+            &path("crate::probes::DiskProbe"),
+            "Health",
+            &source
+        ));
         std::fs::remove_dir_all(dir).unwrap();
     }
 }
