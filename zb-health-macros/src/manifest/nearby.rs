@@ -92,18 +92,26 @@ pub struct CrateSource {
 /// (a guess: an included file, a build without Cargo).
 pub fn crate_source(caller: Option<&Path>) -> CrateSource {
     let dir = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
-    crate_source_in(dir.as_deref(), caller)
+    let krate = std::env::var("CARGO_CRATE_NAME").ok();
+    crate_source_in(dir.as_deref(), krate.as_deref(), caller)
 }
 
-fn crate_source_in(dir: Option<&Path>, caller: Option<&Path>) -> CrateSource {
+/// [`crate_source`] of the package in `dir`, compiling the crate named
+/// `krate` (a root of another name is another crate: `tests/common.rs`
+/// is its own test and a module of the others).
+fn crate_source_in(dir: Option<&Path>, krate: Option<&str>, caller: Option<&Path>) -> CrateSource {
     let Some(caller) = caller.and_then(|c| c.canonicalize().ok()) else {
         return CrateSource::default();
     };
     let roots: Vec<PathBuf> = dir
         .map(roots)
         .unwrap_or_default()
-        .iter()
-        .filter_map(|r| r.canonicalize().ok())
+        .into_iter()
+        .filter(|(_, name)| match (name, krate) {
+            (Some(name), Some(krate)) => name.replace('-', "_") == krate,
+            _ => true,
+        })
+        .filter_map(|(r, _)| r.canonicalize().ok())
         .collect();
     // A root itself first: trybuild's cases are a hundred `[[bin]]`s.
     let ordered = roots
@@ -119,13 +127,18 @@ fn crate_source_in(dir: Option<&Path>, caller: Option<&Path>) -> CrateSource {
     Tree::walk(&caller).source(Vec::new(), None)
 }
 
-/// The crate roots of the package in `dir`, as Cargo finds them.
-fn roots(dir: &Path) -> Vec<PathBuf> {
+/// The crate roots of the package in `dir`, as Cargo finds them, with
+/// the crate's name where the file gives it.
+fn roots(dir: &Path) -> Vec<(PathBuf, Option<String>)> {
     let src = dir.join("src");
-    let mut roots = vec![src.join("lib.rs"), src.join("main.rs")];
+    let mut roots = vec![(src.join("lib.rs"), None), (src.join("main.rs"), None)];
     roots.extend(targets_in(&src.join("bin")));
     if let Ok(toml) = std::fs::read_to_string(dir.join("Cargo.toml")) {
-        roots.extend(declared_paths(&toml).into_iter().map(|p| dir.join(p)));
+        roots.extend(
+            declared_paths(&toml)
+                .into_iter()
+                .map(|p| (dir.join(p), None)),
+        );
     }
     for auto in ["examples", "tests", "benches"] {
         roots.extend(targets_in(&dir.join(auto)));
@@ -133,15 +146,20 @@ fn roots(dir: &Path) -> Vec<PathBuf> {
     roots
 }
 
-/// `dir/*.rs` and `dir/*/main.rs`, sorted.
-fn targets_in(dir: &Path) -> Vec<PathBuf> {
+/// `dir/*.rs` and `dir/*/main.rs`, sorted, each with its target's name.
+fn targets_in(dir: &Path) -> Vec<(PathBuf, Option<String>)> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
-    let mut found: Vec<PathBuf> = entries
+    let mut found: Vec<(PathBuf, Option<String>)> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .map(|p| if p.is_dir() { p.join("main.rs") } else { p })
-        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .filter_map(|p| {
+            let name = p.file_stem()?.to_string_lossy().into_owned();
+            let file = if p.is_dir() { p.join("main.rs") } else { p };
+            file.extension()
+                .is_some_and(|e| e == "rs")
+                .then_some((file, Some(name)))
+        })
         .collect();
     found.sort();
     found
@@ -705,7 +723,7 @@ mod tests {
         // Not declared by any module: not part of the crate.
         write("a/stray.rs", "#[zb_health(name = \"s\")] pub struct Stray;");
 
-        let source = crate_source_in(Some(&dir), Some(&src.join("main.rs")));
+        let source = crate_source_in(Some(&dir), None, Some(&src.join("main.rs")));
         assert_eq!(
             source.found,
             [
@@ -716,14 +734,14 @@ mod tests {
             ]
         );
         assert_eq!(source.caller, Some(Vec::new()));
-        let from_b = crate_source_in(Some(&dir), Some(&src.join("a/b.rs")));
+        let from_b = crate_source_in(Some(&dir), None, Some(&src.join("a/b.rs")));
         assert_eq!(from_b.caller, Some(vec!["a".to_string(), "b".to_string()]));
-        let lib = crate_source_in(Some(&dir), Some(&src.join("lib.rs")));
+        let lib = crate_source_in(Some(&dir), None, Some(&src.join("lib.rs")));
         assert_eq!(lib.found, [found(&[], "LibProbe")]);
         // A file outside every crate root is a root of its own.
         let test = dir.join("test.rs");
         std::fs::write(&test, "#[zb_health(name = \"q\")] struct Q;").unwrap();
-        let alone = crate_source_in(Some(&dir), Some(&test));
+        let alone = crate_source_in(Some(&dir), None, Some(&test));
         assert_eq!(alone.found, [private(&[], "Q")]);
         assert_eq!(alone.caller, Some(Vec::new()));
         assert_eq!(alone.rooted, None, "a guessed root");
@@ -823,7 +841,7 @@ mod tests {
 
     fn crate_source(dir: Option<&Path>, caller: &str) -> CrateSource {
         let dir = dir.unwrap();
-        crate_source_in(Some(dir), Some(&dir.join(caller)))
+        crate_source_in(Some(dir), None, Some(&dir.join(caller)))
     }
 
     #[test]
@@ -871,6 +889,29 @@ mod tests {
         );
         let source = crate_source(Some(&dir), "other/x.rs");
         assert!(!missing(&path("crate::CahceProbe"), "Health", &source));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_target_of_another_name_is_another_crate() {
+        // `tests/common.rs` is a test of its own and `mod common;` of `it`.
+        let call = "zb_health::manifest!(Health = \"health.yaml\");\n";
+        let dir = package(
+            "named",
+            &[
+                ("Cargo.toml", "[package]\nname = \"p\""),
+                ("tests/common.rs", call),
+                ("tests/it.rs", &format!("{PROBES}mod common;")),
+            ],
+        );
+        let caller = dir.join("tests/common.rs");
+        let as_it = crate_source_in(Some(&dir), Some("it"), Some(&caller));
+        assert_eq!(as_it.caller, Some(vec!["common".to_string()]));
+        assert!(missing(&path("crate::CahceProbe"), "Health", &as_it));
+        assert!(!missing(&path("crate::CacheProbe"), "Health", &as_it));
+        let alone = crate_source_in(Some(&dir), Some("common"), Some(&caller));
+        assert_eq!(alone.caller, Some(Vec::new()));
+        assert!(missing(&path("crate::CacheProbe"), "Health", &alone));
         std::fs::remove_dir_all(dir).unwrap();
     }
 
