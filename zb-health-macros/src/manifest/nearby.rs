@@ -449,7 +449,7 @@ pub fn missing(written: &syn::Path, call: &str, source: &CrateSource) -> bool {
     let Some((module, name)) = place(written, &here) else {
         return false;
     };
-    if written.segments.len() == 1 && PRELUDE.contains(&name.as_str()) {
+    if written.segments.len() == 1 && STD_PRELUDE.contains(&name.as_str()) {
         return false;
     }
     source
@@ -529,7 +529,7 @@ fn place(path: &syn::Path, here: &[String]) -> Option<(Vec<String>, String)> {
 
 /// The type and trait names of the standard preludes and the primitive
 /// types: a lone name among them exists without being declared.
-const PRELUDE: &[&str] = &[
+const STD_PRELUDE: &[&str] = &[
     "AsMut",
     "AsRef",
     "Box",
