@@ -152,6 +152,7 @@ const PRELUDE: &[&str] = &[
     "ProbeOutcome",
     "ProbeRegistration",
     "ProbeResult",
+    "StartError",
     "RegistryError",
     "RequireActiveNode",
     "StartupGate",
