@@ -18,6 +18,8 @@ use std::time::{Duration, Instant};
 
 use support::{Wire, request, serve};
 use zb_health::database::DatabaseProbe;
+use zb_health::database::sea_orm::sqlx::sqlite::{SqliteConnection, SqliteJournalMode};
+use zb_health::database::sea_orm::sqlx::{self, Connection as _};
 use zb_health::database::sea_orm::{
     ConnectOptions, ConnectionTrait, Database, DatabaseConnection, Statement, TransactionTrait,
 };
@@ -187,6 +189,151 @@ async fn sqlite_closed_application_pool_is_errored() {
     assert_errored(&check(&reg).await.0);
 }
 
+/// A fresh directory for one test's SQLite file, removed on drop.
+struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("zb-health-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+
+    /// The `sqlite://` URL of `file` in it, created on first connect.
+    fn url(&self, file: &str) -> String {
+        format!("sqlite://{}?mode=rwc", self.0.join(file).display())
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The probe's error: the text the executor logs (never served).
+async fn error_of(probe: &DatabaseProbe) -> String {
+    match probe.check().await {
+        Ok(result) => panic!("expected a failed check, got {result:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// Another connection, not the application's, holding `BEGIN EXCLUSIVE`
+/// on the SQLite file at `url` (as another process would).
+async fn hold_exclusive(url: &str) -> SqliteConnection {
+    let mut holder = SqliteConnection::connect(url).await.unwrap();
+    sqlx::raw_sql("BEGIN EXCLUSIVE")
+        .execute(&mut holder)
+        .await
+        .unwrap();
+    holder
+}
+
+/// The journal mode `conn`'s database is in.
+async fn journal_mode(conn: &DatabaseConnection) -> String {
+    let stmt = Statement::from_string(conn.get_database_backend(), "PRAGMA journal_mode");
+    let row = conn.query_one_raw(stmt).await.unwrap().unwrap();
+    row.try_get_by_index(0).unwrap()
+}
+
+/// `DatabaseProbe::new` on SQLite fails while another connection holds the
+/// file with `BEGIN EXCLUSIVE`, at once (`Errored` with SQLite's "database
+/// is locked", not the deadline), and passes again once it is released:
+/// in the journal mode `zb_health::database::connect` leaves a new file
+/// in (`delete`), and in WAL mode, where a read would not notice.
+#[tokio::test]
+async fn sqlite_new_fails_while_the_file_is_held_exclusive_and_recovers() {
+    let dir = TempDir::new("sqlite-locked");
+    let rollback = zb_health::database::connect(&dir.url("rollback.db"))
+        .await
+        .unwrap();
+    let wal = connect(
+        ConnectOptions::new(dir.url("wal.db"))
+            .map_sqlx_sqlite_opts(|o| o.journal_mode(SqliteJournalMode::Wal)),
+    )
+    .await;
+    for (conn, mode, url) in [
+        (&rollback, "delete", dir.url("rollback.db")),
+        (&wal, "wal", dir.url("wal.db")),
+    ] {
+        assert_eq!(journal_mode(conn).await, mode);
+        create_deployments(conn).await;
+        let reg = registry(DatabaseProbe::new(conn.clone()));
+        let probe = DatabaseProbe::new(conn.clone());
+        // What a read sees: in WAL mode, nothing (why the default is not one).
+        let reading = registry(DatabaseProbe::with_query(conn.clone(), DEPLOYMENTS_SQL));
+        assert_healthy(&check(&reg).await.0);
+        assert!(probe.check().await.is_ok());
+
+        let mut holder = hold_exclusive(&url).await;
+        assert_errored(&check(&reg).await.0);
+        let error = error_of(&probe).await;
+        assert!(error.contains("database is locked"), "{mode}: {error}");
+        assert!(error.contains("write lock"), "{mode}: {error}");
+        let read = check(&reading).await.0;
+        println!("{mode}: held exclusive -> new: {error}; a read: {read:?}");
+        if mode == "wal" {
+            assert_healthy(&read);
+        } else {
+            assert_errored(&read);
+        }
+
+        sqlx::raw_sql("ROLLBACK")
+            .execute(&mut holder)
+            .await
+            .unwrap();
+        assert_healthy(&check(&reg).await.0);
+        assert!(probe.check().await.is_ok());
+        assert_healthy(&check(&reading).await.0);
+    }
+}
+
+/// A file that was never created fails the probe, which never creates it
+/// (the application's `mode=rwc` is not the probe's), and passes once the
+/// application has created it; a file deleted under the running service
+/// fails it although every open connection still reads the deleted file.
+#[tokio::test]
+async fn sqlite_new_fails_on_a_missing_file_never_creating_it() {
+    let dir = TempDir::new("sqlite-missing");
+    let path = dir.0.join("app.db");
+    // Lazy: the application has not opened the file yet.
+    let conn = connect(ConnectOptions::new(dir.url("app.db")).connect_lazy(true)).await;
+    let reg = registry(DatabaseProbe::new(conn.clone()));
+    let probe = DatabaseProbe::new(conn.clone());
+    assert_errored(&check(&reg).await.0);
+    let error = error_of(&probe).await;
+    assert!(
+        error.contains("cannot open the database file") && error.contains("app.db"),
+        "{error}"
+    );
+    assert!(!path.exists(), "the probe created the file");
+
+    // The application's first statement creates it.
+    create_deployments(&conn).await;
+    assert_healthy(&check(&reg).await.0);
+    assert!(probe.check().await.is_ok());
+
+    // Deleted while open: the application's connection still works on the
+    // unlinked file; the probe's kept connection notices, and so does every
+    // run after it.
+    std::fs::remove_file(&path).unwrap();
+    conn.execute_unprepared("SELECT id FROM deployments")
+        .await
+        .unwrap();
+    assert_errored(&check(&reg).await.0);
+    let error = error_of(&probe).await;
+    assert!(
+        error.contains("app.db") && error.contains("is gone"),
+        "{error}"
+    );
+    assert_errored(&check(&reg).await.0);
+    let error = error_of(&probe).await;
+    assert!(error.contains("cannot open the database file"), "{error}");
+    assert!(!path.exists(), "the probe created the file");
+}
+
 #[tokio::test]
 async fn sqlite_unopenable_file_is_errored_and_healthy_once_it_can_be_opened() {
     // SQLite has no server to stop; its outage is a file it cannot open.
@@ -194,10 +341,12 @@ async fn sqlite_unopenable_file_is_errored_and_healthy_once_it_can_be_opened() {
     let _ = std::fs::remove_dir_all(&root);
     let url = format!("sqlite://{}?mode=rwc", root.join("app.db").display());
     let conn = connect(ConnectOptions::new(url).connect_lazy(true)).await;
-    let reg = registry(DatabaseProbe::new(conn));
+    let reg = registry(DatabaseProbe::new(conn.clone()));
     assert_errored(&check(&reg).await.0);
 
+    // The directory is back and the application opens (creates) the file.
     std::fs::create_dir_all(&root).unwrap();
+    conn.execute_unprepared("SELECT 1").await.unwrap();
     assert_healthy(&check(&reg).await.0);
     std::fs::remove_dir_all(&root).unwrap();
 }
@@ -217,12 +366,23 @@ async fn postgres_stopped_is_errored_at_once_not_timed_out() {
     let pg = Postgres::start();
     let conn = connect(&mut ConnectOptions::new(pg.url())).await;
     let pinging = registry(DatabaseProbe::new(conn.clone()));
-    let querying = registry(DatabaseProbe::with_query(conn, "SELECT 1"));
+    let querying = registry(DatabaseProbe::with_query(conn.clone(), "SELECT 1"));
+    // Beside them, one whose error is read: it names the cause.
+    let probe = DatabaseProbe::new(conn);
     for reg in [&pinging, &querying] {
         assert_healthy(&check(reg).await.0);
     }
+    assert!(probe.check().await.is_ok());
 
     pg.stop();
+    for run in 0..2 {
+        let error = error_of(&probe).await;
+        println!("postgres stopped -> the probe's error, run {run}: {error}");
+        assert!(
+            error.starts_with("cannot connect to the database: ") && error.contains("refused"),
+            "{error}"
+        );
+    }
     // Three runs each: the first finds its kept connection cut and connects
     // afresh, the later ones start with none; every one is the refused
     // connect, reported as the probe's error.

@@ -325,9 +325,9 @@ impl<C> fmt::Debug for DatabaseProbe<C> {
 /// database, by backend.
 enum Backend {
     #[cfg(feature = "postgres")]
-    Postgres(Direct<sqlx::Postgres>),
+    Postgres(Direct<PgOwn>),
     #[cfg(feature = "sqlite")]
-    Sqlite(Direct<sqlx::Sqlite>),
+    Sqlite(Direct<SqliteOwn>),
     /// A backend with no direct path: pinged through its pool.
     Pooled,
 }
@@ -355,24 +355,41 @@ impl Backend {
     }
 }
 
+/// A connection of the probe's own, by backend: how it is opened from the
+/// application pool's options and what one check runs on it.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+trait OwnConnection: Sized + Send + 'static {
+    type Db: sqlx::Database;
+    /// Whether a kept connection whose check failed is replaced and checked
+    /// again in the same run: a server connection goes stale (a restart, a
+    /// cut socket) and must not read as an outage; a SQLite connection does
+    /// not, and a second try at a lock would only wait for it twice.
+    const RECHECK_FRESH: bool;
+
+    /// One attempt, no retry, with the pool's current connect options.
+    fn open(pool: &sqlx::Pool<Self::Db>) -> impl Future<Output = Result<Self, ProbeError>> + Send;
+
+    /// One check: `sql` when given, else the backend's default.
+    fn check(
+        &mut self,
+        sql: Option<&Arc<str>>,
+    ) -> impl Future<Output = Result<(), ProbeError>> + Send;
+}
+
 /// The probe's own connection to the database behind an application pool.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-struct Direct<DB: sqlx::Database> {
+struct Direct<C: OwnConnection> {
     /// The application's pool: only its connect options are used, and
     /// whether it is closed; never its connections.
-    pool: sqlx::Pool<DB>,
+    pool: sqlx::Pool<C::Db>,
     /// The kept connection, `None` before the first run and after a failed
     /// or cancelled one. The lock makes runs take turns on it.
-    kept: Mutex<Option<DB::Connection>>,
+    kept: Mutex<Option<C>>,
 }
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-impl<DB> Direct<DB>
-where
-    DB: sqlx::Database,
-    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
-{
-    fn new(pool: sqlx::Pool<DB>) -> Self {
+impl<C: OwnConnection> Direct<C> {
+    fn new(pool: sqlx::Pool<C::Db>) -> Self {
         Self {
             pool,
             kept: Mutex::new(None),
@@ -389,37 +406,190 @@ where
         let mut kept = self.kept.lock().await;
         // Out of the slot while in use: if this run is dropped at the
         // deadline, the connection goes with it, mid-protocol or not.
-        if let Some(mut conn) = kept.take()
-            && run::<DB>(&mut conn, sql.as_ref()).await.is_ok()
-        {
-            *kept = Some(conn);
-            return Ok(());
+        if let Some(mut conn) = kept.take() {
+            match conn.check(sql.as_ref()).await {
+                Ok(()) => {
+                    *kept = Some(conn);
+                    return Ok(());
+                }
+                Err(e) if !C::RECHECK_FRESH => return Err(e),
+                // Whatever failed (a restarted server, a cut socket, or the
+                // server's own "terminating connection" error), one fresh
+                // connection decides, so a stale one never reads as an
+                // outage.
+                Err(_) => {}
+            }
         }
-        // A kept connection that failed is dropped by now. Whatever failed
-        // (a restarted server, a cut socket, or the server's own
-        // "terminating connection" error), one fresh connection decides, so
-        // a stale one never reads as an outage.
-        // One attempt, no retry: a refused connection fails here at once.
-        let mut conn = self.pool.connect_options().connect().await?;
-        run::<DB>(&mut conn, sql.as_ref()).await?;
+        let mut conn = C::open(&self.pool).await?;
+        conn.check(sql.as_ref()).await?;
         *kept = Some(conn);
         Ok(())
     }
 }
 
-/// One check over `conn`: `sql` when given, else a ping.
+/// Runs `sql` (the caller's `with_query`) as a simple query on `conn`.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-async fn run<DB>(conn: &mut DB::Connection, sql: Option<&Arc<str>>) -> Result<(), sqlx::Error>
+async fn run_query<DB>(conn: &mut DB::Connection, sql: &Arc<str>) -> Result<(), ProbeError>
 where
     DB: sqlx::Database,
     for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
 {
-    match sql {
-        None => conn.ping().await,
-        Some(sql) => sqlx::raw_sql(sqlx::AssertSqlSafe(Arc::clone(sql)))
-            .execute(conn)
-            .await
-            .map(drop),
+    sqlx::raw_sql(sqlx::AssertSqlSafe(Arc::clone(sql)))
+        .execute(conn)
+        .await
+        .map(drop)
+        .map_err(|e| format!("the probe's query failed: {e}").into())
+}
+
+/// PostgreSQL: by default a ping, which is a round trip on the probe's own
+/// connection (a `Sync` message answered by `ReadyForQuery`).
+#[cfg(feature = "postgres")]
+struct PgOwn(sqlx::PgConnection);
+
+#[cfg(feature = "postgres")]
+impl OwnConnection for PgOwn {
+    type Db = sqlx::Postgres;
+    const RECHECK_FRESH: bool = true;
+
+    async fn open(pool: &sqlx::Pool<Self::Db>) -> Result<Self, ProbeError> {
+        match pool.connect_options().connect().await {
+            Ok(conn) => Ok(Self(conn)),
+            Err(e) => Err(format!("cannot connect to the database: {e}").into()),
+        }
+    }
+
+    async fn check(&mut self, sql: Option<&Arc<str>>) -> Result<(), ProbeError> {
+        match sql {
+            Some(sql) => run_query::<Self::Db>(&mut self.0, sql).await,
+            None => self.0.ping().await.map_err(|e| {
+                format!("the database did not answer a round trip on the probe's connection: {e}")
+                    .into()
+            }),
+        }
+    }
+}
+
+/// How long the probe's SQLite connection waits for a lock that another
+/// connection holds before it reports `database is locked`. Long enough to
+/// ride out an ordinary commit, well below the default deadline (800 ms),
+/// so a held lock is reported as itself and not as the deadline. (sqlx's
+/// default, which the application's pool keeps, is 5 s.)
+#[cfg(feature = "sqlite")]
+pub(crate) const SQLITE_LOCK_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// SQLite: a connection opened from the pool's options, except that it
+/// never creates the file and waits [`SQLITE_LOCK_WAIT`] for a lock; by
+/// default it takes the database's write lock and rolls it back.
+#[cfg(feature = "sqlite")]
+struct SqliteOwn {
+    conn: sqlx::SqliteConnection,
+    /// The file it opened, `None` for an in-memory database.
+    file: Option<SqliteFile>,
+}
+
+/// A database file and which file it was when the probe opened it.
+#[cfg(feature = "sqlite")]
+struct SqliteFile {
+    path: String,
+    id: FileId,
+}
+
+/// What tells one file from another at the same path: device and inode.
+#[cfg(all(feature = "sqlite", unix))]
+type FileId = (u64, u64);
+/// Elsewhere only whether a file is there.
+#[cfg(all(feature = "sqlite", not(unix)))]
+type FileId = ();
+
+/// The file now at `path` (a local `stat`, so not worth a blocking task).
+#[cfg(feature = "sqlite")]
+fn file_id(path: &str) -> std::io::Result<FileId> {
+    let meta = std::fs::metadata(path)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        Ok((meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        Ok(())
+    }
+}
+
+#[cfg(feature = "sqlite")]
+impl OwnConnection for SqliteOwn {
+    type Db = sqlx::Sqlite;
+    const RECHECK_FRESH: bool = false;
+
+    async fn open(pool: &sqlx::Pool<Self::Db>) -> Result<Self, ProbeError> {
+        // Never `mode=rwc` here: a probe that created the file would turn
+        // a deleted database into an empty one that reads healthy.
+        let options = (*pool.connect_options())
+            .clone()
+            .create_if_missing(false)
+            .busy_timeout(SQLITE_LOCK_WAIT);
+        let mut conn = options.connect().await.map_err(|e| {
+            format!(
+                "cannot open the database file {}: {e}",
+                options.get_filename().display()
+            )
+        })?;
+        // The absolute path SQLite resolved; empty for an in-memory one.
+        let path: String =
+            sqlx::query_scalar("SELECT file FROM pragma_database_list WHERE name = 'main'")
+                .fetch_one(&mut conn)
+                .await?;
+        let file = if path.is_empty() {
+            None
+        } else {
+            let id = file_id(&path).map_err(|e| format!("cannot stat {path}: {e}"))?;
+            Some(SqliteFile { path, id })
+        };
+        Ok(Self { conn, file })
+    }
+
+    async fn check(&mut self, sql: Option<&Arc<str>>) -> Result<(), ProbeError> {
+        if let Some(file) = &self.file {
+            // The connection keeps reading a deleted file; the path is
+            // what the next start (and every new connection) opens.
+            match file_id(&file.path) {
+                Ok(id) if id == file.id => {}
+                Ok(_) => {
+                    return Err(format!(
+                        "the database file {} was replaced since the probe opened it",
+                        file.path
+                    )
+                    .into());
+                }
+                Err(e) => {
+                    return Err(format!("the database file {} is gone: {e}", file.path).into());
+                }
+            }
+        }
+        match (sql, &self.file) {
+            (Some(sql), _) => run_query::<Self::Db>(&mut self.conn, sql).await,
+            // No file to lock or lose, and no other process can hold it.
+            (None, None) => self.conn.ping().await.map_err(Into::into),
+            (None, Some(file)) => {
+                // The write lock, not a read: in WAL mode a reader is never
+                // blocked, not even by another connection's `BEGIN
+                // EXCLUSIVE`; the write lock is refused in every mode. It
+                // also reads the file's header, so a file that is not a
+                // database fails here.
+                sqlx::raw_sql("BEGIN IMMEDIATE")
+                    .execute(&mut self.conn)
+                    .await
+                    .map_err(|e| {
+                        format!(
+                            "cannot take the write lock of {} within {SQLITE_LOCK_WAIT:?}: {e}",
+                            file.path
+                        )
+                    })?;
+                sqlx::raw_sql("ROLLBACK").execute(&mut self.conn).await?;
+                Ok(())
+            }
+        }
     }
 }
 
