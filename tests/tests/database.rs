@@ -5,7 +5,11 @@
 //! Fail fast: the built-in probe checks over a connection of its own, so a
 //! stopped server is `Errored` (the refused connect), not `TimedOut` at the
 //! deadline, and an exhausted application pool does not hold it up
-//! (BE-HLTH-006). `with_check` runs the caller's check as written and stays
+//! (BE-HLTH-006). What the default proves: on SQLite, the file's write lock
+//! (a file held with `BEGIN EXCLUSIVE` fails it, in rollback-journal and WAL
+//! mode, naming "database is locked"; so does a missing or deleted file,
+//! which the probe never creates); on PostgreSQL, a round trip, whose
+//! failure names the refused connect. `with_check` runs the caller's check as written and stays
 //! bounded by the deadline (AT-4). Disclosure (BE-HLTH-007): the URL, the
 //! password and the database's error text stay out of the body. No test
 //! asserts a wall-clock margin; the kill-to-first-503 times are printed
@@ -332,6 +336,40 @@ async fn sqlite_new_fails_on_a_missing_file_never_creating_it() {
     let error = error_of(&probe).await;
     assert!(error.contains("cannot open the database file"), "{error}");
     assert!(!path.exists(), "the probe created the file");
+}
+
+/// The cost of the write lock, as documented: a write transaction of the
+/// application's own that is held past the 100 ms lock wait fails the run
+/// too (in WAL mode SQLite cannot tell it from `BEGIN EXCLUSIVE`); its
+/// commit ends that.
+#[tokio::test]
+async fn sqlite_new_fails_while_a_write_transaction_is_held_past_the_lock_wait() {
+    let dir = TempDir::new("sqlite-writing");
+    let conn = connect(&mut ConnectOptions::new(dir.url("app.db"))).await;
+    create_deployments(&conn).await;
+    let reg = registry(DatabaseProbe::new(conn.clone()));
+    let probe = DatabaseProbe::new(conn.clone());
+    let writing = conn.begin().await.unwrap();
+    writing
+        .execute_unprepared("INSERT INTO deployments (id) VALUES (2)")
+        .await
+        .unwrap();
+    assert_errored(&check(&reg).await.0);
+    let error = error_of(&probe).await;
+    assert!(error.contains("database is locked"), "{error}");
+    writing.commit().await.unwrap();
+    assert_healthy(&check(&reg).await.0);
+}
+
+/// The default takes the write lock, yet a service that opens its file
+/// read-only passes: SQLite grants the lock to a read-only connection.
+#[tokio::test]
+async fn sqlite_new_passes_on_a_read_only_connection() {
+    let dir = TempDir::new("sqlite-read-only");
+    create_deployments(&connect(&mut ConnectOptions::new(dir.url("app.db"))).await).await;
+    let url = format!("sqlite://{}?mode=ro", dir.0.join("app.db").display());
+    let conn = connect(&mut ConnectOptions::new(url)).await;
+    assert_healthy(&check(&registry(DatabaseProbe::new(conn))).await.0);
 }
 
 #[tokio::test]

@@ -1,9 +1,11 @@
 //! The database probe (ZB-2.1), over sea-orm.
 //!
-//! [`DatabaseProbe::new`] answers "can this service reach its database";
-//! [`DatabaseProbe::with_query`] runs the caller's own read-only SQL, such as
-//! reading one row of the table the service cannot work without. Both run on
-//! **the probe's own connection**, not on the application's pool.
+//! [`DatabaseProbe::new`] answers "can this service use its database": a
+//! round trip to a PostgreSQL server, the write lock of a SQLite file (see
+//! [what the default proves](#what-the-default-proves));
+//! [`DatabaseProbe::with_query`] runs the caller's own read-only SQL instead,
+//! such as reading one row of the table the service cannot work without.
+//! Both run on **the probe's own connection**, not on the application's pool.
 //!
 //! # Why a connection of its own
 //!
@@ -21,12 +23,14 @@
 //! connect options (URL, credentials, TLS; read again at every reconnect, so
 //! `set_connect_options` is honoured) and keeps it between runs:
 //!
-//! * a run pings (or queries) over the kept connection, a round trip;
-//! * a kept connection whose check fails is dropped, and one fresh
-//!   connection is opened and checked in the same run, so a stale one (the
-//!   server restarted, an idle connection was cut, an administrator
-//!   terminated it) never shows as an outage; only a connection whose check
-//!   passed is kept;
+//! * a run checks over the kept connection (the default check below, or
+//!   the query);
+//! * a kept connection whose check fails is dropped; on PostgreSQL one
+//!   fresh connection is opened and checked in the same run, so a stale one
+//!   (the server restarted, an idle connection was cut, an administrator
+//!   terminated it) never shows as an outage. A SQLite connection does not
+//!   go stale, so there the failed check is the answer and the next run
+//!   opens a fresh one. Only a connection whose check passed is kept;
 //! * opening a connection is one attempt: a refused connection is an error
 //!   in milliseconds, reported as the probe's error (`Errored`, not
 //!   `TimedOut`). Only a server that does not answer at all (a dropped SYN,
@@ -45,10 +49,62 @@
 //!
 //! PostgreSQL and SQLite pools get this path, each with its feature
 //! (`postgres`, `sqlite`; each enables `database` and the sea-orm driver).
-//! For SQLite, "reachable" means the database file opens; a ping does not
-//! read it, a `with_query` does. Any other sea-orm connection (MySQL through
-//! a driver the application enables on sea-orm, a mock, a proxy) is checked
-//! through its own pool, as sea-orm checks it.
+//! Any other sea-orm connection (MySQL through a driver the application
+//! enables on sea-orm, a mock, a proxy) is pinged, or queried, through its
+//! own pool, as sea-orm checks it.
+//!
+//! # What the default proves
+//!
+//! **PostgreSQL**: a ping, which is a round trip on the probe's own
+//! connection (a `Sync` message answered by `ReadyForQuery`). A stopped
+//! server fails it at once with `cannot connect to the database: …
+//! Connection refused`; a server that stopped answering fails it at the
+//! deadline.
+//!
+//! **SQLite**, a database file: the probe's connection takes the file's
+//! write lock (`BEGIN IMMEDIATE`) and rolls it back at once, writing
+//! nothing. A run fails, naming its cause in the logged error, when:
+//!
+//! * another connection or process holds the file with `BEGIN EXCLUSIVE`,
+//!   or holds a write transaction for longer than 100 ms:
+//!   `cannot take the write lock of <path> within 100ms: … database is
+//!   locked`. The probe's connection waits 100 ms for a lock (the
+//!   application's pool keeps its own busy timeout, sqlx's 5 s by
+//!   default), so a held lock is reported as itself, well inside the
+//!   default deadline of 800 ms, not as `timed out`;
+//! * there is no file at the path: never created, or deleted (`cannot open
+//!   the database file <path>: …`). The probe's connection never creates
+//!   the file, whatever the application's URL says (`mode=rwc`): a probe
+//!   that created it would turn a deleted database into an empty one that
+//!   passes;
+//! * the file at the path is no longer the one the probe's connection
+//!   opened: deleted, or replaced, while open (`the database file <path> is
+//!   gone`, `… was replaced since the probe opened it`). SQLite keeps
+//!   reading an unlinked file, so the probe compares the path's file
+//!   (device and inode) with the one it opened before every run; the run
+//!   after a replacement opens the new file;
+//! * the file is not a database (taking the lock reads its header).
+//!
+//! Why the write lock and not a read: in WAL mode a reader is never
+//! blocked, not even by another connection's `BEGIN EXCLUSIVE` (in WAL mode
+//! that is the same lock as `BEGIN IMMEDIATE`), so a read passes while
+//! every write of the service waits. In the rollback-journal mode (`delete`,
+//! which a new file gets from [`connect`] or sea-orm's `Database::connect`,
+//! as neither sets a journal mode) `BEGIN EXCLUSIVE` blocks readers too;
+//! the write lock is refused in both modes. The cost: in WAL mode SQLite
+//! cannot tell `BEGIN EXCLUSIVE` from an ordinary write transaction, so a
+//! service whose own write transactions hold the lock longer than 100 ms
+//! reads not ready while they do. Such a service, or one that only reads,
+//! passes `with_query` a read. A connection opened read-only (`mode=ro`)
+//! takes the lock as well, so the default passes there.
+//!
+//! An in-memory SQLite database has no file to lock or lose, and no other
+//! process can reach it: there the default is a ping.
+//!
+//! [`with_query`](DatabaseProbe::with_query) runs its statement instead of
+//! the default, on the same connection: on SQLite, too, the file is never
+//! created, a lock is waited for 100 ms and a deleted or replaced file
+//! fails the run.
 //!
 //! [`DatabaseProbe::with_check`] is the general override: the caller's own
 //! async function over the caller's own handle. It runs exactly as written,
@@ -175,11 +231,15 @@ pub struct DatabaseProbe<C = DatabaseConnection> {
 }
 
 impl DatabaseProbe {
-    /// A probe that pings the database (the ZB-2.1 default, "can connect")
-    /// over a connection of its own, opened with `conn`'s connect options
-    /// and kept between runs. It never takes a connection from `conn`'s
-    /// pool, so it neither waits behind the application nor retries a
-    /// refused connect: with the server down it fails at once.
+    /// A probe that proves the database usable (the ZB-2.1 default, "can
+    /// connect") over a connection of its own, opened with `conn`'s connect
+    /// options and kept between runs: a round trip to a PostgreSQL server;
+    /// on a SQLite file, its write lock taken and rolled back, so a file
+    /// held with `BEGIN EXCLUSIVE`, a missing file or a deleted one fails
+    /// it (the [module docs](self#what-the-default-proves) say exactly
+    /// what). It never takes a connection from `conn`'s pool, so it neither
+    /// waits behind the application nor retries a refused connect: with the
+    /// server down it fails at once.
     ///
     /// No connection is opened here; the first run opens it.
     pub fn new(conn: DatabaseConnection) -> Self {
@@ -187,11 +247,12 @@ impl DatabaseProbe {
     }
 
     /// A probe that runs `sql` (the ZB-2.1 custom-query override) over the
-    /// probe's own connection, as [`new`](Self::new) pings over it: healthy
-    /// when the statement runs without error, whatever rows it returns.
+    /// probe's own connection, instead of [`new`](Self::new)'s default
+    /// check: healthy when the statement runs without error, whatever rows
+    /// it returns.
     ///
-    /// Use it to catch what a ping misses, such as a missing table or a
-    /// revoked permission. Keep it read-only and cheap (BE-HLTH-006): it
+    /// Use it to catch what the default misses, such as a missing table or
+    /// a revoked permission. Keep it read-only and cheap (BE-HLTH-006): it
     /// runs on every readiness request. It is sent as a simple query with no
     /// parameters, so it must be a constant of the application, never user
     /// input. The pool's `after_connect` hooks (e.g. a search path) do not
@@ -214,7 +275,7 @@ impl DatabaseProbe {
     }
 
     /// The probe over its own connection to `conn`'s database, running
-    /// `sql` or, without it, a ping.
+    /// `sql` or, without it, the backend's default check.
     fn direct(conn: DatabaseConnection, sql: Option<Arc<str>>) -> Self {
         let backend = Arc::new(match &conn.inner {
             #[cfg(feature = "postgres")]
@@ -328,7 +389,7 @@ enum Backend {
     Postgres(Direct<PgOwn>),
     #[cfg(feature = "sqlite")]
     Sqlite(Direct<SqliteOwn>),
-    /// A backend with no direct path: pinged through its pool.
+    /// A backend with no direct path: pinged (or queried) through its pool.
     Pooled,
 }
 
@@ -475,7 +536,7 @@ impl OwnConnection for PgOwn {
 /// so a held lock is reported as itself and not as the deadline. (sqlx's
 /// default, which the application's pool keeps, is 5 s.)
 #[cfg(feature = "sqlite")]
-pub(crate) const SQLITE_LOCK_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
+const SQLITE_LOCK_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// SQLite: a connection opened from the pool's options, except that it
 /// never creates the file and waits [`SQLITE_LOCK_WAIT`] for a lock; by
