@@ -338,6 +338,28 @@ async fn sqlite_new_fails_on_a_missing_file_never_creating_it() {
     assert!(!path.exists(), "the probe created the file");
 }
 
+/// A file replaced under the running service (a restore moved into place)
+/// fails the run that notices it, and the next run checks the new file.
+#[tokio::test]
+async fn sqlite_new_fails_once_on_a_replaced_file_then_checks_the_new_one() {
+    let dir = TempDir::new("sqlite-replaced");
+    let conn = connect(&mut ConnectOptions::new(dir.url("app.db"))).await;
+    create_deployments(&conn).await;
+    let probe = DatabaseProbe::new(conn.clone());
+    assert!(probe.check().await.is_ok());
+
+    let restored = connect(&mut ConnectOptions::new(dir.url("restored.db"))).await;
+    create_deployments(&restored).await;
+    restored.close().await.unwrap();
+    std::fs::rename(dir.0.join("restored.db"), dir.0.join("app.db")).unwrap();
+    let error = error_of(&probe).await;
+    assert!(
+        error.contains("app.db") && error.contains("was replaced"),
+        "{error}"
+    );
+    assert!(probe.check().await.is_ok());
+}
+
 /// The cost of the write lock, as documented: a write transaction of the
 /// application's own that is held past the 100 ms lock wait fails the run
 /// too (in WAL mode SQLite cannot tell it from `BEGIN EXCLUSIVE`); its

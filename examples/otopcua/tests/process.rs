@@ -265,7 +265,7 @@ fn the_sqlite_file_locked_or_its_table_gone_fails_ready_and_comes_back() {
     let mut side = SideConnection::open(&node);
 
     // Another process holds the file's exclusive lock: the probe's query
-    // cannot read it within its deadline.
+    // cannot read it within its 100 ms lock wait ("database is locked").
     side.run("BEGIN EXCLUSIVE");
     let ready = until_ready(&node, "ready 503", |r| r.status == 503);
     assert_eq!(ready.entry_status("database").as_deref(), Some("Unhealthy"));
