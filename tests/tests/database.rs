@@ -5,12 +5,14 @@
 //! Fail fast: the built-in probe checks over a connection of its own, so a
 //! stopped server is `Errored` (the refused connect), not `TimedOut` at the
 //! deadline, and an exhausted application pool does not hold it up
-//! (BE-HLTH-006). What the default proves: on SQLite, the file's write lock
-//! (a file held with `BEGIN EXCLUSIVE` fails it, in rollback-journal and WAL
-//! mode, naming "database is locked"; so does a missing or deleted file,
-//! which the probe never creates); on PostgreSQL, a round trip, whose
-//! failure names the refused connect. `with_check` runs the caller's check as written and stays
-//! bounded by the deadline (AT-4). Disclosure (BE-HLTH-007): the URL, the
+//! (BE-HLTH-006). What the default proves: on SQLite, a read of the file
+//! under its shared lock (a file held with `BEGIN EXCLUSIVE` in the
+//! rollback-journal mode fails it, naming "database is locked", while the
+//! service's own write transaction does not; in WAL mode it passes, as the
+//! service's reads do; a missing, deleted or replaced file fails it, and the
+//! probe never creates one); on PostgreSQL, a round trip, whose failure
+//! names the refused connect. `with_check` runs the caller's check as
+//! written and stays bounded by the deadline (AT-4). Disclosure (BE-HLTH-007): the URL, the
 //! password and the database's error text stay out of the body. No test
 //! asserts a wall-clock margin; the kill-to-first-503 times are printed
 //! (`--nocapture`), not asserted.
@@ -244,55 +246,100 @@ async fn journal_mode(conn: &DatabaseConnection) -> String {
 
 /// `DatabaseProbe::new` on SQLite fails while another connection holds the
 /// file with `BEGIN EXCLUSIVE`, at once (`Errored` with SQLite's "database
-/// is locked", not the deadline), and passes again once it is released:
-/// in the journal mode `zb_health::database::connect` leaves a new file
-/// in (`delete`), and in WAL mode, where a read would not notice.
+/// is locked", not the deadline), and passes again once it is released, in
+/// the journal mode `zb_health::database::connect` leaves a new file in
+/// (`delete`). The first failing run is on the probe's kept connection,
+/// whose schema is cached: its read still takes the shared lock.
 #[tokio::test]
 async fn sqlite_new_fails_while_the_file_is_held_exclusive_and_recovers() {
     let dir = TempDir::new("sqlite-locked");
-    let rollback = zb_health::database::connect(&dir.url("rollback.db"))
+    let conn = zb_health::database::connect(&dir.url("app.db"))
         .await
         .unwrap();
-    let wal = connect(
-        ConnectOptions::new(dir.url("wal.db"))
+    assert_eq!(journal_mode(&conn).await, "delete");
+    create_deployments(&conn).await;
+    let reg = registry(DatabaseProbe::new(conn.clone()));
+    let probe = DatabaseProbe::new(conn.clone());
+    for _ in 0..2 {
+        assert_healthy(&check(&reg).await.0);
+        assert!(probe.check().await.is_ok());
+    }
+
+    let mut holder = hold_exclusive(&dir.url("app.db")).await;
+    for _ in 0..2 {
+        assert_errored(&check(&reg).await.0);
+        let error = error_of(&probe).await;
+        println!("delete mode, held exclusive -> {error}");
+        assert!(
+            error.contains("database is locked")
+                && error.contains("cannot read the database file")
+                && error.contains("app.db"),
+            "{error}"
+        );
+    }
+    // The service's own reads are refused too (after their longer wait).
+    let read = connect(
+        &mut ConnectOptions::new(dir.url("app.db"))
+            .map_sqlx_sqlite_opts(|o| o.busy_timeout(Duration::ZERO)),
+    )
+    .await;
+    assert!(read.execute_unprepared(DEPLOYMENTS_SQL).await.is_err());
+
+    sqlx::raw_sql("ROLLBACK")
+        .execute(&mut holder)
+        .await
+        .unwrap();
+    assert_healthy(&check(&reg).await.0);
+    assert!(probe.check().await.is_ok());
+}
+
+/// In WAL mode a held write lock, even `BEGIN EXCLUSIVE`, blocks writers
+/// only: `DatabaseProbe::new`'s read passes, as the service's own reads do.
+/// A service that must write passes `with_query` `BEGIN IMMEDIATE;
+/// ROLLBACK`, which fails while the lock is held, and also while the
+/// service's own write transaction is open (WAL cannot tell the two apart),
+/// as the docs say.
+#[tokio::test]
+async fn sqlite_new_passes_in_wal_mode_while_the_file_is_held_exclusive() {
+    let dir = TempDir::new("sqlite-wal");
+    let conn = connect(
+        ConnectOptions::new(dir.url("app.db"))
             .map_sqlx_sqlite_opts(|o| o.journal_mode(SqliteJournalMode::Wal)),
     )
     .await;
-    for (conn, mode, url) in [
-        (&rollback, "delete", dir.url("rollback.db")),
-        (&wal, "wal", dir.url("wal.db")),
-    ] {
-        assert_eq!(journal_mode(conn).await, mode);
-        create_deployments(conn).await;
-        let reg = registry(DatabaseProbe::new(conn.clone()));
-        let probe = DatabaseProbe::new(conn.clone());
-        // What a read sees: in WAL mode, nothing (why the default is not one).
-        let reading = registry(DatabaseProbe::with_query(conn.clone(), DEPLOYMENTS_SQL));
-        assert_healthy(&check(&reg).await.0);
-        assert!(probe.check().await.is_ok());
+    assert_eq!(journal_mode(&conn).await, "wal");
+    create_deployments(&conn).await;
+    let default = registry(DatabaseProbe::new(conn.clone()));
+    let reading = registry(DatabaseProbe::with_query(conn.clone(), DEPLOYMENTS_SQL));
+    let writing = DatabaseProbe::with_query(conn.clone(), WRITE_LOCK_SQL);
+    assert!(writing.check().await.is_ok());
 
-        let mut holder = hold_exclusive(&url).await;
-        assert_errored(&check(&reg).await.0);
-        let error = error_of(&probe).await;
-        assert!(error.contains("database is locked"), "{mode}: {error}");
-        assert!(error.contains("write lock"), "{mode}: {error}");
-        let read = check(&reading).await.0;
-        println!("{mode}: held exclusive -> new: {error}; a read: {read:?}");
-        if mode == "wal" {
-            assert_healthy(&read);
-        } else {
-            assert_errored(&read);
-        }
+    let mut holder = hold_exclusive(&dir.url("app.db")).await;
+    assert_healthy(&check(&default).await.0);
+    assert_healthy(&check(&reading).await.0);
+    conn.execute_unprepared(DEPLOYMENTS_SQL).await.unwrap();
+    let error = error_of(&writing).await;
+    println!("wal mode, held exclusive -> with_query({WRITE_LOCK_SQL:?}): {error}");
+    assert!(error.contains("database is locked"), "{error}");
+    sqlx::raw_sql("ROLLBACK")
+        .execute(&mut holder)
+        .await
+        .unwrap();
+    assert!(writing.check().await.is_ok());
 
-        sqlx::raw_sql("ROLLBACK")
-            .execute(&mut holder)
-            .await
-            .unwrap();
-        assert_healthy(&check(&reg).await.0);
-        assert!(probe.check().await.is_ok());
-        assert_healthy(&check(&reading).await.0);
-    }
+    // The write-lock query's price: the service's own write transaction.
+    let own = conn.begin().await.unwrap();
+    own.execute_unprepared("INSERT INTO deployments (id) VALUES (2)")
+        .await
+        .unwrap();
+    assert!(error_of(&writing).await.contains("database is locked"));
+    assert_healthy(&check(&default).await.0);
+    own.commit().await.unwrap();
+    assert!(writing.check().await.is_ok());
 }
+
+/// The `with_query` statement that takes the write lock and writes nothing.
+const WRITE_LOCK_SQL: &str = "BEGIN IMMEDIATE; ROLLBACK";
 
 /// A file that was never created fails the probe, which never creates it
 /// (the application's `mode=rwc` is not the probe's), and passes once the
@@ -360,14 +407,17 @@ async fn sqlite_new_fails_once_on_a_replaced_file_then_checks_the_new_one() {
     assert!(probe.check().await.is_ok());
 }
 
-/// The cost of the write lock, as documented: a write transaction of the
-/// application's own that is held past the 100 ms lock wait fails the run
-/// too (in WAL mode SQLite cannot tell it from `BEGIN EXCLUSIVE`); its
-/// commit ends that.
+/// The service's own write transaction, open longer than the probe's
+/// 100 ms lock wait, does not fail `DatabaseProbe::new` in the
+/// rollback-journal mode: it holds the `RESERVED` lock, which the probe's
+/// read (a `SHARED` lock) passes.
 #[tokio::test]
-async fn sqlite_new_fails_while_a_write_transaction_is_held_past_the_lock_wait() {
+async fn sqlite_new_passes_while_the_services_own_write_transaction_is_open() {
     let dir = TempDir::new("sqlite-writing");
-    let conn = connect(&mut ConnectOptions::new(dir.url("app.db"))).await;
+    let conn = zb_health::database::connect(&dir.url("app.db"))
+        .await
+        .unwrap();
+    assert_eq!(journal_mode(&conn).await, "delete");
     create_deployments(&conn).await;
     let reg = registry(DatabaseProbe::new(conn.clone()));
     let probe = DatabaseProbe::new(conn.clone());
@@ -376,15 +426,17 @@ async fn sqlite_new_fails_while_a_write_transaction_is_held_past_the_lock_wait()
         .execute_unprepared("INSERT INTO deployments (id) VALUES (2)")
         .await
         .unwrap();
-    assert_errored(&check(&reg).await.0);
-    let error = error_of(&probe).await;
-    assert!(error.contains("database is locked"), "{error}");
+    // Open past the lock wait before the first run, and through every run.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    for _ in 0..3 {
+        assert_healthy(&check(&reg).await.0);
+        assert!(probe.check().await.is_ok());
+    }
     writing.commit().await.unwrap();
     assert_healthy(&check(&reg).await.0);
 }
 
-/// The default takes the write lock, yet a service that opens its file
-/// read-only passes: SQLite grants the lock to a read-only connection.
+/// A service that opens its file read-only passes: the default only reads.
 #[tokio::test]
 async fn sqlite_new_passes_on_a_read_only_connection() {
     let dir = TempDir::new("sqlite-read-only");

@@ -1,8 +1,8 @@
 //! The database probe (ZB-2.1), over sea-orm.
 //!
 //! [`DatabaseProbe::new`] answers "can this service use its database": a
-//! round trip to a PostgreSQL server, the write lock of a SQLite file (see
-//! [what the default proves](#what-the-default-proves));
+//! round trip to a PostgreSQL server, a read of a SQLite file under its
+//! shared lock (see [what the default proves](#what-the-default-proves));
 //! [`DatabaseProbe::with_query`] runs the caller's own read-only SQL instead,
 //! such as reading one row of the table the service cannot work without.
 //! Both run on **the probe's own connection**, not on the application's pool.
@@ -61,16 +61,17 @@
 //! Connection refused`; a server that stopped answering fails it at the
 //! deadline.
 //!
-//! **SQLite**, a database file: the probe's connection takes the file's
-//! write lock (`BEGIN IMMEDIATE`) and rolls it back at once, writing
-//! nothing. A run fails, naming its cause in the logged error, when:
+//! **SQLite**, a database file: a read of the file under its shared lock
+//! (`SELECT count(*) FROM sqlite_master`, which takes the lock on every
+//! run, the schema cached or not; a ping or `SELECT 1` touches no file).
+//! A run fails, naming its cause in the logged error, when:
 //!
-//! * another connection or process holds the file with `BEGIN EXCLUSIVE`,
-//!   or holds a write transaction for longer than 100 ms:
-//!   `cannot take the write lock of <path> within 100ms: … database is
-//!   locked`. The probe's connection waits 100 ms for a lock (the
-//!   application's pool keeps its own busy timeout, sqlx's 5 s by
-//!   default), so a held lock is reported as itself, well inside the
+//! * the file's lock keeps readers out for longer than 100 ms: another
+//!   connection or process holds it with `BEGIN EXCLUSIVE` in the
+//!   rollback-journal mode (`cannot read the database file <path> within
+//!   100ms: … database is locked`). The probe's connection waits 100 ms for
+//!   a lock (the application's pool keeps its own busy timeout, sqlx's 5 s
+//!   by default), so a held lock is reported as itself, well inside the
 //!   default deadline of 800 ms, not as `timed out`;
 //! * there is no file at the path: never created, or deleted (`cannot open
 //!   the database file <path>: …`). The probe's connection never creates
@@ -83,20 +84,31 @@
 //!   reading an unlinked file, so the probe compares the path's file
 //!   (device and inode) with the one it opened before every run; the run
 //!   after a replacement opens the new file;
-//! * the file is not a database (taking the lock reads its header).
+//! * the file is not a database (the read starts at its header).
 //!
-//! Why the write lock and not a read: in WAL mode a reader is never
-//! blocked, not even by another connection's `BEGIN EXCLUSIVE` (in WAL mode
-//! that is the same lock as `BEGIN IMMEDIATE`), so a read passes while
-//! every write of the service waits. In the rollback-journal mode (`delete`,
-//! which a new file gets from [`connect`] or sea-orm's `Database::connect`,
-//! as neither sets a journal mode) `BEGIN EXCLUSIVE` blocks readers too;
-//! the write lock is refused in both modes. The cost: in WAL mode SQLite
-//! cannot tell `BEGIN EXCLUSIVE` from an ordinary write transaction, so a
-//! service whose own write transactions hold the lock longer than 100 ms
-//! reads not ready while they do. Such a service, or one that only reads,
-//! passes `with_query` a read. A connection opened read-only (`mode=ro`)
-//! takes the lock as well, so the default passes there.
+//! What a lock does to it depends on the journal mode, as it does to the
+//! service's own reads:
+//!
+//! * rollback journal (`delete`, the mode a new file gets from [`connect`]
+//!   or sea-orm's `Database::connect`, as neither sets one): `BEGIN
+//!   EXCLUSIVE` elsewhere fails the probe. The service's own write
+//!   transaction does not, however long it is open: it holds the
+//!   `RESERVED` lock, which readers pass. Only while it commits (or once
+//!   its changes overflow its page cache) does it hold the file exclusive,
+//!   and then the service's reads wait as the probe does;
+//! * WAL: a held write lock, even `BEGIN EXCLUSIVE`, blocks writers only;
+//!   the default, like the service's reads, still passes. A service that
+//!   must write can pass [`with_query`](DatabaseProbe::with_query) `BEGIN
+//!   IMMEDIATE; ROLLBACK`, which takes the write lock and writes nothing;
+//!   it then fails whenever any write transaction, the service's own
+//!   included, holds the lock past the 100 ms lock wait, since WAL cannot
+//!   tell one from `BEGIN EXCLUSIVE`.
+//!
+//! Why not the write lock by default: in either mode it would fail
+//! readiness whenever the service's own ordinary write transaction (a
+//! batch import, a long migration step) lasts over 100 ms, an outage no
+//! user expects from a health check. A connection opened read-only
+//! (`mode=ro`) reads, so the default passes there.
 //!
 //! An in-memory SQLite database has no file to lock or lose, and no other
 //! process can reach it: there the default is a ping.
@@ -234,10 +246,10 @@ impl DatabaseProbe {
     /// A probe that proves the database usable (the ZB-2.1 default, "can
     /// connect") over a connection of its own, opened with `conn`'s connect
     /// options and kept between runs: a round trip to a PostgreSQL server;
-    /// on a SQLite file, its write lock taken and rolled back, so a file
-    /// held with `BEGIN EXCLUSIVE`, a missing file or a deleted one fails
-    /// it (the [module docs](self#what-the-default-proves) say exactly
-    /// what). It never takes a connection from `conn`'s pool, so it neither
+    /// on a SQLite file, a read under the file's shared lock, so a file held
+    /// with `BEGIN EXCLUSIVE` (in the rollback-journal mode, not in WAL
+    /// mode), a missing file or a deleted one fails it (the [module
+    /// docs](self#what-the-default-proves) say exactly what). It never takes a connection from `conn`'s pool, so it neither
     /// waits behind the application nor retries a refused connect: with the
     /// server down it fails at once.
     ///
@@ -540,7 +552,7 @@ const SQLITE_LOCK_WAIT: std::time::Duration = std::time::Duration::from_millis(1
 
 /// SQLite: a connection opened from the pool's options, except that it
 /// never creates the file and waits [`SQLITE_LOCK_WAIT`] for a lock; by
-/// default it takes the database's write lock and rolls it back.
+/// default it reads the file under its shared lock.
 #[cfg(feature = "sqlite")]
 struct SqliteOwn {
     conn: sqlx::SqliteConnection,
@@ -553,6 +565,13 @@ struct SqliteOwn {
 struct SqliteFile {
     path: String,
     id: FileId,
+}
+
+/// The error of a read of the database file at `path` that failed, e.g.
+/// on a lock held past [`SQLITE_LOCK_WAIT`].
+#[cfg(feature = "sqlite")]
+fn unreadable(path: impl fmt::Display, e: &sqlx::Error) -> ProbeError {
+    format!("cannot read the database file {path} within {SQLITE_LOCK_WAIT:?}: {e}").into()
 }
 
 /// What tells one file from another at the same path: device and inode.
@@ -597,10 +616,12 @@ impl OwnConnection for SqliteOwn {
             )
         })?;
         // The absolute path SQLite resolved; empty for an in-memory one.
+        // Loading the schema for it reads the file, under its lock.
         let path: String =
             sqlx::query_scalar("SELECT file FROM pragma_database_list WHERE name = 'main'")
                 .fetch_one(&mut conn)
-                .await?;
+                .await
+                .map_err(|e| unreadable(options.get_filename().display(), &e))?;
         let file = if path.is_empty() {
             None
         } else {
@@ -633,22 +654,15 @@ impl OwnConnection for SqliteOwn {
             // No file to lock or lose, and no other process can hold it.
             (None, None) => self.conn.ping().await.map_err(Into::into),
             (None, Some(file)) => {
-                // The write lock, not a read: in WAL mode a reader is never
-                // blocked, not even by another connection's `BEGIN
-                // EXCLUSIVE`; the write lock is refused in every mode. It
-                // also reads the file's header, so a file that is not a
-                // database fails here.
-                sqlx::raw_sql("BEGIN IMMEDIATE")
+                // A read of the file, so it needs the shared lock on every
+                // run (`SELECT 1` would touch no file); not the write lock,
+                // which the service's own long write transactions hold. It
+                // reads the header, so a file that is not a database fails.
+                sqlx::raw_sql("SELECT count(*) FROM sqlite_master")
                     .execute(&mut self.conn)
                     .await
-                    .map_err(|e| {
-                        format!(
-                            "cannot take the write lock of {} within {SQLITE_LOCK_WAIT:?}: {e}",
-                            file.path
-                        )
-                    })?;
-                sqlx::raw_sql("ROLLBACK").execute(&mut self.conn).await?;
-                Ok(())
+                    .map(drop)
+                    .map_err(|e| unreadable(&file.path, &e))
             }
         }
     }
