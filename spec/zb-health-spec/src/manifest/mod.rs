@@ -441,8 +441,8 @@ fn effective_timeout(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ProbeKind {
     /// `database`: that the sea-orm database is usable (a round trip to
-    /// PostgreSQL, a SQLite file's write lock), or the app's override
-    /// (ZB-2.1).
+    /// PostgreSQL, a read of a SQLite file under its shared lock), or the
+    /// app's override (ZB-2.1).
     Database,
     /// `cluster-membership`: this node's membership status mapped by a
     /// policy (ZB-2.2).
