@@ -277,9 +277,9 @@ async fn sqlite_new_fails_while_the_file_is_held_exclusive_and_recovers() {
             "{error}"
         );
     }
-    // The service's own reads are refused too (after their longer wait).
+    // The service's own reads are refused too (here with no lock wait).
     let read = connect(
-        &mut ConnectOptions::new(dir.url("app.db"))
+        ConnectOptions::new(dir.url("app.db"))
             .map_sqlx_sqlite_opts(|o| o.busy_timeout(Duration::ZERO)),
     )
     .await;
