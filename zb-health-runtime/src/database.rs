@@ -94,8 +94,9 @@
 //!   EXCLUSIVE` elsewhere fails the probe. The service's own write
 //!   transaction does not, however long it is open: it holds the
 //!   `RESERVED` lock, which readers pass. Only while it commits (or once
-//!   its changes overflow its page cache) does it hold the file exclusive,
-//!   and then the service's reads wait as the probe does;
+//!   its changes overflow its page cache) does it hold the file exclusive:
+//!   the service's reads wait then too, and the probe fails if that lasts
+//!   past its 100 ms;
 //! * WAL: a held write lock, even `BEGIN EXCLUSIVE`, blocks writers only;
 //!   the default, like the service's reads, still passes. A service that
 //!   must write can pass [`with_query`](DatabaseProbe::with_query) `BEGIN
@@ -264,8 +265,11 @@ impl DatabaseProbe {
     /// it returns.
     ///
     /// Use it to catch what the default misses, such as a missing table or
-    /// a revoked permission. Keep it read-only and cheap (BE-HLTH-006): it
-    /// runs on every readiness request. It is sent as a simple query with no
+    /// a revoked permission, or, on a SQLite file in WAL mode, `BEGIN
+    /// IMMEDIATE; ROLLBACK` to take the write lock the default does not
+    /// (the [module docs](self#what-the-default-proves) say what that
+    /// costs). Keep it read-only and cheap (BE-HLTH-006): it runs on every
+    /// readiness request. It is sent as a simple query with no
     /// parameters, so it must be a constant of the application, never user
     /// input. The pool's `after_connect` hooks (e.g. a search path) do not
     /// run on the probe's connection: schema-qualify the tables.
