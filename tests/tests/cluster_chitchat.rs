@@ -1011,23 +1011,36 @@ async fn cluster_ready_is_false_until_the_node_is_up_and_true_without_a_cluster(
     }
 }
 
-/// AT-6, re-join by the library: node 2's membership, transport and
-/// active-node checks are registered once, over a `RejoinableView`. It
-/// leaves (its gossip stops): the checks stay registered and fail. It
-/// joins again as a new incarnation on its old address: one `rejoin` call
-/// and the same registrations read the new membership, with no
-/// `replace` by the application.
+/// How long a node that left is watched after its leave: 30 gossip
+/// rounds, long past the hand-over, so a ready tier that came back would
+/// be caught.
+const LEFT_WATCH: Duration = Duration::from_secs(3);
+
+/// AT-6, an explicit leave and a re-join by the library, on three real
+/// chitchat nodes. Node 0, the active one, has its membership, transport
+/// and active-node checks registered once, over a `RejoinableView`. It
+/// leaves (`ClusterView::leave`, as actor-ts's `cluster.leave()`; its
+/// gossip runs on, nothing is killed): from the call on its ready tier
+/// answers Unhealthy (503) and its gate is shut, and so they stay for
+/// [`LEFT_WATCH`], through a late `publish(Up)` too; its peers see it
+/// `Leaving` while still reachable, and node 1 takes the role without
+/// failure detection, at most one gate open at every sample. Then it
+/// joins again as a new incarnation on its old address: one `rejoin`
+/// call and the same registrations read the new membership, where it is
+/// the youngest, a standby.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_node_that_leaves_and_joins_again_has_its_checks_swapped_by_the_library() {
+async fn a_node_that_leaves_stays_unready_hands_the_role_over_and_a_rejoin_swaps_its_checks() {
     use zb_health::Tag;
     use zb_health::cluster::RejoinableView;
 
     let mut cluster = Cluster::unscoped(3).await;
     cluster.converge(&[0, 1, 2], FORM).await;
-    let view = RejoinableView::new(cluster.nodes[2].dyn_view());
+    let rule = ClusterActiveNode::unscoped().expected_size(3);
+    let (a, b) = (cluster.nodes[0].address(), cluster.nodes[1].address());
+    agree(&cluster, &[0, 1, 2], &rule, &a, FORM).await;
+    let view = RejoinableView::new(cluster.nodes[0].dyn_view());
     let dyn_view: Arc<dyn ClusterView> = view.clone();
     let registry = HealthRegistry::new();
-    let rule = ClusterActiveNode::unscoped().expected_size(3);
     registry
         .add_all([
             ProbeRegistration::new(
@@ -1046,10 +1059,6 @@ async fn a_node_that_leaves_and_joins_again_has_its_checks_swapped_by_the_librar
         ])
         .unwrap();
     let gate = ClusterActiveNodeGate::new(dyn_view.clone(), rule.clone());
-    let ready = |registry: &HealthRegistry| {
-        let registry = registry.clone();
-        async move { registry.check(Tag::Ready).await }
-    };
     // Until the ready tier answers Healthy, every answer with the same two
     // registrations.
     let until_healthy = |registry: &HealthRegistry| {
@@ -1068,33 +1077,98 @@ async fn a_node_that_leaves_and_joins_again_has_its_checks_swapped_by_the_librar
         }
     };
     until_healthy(&registry).await;
-    let first = cluster.nodes[2].id.clone();
+    assert!(gate.is_active_node());
+    // How node `i` sees node 0: (status, reachable).
+    let seen_by = |cluster: &Cluster, i: usize| {
+        cluster.nodes[i].view.state().and_then(|s| {
+            s.members
+                .iter()
+                .find(|m| m.address == a)
+                .map(|m| (m.status, m.reachable))
+        })
+    };
 
-    // Leave: the gossip stops; the checks stay registered and fail.
-    cluster.nodes[2].kill(&cluster.lan).await;
-    let start = Instant::now();
+    // Leave: ready fails and the gate shuts at once, on this node's own
+    // word, before any gossip.
+    let left = Instant::now();
+    assert!(dyn_view.leave(), "a chitchat view can leave");
+    assert!(dyn_view.has_left());
+    assert!(!gate.is_active_node(), "the gate shuts at the leave");
+    let (mut handed_over, mut samples, mut published_up) = (None, 0u32, false);
     loop {
-        let report = ready(&registry).await;
-        assert_eq!(report.entries.len(), 2, "still registered: {report:?}");
-        if report.status == HealthStatus::Unhealthy {
+        samples += 1;
+        let now = left.elapsed();
+        let report = registry.check(Tag::Ready).await;
+        assert_eq!(
+            (report.status, report.entries.len()),
+            (HealthStatus::Unhealthy, 2),
+            "{} ms after the leave: {report:?}",
+            ms(now)
+        );
+        let open = gates(&cluster, &rule);
+        assert!(
+            !open[0] && open.iter().filter(|&&g| g).count() <= 1,
+            "{} ms after the leave, gates {open:?}",
+            ms(now)
+        );
+        if handed_over.is_none() && open == [false, true, false] {
+            handed_over = Some(now);
+            // The peers passed it over on its gossip, not on failure
+            // detection: they still reach it, and see it leaving.
+            for i in [1, 2] {
+                assert_eq!(
+                    seen_by(&cluster, i),
+                    Some((MemberStatus::Leaving, true)),
+                    "node {i} at the hand-over"
+                );
+            }
+            // A late `Up` (e.g. a start-up task finishing) changes nothing.
+            cluster.nodes[0]
+                .view
+                .publish(MemberStatus::Up, Vec::<String>::new())
+                .await;
+            published_up = true;
+        }
+        if handed_over.is_some() && now > LEFT_WATCH {
             break;
         }
-        assert!(start.elapsed() < DETECT, "still {report:?} after the leave");
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(
+            now < DETECT,
+            "no hand-over within {DETECT:?} of the leave: gates {open:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    assert!(!gate.is_active_node());
+    assert!(published_up);
+    for i in [1, 2] {
+        assert_eq!(
+            seen_by(&cluster, i),
+            Some((MemberStatus::Leaving, true)),
+            "node {i} after the late publish"
+        );
+        assert_eq!(cluster.nodes[i].active(&rule).as_deref(), Some(&*b));
+    }
+    let active = registry.check(Tag::Active).await;
+    assert_eq!(active.status, HealthStatus::Unhealthy, "{active:?}");
+    let handed_over = handed_over.unwrap();
+    println!(
+        "leave ({samples} samples): node 1 active {} ms after the leave, node 0 not ready for {} ms, never two active",
+        ms(handed_over),
+        ms(left.elapsed())
+    );
 
-    // Join again, a new incarnation on the same address: one call.
-    let again = Node::start(&cluster.lan, 2, first.generation_id + 10, &[]).await;
-    assert_eq!(again.address(), cluster.nodes[2].address());
+    // Join again, a new incarnation on the same address (its old gossip
+    // stopped first): one call.
+    let first = cluster.nodes[0].id.clone();
+    cluster.nodes[0].kill(&cluster.lan).await;
+    let again = Node::start(&cluster.lan, 0, first.generation_id + 10, &[]).await;
+    assert_eq!(again.address(), a);
     view.rejoin(again.dyn_view());
-    cluster.nodes[2] = again;
+    assert!(!dyn_view.has_left(), "the new incarnation has not left");
+    cluster.nodes[0] = again;
     cluster.converge(&[0, 1, 2], FORM).await;
     until_healthy(&registry).await;
-    // The new incarnation is the youngest: once it counts its peers (the
-    // slack), a standby naming node 0, never active.
-    let oldest = cluster.nodes[0].address();
-    agree(&cluster, &[2], &rule, &oldest, FORM).await;
+    // The new incarnation is the youngest: a standby naming node 1.
+    agree(&cluster, &[0, 1, 2], &rule, &b, FORM).await;
     let active = registry.check(Tag::Active).await;
     assert_eq!(active.status, HealthStatus::Unhealthy, "{active:?}");
     assert_eq!(
@@ -1102,7 +1176,7 @@ async fn a_node_that_leaves_and_joins_again_has_its_checks_swapped_by_the_librar
             .data
             .as_deref()
             .and_then(|d| d.get("activeNode")),
-        Some(&json!(oldest)),
+        Some(&json!(b)),
         "{active:?}"
     );
     assert!(!gate.is_active_node());

@@ -48,7 +48,7 @@ async fn a_drain_on_the_active_node_moves_the_active_role_to_the_next_oldest() {
             .tags(TagSet::ACTIVE),
         )
         .unwrap();
-    leave_cluster_on_drain(&registry, cluster.nodes[0].view.clone(), Vec::new());
+    leave_cluster_on_drain(&registry, cluster.nodes[0].view.clone());
     assert_eq!(
         registry.check(zb_health::Tag::Active).await.status,
         HealthStatus::Healthy

@@ -101,8 +101,8 @@ async fn exclude_leaves_checks_out_of_the_verdict_says_which_and_reports_unknown
     assert_canonical(&body);
     assert_eq!(support::entry_names(&body), ["database", "search", "queue"]);
 
-    // Verbose: excluded checks and unknown names said; an excluded check
-    // does not run.
+    // Verbose: excluded checks, the names that always count and unknown
+    // names said; an excluded check does not run.
     let before = runs.load(Ordering::SeqCst);
     let wire = request(
         server.addr,
@@ -114,7 +114,7 @@ async fn exclude_leaves_checks_out_of_the_verdict_says_which_and_reports_unknown
     is_text(&wire);
     assert_eq!(
         wire.text(),
-        "[+]database ok\n[+]search degraded: index lagging\n[+]cache excluded: ok\n[+]queue excluded: ok\nwarn: some health checks cannot be excluded: no matches for \"nope\", \"startup\"\nready check passed\n"
+        "[+]database ok\n[+]search degraded: index lagging\n[+]cache excluded: ok\n[+]queue excluded: ok\nwarn: some health checks cannot be excluded: \"startup\" is always counted\nwarn: some health checks cannot be excluded: no matches for \"nope\"\nready check passed\n"
     );
     assert_eq!(
         runs.load(Ordering::SeqCst),
@@ -148,10 +148,13 @@ async fn exclude_leaves_checks_out_of_the_verdict_says_which_and_reports_unknown
         wire.text()
     );
     assert!(
-        wire.text().contains("no matches for \"shutdown\""),
+        wire.text().contains("\"shutdown\" is always counted"),
         "{}",
         wire.text()
     );
+    let wire = request(server.addr, "GET", "/health/ready?exclude=shutdown").await;
+    assert_eq!(wire.status, 503);
+    assert_eq!(wire.header("health-not-excluded"), Some("shutdown"));
 }
 
 #[actix_web::test]

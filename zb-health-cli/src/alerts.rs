@@ -7,12 +7,16 @@
 //! `--selector` says otherwise). The alerts on `ready` leave out a pod
 //! that is starting, draining or in maintenance (`zb_health_starting`,
 //! `zb_health_draining`, `zb_health_maintenance`), so a rolling update or
-//! an operator's window pages no one; flaps shorter than a rule's `for:`
-//! never fire it. The runbook of every alert is in `spec/alerts.md`.
+//! an operator's window pages no one. Every rule holds (`for:`) for what
+//! the orchestrator takes to act on its condition plus two scrape
+//! intervals ([`alert_hold`]), so a blip the kubelet never acts
+//! on, a single bad scrape among them, fires none. The runbook of every
+//! alert is in `spec/alerts.md`.
 
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use zb_health_spec::detection::alert_hold;
 use zb_health_spec::manifest::{Manifest, ProbeKind};
 use zb_health_spec::{Tag, drain};
 
@@ -61,6 +65,10 @@ pub fn run(args: &AlertsArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// How many status changes within the flap window make a flap: one bad
+/// scrape between good ones is two, so a blip never is one.
+const FLAP_CHANGES: u32 = 4;
+
 /// The alerts that fit `m`, in a fixed order; `sel` selects the service's
 /// series (`job="orders"`), which Prometheus scrapes every `scrape`.
 pub fn alerts(m: &Manifest, sel: &str, scrape: Duration) -> Vec<Alert> {
@@ -74,10 +82,15 @@ pub fn alerts(m: &Manifest, sel: &str, scrape: Duration) -> Vec<Alert> {
     let grace = m
         .termination_grace_period
         .map_or(drain::KUBERNETES_DEFAULT_GRACE_PERIOD, |g| g.value);
-    // A cluster-wide count sums gauges scraped at different instants: a
-    // hand-over can show 0 or 2 for up to a scrape interval. Two of them,
-    // or five detection times, whichever is longer.
-    let cluster_hold = (detection * 5).max(scrape * 2);
+    // Each alert holds for what the orchestrator takes to act, plus two
+    // scrapes: one bad scrape, or a condition it never acts on, is silent.
+    let hold = |acts_after: Duration| alert_hold(acts_after, detection, scrape);
+    let ready_hold = hold(detection);
+    let live_hold = hold(liveness);
+    let drain_hold = hold(grace);
+    // A hand-over (lease plus slack, or the detection time) is allowed
+    // five detection times before no active node, or two, is an outage.
+    let cluster_hold = hold(detection * 5);
     // Four changes must be visible: at least ten scrapes.
     let flap_window = (detection * 15).max(scrape * 10);
     let out_of_rotation = format!(
@@ -89,11 +102,12 @@ pub fn alerts(m: &Manifest, sel: &str, scrape: Duration) -> Vec<Alert> {
             expr: format!(
                 "zb_health_tier_status{{tier=\"ready\",{sel}}} == 0 unless on (instance) {out_of_rotation}"
             ),
-            hold: detection,
+            hold: ready_hold,
             severity: "warning",
             summary: format!("{service}: {{{{ $labels.instance }}}} is not ready"),
             description: format!(
-                "/health/ready of {{{{ $labels.instance }}}} has answered 503 for longer than the detection time ({}), while neither starting, draining nor in maintenance: it is out of the Service's endpoints.",
+                "/health/ready of {{{{ $labels.instance }}}} has answered 503 for at least {}, longer than the detection time ({}) and two scrapes, while neither starting, draining nor in maintenance: the kubelet has taken it out of the Service's endpoints.",
+                seconds(ready_hold),
                 seconds(detection)
             ),
             runbook: "Read the pod's /health/ready?verbose (or its history page): the failing entry names the dependency. Fix that dependency or the pod's connection to it; if only this pod fails it, restart the pod.",
@@ -101,26 +115,28 @@ pub fn alerts(m: &Manifest, sel: &str, scrape: Duration) -> Vec<Alert> {
         Alert {
             name: "ZbHealthProbeFlapping",
             expr: format!(
-                "changes(zb_health_probe_status{{{sel}}}[{}]) >= 4",
+                "changes(zb_health_probe_status{{{sel}}}[{}]) >= {FLAP_CHANGES}",
                 seconds(flap_window)
             ),
-            hold: detection,
+            hold: ready_hold,
             severity: "warning",
             summary: format!("{service}: probe {{{{ $labels.probe }}}} is flapping"),
             description: format!(
-                "Probe {{{{ $labels.probe }}}} on {{{{ $labels.instance }}}} changed status {{{{ $value }}}} times in {}.",
-                seconds(flap_window)
+                "Probe {{{{ $labels.probe }}}} on {{{{ $labels.instance }}}} has changed status at least {FLAP_CHANGES} times in every {} window for {} ({{{{ $value }}}} in the last).",
+                seconds(flap_window),
+                seconds(ready_hold)
             ),
             runbook: "Look at the probe's history for the pattern. Give it hysteresis (failure_threshold, failing_for) within the detection time, or fix the dependency that comes and goes.",
         },
         Alert {
             name: "ZbHealthDrainOutlivesGrace",
             expr: format!("zb_health_draining{{{sel}}} == 1"),
-            hold: grace,
+            hold: drain_hold,
             severity: "warning",
             summary: format!("{service}: {{{{ $labels.instance }}}} drains past its grace period"),
             description: format!(
-                "{{{{ $labels.instance }}}} began draining more than the termination grace period ({}) ago and is still scraped: the orchestrator has not stopped it.",
+                "{{{{ $labels.instance }}}} began draining at least {} ago, more than the termination grace period ({}) and two scrapes, and is still scraped: the orchestrator has not stopped it.",
+                seconds(drain_hold),
                 seconds(grace)
             ),
             runbook: "Something keeps the process alive after its drain: check that the orchestrator sends SIGKILL after terminationGracePeriodSeconds and that no hook blocks shutdown; compare `zb-health k8s --check`.",
@@ -132,11 +148,12 @@ pub fn alerts(m: &Manifest, sel: &str, scrape: Duration) -> Vec<Alert> {
             expr: format!(
                 "zb_health_tier_status{{tier=\"live\",{sel}}} == 0 unless on (instance) zb_health_restart_requested{{{sel}}} == 1"
             ),
-            hold: liveness,
+            hold: live_hold,
             severity: "critical",
             summary: format!("{service}: a loop of {{{{ $labels.instance }}}} has stalled"),
             description: format!(
-                "/healthz of {{{{ $labels.instance }}}} has answered 503 (a watchdog missed its deadline) for longer than the liveness probe takes to restart it ({}).",
+                "/healthz of {{{{ $labels.instance }}}} has answered 503 (a watchdog missed its deadline) for at least {}, longer than the liveness probe takes to restart it ({}) and two scrapes.",
+                seconds(live_hold),
                 seconds(liveness)
             ),
             runbook: "A loop of the process has stopped beating. Check that the pod has the livenessProbe `zb-health k8s` prints; read the logs for the stalled watchdog's name and the loop's last work.",
@@ -146,11 +163,12 @@ pub fn alerts(m: &Manifest, sel: &str, scrape: Duration) -> Vec<Alert> {
         alerts.push(Alert {
             name: "ZbHealthRestartRequested",
             expr: format!("zb_health_restart_requested{{{sel}}} == 1"),
-            hold: liveness,
+            hold: live_hold,
             severity: "warning",
             summary: format!("{service}: {{{{ $labels.instance }}}} asks for a restart that does not come"),
             description: format!(
-                "{{{{ $labels.instance }}}} fails a shared dependency that its peers reach (restart_after) and has asked for a restart for longer than the liveness probe takes ({}).",
+                "{{{{ $labels.instance }}}} fails a shared dependency that its peers reach (restart_after) and has asked for a restart for at least {}, longer than the liveness probe takes ({}) and two scrapes.",
+                seconds(live_hold),
                 seconds(liveness)
             ),
             runbook: "The pod's connection to a shared dependency is broken while its peers reach it. Check that the livenessProbe is in place (`zb-health k8s --check`); restart the pod by hand if it is not.",
@@ -162,11 +180,12 @@ pub fn alerts(m: &Manifest, sel: &str, scrape: Duration) -> Vec<Alert> {
             expr: format!(
                 "sum by (probe) (zb_health_shared_failing{{{sel}}}) * 2 > count by (probe) (zb_health_shared_failing{{{sel}}})"
             ),
-            hold: detection,
+            hold: ready_hold,
             severity: "critical",
             summary: format!("{service}: shared dependency {{{{ $labels.probe }}}} is down"),
             description: format!(
-                "{{{{ $labels.probe }}}} fails on a majority of the nodes for longer than the detection time ({}): an outage no pod can fix. The nodes stay ready (it fails open); fix the dependency.",
+                "{{{{ $labels.probe }}}} fails on a majority of the nodes for at least {}, longer than the detection time ({}) and two scrapes: an outage no pod can fix. The nodes stay ready (it fails open); fix the dependency.",
+                seconds(ready_hold),
                 seconds(detection)
             ),
             runbook: "The dependency itself is down (most nodes fail it): restore it. The pods stay in rotation on purpose; do not restart them.",

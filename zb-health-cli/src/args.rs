@@ -176,9 +176,9 @@ pub struct AlertsArgs {
     /// 'namespace="prod",app="orders"' [default: job="<service>"].
     #[arg(long, value_name = "MATCHERS")]
     pub selector: Option<String>,
-    /// How often Prometheus scrapes the pods, an integer and a unit: the
-    /// cluster-wide alerts hold for two scrapes at least, the flap window
-    /// spans ten.
+    /// How often Prometheus scrapes the pods, an integer and a unit: every
+    /// alert holds two scrapes longer than the orchestrator takes to act,
+    /// the flap window spans ten.
     #[arg(long, value_name = "D", default_value = "30s", value_parser = timeout)]
     pub scrape_interval: Duration,
 }

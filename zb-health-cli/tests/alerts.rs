@@ -1,8 +1,9 @@
 //! `zb-health alerts`: the rules of a manifest pass `promtool check
-//! rules`, and `promtool test rules` fires each alert on a series that
-//! should fire it and keeps it silent on a flap shorter than its `for:`
-//! and on a rolling update (the unit tests are
-//! `tests/fixtures/alerts/*.test.yml`), for scadabridge's manifest and a
+//! rules`, and `promtool test rules` fires each alert on what the
+//! orchestrator acts on and keeps it silent on one scrape that shows a
+//! blip and on a rolling update (the unit tests are
+//! `tests/fixtures/alerts/*.test.yml`, series scraped every 30 s or 10 s
+//! as the rules were generated for), for scadabridge's manifest and a
 //! second one with other timings. The whole output is pinned by a
 //! snapshot (`tests/snapshots/alerts/`).
 
@@ -13,10 +14,19 @@ use std::path::Path;
 use common::{cli, snapshot};
 use zb_health_testkit::promtool;
 
-/// Generates `manifest`'s rules, checks and snapshots them, then runs the
-/// unit tests `fixtures/alerts/NAME.test.yml` against them.
-fn rules_pass_promtool(manifest: &str, name: &str) {
-    let out = cli(&["alerts", manifest]).output().unwrap();
+/// The evaluation intervals every unit test file runs at: one finer than
+/// any scrape (the worst case for a blip), the 15 s, and
+/// Prometheus' default 1 m.
+const EVALUATION_INTERVALS: [&str; 3] = ["1s", "15s", "1m"];
+
+/// Generates `manifest`'s rules (with `args`, e.g. a scrape interval),
+/// checks and snapshots them, then runs the unit tests
+/// `fixtures/alerts/NAME.test.yml` against them at each of
+/// [`EVALUATION_INTERVALS`].
+fn rules_pass_promtool(manifest: &str, args: &[&str], name: &str) {
+    let out = cli(&[&["alerts"], args, &[manifest]].concat())
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -47,22 +57,54 @@ fn rules_pass_promtool(manifest: &str, name: &str) {
     std::fs::write(dir.join(format!("{name}.rules.yml")), stripped).unwrap();
     let tests = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join(format!("tests/fixtures/alerts/{name}.test.yml"));
-    std::fs::copy(&tests, dir.join("unit.test.yml")).unwrap();
-    let tested = promtool::run(&dir, &["test", "rules", "unit.test.yml"]);
+    let unit = std::fs::read_to_string(&tests).unwrap();
+    let tested: Vec<_> = EVALUATION_INTERVALS
+        .iter()
+        .map(|every| {
+            let file = format!("unit-{every}.test.yml");
+            std::fs::write(
+                dir.join(&file),
+                format!("evaluation_interval: {every}\n{unit}"),
+            )
+            .unwrap();
+            (every, promtool::run(&dir, &["test", "rules", &file]))
+        })
+        .collect();
     std::fs::remove_dir_all(&dir).ok();
-    if let Err(said) = tested {
-        panic!("promtool test rules ({name}):\n{said}");
+    for (every, result) in tested {
+        if let Err(said) = result {
+            panic!("promtool test rules ({name}, evaluated every {every}):\n{said}");
+        }
     }
 }
 
+/// At the default 30 s scrapes: a one-scrape not-ready blip is silent
+/// (it fired at 75 s and 85 s with the old 4 s hold), five minutes not
+/// ready fire; likewise every other alert.
 #[test]
 fn scadabridges_rules_pass_promtool_and_their_unit_tests() {
-    rules_pass_promtool("examples/scadabridge/health.yaml", "scadabridge");
+    rules_pass_promtool("examples/scadabridge/health.yaml", &[], "scadabridge");
+}
+
+/// At 10 s scrapes: a one-scrape not-ready blip and a one-scrape probe
+/// failure are silent; five minutes not ready, and a probe failing every
+/// 40 s, fire.
+#[test]
+fn at_10s_scrapes_a_one_scrape_blip_is_silent_and_an_outage_fires() {
+    rules_pass_promtool(
+        "examples/scadabridge/health.yaml",
+        &["--scrape-interval", "10s"],
+        "scadabridge-10s",
+    );
 }
 
 #[test]
 fn a_second_manifests_rules_take_its_own_timings_and_pass() {
-    rules_pass_promtool("zb-health-cli/tests/fixtures/alerts/orders.yaml", "orders");
+    rules_pass_promtool(
+        "zb-health-cli/tests/fixtures/alerts/orders.yaml",
+        &[],
+        "orders",
+    );
 }
 
 /// Every alert has a summary, a description and a runbook; an alert on a
@@ -129,10 +171,11 @@ fn the_example_alertmanager_route_is_valid_and_routes_by_severity() {
     }
 }
 
-/// `--scrape-interval` lengthens what must span scrapes: the cluster-wide
-/// alerts hold for two of them, the flap window spans ten.
+/// `--scrape-interval` lengthens every hold by two scrapes (what the
+/// orchestrator takes to act, plus two scrapes), and the flap window to
+/// ten scrapes.
 #[test]
-fn a_longer_scrape_interval_lengthens_the_cluster_hold_and_the_flap_window() {
+fn a_longer_scrape_interval_lengthens_every_hold_and_the_flap_window() {
     let out = cli(&[
         "alerts",
         "--scrape-interval",
@@ -152,12 +195,18 @@ fn a_longer_scrape_interval_lengthens_the_cluster_hold_and_the_flap_window() {
             .unwrap();
         line.trim_start().trim_start_matches("for: ").to_owned()
     };
-    assert_eq!(hold_of("ZbHealthNoActiveNode"), "120s");
-    assert_eq!(hold_of("ZbHealthSeveralActiveNodes"), "120s");
-    assert_eq!(
-        hold_of("ZbHealthNotReady"),
-        "4s",
-        "the manifest's detection time"
-    );
+    for (alert, hold) in [
+        // The detection time (4 s) and two scrapes.
+        ("ZbHealthNotReady", "124s"),
+        ("ZbHealthProbeFlapping", "124s"),
+        // The grace period or the liveness restart (30 s) and two scrapes.
+        ("ZbHealthDrainOutlivesGrace", "150s"),
+        ("ZbHealthWatchdogStalled", "150s"),
+        // A hand-over of five detection times and two scrapes.
+        ("ZbHealthNoActiveNode", "140s"),
+        ("ZbHealthSeveralActiveNodes", "140s"),
+    ] {
+        assert_eq!(hold_of(alert), hold, "{alert}");
+    }
     assert!(rules.contains("[600s]) >= 4"), "{rules}");
 }

@@ -166,8 +166,9 @@ pub use sea_orm;
 
 /// Opens the application's database (sea-orm's `Database::connect`) with
 /// the error a service's `main` returns: an `std::io::Error` that names
-/// the URL without its password, so `?` works in a
-/// `main() -> std::io::Result<()>` as the server's own errors do.
+/// the URL without its password, so `?` works in a `main` that returns
+/// [`StartError`](crate::StartError), as the server's own errors do, or
+/// `std::io::Result`.
 ///
 /// ```no_run
 /// # async fn demo() -> std::io::Result<()> {

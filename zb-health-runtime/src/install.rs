@@ -379,7 +379,7 @@ impl ManifestWiring {
             None => self.drain,
         };
         let server = ZbHealthServer::new(registry.clone(), endpoints, drain)
-            .management_port(self.management_port)
+            .manifest_management_port(self.management_port)
             .management_endpoints(management);
         // The operator's step-down goes through the manifest's view.
         #[cfg(feature = "cluster")]

@@ -8,9 +8,13 @@
 //! Applications start with [`prelude`]: `use zb_health::prelude::*;`. The
 //! crate root holds exactly the public modules below, the prelude's items,
 //! and [`spec`], the `zb-health-spec` crate whose rules every check here
-//! calls; plus one hidden module, `__private`, the paths that
-//! `manifest!`'s generated code names (the idiom of serde's `__private`:
-//! not an API, and free to change).
+//! calls. Hidden from the docs, and no API (the idiom of serde's
+//! `__private`: free to change), are the items `manifest!`'s generated
+//! code names: the module `__private`, the callback `__attribute_limits`
+//! through which it checks a `#[zb_health]` attribute, and four macros,
+//! `__zb_require_database`, `__zb_require_grpc`, `__zb_require_grpc_server`
+//! and `__zb_require_cluster`, which name the feature a manifest needs
+//! when it is off.
 //!
 //! # How the parts fit
 //!
@@ -31,6 +35,9 @@
 //!   background schedule, producing a [`report::HealthReport`].
 //! * [`lifecycle`]: the startup gate, the liveness watchdog and the drain's
 //!   state; [`server`] runs the actix (and gRPC) servers under the drain.
+//!   A start it cannot make (a bad variable, a taken port) is a
+//!   [`StartError`], which names the setting to change and prints as words
+//!   when `main` returns it.
 //! * [`writer`]: the report as a body, the canonical JSON by default, at a
 //!   tier's disclosure level; raw error text is in no body at any level.
 //! * [`http`]: [`ZbHealth`] maps the three tiers, one path per probe under
@@ -111,6 +118,7 @@ pub mod report;
 pub mod server;
 mod setting;
 pub mod shared;
+mod start;
 mod sync;
 mod table;
 pub mod token;
@@ -138,6 +146,7 @@ pub use lifecycle::{Heartbeat, StartupGate};
 pub use meta::ZbHealthProbe;
 pub use probe::{BlockingProbe, Probe, ProbeError, ProbeOutcome, ProbeResult, from_fn};
 pub use registry::{HealthRegistry, ProbeRegistration, RegistryError};
+pub use start::StartError;
 pub use zb_health_spec::{FailureStatus, HealthStatus, Tag, TagSet};
 
 /// What an application writes: `use zb_health::prelude::*;`. The crate
@@ -145,13 +154,13 @@ pub use zb_health_spec::{FailureStatus, HealthStatus, Tag, TagSet};
 ///
 /// The probe trait and its result, the registry and registration, the
 /// lifecycle handles, the endpoint mapping and its health groups, the
-/// gate, and the two macros.
+/// gate, the error `main` returns, and the two macros.
 /// Lower-level items stay in their modules.
 pub mod prelude {
     pub use crate::{
         ActiveNodeGate, BlockingProbe, FailureStatus, HealthGroup, HealthRegistry, HealthStatus,
         Heartbeat, Probe, ProbeError, ProbeOutcome, ProbeRegistration, ProbeResult, RegistryError,
-        RequireActiveNode, StartupGate, Tag, TagSet, ZbHealth, ZbHealthProbe, from_fn,
+        RequireActiveNode, StartError, StartupGate, Tag, TagSet, ZbHealth, ZbHealthProbe, from_fn,
         map_zb_health,
     };
     #[cfg(feature = "macros")]

@@ -52,6 +52,13 @@ pub type ProbeOutcome = Result<ProbeResult, ProbeError>;
     note = "implement it: `impl zb_health::Probe for {Self} {{ async fn check(&self) -> zb_health::ProbeOutcome {{ Ok(zb_health::ProbeResult::healthy()) }} }}`"
 )]
 pub trait Probe: Send + Sync + 'static {
+    /// Whether `?exclude=` may leave this check out of its tier's verdict.
+    /// `false` for a check that is its tier's purpose, so that no caller
+    /// can make the tier answer without it: the active-node decision
+    /// ([`ActiveNodeProbe`](crate::cluster::ActiveNodeProbe)) is, since a
+    /// standby whose `active` left it out would answer 200.
+    const EXCLUDABLE: bool = true;
+
     /// Runs the check once.
     fn check(&self) -> impl Future<Output = ProbeOutcome> + Send;
 }
@@ -101,12 +108,21 @@ pub trait DynProbe: Send + Sync + 'static {
     /// the future once where it was asked for and, if it waits, moves it
     /// to the probe thread, so it may borrow nothing from the request.
     fn check_owned(self: Arc<Self>) -> BoxProbeFuture<'static>;
+
+    /// [`Probe::EXCLUDABLE`] of the probe behind it.
+    fn excludable(&self) -> bool {
+        true
+    }
 }
 
 impl<P: Probe> DynProbe for P {
     fn check_owned(self: Arc<Self>) -> BoxProbeFuture<'static> {
         // The check's own future lives inside this one: one allocation.
         Box::pin(async move { self.check().await })
+    }
+
+    fn excludable(&self) -> bool {
+        P::EXCLUDABLE
     }
 }
 

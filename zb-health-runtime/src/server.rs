@@ -11,7 +11,7 @@
 //! # use zb_health::HealthRegistry;
 //! # use zb_health::lifecycle::Drain;
 //! # use zb_health::server::ZbHealthServer;
-//! # async fn run(server: ZbHealthServer) -> std::io::Result<()> {
+//! # async fn run(server: ZbHealthServer) -> Result<(), zb_health::StartError> {
 //! // `server` is `Health::install(deps)?.server`.
 //! server
 //!     .from_env()? // HOST, PORT, MANAGEMENT_PORT, GRPC_PORT, DRAIN_DELAY_MS
@@ -31,6 +31,7 @@ mod bound;
 mod builder;
 mod close;
 mod env;
+mod origin;
 mod run;
 #[cfg(test)]
 mod tests;

@@ -24,7 +24,8 @@
 //!
 //! `BENCH=cluster` starts clusters of 3, 9 and 27 lean nodes
 //! (`zb-health-cluster-node`) in a network namespace and writes the cost
-//! per node and the failover times into `bench/RESULTS.md` (see
+//! per node, the failover times and the SIGTERM hand-over into
+//! `bench/RESULTS.md` (see
 //! `cluster.rs`); it needs root.
 //!
 //! `BENCH=history` measures no throughput: it prints the RSS of

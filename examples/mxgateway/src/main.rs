@@ -9,9 +9,10 @@ use std::io;
 
 use mxgateway::{Gateway, GatewayRole, Health, HealthDeps};
 use service_kit::{configure_metrics, init_logging};
+use zb_health::StartError;
 
 #[actix_web::main]
-async fn main() -> io::Result<()> {
+async fn main() -> Result<(), StartError> {
     init_logging();
     let role = GatewayRole::from_env().map_err(io::Error::other)?;
     // The role is both the active tier's probe and the write route's gate.

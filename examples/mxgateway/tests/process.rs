@@ -183,7 +183,7 @@ fn a_drain_delay_beyond_the_grace_period_is_refused_at_start() {
     let status = gateway.wait_exit(PATIENCE);
     assert!(!status.success(), "exit status {status}");
     let output = gateway.output();
-    // `main`'s `Err` is printed with `Debug`, quotes escaped.
+    // `main`'s `Err`, a `StartError`, prints as its message.
     assert!(output.contains("DRAIN_DELAY_MS="), "{output}");
     assert!(output.contains("grace period of 30000 ms"), "{output}");
 }

@@ -14,14 +14,14 @@ use service_kit::database::bootstrap_until_done;
 use service_kit::{
     ClusterNode, Defaults, Settings, configure_metrics, connect_database, init_logging,
 };
-use zb_health::HealthRegistry;
+use zb_health::{HealthRegistry, StartError};
 
 /// The roles of a node that names none: a fused node, as a single-node
 /// OtOpcUa is.
 const DEFAULT_ROLES: [&str; 2] = ["admin", "driver"];
 
 #[actix_web::main]
-async fn main() -> io::Result<()> {
+async fn main() -> Result<(), StartError> {
     init_logging();
     let policy = MembershipPolicy::from_env().map_err(io::Error::other)?;
     let registry = HealthRegistry::process();

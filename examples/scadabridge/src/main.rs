@@ -16,10 +16,10 @@ use std::io;
 
 use scadabridge::{Health, Scadabridge, warm_up};
 use service_kit::{ClusterNode, Defaults, Settings, configure_metrics, connect_database};
-use zb_health::HealthRegistry;
+use zb_health::{HealthRegistry, StartError};
 
 #[actix_web::main]
-async fn main() -> io::Result<()> {
+async fn main() -> Result<(), StartError> {
     service_kit::init_logging();
     let settings = Settings::from_env(Defaults {
         service: Health::SERVICE,

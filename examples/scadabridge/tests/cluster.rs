@@ -102,10 +102,11 @@ fn one_active_node_takes_the_writes_and_the_role_moves_on_sigterm() {
         ready.json()["entries"]["shutdown"]["description"],
         "draining"
     );
-    // The drain gossips `Leaving`, which the Default policy reads as Degraded.
+    // The drain leaves the cluster (gossips `Leaving`): the node's own
+    // leave fails its membership check, whatever the policy (AT-6).
     let leaving = eventually("node 0 to report itself Leaving", DEADLINE, || {
         let ready = nodes[0].try_get("/health/ready").ok()?;
-        (ready.entry_status("cluster-membership").as_deref() == Some("Degraded")).then_some(ready)
+        (ready.entry_status("cluster-membership").as_deref() == Some("Unhealthy")).then_some(ready)
     });
     assert_eq!(
         leaving.json()["entries"]["cluster-membership"]["description"],

@@ -130,14 +130,11 @@ impl ClusterNode {
         self.view.publish(MemberStatus::Up, &self.roles).await;
     }
 
-    /// Makes the registry's drain announce `Leaving`, so the next-oldest
-    /// node takes the active role without waiting for failure detection.
+    /// Makes the registry's drain leave the cluster (gossip `Leaving`), so
+    /// the next-oldest node takes the active role without waiting for
+    /// failure detection.
     pub fn leave_on_drain(&self, registry: &HealthRegistry) {
-        zb_health::cluster::chitchat::leave_cluster_on_drain(
-            registry,
-            self.view.clone(),
-            self.roles.clone(),
-        );
+        zb_health::cluster::chitchat::leave_cluster_on_drain(registry, self.view.clone());
     }
 
     /// This node's gossip address, as peers know it.

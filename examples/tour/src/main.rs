@@ -36,13 +36,13 @@ use actix_web::web;
 use zb_health::database::{DatabaseProbe, connect};
 
 #[actix_web::main]
-async fn main() -> std::io::Result<()> {
+async fn main() -> Result<(), StartError> {
     let url = std::env::var("DATABASE_URL").unwrap_or("sqlite://orders.db?mode=rwc".into());
     let database = DatabaseProbe::new(connect(&url).await?); // its io::Error names the URL
     let cache = CacheProbe(Arc::new(AtomicBool::new(true)));
     // Leaving out a probe's field of `HealthDeps` is a compile error.
     let installed = Health::install(HealthDeps { database, cache })?;
-    // The tiers on PORT and MANAGEMENT_PORT, grpc.health.v1 on GRPC_PORT.
+    // The tiers on PORT and MANAGEMENT_PORT, grpc.health.v1 on GRPC_PORT; a taken one is named.
     // SIGTERM: ready answers 503 at once, then the drain, then the stop.
     let orders = |routes: &mut web::ServiceConfig| {
         routes.route("/orders", web::get().to(|| async { "[]" }));

@@ -1,11 +1,12 @@
 //! How quickly the orchestrator notices a changed answer, and the bounds
 //! that follow from it (BE-HLTH-006): the readiness probe's period and
 //! failure threshold that `zb-health k8s` emits, the detection time they
-//! give, the age a background result may reach, and the deadline a probe
-//! runs with when nobody wrote one.
+//! give, the age a background result may reach, the deadline a probe
+//! runs with when nobody wrote one, and how long a generated alert holds.
 //!
 //! One place, so the rule that bounds a cached result (R19), the generated
-//! code, the runtime and the Kubernetes generator use the same numbers.
+//! code, the runtime, the Kubernetes generator and the alert generator use
+//! the same numbers.
 
 use std::time::Duration;
 
@@ -173,6 +174,29 @@ pub const fn threshold_fits_detection(
     hold_back(threshold, period).as_nanos() <= detection.as_nanos()
 }
 
+/// How long an alert on scraped series holds (its `for:`), so that it fires
+/// only on a condition that outlasted what the orchestrator takes to act
+/// on it (`acts_after`: the detection time for readiness, the liveness
+/// probe's time for liveness, the grace period for a drain; never less than
+/// the `detection` time): `max(acts_after, detection) + 2 × scrape`.
+///
+/// Prometheus keeps a sample as the series' value until the next one is
+/// stored: one scrape interval later, plus that scrape's own duration (at
+/// most its timeout, at most an interval). So a condition that lasted `d`
+/// is seen for less than `d` plus two intervals, a single bad scrape
+/// between good ones for less than two, and an alert held this long stays
+/// silent on both whatever the evaluation interval. A sum of gauges from
+/// pods scraped at different instants (a cluster-wide alert) is off by the
+/// same two intervals at most.
+pub const fn alert_hold(acts_after: Duration, detection: Duration, scrape: Duration) -> Duration {
+    let acts = if acts_after.as_nanos() > detection.as_nanos() {
+        acts_after
+    } else {
+        detection
+    };
+    acts.saturating_add(scrape.saturating_mul(2))
+}
+
 /// The least margin a derived deadline keeps below the orchestrator's
 /// probe timeout: room for the response to travel and the tier to gather
 /// its entries.
@@ -264,6 +288,19 @@ mod tests {
         assert!(run_counts(Some(S(2)), S(2)));
         assert!(run_counts(Some(S(7)), S(2)));
         assert!(run_counts(Some(MS(0)), S(0)), "no period: every run");
+    }
+
+    #[test]
+    fn an_alert_holds_what_the_orchestrator_takes_to_act_and_two_scrapes() {
+        let d = detection_time(crate::drain::DEFAULT_DRAIN_DELAY);
+        // Not ready, the default drain: 4 s detection.
+        assert_eq!(alert_hold(d, d, S(30)), S(64));
+        assert_eq!(alert_hold(d, d, S(10)), S(24));
+        // A liveness restart or a grace period longer than the detection.
+        assert_eq!(alert_hold(S(30), d, S(30)), S(90));
+        // Never shorter than the detection time plus two scrapes.
+        assert_eq!(alert_hold(S(1), S(20), S(10)), S(40));
+        assert_eq!(alert_hold(S(0), d, MS(500)), S(5));
     }
 
     #[test]

@@ -2,6 +2,8 @@
 // manifest path, naming the YAML line and column, with a "did you mean" for
 // the #[zb_health] probe of a close name: no suggestion that rewrites the
 // macro call, nothing else about the missing type, no const evaluation.
+// The entry has no `name:`, so its field is named after the type: after
+// the suggested one, which stands in, so the literal below adds nothing.
 use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
 
 zb_health::manifest!(Health = "manifests/type_typo.yaml");
@@ -15,4 +17,6 @@ impl Probe for CacheProbe {
     }
 }
 
-fn main() {}
+fn main() {
+    let _ = |db| Health::registrations(HealthDeps { db, cache_probe: CacheProbe });
+}

@@ -272,16 +272,31 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> Probes
                 };
                 let custom = CustomType::new(site, index, path, type_path.location);
                 let tyname = &custom.written;
-                let (ident, doc) = custom_field(probe, &custom.path, tyname);
+                let source = nearby.get_or_insert_with(|| super::nearby::crate_source(site.caller));
+                let hint = super::nearby::hint(&custom.path, &source.found);
+                let at_attribute = super::nearby::reachable(&custom.path, source);
+                let call = names.ty.to_string();
+                let missing = super::nearby::missing(&custom.path, &call, source);
+                // For a type proved missing, the probe the hint names stands
+                // in, field name and all, so the caller's struct literal
+                // adds no error to ours.
+                let instead = hint
+                    .as_deref()
+                    .filter(|_| missing)
+                    .and_then(|h| super::nearby::usable(h, &call, source))
+                    .and_then(|p| syn::parse_str::<syn::Path>(&p).ok());
+                let (ident, doc) =
+                    custom_field(probe, instead.as_ref().unwrap_or(&custom.path), tyname);
                 let label = match &probe.name {
                     Some(n) => format!("`{}`", n.value),
                     None => format!("`{tyname}`"),
                 };
                 claim(&ident, probe, &label);
-                let source = nearby.get_or_insert_with(|| super::nearby::crate_source(site.caller));
-                let hint = super::nearby::hint(&custom.path, &source.found);
-                let at_attribute = super::nearby::reachable(&custom.path, source);
-                out.checks.push(custom.lookup(site, hint.as_deref()));
+                out.checks.push(if missing {
+                    custom.proved_missing(site, hint.as_deref(), instead.as_ref())
+                } else {
+                    custom.lookup(site, hint.as_deref())
+                });
                 out.checks
                     .extend(facts::custom_facts(site, m, probe, &custom, at_attribute));
                 if at_attribute {

@@ -32,6 +32,13 @@
 //! string, comes next to ours, since a failed glob cannot be detected.
 //! The deps field names the type through an alias of the same name, so
 //! rustdoc still shows `cache_probe: CacheProbe`.
+//!
+//! That check is an `E0277` whose label rustc words itself, naming the
+//! check's trait, and a struct literal of the deps then meets the
+//! fallback ("expected `CahceProbe`, found `CacheProbe`"). So when the
+//! source proves the type missing (`nearby::missing`), there is no lookup
+//! by glob: the macro reports the error itself, and the type is the probe
+//! its "did you mean" names ([`CustomType::proved_missing`]).
 
 use proc_macro2::{Group, Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote};
@@ -104,12 +111,94 @@ impl CustomType {
         quote!(<#ty as #krate::ZbHealthProbe>::META)
     }
 
+    /// What is wrong when the type does not exist, with `hint` ("did you
+    /// mean") at the end of the help.
+    fn missing_message(&self, site: &Site<'_>, hint: Option<&str>) -> String {
+        site.message(
+            Rule::Unknown,
+            self.location,
+            format!(
+                "`{}`, the `type` of a `kind: custom` entry, is not a type that can be named where `manifest!` is called",
+                self.written
+            ),
+            &format!(
+                "name a #[zb_health] probe struct by its path from the module that calls `manifest!` (`crate::probes::CacheProbe`, `self::CacheProbe`), as a `use` there would; check the spelling, and that it is visible there{}",
+                zb_health_spec::suggest::hint(hint)
+            ),
+        )
+    }
+
+    /// The fallback probe of nothing, named like the type, for a type that
+    /// is missing.
+    fn fallback(&self, site: &Site<'_>, ident: &TokenStream) -> TokenStream {
+        let krate = site.krate;
+        let meta = ProbeMetaTokens {
+            krate,
+            name: "",
+            settings: ProbeSettings {
+                tags: TagSet::default(),
+                timeout: Some(std::time::Duration::from_millis(1)),
+                ..ProbeSettings::DEFAULT
+            },
+        };
+        quote! {
+            #[allow(non_camel_case_types, dead_code)]
+            struct #ident {}
+            // Never offered as "the trait is implemented for" when a
+            // type that exists is not a probe.
+            #[diagnostic::do_not_recommend]
+            impl #krate::ZbHealthProbe for #ident {
+                const META: #krate::meta::ProbeMeta = #meta;
+                fn registration(self) -> #krate::ProbeRegistration {
+                    ::core::unreachable!()
+                }
+            }
+        }
+    }
+
+    /// The lookup of a type the source scan proved missing
+    /// (`nearby::missing`): our error, as the macro's own, at the
+    /// manifest's string, with no name of the generated code; and the
+    /// lookup's type is `instead` (the probe the hint names, so the
+    /// caller's `HealthDeps { … }` still type-checks and nothing follows
+    /// the error), else the fallback. `MISSING` is true, so every fact
+    /// about the type holds vacuously.
+    pub fn proved_missing(
+        &self,
+        site: &Site<'_>,
+        hint: Option<&str>,
+        instead: Option<&syn::Path>,
+    ) -> TokenStream {
+        let here = Span::call_site().located_at(site.span);
+        let module = lookup_module(site.name);
+        let n = self.index + 1;
+        // Named as written: a follow-on error (no probe to use instead)
+        // then reads "expected `CahceProbe`".
+        let Some(last) = self.path.segments.last() else {
+            return quote!();
+        };
+        let ident = respan(last.ident.to_token_stream(), here);
+        let (ty, fallback) = match instead {
+            Some(path) => (respan(path.to_token_stream(), here), None),
+            None => (ident.clone(), Some(self.fallback(site, &ident))),
+        };
+        let error = syn::Error::new(site.span, self.missing_message(site, hint)).to_compile_error();
+        quote! {
+            #error
+            const _: () = {
+                #fallback
+                impl #module::Custom<#n> for #module::Manifest {
+                    type Type = #ty;
+                    const MISSING: bool = true;
+                }
+            };
+        }
+    }
+
     /// The lookup's impl and the check that the type exists, whose help
     /// ends in `hint` ("did you mean").
     pub fn lookup(&self, site: &Site<'_>, hint: Option<&str>) -> TokenStream {
-        let Site {
-            krate, name, span, ..
-        } = site;
+        let Site { name, span, .. } = site;
         // The path's tokens point at the manifest's string: an error about
         // its module is reported there, never at the whole macro call.
         let here = Span::call_site().located_at(*span);
@@ -121,27 +210,8 @@ impl CustomType {
         let parent = respan(self.parent(), here);
         let module = lookup_module(name);
         let n = self.index + 1;
-        let fallback = ProbeMetaTokens {
-            krate,
-            name: "",
-            settings: ProbeSettings {
-                tags: TagSet::default(),
-                timeout: Some(std::time::Duration::from_millis(1)),
-                ..ProbeSettings::DEFAULT
-            },
-        };
-        let message = site.message(
-            Rule::Unknown,
-            self.location,
-            format!(
-                "`{}`, the `type` of a `kind: custom` entry, is not a type that can be named where `manifest!` is called",
-                self.written
-            ),
-            &format!(
-                "name a #[zb_health] probe struct by its path from the module that calls `manifest!` (`crate::probes::CacheProbe`, `self::CacheProbe`), as a `use` there would; check the spelling, and that it is visible there{}",
-                zb_health_spec::suggest::hint(hint)
-            ),
-        );
+        let fallback = self.fallback(site, &ident);
+        let message = self.missing_message(site, hint);
         let missing = &self.missing;
         let check = site.fact(&self.ident(), "type_exists", quote!(!#missing), &message);
         quote! {
@@ -149,20 +219,10 @@ impl CustomType {
                 // Named before the fallback exists, which could shadow them.
                 use #module::{Custom as __ZbHealthCustom, Manifest as __ZbHealthManifest};
                 {
-                    #[allow(non_camel_case_types, dead_code)]
-                    struct #ident {}
+                    #fallback
                     #[allow(dead_code)]
                     impl #ident {
                         const __ZB_HEALTH_MISSING: bool = true;
-                    }
-                    // Never offered as "the trait is implemented for" when a
-                    // type that exists is not a probe.
-                    #[diagnostic::do_not_recommend]
-                    impl #krate::ZbHealthProbe for #ident {
-                        const META: #krate::meta::ProbeMeta = #fallback;
-                        fn registration(self) -> #krate::ProbeRegistration {
-                            ::core::unreachable!()
-                        }
                     }
                     trait __ZbHealthFound {
                         const __ZB_HEALTH_MISSING: bool = false;

@@ -10,11 +10,13 @@
 //! what needs the attribute of another item (a custom probe's name, tags,
 //! timeout), since a macro cannot see other items, and [`custom`] names a
 //! custom probe's type so that a missing one is one error, with a hint from
-//! the probes [`nearby`] in the source. Their messages all name the
+//! the probes [`nearby`] in the source (the macro's own error when the
+//! source proves it missing, from what each module has [`declared`]). Their messages all name the
 //! manifest's line and column.
 
 mod codegen;
 mod custom;
+mod declared;
 mod facts;
 mod input;
 mod nearby;

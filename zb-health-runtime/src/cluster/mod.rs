@@ -10,6 +10,11 @@
 //! * [`ClusterTransportProbe`] fails only on isolation from every expected
 //!   peer (AT-5).
 //! * [`ClusterActiveNodeGate`] is the cluster's [`crate::ActiveNodeGate`].
+//! * [`ClusterView::leave`] is this node's own leave (AT-6, actor-ts's
+//!   `cluster.leave()`; the drain calls it): announced in gossip, and
+//!   latched, so the membership and transport probes fail and `ready`
+//!   stays 503 for the rest of the process, unless a re-join replaces
+//!   the incarnation.
 //! * [`RejoinableView`] lets every cluster probe, the gate and the shared
 //!   verdicts follow a leave and a re-join at once (AT-6).
 //! * [`StepDown`] hands the active role over on purpose, lease-safe, for

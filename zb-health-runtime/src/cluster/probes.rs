@@ -20,7 +20,10 @@ pub(crate) const CLUSTER_NOT_AVAILABLE: &str = "cluster not yet available";
 #[derive(Clone, Default)]
 pub enum ClusterStatusPolicy {
     /// The convergence target: Up/Joining → Healthy; Leaving/Exiting →
-    /// Degraded; WeaklyUp, Down, Removed or unknown → Unhealthy.
+    /// Degraded; WeaklyUp, Down, Removed or unknown → Unhealthy. Leaving
+    /// here is a status this node reads (e.g. a leave an operator started
+    /// elsewhere); its own [`ClusterView::leave`] fails the probe under
+    /// every policy.
     #[default]
     Default,
     /// OtOpcUa's legacy mapping: Healthy only if self is `Up` among the
@@ -79,7 +82,9 @@ impl ClusterStatusPolicy {
 }
 
 /// The cluster-membership probe (ZB-2.2, the spec's
-/// `AkkaClusterHealthCheck`); register it on `ready`.
+/// `AkkaClusterHealthCheck`); register it on `ready`. Once this node has
+/// left ([`ClusterView::leave`]) it answers Unhealthy whatever the policy
+/// says, so ready stays 503 (AT-6).
 pub struct ClusterMembershipProbe {
     view: Arc<dyn ClusterView>,
     policy: ClusterStatusPolicy,
@@ -106,7 +111,13 @@ impl Probe for ClusterMembershipProbe {
         let Some(state) = self.view.state() else {
             return Ok(ProbeResult::degraded(CLUSTER_NOT_AVAILABLE));
         };
-        let status = self.policy.evaluate(&state);
+        // The policy maps a status (ZB-2.2: Leaving is Degraded); this
+        // node's own leave is a decision, and fails it outright.
+        let status = if self.view.has_left() {
+            HealthStatus::Unhealthy
+        } else {
+            self.policy.evaluate(&state)
+        };
         let description = match state.self_member().map(|m| m.status) {
             Some(MemberStatus::Joining) => "Member status: Joining",
             Some(MemberStatus::WeaklyUp) => "Member status: WeaklyUp",
@@ -200,6 +211,9 @@ impl ActiveNodeProbe {
 }
 
 impl Probe for ActiveNodeProbe {
+    /// The `active` tier's one purpose: `?exclude=` never leaves it out.
+    const EXCLUDABLE: bool = false;
+
     async fn check(&self) -> ProbeOutcome {
         let Some(state) = self.view.state() else {
             self.note_active(false);
@@ -253,7 +267,8 @@ impl Probe for ActiveNodeProbe {
 }
 
 /// The cluster-transport check (AT-5): fails only when this node reaches
-/// **none** of the peers it still expects. A partial partition keeps the
+/// **none** of the peers it still expects, or once it has left
+/// ([`ClusterView::leave`], AT-6). A partial partition keeps the
 /// node ready (the cluster copes); total isolation is where serving turns
 /// into split-brain risk. A single-node cluster expects no one and passes.
 pub struct ClusterTransportProbe {
@@ -290,6 +305,10 @@ impl Probe for ClusterTransportProbe {
         let Some(state) = self.view.state() else {
             return Ok(ProbeResult::degraded(CLUSTER_NOT_AVAILABLE));
         };
+        if self.view.has_left() {
+            // AT-6: both ready-tier cluster checks fail after a leave.
+            return Ok(ProbeResult::unhealthy("this node left the cluster"));
+        }
         // A source may forget dead peers after a grace period (chitchat
         // does); a configured cluster size keeps an isolated node from then
         // passing as a one-node cluster.

@@ -6,9 +6,12 @@
 //! Without it a service that restarts its gossip (a new chitchat node
 //! after leaving) would have to re-create and `replace` every cluster
 //! registration itself, and forget one. With it the registrations stay
-//! as they are: after the leave they read the old membership, which says
-//! `Removed` and fails them (AT-6: the checks stay registered and failing,
-//! ready answers 503), and from the re-join on they read the new one.
+//! as they are: after the leave ([`ClusterView::leave`], forwarded to the
+//! current incarnation) they read the incarnation that left, which keeps
+//! them failing (AT-6: the checks stay registered and failing, ready
+//! answers 503), and from the re-join on they read the new one, which has
+//! not left: the re-join is what clears the leave's latch, and nothing
+//! else does.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -52,7 +55,10 @@ impl RejoinableView {
 
     /// The node joined again with `view`: every probe, gate and shared
     /// verdict built on this view reads it from now on, and this node's
-    /// last published verdicts are published into it.
+    /// last published verdicts are published into it. A leave of the
+    /// former incarnation stays with it: `view` answers for itself, so
+    /// the probes pass again once it is `Up` (AT-6: a later re-join
+    /// replaces the checks).
     pub fn rejoin(&self, view: Arc<dyn ClusterView>) {
         *self.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::clone(&view);
         let published = self.published.lock().unwrap_or_else(|e| e.into_inner());
@@ -93,6 +99,16 @@ impl ClusterView for RejoinableView {
 
     fn step_down(&self, on: bool) -> bool {
         self.current().step_down(on)
+    }
+
+    /// The current incarnation leaves; a later [`rejoin`](Self::rejoin)
+    /// replaces it with one that has not.
+    fn leave(&self) -> bool {
+        self.current().leave()
+    }
+
+    fn has_left(&self) -> bool {
+        self.current().has_left()
     }
 }
 

@@ -480,51 +480,108 @@ async fn the_majority_guard_keeps_a_minority_side_from_answering_active() {
     assert!(rule.decide(&majority).is_active());
 }
 
+/// AT-6 with the view's own leave (actor-ts's `cluster.leave()`): both
+/// ready-tier checks stay registered and fail from the call on, under
+/// every policy, and keep failing for the rest of the incarnation, even
+/// when its table later says `Up` again; the node is never chosen active
+/// after it. A re-join (`RejoinableView::rejoin`) replaces the incarnation,
+/// and with it the latch.
 #[tokio::test(start_paused = true)]
-async fn leaving_keeps_the_checks_registered_and_failing_and_a_rejoin_replaces_them() {
+async fn an_own_leave_keeps_the_checks_registered_and_failing_and_a_rejoin_replaces_them() {
     use MemberStatus::*;
     let registry = HealthRegistry::builder().probes_on_caller_runtime().build();
-    let first = Arc::new(InMemoryClusterView::with_state(state(
-        "a",
-        vec![member("a", Up, 1, &[])],
-    )));
-    let v: Arc<dyn ClusterView> = first.clone();
-    let handle = registry
-        .add(ProbeRegistration::new(
-            "cluster-membership",
-            ClusterMembershipProbe::new(v),
-        ))
+    let up = || state("a", vec![member("a", Up, 1, &[]), member("b", Up, 2, &[])]);
+    let first = Arc::new(InMemoryClusterView::with_state(up()));
+    let rejoinable = RejoinableView::new(first.clone());
+    let v: Arc<dyn ClusterView> = rejoinable.clone();
+    let compat = ClusterMembershipProbe::new(v.clone()).policy(ClusterStatusPolicy::OtOpcUaCompat);
+    let lenient = ClusterMembershipProbe::new(v.clone())
+        .policy(ClusterStatusPolicy::custom(|_| HealthStatus::Healthy));
+    registry
+        .add_all([
+            ProbeRegistration::new("cluster-membership", ClusterMembershipProbe::new(v.clone())),
+            ProbeRegistration::new("compat-membership", compat),
+            ProbeRegistration::new("lenient-membership", lenient),
+            ProbeRegistration::new("cluster-transport", ClusterTransportProbe::new(v.clone())),
+        ])
         .unwrap();
+    let rule = ClusterActiveNode::unscoped();
+    let gate = ClusterActiveNodeGate::new(v.clone(), rule.clone());
     assert_eq!(
         registry.check(Tag::Ready).await.status,
         HealthStatus::Healthy
     );
+    assert!(gate.is_active_node());
 
-    // leave(): the node goes Leaving, then Removed; the probe stays and fails.
-    first.set(state("a", vec![member("a", Leaving, 1, &[])]));
+    assert!(!v.has_left());
+    assert!(v.leave(), "an in-memory view can leave");
+    assert!(v.has_left() && first.has_left());
+    for _ in 0..2 {
+        let report = registry.check(Tag::Ready).await;
+        assert_eq!(report.status, HealthStatus::Unhealthy, "{report:?}");
+        assert_eq!(report.entries.len(), 4, "still registered: {report:?}");
+        assert!(
+            report
+                .entries
+                .iter()
+                .all(|e| e.status == HealthStatus::Unhealthy),
+            "every cluster check fails, whatever its policy: {report:?}"
+        );
+        assert_eq!(
+            v.state().unwrap().self_member().unwrap().status,
+            Leaving,
+            "the view shows its own leave"
+        );
+        assert!(!gate.is_active_node(), "a node that left is never active");
+        // Its table says Up again: the leave holds for the incarnation.
+        first.set(up());
+        tokio::time::advance(Duration::from_secs(3600)).await;
+    }
+
+    // A re-join on the same system replaces the incarnation, and the
+    // same registrations pass again.
+    rejoinable.rejoin(view(state("a", vec![member("a", Up, 7, &[])])));
+    assert!(!v.has_left());
+    let report = registry.check(Tag::Ready).await;
     assert_eq!(
-        registry.check(Tag::Ready).await.status,
+        (report.status, report.entries.len()),
+        (HealthStatus::Healthy, 4),
+        "{report:?}"
+    );
+    assert!(gate.is_active_node());
+}
+
+/// Only this node's own leave latches: a peer seen `Leaving` (or this
+/// node's own status read as `Leaving`, e.g. a leave an operator started
+/// elsewhere) is the policy's to map, ZB-2.2's Degraded (200), and a
+/// leaving peer is passed over for the active role at once.
+#[tokio::test]
+async fn a_leaving_status_is_the_policys_and_a_leaving_peer_fails_nothing_here() {
+    use MemberStatus::*;
+    let peer_leaving = view(state(
+        "b",
+        vec![member("a", Leaving, 1, &[]), member("b", Up, 2, &[])],
+    ));
+    assert!(!peer_leaving.has_left());
+    let (membership, ..) = status_of(ClusterMembershipProbe::new(peer_leaving.clone())).await;
+    let (transport, ..) = status_of(ClusterTransportProbe::new(peer_leaving.clone())).await;
+    assert_eq!(
+        (membership, transport),
+        (HealthStatus::Healthy, HealthStatus::Healthy)
+    );
+    assert!(
+        ClusterActiveNode::unscoped()
+            .decide(&peer_leaving.state().unwrap())
+            .is_active(),
+        "the oldest member is leaving: the next-oldest is active"
+    );
+    let own_status_leaving = view(state("a", vec![member("a", Leaving, 1, &[])]));
+    assert!(!own_status_leaving.has_left());
+    assert_eq!(
+        status_of(ClusterMembershipProbe::new(own_status_leaving))
+            .await
+            .0,
         HealthStatus::Degraded
-    );
-    first.set(state("a", vec![member("a", Removed, 1, &[])]));
-    let report = registry.check(Tag::Ready).await;
-    assert_eq!(
-        (report.status, report.entries.len()),
-        (HealthStatus::Unhealthy, 1)
-    );
-
-    // A re-join on the same system replaces the old check with its own.
-    let rejoined: Arc<dyn ClusterView> = view(state("a", vec![member("a", Up, 7, &[])]));
-    let _handle = handle
-        .replace(ProbeRegistration::new(
-            "cluster-membership",
-            ClusterMembershipProbe::new(rejoined),
-        ))
-        .unwrap();
-    let report = registry.check(Tag::Ready).await;
-    assert_eq!(
-        (report.status, report.entries.len()),
-        (HealthStatus::Healthy, 1)
     );
 }
 

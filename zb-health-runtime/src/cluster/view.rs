@@ -1,6 +1,7 @@
 //! The membership model every cluster probe reads.
 
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
@@ -202,6 +203,31 @@ impl ClusterState {
         })
     }
 
+    /// This snapshot as a node that has left sees it ([`ClusterView::leave`]):
+    /// its own member `Leaving` while its record still says it takes part
+    /// (a `Removed` or `Down` record stays as it is). The one patch every
+    /// view that can leave applies, so the rule never picks a node that
+    /// left, whatever its gossip or its table says later.
+    pub(crate) fn as_left(self: Arc<Self>) -> Arc<Self> {
+        if !self.self_member().is_some_and(|m| m.status.is_expected()) {
+            return self;
+        }
+        Arc::new(self.with_self_member(|m| m.status = MemberStatus::Leaving))
+    }
+
+    /// A copy with this node's own member record changed by `patch`: how a
+    /// view shows what this node decided before its gossip says it.
+    pub(crate) fn with_self_member(&self, patch: impl FnMut(&mut Member)) -> Self {
+        let mut state = self.clone();
+        let self_address = state.self_address.clone();
+        state
+            .members
+            .iter_mut()
+            .filter(|m| m.address == self_address)
+            .for_each(patch);
+        state
+    }
+
     fn count_with(&self, counts: impl Fn(&Member) -> bool) -> u32 {
         let own = self.self_member().is_some_and(|m| m.status.is_expected());
         u32::from(own) + self.expected_peers().filter(|m| counts(m)).count() as u32
@@ -248,6 +274,29 @@ pub trait ClusterView: Send + Sync + 'static {
         let _ = on;
         false
     }
+
+    /// Leaves the cluster for good (AT-6; actor-ts's `cluster.leave()`):
+    /// from this call on the view reports this node `Leaving`
+    /// ([`has_left`](Self::has_left) is `true`), so the rule never picks it
+    /// active again and the membership and transport probes fail, which
+    /// keeps `ready` 503 (the node drains); a view that gossips announces
+    /// it, so its peers pass it over without waiting for failure
+    /// detection. The latch is this view's, for the rest of the process:
+    /// only a new incarnation clears it, i.e. a re-join through
+    /// [`RejoinableView::rejoin`](super::RejoinableView::rejoin), which
+    /// points the probes at a view that has not left. A peer seen
+    /// `Leaving` latches nothing here. Returns `false` (and changes
+    /// nothing) when the view cannot leave; the default.
+    fn leave(&self) -> bool {
+        false
+    }
+
+    /// Whether this node has left through [`leave`](Self::leave): then
+    /// the membership and transport probes answer Unhealthy whatever the
+    /// membership policy maps `Leaving` to.
+    fn has_left(&self) -> bool {
+        false
+    }
 }
 
 impl<V: ClusterView + ?Sized> ClusterView for Arc<V> {
@@ -266,6 +315,14 @@ impl<V: ClusterView + ?Sized> ClusterView for Arc<V> {
     fn step_down(&self, on: bool) -> bool {
         (**self).step_down(on)
     }
+
+    fn leave(&self) -> bool {
+        (**self).leave()
+    }
+
+    fn has_left(&self) -> bool {
+        (**self).has_left()
+    }
 }
 
 /// A view set by hand: for apps that learn membership elsewhere, and for
@@ -273,6 +330,9 @@ impl<V: ClusterView + ?Sized> ClusterView for Arc<V> {
 #[derive(Debug, Default)]
 pub struct InMemoryClusterView {
     state: RwLock<Option<Arc<ClusterState>>>,
+    /// Set by [`ClusterView::leave`], never cleared: every snapshot from
+    /// then on, a later [`set`](Self::set) too, shows this node `Leaving`.
+    left: AtomicBool,
 }
 
 impl InMemoryClusterView {
@@ -301,7 +361,26 @@ impl InMemoryClusterView {
 
 impl ClusterView for InMemoryClusterView {
     fn state(&self) -> Option<Arc<ClusterState>> {
-        self.state.read().unwrap_or_else(|e| e.into_inner()).clone()
+        let state = self
+            .state
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()?;
+        Some(if self.has_left() {
+            state.as_left()
+        } else {
+            state
+        })
+    }
+
+    /// Latches at once; there is no gossip to announce it on.
+    fn leave(&self) -> bool {
+        self.left.store(true, Ordering::Relaxed);
+        true
+    }
+
+    fn has_left(&self) -> bool {
+        self.left.load(Ordering::Relaxed)
     }
 
     /// Marks this node's member stepped down (or not) in the snapshot;
@@ -311,19 +390,13 @@ impl ClusterView for InMemoryClusterView {
         let Some(state) = slot.as_ref() else {
             return false;
         };
-        let mut state = ClusterState::clone(state);
-        let self_address = state.self_address.clone();
-        for m in state
-            .members
-            .iter_mut()
-            .filter(|m| m.address == self_address)
-        {
+        let state = state.with_self_member(|m| {
             m.stepped_down_since = if on {
                 Some(m.stepped_down_since.unwrap_or_else(Instant::now))
             } else {
                 None
             };
-        }
+        });
         *slot = Some(Arc::new(state));
         true
     }

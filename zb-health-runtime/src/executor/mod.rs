@@ -138,7 +138,8 @@
 //!
 //! From the bottom up: `descriptions` (fixed entry texts), `limiter` (the
 //! in-flight bound), `context` (the `Executor` handle and what every run
-//! shares), `state` (a probe's slot and the claim of a run), `runtime`
+//! shares; its settings, such as the detection time and the failure log's
+//! interval, are set in `tier`), `state` (a probe's slot and the claim of a run), `runtime`
 //! (a registered probe as it runs), `run` (one execution and its outcome),
 //! `schedule` (background probes), `flight` (a request's way to an entry),
 //! `tier` (a tier's report); `hysteresis` and `thread` beside them.

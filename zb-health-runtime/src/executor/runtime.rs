@@ -57,6 +57,12 @@ pub(crate) struct ProbeRuntime {
 }
 
 impl ProbeRuntime {
+    /// Whether `?exclude=` may leave it out of its tier's verdict
+    /// ([`Probe::EXCLUDABLE`](crate::Probe::EXCLUDABLE)).
+    pub(crate) fn excludable(&self) -> bool {
+        self.probe.excludable()
+    }
+
     /// The probe's execution policy.
     #[inline]
     pub(super) fn policy(&self) -> &ExecutionPolicy {

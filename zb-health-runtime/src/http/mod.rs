@@ -9,8 +9,9 @@
 //!   (`/health/ui`).
 //!
 //! Apart from them, [`OperatorControls`]: what an operator may change
-//! (maintenance mode), for the management port only, with the bearer
-//! token.
+//! (maintenance mode at [`MAINTENANCE_PATH`], a step-down from the active
+//! role at [`STEP_DOWN_PATH`]), for the management port only, with the
+//! bearer token.
 //!
 //! [`ZbHealth`] sets the paths, the body (format, disclosure levels, the
 //! level a bearer token unlocks) and the groups, and checks them;

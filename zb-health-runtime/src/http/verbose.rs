@@ -16,6 +16,11 @@ use crate::report::HealthReport;
 /// (at the levels that show names).
 pub(super) const EXCLUDED_HEADER: HeaderName = HeaderName::from_static("health-excluded");
 
+/// The header of a JSON answer that names the checks `?exclude=` asked
+/// for and could not leave out ([`Exclusion::kept`]), at the levels that
+/// show names.
+pub(super) const NOT_EXCLUDED_HEADER: HeaderName = HeaderName::from_static("health-not-excluded");
+
 /// The failure text shown where the level shows no descriptions, as
 /// kube-apiserver words it.
 const WITHHELD: &str = "reason withheld";
@@ -26,6 +31,7 @@ const WITHHELD: &str = "reason withheld";
 /// [+]database ok
 /// [-]cache failed: reason withheld
 /// [+]queue excluded: ok
+/// warn: some health checks cannot be excluded: "shutdown" is always counted
 /// warn: some health checks cannot be excluded: no matches for "x"
 /// ready check failed
 /// ```
@@ -63,6 +69,15 @@ pub(super) fn verbose_body(
         }
         for name in &exclusion.excluded {
             let _ = writeln!(out, "[+]{name} excluded: ok");
+        }
+        if !exclusion.kept.is_empty() {
+            let names: Vec<String> = exclusion.kept.iter().map(|n| format!("{n:?}")).collect();
+            let _ = writeln!(
+                out,
+                "warn: some health checks cannot be excluded: {} {} always counted",
+                names.join(", "),
+                if names.len() == 1 { "is" } else { "are" }
+            );
         }
         if !exclusion.unknown.is_empty() {
             let names: Vec<String> = exclusion.unknown.iter().map(|n| format!("{n:?}")).collect();
@@ -107,14 +122,29 @@ pub(super) fn verbose_response(status: StatusCode, body: String) -> HttpResponse
     response
 }
 
-/// `Health-Excluded: a, b` on a JSON answer, at the levels that show
-/// names; nothing when nothing was excluded.
+/// `Health-Excluded: a, b` on a JSON answer, and `Health-Not-Excluded:
+/// c` for the names that always count, at the levels that show names;
+/// nothing for an empty list.
 pub(super) fn mark_excluded(response: &mut HttpResponse, level: Disclosure, exclusion: &Exclusion) {
-    if level == Disclosure::Status || exclusion.excluded.is_empty() {
+    if level == Disclosure::Status {
         return;
     }
-    let names: Vec<&str> = exclusion.excluded.iter().map(|n| &**n).collect();
-    if let Ok(value) = HeaderValue::from_str(&names.join(", ")) {
-        response.headers_mut().insert(EXCLUDED_HEADER, value);
+    let lists = [
+        (
+            EXCLUDED_HEADER,
+            exclusion.excluded.iter().map(|n| &**n).collect::<Vec<_>>(),
+        ),
+        (
+            NOT_EXCLUDED_HEADER,
+            exclusion.kept.iter().map(|n| &**n).collect(),
+        ),
+    ];
+    for (header, names) in lists {
+        if names.is_empty() {
+            continue;
+        }
+        if let Ok(value) = HeaderValue::from_str(&names.join(", ")) {
+            response.headers_mut().insert(header, value);
+        }
     }
 }

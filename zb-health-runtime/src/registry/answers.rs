@@ -1,5 +1,6 @@
 //! Answers: a tier's report as every server serves it, one probe's path,
-//! a health group, and the kept answer's validity (`tier_answer`).
+//! a health group, and the kept answer's validity (`tier_answer`); and
+//! `record`, the one place a tier's plain answer is recorded.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -9,13 +10,18 @@ use tokio::time::Instant;
 
 use super::inner::HealthRegistry;
 
-/// What [`HealthRegistry::answer_excluding`] left out: the checks it
-/// excluded, and the names asked for that match no check of the tier (or
-/// name a lifecycle entry, which cannot be excluded).
+/// What [`HealthRegistry::answer_excluding`] left out, and what it would
+/// not: the checks it excluded, the names that name a check no exclusion
+/// may leave out, and the names that match no check of the tier.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Exclusion {
     /// The checks left out of the verdict, in the tier's order.
     pub excluded: Vec<Arc<str>>,
+    /// The names asked for that name a check that always counts: the
+    /// lifecycle's entries ([`LIFECYCLE_ENTRIES`](zb_health_spec::rules::LIFECYCLE_ENTRIES))
+    /// and a probe that is not [`EXCLUDABLE`](crate::Probe::EXCLUDABLE)
+    /// (the active-node decision), as asked.
+    pub kept: Vec<String>,
     /// The names that matched nothing, as asked.
     pub unknown: Vec<String>,
 }
@@ -87,36 +93,45 @@ impl HealthRegistry {
     /// entries first while they apply; for `live`, one entry per watchdog,
     /// `Unhealthy` for a stalled loop (an empty, `Healthy` report without
     /// watchdogs). Map its status with [`tier_status_code`](crate::http::tier_status_code),
-    /// except that a stalled `live` is a 503.
+    /// except that a stalled `live` is a 503. The tier's plain answer, so
+    /// it is recorded ([`record`](Self::record)).
     pub async fn answer(&self, tier: Tag) -> HealthReport {
         let report = match tier {
             Tag::Live => self.inner.lifecycle.live_report(),
             Tag::Ready | Tag::Active => self.inner.lifecycle.apply(self.check(tier).await),
         };
-        self.answered(tier, report.status, &report);
+        self.record(tier, report.status, || observe::unhealthy_entries(&report));
         report
     }
 
     /// A tier's answer with the checks named in `exclude` left out of the
     /// verdict (kube-apiserver's `?exclude=`, for an emergency): they do
-    /// not run and are not in the report. The lifecycle's entries
-    /// (`startup`, `shutdown`, `maintenance`) cannot be excluded: a drain
-    /// or a maintenance window must hold. Excluding every check is
-    /// allowed. Counted as the tier's answer, as it is what was served.
+    /// not run and are not in the report. Excluding every check is
+    /// allowed.
     ///
-    /// On `live` the checks are the watchdogs.
+    /// Some checks always count, and a name of one is reported in
+    /// [`Exclusion::kept`]: the lifecycle's entries (a drain, a maintenance
+    /// window or a restart request must hold) and a probe that is not
+    /// [`EXCLUDABLE`](crate::Probe::EXCLUDABLE): the active-node decision,
+    /// without which a standby's `active` would answer 200.
+    ///
+    /// The answer is this response's alone: it is not recorded
+    /// ([`record`](Self::record)), so no caller changes what the tier's
+    /// metrics, history and publishers report. On `live` the checks are
+    /// the watchdogs.
     pub async fn answer_excluding(
         &self,
         tier: Tag,
         exclude: &[String],
     ) -> (HealthReport, Exclusion) {
-        let excluded = |name: &str| exclude.iter().any(|e| e == name);
+        let asked = |name: &str| exclude.iter().any(|e| e == name);
         let mut exclusion = Exclusion::default();
         let report = match tier {
             Tag::Live => {
                 let report = self.inner.lifecycle.live_report();
-                let (out, kept): (Vec<_>, Vec<_>) =
-                    report.entries.into_iter().partition(|e| excluded(&e.name));
+                let (out, kept): (Vec<_>, Vec<_>) = report.entries.into_iter().partition(|e| {
+                    asked(&e.name) && !zb_health_spec::rules::is_lifecycle_entry(&e.name)
+                });
                 exclusion.excluded = out.into_iter().map(|e| Arc::from(&*e.name)).collect();
                 HealthReport::new(tier, kept, report.total_duration)
             }
@@ -125,19 +140,28 @@ impl HealthRegistry {
                 let (out, kept): (Vec<_>, Vec<_>) = probes
                     .iter()
                     .flat_map(|t| t.iter().cloned())
-                    .partition(|p| excluded(&p.name));
+                    .partition(|p| asked(&p.name) && p.excludable());
                 exclusion.excluded = out.iter().map(|p| p.name.clone()).collect();
+                exclusion.kept = kept
+                    .iter()
+                    .filter(|p| asked(&p.name))
+                    .map(|p| p.name.to_string())
+                    .collect();
                 self.inner
                     .lifecycle
                     .apply(self.inner.executor.report(tier, &kept).await)
             }
         };
-        exclusion.unknown = exclude
-            .iter()
-            .filter(|e| !exclusion.excluded.iter().any(|x| &**x == e.as_str()))
-            .cloned()
-            .collect();
-        self.answered(tier, report.status, &report);
+        for name in exclude {
+            if exclusion.excluded.iter().any(|x| **x == **name) || exclusion.kept.contains(name) {
+                continue;
+            }
+            if zb_health_spec::rules::is_lifecycle_entry(name) {
+                exclusion.kept.push(name.clone());
+            } else {
+                exclusion.unknown.push(name.clone());
+            }
+        }
         (report, exclusion)
     }
 
@@ -221,7 +245,7 @@ impl HealthRegistry {
         if let (Some((changes, table)), Some(kept)) = (&key, kept) {
             let v = validity(kept);
             if v.holds(table, *changes) {
-                self.answered_again(tier, v.status);
+                self.record(tier, v.status, String::new);
                 return TierAnswer::Again(kept);
             }
         }
@@ -232,7 +256,7 @@ impl HealthRegistry {
                 None => (HealthReport::new(tier, Vec::new(), Duration::ZERO), None),
             };
             let report = registry.inner.lifecycle.apply(report);
-            registry.answered(tier, report.status, &report);
+            registry.record(tier, report.status, || observe::unhealthy_entries(&report));
             let validity = match (key, until) {
                 (Some((changes, table)), Some(until)) if report.status.is_serving() => {
                     Some(Validity {
@@ -248,21 +272,22 @@ impl HealthRegistry {
         })
     }
 
-    /// Counts an answer of `tier` with `status`, as [`answer`](Self::answer)
-    /// does, for an answer served again without its report at hand: only a
-    /// serving one is, so no failing entries are listed.
-    pub(super) fn answered_again(&self, tier: Tag, status: HealthStatus) {
+    /// Records an answer of `tier` as the tier's: its gauge and failure
+    /// counter, its history (and the ready verdict gossiped to the other
+    /// members' pages), and a change of verdict for the publishers.
+    /// `failing` names the `Unhealthy` entries, called only on a change
+    /// to 503 (an answer served again is a serving one, with none).
+    ///
+    /// The one place an answer is recorded, and only the tier's **plain**
+    /// answer is: what the orchestrator's probe asks for (`GET` on the
+    /// tier's path without a query, gRPC's tier services). An answer
+    /// shaped by a query (`?exclude=`, `?verbose`), a per-probe path or a
+    /// group is that response alone, as kube-apiserver's `?exclude=` is:
+    /// recorded, one anonymous `?exclude=` would rewrite what Prometheus,
+    /// the history, the dashboard and the publishers see.
+    pub(super) fn record(&self, tier: Tag, status: HealthStatus, failing: impl FnOnce() -> String) {
         self.history_answered(tier, status);
-        let changed = self.inner.tiers.answered(tier, status, String::new);
-        self.publish_tier(tier, status, changed);
-    }
-
-    pub(super) fn answered(&self, tier: Tag, status: HealthStatus, report: &HealthReport) {
-        self.history_answered(tier, status);
-        let changed = self
-            .inner
-            .tiers
-            .answered(tier, status, || observe::unhealthy_entries(report));
+        let changed = self.inner.tiers.answered(tier, status, failing);
         self.publish_tier(tier, status, changed);
     }
 
@@ -295,7 +320,7 @@ impl HealthRegistry {
     /// Keeps a tier's answer for the history while it is enabled: one
     /// relaxed load otherwise, one store then. The code is the HTTP one
     /// the tier maps the status to (a stalled `live` is a 503).
-    pub(super) fn history_answered(&self, tier: Tag, status: HealthStatus) {
+    fn history_answered(&self, tier: Tag, status: HealthStatus) {
         if self.inner.executor.history_enabled() {
             let serving = match tier {
                 Tag::Live => status == HealthStatus::Healthy,
@@ -320,8 +345,7 @@ impl HealthRegistry {
             LiveAnswer::Fixed | LiveAnswer::Healthy(..) => (HealthStatus::Healthy, None),
             LiveAnswer::Stalled(report) => (report.status, Some(report)),
         };
-        self.history_answered(Tag::Live, status);
-        self.inner.tiers.answered(Tag::Live, status, || {
+        self.record(Tag::Live, status, || {
             report.map_or_else(String::new, observe::unhealthy_entries)
         });
         answer

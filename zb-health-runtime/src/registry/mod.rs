@@ -11,7 +11,9 @@
 //! the table's probes; it also answers one probe's path, a health group,
 //! the startup path and the history document. Every public method of the
 //! registry is in this folder, one file per concern (`probes`, `answers`,
-//! `history`, `lifecycle`, `builder`, over `inner`), except
+//! `history`, `lifecycle`, `publishing` (the transition publishers),
+//! `restart` (the `restart_after` escalation's steps), `builder`, over
+//! `inner`), except
 //! `set_cluster_view` (in `cluster`, whose types it names: `cluster` builds
 //! on the registry, not the other way round).
 

@@ -2,10 +2,7 @@
 //! `grpc.health.v1` port and the drain, in one builder.
 
 use std::fmt;
-use std::io;
-#[cfg(feature = "grpc")]
-use std::net::SocketAddr;
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
 use actix_web::{App, web};
@@ -22,8 +19,10 @@ use crate::token::{BearerToken, TOKEN_VAR};
 use super::bound::{Addresses, BoundZbHealthServer, Routes};
 use super::close::CloseWhenDraining;
 use super::env::{PORT_REASON, bearer_token, drain_override, setting};
+use super::origin::{BindError, GRPC_PORT, HOST, MANAGEMENT_PORT, Origin, Origins, PORT};
 use super::run::Servable;
 use crate::setting::SettingError;
+use crate::start::StartError;
 
 /// The default application port, as most actix examples and Kubernetes
 /// manifests use it.
@@ -66,6 +65,8 @@ pub struct ZbHealthServer {
     pub(super) port: u16,
     pub(super) management_port: Option<u16>,
     pub(super) grpc_port: u16,
+    /// Where the host and the ports came from, for the bind's errors.
+    pub(super) origins: Origins,
     #[cfg(feature = "grpc")]
     pub(super) grpc: Option<GrpcHealth>,
     pub(super) app: Routes,
@@ -104,6 +105,7 @@ impl ZbHealthServer {
             port: DEFAULT_PORT,
             management_port: None,
             grpc_port: DEFAULT_GRPC_PORT,
+            origins: Origins::default(),
             #[cfg(feature = "grpc")]
             grpc: None,
             app: Arc::new(|_| {}),
@@ -160,19 +162,23 @@ impl ZbHealthServer {
         let var = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
         if let Some(host) = setting(
             &var,
-            "HOST",
+            HOST,
             "an IP address: 127.0.0.1 (this machine only) or 0.0.0.0 (every interface, as a pod needs)",
         )? {
             self.host = host;
+            self.origins.host = Origin::Variable(HOST);
         }
-        if let Some(port) = setting(&var, "PORT", PORT_REASON)? {
+        if let Some(port) = setting(&var, PORT, PORT_REASON)? {
             self.port = port;
+            self.origins.port = Origin::Variable(PORT);
         }
-        if let Some(port) = setting(&var, "MANAGEMENT_PORT", PORT_REASON)? {
+        if let Some(port) = setting(&var, MANAGEMENT_PORT, PORT_REASON)? {
             self.management_port = Some(port);
+            self.origins.management_port = Origin::Variable(MANAGEMENT_PORT);
         }
-        if let Some(port) = setting(&var, "GRPC_PORT", PORT_REASON)? {
+        if let Some(port) = setting(&var, GRPC_PORT, PORT_REASON)? {
             self.grpc_port = port;
+            self.origins.grpc_port = Origin::Variable(GRPC_PORT);
         }
         if let Some(token) = bearer_token(&lookup)? {
             if !self.offers_authorized() && self.management_port.is_none() {
@@ -222,6 +228,7 @@ impl ZbHealthServer {
     /// Binds every port to `host` (see the [type](Self)).
     pub fn host(mut self, host: IpAddr) -> Self {
         self.host = host;
+        self.origins.host = Origin::Code("host");
         self
     }
 
@@ -229,6 +236,7 @@ impl ZbHealthServer {
     /// tells which).
     pub fn port(mut self, port: u16) -> Self {
         self.port = port;
+        self.origins.port = Origin::Code("port");
         self
     }
 
@@ -236,6 +244,19 @@ impl ZbHealthServer {
     /// it off.
     pub fn management_port(mut self, port: Option<u16>) -> Self {
         self.management_port = port;
+        self.origins.management_port = Origin::Code("management_port");
+        self
+    }
+
+    /// The manifest's `management.port`, which `MANAGEMENT_PORT`
+    /// overrides: [`management_port`](Self::management_port), with the
+    /// key to name if it cannot be bound.
+    pub(crate) fn manifest_management_port(mut self, port: Option<u16>) -> Self {
+        self.management_port = port;
+        self.origins.management_port = Origin::Manifest {
+            key: "management.port",
+            variable: MANAGEMENT_PORT,
+        };
         self
     }
 
@@ -260,6 +281,7 @@ impl ZbHealthServer {
     /// The `grpc.health.v1` port, when there is a gRPC mapping.
     pub fn grpc_port(mut self, port: u16) -> Self {
         self.grpc_port = port;
+        self.origins.grpc_port = Origin::Code("grpc_port");
         self
     }
 
@@ -321,9 +343,19 @@ impl ZbHealthServer {
     ///
     /// # Errors
     ///
-    /// A port cannot be bound.
-    pub fn bind(self) -> io::Result<BoundZbHealthServer> {
+    /// A port cannot be bound: the error names the setting that chose it
+    /// (`MANAGEMENT_PORT=8081`, or the builder method or the manifest key
+    /// when it did not come from the environment), the address and the
+    /// cause in words, e.g. `MANAGEMENT_PORT=8081: 127.0.0.1:8081 is
+    /// already in use`; `HOST` when the host is not this machine's.
+    pub fn bind(self) -> Result<BoundZbHealthServer, StartError> {
         let host = self.host;
+        let origins = self.origins;
+        let refused = |port: Origin, number: u16| {
+            move |cause| {
+                BindError::start_error(origins.host, port, SocketAddr::new(host, number), cause)
+            }
+        };
         // Both servers set TCP_NODELAY, so a large body can go out in
         // slices without waiting on Nagle's algorithm
         // (`ZbHealth::pace_large_bodies`).
@@ -342,7 +374,8 @@ impl ZbHealthServer {
                 .configure(move |c| app(c))
         })
         .tcp_nodelay(true)
-        .bind((host, self.port))?;
+        .bind((host, self.port))
+        .map_err(refused(origins.port, self.port))?;
         let mut addresses = Addresses {
             application: application.addrs(),
             management: Vec::new(),
@@ -377,7 +410,8 @@ impl ZbHealthServer {
             })
             .workers(1)
             .tcp_nodelay(true)
-            .bind((host, port))?;
+            .bind((host, port))
+            .map_err(refused(origins.management_port, port))?;
             addresses.management = management.addrs();
             // The members find this node's history by it (a dashboard's
             // discovery): the bound port, so port 0 works too.
@@ -392,7 +426,8 @@ impl ZbHealthServer {
                 let incoming = tonic::transport::server::TcpIncoming::bind(SocketAddr::new(
                     host,
                     self.grpc_port,
-                ))?;
+                ))
+                .map_err(refused(origins.grpc_port, self.grpc_port))?;
                 addresses.grpc = incoming.local_addr().ok();
                 Some((grpc, incoming))
             }
@@ -413,8 +448,9 @@ impl ZbHealthServer {
     ///
     /// # Errors
     ///
-    /// A port cannot be bound, or a server fails.
-    pub async fn run(self) -> io::Result<()> {
-        self.bind()?.run().await
+    /// A port cannot be bound (see [`bind`](Self::bind)), or a server
+    /// fails.
+    pub async fn run(self) -> Result<(), StartError> {
+        Ok(self.bind()?.run().await?)
     }
 }

@@ -267,3 +267,79 @@ fn a_token_that_cannot_be_used_is_refused_naming_its_variable_never_its_value() 
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A listener on a free port of 127.0.0.1, held by the test, and its port.
+fn held_port() -> (std::net::TcpListener, u16) {
+    let held = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+    let port = held.local_addr().unwrap().port();
+    (held, port)
+}
+
+#[actix_web::test]
+async fn a_taken_management_port_names_its_variable_the_address_and_the_cause() {
+    let (_held, port) = held_port();
+    let e = with(&[("PORT", "0"), ("MANAGEMENT_PORT", &port.to_string())])
+        .unwrap()
+        .bind()
+        .unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::AddrInUse);
+    let printed = format!("{e:?}");
+    let expected = format!("MANAGEMENT_PORT={port}: 127.0.0.1:{port} is already in use");
+    assert!(printed.starts_with(&expected), "{printed}");
+    assert!(!printed.contains("Os {"), "{printed}");
+}
+
+#[actix_web::test]
+async fn a_taken_port_set_in_code_or_the_manifest_names_that_setting() {
+    let (_held, port) = held_port();
+    let e = server().port(port).bind().unwrap_err();
+    let expected = format!("`ZbHealthServer::port` ({port}): 127.0.0.1:{port} is already in use");
+    assert_eq!(e.to_string(), expected);
+    let e = server()
+        .port(0)
+        .manifest_management_port(Some(port))
+        .bind()
+        .unwrap_err();
+    let expected = format!(
+        "the manifest's `management.port: {port}` (MANAGEMENT_PORT overrides it): 127.0.0.1:{port} is already in use"
+    );
+    assert_eq!(e.to_string(), expected);
+}
+
+#[actix_web::test]
+async fn a_host_that_is_not_this_machines_is_named() {
+    // 192.0.2.1 is TEST-NET-1 (RFC 5737): no machine's own address.
+    let e = with(&[("HOST", "192.0.2.1"), ("PORT", "9000")])
+        .unwrap()
+        .bind()
+        .unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::AddrNotAvailable);
+    assert!(
+        e.to_string().starts_with(
+            "HOST=192.0.2.1: 192.0.2.1 is not an address of this machine, so 192.0.2.1:9000 (PORT=9000) cannot be bound"
+        ),
+        "{e}"
+    );
+}
+
+#[cfg(feature = "grpc")]
+#[actix_web::test]
+async fn a_taken_grpc_port_names_its_variable() {
+    use crate::grpc::server::{GrpcHealth, GrpcTarget};
+    let (_held, port) = held_port();
+    let s = with(&[
+        ("PORT", "0"),
+        ("MANAGEMENT_PORT", "0"),
+        ("GRPC_PORT", &port.to_string()),
+    ])
+    .unwrap();
+    let grpc = GrpcHealth::builder(s.registry().clone())
+        .service("", GrpcTarget::Tier(crate::Tag::Ready))
+        .build()
+        .unwrap();
+    let e = s.grpc(grpc).bind().unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!("GRPC_PORT={port}: 127.0.0.1:{port} is already in use")
+    );
+}

@@ -30,7 +30,7 @@ impl Probe for Upstream {
 zb_health::manifest!(Health = "cluster-node.yaml");
 
 #[actix_web::main]
-async fn main() -> io::Result<()> {
+async fn main() -> Result<(), StartError> {
     let settings = Settings::from_env(Defaults {
         service: Health::SERVICE,
         gossip_port: 7301,

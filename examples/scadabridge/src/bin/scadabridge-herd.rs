@@ -47,7 +47,7 @@ impl Probe for PlcLink {
 }
 
 #[actix_web::main]
-async fn main() -> io::Result<()> {
+async fn main() -> Result<(), StartError> {
     service_kit::init_logging();
     let settings = Settings::from_env(Defaults {
         service: Health::SERVICE,

@@ -81,8 +81,8 @@ pub use groups::{check_group_paths, check_group_probes, check_group_tiers};
 pub use history::{check_history_paths, check_history_port};
 pub use keys::missing_key;
 pub use names::{
-    NameOf, RESTART_ENTRY, SHUTDOWN_ENTRY, STARTUP_ENTRY, check_name, check_name_of,
-    check_unique_names, check_unique_names_of,
+    LIFECYCLE_ENTRIES, NameOf, RESTART_ENTRY, SHUTDOWN_ENTRY, STARTUP_ENTRY, check_name,
+    check_name_of, check_unique_names, check_unique_names_of, is_lifecycle_entry,
 };
 pub use paths::check_paths;
 pub use policy::{check_execution_policy, check_execution_policy_at};

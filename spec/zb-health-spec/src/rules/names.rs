@@ -54,6 +54,23 @@ impl NameOf {
 /// (R9), as a watchdog of that name would write its key twice.
 pub const RESTART_ENTRY: &str = "restart";
 
+/// The entries the lifecycle itself puts in a tier's answer: `startup`,
+/// `shutdown`, `maintenance` (on `ready` and `active`) and `restart` (on
+/// `live`). Their names are reserved (R9), and `?exclude=` cannot leave
+/// them out: a drain, a maintenance window or a restart request must hold
+/// whoever asks.
+pub const LIFECYCLE_ENTRIES: [&str; 4] = [
+    STARTUP_ENTRY,
+    SHUTDOWN_ENTRY,
+    MAINTENANCE_ENTRY,
+    RESTART_ENTRY,
+];
+
+/// Whether `name` is one of the [`LIFECYCLE_ENTRIES`].
+pub fn is_lifecycle_entry(name: &str) -> bool {
+    LIFECYCLE_ENTRIES.contains(&name)
+}
+
 /// R9: a probe name is a low-cardinality identifier (it becomes a JSON key,
 /// a log field and a metric label): 1 to 64 ASCII letters, digits, `-`, `_`
 /// or `.`.
@@ -92,15 +109,7 @@ pub fn check_name_of<L>(of: NameOf, name: &str, location: L, sink: &mut Violatio
             format!("{noun} name `{name}` is not a short identifier"),
             "use at most 64 ASCII letters, digits, `-`, `_` or `.`; names are JSON keys and metric labels, so keep them fixed and low-cardinality (BE-HLTH-007)",
         );
-    } else if of != NameOf::Service
-        && [
-            STARTUP_ENTRY,
-            SHUTDOWN_ENTRY,
-            MAINTENANCE_ENTRY,
-            RESTART_ENTRY,
-        ]
-        .contains(&name)
-    {
+    } else if of != NameOf::Service && is_lifecycle_entry(name) {
         sink.push(
             Rule::ProbeName,
             location,

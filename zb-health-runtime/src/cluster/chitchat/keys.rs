@@ -79,11 +79,24 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<str>,
 {
-    let roles = join_roles(roles);
-    let mut guard = chitchat.lock().await;
-    let own = guard.self_node_state();
-    own.set(STATUS_KEY, status.as_str());
-    own.set(ROLES_KEY, roles);
+    write_member(&mut *chitchat.lock().await, status, roles);
+}
+
+/// Writes this node's status and roles into its gossip state, under a
+/// lock the caller holds.
+pub(super) fn write_member<I, S>(chitchat: &mut Chitchat, status: MemberStatus, roles: I)
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    write_status(chitchat, status);
+    chitchat.self_node_state().set(ROLES_KEY, join_roles(roles));
+}
+
+/// Writes this node's status alone (its roles stay), under a lock the
+/// caller holds.
+pub(super) fn write_status(chitchat: &mut Chitchat, status: MemberStatus) {
+    chitchat.self_node_state().set(STATUS_KEY, status.as_str());
 }
 
 fn join_roles<I, S>(roles: I) -> String

@@ -16,7 +16,9 @@
 //!
 //! Nodes publish their own status and roles with [`member_key_values`] (as
 //! the initial key-values of `spawn_chitchat`) or later with
-//! [`ChitchatClusterView::publish`] / [`publish_member`].
+//! [`ChitchatClusterView::publish`] / [`publish_member`], and leave with
+//! [`ClusterView::leave`](super::ClusterView::leave), which writes
+//! `leaving` and holds it for the rest of the process.
 //!
 //! Generations must order ages **across** nodes: use the node's start time
 //! (e.g. Unix milliseconds), chitchat's own convention. Unlike Akka's

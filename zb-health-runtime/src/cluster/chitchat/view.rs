@@ -9,12 +9,13 @@ use tokio::sync::{Mutex, oneshot};
 use zb_health_spec::HealthStatus;
 
 use super::config::ChitchatViewConfig;
-use super::keys::{STEP_DOWN_KEY, publish_member};
+use super::keys::{STEP_DOWN_KEY, write_member, write_status};
 use super::snapshot::{Terminated, ViewState, run};
 use crate::cluster::handover::Handover;
 use crate::cluster::view::{ClusterState, ClusterView, MemberStatus};
 use crate::executor::spawn_on_probe_thread;
 use crate::shared::{RestartClaim, SharedVerdicts, Tally};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 /// A [`ClusterView`] over a running chitchat node: a snapshot kept current
@@ -29,6 +30,9 @@ pub struct ChitchatClusterView {
     /// This node's own step-down, as it decided it: its own decisions
     /// read this at once, its peers the gossiped [`STEP_DOWN_KEY`].
     stepped_down: Arc<std::sync::Mutex<Option<OwnStepDown>>>,
+    /// Set by [`ClusterView::leave`], never cleared: this view's own
+    /// decisions read it at once, its peers the gossiped `Leaving`.
+    left: AtomicBool,
     /// Dropped with the view, which ends the background task.
     _stop: oneshot::Sender<()>,
 }
@@ -80,20 +84,34 @@ impl ChitchatClusterView {
             shared,
             chitchat,
             stepped_down: Arc::default(),
+            left: AtomicBool::new(false),
             _stop: stop_tx,
         })
     }
 
-    /// Publishes this node's status and roles (see [`publish_member`]) and
+    /// Publishes this node's status and roles (see [`publish_member`](super::publish_member)) and
     /// refreshes the local snapshot at once, so this node's own probes and
-    /// gate see the change before the next gossip round.
+    /// gate see the change before the next gossip round. After
+    /// [`leave`](ClusterView::leave) the status published is `Leaving`
+    /// whatever `status` says (a late `Up` must not make the node a
+    /// candidate again); the roles are still written. Publishing `Leaving`
+    /// is not a leave: it changes the gossiped status only (the policy's
+    /// to map), without the latch [`leave`](ClusterView::leave) sets.
     pub async fn publish<I, S>(&self, status: MemberStatus, roles: I)
     where
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        publish_member(&self.chitchat, status, roles).await;
-        self.refresh().await;
+        let mut guard = self.chitchat.lock().await;
+        // Read under the lock that `leave` writes under, so a publish
+        // racing a leave cannot gossip its status after the `Leaving`.
+        let status = if self.has_left() {
+            MemberStatus::Leaving
+        } else {
+            status
+        };
+        write_member(&mut guard, status, roles);
+        self.shared.refresh(&guard);
     }
 
     /// Rebuilds the snapshot now instead of at the next gossip round.
@@ -105,6 +123,22 @@ impl ChitchatClusterView {
     /// The chitchat instance behind the view.
     pub fn chitchat(&self) -> &Arc<Mutex<Chitchat>> {
         &self.chitchat
+    }
+
+    /// `state` with this node's own step-down as it decided it.
+    fn own_step_down(&self, state: Arc<ClusterState>) -> Arc<ClusterState> {
+        // This node's own step-down is what it decided, not what its
+        // gossip says yet: patched in only when they differ (rarely).
+        let own = self
+            .stepped_down
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .map(OwnStepDown::since);
+        let gossiped = state.self_member().map(|m| m.stepped_down_since);
+        if gossiped.is_none() || gossiped == Some(own) {
+            return state;
+        }
+        Arc::new(state.with_self_member(|m| m.stepped_down_since = own))
     }
 }
 
@@ -127,28 +161,35 @@ impl OwnStepDown {
 
 impl ClusterView for ChitchatClusterView {
     fn state(&self) -> Option<Arc<ClusterState>> {
-        let state = self.shared.state()?;
-        // This node's own step-down is what it decided, not what its
-        // gossip says yet: patched in only when they differ (rarely).
-        let own = self
-            .stepped_down
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .map(OwnStepDown::since);
-        let gossiped = state.self_member().map(|m| m.stepped_down_since);
-        if gossiped.is_none() || gossiped == Some(own) {
-            return Some(state);
+        let state = self.own_step_down(self.shared.state()?);
+        // A leave holds here at once, before (and whatever) gossip says.
+        Some(if self.has_left() {
+            state.as_left()
+        } else {
+            state
+        })
+    }
+
+    /// Announces `Leaving` in gossip and latches it here at once: this
+    /// node's own probes fail and its rule stops naming it from this call,
+    /// its peers pass it over when the gossip reaches them. Only this
+    /// node's [`STATUS_KEY`](super::STATUS_KEY) changes; its roles stay.
+    fn leave(&self) -> bool {
+        if self.left.swap(true, Ordering::Relaxed) {
+            return true;
         }
-        let mut patched = ClusterState::clone(&state);
-        let self_address = patched.self_address.clone();
-        for m in patched
-            .members
-            .iter_mut()
-            .filter(|m| m.address == self_address)
-        {
-            m.stepped_down_since = own;
-        }
-        Some(Arc::new(patched))
+        let (chitchat, shared) = (self.chitchat.clone(), self.shared.clone());
+        spawn_on_probe_thread(async move {
+            let mut guard = chitchat.lock().await;
+            write_status(&mut guard, MemberStatus::Leaving);
+            shared.refresh(&guard);
+        });
+        tracing::info!("left the cluster: Leaving gossiped, ready fails from now on");
+        true
+    }
+
+    fn has_left(&self) -> bool {
+        self.left.load(Ordering::Relaxed)
     }
 
     /// Stepping down takes effect here at once; standing again is
