@@ -5,8 +5,14 @@
 //! Fail fast: the built-in probe checks over a connection of its own, so a
 //! stopped server is `Errored` (the refused connect), not `TimedOut` at the
 //! deadline, and an exhausted application pool does not hold it up
-//! (BE-HLTH-006). `with_check` runs the caller's check as written and stays
-//! bounded by the deadline (AT-4). Disclosure (BE-HLTH-007): the URL, the
+//! (BE-HLTH-006). What the default proves: on SQLite, a read of the file
+//! under its shared lock (a file held with `BEGIN EXCLUSIVE` in the
+//! rollback-journal mode fails it, naming "database is locked", while the
+//! service's own write transaction does not; in WAL mode it passes, as the
+//! service's reads do; a missing, deleted or replaced file fails it, and the
+//! probe never creates one); on PostgreSQL, a round trip, whose failure
+//! names the refused connect. `with_check` runs the caller's check as
+//! written and stays bounded by the deadline (AT-4). Disclosure (BE-HLTH-007): the URL, the
 //! password and the database's error text stay out of the body. No test
 //! asserts a wall-clock margin; the kill-to-first-503 times are printed
 //! (`--nocapture`), not asserted.
@@ -18,6 +24,8 @@ use std::time::{Duration, Instant};
 
 use support::{Wire, request, serve};
 use zb_health::database::DatabaseProbe;
+use zb_health::database::sea_orm::sqlx::sqlite::{SqliteConnection, SqliteJournalMode};
+use zb_health::database::sea_orm::sqlx::{self, Connection as _};
 use zb_health::database::sea_orm::{
     ConnectOptions, ConnectionTrait, Database, DatabaseConnection, Statement, TransactionTrait,
 };
@@ -187,6 +195,257 @@ async fn sqlite_closed_application_pool_is_errored() {
     assert_errored(&check(&reg).await.0);
 }
 
+/// A fresh directory for one test's SQLite file, removed on drop.
+struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("zb-health-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+
+    /// The `sqlite://` URL of `file` in it, created on first connect.
+    fn url(&self, file: &str) -> String {
+        format!("sqlite://{}?mode=rwc", self.0.join(file).display())
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The probe's error: the text the executor logs (never served).
+async fn error_of(probe: &DatabaseProbe) -> String {
+    match probe.check().await {
+        Ok(result) => panic!("expected a failed check, got {result:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// Another connection, not the application's, holding `BEGIN EXCLUSIVE`
+/// on the SQLite file at `url` (as another process would).
+async fn hold_exclusive(url: &str) -> SqliteConnection {
+    let mut holder = SqliteConnection::connect(url).await.unwrap();
+    sqlx::raw_sql("BEGIN EXCLUSIVE")
+        .execute(&mut holder)
+        .await
+        .unwrap();
+    holder
+}
+
+/// The journal mode `conn`'s database is in.
+async fn journal_mode(conn: &DatabaseConnection) -> String {
+    let stmt = Statement::from_string(conn.get_database_backend(), "PRAGMA journal_mode");
+    let row = conn.query_one_raw(stmt).await.unwrap().unwrap();
+    row.try_get_by_index(0).unwrap()
+}
+
+/// `DatabaseProbe::new` on SQLite fails while another connection holds the
+/// file with `BEGIN EXCLUSIVE`, at once (`Errored` with SQLite's "database
+/// is locked", not the deadline), and passes again once it is released, in
+/// the journal mode `zb_health::database::connect` leaves a new file in
+/// (`delete`). The first failing run is on the probe's kept connection,
+/// whose schema is cached: its read still takes the shared lock.
+#[tokio::test]
+async fn sqlite_new_fails_while_the_file_is_held_exclusive_and_recovers() {
+    let dir = TempDir::new("sqlite-locked");
+    let conn = zb_health::database::connect(&dir.url("app.db"))
+        .await
+        .unwrap();
+    assert_eq!(journal_mode(&conn).await, "delete");
+    create_deployments(&conn).await;
+    let reg = registry(DatabaseProbe::new(conn.clone()));
+    let probe = DatabaseProbe::new(conn.clone());
+    for _ in 0..2 {
+        assert_healthy(&check(&reg).await.0);
+        assert!(probe.check().await.is_ok());
+    }
+
+    let mut holder = hold_exclusive(&dir.url("app.db")).await;
+    for _ in 0..2 {
+        assert_errored(&check(&reg).await.0);
+        let error = error_of(&probe).await;
+        println!("delete mode, held exclusive -> {error}");
+        assert!(
+            error.contains("database is locked")
+                && error.contains("cannot read the database file")
+                && error.contains("app.db"),
+            "{error}"
+        );
+    }
+    // The service's own reads are refused too (here with no lock wait).
+    let read = connect(
+        ConnectOptions::new(dir.url("app.db"))
+            .map_sqlx_sqlite_opts(|o| o.busy_timeout(Duration::ZERO)),
+    )
+    .await;
+    assert!(read.execute_unprepared(DEPLOYMENTS_SQL).await.is_err());
+
+    sqlx::raw_sql("ROLLBACK")
+        .execute(&mut holder)
+        .await
+        .unwrap();
+    assert_healthy(&check(&reg).await.0);
+    assert!(probe.check().await.is_ok());
+}
+
+/// In WAL mode a held write lock, even `BEGIN EXCLUSIVE`, blocks writers
+/// only: `DatabaseProbe::new`'s read passes, as the service's own reads do.
+/// A service that must write passes `with_query` `BEGIN IMMEDIATE;
+/// ROLLBACK`, which fails while the lock is held, and also while the
+/// service's own write transaction is open (WAL cannot tell the two apart),
+/// as the docs say.
+#[tokio::test]
+async fn sqlite_new_passes_in_wal_mode_while_the_file_is_held_exclusive() {
+    let dir = TempDir::new("sqlite-wal");
+    let conn = connect(
+        ConnectOptions::new(dir.url("app.db"))
+            .map_sqlx_sqlite_opts(|o| o.journal_mode(SqliteJournalMode::Wal)),
+    )
+    .await;
+    assert_eq!(journal_mode(&conn).await, "wal");
+    create_deployments(&conn).await;
+    let default = registry(DatabaseProbe::new(conn.clone()));
+    let reading = registry(DatabaseProbe::with_query(conn.clone(), DEPLOYMENTS_SQL));
+    let writing = DatabaseProbe::with_query(conn.clone(), WRITE_LOCK_SQL);
+    assert!(writing.check().await.is_ok());
+
+    let mut holder = hold_exclusive(&dir.url("app.db")).await;
+    assert_healthy(&check(&default).await.0);
+    assert_healthy(&check(&reading).await.0);
+    conn.execute_unprepared(DEPLOYMENTS_SQL).await.unwrap();
+    let error = error_of(&writing).await;
+    println!("wal mode, held exclusive -> with_query({WRITE_LOCK_SQL:?}): {error}");
+    assert!(error.contains("database is locked"), "{error}");
+    sqlx::raw_sql("ROLLBACK")
+        .execute(&mut holder)
+        .await
+        .unwrap();
+    assert!(writing.check().await.is_ok());
+
+    // The write-lock query's price: the service's own write transaction.
+    let own = conn.begin().await.unwrap();
+    own.execute_unprepared("INSERT INTO deployments (id) VALUES (2)")
+        .await
+        .unwrap();
+    assert!(error_of(&writing).await.contains("database is locked"));
+    assert_healthy(&check(&default).await.0);
+    own.commit().await.unwrap();
+    assert!(writing.check().await.is_ok());
+}
+
+/// The `with_query` statement that takes the write lock and writes nothing.
+const WRITE_LOCK_SQL: &str = "BEGIN IMMEDIATE; ROLLBACK";
+
+/// A file that was never created fails the probe, which never creates it
+/// (the application's `mode=rwc` is not the probe's), and passes once the
+/// application has created it; a file deleted under the running service
+/// fails it although every open connection still reads the deleted file.
+#[tokio::test]
+async fn sqlite_new_fails_on_a_missing_file_never_creating_it() {
+    let dir = TempDir::new("sqlite-missing");
+    let path = dir.0.join("app.db");
+    // Lazy: the application has not opened the file yet.
+    let conn = connect(ConnectOptions::new(dir.url("app.db")).connect_lazy(true)).await;
+    let reg = registry(DatabaseProbe::new(conn.clone()));
+    let probe = DatabaseProbe::new(conn.clone());
+    assert_errored(&check(&reg).await.0);
+    let error = error_of(&probe).await;
+    assert!(
+        error.contains("cannot open the database file") && error.contains("app.db"),
+        "{error}"
+    );
+    assert!(!path.exists(), "the probe created the file");
+
+    // The application's first statement creates it.
+    create_deployments(&conn).await;
+    assert_healthy(&check(&reg).await.0);
+    assert!(probe.check().await.is_ok());
+
+    // Deleted while open: the application's connection still works on the
+    // unlinked file; the probe's kept connection notices, and so does every
+    // run after it.
+    std::fs::remove_file(&path).unwrap();
+    conn.execute_unprepared("SELECT id FROM deployments")
+        .await
+        .unwrap();
+    assert_errored(&check(&reg).await.0);
+    let error = error_of(&probe).await;
+    assert!(
+        error.contains("app.db") && error.contains("is gone"),
+        "{error}"
+    );
+    assert_errored(&check(&reg).await.0);
+    let error = error_of(&probe).await;
+    assert!(error.contains("cannot open the database file"), "{error}");
+    assert!(!path.exists(), "the probe created the file");
+}
+
+/// A file replaced under the running service (a restore moved into place)
+/// fails the run that notices it, and the next run checks the new file.
+#[tokio::test]
+async fn sqlite_new_fails_once_on_a_replaced_file_then_checks_the_new_one() {
+    let dir = TempDir::new("sqlite-replaced");
+    let conn = connect(&mut ConnectOptions::new(dir.url("app.db"))).await;
+    create_deployments(&conn).await;
+    let probe = DatabaseProbe::new(conn.clone());
+    assert!(probe.check().await.is_ok());
+
+    let restored = connect(&mut ConnectOptions::new(dir.url("restored.db"))).await;
+    create_deployments(&restored).await;
+    restored.close().await.unwrap();
+    std::fs::rename(dir.0.join("restored.db"), dir.0.join("app.db")).unwrap();
+    let error = error_of(&probe).await;
+    assert!(
+        error.contains("app.db") && error.contains("was replaced"),
+        "{error}"
+    );
+    assert!(probe.check().await.is_ok());
+}
+
+/// The service's own write transaction, open longer than the probe's
+/// 100 ms lock wait, does not fail `DatabaseProbe::new` in the
+/// rollback-journal mode: it holds the `RESERVED` lock, which the probe's
+/// read (a `SHARED` lock) passes.
+#[tokio::test]
+async fn sqlite_new_passes_while_the_services_own_write_transaction_is_open() {
+    let dir = TempDir::new("sqlite-writing");
+    let conn = zb_health::database::connect(&dir.url("app.db"))
+        .await
+        .unwrap();
+    assert_eq!(journal_mode(&conn).await, "delete");
+    create_deployments(&conn).await;
+    let reg = registry(DatabaseProbe::new(conn.clone()));
+    let probe = DatabaseProbe::new(conn.clone());
+    let writing = conn.begin().await.unwrap();
+    writing
+        .execute_unprepared("INSERT INTO deployments (id) VALUES (2)")
+        .await
+        .unwrap();
+    // Open past the lock wait before the first run, and through every run.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    for _ in 0..3 {
+        assert_healthy(&check(&reg).await.0);
+        assert!(probe.check().await.is_ok());
+    }
+    writing.commit().await.unwrap();
+    assert_healthy(&check(&reg).await.0);
+}
+
+/// A service that opens its file read-only passes: the default only reads.
+#[tokio::test]
+async fn sqlite_new_passes_on_a_read_only_connection() {
+    let dir = TempDir::new("sqlite-read-only");
+    create_deployments(&connect(&mut ConnectOptions::new(dir.url("app.db"))).await).await;
+    let url = format!("sqlite://{}?mode=ro", dir.0.join("app.db").display());
+    let conn = connect(&mut ConnectOptions::new(url)).await;
+    assert_healthy(&check(&registry(DatabaseProbe::new(conn))).await.0);
+}
+
 #[tokio::test]
 async fn sqlite_unopenable_file_is_errored_and_healthy_once_it_can_be_opened() {
     // SQLite has no server to stop; its outage is a file it cannot open.
@@ -194,10 +453,12 @@ async fn sqlite_unopenable_file_is_errored_and_healthy_once_it_can_be_opened() {
     let _ = std::fs::remove_dir_all(&root);
     let url = format!("sqlite://{}?mode=rwc", root.join("app.db").display());
     let conn = connect(ConnectOptions::new(url).connect_lazy(true)).await;
-    let reg = registry(DatabaseProbe::new(conn));
+    let reg = registry(DatabaseProbe::new(conn.clone()));
     assert_errored(&check(&reg).await.0);
 
+    // The directory is back and the application opens (creates) the file.
     std::fs::create_dir_all(&root).unwrap();
+    conn.execute_unprepared("SELECT 1").await.unwrap();
     assert_healthy(&check(&reg).await.0);
     std::fs::remove_dir_all(&root).unwrap();
 }
@@ -217,12 +478,23 @@ async fn postgres_stopped_is_errored_at_once_not_timed_out() {
     let pg = Postgres::start();
     let conn = connect(&mut ConnectOptions::new(pg.url())).await;
     let pinging = registry(DatabaseProbe::new(conn.clone()));
-    let querying = registry(DatabaseProbe::with_query(conn, "SELECT 1"));
+    let querying = registry(DatabaseProbe::with_query(conn.clone(), "SELECT 1"));
+    // Beside them, one whose error is read: it names the cause.
+    let probe = DatabaseProbe::new(conn);
     for reg in [&pinging, &querying] {
         assert_healthy(&check(reg).await.0);
     }
+    assert!(probe.check().await.is_ok());
 
     pg.stop();
+    for run in 0..2 {
+        let error = error_of(&probe).await;
+        println!("postgres stopped -> the probe's error, run {run}: {error}");
+        assert!(
+            error.starts_with("cannot connect to the database: ") && error.contains("refused"),
+            "{error}"
+        );
+    }
     // Three runs each: the first finds its kept connection cut and connects
     // afresh, the later ones start with none; every one is the refused
     // connect, reported as the probe's error.

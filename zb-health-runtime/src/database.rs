@@ -1,9 +1,11 @@
 //! The database probe (ZB-2.1), over sea-orm.
 //!
-//! [`DatabaseProbe::new`] answers "can this service reach its database";
-//! [`DatabaseProbe::with_query`] runs the caller's own read-only SQL, such as
-//! reading one row of the table the service cannot work without. Both run on
-//! **the probe's own connection**, not on the application's pool.
+//! [`DatabaseProbe::new`] answers "can this service use its database": a
+//! round trip to a PostgreSQL server, a read of a SQLite file under its
+//! shared lock (see [what the default proves](#what-the-default-proves));
+//! [`DatabaseProbe::with_query`] runs the caller's own read-only SQL instead,
+//! such as reading one row of the table the service cannot work without.
+//! Both run on **the probe's own connection**, not on the application's pool.
 //!
 //! # Why a connection of its own
 //!
@@ -21,12 +23,14 @@
 //! connect options (URL, credentials, TLS; read again at every reconnect, so
 //! `set_connect_options` is honoured) and keeps it between runs:
 //!
-//! * a run pings (or queries) over the kept connection, a round trip;
-//! * a kept connection whose check fails is dropped, and one fresh
-//!   connection is opened and checked in the same run, so a stale one (the
-//!   server restarted, an idle connection was cut, an administrator
-//!   terminated it) never shows as an outage; only a connection whose check
-//!   passed is kept;
+//! * a run checks over the kept connection (the default check below, or
+//!   the query);
+//! * a kept connection whose check fails is dropped; on PostgreSQL one
+//!   fresh connection is opened and checked in the same run, so a stale one
+//!   (the server restarted, an idle connection was cut, an administrator
+//!   terminated it) never shows as an outage. A SQLite connection does not
+//!   go stale, so there the failed check is the answer and the next run
+//!   opens a fresh one. Only a connection whose check passed is kept;
 //! * opening a connection is one attempt: a refused connection is an error
 //!   in milliseconds, reported as the probe's error (`Errored`, not
 //!   `TimedOut`). Only a server that does not answer at all (a dropped SYN,
@@ -45,10 +49,75 @@
 //!
 //! PostgreSQL and SQLite pools get this path, each with its feature
 //! (`postgres`, `sqlite`; each enables `database` and the sea-orm driver).
-//! For SQLite, "reachable" means the database file opens; a ping does not
-//! read it, a `with_query` does. Any other sea-orm connection (MySQL through
-//! a driver the application enables on sea-orm, a mock, a proxy) is checked
-//! through its own pool, as sea-orm checks it.
+//! Any other sea-orm connection (MySQL through a driver the application
+//! enables on sea-orm, a mock, a proxy) is pinged, or queried, through its
+//! own pool, as sea-orm checks it.
+//!
+//! # What the default proves
+//!
+//! **PostgreSQL**: a ping, which is a round trip on the probe's own
+//! connection (a `Sync` message answered by `ReadyForQuery`). A stopped
+//! server fails it at once with `cannot connect to the database: …
+//! Connection refused`; a server that stopped answering fails it at the
+//! deadline.
+//!
+//! **SQLite**, a database file: a read of the file under its shared lock
+//! (`SELECT count(*) FROM sqlite_master`, which takes the lock on every
+//! run, the schema cached or not; a ping or `SELECT 1` touches no file).
+//! A run fails, naming its cause in the logged error, when:
+//!
+//! * the file's lock keeps readers out for longer than 100 ms: another
+//!   connection or process holds it with `BEGIN EXCLUSIVE` in the
+//!   rollback-journal mode (`cannot read the database file <path> within
+//!   100ms: … database is locked`). The probe's connection waits 100 ms for
+//!   a lock (the application's pool keeps its own busy timeout, sqlx's 5 s
+//!   by default), so a held lock is reported as itself, well inside the
+//!   default deadline of 800 ms, not as `timed out`;
+//! * there is no file at the path: never created, or deleted (`cannot open
+//!   the database file <path>: …`). The probe's connection never creates
+//!   the file, whatever the application's URL says (`mode=rwc`): a probe
+//!   that created it would turn a deleted database into an empty one that
+//!   passes;
+//! * the file at the path is no longer the one the probe's connection
+//!   opened: deleted, or replaced, while open (`the database file <path> is
+//!   gone`, `… was replaced since the probe opened it`). SQLite keeps
+//!   reading an unlinked file, so the probe compares the path's file
+//!   (device and inode) with the one it opened before every run; the run
+//!   after a replacement opens the new file;
+//! * the file is not a database (the read starts at its header).
+//!
+//! What a lock does to it depends on the journal mode, as it does to the
+//! service's own reads:
+//!
+//! * rollback journal (`delete`, the mode a new file gets from [`connect`]
+//!   or sea-orm's `Database::connect`, as neither sets one): `BEGIN
+//!   EXCLUSIVE` elsewhere fails the probe. The service's own write
+//!   transaction does not, however long it is open: it holds the
+//!   `RESERVED` lock, which readers pass. Only while it commits (or once
+//!   its changes overflow its page cache) does it hold the file exclusive:
+//!   the service's reads wait then too, and the probe fails if that lasts
+//!   past its 100 ms;
+//! * WAL: a held write lock, even `BEGIN EXCLUSIVE`, blocks writers only;
+//!   the default, like the service's reads, still passes. A service that
+//!   must write can pass [`with_query`](DatabaseProbe::with_query) `BEGIN
+//!   IMMEDIATE; ROLLBACK`, which takes the write lock and writes nothing;
+//!   it then fails whenever any write transaction, the service's own
+//!   included, holds the lock past the 100 ms lock wait, since WAL cannot
+//!   tell one from `BEGIN EXCLUSIVE`.
+//!
+//! Why not the write lock by default: in either mode it would fail
+//! readiness whenever the service's own ordinary write transaction (a
+//! batch import, a long migration step) lasts over 100 ms, an outage no
+//! user expects from a health check. A connection opened read-only
+//! (`mode=ro`) reads, so the default passes there.
+//!
+//! An in-memory SQLite database has no file to lock or lose, and no other
+//! process can reach it: there the default is a ping.
+//!
+//! [`with_query`](DatabaseProbe::with_query) runs its statement instead of
+//! the default, on the same connection: on SQLite, too, the file is never
+//! created, a lock is waited for 100 ms and a deleted or replaced file
+//! fails the run.
 //!
 //! [`DatabaseProbe::with_check`] is the general override: the caller's own
 //! async function over the caller's own handle. It runs exactly as written,
@@ -176,11 +245,15 @@ pub struct DatabaseProbe<C = DatabaseConnection> {
 }
 
 impl DatabaseProbe {
-    /// A probe that pings the database (the ZB-2.1 default, "can connect")
-    /// over a connection of its own, opened with `conn`'s connect options
-    /// and kept between runs. It never takes a connection from `conn`'s
-    /// pool, so it neither waits behind the application nor retries a
-    /// refused connect: with the server down it fails at once.
+    /// A probe that proves the database usable (the ZB-2.1 default, "can
+    /// connect") over a connection of its own, opened with `conn`'s connect
+    /// options and kept between runs: a round trip to a PostgreSQL server;
+    /// on a SQLite file, a read under the file's shared lock, so a file held
+    /// with `BEGIN EXCLUSIVE` (in the rollback-journal mode, not in WAL
+    /// mode), a missing file or a deleted one fails it (the [module
+    /// docs](self#what-the-default-proves) say exactly what). It never takes a connection from `conn`'s pool, so it neither
+    /// waits behind the application nor retries a refused connect: with the
+    /// server down it fails at once.
     ///
     /// No connection is opened here; the first run opens it.
     pub fn new(conn: DatabaseConnection) -> Self {
@@ -188,12 +261,16 @@ impl DatabaseProbe {
     }
 
     /// A probe that runs `sql` (the ZB-2.1 custom-query override) over the
-    /// probe's own connection, as [`new`](Self::new) pings over it: healthy
-    /// when the statement runs without error, whatever rows it returns.
+    /// probe's own connection, instead of [`new`](Self::new)'s default
+    /// check: healthy when the statement runs without error, whatever rows
+    /// it returns.
     ///
-    /// Use it to catch what a ping misses, such as a missing table or a
-    /// revoked permission. Keep it read-only and cheap (BE-HLTH-006): it
-    /// runs on every readiness request. It is sent as a simple query with no
+    /// Use it to catch what the default misses, such as a missing table or
+    /// a revoked permission, or, on a SQLite file in WAL mode, `BEGIN
+    /// IMMEDIATE; ROLLBACK` to take the write lock the default does not
+    /// (the [module docs](self#what-the-default-proves) say what that
+    /// costs). Keep it read-only and cheap (BE-HLTH-006): it runs on every
+    /// readiness request. It is sent as a simple query with no
     /// parameters, so it must be a constant of the application, never user
     /// input. The pool's `after_connect` hooks (e.g. a search path) do not
     /// run on the probe's connection: schema-qualify the tables.
@@ -215,7 +292,7 @@ impl DatabaseProbe {
     }
 
     /// The probe over its own connection to `conn`'s database, running
-    /// `sql` or, without it, a ping.
+    /// `sql` or, without it, the backend's default check.
     fn direct(conn: DatabaseConnection, sql: Option<Arc<str>>) -> Self {
         let backend = Arc::new(match &conn.inner {
             #[cfg(feature = "postgres")]
@@ -326,10 +403,10 @@ impl<C> fmt::Debug for DatabaseProbe<C> {
 /// database, by backend.
 enum Backend {
     #[cfg(feature = "postgres")]
-    Postgres(Direct<sqlx::Postgres>),
+    Postgres(Direct<PgOwn>),
     #[cfg(feature = "sqlite")]
-    Sqlite(Direct<sqlx::Sqlite>),
-    /// A backend with no direct path: pinged through its pool.
+    Sqlite(Direct<SqliteOwn>),
+    /// A backend with no direct path: pinged (or queried) through its pool.
     Pooled,
 }
 
@@ -356,24 +433,41 @@ impl Backend {
     }
 }
 
+/// A connection of the probe's own, by backend: how it is opened from the
+/// application pool's options and what one check runs on it.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+trait OwnConnection: Sized + Send + 'static {
+    type Db: sqlx::Database;
+    /// Whether a kept connection whose check failed is replaced and checked
+    /// again in the same run: a server connection goes stale (a restart, a
+    /// cut socket) and must not read as an outage; a SQLite connection does
+    /// not, and a second try at a lock would only wait for it twice.
+    const RECHECK_FRESH: bool;
+
+    /// One attempt, no retry, with the pool's current connect options.
+    fn open(pool: &sqlx::Pool<Self::Db>) -> impl Future<Output = Result<Self, ProbeError>> + Send;
+
+    /// One check: `sql` when given, else the backend's default.
+    fn check(
+        &mut self,
+        sql: Option<&Arc<str>>,
+    ) -> impl Future<Output = Result<(), ProbeError>> + Send;
+}
+
 /// The probe's own connection to the database behind an application pool.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-struct Direct<DB: sqlx::Database> {
+struct Direct<C: OwnConnection> {
     /// The application's pool: only its connect options are used, and
     /// whether it is closed; never its connections.
-    pool: sqlx::Pool<DB>,
+    pool: sqlx::Pool<C::Db>,
     /// The kept connection, `None` before the first run and after a failed
     /// or cancelled one. The lock makes runs take turns on it.
-    kept: Mutex<Option<DB::Connection>>,
+    kept: Mutex<Option<C>>,
 }
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-impl<DB> Direct<DB>
-where
-    DB: sqlx::Database,
-    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
-{
-    fn new(pool: sqlx::Pool<DB>) -> Self {
+impl<C: OwnConnection> Direct<C> {
+    fn new(pool: sqlx::Pool<C::Db>) -> Self {
         Self {
             pool,
             kept: Mutex::new(None),
@@ -390,37 +484,192 @@ where
         let mut kept = self.kept.lock().await;
         // Out of the slot while in use: if this run is dropped at the
         // deadline, the connection goes with it, mid-protocol or not.
-        if let Some(mut conn) = kept.take()
-            && run::<DB>(&mut conn, sql.as_ref()).await.is_ok()
-        {
-            *kept = Some(conn);
-            return Ok(());
+        if let Some(mut conn) = kept.take() {
+            match conn.check(sql.as_ref()).await {
+                Ok(()) => {
+                    *kept = Some(conn);
+                    return Ok(());
+                }
+                Err(e) if !C::RECHECK_FRESH => return Err(e),
+                // Whatever failed (a restarted server, a cut socket, or the
+                // server's own "terminating connection" error), one fresh
+                // connection decides, so a stale one never reads as an
+                // outage.
+                Err(_) => {}
+            }
         }
-        // A kept connection that failed is dropped by now. Whatever failed
-        // (a restarted server, a cut socket, or the server's own
-        // "terminating connection" error), one fresh connection decides, so
-        // a stale one never reads as an outage.
-        // One attempt, no retry: a refused connection fails here at once.
-        let mut conn = self.pool.connect_options().connect().await?;
-        run::<DB>(&mut conn, sql.as_ref()).await?;
+        let mut conn = C::open(&self.pool).await?;
+        conn.check(sql.as_ref()).await?;
         *kept = Some(conn);
         Ok(())
     }
 }
 
-/// One check over `conn`: `sql` when given, else a ping.
+/// Runs `sql` (the caller's `with_query`) as a simple query on `conn`.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-async fn run<DB>(conn: &mut DB::Connection, sql: Option<&Arc<str>>) -> Result<(), sqlx::Error>
+async fn run_query<DB>(conn: &mut DB::Connection, sql: &Arc<str>) -> Result<(), ProbeError>
 where
     DB: sqlx::Database,
     for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
 {
-    match sql {
-        None => conn.ping().await,
-        Some(sql) => sqlx::raw_sql(sqlx::AssertSqlSafe(Arc::clone(sql)))
-            .execute(conn)
-            .await
-            .map(drop),
+    sqlx::raw_sql(sqlx::AssertSqlSafe(Arc::clone(sql)))
+        .execute(conn)
+        .await
+        .map(drop)
+        .map_err(|e| format!("the probe's query failed: {e}").into())
+}
+
+/// PostgreSQL: by default a ping, which is a round trip on the probe's own
+/// connection (a `Sync` message answered by `ReadyForQuery`).
+#[cfg(feature = "postgres")]
+struct PgOwn(sqlx::PgConnection);
+
+#[cfg(feature = "postgres")]
+impl OwnConnection for PgOwn {
+    type Db = sqlx::Postgres;
+    const RECHECK_FRESH: bool = true;
+
+    async fn open(pool: &sqlx::Pool<Self::Db>) -> Result<Self, ProbeError> {
+        match pool.connect_options().connect().await {
+            Ok(conn) => Ok(Self(conn)),
+            Err(e) => Err(format!("cannot connect to the database: {e}").into()),
+        }
+    }
+
+    async fn check(&mut self, sql: Option<&Arc<str>>) -> Result<(), ProbeError> {
+        match sql {
+            Some(sql) => run_query::<Self::Db>(&mut self.0, sql).await,
+            None => self.0.ping().await.map_err(|e| {
+                format!("the database did not answer a round trip on the probe's connection: {e}")
+                    .into()
+            }),
+        }
+    }
+}
+
+/// How long the probe's SQLite connection waits for a lock that another
+/// connection holds before it reports `database is locked`. Long enough to
+/// ride out an ordinary commit, well below the default deadline (800 ms),
+/// so a held lock is reported as itself and not as the deadline. (sqlx's
+/// default, which the application's pool keeps, is 5 s.)
+#[cfg(feature = "sqlite")]
+const SQLITE_LOCK_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// SQLite: a connection opened from the pool's options, except that it
+/// never creates the file and waits [`SQLITE_LOCK_WAIT`] for a lock; by
+/// default it reads the file under its shared lock.
+#[cfg(feature = "sqlite")]
+struct SqliteOwn {
+    conn: sqlx::SqliteConnection,
+    /// The file it opened, `None` for an in-memory database.
+    file: Option<SqliteFile>,
+}
+
+/// A database file and which file it was when the probe opened it.
+#[cfg(feature = "sqlite")]
+struct SqliteFile {
+    path: String,
+    id: FileId,
+}
+
+/// The error of a read of the database file at `path` that failed, e.g.
+/// on a lock held past [`SQLITE_LOCK_WAIT`].
+#[cfg(feature = "sqlite")]
+fn unreadable(path: impl fmt::Display, e: &sqlx::Error) -> ProbeError {
+    format!("cannot read the database file {path} within {SQLITE_LOCK_WAIT:?}: {e}").into()
+}
+
+/// What tells one file from another at the same path: device and inode.
+#[cfg(all(feature = "sqlite", unix))]
+type FileId = (u64, u64);
+/// Elsewhere only whether a file is there.
+#[cfg(all(feature = "sqlite", not(unix)))]
+type FileId = ();
+
+/// The file now at `path` (a local `stat`, so not worth a blocking task).
+#[cfg(feature = "sqlite")]
+fn file_id(path: &str) -> std::io::Result<FileId> {
+    let meta = std::fs::metadata(path)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        Ok((meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        Ok(())
+    }
+}
+
+#[cfg(feature = "sqlite")]
+impl OwnConnection for SqliteOwn {
+    type Db = sqlx::Sqlite;
+    const RECHECK_FRESH: bool = false;
+
+    async fn open(pool: &sqlx::Pool<Self::Db>) -> Result<Self, ProbeError> {
+        // Never `mode=rwc` here: a probe that created the file would turn
+        // a deleted database into an empty one that reads healthy.
+        let options = (*pool.connect_options())
+            .clone()
+            .create_if_missing(false)
+            .busy_timeout(SQLITE_LOCK_WAIT);
+        let mut conn = options.connect().await.map_err(|e| {
+            format!(
+                "cannot open the database file {}: {e}",
+                options.get_filename().display()
+            )
+        })?;
+        // The absolute path SQLite resolved; empty for an in-memory one.
+        // Loading the schema for it reads the file, under its lock.
+        let path: String =
+            sqlx::query_scalar("SELECT file FROM pragma_database_list WHERE name = 'main'")
+                .fetch_one(&mut conn)
+                .await
+                .map_err(|e| unreadable(options.get_filename().display(), &e))?;
+        let file = if path.is_empty() {
+            None
+        } else {
+            let id = file_id(&path).map_err(|e| format!("cannot stat {path}: {e}"))?;
+            Some(SqliteFile { path, id })
+        };
+        Ok(Self { conn, file })
+    }
+
+    async fn check(&mut self, sql: Option<&Arc<str>>) -> Result<(), ProbeError> {
+        if let Some(file) = &self.file {
+            // The connection keeps reading a deleted file; the path is
+            // what the next start (and every new connection) opens.
+            match file_id(&file.path) {
+                Ok(id) if id == file.id => {}
+                Ok(_) => {
+                    return Err(format!(
+                        "the database file {} was replaced since the probe opened it",
+                        file.path
+                    )
+                    .into());
+                }
+                Err(e) => {
+                    return Err(format!("the database file {} is gone: {e}", file.path).into());
+                }
+            }
+        }
+        match (sql, &self.file) {
+            (Some(sql), _) => run_query::<Self::Db>(&mut self.conn, sql).await,
+            // No file to lock or lose, and no other process can hold it.
+            (None, None) => self.conn.ping().await.map_err(Into::into),
+            (None, Some(file)) => {
+                // A read of the file, so it needs the shared lock on every
+                // run (`SELECT 1` would touch no file); not the write lock,
+                // which the service's own long write transactions hold. It
+                // reads the header, so a file that is not a database fails.
+                sqlx::raw_sql("SELECT count(*) FROM sqlite_master")
+                    .execute(&mut self.conn)
+                    .await
+                    .map(drop)
+                    .map_err(|e| unreadable(&file.path, &e))
+            }
+        }
     }
 }
 

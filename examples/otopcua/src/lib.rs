@@ -43,8 +43,9 @@ use crate::drivers::Drivers;
 zb_health::manifest!(pub Health = "health.yaml");
 zb_health::manifest!(pub HealthCompat = "health.compat.yaml");
 
-/// The database probe's query: one row of `deployments`. A ping would pass
-/// on an empty or wrongly migrated database; this fails when the table is
+/// The database probe's query: one row of `deployments`. The default
+/// check (`DatabaseProbe::new`) would pass on an empty or wrongly migrated
+/// database; this fails when the table is
 /// missing or unreadable, which is when OtOpcUa cannot serve.
 pub const DEPLOYMENTS_QUERY: &str = "SELECT name FROM deployments LIMIT 1";
 

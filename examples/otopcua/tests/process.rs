@@ -265,7 +265,7 @@ fn the_sqlite_file_locked_or_its_table_gone_fails_ready_and_comes_back() {
     let mut side = SideConnection::open(&node);
 
     // Another process holds the file's exclusive lock: the probe's query
-    // cannot read it within its deadline.
+    // cannot read it within its 100 ms lock wait ("database is locked").
     side.run("BEGIN EXCLUSIVE");
     let ready = until_ready(&node, "ready 503", |r| r.status == 503);
     assert_eq!(ready.entry_status("database").as_deref(), Some("Unhealthy"));
@@ -274,7 +274,7 @@ fn the_sqlite_file_locked_or_its_table_gone_fails_ready_and_comes_back() {
     side.run("ROLLBACK");
     until_ready(&node, "ready 200 after the lock", |r| r.status == 200);
 
-    // The table the service needs is gone: a ping would still pass, the
+    // The table the service needs is gone: the default would still pass, the
     // `deployments` query does not.
     side.run("DROP TABLE deployments");
     let ready = until_ready(&node, "ready 503", |r| r.status == 503);

@@ -56,9 +56,9 @@ pub const SCHEMA: &[&str] = &["CREATE TABLE IF NOT EXISTS tags (\
      updated_at_ms BIGINT NOT NULL)"];
 
 /// What the `database` probe runs: a read of the table the service cannot
-/// work without. A plain ping would not do for SQLite: it answers from the
-/// open connection without touching the file, so a locked or broken file
-/// would still look healthy; this read takes the file's shared lock.
+/// work without, so a dropped or unreadable `tags` table fails it, on
+/// SQLite and PostgreSQL alike. `DatabaseProbe::new`'s default would catch
+/// a locked or missing SQLite file as this does, but not a missing table.
 pub const DATABASE_CHECK: &str = "SELECT 1 FROM tags LIMIT 1";
 
 /// The `database` probe: [`DATABASE_CHECK`] over a connection of the

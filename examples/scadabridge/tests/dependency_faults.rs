@@ -8,7 +8,8 @@
 //!   (`iptables`), so queries run into the probe's 800 ms deadline;
 //! * **refuses**: the same port answering with a TCP reset;
 //! * is **locked** (SQLite, one file per node, `BEGIN EXCLUSIVE` from
-//!   another connection, so the probe's read waits into its deadline);
+//!   another connection, so the probe's read waits out its 100 ms lock
+//!   wait and fails, "database is locked");
 //! * is **broken** (SQLite, its table dropped, so the read fails at once),
 //!
 //! each on one node, then on every node. Each node reaches the one
@@ -238,7 +239,7 @@ fn a_sqlite_file_locked_or_broken_on_one_node_or_everywhere() {
     let poller = TierPoller::start(&ns, &refs, "/health/ready", POLL);
     let mut report = Vec::new();
 
-    // Slow: the file locked, so the read waits into its deadline.
+    // Locked: the read waits out the probe's lock wait, then fails.
     let at = Instant::now();
     let lock = SqliteLock::hold_file(&file(&nodes[2]));
     report.push(odd_node_out(&poller, at, "locked on node 2"));

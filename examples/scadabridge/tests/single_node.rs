@@ -74,8 +74,8 @@ fn the_active_node_takes_writes_and_reads_them_back() {
 
 /// (c) the database going away and coming back, for SQLite: another
 /// connection holds the file's exclusive lock, so the probe's read of the
-/// `tags` table cannot proceed (a ping would not notice: it does not touch
-/// the file). `ready` answers 503 with the `database` entry Unhealthy while
+/// `tags` table cannot proceed (it fails after the probe's 100 ms lock
+/// wait, "database is locked"). `ready` answers 503 with the `database` entry Unhealthy while
 /// `live` stays 200; once the lock is released, `ready` is 200 again.
 #[test]
 fn a_locked_sqlite_file_fails_ready_not_live_and_recovers() {

@@ -83,7 +83,7 @@ pub(crate) use keyword;
 /// then `custom` for the application's own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
-    /// `database`: a "can connect" ping (ZB-2.1).
+    /// `database`: that the database is usable, "can connect" (ZB-2.1).
     Database,
     /// `cluster-membership`: this node's membership status (ZB-2.2).
     ClusterMembership,

@@ -35,8 +35,8 @@ pub fn write_tag(node: &ServiceProcess, name: &str, value: i64) -> zb_health_tes
 }
 
 /// Another connection holding the node's SQLite file's exclusive lock, so
-/// the database probe's read cannot proceed (a ping would not notice: it
-/// does not touch the file) until [`release`](Self::release).
+/// the database probe's read cannot proceed until
+/// [`release`](Self::release).
 pub struct SqliteLock {
     runtime: tokio::runtime::Runtime,
     connection: zb_health::database::sea_orm::sqlx::SqliteConnection,

@@ -440,7 +440,9 @@ fn effective_timeout(
 /// so an option that a kind does not take is an error, not silently ignored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ProbeKind {
-    /// `database`: a sea-orm "can connect" ping, or the app's override (ZB-2.1).
+    /// `database`: that the sea-orm database is usable (a round trip to
+    /// PostgreSQL, a read of a SQLite file under its shared lock), or the
+    /// app's override (ZB-2.1).
     Database,
     /// `cluster-membership`: this node's membership status mapped by a
     /// policy (ZB-2.2).
