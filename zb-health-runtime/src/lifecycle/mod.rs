@@ -1,7 +1,9 @@
 //! A process's life around its probes: the startup gate (BE-HLTH-004), the
-//! liveness watchdog (BE-HLTH-002) and the shutdown drain (BE-HLTH-005).
+//! liveness watchdog (BE-HLTH-002), the shutdown drain (BE-HLTH-005),
+//! maintenance mode (an operator's control) and the restart request
+//! (`restart_after`, R27).
 //!
-//! All three belong to the [`HealthRegistry`](crate::HealthRegistry), so
+//! All of them belong to the [`HealthRegistry`](crate::HealthRegistry), so
 //! every server that answers from the registry sees the same state:
 //!
 //! * [`HealthRegistry::startup_gate`](crate::HealthRegistry::startup_gate)
@@ -25,8 +27,14 @@
 //! A gate and a heartbeat hold only their own state, never the registry:
 //! neither keeps it alive, and neither can reach a probe.
 //!
-//! The entry names [`STARTUP_ENTRY`] and [`SHUTDOWN_ENTRY`] are reserved:
-//! do not give a probe either name.
+//! Maintenance (`maintenance.rs`) turns `ready` 503 with a first entry
+//! `maintenance` for an operator's window; the restart request
+//! (`restart.rs`) fails `live` with an entry `restart` when a shared
+//! probe's `restart_after` finds the failure this pod's own.
+//!
+//! The entry names ([`LIFECYCLE_ENTRIES`](zb_health_spec::rules::LIFECYCLE_ENTRIES):
+//! [`STARTUP_ENTRY`], [`SHUTDOWN_ENTRY`], `maintenance` and `restart`) are
+//! reserved (R9), and `?exclude=` cannot leave them out.
 
 mod drain;
 mod maintenance;

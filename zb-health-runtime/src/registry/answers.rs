@@ -94,7 +94,7 @@ impl HealthRegistry {
     /// `Unhealthy` for a stalled loop (an empty, `Healthy` report without
     /// watchdogs). Map its status with [`tier_status_code`](crate::http::tier_status_code),
     /// except that a stalled `live` is a 503. The tier's plain answer, so
-    /// it is recorded ([`record`](Self::record)).
+    /// it is recorded: the tier's metrics, history and publishers follow it.
     pub async fn answer(&self, tier: Tag) -> HealthReport {
         let report = match tier {
             Tag::Live => self.inner.lifecycle.live_report(),
@@ -115,9 +115,9 @@ impl HealthRegistry {
     /// [`EXCLUDABLE`](crate::Probe::EXCLUDABLE): the active-node decision,
     /// without which a standby's `active` would answer 200.
     ///
-    /// The answer is this response's alone: it is not recorded
-    /// ([`record`](Self::record)), so no caller changes what the tier's
-    /// metrics, history and publishers report. On `live` the checks are
+    /// The answer is this response's alone: it is not recorded, so no
+    /// caller changes what the tier's metrics, history and publishers
+    /// report (`spec/tiers.md`, verbose and exclude). On `live` the checks are
     /// the watchdogs.
     pub async fn answer_excluding(
         &self,
