@@ -26,7 +26,7 @@ impl Probe for CacheProbe {
 zb_health::manifest!(pub Health = "manifests/type_typo_deps.yaml");
 
 #[actix_web::main]
-async fn main() -> std::io::Result<()> {
+async fn main() -> Result<(), StartError> {
     let cache = CacheProbe(Arc::new(AtomicBool::new(true)));
     let installed = Health::install(HealthDeps { cache })?;
     installed.server.run().await
