@@ -244,6 +244,20 @@ async fn journal_mode(conn: &DatabaseConnection) -> String {
     row.try_get_by_index(0).unwrap()
 }
 
+/// A new file through `connect`, in the journal mode it leaves a new file
+/// in (`delete`, asserted), with its `deployments` table; a registry of
+/// `DatabaseProbe::new` over it, and a second such probe to run directly.
+async fn new_file(dir: &TempDir) -> (DatabaseConnection, HealthRegistry, DatabaseProbe) {
+    let conn = zb_health::database::connect(&dir.url("app.db"))
+        .await
+        .unwrap();
+    assert_eq!(journal_mode(&conn).await, "delete");
+    create_deployments(&conn).await;
+    let reg = registry(DatabaseProbe::new(conn.clone()));
+    let probe = DatabaseProbe::new(conn.clone());
+    (conn, reg, probe)
+}
+
 /// `DatabaseProbe::new` on SQLite fails while another connection holds the
 /// file with `BEGIN EXCLUSIVE`, at once (`Errored` with SQLite's "database
 /// is locked", not the deadline), and passes again once it is released, in
@@ -253,13 +267,7 @@ async fn journal_mode(conn: &DatabaseConnection) -> String {
 #[tokio::test]
 async fn sqlite_new_fails_while_the_file_is_held_exclusive_and_recovers() {
     let dir = TempDir::new("sqlite-locked");
-    let conn = zb_health::database::connect(&dir.url("app.db"))
-        .await
-        .unwrap();
-    assert_eq!(journal_mode(&conn).await, "delete");
-    create_deployments(&conn).await;
-    let reg = registry(DatabaseProbe::new(conn.clone()));
-    let probe = DatabaseProbe::new(conn.clone());
+    let (_conn, reg, probe) = new_file(&dir).await;
     for _ in 0..2 {
         assert_healthy(&check(&reg).await.0);
         assert!(probe.check().await.is_ok());
@@ -414,13 +422,7 @@ async fn sqlite_new_fails_once_on_a_replaced_file_then_checks_the_new_one() {
 #[tokio::test]
 async fn sqlite_new_passes_while_the_services_own_write_transaction_is_open() {
     let dir = TempDir::new("sqlite-writing");
-    let conn = zb_health::database::connect(&dir.url("app.db"))
-        .await
-        .unwrap();
-    assert_eq!(journal_mode(&conn).await, "delete");
-    create_deployments(&conn).await;
-    let reg = registry(DatabaseProbe::new(conn.clone()));
-    let probe = DatabaseProbe::new(conn.clone());
+    let (conn, reg, probe) = new_file(&dir).await;
     let writing = conn.begin().await.unwrap();
     writing
         .execute_unprepared("INSERT INTO deployments (id) VALUES (2)")
