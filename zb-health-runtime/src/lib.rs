@@ -103,6 +103,7 @@ pub mod executor;
 pub mod gate;
 #[cfg(feature = "grpc")]
 pub mod grpc;
+pub mod guide;
 pub mod history;
 pub mod http;
 pub mod install;
