@@ -212,7 +212,10 @@ fn every_guide_page_is_a_page_of_the_crate_docs() {
     // The crate reads the pages through its own folder, so `cargo package`
     // carries them; that link must lead here.
     assert_eq!(
-        root().join("zb-health-runtime/guide").canonicalize().unwrap(),
+        root()
+            .join("zb-health-runtime/guide")
+            .canonicalize()
+            .unwrap(),
         guide.canonicalize().unwrap(),
         "zb-health-runtime/guide links to docs/guide"
     );

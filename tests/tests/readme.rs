@@ -103,10 +103,7 @@ fn every_checked_readme_block_equals_its_source() {
 
 #[test]
 fn the_tour_shows_every_step_from_checked_sources() {
-    let targets: Vec<String> = checked_blocks(README)
-        .into_iter()
-        .map(|(t, _)| t)
-        .collect();
+    let targets: Vec<String> = checked_blocks(README).into_iter().map(|(t, _)| t).collect();
     for step in [
         "examples/tour/Cargo.toml#dependency",
         "examples/tour/health.yaml#manifest",
