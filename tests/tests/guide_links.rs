@@ -304,3 +304,20 @@ fn slugs_follow_github() {
         BTreeSet::from(["a".into(), "same".into(), "same-1".into()])
     );
 }
+
+/// The README is a front door (issue 40): what the library does, the two
+/// commands, the dependency, the tour, what the compiler enforces, links;
+/// the reference is the guide's.
+#[test]
+fn the_readme_stays_a_front_door_of_at_most_300_lines() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let lines = readme.lines().count();
+    assert!(
+        lines <= 300,
+        "README.md has {lines} lines; move reference text into docs/guide/"
+    );
+    assert!(
+        readme.contains("](docs/guide/README.md)"),
+        "the README links the guide"
+    );
+}
