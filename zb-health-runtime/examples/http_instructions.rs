@@ -152,13 +152,13 @@ where
 
 async fn timed(
     check: impl Future<Output = zb_health::ProbeOutcome>,
-) -> (zb_health::ProbeOutcome, std::time::Duration) {
+) -> (zb_health::ProbeOutcome, Duration) {
     let started = std::time::Instant::now();
     let outcome = check.await;
     (outcome, started.elapsed())
 }
 
-fn entry((outcome, duration): (zb_health::ProbeOutcome, std::time::Duration)) -> EntryBody {
+fn entry((outcome, duration): (zb_health::ProbeOutcome, Duration)) -> EntryBody {
     let description = outcome.ok().and_then(|r| r.description);
     EntryBody {
         status: "Healthy",
