@@ -1,13 +1,17 @@
 //! Instructions per HTTP request in process (actix's test service, no
 //! socket), for `valgrind --tool=callgrind`: zb-health's `/healthz`
 //! (`live`) against a bare static handler on an app of its own (`bare`), as
-//! `BENCH=limit`'s P1 compares them, and the ready tier of three cached
-//! probes (`cached`, P2+; P10 with a probe count after the mode). The
-//! operator features' cost: `cached-off` is `cached` behind the servers'
-//! `CloseWhenDraining`, `cached-on` the same with the operator controls
-//! mounted and a transition publisher added (spec/observability.md).
-//! Arguments: the repetitions, the mode and the probe count. The difference
-//! between two repetition counts is the cost of the extra requests.
+//! `BENCH=limit`'s P1 compares them; the ready tier of three cached probes
+//! (`cached`, P2+; P10 with a probe count after the mode); the ready tier
+//! of uncached probes (`uncached`) against P2's baseline, a hand-written
+//! `tokio::join!` of three checks writing the same body shape with serde
+//! (`bare-join`). `bench/instructions.sh` runs the modes of issue 40's
+//! three ratios. The operator features' cost: `cached-off` is `cached`
+//! behind the servers' `CloseWhenDraining`, `cached-on` the same with the
+//! operator controls mounted and a transition publisher added
+//! (spec/observability.md). Arguments: the repetitions, the mode and the
+//! probe count. The difference between two repetition counts is the cost
+//! of the extra requests.
 
 use std::time::Duration;
 
@@ -18,9 +22,9 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::web::Bytes;
 use actix_web::{App, HttpResponse, test, web};
 use zb_health::http::OperatorControls;
+use zb_health::probe::Probe;
 use zb_health::publish::{Transition, TransitionPublisher};
 use zb_health::server::CloseWhenDraining;
-use zb_health::probe::Probe;
 use zb_health::{HealthRegistry, ProbeRegistration, ProbeResult, from_fn, map_zb_health};
 
 fn main() {
@@ -50,7 +54,8 @@ fn main() {
                     let check = || async { Ok(ProbeResult::healthy().with_description("ok")) };
                     let (a, b, c) = (from_fn(check), from_fn(check), from_fn(check));
                     let started = std::time::Instant::now();
-                    let (a, b, c) = tokio::join!(timed(a.check()), timed(b.check()), timed(c.check()));
+                    let (a, b, c) =
+                        tokio::join!(timed(a.check()), timed(b.check()), timed(c.check()));
                     let body = ReadyBody {
                         status: "Healthy",
                         total_duration_ms: started.elapsed().as_millis() as u64,
@@ -65,7 +70,10 @@ fn main() {
                             header::CONTENT_TYPE,
                             HeaderValue::from_static("application/json"),
                         ))
-                        .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-store")))
+                        .insert_header((
+                            header::CACHE_CONTROL,
+                            HeaderValue::from_static("no-store"),
+                        ))
                         .body(Bytes::from(serde_json::to_vec(&body).unwrap_or_default()))
                 }),
             );
