@@ -307,7 +307,14 @@ fn write_str(out: &mut Vec<u8>, s: &str) {
     }
 }
 
+#[inline]
 fn write_u64(out: &mut Vec<u8>, mut n: u64) {
+    // One digit, pushed: the whole milliseconds of nearly every duration
+    // the body carries, which need no buffer and no copy.
+    if n < 10 {
+        out.push(b'0' + n as u8);
+        return;
+    }
     let mut digits = [0u8; 20];
     let mut at = digits.len();
     loop {
