@@ -1,13 +1,17 @@
 //! Instructions per HTTP request in process (actix's test service, no
 //! socket), for `valgrind --tool=callgrind`: zb-health's `/healthz`
 //! (`live`) against a bare static handler on an app of its own (`bare`), as
-//! `BENCH=limit`'s P1 compares them, and the ready tier of three cached
-//! probes (`cached`, P2+; P10 with a probe count after the mode). The
-//! operator features' cost: `cached-off` is `cached` behind the servers'
-//! `CloseWhenDraining`, `cached-on` the same with the operator controls
-//! mounted and a transition publisher added (spec/observability.md).
-//! Arguments: the repetitions, the mode and the probe count. The difference
-//! between two repetition counts is the cost of the extra requests.
+//! `BENCH=limit`'s P1 compares them; the ready tier of three cached probes
+//! (`cached`, P2+; P10 with a probe count after the mode); the ready tier
+//! of uncached probes (`uncached`) against P2's baseline, a hand-written
+//! `tokio::join!` of three checks writing the same body shape with serde
+//! (`bare-join`). `bench/instructions.sh` runs the modes of issue 40's
+//! three ratios. The operator features' cost: `cached-off` is `cached`
+//! behind the servers' `CloseWhenDraining`, `cached-on` the same with the
+//! operator controls mounted and a transition publisher added
+//! (spec/observability.md). Arguments: the repetitions, the mode and the
+//! probe count. The difference between two repetition counts is the cost
+//! of the extra requests.
 
 use std::time::Duration;
 
@@ -18,6 +22,7 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::web::Bytes;
 use actix_web::{App, HttpResponse, test, web};
 use zb_health::http::OperatorControls;
+use zb_health::probe::Probe;
 use zb_health::publish::{Transition, TransitionPublisher};
 use zb_health::server::CloseWhenDraining;
 use zb_health::{HealthRegistry, ProbeRegistration, ProbeResult, from_fn, map_zb_health};
@@ -30,12 +35,50 @@ fn main() {
     let registry = HealthRegistry::new();
     for i in 0..probes {
         let probe = from_fn(|| async { Ok(ProbeResult::healthy().with_description("ok")) });
-        let r = ProbeRegistration::new(format!("probe-{i}"), probe).cache(Duration::from_secs(3));
+        let r = ProbeRegistration::new(format!("probe-{i}"), probe);
+        // `uncached`: P2's zb-health side (issue 40 item 4 measurement).
+        let r = match mode.as_str() {
+            "uncached" => r,
+            _ => r.cache(Duration::from_secs(3)),
+        };
         std::mem::forget(registry.add(r).expect("a valid registration"));
     }
     let live = Bytes::from_static(br#"{"status":"Healthy","totalDurationMs":0,"entries":{}}"#);
     actix_web::rt::System::new().block_on(async move {
-        let total = if mode == "bare" {
+        let total = if mode == "bare-join" {
+            // P2's baseline: a hand-written `tokio::join!` of three checks,
+            // each timed, one serde body of the canonical shape.
+            let app = App::new().route(
+                "/ready3",
+                web::get().to(|| async {
+                    let check = || async { Ok(ProbeResult::healthy().with_description("ok")) };
+                    let (a, b, c) = (from_fn(check), from_fn(check), from_fn(check));
+                    let started = std::time::Instant::now();
+                    let (a, b, c) =
+                        tokio::join!(timed(a.check()), timed(b.check()), timed(c.check()));
+                    let body = ReadyBody {
+                        status: "Healthy",
+                        total_duration_ms: started.elapsed().as_millis() as u64,
+                        entries: ReadyEntries {
+                            probe_0: entry(a),
+                            probe_1: entry(b),
+                            probe_2: entry(c),
+                        },
+                    };
+                    HttpResponse::build(StatusCode::OK)
+                        .insert_header((
+                            header::CONTENT_TYPE,
+                            HeaderValue::from_static("application/json"),
+                        ))
+                        .insert_header((
+                            header::CACHE_CONTROL,
+                            HeaderValue::from_static("no-store"),
+                        ))
+                        .body(Bytes::from(serde_json::to_vec(&body).unwrap_or_default()))
+                }),
+            );
+            drive(test::init_service(app).await, "/ready3", reps).await
+        } else if mode == "bare" {
             let app = App::new().route(
                 "/healthz",
                 web::get().to(move || {
@@ -74,7 +117,7 @@ fn main() {
             }
         } else {
             let app = test::init_service(App::new().service(map_zb_health(registry))).await;
-            let path = if mode == "cached" {
+            let path = if mode == "cached" || mode == "uncached" {
                 "/health/ready"
             } else {
                 "/healthz"
@@ -113,4 +156,47 @@ where
             .map_or(0, |b| b.len());
     }
     total
+}
+
+async fn timed(
+    check: impl Future<Output = zb_health::ProbeOutcome>,
+) -> (zb_health::ProbeOutcome, Duration) {
+    let started = std::time::Instant::now();
+    let outcome = check.await;
+    (outcome, started.elapsed())
+}
+
+fn entry((outcome, duration): (zb_health::ProbeOutcome, Duration)) -> EntryBody {
+    let description = outcome.ok().and_then(|r| r.description);
+    EntryBody {
+        status: "Healthy",
+        description,
+        duration_ms: duration.as_micros() as f64 / 1000.0,
+    }
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ReadyBody {
+    status: &'static str,
+    total_duration_ms: u64,
+    entries: ReadyEntries,
+}
+
+#[derive(serde::Serialize)]
+struct ReadyEntries {
+    #[serde(rename = "probe-0")]
+    probe_0: EntryBody,
+    #[serde(rename = "probe-1")]
+    probe_1: EntryBody,
+    #[serde(rename = "probe-2")]
+    probe_2: EntryBody,
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EntryBody {
+    status: &'static str,
+    description: Option<std::borrow::Cow<'static, str>>,
+    duration_ms: f64,
 }

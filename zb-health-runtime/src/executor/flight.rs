@@ -187,25 +187,20 @@ impl Executor {
                 }
             }))
         };
-        let pending = match polled {
-            Ok(Ok(outcome)) => Ok(Ok(outcome)),
-            Err(panic) => Ok(Err(panic)),
-            Ok(Err(pending)) => Err(pending),
-        };
-        match pending {
-            Ok(result) => {
-                drop(slot);
-                let entry = finish(&self.shared, probe, Some(generation), Ok(result), started);
-                claim.armed = false;
-                EntryOrWait::Entry(entry, None)
-            }
-            Err(pending) => {
+        let result = match polled {
+            Ok(Ok(outcome)) => Ok(outcome),
+            Err(panic) => Err(panic),
+            Ok(Err(pending)) => {
                 // The flight keeps the slot until it ends.
                 std::mem::forget(slot);
                 let held = HeldSlot(self.shared.clone());
-                self.take_off(probe, generation, started, pending, Some(held), claim)
+                return self.take_off(probe, generation, started, pending, Some(held), claim);
             }
-        }
+        };
+        drop(slot);
+        let entry = finish(&self.shared, probe, Some(generation), Ok(result), started);
+        claim.armed = false;
+        EntryOrWait::Entry(entry, None)
     }
 
     /// Makes the claimed run a flight (`held`: with the in-flight slot its

@@ -109,9 +109,20 @@ enum Line {
 impl LogState {
     /// Advances the state by one run; returns the line to log and whether
     /// the run is a transition from healthy (or nothing) to failing.
-    fn step(&mut self, status: HealthStatus, now: Instant, interval: Duration) -> (Line, bool) {
+    /// `now` is read only when the probe fails or recovers: a healthy run
+    /// after a healthy one (nearly every run) reads no clock.
+    fn step(
+        &mut self,
+        status: HealthStatus,
+        now: impl FnOnce() -> Instant,
+        interval: Duration,
+    ) -> (Line, bool) {
         let previous = self.last.replace(status);
         let healthy = status == HealthStatus::Healthy;
+        if healthy && self.failure.is_none() {
+            return (Line::Quiet, false);
+        }
+        let now = now();
         match (&mut self.failure, healthy) {
             (None, true) => (Line::Quiet, false),
             (None, false) => {
@@ -262,7 +273,7 @@ impl ProbeLog {
         } else {
             let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
             let previous = state.last;
-            let (line, to_failure) = state.step(entry.status, Instant::now(), interval);
+            let (line, to_failure) = state.step(entry.status, Instant::now, interval);
             (line, to_failure, previous)
         };
         record(entry, error, line, to_failure, &self.keys);

@@ -11,9 +11,9 @@ fn the_state_machine_logs_transitions_and_rate_limits_the_rest() {
     let at = |s| t0 + secs(s);
     let interval = secs(60);
     let mut s = LogState::default();
-    assert_eq!(s.step(Healthy, at(0), interval), (Line::Quiet, false));
+    assert_eq!(s.step(Healthy, || at(0), interval), (Line::Quiet, false));
     assert_eq!(
-        s.step(Unhealthy, at(10), interval),
+        s.step(Unhealthy, || at(10), interval),
         (
             Line::Failing {
                 previous: Some(Healthy),
@@ -23,10 +23,10 @@ fn the_state_machine_logs_transitions_and_rate_limits_the_rest() {
         )
     );
     for t in [20, 30, 69] {
-        assert_eq!(s.step(Unhealthy, at(t), interval), (Line::Quiet, false));
+        assert_eq!(s.step(Unhealthy, || at(t), interval), (Line::Quiet, false));
     }
     assert_eq!(
-        s.step(Unhealthy, at(70), interval),
+        s.step(Unhealthy, || at(70), interval),
         (
             Line::StillFailing {
                 failing_for: secs(60),
@@ -35,9 +35,9 @@ fn the_state_machine_logs_transitions_and_rate_limits_the_rest() {
             false
         )
     );
-    assert_eq!(s.step(Unhealthy, at(80), interval), (Line::Quiet, false));
+    assert_eq!(s.step(Unhealthy, || at(80), interval), (Line::Quiet, false));
     assert_eq!(
-        s.step(Degraded, at(90), interval),
+        s.step(Degraded, || at(90), interval),
         (
             Line::Failing {
                 previous: Some(Unhealthy),
@@ -47,9 +47,9 @@ fn the_state_machine_logs_transitions_and_rate_limits_the_rest() {
         ),
         "a change of failing status is logged, not counted"
     );
-    assert_eq!(s.step(Degraded, at(95), interval), (Line::Quiet, false));
+    assert_eq!(s.step(Degraded, || at(95), interval), (Line::Quiet, false));
     assert_eq!(
-        s.step(Healthy, at(100), interval),
+        s.step(Healthy, || at(100), interval),
         (
             Line::Recovered {
                 failing_for: secs(90),
@@ -58,13 +58,13 @@ fn the_state_machine_logs_transitions_and_rate_limits_the_rest() {
             false
         )
     );
-    assert_eq!(s.step(Healthy, at(110), interval), (Line::Quiet, false));
+    assert_eq!(s.step(Healthy, || at(110), interval), (Line::Quiet, false));
 }
 
 #[test]
 fn a_first_run_that_fails_is_a_transition() {
     let mut s = LogState::default();
-    let (line, counted) = s.step(Degraded, Instant::now(), secs(1));
+    let (line, counted) = s.step(Degraded, Instant::now, secs(1));
     assert_eq!(
         line,
         Line::Failing {
@@ -79,9 +79,9 @@ fn a_first_run_that_fails_is_a_transition() {
 fn a_zero_interval_logs_every_failing_run() {
     let now = Instant::now();
     let mut s = LogState::default();
-    s.step(Unhealthy, now, Duration::ZERO);
+    s.step(Unhealthy, || now, Duration::ZERO);
     assert_eq!(
-        s.step(Unhealthy, now, Duration::ZERO).0,
+        s.step(Unhealthy, || now, Duration::ZERO).0,
         Line::StillFailing {
             failing_for: Duration::ZERO,
             suppressed: 0
