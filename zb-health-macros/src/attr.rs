@@ -119,7 +119,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             errors.help(
                 item_keyword_span(&other),
                 "#[zb_health] goes on a struct",
-                "declare the probe as a struct (unit structs are fine) and implement `zb_health::Probe` for it; a probe needs a type so the manifest can name it",
+                "declare the probe as a struct (unit structs are fine) and implement `zb_health::prelude::Probe` for it; a probe needs a type so the manifest can name it",
             );
             None
         }
@@ -225,7 +225,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     // that did not parse chose neither: the body then asks nothing of the
     // type, so the R15 error stands alone. (`META` is qualified because an
     // inherent `META` of the type would win over `Self::META`.)
-    let meta = quote_spanned!(ident.span()=> <Self as #krate::ZbHealthProbe>::META);
+    let meta = quote_spanned!(ident.span()=> <Self as #krate::meta::ZbHealthProbe>::META);
     let registration = match settings.blocking.value {
         Some((true, _)) => quote_spanned!(ident.span()=> #meta.blocking_registration(self)),
         None if settings.blocking.written => {
@@ -238,10 +238,10 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     // still emitted, from what parsed, so uses of the type (a manifest's
     // `type:`) do not add a misleading "is not a #[zb_health] probe".
     let probe_impl = quote_spanned! {ident.span()=>
-        impl #impl_generics #krate::ZbHealthProbe for #ident #ty_generics #where_clause {
+        impl #impl_generics #krate::meta::ZbHealthProbe for #ident #ty_generics #where_clause {
             const META: #krate::meta::ProbeMeta = #meta_value;
 
-            fn registration(self) -> #krate::ProbeRegistration {
+            fn registration(self) -> #krate::registry::ProbeRegistration {
                 #registration
             }
         }
@@ -294,7 +294,7 @@ fn limits_callback(ident: &syn::Ident, krate: &TokenStream, args: &TokenStream) 
         #[allow(unused_macros)]
         macro_rules! #callback {
             ($($manifest:tt)*) => {
-                #krate::__attribute_limits! { [#args] $($manifest)* }
+                #krate::__private::__attribute_limits! { [#args] $($manifest)* }
             };
         }
         #[doc(hidden)]
@@ -571,7 +571,7 @@ fn parse_settings(args: TokenStream, errors: &Ctxt, sink: &mut Violations<Span>)
                             Rule::ValueType,
                             other.span(),
                             format!("`blocking = {}` is not a bool", other.to_token_stream()),
-                            "write `blocking = true` for a probe that implements `zb_health::BlockingProbe` (run on the blocking pool), or leave it out for a `zb_health::Probe`",
+                            "write `blocking = true` for a probe that implements `zb_health::prelude::BlockingProbe` (run on the blocking pool), or leave it out for a `zb_health::prelude::Probe`",
                         ),
                     }
                 }

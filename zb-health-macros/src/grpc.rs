@@ -63,7 +63,7 @@ pub fn generate(m: &Manifest, site: &Site<'_>) -> Generated {
         /// Errors only if a probe target is not in `registry` (R4): the
         /// other rules held at compile time.
         pub fn grpc(
-            registry: &#krate::HealthRegistry,
+            registry: &#krate::registry::HealthRegistry,
         ) -> ::core::result::Result<#krate::grpc::server::GrpcHealth, #krate::spec::SpecError> {
             #krate::grpc::server::GrpcHealth::builder(::core::clone::Clone::clone(registry))
                 .period(Self::GRPC_PERIOD)

@@ -18,9 +18,9 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::web::Bytes;
 use actix_web::{App, HttpResponse, test, web};
 use zb_health::http::OperatorControls;
+use zb_health::prelude::{HealthRegistry, ProbeRegistration, ProbeResult, from_fn, map_zb_health};
 use zb_health::publish::{Transition, TransitionPublisher};
 use zb_health::server::CloseWhenDraining;
-use zb_health::{HealthRegistry, ProbeRegistration, ProbeResult, from_fn, map_zb_health};
 
 fn main() {
     let mut args = std::env::args().skip(1);

@@ -6,12 +6,12 @@
 //! shared [`Channel`], and [`GrpcDependencyProbe::grpc_health`] is the
 //! ready-made delegate for the standard `grpc.health.v1.Health/Check`.
 //! Register it on the `ready` tier (the default of
-//! [`ProbeRegistration::new`](crate::ProbeRegistration::new)).
+//! [`ProbeRegistration::new`](crate::registry::ProbeRegistration::new)).
 //!
 //! ```no_run
 //! use std::time::Duration;
 //! use zb_health::grpc::{tonic::transport::Endpoint, GrpcDependencyProbe};
-//! use zb_health::{HealthRegistry, ProbeRegistration};
+//! use zb_health::prelude::{HealthRegistry, ProbeRegistration};
 //!
 //! let endpoint = Endpoint::from_static("http://inventory.internal:50051");
 //! let registry = HealthRegistry::new();

@@ -183,7 +183,7 @@ pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> 
             }
 
             /// The registrations, in manifest order.
-            pub fn registrations(deps: #deps_name) -> ::std::vec::Vec<#krate::ProbeRegistration> {
+            pub fn registrations(deps: #deps_name) -> ::std::vec::Vec<#krate::registry::ProbeRegistration> {
                 ::std::vec![#(#registrations),*]
             }
 
@@ -323,7 +323,7 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> Probes
                 let meta = custom.meta(krate);
                 out.deps.push(Dep {
                     registration: with_dependencies(
-                        quote!(<#resolved as #krate::ZbHealthProbe>::registration(deps.#ident)),
+                        quote!(<#resolved as #krate::meta::ZbHealthProbe>::registration(deps.#ident)),
                         probe,
                     ),
                     meta,
