@@ -45,8 +45,10 @@ pub mod server;
 pub use tonic;
 
 /// The `grpc.health.v1` implementation [`GrpcDependencyProbe::grpc_health`]
-/// speaks, re-exported so a service can serve the same version
-/// (e.g. `tonic_health::server::health_reporter`).
+/// speaks and [`server::GrpcHealth`] serves, re-exported because an
+/// application names its types at this very version: the
+/// `HealthServer` that [`GrpcHealth::server`](server::GrpcHealth::server)
+/// returns, and a `HealthClient` or `ServingStatus` that talks to it.
 pub use tonic_health;
 
 /// The description of a passing default ("connect") check.
