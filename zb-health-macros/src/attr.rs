@@ -473,14 +473,6 @@ fn parse_settings(args: TokenStream, errors: &Ctxt, sink: &mut Violations<Span>)
                     s.tags.set(tags, span);
                 }
             }
-            "timeout" => {
-                if s.timeout.first(key_span, sink)
-                    && let Some(lit) = string_lit(&nv.value, "timeout", "timeout = \"750ms\"", sink)
-                    && let Some(d) = check_duration_text(&lit.value(), lit.span(), sink)
-                {
-                    s.timeout.set(d, lit.span());
-                }
-            }
             "failure_threshold" | "success_threshold" => {
                 let attr = match key.as_str() {
                     "failure_threshold" => &mut s.failure_threshold,
@@ -510,8 +502,9 @@ fn parse_settings(args: TokenStream, errors: &Ctxt, sink: &mut Violations<Span>)
                     }
                 }
             }
-            "cache" | "refresh" | "max_staleness" | "failing_for" | "restart_after" => {
+            "timeout" | "cache" | "refresh" | "max_staleness" | "failing_for" | "restart_after" => {
                 let (attr, example) = match key.as_str() {
+                    "timeout" => (&mut s.timeout, "timeout = \"750ms\""),
                     "cache" => (&mut s.cache, "cache = \"1s\""),
                     "restart_after" => (&mut s.restart_after, "restart_after = \"2m\""),
                     "refresh" => (&mut s.refresh, "refresh = \"5s\""),
@@ -546,32 +539,27 @@ fn parse_settings(args: TokenStream, errors: &Ctxt, sink: &mut Violations<Span>)
                     }
                 }
             }
-            "shared" => {
-                if s.shared.first(key_span, sink) {
+            "shared" | "blocking" => {
+                let (attr, help) = match key.as_str() {
+                    "shared" => (
+                        &mut s.shared,
+                        "write `shared = true` for a dependency every node of the cluster uses (it fails open when most of them share its failure), or leave it out",
+                    ),
+                    _ => (
+                        &mut s.blocking,
+                        "write `blocking = true` for a probe that implements `zb_health::prelude::BlockingProbe` (run on the blocking pool), or leave it out for a `zb_health::prelude::Probe`",
+                    ),
+                };
+                if attr.first(key_span, sink) {
                     match &nv.value {
                         Expr::Lit(ExprLit {
                             lit: Lit::Bool(b), ..
-                        }) => s.shared.set(b.value, b.span),
+                        }) => attr.set(b.value, b.span),
                         other => sink.push(
                             Rule::ValueType,
                             other.span(),
-                            format!("`shared = {}` is not a bool", other.to_token_stream()),
-                            "write `shared = true` for a dependency every node of the cluster uses (it fails open when most of them share its failure), or leave it out",
-                        ),
-                    }
-                }
-            }
-            "blocking" => {
-                if s.blocking.first(key_span, sink) {
-                    match &nv.value {
-                        Expr::Lit(ExprLit {
-                            lit: Lit::Bool(b), ..
-                        }) => s.blocking.set(b.value, b.span),
-                        other => sink.push(
-                            Rule::ValueType,
-                            other.span(),
-                            format!("`blocking = {}` is not a bool", other.to_token_stream()),
-                            "write `blocking = true` for a probe that implements `zb_health::prelude::BlockingProbe` (run on the blocking pool), or leave it out for a `zb_health::prelude::Probe`",
+                            format!("`{} = {}` is not a bool", attr.key, other.to_token_stream()),
+                            help,
                         ),
                     }
                 }
