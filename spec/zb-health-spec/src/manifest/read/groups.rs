@@ -2,8 +2,9 @@
 //! the shared function of `crate::rules` (R23, R24, R25).
 
 use super::super::tree::{Node, Value};
+use super::values::known_names;
 use super::{Fields, Reader};
-use crate::manifest::{GroupDecl, Located, Location, ProbeDecl, ProbeKind};
+use crate::manifest::{GroupDecl, Located, Location, ProbeDecl};
 use crate::{
     Disclosure, EndpointPaths, NameOf, Tag,
     rules::{check_group_paths, check_group_probes, check_group_tiers, check_name_of, missing_key},
@@ -25,19 +26,12 @@ impl Reader {
         let Some(section) = top.get("groups") else {
             return Vec::new();
         };
-        let pairs = match &section.node.value {
-            Value::Map(pairs) => pairs,
-            Value::Null => return Vec::new(),
-            _ => {
-                self.wrong_type(
-                    "`groups`",
-                    "a mapping of group names to groups",
-                    section.node,
-                    "write e.g. `groups: { canary: { path: /health/canary, probes: [database] } }`",
-                );
-                return Vec::new();
-            }
-        };
+        let pairs = self.entries(
+            "`groups`",
+            "a mapping of group names to groups",
+            section.node,
+            "write e.g. `groups: { canary: { path: /health/canary, probes: [database] } }`",
+        );
         let mut groups = Vec::new();
         for (key, value) in pairs {
             let Some(name) = self.string("a health group name", key) else {
@@ -48,19 +42,9 @@ impl Reader {
                 groups.push(group);
             }
         }
-        // A custom probe without `name:` takes its name from its attribute,
-        // which only the generated code sees: the runtime builder checks
+        // Unknown with a name on an attribute: the runtime builder checks
         // the names then (R23 there).
-        let known: Option<Vec<&str>> = probes.and_then(|probes| {
-            probes
-                .iter()
-                .map(|p| match (&p.name, &p.kind) {
-                    (Some(n), _) => Some(n.value.as_str()),
-                    (None, ProbeKind::Custom { .. }) => None,
-                    (None, _) => Some(""),
-                })
-                .collect()
-        });
+        let known = known_names(probes);
         for group in &groups {
             let tiers: Vec<(Tag, Location)> =
                 group.tiers.iter().map(|t| (t.value, t.location)).collect();

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::super::tree::{Node, Value, shown};
 use super::{Field, Fields, Reader};
-use crate::manifest::Located;
+use crate::manifest::{Located, ProbeDecl, ProbeKind};
 use crate::{
     Rule,
     rules::{check_cluster_size, check_duration_text},
@@ -203,6 +203,40 @@ impl Reader {
             help,
         );
     }
+
+    /// The entries of `node`, a mapping keyed by names (`groups`,
+    /// `grpc.services`): none when it is empty (`~`), and none after a
+    /// [`wrong_type`](Self::wrong_type) error when it is no mapping.
+    pub(super) fn entries<'n>(
+        &mut self,
+        what: &str,
+        expected: &str,
+        node: &'n Node,
+        help: &str,
+    ) -> &'n [(Node, Node)] {
+        match &node.value {
+            Value::Map(pairs) => pairs,
+            Value::Null => &[],
+            _ => {
+                self.wrong_type(what, expected, node, help);
+                &[]
+            }
+        }
+    }
+}
+
+/// The manifest's probe names, to check a name that refers to one; `None`
+/// when a custom probe without `name:` takes its name from its attribute,
+/// which only the generated code sees (it checks the names then).
+pub(super) fn known_names(probes: Option<&[ProbeDecl]>) -> Option<Vec<&str>> {
+    probes?
+        .iter()
+        .map(|p| match (&p.name, &p.kind) {
+            (Some(n), _) => Some(n.value.as_str()),
+            (None, ProbeKind::Custom { .. }) => None,
+            (None, _) => Some(""),
+        })
+        .collect()
 }
 
 /// The name a probe's messages use, read before validation: its `name`, else
