@@ -1,7 +1,7 @@
 //! `groups`: named sets of probes, each at a path of its own, each rule
 //! the shared function of `crate::rules` (R23, R24, R25).
 
-use super::super::tree::{Node, Value};
+use super::super::tree::Node;
 use super::values::known_names;
 use super::{Fields, Reader};
 use crate::manifest::{GroupDecl, Located, Location, ProbeDecl};
@@ -12,6 +12,9 @@ use crate::{
 
 /// The keys of one group.
 const GROUP_KEYS: [&str; 4] = ["path", "probes", "tiers", "disclosure"];
+
+/// The help of a group's list that is not one.
+const LIST_HELP: &str = "write a list, e.g. `[database, cache]`";
 
 impl Reader {
     /// `groups`, read after `endpoints` (R24 compares the paths) and
@@ -117,7 +120,8 @@ impl Reader {
 
     /// A list of probe names.
     fn group_probes(&mut self, what: &str, node: &Node) -> Vec<Located<String>> {
-        self.items(what, "a list of probe names", node)
+        self.list(what, "a list of probe names", node, LIST_HELP)
+            .unwrap_or_default()
             .iter()
             .filter_map(|item| self.string(what, item))
             .collect()
@@ -125,26 +129,10 @@ impl Reader {
 
     /// A list of tier names.
     fn group_tiers(&mut self, what: &str, node: &Node) -> Vec<Located<Tag>> {
-        self.items(what, "a list of tier names", node)
+        self.list(what, "a list of tier names", node, LIST_HELP)
+            .unwrap_or_default()
             .iter()
             .filter_map(|item| self.keyword::<Tag>(what, item))
             .collect()
-    }
-
-    /// A list's items; `null` is an empty list; R15 for anything else.
-    fn items<'a>(&mut self, what: &str, expected: &str, node: &'a Node) -> &'a [Node] {
-        match &node.value {
-            Value::Seq(items) => items,
-            Value::Null => &[],
-            _ => {
-                self.wrong_type(
-                    what,
-                    expected,
-                    node,
-                    "write a list, e.g. `[database, cache]`",
-                );
-                &[]
-            }
-        }
     }
 }

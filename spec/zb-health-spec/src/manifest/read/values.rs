@@ -204,6 +204,39 @@ impl Reader {
         );
     }
 
+    /// A list's items; `null` is an empty list; R15 for anything else.
+    pub(super) fn list<'a>(
+        &mut self,
+        what: &str,
+        expected: &str,
+        node: &'a Node,
+        help: &str,
+    ) -> Option<&'a [Node]> {
+        match &node.value {
+            Value::Seq(items) => Some(items),
+            Value::Null => Some(&[]),
+            _ => {
+                self.wrong_type(what, expected, node, help);
+                None
+            }
+        }
+    }
+
+    /// A list of strings (`roles`, `depends_on`), each `item`; anything
+    /// but a list is a wrong type.
+    pub(super) fn strings(
+        &mut self,
+        (what, expected, help): (&str, &str, &str),
+        item: &str,
+        node: &Node,
+    ) -> Option<Vec<Located<String>>> {
+        let Value::Seq(items) = &node.value else {
+            self.wrong_type(what, expected, node, help);
+            return None;
+        };
+        Some(items.iter().filter_map(|i| self.string(item, i)).collect())
+    }
+
     /// The entries of `node`, a mapping keyed by names (`groups`,
     /// `grpc.services`): none when it is empty (`~`), and none after a
     /// [`wrong_type`](Self::wrong_type) error when it is no mapping.
