@@ -20,9 +20,11 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::http::read_request_head;
+use zb_health::prelude::{
+    HealthRegistry, ProbeError, ProbeRegistration, ProbeResult, Tag, from_fn,
+};
 use zb_health::spec::Disclosure;
 use zb_health::spec::history::Since;
-use zb_health::{HealthRegistry, ProbeError, ProbeRegistration, ProbeResult, Tag, from_fn};
 
 /// What fleet to start.
 #[derive(Debug, Clone)]

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use support::{Wire, request, serve};
 use tokio::sync::mpsc as tokio_mpsc;
-use zb_health::{
+use zb_health::prelude::{
     BlockingProbe, HealthRegistry, ProbeOutcome, ProbeResult, ZbHealthProbe, map_zb_health,
     zb_health,
 };

@@ -25,7 +25,7 @@ use zb_health::cluster::{
     ClusterMembershipProbe, ClusterTransportProbe, ClusterView, Handover, MemberStatus,
 };
 use zb_health::gate::STANDBY_BODY;
-use zb_health::{
+use zb_health::prelude::{
     ActiveNodeGate, HealthRegistry, HealthStatus, Probe, ProbeRegistration, ProbeResult,
     RequireActiveNode, TagSet, ZbHealth, map_zb_health,
 };
@@ -1030,8 +1030,8 @@ const LEFT_WATCH: Duration = Duration::from_secs(3);
 /// the youngest, a standby.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_that_leaves_stays_unready_hands_the_role_over_and_a_rejoin_swaps_its_checks() {
-    use zb_health::Tag;
     use zb_health::cluster::RejoinableView;
+    use zb_health::prelude::Tag;
 
     let mut cluster = Cluster::unscoped(3).await;
     cluster.converge(&[0, 1, 2], FORM).await;

@@ -29,8 +29,10 @@ use zb_health::database::sea_orm::sqlx::{self, Connection as _};
 use zb_health::database::sea_orm::{
     ConnectOptions, ConnectionTrait, Database, DatabaseConnection, Statement, TransactionTrait,
 };
+use zb_health::prelude::{
+    HealthRegistry, HealthStatus, Probe, ProbeRegistration, Tag, map_zb_health,
+};
 use zb_health::report::{EntryOutcome, HealthEntry};
-use zb_health::{HealthRegistry, HealthStatus, Probe, ProbeRegistration, Tag, map_zb_health};
 use zb_health_testkit::postgres::{PASSWORD, Postgres, USER};
 
 /// The probe deadline every test registers.

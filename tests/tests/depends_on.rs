@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
 use support::{request, serve, until_status};
-use zb_health::{HealthRegistry, ProbeOutcome, ProbeResult};
+use zb_health::prelude::{HealthRegistry, ProbeOutcome, ProbeResult};
 
 /// How the shared database behaves: healthy, failing, or hanging.
 const HEALTHY: u8 = 0;
@@ -18,13 +18,13 @@ const FAILING: u8 = 1;
 const HANGING: u8 = 2;
 
 /// The database the service needs; its mode is the test's switch.
-#[zb_health::zb_health(name = "database", tags = [ready], timeout = "300ms")]
+#[zb_health::prelude::zb_health(name = "database", tags = [ready], timeout = "300ms")]
 struct Database {
     mode: Arc<AtomicU8>,
     calls: Arc<AtomicUsize>,
 }
 
-impl zb_health::Probe for Database {
+impl zb_health::prelude::Probe for Database {
     async fn check(&self) -> ProbeOutcome {
         self.calls.fetch_add(1, Ordering::SeqCst);
         match self.mode.load(Ordering::SeqCst) {
@@ -36,19 +36,19 @@ impl zb_health::Probe for Database {
 }
 
 /// A check that needs the database: its calls are counted.
-#[zb_health::zb_health(name = "orders", tags = [ready], timeout = "300ms")]
+#[zb_health::prelude::zb_health(name = "orders", tags = [ready], timeout = "300ms")]
 struct Orders {
     calls: Arc<AtomicUsize>,
 }
 
-impl zb_health::Probe for Orders {
+impl zb_health::prelude::Probe for Orders {
     async fn check(&self) -> ProbeOutcome {
         self.calls.fetch_add(1, Ordering::SeqCst);
         Ok(ProbeResult::healthy())
     }
 }
 
-zb_health::manifest!(
+zb_health::prelude::manifest!(
     Shop,
     yaml = r#"
 service: shop
@@ -156,8 +156,10 @@ mod shared_outage {
     use std::sync::{Arc, Mutex};
     use std::time::Duration;
 
+    use zb_health::prelude::{
+        HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, Tag, from_fn,
+    };
     use zb_health::shared::{SharedVerdicts, Tally};
-    use zb_health::{HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, Tag, from_fn};
 
     use super::{FAILING, HEALTHY};
 

@@ -19,10 +19,10 @@ use support::{request, serve, until_status};
 use zb_health::cluster::{
     ClusterMembershipProbe, ClusterState, InMemoryClusterView, Member, MemberStatus,
 };
-use zb_health::spec::{Disclosure, ResponseFormat};
-use zb_health::{
+use zb_health::prelude::{
     HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, Tag, TagSet, ZbHealth, from_fn,
 };
+use zb_health::spec::{Disclosure, ResponseFormat};
 
 use Disclosure::{Full, Names, Status};
 use HealthStatus::{Degraded, Healthy, Unhealthy};
@@ -322,7 +322,7 @@ async fn cluster_ready_without_its_entry_is_true_a_system_that_never_joined() {
     }
 }
 
-zb_health::manifest!(Health = "../ui/pass/manifests/disclosure.yaml");
+zb_health::prelude::manifest!(Health = "../ui/pass/manifests/disclosure.yaml");
 
 #[actix_web::test]
 async fn the_manifest_chooses_format_disclosure_and_cluster_ready() {
@@ -376,7 +376,7 @@ async fn the_manifest_chooses_format_disclosure_and_cluster_ready() {
     );
 }
 
-zb_health::manifest!(Ports = "../ui/pass/manifests/disclosure_ports.yaml");
+zb_health::prelude::manifest!(Ports = "../ui/pass/manifests/disclosure_ports.yaml");
 
 #[actix_web::test]
 async fn each_port_has_its_own_disclosure_and_only_management_shows_cluster_addresses() {

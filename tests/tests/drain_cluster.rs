@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use lan::{Cluster, GOSSIP_INTERVAL, eventually};
 use zb_health::cluster::chitchat::leave_cluster_on_drain;
 use zb_health::cluster::{ActiveNodeProbe, ClusterActiveNode};
-use zb_health::{HealthRegistry, HealthStatus, ProbeRegistration, TagSet};
+use zb_health::prelude::{HealthRegistry, HealthStatus, ProbeRegistration, TagSet};
 
 /// Formation of a fresh cluster, on a loaded machine.
 const FORM: Duration = Duration::from_secs(20);
@@ -50,7 +50,7 @@ async fn a_drain_on_the_active_node_moves_the_active_role_to_the_next_oldest() {
         .unwrap();
     leave_cluster_on_drain(&registry, cluster.nodes[0].view.clone());
     assert_eq!(
-        registry.check(zb_health::Tag::Active).await.status,
+        registry.check(zb_health::prelude::Tag::Active).await.status,
         HealthStatus::Healthy
     );
 
@@ -68,7 +68,7 @@ async fn a_drain_on_the_active_node_moves_the_active_role_to_the_next_oldest() {
     );
     // The drained node's own active probe now fails too: probe and gate agree.
     assert_eq!(
-        registry.check(zb_health::Tag::Active).await.status,
+        registry.check(zb_health::prelude::Tag::Active).await.status,
         HealthStatus::Unhealthy
     );
 }

@@ -19,11 +19,11 @@ use actix_web::dev::Service;
 use actix_web::web;
 use tokio::sync::watch;
 use tokio::time::Instant;
-use zb_health::probe::from_blocking_fn;
-use zb_health::report::{EntryOutcome, HealthReport};
-use zb_health::{
+use zb_health::prelude::{
     HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, Tag, ZbHealth, from_fn,
 };
+use zb_health::probe::from_blocking_fn;
+use zb_health::report::{EntryOutcome, HealthReport};
 
 /// A probe that counts its executions and answers once `release` is true.
 fn gated(name: &'static str) -> (ProbeRegistration, Arc<AtomicUsize>, watch::Sender<bool>) {

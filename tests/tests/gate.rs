@@ -14,7 +14,7 @@ use zb_health::cluster::{
     Member, MemberStatus,
 };
 use zb_health::gate::STANDBY_BODY;
-use zb_health::{ActiveNodeGate, HealthRegistry, RequireActiveNode};
+use zb_health::prelude::{ActiveNodeGate, HealthRegistry, RequireActiveNode};
 
 fn cluster(self_address: &str, oldest: &str) -> ClusterState {
     let member = |address: &str, age| Member::new(address, MemberStatus::Up, age);

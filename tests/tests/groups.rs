@@ -12,8 +12,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
 use support::{counted, entry_names, request, serve};
+use zb_health::prelude::{
+    HealthGroup, HealthRegistry, HealthStatus, ProbeResult, Tag, TagSet, ZbHealth,
+};
 use zb_health::spec::Disclosure;
-use zb_health::{HealthGroup, HealthRegistry, HealthStatus, ProbeResult, Tag, TagSet, ZbHealth};
 
 #[actix_web::test]
 async fn a_group_answers_its_probes_as_ready_does() {
@@ -81,11 +83,11 @@ async fn a_group_answers_its_probes_as_ready_does() {
 }
 
 /// A ready probe for the manifest below whose health the test sets.
-#[zb_health::zb_health(name = "cache", tags = [ready], timeout = "200ms")]
+#[zb_health::prelude::zb_health(name = "cache", tags = [ready], timeout = "200ms")]
 struct CacheProbe(Arc<AtomicBool>);
 
-impl zb_health::Probe for CacheProbe {
-    async fn check(&self) -> zb_health::ProbeOutcome {
+impl zb_health::prelude::Probe for CacheProbe {
+    async fn check(&self) -> zb_health::prelude::ProbeOutcome {
         let status = if self.0.load(Ordering::SeqCst) {
             HealthStatus::Healthy
         } else {
@@ -96,16 +98,16 @@ impl zb_health::Probe for CacheProbe {
 }
 
 /// A ready probe that always fails: outside the canary group.
-#[zb_health::zb_health(name = "search", tags = [ready], timeout = "200ms")]
+#[zb_health::prelude::zb_health(name = "search", tags = [ready], timeout = "200ms")]
 struct SearchProbe;
 
-impl zb_health::Probe for SearchProbe {
-    async fn check(&self) -> zb_health::ProbeOutcome {
+impl zb_health::prelude::Probe for SearchProbe {
+    async fn check(&self) -> zb_health::prelude::ProbeOutcome {
         Ok(ProbeResult::unhealthy("search down"))
     }
 }
 
-zb_health::manifest!(
+zb_health::prelude::manifest!(
     Canary,
     yaml = r#"
 service: groups-test

@@ -23,8 +23,10 @@ use zb_health::grpc::tonic::transport::Endpoint;
 use zb_health::grpc::tonic_health::pb::HealthCheckRequest;
 use zb_health::grpc::tonic_health::pb::health_check_response::ServingStatus::Serving;
 use zb_health::grpc::tonic_health::pb::health_client::HealthClient;
+use zb_health::prelude::{
+    HealthRegistry, HealthStatus, Probe, ProbeRegistration, Tag, map_zb_health,
+};
 use zb_health::report::{EntryOutcome, HealthReport};
-use zb_health::{HealthRegistry, HealthStatus, Probe, ProbeRegistration, Tag, map_zb_health};
 
 // The probe's fixed descriptions: the body's contract, so a change of
 // wording fails here.

@@ -25,10 +25,10 @@ use zb_health::grpc::server::{GrpcHealth, GrpcTarget};
 use zb_health::grpc::tonic_health::pb::health_check_response::ServingStatus;
 use zb_health::grpc::tonic_health::pb::health_client::HealthClient;
 use zb_health::grpc::tonic_health::pb::{HealthCheckRequest, HealthCheckResponse};
-use zb_health::spec::Rule;
-use zb_health::{
+use zb_health::prelude::{
     HealthRegistry, ProbeRegistration, ProbeResult, Tag, TagSet, from_fn, map_zb_health,
 };
+use zb_health::spec::Rule;
 
 /// How long any awaited condition may take before the test fails.
 const DEADLINE: Duration = Duration::from_secs(10);
@@ -387,7 +387,7 @@ async fn a_service_mapped_to_live_stays_serving_through_the_drain() {
     // As over HTTP: `/healthz` 200 while `ready` is 503.
     assert_eq!(
         registry.answer(Tag::Live).await.status,
-        zb_health::HealthStatus::Healthy
+        zb_health::prelude::HealthStatus::Healthy
     );
     health.stop();
 }
@@ -461,16 +461,16 @@ async fn the_schedule_ends_when_the_server_is_dropped() {
 
 /// A custom probe whose name only its attribute states, so `manifest!`
 /// checks the gRPC probe target in generated code.
-#[zb_health::zb_health(name = "ledger", tags = [active], timeout = "200ms")]
+#[zb_health::prelude::zb_health(name = "ledger", tags = [active], timeout = "200ms")]
 struct LedgerProbe;
 
-impl zb_health::Probe for LedgerProbe {
-    async fn check(&self) -> zb_health::ProbeOutcome {
+impl zb_health::prelude::Probe for LedgerProbe {
+    async fn check(&self) -> zb_health::prelude::ProbeOutcome {
         Err("ledger.internal refused".into())
     }
 }
 
-zb_health::manifest!(
+zb_health::prelude::manifest!(
     GrpcManifest,
     yaml = r#"
 service: plant

@@ -16,11 +16,11 @@ use actix_web::test::{TestRequest, call_service, init_service, read_body};
 use serde_json::Value;
 use support::{request, serve};
 use zb_health::cluster::{ClusterState, InMemoryClusterView, Member, MemberStatus};
-use zb_health::spec::Disclosure;
-use zb_health::token::BearerToken;
-use zb_health::{
+use zb_health::prelude::{
     HealthRegistry, ProbeError, ProbeRegistration, ProbeResult, Tag, ZbHealth, from_fn,
 };
+use zb_health::spec::Disclosure;
+use zb_health::token::BearerToken;
 
 /// `spec/health-history.schema.json`, compiled once.
 fn schema() -> &'static jsonschema::Validator {
@@ -407,16 +407,16 @@ async fn without_history_both_paths_are_404_and_nothing_is_recorded() {
 }
 
 /// A ready probe of the manifest tests: healthy, with a fixed note.
-#[zb_health::zb_health(name = "cache", tags = [ready])]
+#[zb_health::prelude::zb_health(name = "cache", tags = [ready])]
 struct CacheProbe;
 
-impl zb_health::Probe for CacheProbe {
-    async fn check(&self) -> zb_health::ProbeOutcome {
+impl zb_health::prelude::Probe for CacheProbe {
+    async fn check(&self) -> zb_health::prelude::ProbeOutcome {
         Ok(ProbeResult::healthy().with_description("cache note"))
     }
 }
 
-zb_health::manifest!(
+zb_health::prelude::manifest!(
     OnManagement,
     yaml = r#"
 service: history-test
@@ -427,7 +427,7 @@ probes:
 "#
 );
 
-zb_health::manifest!(
+zb_health::prelude::manifest!(
     OnBoth,
     yaml = r#"
 service: history-both
@@ -544,7 +544,9 @@ async fn a_delta_carries_only_what_came_since_and_no_unchanged_cluster() {
     let (db, failing, _) = flipping("database");
     let (cache, _, _) = flipping("cache");
     registry.add(db).unwrap();
-    registry.add(cache.tags(zb_health::TagSet::ACTIVE)).unwrap();
+    registry
+        .add(cache.tags(zb_health::prelude::TagSet::ACTIVE))
+        .unwrap();
     let view = Arc::new(InMemoryClusterView::with_state(ClusterState {
         self_address: "127.0.0.1:7001".into(),
         members: vec![member("127.0.0.1:7001", 1, MemberStatus::Up)],

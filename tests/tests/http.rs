@@ -7,9 +7,9 @@ use actix_web::http::StatusCode;
 use actix_web::{App, test as actix_test};
 use serde_json::{Value, json};
 use support::{assert_canonical, fixed, registry, request, serve};
+use zb_health::prelude::{HealthRegistry, HealthStatus, ZbHealth, map_zb_health};
 use zb_health::spec::{EndpointPaths, Rule};
 use zb_health::writer::{canonical_json, write_json};
-use zb_health::{HealthRegistry, HealthStatus, ZbHealth, map_zb_health};
 
 use HealthStatus::{Degraded, Healthy, Unhealthy};
 
@@ -261,7 +261,7 @@ async fn the_canonical_writer_serves_custom_handlers_too() {
         web::get().to(move || {
             let reg = reg.clone();
             async move {
-                let report = reg.check(zb_health::Tag::Ready).await;
+                let report = reg.check(zb_health::prelude::Tag::Ready).await;
                 write_json(&report, HttpResponse::Ok())
             }
         }),
@@ -303,7 +303,7 @@ fn colliding_or_relative_paths_are_refused() {
 async fn degraded_and_unhealthy_bodies_validate_against_the_schema() {
     for status in [Healthy, Degraded, Unhealthy] {
         let reg = registry(status, status);
-        for tier in zb_health::Tag::ALL {
+        for tier in zb_health::prelude::Tag::ALL {
             let report = reg.check(tier).await;
             let body: Value = serde_json::from_slice(&canonical_json(&report)).unwrap();
             assert_canonical(&body);
@@ -316,7 +316,7 @@ async fn degraded_and_unhealthy_bodies_validate_against_the_schema() {
 /// fails only its own entry; the worker survives and keeps answering.
 #[actix_web::test]
 async fn a_synchronous_panic_fails_only_its_entry_over_a_real_socket() {
-    use zb_health::{ProbeRegistration, ProbeResult, from_fn};
+    use zb_health::prelude::{ProbeRegistration, ProbeResult, from_fn};
     let reg = HealthRegistry::new();
     reg.add(fixed("database", Healthy)).unwrap();
     #[allow(unreachable_code)]
@@ -349,7 +349,7 @@ async fn a_synchronous_panic_fails_only_its_entry_over_a_real_socket() {
 /// simply not there.
 #[actix_web::test]
 async fn one_tier_can_be_mounted_alone_over_a_real_socket() {
-    use zb_health::Tag;
+    use zb_health::prelude::Tag;
     let endpoints = map_zb_health(registry(Unhealthy, Healthy));
     let ready = endpoints.tier(Tag::Ready);
     assert_eq!((ready.tag(), ready.path()), (Tag::Ready, "/health/ready"));

@@ -39,12 +39,12 @@ use zb_health::grpc::GrpcDependencyProbe;
 use zb_health::grpc::tonic::transport::Endpoint;
 use zb_health::grpc::tonic_health::pb::health_server::{Health, HealthServer};
 use zb_health::grpc::tonic_health::pb::{HealthCheckRequest, HealthCheckResponse};
-use zb_health::spec::{Disclosure, ResponseFormat};
-use zb_health::token::BearerToken;
-use zb_health::{
+use zb_health::prelude::{
     FailureStatus, HealthRegistry, Probe, ProbeError, ProbeRegistration, Tag, TagSet, ZbHealth,
     from_fn,
 };
+use zb_health::spec::{Disclosure, ResponseFormat};
+use zb_health::token::BearerToken;
 
 /// A fake password.
 const PASSWORD: &str = "hunter2-Sup3rS3cr3t";
@@ -63,7 +63,7 @@ fn secret_text() -> String {
 
 /// A probe failing with `secret_text()` as its error.
 fn erroring() -> impl Probe {
-    from_fn(|| async { Err::<zb_health::ProbeResult, ProbeError>(secret_text().into()) })
+    from_fn(|| async { Err::<zb_health::prelude::ProbeResult, ProbeError>(secret_text().into()) })
 }
 
 /// A `grpc.health.v1` server whose `Check` answers an error status with
@@ -181,7 +181,7 @@ async fn leaky_registry() -> (HealthRegistry, Vec<String>) {
                 if true {
                     panic!("{}", secret_text());
                 }
-                Ok(zb_health::ProbeResult::healthy())
+                Ok(zb_health::prelude::ProbeResult::healthy())
             }),
         )
         .tags(both),
@@ -190,7 +190,7 @@ async fn leaky_registry() -> (HealthRegistry, Vec<String>) {
             from_fn(|| async {
                 // The secret is in the future's state when it is cancelled.
                 let _held = secret_text();
-                std::future::pending::<zb_health::ProbeOutcome>().await
+                std::future::pending::<zb_health::prelude::ProbeOutcome>().await
             }),
         )
         .timeout(Duration::from_millis(50))
@@ -507,7 +507,7 @@ async fn a_wrong_bearer_token_gets_the_public_answer_and_no_secret_the_right_one
     assert_token_never_logged();
 }
 
-zb_health::manifest!(Authorized = "../ui/pass/manifests/authorized.yaml");
+zb_health::prelude::manifest!(Authorized = "../ui/pass/manifests/authorized.yaml");
 
 #[actix_web::test]
 async fn each_port_shows_its_public_level_to_a_wrong_token_and_full_to_the_token_from_health_token()
@@ -642,7 +642,7 @@ async fn names_and_status_hide_what_a_probe_itself_describes() {
     reg.add(ProbeRegistration::new(
         "node",
         from_fn(|| async {
-            Ok(zb_health::ProbeResult::healthy()
+            Ok(zb_health::prelude::ProbeResult::healthy()
                 .with_description(format!("member {HOST}"))
                 .with_data("selfAddress", format!("{HOST}:7000")))
         }),
@@ -673,7 +673,7 @@ async fn an_application_port_without_cluster_addresses_shows_none_at_any_format_
     reg.add(ProbeRegistration::new(
         "node",
         from_fn(|| async {
-            Ok(zb_health::ProbeResult::healthy()
+            Ok(zb_health::prelude::ProbeResult::healthy()
                 .with_description("this node is active")
                 .with_data("selfAddress", format!("{HOST}:7000"))
                 .with_data("activeNode", format!("{HOST}:7001"))

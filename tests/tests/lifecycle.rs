@@ -13,9 +13,11 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use support::{Wire, assert_canonical, fixed, request, serve};
 use zb_health::cluster::{ClusterMembershipProbe, InMemoryClusterView};
+use zb_health::prelude::{
+    HealthRegistry, HealthStatus, ProbeRegistration, TagSet, ZbHealth, map_zb_health,
+};
 use zb_health::spec::{SHUTDOWN_ENTRY, STARTUP_ENTRY};
 use zb_health::writer::write_json;
-use zb_health::{HealthRegistry, HealthStatus, ProbeRegistration, TagSet, ZbHealth, map_zb_health};
 
 // The lifecycle entries' words, as `spec/lifecycle.md` gives them: the
 // body's contract, so a change of wording fails here.
@@ -270,16 +272,16 @@ async fn a_custom_writer_gets_the_stalled_report_with_a_503() {
 // and watchdogs it names, and its drain checked against the grace period.
 
 /// A ready-tier probe for the manifest below.
-#[zb_health::zb_health(name = "cache", tags = [ready], timeout = "200ms")]
+#[zb_health::prelude::zb_health(name = "cache", tags = [ready], timeout = "200ms")]
 struct CacheProbe;
 
-impl zb_health::Probe for CacheProbe {
-    async fn check(&self) -> zb_health::ProbeOutcome {
-        Ok(zb_health::ProbeResult::healthy())
+impl zb_health::prelude::Probe for CacheProbe {
+    async fn check(&self) -> zb_health::prelude::ProbeOutcome {
+        Ok(zb_health::prelude::ProbeResult::healthy())
     }
 }
 
-zb_health::manifest!(
+zb_health::prelude::manifest!(
     Plant,
     yaml = r#"
 service: lifecycle-test

@@ -11,10 +11,10 @@ use std::time::Duration;
 
 use support::{Wire, fixed, request, until_status};
 use zb_health::lifecycle::Drain;
+use zb_health::prelude::{HealthRegistry, HealthStatus, Tag, TagSet, ZbHealth};
 use zb_health::server::ZbHealthServer;
 use zb_health::spec::Disclosure;
 use zb_health::token::BearerToken;
-use zb_health::{HealthRegistry, HealthStatus, Tag, TagSet, ZbHealth};
 use zb_health_testkit::http::request_with_headers_and_body;
 
 const TOKEN: &str = "operator-s3cret";
@@ -274,7 +274,7 @@ async fn the_step_down_control_hands_the_active_role_over_with_the_token_only() 
         .unwrap();
     let server = ZbHealthServer::new(
         registry.clone(),
-        zb_health::map_zb_health(registry.clone()),
+        zb_health::prelude::map_zb_health(registry.clone()),
         Drain::new(Duration::ZERO),
     )
     .bearer_token(BearerToken::new(TOKEN).unwrap())

@@ -14,7 +14,7 @@ use std::time::Duration;
 use actix_web::{HttpResponse, web};
 use support::{Server, request, serve, serve_with};
 use zb_health::http::ZbHealthEndpoints;
-use zb_health::{
+use zb_health::prelude::{
     HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, from_fn, map_zb_health,
 };
 
@@ -154,8 +154,8 @@ fn block(started: &Mutex<Sender<()>>, release: &Mutex<Receiver<()>>) {
 
 #[test]
 fn the_manifest_declares_the_management_port() {
-    zb_health::manifest!(Health, yaml = "service: s\nmanagement: { port: 8081 }\n");
-    zb_health::manifest!(Plain, yaml = "service: s\n");
+    zb_health::prelude::manifest!(Health, yaml = "service: s\nmanagement: { port: 8081 }\n");
+    zb_health::prelude::manifest!(Plain, yaml = "service: s\n");
     assert_eq!(Health::MANAGEMENT_PORT, Some(8081));
     assert_eq!(Plain::MANAGEMENT_PORT, None);
 }

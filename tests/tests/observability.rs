@@ -19,7 +19,7 @@ use tracing::{Event, Level, Metadata, Subscriber};
 use zb_health::observe::{
     PROBE_DURATION, PROBE_FAILURES, PROBE_STATUS, TIER_FAILURES, TIER_STATUS, TIER_TARGET,
 };
-use zb_health::{
+use zb_health::prelude::{
     FailureStatus, HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, Tag, TagSet,
     from_fn,
 };
@@ -788,7 +788,7 @@ async fn the_http_endpoints_set_the_tier_gauges() {
     reg.add(r).unwrap();
     mode.store(ERROR, Ordering::SeqCst);
     let app = actix_web::test::init_service(
-        actix_web::App::new().service(zb_health::map_zb_health(reg.clone())),
+        actix_web::App::new().service(zb_health::prelude::map_zb_health(reg.clone())),
     )
     .await;
     for path in ["/health/ready", "/health/active", "/healthz"] {
@@ -816,7 +816,7 @@ async fn health_requests_create_no_spans_above_trace() {
         .unwrap();
     let _heartbeat = reg.watchdog("consumer", secs(60)).unwrap();
     let app = actix_web::test::init_service(
-        actix_web::App::new().service(zb_health::map_zb_health(reg.clone())),
+        actix_web::App::new().service(zb_health::prelude::map_zb_health(reg.clone())),
     )
     .await;
     for failing in [false, true] {
@@ -836,7 +836,7 @@ async fn health_requests_create_no_spans_above_trace() {
 // ---------------------------------------------------------------------------
 // The manifest's `observability.failure_log_interval`.
 
-zb_health::manifest!(
+zb_health::prelude::manifest!(
     Observed,
     yaml = r#"
 service: observed
@@ -993,11 +993,11 @@ fn the_stepped_down_gauge_is_one_during_a_step_down_and_zero_after() {
 #[tokio::test(start_paused = true)]
 async fn the_cluster_gauges_follow_the_active_verdict_and_the_shared_verdicts() {
     use std::sync::Arc;
-    use zb_health::Probe;
     use zb_health::cluster::{
         ActiveNodeProbe, ClusterActiveNode, ClusterState, InMemoryClusterView, Member, MemberStatus,
     };
     use zb_health::observe::{CLUSTER_ACTIVE, SHARED_FAILING};
+    use zb_health::prelude::Probe;
     use zb_health::shared::{SharedVerdicts, Tally};
 
     let recorder = DebuggingRecorder::new();

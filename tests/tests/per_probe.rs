@@ -15,10 +15,10 @@ use std::time::Duration;
 use serde_json::Value;
 use support::{counted, entry_names, request, serve};
 use zb_health::lifecycle::Drain;
+use zb_health::prelude::{HealthRegistry, HealthStatus, Tag, TagSet, ZbHealth, map_zb_health};
 use zb_health::server::ZbHealthServer;
 use zb_health::spec::Disclosure;
 use zb_health::token::BearerToken;
-use zb_health::{HealthRegistry, HealthStatus, Tag, TagSet, ZbHealth, map_zb_health};
 
 /// `ready`: `database` (Healthy) and `cache` (Unhealthy); `active`: `node`.
 fn registry() -> (HealthRegistry, Arc<AtomicUsize>, Arc<AtomicUsize>) {

@@ -14,11 +14,11 @@ use std::time::Duration;
 
 use support::request;
 use zb_health::http::ZbHealthEndpoints;
-use zb_health::spec::Rule;
-use zb_health::{
+use zb_health::prelude::{
     HealthRegistry, HealthStatus, Probe, ProbeOutcome, ProbeRegistration, ProbeResult, from_fn,
     zb_health,
 };
+use zb_health::spec::Rule;
 
 #[zb_health(name = "cache", timeout = "300ms")]
 pub struct CacheProbe;
@@ -29,7 +29,7 @@ impl Probe for CacheProbe {
     }
 }
 
-zb_health::manifest!(
+zb_health::prelude::manifest!(
     Health,
     yaml = r#"
 service: process-test

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use actix_web::{App, HttpResponse, HttpServer, web};
 use serde_json::Value;
+use zb_health::prelude::{HealthRegistry, ProbeRegistration, ProbeResult, Tag, from_fn};
 use zb_health::publish::WebhookPublisher;
-use zb_health::{HealthRegistry, ProbeRegistration, ProbeResult, Tag, from_fn};
 
 /// How long a test waits for a condition before it fails.
 const PATIENCE: Duration = Duration::from_secs(20);

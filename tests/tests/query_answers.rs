@@ -23,9 +23,11 @@ use zb_health::cluster::{
     ActiveNodeProbe, ClusterActiveNode, ClusterState, InMemoryClusterView, Member, MemberStatus,
 };
 use zb_health::observe::TIER_STATUS;
+use zb_health::prelude::{
+    HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, TagSet, ZbHealth,
+};
 use zb_health::publish::{Transition, TransitionKind, TransitionPublisher};
 use zb_health::spec::Disclosure;
-use zb_health::{HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, TagSet, ZbHealth};
 
 /// How long the test waits for a condition before it fails.
 const PATIENCE: Duration = Duration::from_secs(20);
@@ -98,7 +100,7 @@ async fn a_query_answers_its_caller_alone_and_the_active_node_cannot_be_excluded
     registry
         .add(ProbeRegistration::new(
             "cache",
-            zb_health::from_fn(move || {
+            zb_health::prelude::from_fn(move || {
                 let up = up.load(Ordering::SeqCst);
                 async move {
                     Ok(match up {

@@ -166,7 +166,7 @@ fn a_database_probe_without_a_backend_feature_names_sqlite_and_postgres() {
     std::fs::write(
         crate_dir.join("src/main.rs"),
         "use zb_health::database::DatabaseProbe;\n\n\
-         zb_health::manifest!(pub Health = \"health.yaml\");\n\n\
+         zb_health::prelude::manifest!(pub Health = \"health.yaml\");\n\n\
          fn main() {\n    let _ = std::mem::size_of::<DatabaseProbe>();\n}\n",
     )
     .unwrap();

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use lan::Cluster;
 use support::{Server, request, serve};
-use zb_health::{HealthRegistry, ProbeRegistration, ProbeResult, from_fn, map_zb_health};
+use zb_health::prelude::{HealthRegistry, ProbeRegistration, ProbeResult, from_fn, map_zb_health};
 
 /// Formation of a fresh cluster, on a loaded machine.
 const FORM: Duration = Duration::from_secs(20);
@@ -272,8 +272,8 @@ mod in_process {
     use std::sync::{Arc, Mutex};
     use std::time::Duration;
 
+    use zb_health::prelude::{HealthRegistry, ProbeRegistration, ProbeResult, from_fn};
     use zb_health::shared::{RestartClaim, SharedVerdicts, Tally};
-    use zb_health::{HealthRegistry, ProbeRegistration, ProbeResult, from_fn};
 
     const WATCHED: Duration = Duration::from_secs(2);
 
@@ -355,7 +355,8 @@ mod in_process {
     /// longer than the registry's detection time (4 s by default).
     #[tokio::test]
     async fn the_registry_refuses_a_restart_the_rule_forbids() {
-        use zb_health::{Tag, TagSet, spec::Rule};
+        use zb_health::prelude::{Tag, TagSet};
+        use zb_health::spec::Rule;
         let probe = || from_fn(|| async { Ok(ProbeResult::healthy()) });
         let refused = |r: ProbeRegistration| match HealthRegistry::new().add(r) {
             Err(e) => e.rules(),
@@ -384,9 +385,9 @@ mod in_process {
         let registry = registry();
         registry.set_shared_verdicts(herd(true));
         assert!(asks(&registry, Duration::from_secs(20)).await);
-        let live = registry.answer(zb_health::Tag::Live).await;
+        let live = registry.answer(zb_health::prelude::Tag::Live).await;
         let entry = live.entries.iter().find(|e| &*e.name == "restart").unwrap();
-        assert_eq!(entry.status, zb_health::HealthStatus::Unhealthy);
+        assert_eq!(entry.status, zb_health::prelude::HealthStatus::Unhealthy);
     }
 
     #[tokio::test]

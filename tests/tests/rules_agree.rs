@@ -5,11 +5,11 @@
 use std::time::Duration;
 
 use zb_health::cluster::ClusterActiveNode;
-use zb_health::spec::Rule;
-use zb_health::{
+use zb_health::prelude::{
     FailureStatus, HealthRegistry, ProbeRegistration, ProbeResult, RegistryError, Tag, TagSet,
     ZbHealth, from_fn,
 };
+use zb_health::spec::Rule;
 use zb_health_spec::detection;
 use zb_health_spec::manifest::parse_manifest;
 
@@ -287,7 +287,7 @@ fn r18_drain_fits_grace() {
 }
 
 // A drain delay of 10 s: readiness every 5 s, two failures, 10 s to notice.
-zb_health::manifest!(
+zb_health::prelude::manifest!(
     Detect,
     yaml = r#"
 service: detect
@@ -395,7 +395,7 @@ fn r20_threshold_fits_detection() {
 
 // The tour's orchestrator and lifecycle, and a database probe with no
 // deadline of its own: it compiles, because the default fits (R5).
-zb_health::manifest!(
+zb_health::prelude::manifest!(
     Tour,
     yaml = r#"
 service: orders
@@ -422,18 +422,18 @@ fn r5_a_default_deadline_fits_a_stated_orchestrator_timeout() {
 }
 
 /// A custom probe whose attribute states no deadline, and never answers.
-#[zb_health::zb_health(name = "hung")]
+#[zb_health::prelude::zb_health(name = "hung")]
 pub struct HungProbe;
 
-impl zb_health::Probe for HungProbe {
-    async fn check(&self) -> zb_health::ProbeOutcome {
+impl zb_health::prelude::Probe for HungProbe {
+    async fn check(&self) -> zb_health::prelude::ProbeOutcome {
         std::future::pending().await
     }
 }
 
 // The attribute cannot see the manifest: its deadline is left to the
 // registry, which derives it below the orchestrator's, so this compiles.
-zb_health::manifest!(
+zb_health::prelude::manifest!(
     Attributed,
     yaml = r#"
 service: attributed
@@ -445,7 +445,7 @@ probes:
 
 #[tokio::test]
 async fn r5_an_attribute_without_a_deadline_fits_a_stated_orchestrator_timeout() {
-    use zb_health::ZbHealthProbe;
+    use zb_health::prelude::ZbHealthProbe;
     const { assert!(HungProbe::META.settings.timeout.is_none()) };
     let registry = HealthRegistry::new();
     Attributed::install_into(
@@ -498,7 +498,7 @@ fn watchdog_names_and_deadlines() {
 
 #[test]
 fn r23_r24_r25_health_groups() {
-    use zb_health::HealthGroup;
+    use zb_health::prelude::HealthGroup;
     let group = || HealthGroup::new("canary", "/health/canary");
     for (yaml, built, rules) in [
         (

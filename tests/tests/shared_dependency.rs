@@ -23,7 +23,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use zb_health::database::DatabaseProbe;
 use zb_health::database::sea_orm::{ConnectOptions, Database};
-use zb_health::{HealthRegistry, ProbeRegistration, map_zb_health};
+use zb_health::prelude::{HealthRegistry, ProbeRegistration, map_zb_health};
 use zb_health_testkit::postgres::Postgres;
 
 /// Formation of a fresh cluster, on a loaded machine.
@@ -227,7 +227,7 @@ async fn a_shared_outage_keeps_every_node_ready_and_a_lone_failure_takes_out_onl
 async fn a_hung_shared_dependency_fails_open_on_every_node_within_the_detection_time() {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
-    use zb_health::{ProbeResult, from_fn};
+    use zb_health::prelude::{ProbeResult, from_fn};
 
     const DETECTION: Duration = Duration::from_secs(4);
     const WATCHED: Duration = Duration::from_secs(8);

@@ -10,8 +10,10 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use support::{Wire, assert_canonical, counted, fixed, request, serve};
+use zb_health::prelude::{
+    HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, ZbHealth, from_fn,
+};
 use zb_health::spec::Disclosure;
-use zb_health::{HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, ZbHealth, from_fn};
 
 /// A ready tier of a healthy `database`, a failing `cache` (described
 /// `cache unreachable`) and a `Degraded` `search`, served at `level`.

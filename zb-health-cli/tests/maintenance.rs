@@ -13,9 +13,9 @@ use std::time::Duration;
 use common::{root, text};
 use snapbox::cmd::cargo_bin;
 use zb_health::lifecycle::Drain;
+use zb_health::prelude::{HealthRegistry, ProbeRegistration, ProbeResult, from_fn, map_zb_health};
 use zb_health::server::ZbHealthServer;
 use zb_health::token::BearerToken;
-use zb_health::{HealthRegistry, ProbeRegistration, ProbeResult, from_fn, map_zb_health};
 use zb_health_testkit::http::request;
 
 const TOKEN: &str = "cli-operator-token";

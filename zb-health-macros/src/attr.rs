@@ -119,7 +119,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             errors.help(
                 item_keyword_span(&other),
                 "#[zb_health] goes on a struct",
-                "declare the probe as a struct (unit structs are fine) and implement `zb_health::Probe` for it; a probe needs a type so the manifest can name it",
+                "declare the probe as a struct (unit structs are fine) and implement `zb_health::prelude::Probe` for it; a probe needs a type so the manifest can name it",
             );
             None
         }
@@ -225,7 +225,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     // that did not parse chose neither: the body then asks nothing of the
     // type, so the R15 error stands alone. (`META` is qualified because an
     // inherent `META` of the type would win over `Self::META`.)
-    let meta = quote_spanned!(ident.span()=> <Self as #krate::ZbHealthProbe>::META);
+    let meta = quote_spanned!(ident.span()=> <Self as #krate::meta::ZbHealthProbe>::META);
     let registration = match settings.blocking.value {
         Some((true, _)) => quote_spanned!(ident.span()=> #meta.blocking_registration(self)),
         None if settings.blocking.written => {
@@ -238,10 +238,10 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     // still emitted, from what parsed, so uses of the type (a manifest's
     // `type:`) do not add a misleading "is not a #[zb_health] probe".
     let probe_impl = quote_spanned! {ident.span()=>
-        impl #impl_generics #krate::ZbHealthProbe for #ident #ty_generics #where_clause {
+        impl #impl_generics #krate::meta::ZbHealthProbe for #ident #ty_generics #where_clause {
             const META: #krate::meta::ProbeMeta = #meta_value;
 
-            fn registration(self) -> #krate::ProbeRegistration {
+            fn registration(self) -> #krate::registry::ProbeRegistration {
                 #registration
             }
         }
@@ -294,7 +294,7 @@ fn limits_callback(ident: &syn::Ident, krate: &TokenStream, args: &TokenStream) 
         #[allow(unused_macros)]
         macro_rules! #callback {
             ($($manifest:tt)*) => {
-                #krate::__attribute_limits! { [#args] $($manifest)* }
+                #krate::__private::__attribute_limits! { [#args] $($manifest)* }
             };
         }
         #[doc(hidden)]
@@ -473,14 +473,6 @@ fn parse_settings(args: TokenStream, errors: &Ctxt, sink: &mut Violations<Span>)
                     s.tags.set(tags, span);
                 }
             }
-            "timeout" => {
-                if s.timeout.first(key_span, sink)
-                    && let Some(lit) = string_lit(&nv.value, "timeout", "timeout = \"750ms\"", sink)
-                    && let Some(d) = check_duration_text(&lit.value(), lit.span(), sink)
-                {
-                    s.timeout.set(d, lit.span());
-                }
-            }
             "failure_threshold" | "success_threshold" => {
                 let attr = match key.as_str() {
                     "failure_threshold" => &mut s.failure_threshold,
@@ -510,8 +502,9 @@ fn parse_settings(args: TokenStream, errors: &Ctxt, sink: &mut Violations<Span>)
                     }
                 }
             }
-            "cache" | "refresh" | "max_staleness" | "failing_for" | "restart_after" => {
+            "timeout" | "cache" | "refresh" | "max_staleness" | "failing_for" | "restart_after" => {
                 let (attr, example) = match key.as_str() {
+                    "timeout" => (&mut s.timeout, "timeout = \"750ms\""),
                     "cache" => (&mut s.cache, "cache = \"1s\""),
                     "restart_after" => (&mut s.restart_after, "restart_after = \"2m\""),
                     "refresh" => (&mut s.refresh, "refresh = \"5s\""),
@@ -546,32 +539,27 @@ fn parse_settings(args: TokenStream, errors: &Ctxt, sink: &mut Violations<Span>)
                     }
                 }
             }
-            "shared" => {
-                if s.shared.first(key_span, sink) {
+            "shared" | "blocking" => {
+                let (attr, help) = match key.as_str() {
+                    "shared" => (
+                        &mut s.shared,
+                        "write `shared = true` for a dependency every node of the cluster uses (it fails open when most of them share its failure), or leave it out",
+                    ),
+                    _ => (
+                        &mut s.blocking,
+                        "write `blocking = true` for a probe that implements `zb_health::prelude::BlockingProbe` (run on the blocking pool), or leave it out for a `zb_health::prelude::Probe`",
+                    ),
+                };
+                if attr.first(key_span, sink) {
                     match &nv.value {
                         Expr::Lit(ExprLit {
                             lit: Lit::Bool(b), ..
-                        }) => s.shared.set(b.value, b.span),
+                        }) => attr.set(b.value, b.span),
                         other => sink.push(
                             Rule::ValueType,
                             other.span(),
-                            format!("`shared = {}` is not a bool", other.to_token_stream()),
-                            "write `shared = true` for a dependency every node of the cluster uses (it fails open when most of them share its failure), or leave it out",
-                        ),
-                    }
-                }
-            }
-            "blocking" => {
-                if s.blocking.first(key_span, sink) {
-                    match &nv.value {
-                        Expr::Lit(ExprLit {
-                            lit: Lit::Bool(b), ..
-                        }) => s.blocking.set(b.value, b.span),
-                        other => sink.push(
-                            Rule::ValueType,
-                            other.span(),
-                            format!("`blocking = {}` is not a bool", other.to_token_stream()),
-                            "write `blocking = true` for a probe that implements `zb_health::BlockingProbe` (run on the blocking pool), or leave it out for a `zb_health::Probe`",
+                            format!("`{} = {}` is not a bool", attr.key, other.to_token_stream()),
+                            help,
                         ),
                     }
                 }

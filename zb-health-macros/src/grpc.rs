@@ -4,11 +4,10 @@
 
 use proc_macro2::TokenStream;
 use quote::quote;
+use zb_health_spec::Rule;
 use zb_health_spec::manifest::{GrpcTargetDecl, Manifest, ProbeKind};
-use zb_health_spec::{Rule, Violation};
 
-use crate::errors::located;
-use crate::site::{Site, fact_item};
+use crate::site::Site;
 use crate::tokens::{DurationTokens, TagTokens};
 
 /// What the manifest type gets from the `grpc` section.
@@ -22,13 +21,7 @@ pub struct Generated {
 
 /// The `grpc` section's items and checks; nothing without one.
 pub fn generate(m: &Manifest, site: &Site<'_>) -> Generated {
-    let Site {
-        file,
-        span,
-        krate,
-        name,
-        ..
-    } = *site;
+    let krate = site.krate;
     let Some(grpc) = &m.grpc else {
         return Generated {
             items: quote!(),
@@ -63,7 +56,7 @@ pub fn generate(m: &Manifest, site: &Site<'_>) -> Generated {
         /// Errors only if a probe target is not in `registry` (R4): the
         /// other rules held at compile time.
         pub fn grpc(
-            registry: &#krate::HealthRegistry,
+            registry: &#krate::registry::HealthRegistry,
         ) -> ::core::result::Result<#krate::grpc::server::GrpcHealth, #krate::spec::SpecError> {
             #krate::grpc::server::GrpcHealth::builder(::core::clone::Clone::clone(registry))
                 .period(Self::GRPC_PERIOD)
@@ -86,26 +79,11 @@ pub fn generate(m: &Manifest, site: &Site<'_>) -> Generated {
             _ => None,
         })
         .map(|(s, p)| {
-            let message = located(
-                file,
-                &Violation {
-                    rule: Rule::Unknown,
-                    location: p.location,
-                    message: format!(
-                        "gRPC service `{}` maps to probe `{}`, which is not a probe of this manifest",
-                        s.name.value, p.value
-                    ),
-                    help: "name a probe of the manifest (a custom probe's name is on its #[zb_health] attribute)".into(),
-                },
-            );
-            let probe = &p.value;
-            fact_item(
-                krate,
-                &s.name.value,
-                "grpc_service_probe_known",
-                span,
-                quote!(#krate::spec::grpc::names_contain(&#name::__PROBE_NAMES, #probe)),
-                &message,
+            site.probe_known(
+                Rule::Unknown,
+                format!("gRPC service `{}` maps to", s.name.value),
+                p,
+                (&s.name.value, "grpc_service_probe_known"),
             )
         });
     let checks = quote! {

@@ -33,9 +33,11 @@ use proc_macro::TokenStream;
 /// Declares a probe struct's metadata and checks it against the spec:
 ///
 /// ```text
+/// use zb_health::prelude::*;
+///
 /// #[zb_health(name = "cache", tags = [ready], timeout = "750ms", failure_status = degraded)]
 /// struct CacheProbe { /* ... */ }
-/// impl zb_health::Probe for CacheProbe { /* ... */ }
+/// impl Probe for CacheProbe { /* ... */ }
 /// ```
 ///
 /// Keys: `name` (required), `tags` (default `[ready]`), `timeout` (default
@@ -69,9 +71,11 @@ pub fn __attribute_limits(input: TokenStream) -> TokenStream {
 /// (as sqlx's `query_as!(Record, ...)` does):
 ///
 /// ```text
-/// zb_health::manifest!(pub Health = "health.yaml");            // relative to this file
-/// zb_health::manifest!(pub Health, yaml = r#"service: x"#);    // inline
-/// zb_health::manifest!(Health = "health.yaml", crate = "zbh"); // renamed runtime crate
+/// use zb_health::prelude::*;
+///
+/// manifest!(pub Health = "health.yaml");            // relative to this file
+/// manifest!(pub Health, yaml = r#"service: x"#);    // inline
+/// manifest!(Health = "health.yaml", crate = "zbh"); // renamed runtime crate
 /// ```
 ///
 /// `VIS NAME` generates these items with that visibility:

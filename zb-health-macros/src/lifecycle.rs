@@ -99,7 +99,7 @@ pub fn generate(
             "The startup work `{}` (manifest line {}). Call `ready()` when it is done, or `failed(error)`; until every gate is ready, `ready` and `active` answer 503.",
             g.value, g.location.line
         );
-        quote!(#[doc = #doc] pub #f: #krate::StartupGate,)
+        quote!(#[doc = #doc] pub #f: #krate::lifecycle::StartupGate,)
     });
     let dog_decls = dog_fields.iter().zip(&lifecycle.watchdogs).map(|(f, w)| {
         let doc = format!(
@@ -107,7 +107,7 @@ pub fn generate(
             w.name.value,
             w.deadline.value.as_millis()
         );
-        quote!(#[doc = #doc] pub #f: #krate::Heartbeat,)
+        quote!(#[doc = #doc] pub #f: #krate::lifecycle::Heartbeat,)
     });
     let startup_doc = format!(
         "The startup gates `{file}` declares (`lifecycle.startup_gates`), one field each. Dropping one unsignalled counts as a failed start."

@@ -4,10 +4,10 @@
 //! other.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote_spanned};
+use quote::{format_ident, quote, quote_spanned};
 use zb_health_spec::Rule;
 use zb_health_spec::Violation;
-use zb_health_spec::manifest::Location;
+use zb_health_spec::manifest::{Located, Location};
 
 use crate::errors::located;
 
@@ -43,6 +43,31 @@ impl Site<'_> {
     /// The check item of `subject`'s `fact` (see [`fact_item`]).
     pub fn fact(&self, subject: &str, fact: &str, ok: TokenStream, message: &str) -> TokenStream {
         fact_item(self.krate, subject, fact, self.span, ok, message)
+    }
+
+    /// The check that `probe`, named by `referrer` (``health group `g`
+    /// names``), is a probe of the manifest, against the attributes'
+    /// `__PROBE_NAMES`: the reader checked the names unless a custom probe
+    /// takes its name from its attribute.
+    pub fn probe_known(
+        &self,
+        rule: Rule,
+        referrer: String,
+        probe: &Located<String>,
+        (subject, fact): (&str, &str),
+    ) -> TokenStream {
+        let message = self.message(
+            rule,
+            probe.location,
+            format!(
+                "{referrer} probe `{}`, which is not a probe of this manifest",
+                probe.value
+            ),
+            "name a probe of the manifest (a custom probe's name is on its #[zb_health] attribute)",
+        );
+        let (krate, name, value) = (self.krate, self.name, &probe.value);
+        let ok = quote!(#krate::spec::grpc::names_contain(&#name::__PROBE_NAMES, #value));
+        self.fact(subject, fact, ok, &message)
     }
 }
 

@@ -131,7 +131,7 @@ impl ToTokens for ProbeMetaTokens<'_> {
             #krate::meta::ProbeMeta {
                 name: #name,
                 settings: #krate::spec::settings::ProbeSettings {
-                    tags: #krate::TagSet::of(&[#(#tags),*]),
+                    tags: #krate::spec::TagSet::of(&[#(#tags),*]),
                     timeout: #timeout,
                     failure_status: #failure,
                     policy: #krate::spec::settings::ExecutionPolicy {

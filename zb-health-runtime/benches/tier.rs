@@ -7,8 +7,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use zb_health::prelude::{HealthRegistry, ProbeRegistration, ProbeResult, Tag, from_fn};
 use zb_health::writer::BodyStyle;
-use zb_health::{HealthRegistry, ProbeRegistration, ProbeResult, Tag, from_fn};
 
 /// A registry of `n` probes that answer healthy at their first poll.
 fn registry(n: usize, cache: Option<Duration>) -> HealthRegistry {

@@ -22,10 +22,10 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::web::Bytes;
 use actix_web::{App, HttpResponse, test, web};
 use zb_health::http::OperatorControls;
+use zb_health::prelude::{HealthRegistry, ProbeRegistration, ProbeResult, from_fn, map_zb_health};
 use zb_health::probe::Probe;
 use zb_health::publish::{Transition, TransitionPublisher};
 use zb_health::server::CloseWhenDraining;
-use zb_health::{HealthRegistry, ProbeRegistration, ProbeResult, from_fn, map_zb_health};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -159,14 +159,14 @@ where
 }
 
 async fn timed(
-    check: impl Future<Output = zb_health::ProbeOutcome>,
-) -> (zb_health::ProbeOutcome, Duration) {
+    check: impl Future<Output = zb_health::probe::ProbeOutcome>,
+) -> (zb_health::probe::ProbeOutcome, Duration) {
     let started = std::time::Instant::now();
     let outcome = check.await;
     (outcome, started.elapsed())
 }
 
-fn entry((outcome, duration): (zb_health::ProbeOutcome, Duration)) -> EntryBody {
+fn entry((outcome, duration): (zb_health::probe::ProbeOutcome, Duration)) -> EntryBody {
     let description = outcome.ok().and_then(|r| r.description);
     EntryBody {
         status: "Healthy",

@@ -15,9 +15,9 @@
 use std::time::{Duration, Instant};
 
 use serde::ser::{SerializeMap, SerializeStruct, Serializer};
+use zb_health::prelude::{HealthRegistry, ProbeRegistration, ProbeResult, Tag, from_fn};
 use zb_health::probe::Probe;
 use zb_health::writer::BodyStyle;
-use zb_health::{HealthRegistry, ProbeRegistration, ProbeResult, Tag, from_fn};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -90,7 +90,7 @@ async fn bare<P: Probe>(probes: &[P], names: &[String]) -> Vec<u8> {
     out
 }
 
-type Outcome = (zb_health::ProbeOutcome, Duration);
+type Outcome = (zb_health::prelude::ProbeOutcome, Duration);
 
 struct Entries<'a>(&'a [String], &'a [Outcome]);
 

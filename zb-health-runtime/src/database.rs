@@ -167,7 +167,7 @@ pub use sea_orm;
 /// Opens the application's database (sea-orm's `Database::connect`) with
 /// the error a service's `main` returns: an `std::io::Error` that names
 /// the URL without its password, so `?` works in a `main` that returns
-/// [`StartError`](crate::StartError), as the server's own errors do, or
+/// [`StartError`](crate::prelude::StartError), as the server's own errors do, or
 /// `std::io::Result`.
 ///
 /// ```no_run
@@ -232,7 +232,7 @@ type Check<C> = Box<dyn Fn(C) -> BoxFuture<'static, Result<(), ProbeError>> + Se
 /// ```no_run
 /// # async fn demo() -> Result<(), zb_health::database::sea_orm::DbErr> {
 /// use zb_health::database::{sea_orm, DatabaseProbe};
-/// use zb_health::{HealthRegistry, ProbeRegistration};
+/// use zb_health::prelude::{HealthRegistry, ProbeRegistration};
 ///
 /// let conn = sea_orm::Database::connect("postgres://app@db/app").await?;
 /// let registry = HealthRegistry::new();

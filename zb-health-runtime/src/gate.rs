@@ -59,7 +59,7 @@ impl<G: ActiveNodeGate + ?Sized> ActiveNodeGate for Arc<G> {
 ///
 /// ```no_run
 /// use actix_web::{web, App, HttpResponse};
-/// use zb_health::RequireActiveNode;
+/// use zb_health::prelude::RequireActiveNode;
 ///
 /// let gate = || true; // e.g. a ClusterActiveNodeGate
 /// let app = App::new().service(

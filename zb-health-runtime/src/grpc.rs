@@ -6,12 +6,12 @@
 //! shared [`Channel`], and [`GrpcDependencyProbe::grpc_health`] is the
 //! ready-made delegate for the standard `grpc.health.v1.Health/Check`.
 //! Register it on the `ready` tier (the default of
-//! [`ProbeRegistration::new`](crate::ProbeRegistration::new)).
+//! [`ProbeRegistration::new`](crate::registry::ProbeRegistration::new)).
 //!
 //! ```no_run
 //! use std::time::Duration;
 //! use zb_health::grpc::{tonic::transport::Endpoint, GrpcDependencyProbe};
-//! use zb_health::{HealthRegistry, ProbeRegistration};
+//! use zb_health::prelude::{HealthRegistry, ProbeRegistration};
 //!
 //! let endpoint = Endpoint::from_static("http://inventory.internal:50051");
 //! let registry = HealthRegistry::new();
@@ -45,8 +45,10 @@ pub mod server;
 pub use tonic;
 
 /// The `grpc.health.v1` implementation [`GrpcDependencyProbe::grpc_health`]
-/// speaks, re-exported so a service can serve the same version
-/// (e.g. `tonic_health::server::health_reporter`).
+/// speaks and [`server::GrpcHealth`] serves, re-exported because an
+/// application names its types at this very version: the
+/// `HealthServer` that [`GrpcHealth::server`](server::GrpcHealth::server)
+/// returns, and a `HealthClient` or `ServingStatus` that talks to it.
 pub use tonic_health;
 
 /// The description of a passing default ("connect") check.

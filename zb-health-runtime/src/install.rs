@@ -60,7 +60,7 @@ struct HistoryPages {
 /// use zb_health::install::ManifestWiring;
 /// use zb_health::lifecycle::Drain;
 /// use zb_health::spec::EndpointPaths;
-/// use zb_health::HealthRegistry;
+/// use zb_health::prelude::HealthRegistry;
 ///
 /// let registry = HealthRegistry::new();
 /// let installed = ManifestWiring::new(
@@ -75,7 +75,7 @@ struct HistoryPages {
 /// let [warm_up] = installed.startup_gates;
 /// warm_up.ready();
 /// heartbeat.retire();
-/// # Ok::<(), zb_health::RegistryError>(())
+/// # Ok::<(), zb_health::prelude::RegistryError>(())
 /// ```
 #[must_use = "nothing is installed until `install` is called"]
 pub struct ManifestWiring {

@@ -48,7 +48,7 @@ impl ProbeMeta {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a #[zb_health] probe",
     label = "named by a `kind: custom` entry of the health manifest",
-    note = "annotate the struct: `#[zb_health::zb_health(name = \"...\", tags = [ready])]`, and implement `zb_health::Probe` for it"
+    note = "annotate the struct: `#[zb_health(name = \"...\", tags = [ready])]`, and implement `Probe` for it (both with `use zb_health::prelude::*;`)"
 )]
 // No `Probe` supertrait: a `blocking = true` struct implements
 // `BlockingProbe` instead, and the generated `registration` names the one
@@ -77,6 +77,11 @@ pub struct Fact<const HOLDS: bool>;
 #[doc(hidden)]
 pub mod __private {
     pub use std::time::Duration;
+
+    /// The callback through which `manifest!` checks the limits it sets
+    /// at a `#[zb_health]` attribute.
+    #[cfg(feature = "macros")]
+    pub use zb_health_macros::__attribute_limits;
 
     /// The `const fn` comparisons of the generated per-fact checks: the
     /// same functions the runtime rules call.
@@ -171,7 +176,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::{ProbeResult, from_fn};
+    use crate::prelude::{ProbeResult, from_fn};
     use zb_health_spec::settings::ExecutionPolicy;
 
     fn meta(

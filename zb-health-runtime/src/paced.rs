@@ -1,6 +1,6 @@
 //! A large body handed to actix in slices, so a keep-alive connection
 //! keeps no write buffer the size of a large tier's body
-//! ([`ZbHealth::pace_large_bodies`](crate::ZbHealth::pace_large_bodies)).
+//! ([`ZbHealth::pace_large_bodies`](crate::http::ZbHealth::pace_large_bodies)).
 //!
 //! actix-http copies a response body into its connection's write buffer
 //! and keeps that buffer's capacity for the life of the connection (up to

@@ -36,7 +36,7 @@ pub type ProbeOutcome = Result<ProbeResult, ProbeError>;
 /// cancel-safe: whatever it holds is released by `Drop`.
 ///
 /// ```
-/// use zb_health::{Probe, ProbeOutcome, ProbeResult};
+/// use zb_health::prelude::{Probe, ProbeOutcome, ProbeResult};
 ///
 /// struct Cache;
 ///
@@ -48,8 +48,8 @@ pub type ProbeOutcome = Result<ProbeResult, ProbeError>;
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a zb-health probe",
-    label = "this type does not implement `zb_health::Probe`",
-    note = "implement it: `impl zb_health::Probe for {Self} {{ async fn check(&self) -> zb_health::ProbeOutcome {{ Ok(zb_health::ProbeResult::healthy()) }} }}`"
+    label = "this type does not implement `zb_health::prelude::Probe`",
+    note = "implement it, with `use zb_health::prelude::*;`: `impl Probe for {Self} {{ async fn check(&self) -> ProbeOutcome {{ Ok(ProbeResult::healthy()) }} }}`"
 )]
 pub trait Probe: Send + Sync + 'static {
     /// Whether `?exclude=` may leave this check out of its tier's verdict.
@@ -74,7 +74,7 @@ pub trait Probe: Send + Sync + 'static {
 /// says exactly what a request sees while a call hangs.
 ///
 /// ```
-/// use zb_health::{BlockingProbe, ProbeOutcome, ProbeResult, zb_health};
+/// use zb_health::prelude::{BlockingProbe, ProbeOutcome, ProbeResult, zb_health};
 ///
 /// #[zb_health(name = "legacy-driver", timeout = "200ms", blocking = true)]
 /// struct LegacyDriver;
@@ -88,9 +88,9 @@ pub trait Probe: Send + Sync + 'static {
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a blocking zb-health probe",
-    label = "this type does not implement `zb_health::BlockingProbe`",
-    note = "implement it: `impl zb_health::BlockingProbe for {Self} {{ fn check(&self) -> zb_health::ProbeOutcome {{ Ok(zb_health::ProbeResult::healthy()) }} }}`",
-    note = "or, if its check is an `async fn` (`zb_health::Probe`), drop `blocking = true`"
+    label = "this type does not implement `zb_health::prelude::BlockingProbe`",
+    note = "implement it, with `use zb_health::prelude::*;`: `impl BlockingProbe for {Self} {{ fn check(&self) -> ProbeOutcome {{ Ok(ProbeResult::healthy()) }} }}`",
+    note = "or, if its check is an `async fn` (`zb_health::prelude::Probe`), drop `blocking = true`"
 )]
 pub trait BlockingProbe: Send + Sync + 'static {
     /// Runs the check once, blocking the calling thread (a blocking-pool
@@ -130,7 +130,7 @@ impl<P: Probe> DynProbe for P {
 /// no type of their own.
 ///
 /// ```
-/// use zb_health::{from_fn, ProbeResult};
+/// use zb_health::prelude::{from_fn, ProbeResult};
 /// let probe = from_fn(|| async { Ok(ProbeResult::healthy()) });
 /// # let _ = probe;
 /// ```
@@ -229,7 +229,8 @@ impl ProbeResult {
 /// users implement or name.
 ///
 /// ```
-/// use zb_health::{ProbeResult, probe::from_blocking_fn};
+/// use zb_health::prelude::ProbeResult;
+/// use zb_health::probe::from_blocking_fn;
 /// let probe = from_blocking_fn(|| {
 ///     // e.g. a synchronous client's ping
 ///     Ok(ProbeResult::healthy())

@@ -66,7 +66,7 @@ impl ProbeRegistration {
     /// Serves a healthy result younger than `cache` without running the
     /// probe (BE-HLTH-006); a failure is never served from the cache, so
     /// the next request checks again. Below the registry's detection time
-    /// (R19), not on an `active` probe (R17). See [`crate::executor`].
+    /// (R19), not on an `active` probe (R17).
     pub fn cache(mut self, cache: Duration) -> Self {
         self.settings.policy.cache = Some(cache);
         self
@@ -74,7 +74,7 @@ impl ProbeRegistration {
 
     /// Runs the probe in the background every `refresh`; requests read the
     /// latest result and never wait (BE-HLTH-006). Not with `cache` (R16),
-    /// not on an `active` probe (R17). See [`crate::executor`].
+    /// not on an `active` probe (R17).
     pub fn refresh(mut self, refresh: Duration) -> Self {
         self.settings.policy.refresh = Some(refresh);
         self
@@ -125,7 +125,7 @@ impl ProbeRegistration {
     /// members that report it, this node included, the entry is
     /// `Degraded` (`failing on 3 of 3 nodes`) and the tier stays 200; on
     /// this node alone it fails as usual. Needs the registry's
-    /// [`set_shared_verdicts`](crate::HealthRegistry::set_shared_verdicts);
+    /// [`set_shared_verdicts`](crate::registry::HealthRegistry::set_shared_verdicts);
     /// until then an ordinary probe. On `ready` only, never `active` (R7).
     /// See [`crate::shared`].
     pub fn shared(mut self) -> Self {

@@ -8,8 +8,8 @@
 //!
 //! Also here: the fixed descriptions of a probe that errored, panicked or
 //! timed out, which replace the real text in every body (BE-HLTH-007;
-//! the executor's others, such as a stale result's, are in
-//! [`crate::executor`]), and the `data` key `clusterReady` reads (AT-8).
+//! the executor's others, such as a stale result's, are in its
+//! module), and the `data` key `clusterReady` reads (AT-8).
 
 use std::borrow::Cow;
 use std::sync::Arc;

@@ -8,10 +8,10 @@
 //! ports, and the drain under SIGTERM, every port bound to one `HOST`:
 //!
 //! ```no_run
-//! # use zb_health::HealthRegistry;
+//! # use zb_health::prelude::HealthRegistry;
 //! # use zb_health::lifecycle::Drain;
 //! # use zb_health::server::ZbHealthServer;
-//! # async fn run(server: ZbHealthServer) -> Result<(), zb_health::StartError> {
+//! # async fn run(server: ZbHealthServer) -> Result<(), zb_health::prelude::StartError> {
 //! // `server` is `Health::install(deps)?.server`.
 //! server
 //!     .from_env()? // HOST, PORT, MANAGEMENT_PORT, GRPC_PORT, DRAIN_DELAY_MS
@@ -22,10 +22,10 @@
 //! ```
 //!
 //! The alternative, for an application that builds its own `HttpServer`:
-//! mount [`ZbHealthServer::endpoints`] (or [`crate::map_zb_health`]) with
+//! mount [`ZbHealthServer::endpoints`] (or [`crate::http::map_zb_health`]) with
 //! `App::service`, and run the servers with [`serve`](fn@serve) or
 //! [`serve_with_management`], which wire SIGTERM and SIGINT to
-//! [`HealthRegistry::begin_drain`](crate::HealthRegistry::begin_drain).
+//! [`HealthRegistry::begin_drain`](crate::registry::HealthRegistry::begin_drain).
 
 mod bound;
 mod builder;

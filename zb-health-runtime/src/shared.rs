@@ -40,7 +40,7 @@ use crate::report::HealthEntry;
 /// publishes its own and counts everyone's. Implemented by
 /// [`ChitchatClusterView`](crate::cluster::chitchat::ChitchatClusterView) (with the
 /// `chitchat` feature); set on a registry with
-/// [`HealthRegistry::set_shared_verdicts`](crate::HealthRegistry::set_shared_verdicts).
+/// [`HealthRegistry::set_shared_verdicts`](crate::registry::HealthRegistry::set_shared_verdicts).
 pub trait SharedVerdicts: Send + Sync + 'static {
     /// Publishes this node's verdict of the shared probe `probe`: whether
     /// its latest reported entry is its failure. Called at the probe's

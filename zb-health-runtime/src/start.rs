@@ -32,7 +32,7 @@ use crate::setting::SettingError;
 /// use std::time::Duration;
 /// use zb_health::lifecycle::Drain;
 /// use zb_health::server::ZbHealthServer;
-/// use zb_health::{HealthRegistry, StartError, map_zb_health};
+/// use zb_health::prelude::{HealthRegistry, StartError, map_zb_health};
 ///
 /// #[actix_web::main]
 /// async fn main() -> Result<(), StartError> {

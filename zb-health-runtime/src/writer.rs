@@ -88,7 +88,7 @@ pub fn cluster_ready(report: &HealthReport, name: &str) -> bool {
 /// is ZB's canonical body.
 ///
 /// ```
-/// use zb_health::Tag;
+/// use zb_health::prelude::Tag;
 /// use zb_health::report::HealthReport;
 /// use zb_health::spec::{Disclosure, ResponseFormat};
 /// use zb_health::writer::BodyStyle;

@@ -121,9 +121,9 @@ pub fn load_in_turn<L: std::fmt::Display>(
 /// changes, which wrk's req/s on a busy machine cannot resolve.
 fn body_cost() {
     use std::time::{Duration, Instant};
+    use zb_health::prelude::{HealthStatus, Tag};
     use zb_health::report::{EntryOutcome, HealthEntry, HealthReport};
     use zb_health::writer::BodyStyle;
-    use zb_health::{HealthStatus, Tag};
 
     let entries = ["database", "disk-space", crate::probes::CACHE_PROBE_NAME]
         .map(|name| HealthEntry {

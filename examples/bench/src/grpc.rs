@@ -23,7 +23,9 @@ use actix_web::{App, HttpServer};
 use zb_health::grpc::server::{GrpcHealth, GrpcTarget};
 use zb_health::grpc::tonic_health::pb::HealthCheckRequest;
 use zb_health::grpc::tonic_health::pb::health_client::HealthClient;
-use zb_health::{HealthRegistry, Probe, ProbeOutcome, ProbeRegistration, ProbeResult, ZbHealth};
+use zb_health::prelude::{
+    HealthRegistry, Probe, ProbeOutcome, ProbeRegistration, ProbeResult, ZbHealth,
+};
 
 const CLIENTS: usize = 64;
 const WATCHERS: usize = 100;

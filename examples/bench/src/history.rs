@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
+use zb_health::prelude::{HealthRegistry, ProbeRegistration, ProbeResult, Tag, from_fn};
 use zb_health::spec::Disclosure;
-use zb_health::{HealthRegistry, ProbeRegistration, ProbeResult, Tag, from_fn};
 
 /// Results per probe before the first reading.
 const WARM_UP: u64 = 5_000;

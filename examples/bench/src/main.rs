@@ -430,7 +430,7 @@ fn compare(rounds: usize, load: &wrk::Load, warmup: &str) -> Result<(), String> 
         KEEP_ALIVE.as_secs()
     );
     println!(
-        "  zb-health  http://{}  zb_health::map_zb_health over the bench's registry:",
+        "  zb-health  http://{}  zb_health::prelude::map_zb_health over the bench's registry:",
         addrs.zb
     );
     println!(

@@ -108,8 +108,8 @@ pub fn run() -> Result<(), String> {
 /// Starts both servers over one registry with a healthy ready probe.
 fn start(blocked: Arc<AtomicUsize>) -> std::io::Result<Ports> {
     on_server_thread("bench-management-servers", move || {
-        let registry = zb_health::HealthRegistry::new();
-        let endpoints = zb_health::map_zb_health(registry);
+        let registry = zb_health::prelude::HealthRegistry::new();
+        let endpoints = zb_health::prelude::map_zb_health(registry);
         let app = {
             let endpoints = endpoints.clone();
             HttpServer::new(move || {

@@ -12,7 +12,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use actix_web::{App, HttpResponse, HttpServer, web};
-use zb_health::{HealthRegistry, Probe, ProbeOutcome, ProbeRegistration, ProbeResult, ZbHealth};
+use zb_health::prelude::{
+    HealthRegistry, Probe, ProbeOutcome, ProbeRegistration, ProbeResult, ZbHealth,
+};
 
 const CLIENTS: usize = 64;
 const REQUESTS: usize = 1000;

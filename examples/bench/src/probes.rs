@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use zb_health::{HealthRegistry, Probe, ProbeOutcome, ProbeRegistration, ProbeResult};
+use zb_health::prelude::{HealthRegistry, Probe, ProbeOutcome, ProbeRegistration, ProbeResult};
 
 /// The name the bench registers its third probe under.
 pub const CACHE_PROBE_NAME: &str = "cache";

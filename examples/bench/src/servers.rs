@@ -16,7 +16,7 @@ use actix_web::web::{self, Bytes};
 use actix_web::{App, HttpResponse};
 use serde::Serialize;
 use serde_json::{Map, Value};
-use zb_health::{HealthStatus, Probe, ProbeOutcome, ProbeRegistration, ProbeResult};
+use zb_health::prelude::{HealthStatus, Probe, ProbeOutcome, ProbeRegistration, ProbeResult};
 
 use crate::probes::{CACHE_PROBE_NAME, CacheProbe, DatabaseProbe, DiskSpaceProbe};
 
@@ -186,8 +186,8 @@ async fn fetch_live(zb: SocketAddr) -> io::Result<Bytes> {
 /// The three tiers at their ZB paths over `registry`, with large bodies in
 /// slices: the bench's servers set TCP_NODELAY, as `ZbHealthServer` does
 /// (P12).
-fn paced(registry: zb_health::HealthRegistry) -> zb_health::http::ZbHealthEndpoints {
-    zb_health::ZbHealth::new(registry)
+fn paced(registry: zb_health::prelude::HealthRegistry) -> zb_health::http::ZbHealthEndpoints {
+    zb_health::prelude::ZbHealth::new(registry)
         .pace_large_bodies(true)
         .build()
         .expect("the ZB paths are valid")
@@ -428,8 +428,8 @@ pub const WATCHDOGS: usize = 3;
 /// 100 ms against a 60 s deadline, so the watched `/healthz` stays on its
 /// healthy path for the whole run, as in a service whose loops are alive.
 pub fn start_watchdog_pair() -> io::Result<WatchdogPair> {
-    let plain = zb_health::HealthRegistry::new();
-    let watched = zb_health::HealthRegistry::new();
+    let plain = zb_health::prelude::HealthRegistry::new();
+    let watched = zb_health::prelude::HealthRegistry::new();
     let mut beats = Vec::new();
     for i in 0..WATCHDOGS {
         let beat = watched
@@ -451,7 +451,7 @@ pub fn start_watchdog_pair() -> io::Result<WatchdogPair> {
     on_server_thread("bench-watchdog-servers", move || {
         let mut started = Vec::new();
         for registry in [plain, watched] {
-            let endpoints = zb_health::map_zb_health(registry);
+            let endpoints = zb_health::prelude::map_zb_health(registry);
             let server = bench_http_server!(move || App::new().service(endpoints.clone()))?;
             started.push((server.addrs()[0], server.run()));
         }
@@ -509,12 +509,12 @@ pub const DISCLOSED_PROBES: usize = 3;
 /// [`DISCLOSED_PROBES`] fast probes.
 pub fn start_disclosure_servers() -> io::Result<DisclosureServers> {
     use zb_health::spec::Disclosure;
-    let registry = zb_health::HealthRegistry::new();
+    let registry = zb_health::prelude::HealthRegistry::new();
     for name in ["database", "disk-space", CACHE_PROBE_NAME] {
         registry
             .add(ProbeRegistration::new(
                 name,
-                zb_health::from_fn(|| async {
+                zb_health::prelude::from_fn(|| async {
                     Ok(ProbeResult::healthy()
                         .with_description("dependency reachable")
                         .with_data("selfAddress", "127.0.0.1:7000"))
@@ -527,7 +527,7 @@ pub fn start_disclosure_servers() -> io::Result<DisclosureServers> {
         for level in [Disclosure::Full, Disclosure::Names, Disclosure::Status] {
             let clock = WorkerClock::default();
             let worker = clock.clone();
-            let endpoints = zb_health::ZbHealth::new(registry.clone())
+            let endpoints = zb_health::prelude::ZbHealth::new(registry.clone())
                 .disclosure(level)
                 .build()
                 .map_err(|e| io::Error::other(e.to_string()))?;
@@ -578,7 +578,11 @@ pub fn start_limit(
         // zb-health's `/healthz` bytes, as `start` serves them: the live
         // body of every registry without watchdogs.
         let live = Bytes::from(zb_health::writer::canonical_json(
-            &zb_health::report::HealthReport::new(zb_health::Tag::Live, Vec::new(), Duration::ZERO),
+            &zb_health::report::HealthReport::new(
+                zb_health::prelude::Tag::Live,
+                Vec::new(),
+                Duration::ZERO,
+            ),
         ));
         let probes = Arc::new(BareProbes {
             database,
@@ -647,12 +651,12 @@ impl Serialize for ManyEntries<'_> {
 /// one the same with `failure_threshold(3)` and `success_threshold(2)` on
 /// every probe, each on its own server: `(label, address, worker clock)`, the plain first.
 pub fn start_hysteresis_servers() -> io::Result<Vec<(&'static str, SocketAddr, WorkerClock)>> {
-    let registry = |threshold: bool| -> io::Result<zb_health::HealthRegistry> {
-        let registry = zb_health::HealthRegistry::new();
+    let registry = |threshold: bool| -> io::Result<zb_health::prelude::HealthRegistry> {
+        let registry = zb_health::prelude::HealthRegistry::new();
         for name in ["database", "disk-space", CACHE_PROBE_NAME] {
             let r = ProbeRegistration::new(
                 name,
-                zb_health::from_fn(|| async {
+                zb_health::prelude::from_fn(|| async {
                     Ok(ProbeResult::healthy().with_description("dependency reachable"))
                 }),
             );
@@ -673,7 +677,7 @@ pub fn start_hysteresis_servers() -> io::Result<Vec<(&'static str, SocketAddr, W
         for (label, registry) in registries {
             let clock = WorkerClock::default();
             let worker = clock.clone();
-            let endpoints = zb_health::map_zb_health(registry);
+            let endpoints = zb_health::prelude::map_zb_health(registry);
             let server = bench_http_server!(move || {
                 worker.record_current_thread();
                 App::new().service(endpoints.clone())

@@ -40,7 +40,7 @@ use actix_web::{HttpResponse, web};
 use serde::{Deserialize, Serialize};
 use zb_health::prelude::*;
 
-zb_health::manifest!(pub Health = "health.yaml");
+manifest!(pub Health = "health.yaml");
 
 /// The path of MxGateway's former custom liveness endpoint.
 ///

@@ -9,7 +9,7 @@ use std::io;
 
 use mxgateway::{Gateway, GatewayRole, Health, HealthDeps};
 use service_kit::{configure_metrics, init_logging};
-use zb_health::StartError;
+use zb_health::prelude::StartError;
 
 #[actix_web::main]
 async fn main() -> Result<(), StartError> {

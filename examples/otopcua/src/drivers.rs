@@ -29,11 +29,11 @@ use std::time::Duration;
 
 use actix_web::{HttpResponse, web};
 use serde::Deserialize;
-use zb_health::registry::RegistrationHandle;
-use zb_health::spec::{Rule, TagSet};
-use zb_health::{
+use zb_health::prelude::{
     FailureStatus, HealthRegistry, Probe, ProbeOutcome, ProbeRegistration, ProbeResult,
 };
+use zb_health::registry::RegistrationHandle;
+use zb_health::spec::{Rule, TagSet};
 
 /// The deadline of every driver probe: a connect on loopback or a plant
 /// LAN answers in milliseconds; well below the manifest's 3 s

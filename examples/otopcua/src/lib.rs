@@ -35,13 +35,13 @@ use serde::Deserialize;
 use zb_health::cluster::{ClusterActiveNodeGate, ClusterView};
 use zb_health::database::DatabaseProbe;
 use zb_health::database::sea_orm::{ConnectionTrait, DatabaseConnection, Statement, Value};
+use zb_health::prelude::{HealthRegistry, RegistryError, RequireActiveNode, StartupGate, manifest};
 use zb_health::server::ZbHealthServer;
-use zb_health::{HealthRegistry, RegistryError, RequireActiveNode, StartupGate};
 
 use crate::drivers::Drivers;
 
-zb_health::manifest!(pub Health = "health.yaml");
-zb_health::manifest!(pub HealthCompat = "health.compat.yaml");
+manifest!(pub Health = "health.yaml");
+manifest!(pub HealthCompat = "health.compat.yaml");
 
 /// The database probe's query: one row of `deployments`. The default
 /// check (`DatabaseProbe::new`) would pass on an empty or wrongly migrated

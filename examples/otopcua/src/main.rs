@@ -14,7 +14,7 @@ use service_kit::database::bootstrap_until_done;
 use service_kit::{
     ClusterNode, Defaults, Settings, configure_metrics, connect_database, init_logging,
 };
-use zb_health::{HealthRegistry, StartError};
+use zb_health::prelude::{HealthRegistry, StartError};
 
 /// The roles of a node that names none: a fused node, as a single-node
 /// OtOpcUa is.

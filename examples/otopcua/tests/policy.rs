@@ -9,7 +9,7 @@ use std::sync::Arc;
 use otopcua::{MembershipPolicy, OtOpcUa, SCHEMA};
 use zb_health::cluster::{ClusterState, InMemoryClusterView, Member, MemberStatus};
 use zb_health::database::sea_orm::{ConnectionTrait, Database, DatabaseConnection};
-use zb_health::{HealthRegistry, HealthStatus, Tag};
+use zb_health::prelude::{HealthRegistry, HealthStatus, Tag};
 
 /// A state with this node at `status` (or absent) and an `Up` peer.
 fn state(status: Option<MemberStatus>) -> ClusterState {

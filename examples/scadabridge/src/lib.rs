@@ -39,13 +39,13 @@ use service_kit::database::bootstrap_until_done;
 use zb_health::cluster::ClusterView;
 use zb_health::database::DatabaseProbe;
 use zb_health::database::sea_orm::{ConnectionTrait, DatabaseConnection, DbErr, Statement};
-use zb_health::server::ZbHealthServer;
-use zb_health::{
+use zb_health::prelude::{
     HealthRegistry, Heartbeat, Probe, ProbeOutcome, ProbeResult, RegistryError, RequireActiveNode,
-    zb_health,
+    manifest, zb_health,
 };
+use zb_health::server::ZbHealthServer;
 
-zb_health::manifest!(pub Health = "health.yaml");
+manifest!(pub Health = "health.yaml");
 
 /// The schema, bootstrapped at every start before the `warm-up` gate
 /// opens; idempotent, and accepted by SQLite and PostgreSQL alike.

@@ -16,7 +16,7 @@ use std::io;
 
 use scadabridge::{Health, Scadabridge, warm_up};
 use service_kit::{ClusterNode, Defaults, Settings, configure_metrics, connect_database};
-use zb_health::{HealthRegistry, StartError};
+use zb_health::prelude::{HealthRegistry, StartError};
 
 #[actix_web::main]
 async fn main() -> Result<(), StartError> {

@@ -15,9 +15,9 @@ use chitchat::{
     ChitchatConfig, ChitchatHandle, ChitchatId, FailureDetectorConfig, ProtocolVersion,
     spawn_chitchat,
 };
-use zb_health::HealthRegistry;
 use zb_health::cluster::chitchat::{ChitchatClusterView, ChitchatViewConfig, member_key_values};
 use zb_health::cluster::{ClusterView, MemberStatus};
+use zb_health::prelude::HealthRegistry;
 
 use crate::settings::ClusterSettings;
 

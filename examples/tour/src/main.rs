@@ -28,7 +28,7 @@ impl Probe for CacheProbe {
 // endregion
 
 // region: manifest-macro
-zb_health::manifest!(pub Health = "health.yaml");
+manifest!(pub Health = "health.yaml");
 // endregion
 
 // region: mount

@@ -23,10 +23,10 @@ use std::time::Duration;
 use actix_web::{App, HttpResponse, HttpServer, web};
 use tokio::sync::watch;
 use zb_health::lifecycle::Drain;
+use zb_health::prelude::{HealthRegistry, Probe, ProbeOutcome, ProbeResult, zb_health};
 use zb_health::server::{serve, serve_with_management};
-use zb_health::{HealthRegistry, Probe, ProbeOutcome, ProbeResult, zb_health};
 
-zb_health::manifest!(
+zb_health::prelude::manifest!(
     Health,
     yaml = r#"
 service: drain-service

@@ -9,7 +9,9 @@ use std::net::SocketAddr;
 use actix_web::dev::ServerHandle;
 use actix_web::{App, HttpServer, web};
 use zb_health::http::ZbHealthEndpoints;
-use zb_health::{HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, TagSet, from_fn};
+use zb_health::prelude::{
+    HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, TagSet, from_fn,
+};
 
 /// A registry whose ready tier answers `ready` and active tier `active`.
 pub fn registry(ready: HealthStatus, active: HealthStatus) -> HealthRegistry {

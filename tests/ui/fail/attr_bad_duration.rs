@@ -1,5 +1,5 @@
 // R5 (BE-HLTH-006): malformed, unit-less and zero durations.
-use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
+use zb_health::prelude::{zb_health, Probe, ProbeOutcome, ProbeResult};
 
 #[zb_health(name = "a", timeout = "1.5s")]
 struct A;

@@ -1,6 +1,6 @@
 // R14: a key written twice is refused at its second occurrence, not
 // silently last-wins (the manifest refuses duplicate keys too).
-use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
+use zb_health::prelude::{zb_health, Probe, ProbeOutcome, ProbeResult};
 
 #[zb_health(name = "cache", tags = [ready], name = "kv", tags = [active])]
 struct CacheProbe;

@@ -1,5 +1,5 @@
 // R9 (ZB-3): a probe needs a short fixed name.
-use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
+use zb_health::prelude::{zb_health, Probe, ProbeOutcome, ProbeResult};
 
 #[zb_health(name = "")]
 struct Nameless;

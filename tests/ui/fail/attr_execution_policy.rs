@@ -1,6 +1,6 @@
 // R5, R16, R17 (BE-HLTH-006) in the attribute, judged with the attribute's
 // tags by the same rule function as the manifest and the runtime builder.
-use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
+use zb_health::prelude::{zb_health, Probe, ProbeOutcome, ProbeResult};
 
 // R17: an `active` probe answers live.
 #[zb_health(name = "lease", tags = [active], refresh = "1s")]

@@ -1,5 +1,5 @@
 // R1 (ZB-1.3): a probe registered to `live` does not compile.
-use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
+use zb_health::prelude::{zb_health, Probe, ProbeOutcome, ProbeResult};
 
 #[zb_health(name = "cache", tags = [ready, live])]
 struct CacheProbe;

@@ -2,7 +2,7 @@
 // `ZbHealthProbe` impl are still emitted, so the manifest that names the
 // type shows no second, misleading "is not a #[zb_health] probe"; only the
 // real R1 error is reported.
-use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
+use zb_health::prelude::{zb_health, Probe, ProbeOutcome, ProbeResult};
 
 #[zb_health(name = "cache", tags = [ready, live])]
 pub struct CacheProbe;
@@ -13,7 +13,7 @@ impl Probe for CacheProbe {
     }
 }
 
-zb_health::manifest!(Health, yaml = r#"
+zb_health::prelude::manifest!(Health, yaml = r#"
 service: s
 probes:
   - { kind: custom, type: CacheProbe }

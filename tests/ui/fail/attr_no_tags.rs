@@ -1,6 +1,6 @@
 // R13 (ZB-1.1): a probe with an empty tag list would never run on any
 // tier. (Leaving `tags` out means `[ready]`.)
-use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
+use zb_health::prelude::{zb_health, Probe, ProbeOutcome, ProbeResult};
 
 #[zb_health(name = "cache", tags = [])]
 struct CacheProbe;

@@ -1,5 +1,5 @@
-// The annotated struct must implement `zb_health::Probe`.
-use zb_health::zb_health;
+// The annotated struct must implement `zb_health::prelude::Probe`.
+use zb_health::prelude::zb_health;
 
 #[zb_health(name = "cache")]
 struct CacheProbe;

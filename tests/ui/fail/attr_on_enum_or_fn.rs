@@ -1,5 +1,5 @@
 // The attribute goes on a struct only.
-use zb_health::zb_health;
+use zb_health::prelude::zb_health;
 
 #[zb_health(name = "mode")]
 enum Mode {

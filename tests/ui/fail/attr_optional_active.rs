@@ -3,7 +3,7 @@
 // writes here", on every standby. Reported at the `failure_status` value.
 // (On `ready`, `degraded` declares an optional dependency: see
 // `ui/pass/attr_probes.rs`.)
-use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
+use zb_health::prelude::{zb_health, Probe, ProbeOutcome, ProbeResult};
 
 #[zb_health(name = "lease", tags = [active], failure_status = degraded)]
 struct LeaseProbe;

@@ -1,5 +1,5 @@
 // R4: an unknown key, with a "did you mean".
-use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
+use zb_health::prelude::{zb_health, Probe, ProbeOutcome, ProbeResult};
 
 #[zb_health(name = "cache", timout = "750ms")]
 struct CacheProbe;

@@ -2,7 +2,7 @@
 // type, mutated to contradict two facts of its attribute: the PLC link's
 // timeout (the attribute says 200ms) and its failure status (the attribute
 // says degraded). Both contradictions are reported, each at its YAML line.
-zb_health::manifest!(Mutated, yaml = r#"
+zb_health::prelude::manifest!(Mutated, yaml = r#"
 service: scadabridge
 orchestrator: { timeout: 1s }
 defaults: { timeout: 800ms }

@@ -1,6 +1,6 @@
 // The health.yaml of examples/scadabridge, mutated to make the active-node
 // probe optional: R10, located at the `failure_status` that was written.
-zb_health::manifest!(Mutated, yaml = r#"
+zb_health::prelude::manifest!(Mutated, yaml = r#"
 service: scadabridge
 orchestrator: { timeout: 1s }
 defaults: { timeout: 800ms }

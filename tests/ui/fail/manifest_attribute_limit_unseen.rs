@@ -1,9 +1,9 @@
 // R5 (BE-HLTH-006) for a probe `manifest!` cannot find in the source (one
 // another macro writes): the attribute's limit is still checked, at the
 // manifest, as one error in the same words.
-use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
+use zb_health::prelude::{zb_health, Probe, ProbeOutcome, ProbeResult};
 
-zb_health::manifest!(Health = "manifests/attr_timeout.yaml");
+zb_health::prelude::manifest!(Health = "manifests/attr_timeout.yaml");
 
 macro_rules! probe {
     ($name:ident) => {

@@ -1,4 +1,4 @@
 // R9 (ZB-3): names that are not short identifiers.
-zb_health::manifest!(Health = "manifests/names.yaml");
+zb_health::prelude::manifest!(Health = "manifests/names.yaml");
 
 fn main() {}

@@ -1,7 +1,7 @@
 // R7: the manifest contradicting the attribute.
-use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
+use zb_health::prelude::{zb_health, Probe, ProbeOutcome, ProbeResult};
 
-zb_health::manifest!(Health = "manifests/contradiction.yaml");
+zb_health::prelude::manifest!(Health = "manifests/contradiction.yaml");
 
 #[zb_health(name = "cache", tags = [ready], timeout = "500ms")]
 pub struct CacheProbe;

@@ -1,7 +1,7 @@
 // R3 (AT-1): two custom probes whose #[zb_health] attributes give one name.
-use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
+use zb_health::prelude::{zb_health, Probe, ProbeOutcome, ProbeResult};
 
-zb_health::manifest!(Health = "manifests/duplicate_attr.yaml");
+zb_health::prelude::manifest!(Health = "manifests/duplicate_attr.yaml");
 
 #[zb_health(name = "cache", timeout = "500ms")]
 pub struct CacheProbe;

@@ -1,9 +1,9 @@
 // R3 (AT-1): one `kind: custom` type listed twice without `name:` is one
 // probe registered twice; the manifest reader refuses it at the second
 // entry's type, as `zb-health check` does, with one error.
-use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
+use zb_health::prelude::{zb_health, Probe, ProbeOutcome, ProbeResult};
 
-zb_health::manifest!(Health = "manifests/duplicate_type.yaml");
+zb_health::prelude::manifest!(Health = "manifests/duplicate_type.yaml");
 
 #[zb_health(name = "cache", timeout = "500ms")]
 pub struct CacheProbe;

@@ -1,7 +1,7 @@
 // R3 (AT-1): duplicate names within the manifest.
-use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
+use zb_health::prelude::{zb_health, Probe, ProbeOutcome, ProbeResult};
 
-zb_health::manifest!(Health = "manifests/duplicate.yaml");
+zb_health::prelude::manifest!(Health = "manifests/duplicate.yaml");
 
 #[zb_health(name = "cache")]
 pub struct CacheProbe;

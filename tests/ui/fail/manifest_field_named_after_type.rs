@@ -1,7 +1,7 @@
 // A custom entry without `name:` gets a field named after its type
 // (`cache_probe`), not after its attribute's `name = "cache"`, which the
 // macro cannot read: the error offers the right field.
-use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
+use zb_health::prelude::{zb_health, Probe, ProbeOutcome, ProbeResult};
 
 #[zb_health(name = "cache")]
 pub struct CacheProbe;
@@ -12,7 +12,7 @@ impl Probe for CacheProbe {
     }
 }
 
-zb_health::manifest!(Health = "manifests/unnamed_custom.yaml");
+zb_health::prelude::manifest!(Health = "manifests/unnamed_custom.yaml");
 
 fn main() {
     let _ = HealthDeps { cache: CacheProbe };

@@ -1,9 +1,9 @@
 // R23 (group-unknown-probe): a health group names a probe the manifest does not have (a typo), or selects nothing; and, in generated code, a name no custom probe's attribute gives.
-use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
+use zb_health::prelude::{zb_health, Probe, ProbeOutcome, ProbeResult};
 
-zb_health::manifest!(Health = "manifests/group_unknown_probe.yaml");
+zb_health::prelude::manifest!(Health = "manifests/group_unknown_probe.yaml");
 
-zb_health::manifest!(Attr, yaml = r#"
+zb_health::prelude::manifest!(Attr, yaml = r#"
 service: plant
 probes:
   - { kind: custom, type: CacheProbe }

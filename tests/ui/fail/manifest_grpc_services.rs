@@ -1,7 +1,7 @@
 // The `grpc` section (AT-7): a bad service name (R9), an unknown tier and
 // an unknown probe (R4, with a hint), a zero period (R5), an unknown key
 // (R4), all at once, each at its YAML position.
-zb_health::manifest!(Health, yaml = r#"
+zb_health::prelude::manifest!(Health, yaml = r#"
 service: plant
 probes:
   - { name: database, kind: database }

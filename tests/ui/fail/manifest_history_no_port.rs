@@ -1,5 +1,5 @@
 // R26 (history-needs-a-port): `history` without a management port and
 // without `application_port: true`.
-zb_health::manifest!(Health = "manifests/history_no_port.yaml");
+zb_health::prelude::manifest!(Health = "manifests/history_no_port.yaml");
 
 fn main() {}

@@ -1,5 +1,5 @@
 // The inline form reports like the file form, at line:column of the string.
-zb_health::manifest!(Health, yaml = r#"
+zb_health::prelude::manifest!(Health, yaml = r#"
 service: mxgateway
 probes:
   - { name: watchdog, kind: custom, type: crate::Watchdog, tags: [live] }

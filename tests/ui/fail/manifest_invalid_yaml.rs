@@ -1,4 +1,4 @@
 // R8: not valid YAML; the parser's line:column is reported.
-zb_health::manifest!(Health = "manifests/invalid.yaml");
+zb_health::prelude::manifest!(Health = "manifests/invalid.yaml");
 
 fn main() {}

@@ -1,7 +1,7 @@
 // R3: two startup gates whose names give one field of the generated
 // `HealthStartup` (`-` becomes `_`) are an error naming both, never a
 // silent suffix.
-zb_health::manifest!(
+zb_health::prelude::manifest!(
     Health,
     yaml = r#"
 service: plant

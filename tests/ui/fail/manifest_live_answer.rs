@@ -2,6 +2,6 @@
 // `refresh` on an active-node probe (its default tier is `active`) and
 // `cache` on any probe tagged `active` would let a node that lost the role
 // keep answering "route the writes here".
-zb_health::manifest!(Health = "manifests/live_answer.yaml");
+zb_health::prelude::manifest!(Health = "manifests/live_answer.yaml");
 
 fn main() {}

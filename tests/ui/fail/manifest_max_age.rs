@@ -3,11 +3,11 @@
 // for the drain delay: 2 s × 2 by default), reported at the YAML key; and
 // a custom probe's attribute `cache`, which only the generated code sees,
 // against the detection time of its manifest (5 s × 2 for a 10 s drain).
-use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
+use zb_health::prelude::{zb_health, Probe, ProbeOutcome, ProbeResult};
 
-zb_health::manifest!(Health = "manifests/max_age.yaml");
+zb_health::prelude::manifest!(Health = "manifests/max_age.yaml");
 
-zb_health::manifest!(Attr = "manifests/max_age_attr.yaml");
+zb_health::prelude::manifest!(Attr = "manifests/max_age_attr.yaml");
 
 #[zb_health(name = "cached", cache = "5m")]
 pub struct CachedProbe;

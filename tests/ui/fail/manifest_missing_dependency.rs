@@ -1,7 +1,7 @@
 // Typed registration: forgetting a dependency the manifest names is a compile error naming it.
-use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
+use zb_health::prelude::{zb_health, Probe, ProbeOutcome, ProbeResult};
 
-zb_health::manifest!(Health = "manifests/two_probes.yaml");
+zb_health::prelude::manifest!(Health = "manifests/two_probes.yaml");
 
 #[zb_health(name = "cache", timeout = "500ms")]
 pub struct CacheProbe;

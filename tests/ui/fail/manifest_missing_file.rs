@@ -1,4 +1,4 @@
 // R8: a manifest file that does not exist.
-zb_health::manifest!(Health = "manifests/does-not-exist.yaml");
+zb_health::prelude::manifest!(Health = "manifests/does-not-exist.yaml");
 
 fn main() {}

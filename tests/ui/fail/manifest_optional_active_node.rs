@@ -4,7 +4,7 @@
 // `defaults.failure_status` that it inherits.
 
 mod own_status {
-    zb_health::manifest!(Health, yaml = r#"
+    zb_health::prelude::manifest!(Health, yaml = r#"
 service: plant
 probes:
   - { name: active-node, kind: active-node, failure_status: degraded }
@@ -12,7 +12,7 @@ probes:
 }
 
 mod inherited_status {
-    zb_health::manifest!(Health, yaml = r#"
+    zb_health::prelude::manifest!(Health, yaml = r#"
 service: plant
 defaults: { failure_status: degraded }
 probes:

@@ -3,6 +3,6 @@
 // `refresh` (every result would be stale), `cache` with `refresh` (a
 // background probe is never run by a request), `max_staleness` without
 // `refresh`.
-zb_health::manifest!(Health = "manifests/refresh_policy.yaml");
+zb_health::prelude::manifest!(Health = "manifests/refresh_policy.yaml");
 
 fn main() {}

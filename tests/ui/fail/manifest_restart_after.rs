@@ -5,11 +5,11 @@
 // `active` probe that is not shared, at the attribute; and a custom
 // probe's attribute `restart_after`, which only the generated code sees,
 // against the detection time of its manifest.
-use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
+use zb_health::prelude::{zb_health, Probe, ProbeOutcome, ProbeResult};
 
-zb_health::manifest!(Health = "manifests/restart_after.yaml");
+zb_health::prelude::manifest!(Health = "manifests/restart_after.yaml");
 
-zb_health::manifest!(Attr = "manifests/restart_after_attr.yaml");
+zb_health::prelude::manifest!(Attr = "manifests/restart_after_attr.yaml");
 
 #[zb_health(name = "lease", tags = [active], restart_after = "2m")]
 pub struct LeaseProbe;

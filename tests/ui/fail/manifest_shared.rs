@@ -2,9 +2,9 @@
 // cluster shares its failure, a readiness decision: refused on a probe on
 // the `active` tier, or off `ready`, at the YAML value; and a `shared`
 // that is not a bool; and the attribute's `shared` on an `active` probe.
-use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
+use zb_health::prelude::{zb_health, Probe, ProbeOutcome, ProbeResult};
 
-zb_health::manifest!(Health = "manifests/shared.yaml");
+zb_health::prelude::manifest!(Health = "manifests/shared.yaml");
 
 #[zb_health(name = "leader-lease", tags = [active], shared = true)]
 pub struct LeaderLease;

@@ -5,11 +5,11 @@
 // probe's attribute `failure_threshold`, which only the generated code
 // sees, against the detection time of its manifest (5 s × 2 for a 10 s
 // drain: six runs 5 s apart hold a failure back 25 s).
-use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
+use zb_health::prelude::{zb_health, Probe, ProbeOutcome, ProbeResult};
 
-zb_health::manifest!(Health = "manifests/threshold.yaml");
+zb_health::prelude::manifest!(Health = "manifests/threshold.yaml");
 
-zb_health::manifest!(Attr = "manifests/threshold_attr.yaml");
+zb_health::prelude::manifest!(Attr = "manifests/threshold_attr.yaml");
 
 #[zb_health(name = "flaky", failure_threshold = 6)]
 pub struct FlakyProbe;

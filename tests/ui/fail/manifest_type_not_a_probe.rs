@@ -1,5 +1,5 @@
 // R4: a custom `type:` that is not a #[zb_health] probe.
-zb_health::manifest!(Health = "manifests/not_a_probe.yaml");
+zb_health::prelude::manifest!(Health = "manifests/not_a_probe.yaml");
 
 pub struct Cache;
 

@@ -4,9 +4,9 @@
 // macro call, nothing else about the missing type, no const evaluation.
 // The entry has no `name:`, so its field is named after the type: after
 // the suggested one, which stands in, so the literal below adds nothing.
-use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
+use zb_health::prelude::{zb_health, Probe, ProbeOutcome, ProbeResult};
 
-zb_health::manifest!(Health = "manifests/type_typo.yaml");
+zb_health::prelude::manifest!(Health = "manifests/type_typo.yaml");
 
 #[zb_health(name = "cache", tags = [ready])]
 pub struct CacheProbe;

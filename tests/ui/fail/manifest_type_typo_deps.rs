@@ -23,7 +23,7 @@ impl Probe for CacheProbe {
     }
 }
 
-zb_health::manifest!(pub Health = "manifests/type_typo_deps.yaml");
+zb_health::prelude::manifest!(pub Health = "manifests/type_typo_deps.yaml");
 
 #[actix_web::main]
 async fn main() -> Result<(), StartError> {

@@ -1,4 +1,4 @@
 // R4: unknown key, kind, policy and tag, each with "did you mean".
-zb_health::manifest!(Health = "manifests/unknown.yaml");
+zb_health::prelude::manifest!(Health = "manifests/unknown.yaml");
 
 fn main() {}

@@ -1,4 +1,4 @@
 // The generated items are named at the call site; the unnamed form says how.
-zb_health::manifest!("manifests/unnamed_custom.yaml");
+zb_health::prelude::manifest!("manifests/unnamed_custom.yaml");
 
 fn main() {}

@@ -1,7 +1,7 @@
 // `blocking = true` on a `BlockingProbe` (generic or not), `blocking =
 // false` on a `Probe`, and a manifest `kind: custom` entry naming a
 // blocking type, exactly as it names any other.
-use zb_health::{zb_health, BlockingProbe, Probe, ProbeOutcome, ProbeResult, ZbHealthProbe};
+use zb_health::prelude::{zb_health, BlockingProbe, Probe, ProbeOutcome, ProbeResult, ZbHealthProbe};
 
 #[zb_health(name = "legacy-driver", tags = [ready], timeout = "200ms", blocking = true)]
 pub struct LegacyDriver;
@@ -30,7 +30,7 @@ impl Probe for CacheProbe {
     }
 }
 
-zb_health::manifest!(Health, yaml = r#"
+zb_health::prelude::manifest!(Health, yaml = r#"
 service: s
 probes:
   - { kind: custom, type: crate::LegacyDriver }

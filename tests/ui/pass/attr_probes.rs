@@ -1,7 +1,7 @@
 // Every attribute form compiles and yields the declared metadata.
 use std::time::Duration;
 
-use zb_health::{zb_health, FailureStatus, Probe, ProbeOutcome, ProbeResult, Tag, TagSet, ZbHealthProbe};
+use zb_health::prelude::{zb_health, FailureStatus, Probe, ProbeOutcome, ProbeResult, Tag, TagSet, ZbHealthProbe};
 
 #[zb_health(name = "cache", tags = [ready], timeout = "750ms", failure_status = degraded)]
 struct CacheProbe;

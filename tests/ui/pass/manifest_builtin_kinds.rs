@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use zb_health::cluster::{ClusterView, InMemoryClusterView};
-use zb_health::{FailureStatus, Tag, TagSet};
+use zb_health::prelude::{FailureStatus, Tag, TagSet};
 
-zb_health::manifest!(Health = "manifests/scadabridge.yaml");
+zb_health::prelude::manifest!(Health = "manifests/scadabridge.yaml");
 
 /// Compiles only if every dependency has the type the manifest implies.
 #[allow(dead_code)]
@@ -37,5 +37,5 @@ fn main() {
     assert_eq!(Health::active_node_rule().roles(), ["admin", "driver"]);
     let view: Arc<dyn ClusterView> = Arc::new(InMemoryClusterView::new());
     let gate = Health::active_node_gate(view);
-    assert!(!zb_health::ActiveNodeGate::is_active_node(&gate), "no cluster yet: standby");
+    assert!(!zb_health::prelude::ActiveNodeGate::is_active_node(&gate), "no cluster yet: standby");
 }

@@ -2,7 +2,7 @@
 // whatever form the source gives it: a `pub use … as …` re-export, a type
 // alias named alone, a struct of an inline module named through `self::`,
 // a probe a macro writes (which the source scan cannot see).
-use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
+use zb_health::prelude::{zb_health, Probe, ProbeOutcome, ProbeResult};
 
 macro_rules! probe {
     ($ty:ident) => {
@@ -18,7 +18,7 @@ macro_rules! probe {
 }
 
 pub mod inner {
-    use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
+    use zb_health::prelude::{zb_health, Probe, ProbeOutcome, ProbeResult};
 
     #[zb_health(name = "inner", tags = [ready])]
     pub struct InnerProbe;
@@ -57,7 +57,7 @@ pub mod made {
 pub use inner::InnerProbe as ReExported;
 pub type Alias = inner::AliasedProbe;
 
-zb_health::manifest!(Health, yaml = r#"
+zb_health::prelude::manifest!(Health, yaml = r#"
 service: forms
 probes:
   - { kind: custom, type: crate::ReExported }

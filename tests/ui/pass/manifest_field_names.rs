@@ -5,7 +5,7 @@
 // with `name:` after that name.
 use zb_health::database::DatabaseProbe;
 use zb_health::grpc::GrpcDependencyProbe;
-use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
+use zb_health::prelude::{zb_health, Probe, ProbeOutcome, ProbeResult};
 
 #[zb_health(name = "http")]
 pub struct HTTPProbe;
@@ -27,7 +27,7 @@ macro_rules! healthy {
 }
 healthy!(HTTPProbe, CacheProbe, QueueProbe);
 
-zb_health::manifest!(Health = "manifests/field_names.yaml");
+zb_health::prelude::manifest!(Health = "manifests/field_names.yaml");
 
 #[allow(dead_code)]
 fn deps(db: fn() -> DatabaseProbe, grpc: fn() -> GrpcDependencyProbe) -> HealthDeps {

@@ -1,7 +1,7 @@
 // A manifest using every top-level key; the manifest repeats one probe's
 // metadata, which agrees with its attribute (R7 holds).
 mod probes {
-    use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult};
+    use zb_health::prelude::{zb_health, Probe, ProbeOutcome, ProbeResult};
 
     #[zb_health(name = "cache", tags = [ready], timeout = "750ms", failure_status = degraded)]
     pub struct CacheProbe;
@@ -24,7 +24,7 @@ mod probes {
     healthy!(CacheProbe, PrimaryProbe, SearchProbe);
 }
 
-zb_health::manifest!(Health = "manifests/full.yaml");
+zb_health::prelude::manifest!(Health = "manifests/full.yaml");
 
 fn main() {
     assert_eq!(Health::SERVICE, "scadabridge");
@@ -33,10 +33,10 @@ fn main() {
     let names: Vec<&str> = Health::PROBES.iter().map(|p| p.name).collect();
     assert_eq!(names, ["cache", "primary", "search"]);
     // A registry of its own, as a test would use (AT-9).
-    let registry = zb_health::HealthRegistry::new();
+    let registry = zb_health::prelude::HealthRegistry::new();
     let deps = HealthDeps { cache: probes::CacheProbe, primary_probe: probes::PrimaryProbe, search_probe: probes::SearchProbe };
     let installed = Health::install_into(&registry, deps).unwrap();
-    assert_eq!(installed.server.endpoints().path(zb_health::Tag::Active), "/healthz/primary");
+    assert_eq!(installed.server.endpoints().path(zb_health::prelude::Tag::Active), "/healthz/primary");
     assert_eq!(registry.names().len(), 3);
     // The lifecycle: typed handles named after the manifest's names.
     assert_eq!(installed.watchdogs.tag_poller.name(), "tag-poller");

@@ -1,5 +1,5 @@
 // Inline manifest with custom probes whose metadata lives only on the attribute.
-use zb_health::{zb_health, Probe, ProbeOutcome, ProbeResult, Tag, TagSet};
+use zb_health::prelude::{zb_health, Probe, ProbeOutcome, ProbeResult, Tag, TagSet};
 
 #[zb_health(name = "queue", tags = [ready, active], timeout = "250ms")]
 pub struct QueueProbe {
@@ -12,7 +12,7 @@ impl Probe for QueueProbe {
     }
 }
 
-zb_health::manifest!(Health, yaml = r#"
+zb_health::prelude::manifest!(Health, yaml = r#"
 service: ot-opc-ua
 orchestrator: { timeout: 1s }
 probes:

@@ -183,7 +183,7 @@ pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> 
             }
 
             /// The registrations, in manifest order.
-            pub fn registrations(deps: #deps_name) -> ::std::vec::Vec<#krate::ProbeRegistration> {
+            pub fn registrations(deps: #deps_name) -> ::std::vec::Vec<#krate::registry::ProbeRegistration> {
                 ::std::vec![#(#registrations),*]
             }
 
@@ -323,7 +323,7 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> Probes
                 let meta = custom.meta(krate);
                 out.deps.push(Dep {
                     registration: with_dependencies(
-                        quote!(<#resolved as #krate::ZbHealthProbe>::registration(deps.#ident)),
+                        quote!(<#resolved as #krate::meta::ZbHealthProbe>::registration(deps.#ident)),
                         probe,
                     ),
                     meta,
@@ -446,13 +446,6 @@ fn active_node_gate(m: &Manifest, krate: &TokenStream) -> TokenStream {
 /// against the manifest's unless a custom probe takes its name from its
 /// attribute; then `__PROBE_NAMES` exists and each name is checked here.
 fn group_checks(m: &Manifest, site: &Site<'_>) -> TokenStream {
-    let Site {
-        file,
-        span,
-        krate,
-        name,
-        ..
-    } = *site;
     let dynamic = m
         .probes
         .iter()
@@ -463,26 +456,14 @@ fn group_checks(m: &Manifest, site: &Site<'_>) -> TokenStream {
     let mut checks = TokenStream::new();
     for g in &m.groups {
         for p in &g.probes {
-            let message = crate::errors::located(
-                file,
-                &Violation {
-                    rule: Rule::GroupUnknownProbe,
-                    location: p.location,
-                    message: format!(
-                        "health group `{}` names probe `{}`, which is not a probe of this manifest",
-                        g.name.value, p.value
-                    ),
-                    help: "name a probe of the manifest (a custom probe's name is on its #[zb_health] attribute)".into(),
-                },
-            );
-            let probe = &p.value;
-            checks.extend(crate::site::fact_item(
-                krate,
-                &format!("{}_{}", g.name.value, p.value),
-                "group_probe_known",
-                span,
-                quote!(#krate::spec::grpc::names_contain(&#name::__PROBE_NAMES, #probe)),
-                &message,
+            checks.extend(site.probe_known(
+                Rule::GroupUnknownProbe,
+                format!("health group `{}` names", g.name.value),
+                p,
+                (
+                    &format!("{}_{}", g.name.value, p.value),
+                    "group_probe_known",
+                ),
             ));
         }
     }

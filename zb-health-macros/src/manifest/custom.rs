@@ -108,7 +108,7 @@ impl CustomType {
     /// The type's `ProbeMeta` (the fallback's, when it is missing).
     pub fn meta(&self, krate: &TokenStream) -> TokenStream {
         let ty = &self.resolved;
-        quote!(<#ty as #krate::ZbHealthProbe>::META)
+        quote!(<#ty as #krate::meta::ZbHealthProbe>::META)
     }
 
     /// What is wrong when the type does not exist, with `hint` ("did you
@@ -147,9 +147,9 @@ impl CustomType {
             // Never offered as "the trait is implemented for" when a
             // type that exists is not a probe.
             #[diagnostic::do_not_recommend]
-            impl #krate::ZbHealthProbe for #ident {
+            impl #krate::meta::ZbHealthProbe for #ident {
                 const META: #krate::meta::ProbeMeta = #meta;
-                fn registration(self) -> #krate::ProbeRegistration {
+                fn registration(self) -> #krate::registry::ProbeRegistration {
                     ::core::unreachable!()
                 }
             }

@@ -334,9 +334,9 @@ mod tests {
              #[cfg(feature = \"x\")] struct Maybe; enum E {} union U { a: u8 } trait T {} fn f() {}\n\
              const K: u8 = 0; static S: u8 = 0; extern crate alloc as al; extern \"C\" { type Opaque; }\n\
              #[derive(Clone, Debug, std::hash::Hash)] #[allow(dead_code)] struct P;\n\
-             #[tokio::main] async fn main() {} #[zb_health::zb_health(name = \"p\")] struct Q;\n\
+             #[tokio::main] async fn main() {} #[zb_health::prelude::zb_health(name = \"p\")] struct Q;\n\
              #[cfg_attr(test, derive(Default))] struct R; macro_rules! m { () => {} }\n\
-             zb_health::manifest!(pub(crate) Health = \"health.yaml\");",
+             zb_health::prelude::manifest!(pub(crate) Health = \"health.yaml\");",
         );
         assert!(!d.open, "{d:?}");
         for name in [
@@ -418,7 +418,7 @@ mod tests {
     fn manifest_calls_are_found_at_any_depth() {
         let mut out = Vec::new();
         calls_anywhere(
-            "zb_health::manifest!(pub Health = \"a\"); fn f() { manifest!(Other, yaml = \"\"); }\n\
+            "zb_health::prelude::manifest!(pub Health = \"a\"); fn f() { manifest!(Other, yaml = \"\"); }\n\
              macro_rules! m { () => { manifest!(pub(crate) Third = \"b\"); } }"
                 .parse()
                 .unwrap(),

@@ -83,7 +83,7 @@ pub fn custom_facts(
                 let loc = tags.first().map_or(p.location, |t| t.location);
                 (
                     loc,
-                    quote!(#f::same_tags(#meta.settings.tags, #krate::TagSet::of(&[#(#toks),*]))),
+                    quote!(#f::same_tags(#meta.settings.tags, #krate::spec::TagSet::of(&[#(#toks),*]))),
                 )
             }),
         ),

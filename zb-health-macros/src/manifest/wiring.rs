@@ -69,8 +69,8 @@ pub fn install(
         /// detection time (R19): facts only the running process knows.
         pub fn install(
             deps: #deps_name,
-        ) -> ::core::result::Result<#installed, #krate::RegistryError> {
-            Self::install_into(#krate::HealthRegistry::process(), deps)
+        ) -> ::core::result::Result<#installed, #krate::registry::RegistryError> {
+            Self::install_into(#krate::registry::HealthRegistry::process(), deps)
         }
 
         /// [`install`](Self::install) into `registry` instead of the
@@ -78,9 +78,9 @@ pub fn install(
         /// `HealthRegistry::new()` (AT-9). A failed install may leave the
         /// orchestrator timeout set, but adds no probe, watchdog or gate.
         pub fn install_into(
-            registry: &#krate::HealthRegistry,
+            registry: &#krate::registry::HealthRegistry,
             deps: #deps_name,
-        ) -> ::core::result::Result<#installed, #krate::RegistryError> {
+        ) -> ::core::result::Result<#installed, #krate::registry::RegistryError> {
             let wiring = #krate::install::ManifestWiring::new(
                 #service,
                 Self::paths(),

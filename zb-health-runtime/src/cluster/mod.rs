@@ -9,7 +9,7 @@
 //! * [`ActiveNodeProbe`] answers the `active` tier.
 //! * [`ClusterTransportProbe`] fails only on isolation from every expected
 //!   peer (AT-5).
-//! * [`ClusterActiveNodeGate`] is the cluster's [`crate::ActiveNodeGate`].
+//! * [`ClusterActiveNodeGate`] is the cluster's [`crate::gate::ActiveNodeGate`].
 //! * [`ClusterView::leave`] is this node's own leave (AT-6, actor-ts's
 //!   `cluster.leave()`; the drain calls it): announced in gossip, and
 //!   latched, so the membership and transport probes fail and `ready`

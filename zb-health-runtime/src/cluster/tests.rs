@@ -10,8 +10,8 @@ use zb_health_spec::{HealthStatus, MajorityGuard, MembershipPolicy};
 
 use super::probes::CLUSTER_NOT_AVAILABLE;
 use super::*;
+use crate::prelude::{ActiveNodeGate, HealthRegistry, Probe, ProbeRegistration, Tag};
 use crate::spec::Rule;
-use crate::{ActiveNodeGate, HealthRegistry, Probe, ProbeRegistration, Tag};
 
 fn member(address: &str, status: MemberStatus, age: u64, roles: &[&str]) -> Member {
     Member::new(address, status, age).with_roles(roles.iter().copied())

@@ -160,7 +160,6 @@ mod tier;
 mod tests;
 
 pub(crate) use context::Executor;
-pub use runtime::InFlight;
 pub(crate) use runtime::ProbeRuntime;
 pub(crate) use thread::{Runs, spawn_on_probe_thread};
 pub(crate) use tier::versions;

@@ -1,6 +1,5 @@
 //! [`ProbeRuntime`]: a registered probe as the executor runs it, the
-//! registration's facts and the state of its runs; and [`InFlight`], an
-//! execution under way as the registry reports it.
+//! registration's facts and the state of its runs.
 
 use std::borrow::Cow;
 use std::sync::atomic::Ordering;
@@ -58,7 +57,7 @@ pub(crate) struct ProbeRuntime {
 
 impl ProbeRuntime {
     /// Whether `?exclude=` may leave it out of its tier's verdict
-    /// ([`Probe::EXCLUDABLE`](crate::Probe::EXCLUDABLE)).
+    /// ([`Probe::EXCLUDABLE`](crate::probe::Probe::EXCLUDABLE)).
     pub(crate) fn excludable(&self) -> bool {
         self.probe.excludable()
     }
@@ -303,10 +302,11 @@ impl ProbeRuntime {
         })
     }
 
-    /// The execution in flight right now, if any: a flight, or a first
-    /// poll under way (a check blocking its thread), whose waiters are
-    /// the requests that arrived during it.
-    pub(crate) fn in_flight(&self) -> Option<InFlight> {
+    /// The execution in flight right now, if any, as the requests waiting
+    /// on it and how long it has run: a flight, or a first poll under way
+    /// (a check blocking its thread), whose waiters are the requests that
+    /// arrived during it.
+    pub(crate) fn in_flight(&self) -> Option<(usize, Duration)> {
         let slot = lock(&self.state.slot);
         let (waiting, started) = match &slot.run {
             RunState::Idle => return None,
@@ -323,31 +323,12 @@ impl ProbeRuntime {
                 (current.crew.waiting.load(Ordering::SeqCst), current.started)
             }
         };
-        Some(InFlight {
-            name: self.name.clone(),
-            waiting,
-            running_for: started.elapsed(),
-        })
+        Some((waiting, started.elapsed()))
     }
 }
 
 /// What a registration fixes about a probe, whatever its deadline.
 pub(super) type Facts = (Arc<str>, ProbeSettings, Arc<dyn DynProbe>, Box<[Arc<str>]>);
-
-/// A probe execution under way, from
-/// [`HealthRegistry::in_flight`](crate::HealthRegistry::in_flight): which
-/// dependency is slow right now, and how many requests wait on it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct InFlight {
-    /// The probe's registered name.
-    pub name: Arc<str>,
-    /// Requests waiting on this one execution (single flight): one
-    /// execution however many wait.
-    pub waiting: usize,
-    /// How long it has run; never past the probe's deadline.
-    pub running_for: Duration,
-}
 
 /// The probe's kept result while it is the answer (a fresh cached result,
 /// a background one within its staleness bound) and when it stops being

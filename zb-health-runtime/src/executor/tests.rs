@@ -6,9 +6,9 @@ mod dependencies {
     use std::sync::atomic::Ordering;
 
     use super::policy::{counted, ms};
+    use crate::prelude::{HealthRegistry, HealthStatus, Tag, TagSet};
     use crate::report::EntryOutcome;
     use crate::spec::{FailureStatus, Rule};
-    use crate::{HealthRegistry, HealthStatus, Tag, TagSet};
 
     fn registry() -> HealthRegistry {
         HealthRegistry::builder().probes_on_caller_runtime().build()
@@ -164,11 +164,11 @@ mod policy {
 
     use futures_util::future::join_all;
 
-    use crate::report::EntryOutcome;
-    use crate::spec::Rule;
-    use crate::{
+    use crate::prelude::{
         HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, Tag, TagSet, from_fn,
     };
+    use crate::report::EntryOutcome;
+    use crate::spec::Rule;
     use zb_health_spec::detection::DEFAULT_DETECTION_TIME;
 
     /// Requests waiting on `name`'s execution in flight (0 with none).
@@ -1053,13 +1053,13 @@ mod tier {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::time::Duration;
 
-    use crate::report::EntryOutcome;
-    use crate::spec::Rule;
-    use crate::writer::canonical_json;
-    use crate::{
+    use crate::prelude::{
         FailureStatus, HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, Tag, TagSet,
         from_fn,
     };
+    use crate::report::EntryOutcome;
+    use crate::spec::Rule;
+    use crate::writer::canonical_json;
 
     fn ok(name: &'static str, status: HealthStatus) -> ProbeRegistration {
         ProbeRegistration::new(
@@ -1420,7 +1420,7 @@ mod teardown {
 
     use futures_util::future::join_all;
 
-    use crate::{HealthRegistry, ProbeRegistration, ProbeResult, Tag, from_fn};
+    use crate::prelude::{HealthRegistry, ProbeRegistration, ProbeResult, Tag, from_fn};
 
     /// Live executions of a set of probes, and their peak.
     #[derive(Default)]
@@ -1530,7 +1530,7 @@ mod teardown {
             assert_eq!(
                 (e.status, e.description.as_deref()),
                 (
-                    crate::HealthStatus::Degraded,
+                    crate::spec::HealthStatus::Degraded,
                     Some("failing on 3 of 3 nodes")
                 ),
                 "round {round}"

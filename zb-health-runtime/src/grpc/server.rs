@@ -36,7 +36,7 @@
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::time::Duration;
 //! use zb_health::grpc::server::{GrpcHealth, GrpcTarget};
-//! use zb_health::{HealthRegistry, Tag};
+//! use zb_health::prelude::{HealthRegistry, Tag};
 //!
 //! let registry = HealthRegistry::process().clone();
 //! let health = GrpcHealth::builder(registry)

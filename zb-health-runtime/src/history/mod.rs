@@ -14,10 +14,10 @@
 //!
 //! The executor records each reported entry (after the hysteresis and the
 //! shared-probe comparison) only while history is enabled on the registry
-//! ([`HealthRegistry::enable_history`](crate::HealthRegistry::enable_history));
+//! ([`HealthRegistry::enable_history`](crate::registry::HealthRegistry::enable_history));
 //! otherwise a result costs one relaxed load. Reading the history copies
 //! what was recorded and never runs a probe. The document is rendered by
-//! [`HealthRegistry::history_json`](crate::HealthRegistry::history_json),
+//! [`HealthRegistry::history_json`](crate::registry::HealthRegistry::history_json),
 //! at a disclosure level; raw error text is never recorded, so it cannot
 //! be shown.
 

@@ -36,7 +36,7 @@ use crate::writer::{BodyStyle, ResponseWriter};
 ///
 /// ```
 /// use zb_health::spec::{Disclosure, ResponseFormat};
-/// use zb_health::{HealthRegistry, Tag, ZbHealth};
+/// use zb_health::prelude::{HealthRegistry, Tag, ZbHealth};
 ///
 /// let health = ZbHealth::new(HealthRegistry::new())
 ///     .format(ResponseFormat::PassFail)
@@ -50,7 +50,7 @@ use crate::writer::{BodyStyle, ResponseWriter};
 ///
 /// ```no_run
 /// use actix_web::{App, HttpServer};
-/// use zb_health::{HealthRegistry, ZbHealth};
+/// use zb_health::prelude::{HealthRegistry, ZbHealth};
 ///
 /// # async fn run() -> std::io::Result<()> {
 /// let health = ZbHealth::new(HealthRegistry::process().clone())

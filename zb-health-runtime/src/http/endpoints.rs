@@ -155,7 +155,7 @@ impl ZbHealthEndpoints {
     ///
     /// ```no_run
     /// use actix_web::App;
-    /// use zb_health::{map_zb_health, HealthRegistry, Tag};
+    /// use zb_health::prelude::{map_zb_health, HealthRegistry, Tag};
     ///
     /// let endpoints = map_zb_health(HealthRegistry::process().clone());
     /// let live_only = App::new().service(endpoints.tier(Tag::Live));

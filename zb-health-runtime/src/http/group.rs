@@ -19,7 +19,7 @@ use crate::writer::{BodyStyle, ResponseWriter};
 ///
 /// ```
 /// use zb_health::http::HealthGroup;
-/// use zb_health::{HealthRegistry, ProbeRegistration, ProbeResult, Tag, ZbHealth, from_fn};
+/// use zb_health::prelude::{HealthRegistry, ProbeRegistration, ProbeResult, Tag, ZbHealth, from_fn};
 ///
 /// let registry = HealthRegistry::new();
 /// registry

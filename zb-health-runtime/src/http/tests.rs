@@ -12,7 +12,7 @@ use actix_web::test::{TestRequest, init_service};
 use actix_web::{App, web::Bytes};
 use zb_health_spec::Disclosure;
 
-use crate::{HealthRegistry, ProbeRegistration, ProbeResult, ZbHealth, from_fn};
+use crate::prelude::{HealthRegistry, ProbeRegistration, ProbeResult, ZbHealth, from_fn};
 
 /// A probe whose description names its run: `run 1`, `run 2`…
 fn counted(name: &'static str) -> (ProbeRegistration, Arc<AtomicUsize>) {

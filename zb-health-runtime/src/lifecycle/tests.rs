@@ -8,10 +8,10 @@ mod startup_and_drain {
     use std::time::Duration;
 
     use crate::lifecycle::*;
+    use crate::prelude::{HealthStatus, Tag, TagSet};
     use crate::probe::{ProbeResult, from_fn};
     use crate::registry::{HealthRegistry, ProbeRegistration};
     use crate::report::HealthReport;
-    use crate::{HealthStatus, Tag, TagSet};
 
     fn names(report: &HealthReport) -> Vec<(&str, HealthStatus, Option<&str>)> {
         report
@@ -206,10 +206,10 @@ mod watchdogs {
 
     use zb_health_spec::Rule;
 
-    use crate::HealthStatus;
     use crate::lifecycle::LiveAnswer;
     use crate::lifecycle::watchdog::DEAD_DESCRIPTION;
     use crate::registry::HealthRegistry;
+    use crate::spec::HealthStatus;
 
     fn stalled_names(registry: &HealthRegistry) -> Option<Vec<(String, HealthStatus)>> {
         match registry.lifecycle().live() {
@@ -441,7 +441,7 @@ mod watchdogs {
             [("poller".into(), HealthStatus::Healthy, None)]
         );
         assert_eq!(
-            registry.answer(crate::Tag::Ready).await.status,
+            registry.answer(crate::spec::Tag::Ready).await.status,
             HealthStatus::Unhealthy,
             "ready still sees the dependency"
         );
@@ -475,7 +475,7 @@ mod watchdogs {
             Some(serde_json::json!({"failed": ["migrations"]}))
         );
         // The ready tier's startup entry stays the fixed one.
-        let ready = futures_util::FutureExt::now_or_never(registry.answer(crate::Tag::Ready));
+        let ready = futures_util::FutureExt::now_or_never(registry.answer(crate::spec::Tag::Ready));
         assert_eq!(ready.map(|r| r.entries[0].data.clone()), Some(None));
     }
 

@@ -370,7 +370,7 @@ impl Watchdogs {
     }
 }
 
-/// A loop's heartbeat, from [`HealthRegistry::watchdog`](crate::HealthRegistry::watchdog). `Send + Sync`:
+/// A loop's heartbeat, from [`HealthRegistry::watchdog`](crate::registry::HealthRegistry::watchdog). `Send + Sync`:
 /// share it with `Arc` if several tasks make up one loop.
 ///
 /// The deadline runs from the first [`beat`](Self::beat): until then the

@@ -19,7 +19,7 @@ pub struct Exclusion {
     pub excluded: Vec<Arc<str>>,
     /// The names asked for that name a check that always counts: the
     /// lifecycle's entries ([`LIFECYCLE_ENTRIES`](zb_health_spec::rules::LIFECYCLE_ENTRIES))
-    /// and a probe that is not [`EXCLUDABLE`](crate::Probe::EXCLUDABLE)
+    /// and a probe that is not [`EXCLUDABLE`](crate::probe::Probe::EXCLUDABLE)
     /// (the active-node decision), as asked.
     pub kept: Vec<String>,
     /// The names that matched nothing, as asked.
@@ -79,7 +79,7 @@ impl HealthRegistry {
     /// as long as its slowest probe, never the sum. A probe that misses its
     /// deadline is dropped, which cancels it, so hung calls cannot pile up.
     /// Concurrent requests for one probe share one execution, and a probe
-    /// may be cached or run in the background (see [`crate::executor`]).
+    /// may be cached or run in the background.
     /// The `live` tier carries no probes (ZB-1.3) and is always `Healthy`.
     pub async fn check(&self, tier: Tag) -> HealthReport {
         match self.inner.table.tier(tier) {
@@ -112,7 +112,7 @@ impl HealthRegistry {
     /// Some checks always count, and a name of one is reported in
     /// [`Exclusion::kept`]: the lifecycle's entries (a drain, a maintenance
     /// window or a restart request must hold) and a probe that is not
-    /// [`EXCLUDABLE`](crate::Probe::EXCLUDABLE): the active-node decision,
+    /// [`EXCLUDABLE`](crate::probe::Probe::EXCLUDABLE): the active-node decision,
     /// without which a standby's `active` would answer 200.
     ///
     /// The answer is this response's alone: it is not recorded, so no

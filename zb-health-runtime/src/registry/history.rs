@@ -14,7 +14,7 @@ impl HealthRegistry {
     /// Starts recording the history: from now on every probe result (the
     /// reported entry, after hysteresis and the shared comparison) goes
     /// into its probe's fixed-size history, and each tier's answer is
-    /// kept; see [`crate::history`]. [`ZbHealth::build`](crate::ZbHealth::build)
+    /// kept; see [`crate::history`]. [`ZbHealth::build`](crate::http::ZbHealth::build)
     /// calls it for endpoints that serve the history. Until then a result
     /// costs one relaxed load. There is no way back.
     pub fn enable_history(&self) {

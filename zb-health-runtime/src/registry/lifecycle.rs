@@ -26,7 +26,7 @@ impl HealthRegistry {
     /// work is done:
     ///
     /// ```
-    /// # use zb_health::HealthRegistry;
+    /// # use zb_health::prelude::HealthRegistry;
     /// let registry = HealthRegistry::new();
     /// let warm_up = registry.startup_gate();
     /// // … load caches, run migrations …
@@ -79,7 +79,7 @@ impl HealthRegistry {
     ///
     /// ```
     /// # use std::time::Duration;
-    /// # use zb_health::HealthRegistry;
+    /// # use zb_health::prelude::HealthRegistry;
     /// let registry = HealthRegistry::new();
     /// let heartbeat = registry.watchdog("consumer", Duration::from_secs(30)).unwrap();
     /// // in the consumer loop, once per iteration:

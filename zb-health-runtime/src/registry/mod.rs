@@ -1,6 +1,6 @@
 //! The registry (AT-1): one per process, shared by every server that serves
 //! health. A façade over the probe table (which validates registrations
-//! and hands each new probe to the [executor](crate::executor), starting a
+//! and hands each new probe to the executor, starting a
 //! background probe's schedule), the executor that runs a tier's probes
 //! (asking the [lifecycle](crate::lifecycle) whether a startup gate is
 //! pending), and the lifecycle (gates, watchdogs, drain); beside them it
@@ -34,3 +34,4 @@ pub use answers::Exclusion;
 pub(crate) use answers::{TierAnswer, Validity};
 pub use builder::HealthRegistryBuilder;
 pub use inner::HealthRegistry;
+pub use probes::InFlight;

@@ -5,7 +5,6 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use crate::executor::InFlight;
 use crate::registration::{ProbeRegistration, RegistryError};
 use crate::table::RegistrationHandle;
 
@@ -95,7 +94,7 @@ impl HealthRegistry {
     /// [`crate::shared`]): usually the
     /// node's [`ChitchatClusterView`](crate::cluster::chitchat::ChitchatClusterView).
     /// Until it is set, a probe registered with
-    /// [`shared`](crate::ProbeRegistration::shared) is an ordinary probe.
+    /// [`shared`](crate::registry::ProbeRegistration::shared) is an ordinary probe.
     /// A manifest's `install` sets its `cluster_view` when it has one.
     pub fn set_shared_verdicts(&self, verdicts: Arc<dyn crate::shared::SharedVerdicts>) {
         self.inner.executor.set_shared_verdicts(verdicts);
@@ -143,7 +142,29 @@ impl HealthRegistry {
             .table
             .all()
             .iter()
-            .filter_map(|p| p.in_flight())
+            .filter_map(|p| {
+                let (waiting, running_for) = p.in_flight()?;
+                Some(InFlight {
+                    name: p.name.clone(),
+                    waiting,
+                    running_for,
+                })
+            })
             .collect()
     }
+}
+
+/// A probe execution under way, from
+/// [`HealthRegistry::in_flight`]: which dependency is slow right now, and
+/// how many requests wait on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct InFlight {
+    /// The probe's registered name.
+    pub name: Arc<str>,
+    /// Requests waiting on this one execution (single flight): one
+    /// execution however many wait.
+    pub waiting: usize,
+    /// How long it has run; never past the probe's deadline.
+    pub running_for: Duration,
 }

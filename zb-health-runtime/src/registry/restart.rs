@@ -35,7 +35,7 @@ impl HealthRegistry {
     }
 
     /// Whether this node asks the orchestrator to restart it: a probe with
-    /// [`restart_after`](crate::ProbeRegistration::restart_after) failed
+    /// [`restart_after`](crate::registry::ProbeRegistration::restart_after) failed
     /// here alone for that long, and `live` answers 503 with a `restart`
     /// entry.
     pub fn restart_requested(&self) -> bool {

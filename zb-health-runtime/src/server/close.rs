@@ -29,7 +29,7 @@ use crate::registry::HealthRegistry;
 /// ```no_run
 /// use actix_web::{App, HttpServer};
 /// use zb_health::server::CloseWhenDraining;
-/// use zb_health::HealthRegistry;
+/// use zb_health::prelude::HealthRegistry;
 ///
 /// let registry = HealthRegistry::process().clone();
 /// let server = HttpServer::new(move || App::new().wrap(CloseWhenDraining::new(registry.clone())));

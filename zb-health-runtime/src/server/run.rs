@@ -40,7 +40,7 @@ use crate::registry::HealthRegistry;
 /// use actix_web::{App, HttpServer};
 /// use zb_health::lifecycle::Drain;
 /// use zb_health::server::serve;
-/// use zb_health::{map_zb_health, HealthRegistry};
+/// use zb_health::prelude::{map_zb_health, HealthRegistry};
 ///
 /// #[actix_web::main]
 /// async fn main() -> std::io::Result<()> {
@@ -75,7 +75,7 @@ pub async fn serve(
 /// use actix_web::{App, HttpServer};
 /// use zb_health::lifecycle::Drain;
 /// use zb_health::server::serve_with_management;
-/// use zb_health::{map_zb_health, HealthRegistry};
+/// use zb_health::prelude::{map_zb_health, HealthRegistry};
 ///
 /// #[actix_web::main]
 /// async fn main() -> std::io::Result<()> {

@@ -334,7 +334,7 @@ async fn a_taken_grpc_port_names_its_variable() {
     ])
     .unwrap();
     let grpc = GrpcHealth::builder(s.registry().clone())
-        .service("", GrpcTarget::Tier(crate::Tag::Ready))
+        .service("", GrpcTarget::Tier(crate::spec::Tag::Ready))
         .build()
         .unwrap();
     let e = s.grpc(grpc).bind().unwrap_err();

@@ -27,7 +27,7 @@ impl Probe for Upstream {
     }
 }
 
-zb_health::manifest!(Health = "cluster-node.yaml");
+manifest!(Health = "cluster-node.yaml");
 
 #[actix_web::main]
 async fn main() -> Result<(), StartError> {

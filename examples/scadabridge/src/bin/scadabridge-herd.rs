@@ -18,7 +18,7 @@ use service_kit::database::bootstrap_until_done;
 use service_kit::{ClusterNode, Defaults, Settings, connect_database};
 use zb_health::prelude::*;
 
-zb_health::manifest!(
+manifest!(
     Health,
     yaml = r#"
 service: scadabridge-herd

@@ -28,6 +28,7 @@ pub(super) fn one_probe(
 ) {
     let endpoint = wanted.endpoint;
     let want_path = wanted.http_path(&plan.paths);
+    let use_http = || format!("use httpGet on {want_path}, port {}", plan.port);
     if let Some(http) = probe.get("httpGet") {
         let path_node = http.get("path");
         let path = path_node.and_then(Node::as_str).unwrap_or("/");
@@ -46,33 +47,29 @@ pub(super) fn one_probe(
         let service_node = grpc.get("service");
         let service = service_node.and_then(Node::as_str).unwrap_or("");
         let loc = service_node.map_or(grpc.loc, |n| n.loc);
-        if manifest.grpc.is_none() {
-            drifts.push(Drift {
-                check: Check::Probe,
-                location: grpc.loc,
-                message: format!(
-                    "the {key} asks grpc.health.v1, but the manifest has no grpc section"
-                ),
-                help: format!("use httpGet on {want_path}, port {}", plan.port),
-            });
+        let unserved = if manifest.grpc.is_none() {
+            Some((
+                Check::Probe,
+                "but the manifest has no grpc section".to_owned(),
+            ))
         } else if let Some(group) = &wanted.group {
-            drifts.push(Drift {
-                check: Check::Path,
-                location: grpc.loc,
-                message: format!(
-                    "the {key} asks grpc.health.v1, which does not serve health group `{}` (--readiness-group)",
-                    group.name
-                ),
-                help: format!("use httpGet on {want_path}, port {}", plan.port),
-            });
+            let why = format!(
+                "which does not serve health group `{}` (--readiness-group)",
+                group.name
+            );
+            Some((Check::Path, why))
         } else if let Endpoint::Started = endpoint {
+            let why = "whose services answer from the tiers, not the startup path: a dependency could restart the pod";
+            Some((Check::Path, why.to_owned()))
+        } else {
+            None
+        };
+        if let Some((check, why)) = unserved {
             drifts.push(Drift {
-                check: Check::Path,
+                check,
                 location: grpc.loc,
-                message: format!(
-                    "the {key} asks grpc.health.v1, whose services answer from the tiers, not the startup path: a dependency could restart the pod"
-                ),
-                help: format!("use httpGet on {want_path}, port {}", plan.port),
+                message: format!("the {key} asks grpc.health.v1, {why}"),
+                help: use_http(),
             });
         } else if tier_of_grpc_service(manifest, service).map(Endpoint::Tier) != Some(endpoint) {
             let want = match &wanted.handler {
@@ -105,7 +102,7 @@ pub(super) fn one_probe(
             check: Check::Probe,
             location: tcp.loc,
             message: format!("the {key} only opens a TCP connection, so it reads no tier"),
-            help: format!("use httpGet on {want_path}, port {}", plan.port),
+            help: use_http(),
         });
     } else if let Some(exec) = probe.get("exec") {
         // `zb-health probe URL` is checked like an httpGet; other commands

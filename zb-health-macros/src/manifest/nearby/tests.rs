@@ -91,7 +91,7 @@ fn a_crate_is_read_from_its_root_along_its_mod_declarations() {
     write(
         "main.rs",
         "mod a; mod missing; #[cfg(test)] mod t; #[path = \"elsewhere/p.rs\"] mod p;\n\
-         zb_health::manifest!(Health = \"health.yaml\");",
+         zb_health::prelude::manifest!(Health = \"health.yaml\");",
     );
     write("t.rs", "#[zb_health(name = \"t\")] struct TestOnly;");
     write(
@@ -102,7 +102,7 @@ fn a_crate_is_read_from_its_root_along_its_mod_declarations() {
     write(
         "a/b.rs",
         "#[zb_health(name = \"x\", tags = [ready])] pub struct X;\n\
-         mod inner { #[zb_health::zb_health(name = \"y\")] struct Y; struct Z; mod c; }\n\
+         mod inner { #[zb_health::prelude::zb_health(name = \"y\")] struct Y; struct Z; mod c; }\n\
          #[cfg(test)] #[zb_health(name = \"w\")] struct W;",
     );
     write("a/b/inner/c.rs", "#[zb_health(name = \"c\")] pub struct C;");
@@ -159,8 +159,9 @@ const PROBES: &str = "#[zb_health(name = \"c\")] pub struct CacheProbe;\n\
 
 #[test]
 fn a_name_nothing_declares_in_a_module_read_whole_is_missing() {
-    let main =
-        format!("{PROBES}zb_health::manifest!(pub Health = \"health.yaml\");\nfn main() {{}}");
+    let main = format!(
+        "{PROBES}zb_health::prelude::manifest!(pub Health = \"health.yaml\");\nfn main() {{}}"
+    );
     let dir = package(
         "whole",
         &[
@@ -232,7 +233,7 @@ fn crate_source(dir: Option<&Path>, caller: &str) -> CrateSource {
 
 #[test]
 fn any_doubt_decides_nothing() {
-    let call = "zb_health::manifest!(pub Health = \"health.yaml\");\n";
+    let call = "zb_health::prelude::manifest!(pub Health = \"health.yaml\");\n";
     let cases: &[(&str, String)] = &[
         ("glob", format!("{PROBES}use other::*;\n{call}")),
         ("macro", format!("{PROBES}make_probes!();\n{call}")),
@@ -281,7 +282,7 @@ fn any_doubt_decides_nothing() {
 #[test]
 fn a_target_of_another_name_is_another_crate() {
     // `tests/common.rs` is a test of its own and `mod common;` of `it`.
-    let call = "zb_health::manifest!(Health = \"health.yaml\");\n";
+    let call = "zb_health::prelude::manifest!(Health = \"health.yaml\");\n";
     let dir = package(
         "named",
         &[
@@ -303,7 +304,8 @@ fn a_target_of_another_name_is_another_crate() {
 
 #[test]
 fn a_target_cargo_toml_declares_is_a_root() {
-    let main = format!("{PROBES}mod probes;\nzb_health::manifest!(Health = \"health.yaml\");\n");
+    let main =
+        format!("{PROBES}mod probes;\nzb_health::prelude::manifest!(Health = \"health.yaml\");\n");
     let dir = package(
         "declared",
         &[

@@ -1,9 +1,10 @@
 //! `groups`: named sets of probes, each at a path of its own, each rule
 //! the shared function of `crate::rules` (R23, R24, R25).
 
-use super::super::tree::{Node, Value};
+use super::super::tree::Node;
+use super::values::known_names;
 use super::{Fields, Reader};
-use crate::manifest::{GroupDecl, Located, Location, ProbeDecl, ProbeKind};
+use crate::manifest::{GroupDecl, Located, Location, ProbeDecl};
 use crate::{
     Disclosure, EndpointPaths, NameOf, Tag,
     rules::{check_group_paths, check_group_probes, check_group_tiers, check_name_of, missing_key},
@@ -11,6 +12,9 @@ use crate::{
 
 /// The keys of one group.
 const GROUP_KEYS: [&str; 4] = ["path", "probes", "tiers", "disclosure"];
+
+/// The help of a group's list that is not one.
+const LIST_HELP: &str = "write a list, e.g. `[database, cache]`";
 
 impl Reader {
     /// `groups`, read after `endpoints` (R24 compares the paths) and
@@ -25,19 +29,12 @@ impl Reader {
         let Some(section) = top.get("groups") else {
             return Vec::new();
         };
-        let pairs = match &section.node.value {
-            Value::Map(pairs) => pairs,
-            Value::Null => return Vec::new(),
-            _ => {
-                self.wrong_type(
-                    "`groups`",
-                    "a mapping of group names to groups",
-                    section.node,
-                    "write e.g. `groups: { canary: { path: /health/canary, probes: [database] } }`",
-                );
-                return Vec::new();
-            }
-        };
+        let pairs = self.entries(
+            "`groups`",
+            "a mapping of group names to groups",
+            section.node,
+            "write e.g. `groups: { canary: { path: /health/canary, probes: [database] } }`",
+        );
         let mut groups = Vec::new();
         for (key, value) in pairs {
             let Some(name) = self.string("a health group name", key) else {
@@ -48,19 +45,9 @@ impl Reader {
                 groups.push(group);
             }
         }
-        // A custom probe without `name:` takes its name from its attribute,
-        // which only the generated code sees: the runtime builder checks
+        // Unknown with a name on an attribute: the runtime builder checks
         // the names then (R23 there).
-        let known: Option<Vec<&str>> = probes.and_then(|probes| {
-            probes
-                .iter()
-                .map(|p| match (&p.name, &p.kind) {
-                    (Some(n), _) => Some(n.value.as_str()),
-                    (None, ProbeKind::Custom { .. }) => None,
-                    (None, _) => Some(""),
-                })
-                .collect()
-        });
+        let known = known_names(probes);
         for group in &groups {
             let tiers: Vec<(Tag, Location)> =
                 group.tiers.iter().map(|t| (t.value, t.location)).collect();
@@ -133,7 +120,8 @@ impl Reader {
 
     /// A list of probe names.
     fn group_probes(&mut self, what: &str, node: &Node) -> Vec<Located<String>> {
-        self.items(what, "a list of probe names", node)
+        self.list(what, "a list of probe names", node, LIST_HELP)
+            .unwrap_or_default()
             .iter()
             .filter_map(|item| self.string(what, item))
             .collect()
@@ -141,26 +129,10 @@ impl Reader {
 
     /// A list of tier names.
     fn group_tiers(&mut self, what: &str, node: &Node) -> Vec<Located<Tag>> {
-        self.items(what, "a list of tier names", node)
+        self.list(what, "a list of tier names", node, LIST_HELP)
+            .unwrap_or_default()
             .iter()
             .filter_map(|item| self.keyword::<Tag>(what, item))
             .collect()
-    }
-
-    /// A list's items; `null` is an empty list; R15 for anything else.
-    fn items<'a>(&mut self, what: &str, expected: &str, node: &'a Node) -> &'a [Node] {
-        match &node.value {
-            Value::Seq(items) => items,
-            Value::Null => &[],
-            _ => {
-                self.wrong_type(
-                    what,
-                    expected,
-                    node,
-                    "write a list, e.g. `[database, cache]`",
-                );
-                &[]
-            }
-        }
     }
 }

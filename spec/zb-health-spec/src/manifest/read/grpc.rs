@@ -2,12 +2,13 @@
 //! rule the shared function of `crate::grpc`.
 
 use super::super::tree::{Node, Value};
+use super::values::known_names;
 use super::{Fields, Reader};
 use crate::Tag;
 use crate::grpc::{
     check_grpc_period, check_grpc_probe_target, check_grpc_service_name, check_grpc_unique_services,
 };
-use crate::manifest::{GrpcDecl, GrpcServiceDecl, GrpcTargetDecl, ProbeDecl, ProbeKind};
+use crate::manifest::{GrpcDecl, GrpcServiceDecl, GrpcTargetDecl, ProbeDecl};
 
 /// The keys of `grpc`.
 const GRPC_KEYS: [&str; 2] = ["period", "services"];
@@ -28,18 +29,9 @@ impl Reader {
             Some(f) => self.grpc_services(f.node),
             None => Vec::new(),
         };
-        // A custom probe without `name:` takes its name from its attribute,
-        // which only the generated code sees: it checks the targets then.
-        let known: Option<Vec<&str>> = probes.and_then(|probes| {
-            probes
-                .iter()
-                .map(|p| match (&p.name, &p.kind) {
-                    (Some(n), _) => Some(n.value.as_str()),
-                    (None, ProbeKind::Custom { .. }) => None,
-                    (None, _) => Some(""),
-                })
-                .collect()
-        });
+        // Unknown with a name on an attribute: the generated code checks
+        // the targets then.
+        let known = known_names(probes);
         if let Some(known) = known {
             for service in &services {
                 if let GrpcTargetDecl::Probe(probe) = &service.target {
@@ -63,19 +55,12 @@ impl Reader {
     /// `services`: a mapping of service name to a tier name or
     /// `{ probe: <name> }`.
     fn grpc_services(&mut self, node: &Node) -> Vec<GrpcServiceDecl> {
-        let pairs = match &node.value {
-            Value::Map(pairs) => pairs,
-            Value::Null => return Vec::new(),
-            _ => {
-                self.wrong_type(
-                    "`grpc.services`",
-                    "a mapping of gRPC service names to targets",
-                    node,
-                    "write e.g. `services: { \"\": ready, plant.v1.Writes: active, plant.db: { probe: database } }`",
-                );
-                return Vec::new();
-            }
-        };
+        let pairs = self.entries(
+            "`grpc.services`",
+            "a mapping of gRPC service names to targets",
+            node,
+            "write e.g. `services: { \"\": ready, plant.v1.Writes: active, plant.db: { probe: database } }`",
+        );
         let mut services = Vec::new();
         for (key, value) in pairs {
             let Some(name) = self.string("a gRPC service name", key) else {

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::super::tree::{Node, Value};
+use super::super::tree::Node;
 use super::{Fields, Reader};
 use crate::manifest::{LifecycleDecl, Located, WatchdogDecl};
 use crate::{
@@ -141,23 +141,5 @@ impl Reader {
             names.iter().map(|n| (n.value.as_str(), n.location)),
             &mut self.sink,
         );
-    }
-
-    /// A list's items; `null` is an empty list; R15 for anything else.
-    fn list<'a>(
-        &mut self,
-        what: &str,
-        expected: &str,
-        node: &'a Node,
-        help: &str,
-    ) -> Option<&'a [Node]> {
-        match &node.value {
-            Value::Seq(items) => Some(items),
-            Value::Null => Some(&[]),
-            _ => {
-                self.wrong_type(what, expected, node, help);
-                None
-            }
-        }
     }
 }

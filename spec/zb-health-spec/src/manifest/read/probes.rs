@@ -478,43 +478,19 @@ impl Reader {
 
     /// `roles`: a list of role names; [`check_role_preference`] judges it.
     fn roles(&mut self, label: &str, node: &Node) -> Option<Vec<Located<String>>> {
-        let Value::Seq(items) = &node.value else {
-            self.wrong_type(
-                &format!("`roles` of {label}"),
-                "a list of role names",
-                node,
-                "write a YAML list, e.g. `roles: [admin, driver]`",
-            );
-            return None;
-        };
-        let mut roles = Vec::new();
-        for item in items {
-            if let Some(role) = self.string(&format!("a role of {label}"), item) {
-                roles.push(role);
-            }
-        }
-        Some(roles)
+        let what = format!("`roles` of {label}");
+        let help = "write a YAML list, e.g. `roles: [admin, driver]`";
+        let item = format!("a role of {label}");
+        self.strings((&what, "a list of role names", help), &item, node)
     }
 
     /// `depends_on`: a list of probe names; R21 and R22 judge it over
     /// every probe, once all are read.
     fn depends_on(&mut self, label: &str, node: &Node) -> Option<Vec<Located<String>>> {
-        let Value::Seq(items) = &node.value else {
-            self.wrong_type(
-                &format!("`depends_on` of {label}"),
-                "a list of probe names",
-                node,
-                "write a YAML list, e.g. `depends_on: [database]`",
-            );
-            return None;
-        };
-        let mut names = Vec::new();
-        for item in items {
-            if let Some(name) = self.string(&format!("a `depends_on` name of {label}"), item) {
-                names.push(name);
-            }
-        }
-        Some(names)
+        let what = format!("`depends_on` of {label}");
+        let help = "write a YAML list, e.g. `depends_on: [database]`";
+        let item = format!("a `depends_on` name of {label}");
+        self.strings((&what, "a list of probe names", help), &item, node)
     }
 
     /// `type` of a custom probe: required (R11), and a Rust path (R4).

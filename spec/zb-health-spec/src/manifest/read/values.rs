@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::super::tree::{Node, Value, shown};
 use super::{Field, Fields, Reader};
-use crate::manifest::Located;
+use crate::manifest::{Located, ProbeDecl, ProbeKind};
 use crate::{
     Rule,
     rules::{check_cluster_size, check_duration_text},
@@ -203,6 +203,73 @@ impl Reader {
             help,
         );
     }
+
+    /// A list's items; `null` is an empty list; R15 for anything else.
+    pub(super) fn list<'a>(
+        &mut self,
+        what: &str,
+        expected: &str,
+        node: &'a Node,
+        help: &str,
+    ) -> Option<&'a [Node]> {
+        match &node.value {
+            Value::Seq(items) => Some(items),
+            Value::Null => Some(&[]),
+            _ => {
+                self.wrong_type(what, expected, node, help);
+                None
+            }
+        }
+    }
+
+    /// A list of strings (`roles`, `depends_on`), each `item`; anything
+    /// but a list is a wrong type.
+    pub(super) fn strings(
+        &mut self,
+        (what, expected, help): (&str, &str, &str),
+        item: &str,
+        node: &Node,
+    ) -> Option<Vec<Located<String>>> {
+        let Value::Seq(items) = &node.value else {
+            self.wrong_type(what, expected, node, help);
+            return None;
+        };
+        Some(items.iter().filter_map(|i| self.string(item, i)).collect())
+    }
+
+    /// The entries of `node`, a mapping keyed by names (`groups`,
+    /// `grpc.services`): none when it is empty (`~`), and none after a
+    /// [`wrong_type`](Self::wrong_type) error when it is no mapping.
+    pub(super) fn entries<'n>(
+        &mut self,
+        what: &str,
+        expected: &str,
+        node: &'n Node,
+        help: &str,
+    ) -> &'n [(Node, Node)] {
+        match &node.value {
+            Value::Map(pairs) => pairs,
+            Value::Null => &[],
+            _ => {
+                self.wrong_type(what, expected, node, help);
+                &[]
+            }
+        }
+    }
+}
+
+/// The manifest's probe names, to check a name that refers to one; `None`
+/// when a custom probe without `name:` takes its name from its attribute,
+/// which only the generated code sees (it checks the names then).
+pub(super) fn known_names(probes: Option<&[ProbeDecl]>) -> Option<Vec<&str>> {
+    probes?
+        .iter()
+        .map(|p| match (&p.name, &p.kind) {
+            (Some(n), _) => Some(n.value.as_str()),
+            (None, ProbeKind::Custom { .. }) => None,
+            (None, _) => Some(""),
+        })
+        .collect()
 }
 
 /// The name a probe's messages use, read before validation: its `name`, else
