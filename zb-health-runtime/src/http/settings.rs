@@ -60,6 +60,16 @@ impl Default for EndpointSettings {
 }
 
 impl EndpointSettings {
+    /// Changes the built-in body of `tiers` with `BodyStyle`'s own setter,
+    /// where that setting is written.
+    fn restyle(&mut self, tiers: &[Tag], change: impl Fn(BodyStyle) -> BodyStyle) -> &mut Self {
+        for tier in tiers {
+            let style = &mut self.styles[*tier as usize];
+            *style = change(style.clone());
+        }
+        self
+    }
+
     /// Whether the history document is served.
     pub(crate) fn serves_history(&self) -> bool {
         self.history.json
@@ -182,17 +192,13 @@ impl EndpointSettings {
     /// The disclosure level of all three tiers (BE-HLTH-007); `full` by
     /// default. Raw error text is shown at no level.
     pub fn disclosure(&mut self, level: Disclosure) -> &mut Self {
-        for style in &mut self.styles {
-            style.disclosure = level;
-        }
-        self
+        self.restyle(&Tag::ALL, |style| style.disclosure(level))
     }
 
     /// The disclosure level of one tier, e.g. `names` on `ready` and
     /// `status` on `live`.
     pub fn tier_disclosure(&mut self, tier: Tag, level: Disclosure) -> &mut Self {
-        self.styles[tier as usize].disclosure = level;
-        self
+        self.restyle(&[tier], |style| style.disclosure(level))
     }
 
     /// Whether the bodies show the cluster addresses (`selfAddress`,
@@ -201,10 +207,7 @@ impl EndpointSettings {
     /// unless `endpoints.cluster_addresses: true`, and `true` on the
     /// management port.
     pub fn cluster_addresses(&mut self, shown: bool) -> &mut Self {
-        for style in &mut self.styles {
-            style.cluster_addresses = shown;
-        }
-        self
+        self.restyle(&Tag::ALL, |style| style.cluster_addresses(shown))
     }
 
     /// The level shown to a request with the bearer token
@@ -242,7 +245,7 @@ impl EndpointSettings {
     /// reported) is `up`, or when the report has no such entry. Shown at
     /// every disclosure level.
     pub fn cluster_ready(&mut self, membership_entry: impl Into<Arc<str>>) -> &mut Self {
-        self.styles[Tag::Ready as usize].cluster_ready = Some(membership_entry.into());
-        self
+        let entry: Arc<str> = membership_entry.into();
+        self.restyle(&[Tag::Ready], |style| style.cluster_ready(entry.clone()))
     }
 }

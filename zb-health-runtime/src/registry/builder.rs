@@ -8,7 +8,7 @@ use super::inner::{HealthRegistry, Inner, RegistryHistory};
 use crate::executor::{Executor, Runs};
 use crate::history::TierAnswers;
 use crate::lifecycle::Lifecycle;
-use crate::observe::{DEFAULT_FAILURE_LOG_INTERVAL, TierLog};
+use crate::observe::TierLog;
 use crate::publish::TransitionQueue;
 use crate::table::ProbeTable;
 
@@ -26,7 +26,7 @@ pub struct HealthRegistryBuilder {
     /// [`detection_time`](Self::detection_time).
     pub detection_time: Option<Duration>,
     /// [`failure_log_interval`](Self::failure_log_interval); `None` is
-    /// [`DEFAULT_FAILURE_LOG_INTERVAL`].
+    /// [`DEFAULT_FAILURE_LOG_INTERVAL`](crate::observe::DEFAULT_FAILURE_LOG_INTERVAL).
     pub failure_log_interval: Option<Duration>,
     pub(crate) runs: Runs,
 }
@@ -72,7 +72,7 @@ impl HealthRegistryBuilder {
     /// How often a probe that keeps failing the same way is logged again
     /// (BE-HLTH-008): the transition to failure is logged at once, then at
     /// most one line per `interval`, counting the runs it suppressed.
-    /// Default [`DEFAULT_FAILURE_LOG_INTERVAL`] (5 min); zero logs every
+    /// Default [`DEFAULT_FAILURE_LOG_INTERVAL`](crate::observe::DEFAULT_FAILURE_LOG_INTERVAL) (5 min); zero logs every
     /// failing run. See [`crate::observe`].
     pub fn failure_log_interval(mut self, interval: Duration) -> Self {
         self.failure_log_interval = Some(interval);
@@ -123,19 +123,13 @@ impl HealthRegistryBuilder {
         let transitions = Arc::new(TransitionQueue::new(Box::new(lifecycle.quiet())));
         let executor = Executor::new(
             self.max_in_flight.max(1),
-            self.failure_log_interval
-                .unwrap_or(DEFAULT_FAILURE_LOG_INTERVAL),
             self.runs,
             Box::new(lifecycle.starting()),
             transitions.clone(),
         );
-        HealthRegistry {
+        let registry = HealthRegistry {
             inner: Arc::new(Inner {
-                table: Arc::new(ProbeTable::new(
-                    self.orchestrator_timeout,
-                    self.detection_time,
-                    executor.clone(),
-                )),
+                table: Arc::new(ProbeTable::new(executor.clone())),
                 executor,
                 lifecycle,
                 tiers: TierLog::default(),
@@ -148,6 +142,12 @@ impl HealthRegistryBuilder {
                     cluster: std::sync::RwLock::new(None),
                 },
             }),
+        };
+        // The one way a setting reaches a registry, new or not.
+        match self.apply(&registry) {
+            Ok(()) => registry,
+            // A registry without probes takes any timeout.
+            Err(e) => unreachable!("an empty registry refused its settings: {e}"),
         }
     }
 }
