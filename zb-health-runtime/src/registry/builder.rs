@@ -25,7 +25,8 @@ pub struct HealthRegistryBuilder {
     pub orchestrator_timeout: Option<Duration>,
     /// [`detection_time`](Self::detection_time).
     pub detection_time: Option<Duration>,
-    /// [`failure_log_interval`](Self::failure_log_interval); `None` is
+    /// [`failure_log_interval`](Self::failure_log_interval); `None`
+    /// leaves the registry's own, on a new one
     /// [`DEFAULT_FAILURE_LOG_INTERVAL`](crate::observe::DEFAULT_FAILURE_LOG_INTERVAL).
     pub failure_log_interval: Option<Duration>,
     pub(crate) runs: Runs,
