@@ -255,24 +255,21 @@ fn a_bad_webhook_url_is_refused_naming_the_variable() {
 /// code, stops the install with R15 and installs nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_manifests_webhook_is_installed_and_a_bad_one_stops_the_install() {
-    use zb_health::install::ManifestWiring;
+    use zb_health::install::Settings;
     use zb_health::lifecycle::Drain;
-    use zb_health::spec::{EndpointPaths, Rule};
+    use zb_health::spec::Rule;
 
-    let wiring = || {
-        ManifestWiring::new(
-            "orders",
-            EndpointPaths::default(),
-            Duration::from_secs(4),
-            Drain::new(Duration::from_secs(5)),
-        )
+    let wiring = |url: String| {
+        let mut settings = Settings::new("orders", Drain::new(Duration::from_secs(5)));
+        settings.registry.detection_time = Some(Duration::from_secs(4));
+        settings.webhook = Some(url);
+        settings
     };
     let hook = receiver(200);
     let (other, _) = registry();
     let (registry, healthy) = registry();
     registry.set_transition_window(Duration::from_millis(100));
-    let _installed = wiring()
-        .webhook(format!("http://{}/hook", hook.addr))
+    let _installed = wiring(format!("http://{}/hook", hook.addr))
         .install(&registry, Vec::new(), [], [])
         .unwrap();
     registry.answer(Tag::Ready).await;
@@ -286,8 +283,7 @@ async fn the_manifests_webhook_is_installed_and_a_bad_one_stops_the_install() {
     assert_eq!(body["service"], "orders");
     assert!(!body["transitions"].as_array().unwrap().is_empty());
 
-    let error = wiring()
-        .webhook("https://hooks.example/x")
+    let error = wiring("https://hooks.example/x".to_owned())
         .install(&other, Vec::new(), [], [])
         .err()
         .expect("a bad webhook URL is refused");

@@ -87,7 +87,7 @@ pub fn __attribute_limits(input: TokenStream) -> TokenStream {
 ///   section also `GRPC_PERIOD` and `grpc(&registry)`; with one
 ///   `active-node` probe also `active_node_rule()` and
 ///   `active_node_gate(view)`). `install` hands the manifest's facts to
-///   the runtime's `zb_health::install::ManifestWiring::install`, which
+///   the runtime's `zb_health::install::Settings::install`, which
 ///   sets the process registry's detection time, and its orchestrator
 ///   timeout and failure log interval where the manifest states them,
 ///   registers the watchdogs and every probe, declares the startup gates,

@@ -1,10 +1,10 @@
 //! What `manifest!`'s `install` does, written once for every manifest:
-//! [`ManifestWiring`] holds the facts of a health manifest that wire a
-//! registry and its server, and [`ManifestWiring::install`] puts them into
-//! a registry in a fixed order, all or none.
+//! [`Settings`] holds every setting of a health manifest, the registry's,
+//! the endpoints' and the server's, and [`Settings::install`] puts them
+//! into a registry in a fixed order, all or none.
 //!
-//! The macro generates only data: the manifest's settings as calls on
-//! [`ManifestWiring`], the probe registrations, and the typed handles of
+//! The macro generates only data: the manifest's settings as assignments
+//! to [`Settings`], the probe registrations, and the typed handles of
 //! the declared startup gates and watchdogs. Code that wires a registry
 //! without a manifest calls the same function.
 
@@ -12,15 +12,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use zb_health_spec::{Disclosure, EndpointPaths, ResponseFormat, Tag};
-
 #[cfg(feature = "cluster")]
 use crate::cluster::ClusterView;
 #[cfg(feature = "grpc")]
 use crate::grpc::server::GrpcHealth;
-use crate::http::{HealthGroup, ZbHealth, ZbHealthEndpoints};
+use crate::http::{EndpointSettings, ZbHealth};
 use crate::lifecycle::{Drain, Heartbeat, StartupGate};
-use crate::registry::{HealthRegistry, ProbeRegistration, RegistryError};
+use crate::registry::{HealthRegistry, HealthRegistryBuilder, ProbeRegistration, RegistryError};
 use crate::server::ZbHealthServer;
 
 /// One of the two ports the tiers are served on. Each has its own bodies:
@@ -34,43 +32,27 @@ pub enum Port {
     Management,
 }
 
-/// How one port renders the tiers: each tier's disclosure level, and the
-/// level a bearer token unlocks there.
-#[derive(Clone, Debug, Default)]
-struct PortStyle {
-    disclosure: [Option<Disclosure>; 3],
-    authorized: [Option<Disclosure>; 3],
-}
-
-/// The manifest's `history` section.
-#[derive(Clone, Debug)]
-struct HistoryPages {
-    path: String,
-    ui: bool,
-    ui_path: String,
-    application_port: bool,
-}
-
-/// The facts of a health manifest that wire a registry and its server,
-/// gathered by the calls that `manifest!` generates (one per setting the
-/// manifest states) and put into a registry by [`install`](Self::install).
+/// Every setting a health manifest states, as plain data: the registry's
+/// ([`HealthRegistryBuilder`]), each port's endpoints
+/// ([`EndpointSettings`]) and the server's, gathered by the assignments
+/// `manifest!` generates (one per setting the manifest states) and put
+/// into a registry by [`install`](Self::install), the one function that
+/// reads them. Each setting's setter, default and check are written once,
+/// on the part that holds it; `HOST`, `PORT` and the other variables of
+/// the run time are read by [`ZbHealthServer::from_env`].
 ///
 /// ```
 /// use std::time::Duration;
-/// use zb_health::install::ManifestWiring;
+/// use zb_health::install::Settings;
 /// use zb_health::lifecycle::Drain;
-/// use zb_health::spec::EndpointPaths;
 /// use zb_health::prelude::HealthRegistry;
 ///
 /// let registry = HealthRegistry::new();
-/// let installed = ManifestWiring::new(
-///     "billing",
-///     EndpointPaths::default(),
-///     Duration::from_secs(4),
-///     Drain::new(Duration::from_secs(5)),
-/// )
-/// .orchestrator_timeout(Some(Duration::from_secs(1)))
-/// .install(&registry, Vec::new(), [("poller", Duration::from_secs(2))], ["warm-up"])?;
+/// let mut settings = Settings::new("billing", Drain::new(Duration::from_secs(5)));
+/// settings.registry.orchestrator_timeout = Some(Duration::from_secs(1));
+/// settings.registry.detection_time = Some(Duration::from_secs(4));
+/// let installed =
+///     settings.install(&registry, Vec::new(), [("poller", Duration::from_secs(2))], ["warm-up"])?;
 /// let [heartbeat] = installed.heartbeats;
 /// let [warm_up] = installed.startup_gates;
 /// warm_up.ready();
@@ -78,34 +60,51 @@ struct HistoryPages {
 /// # Ok::<(), zb_health::prelude::RegistryError>(())
 /// ```
 #[must_use = "nothing is installed until `install` is called"]
-pub struct ManifestWiring {
-    service: String,
-    paths: EndpointPaths,
-    detection_time: Duration,
-    drain: Drain,
-    orchestrator_timeout: Option<Duration>,
-    failure_log_interval: Option<Duration>,
-    webhook: Option<String>,
-    termination_grace_period: Option<Duration>,
-    management_port: Option<u16>,
-    format: Option<ResponseFormat>,
-    ports: [PortStyle; 2],
-    application_addresses: bool,
-    cluster_ready: Option<String>,
-    groups: Vec<HealthGroup>,
-    history: Option<HistoryPages>,
+pub struct Settings {
+    /// `service`: names the service in the history and to the webhook.
+    pub service: String,
+    /// `orchestrator.timeout`, the detection time the drain delay implies
+    /// (R19, R20) and `observability.failure_log_interval`: set on the
+    /// registry, so probes registered later in code are held to them too.
+    pub registry: HealthRegistryBuilder,
+    /// Each port's endpoints, indexed by [`Port`]: the paths, the format,
+    /// `responses.disclosure` and `management.disclosure`, the levels a
+    /// bearer token unlocks (the token itself comes from `HEALTH_TOKEN`
+    /// at run time, never from the manifest), the cluster addresses, the
+    /// groups and the history.
+    pub endpoints: [EndpointSettings; 2],
+    /// `lifecycle`: the drain.
+    pub drain: Drain,
+    /// `orchestrator.termination_grace_period`: the drain must fit in it
+    /// (R18); the install refuses a drain that does not.
+    pub termination_grace_period: Option<Duration>,
+    /// `management.port`, which `MANAGEMENT_PORT` overrides.
+    pub management_port: Option<u16>,
+    /// `observability.webhook`: POST tier and probe transitions to this URL
+    /// ([`WebhookPublisher`](crate::publish::WebhookPublisher), named with
+    /// the service). `HEALTH_WEBHOOK_URL`, when set, overrides it at
+    /// install: the environment of a deployment wins over the build's.
+    pub webhook: Option<String>,
+    /// The cluster view every cluster probe reads. The install also makes
+    /// it where shared probes compare their verdicts, to fail open in a
+    /// shared outage (BE-HLTH-003), where the history reads the cluster
+    /// and where the operator's step-down goes; and it reads
+    /// `CLUSTER_EXPECTED_SIZE` first, refusing a bad value by name before
+    /// anything is registered.
     #[cfg(feature = "cluster")]
-    cluster_view: Option<Arc<dyn ClusterView>>,
+    pub cluster_view: Option<Arc<dyn ClusterView>>,
+    /// The `grpc` section: builds the `grpc.health.v1` server over the
+    /// registry once the probes are in it, and the server serves it.
     #[cfg(feature = "grpc")]
-    grpc: Option<GrpcOf>,
+    pub grpc: Option<GrpcOf>,
 }
 
 /// Builds the `grpc.health.v1` server over the registry once the probes
 /// are in it: the manifest type's generated `grpc` function.
 #[cfg(feature = "grpc")]
-type GrpcOf = fn(&HealthRegistry) -> Result<GrpcHealth, zb_health_spec::SpecError>;
+pub type GrpcOf = fn(&HealthRegistry) -> Result<GrpcHealth, zb_health_spec::SpecError>;
 
-/// What [`ManifestWiring::install`] returns: the server of everything the
+/// What [`Settings::install`] returns: the server of everything the
 /// manifest declares, and one handle per declared startup gate and
 /// watchdog, in manifest order. `manifest!` moves them into the fields of
 /// its typed `NAMEInstalled`.
@@ -120,32 +119,18 @@ pub struct Installed<const W: usize, const G: usize> {
     pub startup_gates: [StartupGate; G],
 }
 
-impl ManifestWiring {
-    /// The settings every manifest has: its `service` name, its endpoint
-    /// paths, the orchestrator's detection time it implies (R19, R20), and
-    /// its drain.
-    pub fn new(
-        service: impl Into<String>,
-        paths: EndpointPaths,
-        detection_time: Duration,
-        drain: Drain,
-    ) -> Self {
+impl Settings {
+    /// The settings every manifest has: its `service` name and its drain;
+    /// the rest at their defaults.
+    pub fn new(service: impl Into<String>, drain: Drain) -> Self {
         Self {
             service: service.into(),
-            paths,
-            detection_time,
+            registry: HealthRegistryBuilder::default(),
+            endpoints: Default::default(),
             drain,
-            orchestrator_timeout: None,
-            failure_log_interval: None,
-            webhook: None,
             termination_grace_period: None,
             management_port: None,
-            format: None,
-            ports: Default::default(),
-            application_addresses: false,
-            cluster_ready: None,
-            groups: Vec::new(),
-            history: None,
+            webhook: None,
             #[cfg(feature = "cluster")]
             cluster_view: None,
             #[cfg(feature = "grpc")]
@@ -153,121 +138,9 @@ impl ManifestWiring {
         }
     }
 
-    /// `orchestrator.timeout`: every probe of the registry must answer
-    /// within it (R5), also those registered later in code.
-    pub fn orchestrator_timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.orchestrator_timeout = timeout;
-        self
-    }
-
-    /// `orchestrator.termination_grace_period`: the drain must fit in it
-    /// (R18); the install refuses a drain that does not.
-    pub fn termination_grace_period(mut self, grace: Option<Duration>) -> Self {
-        self.termination_grace_period = grace;
-        self
-    }
-
-    /// `observability.failure_log_interval` (BE-HLTH-008): a registry-wide
-    /// setting, like the orchestrator timeout.
-    pub fn failure_log_interval(mut self, interval: Duration) -> Self {
-        self.failure_log_interval = Some(interval);
-        self
-    }
-
-    /// `observability.webhook`: POST tier and probe transitions to `url`
-    /// ([`WebhookPublisher`](crate::publish::WebhookPublisher), named with
-    /// the service). `HEALTH_WEBHOOK_URL`, when set, overrides it at
-    /// install: the environment of a deployment wins over the build's.
-    pub fn webhook(mut self, url: impl Into<String>) -> Self {
-        self.webhook = Some(url.into());
-        self
-    }
-
-    /// `management.port`: the server serves the tiers on their own server
-    /// there too.
-    pub fn management_port(mut self, port: Option<u16>) -> Self {
-        self.management_port = port;
-        self
-    }
-
-    /// `endpoints.format`, on both ports.
-    pub fn format(mut self, format: ResponseFormat) -> Self {
-        self.format = Some(format);
-        self
-    }
-
-    /// A tier's disclosure level on one port (`responses.disclosure`,
-    /// `management.disclosure`).
-    pub fn disclosure(mut self, port: Port, tier: Tag, level: Disclosure) -> Self {
-        self.ports[port as usize].disclosure[tier as usize] = Some(level);
-        self
-    }
-
-    /// The level a bearer token unlocks for a tier on one port; the token
-    /// itself comes from `HEALTH_TOKEN` at run time, never from the
-    /// manifest.
-    pub fn authorized(mut self, port: Port, tier: Tag, level: Disclosure) -> Self {
-        self.ports[port as usize].authorized[tier as usize] = Some(level);
-        self
-    }
-
-    /// Whether the application port's bodies show cluster members'
-    /// addresses; the management port's always do.
-    pub fn application_cluster_addresses(mut self, shown: bool) -> Self {
-        self.application_addresses = shown;
-        self
-    }
-
-    /// `responses.cluster_ready`: the membership entry whose answer the
-    /// ready body reports for the cluster.
-    pub fn cluster_ready(mut self, membership_entry: impl Into<String>) -> Self {
-        self.cluster_ready = Some(membership_entry.into());
-        self
-    }
-
-    /// A health group, served on both ports (a group is served wherever
-    /// the tiers are).
-    pub fn group(mut self, group: HealthGroup) -> Self {
-        self.groups.push(group);
-        self
-    }
-
-    /// The `history` section: the pages are on the management port, and
-    /// on the application port too with `application_port` (R26). The
-    /// history names the service by the manifest's `service`.
-    pub fn history(
-        mut self,
-        path: impl Into<String>,
-        ui: bool,
-        ui_path: impl Into<String>,
-        application_port: bool,
-    ) -> Self {
-        self.history = Some(HistoryPages {
-            path: path.into(),
-            ui,
-            ui_path: ui_path.into(),
-            application_port,
-        });
-        self
-    }
-
-    /// The cluster view every cluster probe reads. The install also makes
-    /// it where shared probes compare their verdicts, to fail open in a
-    /// shared outage (BE-HLTH-003), and where the history reads the
-    /// cluster; and it reads `CLUSTER_EXPECTED_SIZE` first, refusing a bad
-    /// value by name before anything is registered.
-    #[cfg(feature = "cluster")]
-    pub fn cluster_view(mut self, view: Arc<dyn ClusterView>) -> Self {
-        self.cluster_view = Some(view);
-        self
-    }
-
-    /// The `grpc` section: `grpc` builds the `grpc.health.v1` server over
-    /// the registry once the probes are in it, and the server serves it.
-    #[cfg(feature = "grpc")]
-    pub fn grpc(mut self, grpc: GrpcOf) -> Self {
-        self.grpc = Some(grpc);
-        self
+    /// One port's endpoint settings.
+    pub fn port(&mut self, port: Port) -> &mut EndpointSettings {
+        &mut self.endpoints[port as usize]
     }
 
     /// Puts the manifest into `registry`, and returns its server with the
@@ -309,14 +182,8 @@ impl ManifestWiring {
                 Some(from_env) => Some(from_env),
                 None => self.manifest_webhook()?,
             };
-        if let Some(timeout) = self.orchestrator_timeout {
-            registry.set_orchestrator_timeout(timeout)?;
-        }
-        registry.set_detection_time(self.detection_time)?;
-        if let Some(interval) = self.failure_log_interval {
-            registry.set_failure_log_interval(interval);
-        }
-        if self.history.is_some() {
+        self.registry.apply(registry)?;
+        if self.endpoints.iter().any(EndpointSettings::serves_history) {
             registry.set_service_name(self.service.as_str());
             #[cfg(feature = "cluster")]
             if let Some(view) = &self.cluster_view {
@@ -372,8 +239,11 @@ impl ManifestWiring {
         registrations: Vec<ProbeRegistration>,
     ) -> Result<ZbHealthServer, RegistryError> {
         registry.add_all(registrations)?;
-        let endpoints = self.endpoints(registry, Port::Application)?;
-        let management = self.endpoints(registry, Port::Management)?;
+        let build = |port: Port| {
+            ZbHealth::with_settings(registry.clone(), self.endpoints[port as usize].clone()).build()
+        };
+        let endpoints = build(Port::Application)?;
+        let management = build(Port::Management)?;
         let drain = match self.termination_grace_period {
             Some(grace) => self.drain.within_grace_period(grace)?,
             None => self.drain,
@@ -393,48 +263,5 @@ impl ManifestWiring {
             None => server,
         };
         Ok(server)
-    }
-
-    /// One port's endpoints: its own bodies (its disclosure), the cluster
-    /// addresses only where the manifest shows them, the groups, and the
-    /// history where it is served.
-    fn endpoints(
-        &self,
-        registry: &HealthRegistry,
-        port: Port,
-    ) -> Result<ZbHealthEndpoints, RegistryError> {
-        let style = &self.ports[port as usize];
-        let mut health = ZbHealth::new(registry.clone()).paths(self.paths.clone());
-        if let Some(format) = self.format {
-            health = health.format(format);
-        }
-        for tier in Tag::ALL {
-            if let Some(level) = style.disclosure[tier as usize] {
-                health = health.tier_disclosure(tier, level);
-            }
-            if let Some(level) = style.authorized[tier as usize] {
-                health = health.tier_authorized(tier, level);
-            }
-        }
-        if let Some(entry) = &self.cluster_ready {
-            health = health.cluster_ready(entry.as_str());
-        }
-        health = health.cluster_addresses(match port {
-            Port::Application => self.application_addresses,
-            Port::Management => true,
-        });
-        for group in &self.groups {
-            health = health.group(group.clone());
-        }
-        if let Some(h) = &self.history
-            && (port == Port::Management || h.application_port)
-        {
-            health = health
-                .history(true)
-                .history_path(h.path.as_str())
-                .history_ui(h.ui)
-                .history_ui_path(h.ui_path.as_str());
-        }
-        Ok(health.build()?)
     }
 }

@@ -25,3 +25,24 @@ impl fmt::Display for SettingError {
 }
 
 impl std::error::Error for SettingError {}
+
+/// Chained setters on a view over a settings type (`ZbHealth` over
+/// `EndpointSettings`): each forwards to the settings' own setter, so a
+/// setting's setter, its doc and its rule are written once, on the
+/// settings type.
+macro_rules! forward_setters {
+    ($view:ty => $field:ident: $settings:ident {
+        $( fn $name:ident($($arg:ident: $ty:ty),*); )*
+    }) => {
+        impl $view {
+            $(
+                #[doc = concat!("[`", stringify!($settings), "::", stringify!($name), "`], chained.")]
+                pub fn $name(mut self, $($arg: $ty),*) -> Self {
+                    self.$field.$name($($arg),*);
+                    self
+                }
+            )*
+        }
+    };
+}
+pub(crate) use forward_setters;

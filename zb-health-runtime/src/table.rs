@@ -95,15 +95,10 @@ impl State {
 }
 
 impl ProbeTable {
-    pub(crate) fn new(
-        orchestrator_timeout: Option<Duration>,
-        detection_time: Option<Duration>,
-        executor: Executor,
-    ) -> Self {
+    /// An empty table; the registry's settings come through their setters
+    /// ([`HealthRegistryBuilder::apply`](crate::registry::HealthRegistryBuilder::apply)).
+    pub(crate) fn new(executor: Executor) -> Self {
         let empty: TierTable = Arc::from(Vec::new());
-        if let Some(detection) = detection_time {
-            executor.set_detection_time(detection);
-        }
         Self {
             state: RwLock::new(State {
                 all: Vec::new(),
@@ -112,8 +107,8 @@ impl ProbeTable {
                 ready_kept: false,
                 active_kept: false,
                 next_id: 0,
-                orchestrator_timeout,
-                detection_time,
+                orchestrator_timeout: None,
+                detection_time: None,
             }),
             executor,
         }

@@ -1,19 +1,19 @@
 //! `install` and `install_into` in generated code: the manifest's wiring
-//! facts as calls on the runtime's `zb_health::install::ManifestWiring`,
+//! facts as assignments to the runtime's `zb_health::install::Settings`,
 //! whose `install` does the steps. What is generated here is data and the
 //! typed handles, never the steps.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
-use zb_health_spec::Tag;
-use zb_health_spec::manifest::Manifest;
+use zb_health_spec::manifest::{Located, Manifest};
+use zb_health_spec::{Disclosure, Tag};
 
 use crate::builtin;
 use crate::lifecycle;
 use crate::tokens::{DisclosureTokens, DurationTokens, ResponseFormatTokens, TagTokens};
 
-/// `install` and `install_into`: the manifest's wiring facts as calls on
-/// the runtime's `ManifestWiring`, whose `install` does the wiring; what is
+/// `install` and `install_into`: the manifest's wiring facts as
+/// assignments to the runtime's `Settings`, whose `install` does the wiring; what is
 /// generated here is data and the typed handles, never the steps.
 pub fn install(
     m: &Manifest,
@@ -25,11 +25,11 @@ pub fn install(
     let service = &m.service.value;
     let log_interval = m.failure_log_interval.map(|t| {
         let d = DurationTokens(t.value, krate);
-        quote!(.failure_log_interval(#d))
+        quote!(settings.registry.failure_log_interval = ::core::option::Option::Some(#d);)
     });
     let webhook = m.webhook.as_ref().map(|url| {
         let url = &url.value;
-        quote!(.webhook(#url))
+        quote!(settings.webhook = ::core::option::Option::Some(::core::convert::Into::into(#url));)
     });
     let has_cluster = m
         .probes
@@ -37,13 +37,13 @@ pub fn install(
         .any(|p| builtin::feature(&p.kind) == Some("cluster"));
     let cluster_view = has_cluster.then(|| {
         let f = format_ident!("{}", builtin::CLUSTER_FIELD);
-        quote!(.cluster_view(::std::sync::Arc::clone(&deps.#f)))
+        quote!(settings.cluster_view = ::core::option::Option::Some(::std::sync::Arc::clone(&deps.#f));)
     });
-    let styles = body_style(m, krate);
-    let app_addresses = m.responses.cluster_addresses();
-    let groups = groups(m, krate);
-    let history = history(m);
-    let grpc = m.grpc.as_ref().map(|_| quote!(.grpc(Self::grpc)));
+    let endpoints = endpoints(m, krate);
+    let grpc = m
+        .grpc
+        .as_ref()
+        .map(|_| quote!(settings.grpc = ::core::option::Option::Some(Self::grpc);));
     let lifecycle::Generated {
         watchdog_loops,
         watchdog_fields,
@@ -60,7 +60,7 @@ pub fn install(
         /// `grpc.health.v1` and the drain, serving that registry), with
         /// the handles of the declared startup gates and watchdogs.
         ///
-        /// The runtime's `ManifestWiring::install` does it, with the
+        /// The runtime's `Settings::install` does it, with the
         /// manifest's facts: all or none, in the order it documents.
         /// Errors if the process registry already holds a probe or
         /// watchdog of the same name (R3), a probe whose deadline does not
@@ -81,28 +81,22 @@ pub fn install(
             registry: &#krate::registry::HealthRegistry,
             deps: #deps_name,
         ) -> ::core::result::Result<#installed, #krate::registry::RegistryError> {
-            let wiring = #krate::install::ManifestWiring::new(
-                #service,
-                Self::paths(),
-                Self::DETECTION_TIME,
-                Self::DRAIN,
-            )
-            .orchestrator_timeout(Self::ORCHESTRATOR_TIMEOUT)
-            .termination_grace_period(Self::TERMINATION_GRACE_PERIOD)
-            .management_port(Self::MANAGEMENT_PORT)
+            let mut settings = #krate::install::Settings::new(#service, Self::DRAIN);
+            settings.registry.orchestrator_timeout = Self::ORCHESTRATOR_TIMEOUT;
+            settings.registry.detection_time =
+                ::core::option::Option::Some(Self::DETECTION_TIME);
+            settings.termination_grace_period = Self::TERMINATION_GRACE_PERIOD;
+            settings.management_port = Self::MANAGEMENT_PORT;
             #log_interval
             #webhook
-            #styles
-            .application_cluster_addresses(#app_addresses)
-            #groups
-            #history
+            #endpoints
             #cluster_view
-            #grpc;
+            #grpc
             let #krate::install::Installed {
                 server,
                 heartbeats: [#(#watchdog_fields),*],
                 startup_gates: [#(#gate_fields),*],
-            } = wiring.install(
+            } = settings.install(
                 registry,
                 Self::registrations(deps),
                 [#(#watchdog_loops),*],
@@ -117,8 +111,58 @@ pub fn install(
     }
 }
 
-/// The wiring's `group` calls for `groups`, the same on both ports (a
-/// group is served wherever the tiers are).
+/// The calls on each port's `EndpointSettings`: the paths, the format,
+/// `cluster_ready` and the groups on both (a group is served wherever the
+/// tiers are); each port's disclosure and authorized levels; the cluster
+/// addresses where the manifest hides them (the application port); the
+/// history on the management port, and on the application port only with
+/// `application_port: true` (R26). Nothing for what the manifest leaves
+/// at its default.
+fn endpoints(m: &Manifest, krate: &TokenStream) -> TokenStream {
+    let mut both = quote!(.paths(Self::paths()));
+    if let Some(format) = m.responses.format {
+        let format = ResponseFormatTokens(format.value, krate);
+        both.extend(quote!(.format(#format)));
+    }
+    if let Some(name) = &m.responses.cluster_ready {
+        let name = &name.value;
+        both.extend(quote!(.cluster_ready(#name)));
+    }
+    both.extend(groups(m, krate));
+    let app_addresses = m.responses.cluster_addresses();
+    let mut application = quote!(.cluster_addresses(#app_addresses));
+    application.extend(levels(
+        &m.responses.disclosure,
+        &m.responses.authorized,
+        krate,
+    ));
+    let mut management = levels(&m.management_disclosure, &m.management_authorized, krate);
+    if let Some(h) = &m.history {
+        let (path, ui_path, ui) = (&h.path.value, &h.ui_path.value, h.ui);
+        let history = quote! {
+            .history(true).history_path(#path).history_ui(#ui).history_ui_path(#ui_path)
+        };
+        if h.application_port {
+            application.extend(history.clone());
+        }
+        management.extend(history);
+    }
+    let port = |port: &str| {
+        let port = format_ident!("{port}");
+        quote!(settings.port(#krate::install::Port::#port))
+    };
+    let (app_port, management_port) = (port("Application"), port("Management"));
+    let management = (!management.is_empty()).then(|| quote!(#management_port #management;));
+    quote! {
+        for endpoints in &mut settings.endpoints {
+            endpoints #both;
+        }
+        #app_port #application;
+        #management
+    }
+}
+
+/// The `group` calls for `groups`.
 fn groups(m: &Manifest, krate: &TokenStream) -> TokenStream {
     let mut calls = TokenStream::new();
     for g in &m.groups {
@@ -141,54 +185,25 @@ fn groups(m: &Manifest, krate: &TokenStream) -> TokenStream {
     calls
 }
 
-/// The wiring's `history` call: the pages are on the management port
-/// whenever `history` is there, on the application port only with
-/// `application_port: true` (R26).
-fn history(m: &Manifest) -> Option<TokenStream> {
-    let h = m.history.as_ref()?;
-    let (path, ui_path, ui, app) = (&h.path.value, &h.ui_path.value, h.ui, h.application_port);
-    Some(quote!(.history(#path, #ui, #ui_path, #app)))
-}
-
-/// The wiring's calls for `endpoints.format`, each port's `disclosure`
-/// and authorized level, and `cluster_ready`; nothing for what the
-/// manifest leaves at its default.
-fn body_style(m: &Manifest, krate: &TokenStream) -> TokenStream {
+/// One port's `tier_disclosure` and `tier_authorized` calls. The token
+/// that unlocks an authorized level comes from `HEALTH_TOKEN` at run
+/// time, never from the manifest.
+fn levels(
+    disclosure: &[Option<Located<Disclosure>>; 3],
+    authorized: &[Option<Located<Disclosure>>; 3],
+    krate: &TokenStream,
+) -> TokenStream {
     let mut calls = TokenStream::new();
-    if let Some(format) = m.responses.format {
-        let format = ResponseFormatTokens(format.value, krate);
-        calls.extend(quote!(.format(#format)));
-    }
-    let ports = [
-        (
-            quote!(#krate::install::Port::Application),
-            &m.responses.disclosure,
-            &m.responses.authorized,
-        ),
-        (
-            quote!(#krate::install::Port::Management),
-            &m.management_disclosure,
-            &m.management_authorized,
-        ),
-    ];
-    for (port, disclosure, authorized) in ports {
-        for tag in Tag::ALL {
-            let tier = TagTokens(tag, krate);
-            if let Some(level) = disclosure[tag as usize] {
-                let level = DisclosureTokens(level.value, krate);
-                calls.extend(quote!(.disclosure(#port, #tier, #level)));
-            }
-            // The level a bearer token unlocks; the token itself comes
-            // from `HEALTH_TOKEN` at run time, never from the manifest.
-            if let Some(level) = authorized[tag as usize] {
-                let level = DisclosureTokens(level.value, krate);
-                calls.extend(quote!(.authorized(#port, #tier, #level)));
-            }
+    for tag in Tag::ALL {
+        let tier = TagTokens(tag, krate);
+        if let Some(level) = disclosure[tag as usize] {
+            let level = DisclosureTokens(level.value, krate);
+            calls.extend(quote!(.tier_disclosure(#tier, #level)));
         }
-    }
-    if let Some(name) = &m.responses.cluster_ready {
-        let name = &name.value;
-        calls.extend(quote!(.cluster_ready(#name)));
+        if let Some(level) = authorized[tag as usize] {
+            let level = DisclosureTokens(level.value, krate);
+            calls.extend(quote!(.tier_authorized(#tier, #level)));
+        }
     }
     calls
 }

@@ -22,7 +22,7 @@ use super::runtime::ProbeRuntime;
 use super::schedule::ensure_task;
 use super::state::{EntryOrWait, Failed, Flight};
 use super::thread::Runs;
-use crate::observe::RunError;
+use crate::observe::{DEFAULT_FAILURE_LOG_INTERVAL, RunError};
 use crate::publish::{Transition, TransitionQueue};
 use crate::report::{EntryOutcome, HealthEntry, HealthReport};
 use crate::shared::{SharedVerdicts, skipped_in_shared_outage_description};
@@ -31,7 +31,6 @@ use crate::sync::lock;
 impl Executor {
     pub(crate) fn new(
         max_in_flight: usize,
-        failure_log_interval: Duration,
         runs: Runs,
         starting: Starting,
         transitions: Arc<TransitionQueue>,
@@ -39,7 +38,7 @@ impl Executor {
         Self {
             shared: Arc::new(RunContext {
                 limiter: Limiter::new(max_in_flight),
-                failure_log_interval: AtomicU64::new(nanos(failure_log_interval)),
+                failure_log_interval: AtomicU64::new(nanos(DEFAULT_FAILURE_LOG_INTERVAL)),
                 runs,
                 starting,
                 verdicts: std::sync::RwLock::new(None),

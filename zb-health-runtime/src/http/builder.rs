@@ -16,20 +16,21 @@ use zb_health_spec::{
 use super::auth::Authorized;
 use super::endpoints::ZbHealthEndpoints;
 use super::group::{GroupEndpoint, HealthGroup};
-use super::history::{
-    DEFAULT_HISTORY_PATH, DEFAULT_HISTORY_UI_PATH, HistoryEndpoint, HistoryOptions,
-};
+use super::history::HistoryEndpoint;
+use super::settings::EndpointSettings;
 use super::started::StartedEndpoint;
 use super::tier::TierEndpoint;
 use crate::answer::KeptTier;
 use crate::registry::HealthRegistry;
 use crate::report::HealthReport;
+use crate::setting::forward_setters;
 use crate::token::BearerToken;
-use crate::writer::{BodyStyle, ResponseWriter};
+use crate::writer::ResponseWriter;
 
 /// Options for mapping the three tiers; [`build`](Self::build) checks them.
 ///
-/// Each tier's body is the built-in writer's, shaped by a [`BodyStyle`]:
+/// Each tier's body is the built-in writer's, shaped by a
+/// [`BodyStyle`](crate::writer::BodyStyle):
 /// [`format`](Self::format) (ZB or pass/fail, BE-HLTH-001),
 /// [`disclosure`](Self::disclosure) per tier (BE-HLTH-007) and, on
 /// `ready`, [`cluster_ready`](Self::cluster_ready) (AT-8):
@@ -65,225 +66,54 @@ use crate::writer::{BodyStyle, ResponseWriter};
 /// ```
 pub struct ZbHealth {
     pub(super) registry: HealthRegistry,
-    pub(super) paths: EndpointPaths,
-    /// Each tier's built-in body, indexed by `Tag as usize`.
-    pub(super) styles: [BodyStyle; 3],
-    /// A custom writer replacing the built-in one, fed the disclosed report.
-    pub(super) writer: Option<Arc<dyn ResponseWriter>>,
-    /// [`authorized`](Self::authorized): one level for every tier.
-    pub(super) authorized_every_tier: Option<Disclosure>,
-    /// [`tier_authorized`](Self::tier_authorized), per tier.
-    pub(super) authorized: [Option<Disclosure>; 3],
-    /// The bearer token, when given in code.
-    pub(super) token: Option<Arc<BearerToken>>,
-    /// The health groups, each served at its own path.
-    pub(super) groups: Vec<HealthGroup>,
-    /// The history endpoints, off by default.
-    pub(super) history: HistoryOptions,
-    /// [`pace_large_bodies`](Self::pace_large_bodies).
-    pub(super) paced: bool,
+    pub(super) settings: EndpointSettings,
 }
+
+/// `build` and the checks read the settings as if they were the
+/// builder's own fields: the builder is a view over them. Hidden: the
+/// chained setters are the public way in.
+#[doc(hidden)]
+impl std::ops::Deref for ZbHealth {
+    type Target = EndpointSettings;
+
+    fn deref(&self) -> &EndpointSettings {
+        &self.settings
+    }
+}
+
+forward_setters!(ZbHealth => settings: EndpointSettings {
+    fn pace_large_bodies(on: bool);
+    fn history(on: bool);
+    fn history_ui(on: bool);
+    fn history_path(path: impl Into<String>);
+    fn history_ui_path(path: impl Into<String>);
+    fn group(group: HealthGroup);
+    fn paths(paths: EndpointPaths);
+    fn ready_path(path: impl Into<String>);
+    fn active_path(path: impl Into<String>);
+    fn live_path(path: impl Into<String>);
+    fn started_path(path: impl Into<String>);
+    fn writer(writer: impl ResponseWriter);
+    fn format(format: ResponseFormat);
+    fn disclosure(level: Disclosure);
+    fn tier_disclosure(tier: Tag, level: Disclosure);
+    fn cluster_addresses(shown: bool);
+    fn authorized(level: Disclosure);
+    fn tier_authorized(tier: Tag, level: Disclosure);
+    fn bearer_token(token: BearerToken);
+    fn cluster_ready(membership_entry: impl Into<Arc<str>>);
+});
 
 impl ZbHealth {
     /// The ZB defaults over `registry`: `/health/ready`, `/health/active`,
     /// `/healthz`, and the canonical JSON body at `full` disclosure.
     pub fn new(registry: HealthRegistry) -> Self {
-        Self {
-            registry,
-            paths: EndpointPaths::zb(),
-            styles: [BodyStyle::CANONICAL; 3],
-            writer: None,
-            authorized_every_tier: None,
-            authorized: [None; 3],
-            token: None,
-            groups: Vec::new(),
-            history: HistoryOptions {
-                json: false,
-                ui: false,
-                path: DEFAULT_HISTORY_PATH.to_owned(),
-                ui_path: DEFAULT_HISTORY_UI_PATH.to_owned(),
-            },
-            paced: false,
-        }
+        Self::with_settings(registry, EndpointSettings::default())
     }
 
-    /// Hands a tier body larger than 32 KiB (some 380 probes and more) to
-    /// actix in 32 KiB slices, so no keep-alive connection keeps a write
-    /// buffer the size of that body (actix keeps up to 128 KiB per
-    /// connection); each keeps about one slice instead. Off by default.
-    ///
-    /// **Only for a server with `HttpServer::tcp_nodelay(true)`.** A body
-    /// in slices goes out in several writes, and with Nagle's algorithm
-    /// (actix's default) each write after the first waits for the client
-    /// to acknowledge the one before, which a keep-alive client delays by
-    /// up to 40 ms. [`ZbHealthServer`](crate::server::ZbHealthServer) sets
-    /// both on the servers it builds.
-    pub fn pace_large_bodies(mut self, on: bool) -> Self {
-        self.paced = on;
-        self
-    }
-
-    /// Serves the history at [`history_path`](Self::history_path)
-    /// (`/health/history`): each probe's recent results, transitions and
-    /// flaps, each tier's last answer, the lifecycle and the cluster, as
-    /// JSON (`spec/health-history.schema.json`), at the `ready` tier's
-    /// disclosure level of these endpoints (and its authorized level for a
-    /// request with the bearer token), with the cluster addresses where
-    /// the tiers show them. Reading it never runs a probe. `build` turns
-    /// the recording on ([`HealthRegistry::enable_history`]). Off by
-    /// default.
-    pub fn history(mut self, on: bool) -> Self {
-        self.history.json = on;
-        self
-    }
-
-    /// Serves the health page at [`history_ui_path`](Self::history_ui_path)
-    /// (`/health/ui`): one self-contained HTML document
-    /// ([`zb_health_spec::history::PAGE`]) that polls the history at the
-    /// sibling path `history`, so turn [`history`](Self::history) on with
-    /// it. Off by default.
-    pub fn history_ui(mut self, on: bool) -> Self {
-        self.history.ui = on;
-        self
-    }
-
-    /// Overrides the history's path (`/health/history` by default); R6
-    /// checks it with the others.
-    pub fn history_path(mut self, path: impl Into<String>) -> Self {
-        self.history.path = path.into();
-        self
-    }
-
-    /// Overrides the health page's path (`/health/ui` by default); R6
-    /// checks it with the others.
-    pub fn history_ui_path(mut self, path: impl Into<String>) -> Self {
-        self.history.ui_path = path.into();
-        self
-    }
-
-    /// Serves a [`HealthGroup`] at its path beside the tiers. [`build`](Self::build)
-    /// refuses a group that names an unregistered probe or selects nothing
-    /// (R23), whose path collides with a tier's, the startup path, another
-    /// group's or a per-probe path (R24), or that selects `live` (R25).
-    pub fn group(mut self, group: HealthGroup) -> Self {
-        self.groups.push(group);
-        self
-    }
-
-    /// Replaces all the paths, e.g. with [`EndpointPaths::be_hlth_009`].
-    pub fn paths(mut self, paths: EndpointPaths) -> Self {
-        self.paths = paths;
-        self
-    }
-
-    /// Overrides the ready tier's path.
-    pub fn ready_path(mut self, path: impl Into<String>) -> Self {
-        self.paths.ready = path.into();
-        self
-    }
-
-    /// Overrides the active tier's path.
-    pub fn active_path(mut self, path: impl Into<String>) -> Self {
-        self.paths.active = path.into();
-        self
-    }
-
-    /// Overrides the live tier's path.
-    pub fn live_path(mut self, path: impl Into<String>) -> Self {
-        self.paths.live = path.into();
-        self
-    }
-
-    /// Overrides the startup path (`/health/started` by default).
-    pub fn started_path(mut self, path: impl Into<String>) -> Self {
-        self.paths.started = path.into();
-        self
-    }
-
-    /// Overrides the response writer of all three tiers (and the startup
-    /// path). It gets each
-    /// report as the tier's [`Disclosure`] shows it
-    /// ([`HealthReport::disclosed`]); the format and `clusterReady`
-    /// settings are the built-in writer's and do not apply to it.
-    pub fn writer(mut self, writer: impl ResponseWriter) -> Self {
-        self.writer = Some(Arc::new(writer));
-        self
-    }
-
-    /// The body format of all three tiers (BE-HLTH-001): ZB's canonical
-    /// statuses (the default) or `pass`/`fail`. Same 200/503 either way.
-    pub fn format(mut self, format: ResponseFormat) -> Self {
-        for style in &mut self.styles {
-            style.format = format;
-        }
-        self
-    }
-
-    /// The disclosure level of all three tiers (BE-HLTH-007); `full` by
-    /// default. Raw error text is shown at no level.
-    pub fn disclosure(mut self, level: Disclosure) -> Self {
-        for style in &mut self.styles {
-            style.disclosure = level;
-        }
-        self
-    }
-
-    /// The disclosure level of one tier, e.g. `names` on `ready` and
-    /// `status` on `live`.
-    pub fn tier_disclosure(mut self, tier: Tag, level: Disclosure) -> Self {
-        self.styles[tier as usize].disclosure = level;
-        self
-    }
-
-    /// Whether the bodies show the cluster addresses (`selfAddress`,
-    /// `activeNode` in `data`, ZB-2.3c): `true` by default, as in ZB's
-    /// body. A manifest's `install` sets `false` on the application port
-    /// unless `endpoints.cluster_addresses: true`, and `true` on the
-    /// management port.
-    pub fn cluster_addresses(mut self, shown: bool) -> Self {
-        for style in &mut self.styles {
-            style.cluster_addresses = shown;
-        }
-        self
-    }
-
-    /// The level shown to a request with the bearer token
-    /// ([`bearer_token`](Self::bearer_token), or `HEALTH_TOKEN` through
-    /// `ZbHealthServer::from_env`), on every tier whose own level it shows
-    /// more than; everyone else sees the tier's own level, with the same
-    /// status code. The authorized view shows the cluster addresses too.
-    /// [`build`](Self::build) refuses a level that no tier gains from
-    /// (R7).
-    pub fn authorized(mut self, level: Disclosure) -> Self {
-        self.authorized_every_tier = Some(level);
-        self
-    }
-
-    /// [`authorized`](Self::authorized) for one tier, overriding it; the
-    /// level must show more than the tier's own (R7).
-    pub fn tier_authorized(mut self, tier: Tag, level: Disclosure) -> Self {
-        self.authorized[tier as usize] = Some(level);
-        self
-    }
-
-    /// The token that unlocks the [`authorized`](Self::authorized) levels,
-    /// compared in constant time. Without one every request sees the
-    /// public levels. A service reads it from the environment instead
-    /// (`ZbHealthServer::from_env`), never from its manifest.
-    pub fn bearer_token(mut self, token: BearerToken) -> Self {
-        self.token = Some(Arc::new(token));
-        self
-    }
-
-    /// Adds `clusterReady` to the ready tier's body (AT-8), read from the
-    /// entry `membership_entry` (the cluster-membership probe's registered
-    /// name) of the same report as [`writer::cluster_ready`](crate::writer::cluster_ready)
-    /// reads it: `true` when it is `Healthy` and its member status (if
-    /// reported) is `up`, or when the report has no such entry. Shown at
-    /// every disclosure level.
-    pub fn cluster_ready(mut self, membership_entry: impl Into<Arc<str>>) -> Self {
-        self.styles[Tag::Ready as usize].cluster_ready = Some(membership_entry.into());
-        self
+    /// `settings` over `registry`.
+    pub fn with_settings(registry: HealthRegistry, settings: EndpointSettings) -> Self {
+        Self { registry, settings }
     }
 
     /// Checks the paths, the startup path's with the tiers' (rule R6:

@@ -13,8 +13,9 @@
 //! role at [`STEP_DOWN_PATH`]), for the management port only, with the
 //! bearer token.
 //!
-//! [`ZbHealth`] sets the paths, the body (format, disclosure levels, the
-//! level a bearer token unlocks) and the groups, and checks them;
+//! [`EndpointSettings`] holds the paths, the body (format, disclosure
+//! levels, the level a bearer token unlocks) and the groups; [`ZbHealth`]
+//! sets them over a registry and checks them;
 //! [`ZbHealthEndpoints`] is what it builds, ready to mount.
 
 mod auth;
@@ -24,6 +25,7 @@ mod group;
 mod history;
 mod operator;
 mod respond;
+mod settings;
 mod started;
 #[cfg(test)]
 mod tests;
@@ -37,4 +39,5 @@ pub use group::HealthGroup;
 pub use history::{DEFAULT_HISTORY_PATH, DEFAULT_HISTORY_UI_PATH};
 pub use operator::{MAINTENANCE_PATH, OperatorControls, STEP_DOWN_PATH};
 pub use respond::tier_status_code;
+pub use settings::EndpointSettings;
 pub use tier::ZbHealthTier;

@@ -3,22 +3,33 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::RegistryError;
 use super::inner::{HealthRegistry, Inner, RegistryHistory};
 use crate::executor::{Executor, Runs};
 use crate::history::TierAnswers;
 use crate::lifecycle::Lifecycle;
-use crate::observe::{DEFAULT_FAILURE_LOG_INTERVAL, TierLog};
+use crate::observe::TierLog;
 use crate::publish::TransitionQueue;
 use crate::table::ProbeTable;
 
-/// Limits of a [`HealthRegistry`].
+/// A registry's own settings, as plain data: [`build`](Self::build)
+/// makes a new registry with all of them, and a manifest's `install`
+/// applies the ones an existing registry can take
+/// ([`apply`](Self::apply)). Each is checked where it is used: the
+/// timeouts against the probes (R5, R19), the bound at least 1.
 #[derive(Debug, Clone)]
 pub struct HealthRegistryBuilder {
-    pub(super) max_in_flight: usize,
-    pub(super) orchestrator_timeout: Option<Duration>,
-    pub(super) detection_time: Option<Duration>,
-    pub(super) failure_log_interval: Duration,
-    pub(super) runs: Runs,
+    /// [`max_in_flight`](Self::max_in_flight).
+    pub max_in_flight: usize,
+    /// [`orchestrator_timeout`](Self::orchestrator_timeout).
+    pub orchestrator_timeout: Option<Duration>,
+    /// [`detection_time`](Self::detection_time).
+    pub detection_time: Option<Duration>,
+    /// [`failure_log_interval`](Self::failure_log_interval); `None`
+    /// leaves the registry's own, on a new one
+    /// [`DEFAULT_FAILURE_LOG_INTERVAL`](crate::observe::DEFAULT_FAILURE_LOG_INTERVAL).
+    pub failure_log_interval: Option<Duration>,
+    pub(crate) runs: Runs,
 }
 
 impl Default for HealthRegistryBuilder {
@@ -27,7 +38,7 @@ impl Default for HealthRegistryBuilder {
             max_in_flight: 16,
             orchestrator_timeout: None,
             detection_time: None,
-            failure_log_interval: DEFAULT_FAILURE_LOG_INTERVAL,
+            failure_log_interval: None,
             runs: Runs::ProbeThread,
         }
     }
@@ -38,12 +49,13 @@ impl HealthRegistryBuilder {
     /// so a burst of probe requests cannot flood a dependency. At least 1;
     /// default 16. A probe waiting for a slot is still under its deadline.
     pub fn max_in_flight(mut self, n: usize) -> Self {
-        self.max_in_flight = n.max(1);
+        self.max_in_flight = n;
         self
     }
 
     /// The orchestrator's probe timeout; every probe deadline must be below
-    /// it (BE-HLTH-006, rule R5).
+    /// it (BE-HLTH-006, rule R5). See
+    /// [`HealthRegistry::set_orchestrator_timeout`].
     pub fn orchestrator_timeout(mut self, timeout: Duration) -> Self {
         self.orchestrator_timeout = Some(timeout);
         self
@@ -61,11 +73,33 @@ impl HealthRegistryBuilder {
     /// How often a probe that keeps failing the same way is logged again
     /// (BE-HLTH-008): the transition to failure is logged at once, then at
     /// most one line per `interval`, counting the runs it suppressed.
-    /// Default [`DEFAULT_FAILURE_LOG_INTERVAL`] (5 min); zero logs every
+    /// Default [`DEFAULT_FAILURE_LOG_INTERVAL`](crate::observe::DEFAULT_FAILURE_LOG_INTERVAL) (5 min); zero logs every
     /// failing run. See [`crate::observe`].
     pub fn failure_log_interval(mut self, interval: Duration) -> Self {
-        self.failure_log_interval = interval;
+        self.failure_log_interval = Some(interval);
         self
+    }
+
+    /// Sets the timeouts and the failure log interval that are set here
+    /// on `registry`, which already exists (the bound and where probes
+    /// run are a new registry's own): what a manifest's `install` does.
+    ///
+    /// # Errors
+    ///
+    /// As [`HealthRegistry::set_orchestrator_timeout`] and
+    /// [`HealthRegistry::set_detection_time`]; the failure log interval
+    /// is set only once both are.
+    pub fn apply(&self, registry: &HealthRegistry) -> Result<(), RegistryError> {
+        if let Some(timeout) = self.orchestrator_timeout {
+            registry.set_orchestrator_timeout(timeout)?;
+        }
+        if let Some(detection) = self.detection_time {
+            registry.set_detection_time(detection)?;
+        }
+        if let Some(interval) = self.failure_log_interval {
+            registry.set_failure_log_interval(interval);
+        }
+        Ok(())
     }
 
     /// Runs each probe execution on the runtime of the request that starts
@@ -89,19 +123,14 @@ impl HealthRegistryBuilder {
         let lifecycle = Lifecycle::default();
         let transitions = Arc::new(TransitionQueue::new(Box::new(lifecycle.quiet())));
         let executor = Executor::new(
-            self.max_in_flight,
-            self.failure_log_interval,
+            self.max_in_flight.max(1),
             self.runs,
             Box::new(lifecycle.starting()),
             transitions.clone(),
         );
-        HealthRegistry {
+        let registry = HealthRegistry {
             inner: Arc::new(Inner {
-                table: Arc::new(ProbeTable::new(
-                    self.orchestrator_timeout,
-                    self.detection_time,
-                    executor.clone(),
-                )),
+                table: Arc::new(ProbeTable::new(executor.clone())),
                 executor,
                 lifecycle,
                 tiers: TierLog::default(),
@@ -114,6 +143,12 @@ impl HealthRegistryBuilder {
                     cluster: std::sync::RwLock::new(None),
                 },
             }),
+        };
+        // The one way a setting reaches a registry, new or not.
+        match self.apply(&registry) {
+            Ok(()) => registry,
+            // A registry without probes takes any timeout.
+            Err(e) => unreachable!("an empty registry refused its settings: {e}"),
         }
     }
 }
