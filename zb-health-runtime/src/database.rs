@@ -164,11 +164,15 @@ use crate::probe::{Probe, ProbeError, ProbeOutcome, ProbeResult};
 /// name the same `DatabaseConnection` type the probe accepts.
 pub use sea_orm;
 
-/// Opens the application's database (sea-orm's `Database::connect`) with
+/// Opens a connection for the probe (sea-orm's `Database::connect`) with
 /// the error a service's `main` returns: an `std::io::Error` that names
 /// the URL without its password, so `?` works in a `main` that returns
 /// [`StartError`](crate::prelude::StartError), as the server's own errors do, or
 /// `std::io::Result`.
+///
+/// sqlx's statement log is off on it: sqlx logs every statement at `info`,
+/// so a probe's query every few seconds would fill an application's log.
+/// The application's own pool, opened with sea-orm, keeps its setting.
 ///
 /// ```no_run
 /// # async fn demo() -> std::io::Result<()> {
@@ -184,7 +188,9 @@ pub use sea_orm;
 /// The database cannot be opened (or the URL names no driver this build
 /// has: the features `sqlite` and `postgres` add them).
 pub async fn connect(url: &str) -> std::io::Result<DatabaseConnection> {
-    sea_orm::Database::connect(url).await.map_err(|e| {
+    let mut options = sea_orm::ConnectOptions::new(url);
+    options.sqlx_logging(false);
+    sea_orm::Database::connect(options).await.map_err(|e| {
         std::io::Error::other(format!(
             "cannot open the database at {}: {e}",
             without_password(url)

@@ -37,6 +37,7 @@ use zb_health::database::{DatabaseProbe, connect};
 
 #[actix_web::main]
 async fn main() -> Result<(), StartError> {
+    tracing_subscriber::fmt().init(); // logs, info and up, to stdout
     let url = std::env::var("DATABASE_URL").unwrap_or("sqlite://orders.db?mode=rwc".into());
     let database = DatabaseProbe::new(connect(&url).await?); // its io::Error names the URL
     let cache = CacheProbe(Arc::new(AtomicBool::new(true)));
