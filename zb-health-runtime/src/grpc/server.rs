@@ -70,8 +70,8 @@ use zb_health_spec::grpc::{
 };
 use zb_health_spec::{SpecError, Violations};
 
-use crate::registry::HealthRegistry;
-use crate::report::HealthReport;
+use crate::answer::http_code;
+use crate::registry::{Answer, HealthRegistry, Selection};
 use zb_health_spec::{HealthStatus, Tag};
 
 /// What a gRPC service name answers from.
@@ -91,11 +91,23 @@ impl GrpcTarget {
     }
 }
 
-/// `SERVING` exactly when the HTTP answer would be a 200.
-fn serving(status: HealthStatus) -> ServingStatus {
-    match status {
-        HealthStatus::Healthy | HealthStatus::Degraded => ServingStatus::Serving,
-        HealthStatus::Unhealthy => ServingStatus::NotServing,
+/// The one rendering of an answer for gRPC: `SERVING` exactly when its
+/// HTTP code is 200; a probe that is no longer registered is
+/// `NOT_SERVING`.
+fn serving(answer: &Answer) -> ServingStatus {
+    if answer.is_unknown() {
+        ServingStatus::NotServing
+    } else {
+        serving_status(answer.status)
+    }
+}
+
+/// `SERVING` exactly when the HTTP code is 200.
+fn serving_status(status: HealthStatus) -> ServingStatus {
+    if http_code(status) == 200 {
+        ServingStatus::Serving
+    } else {
+        ServingStatus::NotServing
     }
 }
 
@@ -400,13 +412,10 @@ impl ServerState {
         }
     }
 
-    /// One probe's status through its execution policy (the shared
-    /// flight). A probe removed since is `NOT_SERVING`.
-    async fn probe_status(&self, name: &str) -> ServingStatus {
-        match self.registry.probe_entry(name).await {
-            Some(entry) => serving(entry.status),
-            None => ServingStatus::NotServing,
-        }
+    /// One probe's answer through its execution policy (the shared
+    /// flight), after its dependencies.
+    async fn probe_answer(&self, name: &str) -> Answer {
+        self.registry.answer(Selection::Probe(None, name)).await
     }
 
     /// A fresh evaluation of one service, published; for `Check`.
@@ -416,10 +425,10 @@ impl ServerState {
         let status = if drained() {
             ServingStatus::NotServing
         } else {
-            match &service.target {
-                GrpcTarget::Tier(tier) => serving(self.registry.answer(*tier).await.status),
-                GrpcTarget::Probe(name) => self.probe_status(name).await,
-            }
+            serving(&match &service.target {
+                GrpcTarget::Tier(tier) => self.registry.answer(*tier).await,
+                GrpcTarget::Probe(name) => self.probe_answer(name).await,
+            })
         };
         self.publish(service, seq, status);
         if drained() {
@@ -470,26 +479,26 @@ impl ServerState {
             }
         }
         let answers = join_all(tiers.iter().map(|t| self.registry.answer(*t)));
-        let singles = join_all(alone.iter().map(|n| self.probe_status(n)));
-        let (answers, singles): (Vec<HealthReport>, Vec<ServingStatus>) =
+        let singles = join_all(alone.iter().map(|n| self.probe_answer(n)));
+        let (answers, singles): (Vec<Answer>, Vec<Answer>) =
             futures_util::future::join(answers, singles).await;
         for service in evaluated {
             let status = match &service.target {
                 GrpcTarget::Tier(t) => tiers
                     .iter()
                     .position(|x| x == t)
-                    .map(|i| serving(answers[i].status)),
+                    .map(|i| serving(&answers[i])),
                 GrpcTarget::Probe(name) => alone
                     .iter()
                     .position(|x| x == name)
-                    .map(|i| singles[i])
+                    .map(|i| serving(&singles[i]))
                     .or_else(|| {
                         // Not `live`: its entries are watchdogs, not probes.
                         answers
                             .iter()
                             .filter(|r| r.tier != Tag::Live)
                             .find_map(|r| r.entry(name))
-                            .map(|e| serving(e.status))
+                            .map(|e| serving_status(e.status))
                     }),
             };
             self.publish(service, seq, status.unwrap_or(ServingStatus::NotServing));

@@ -36,5 +36,5 @@ pub use endpoints::ZbHealthEndpoints;
 pub use group::HealthGroup;
 pub use history::{DEFAULT_HISTORY_PATH, DEFAULT_HISTORY_UI_PATH};
 pub use operator::{MAINTENANCE_PATH, OperatorControls, STEP_DOWN_PATH};
-pub use respond::tier_status_code;
+pub use respond::status_code;
 pub use tier::ZbHealthTier;

@@ -61,7 +61,7 @@ pub(crate) use maintenance::Ended;
 pub use maintenance::MaintenanceWindow;
 pub use startup::StartupGate;
 pub use watchdog::Heartbeat;
-pub(crate) use watchdog::{HealthyReport, LiveAnswer};
+pub(crate) use watchdog::LiveAnswer;
 
 use crate::sync::lock;
 use maintenance::Maintenance;
@@ -260,7 +260,7 @@ impl Lifecycle {
         };
         let mut entries = match answer {
             LiveAnswer::Fixed => Vec::new(),
-            LiveAnswer::Healthy(healthy) => healthy.report().entries,
+            LiveAnswer::Healthy(healthy) => healthy.report().entries.clone(),
             LiveAnswer::Stalled(report) => report.entries,
         };
         entries.push(restart);
@@ -358,15 +358,6 @@ impl Lifecycle {
         }
         entries.extend(self.watchdogs.started_entries());
         HealthReport::new(Tag::Live, entries, Duration::ZERO)
-    }
-
-    /// The report a tier answers with before any probe ran, for `live`.
-    pub(crate) fn live_report(&self) -> HealthReport {
-        match self.live() {
-            LiveAnswer::Fixed => HealthReport::new(Tag::Live, Vec::new(), Duration::ZERO),
-            LiveAnswer::Healthy(healthy) => healthy.report(),
-            LiveAnswer::Stalled(report) => report,
-        }
     }
 }
 

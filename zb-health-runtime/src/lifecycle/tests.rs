@@ -252,7 +252,9 @@ mod watchdogs {
         let LiveAnswer::Healthy(healthy) = registry.lifecycle().live() else {
             panic!("healthy");
         };
-        let body = healthy.body(|r| crate::writer::canonical_json(r).into());
+        let body = healthy.body(crate::answer::body_key(), |r| {
+            crate::writer::canonical_json(r).into()
+        });
         let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(body["status"], "Healthy");
         assert_eq!(body["entries"]["consumer"]["status"], "Healthy");

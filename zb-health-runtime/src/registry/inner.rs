@@ -22,6 +22,8 @@ pub(super) struct Inner {
     /// What the history shows besides the probes' and the lifecycle's own
     /// records.
     pub(super) history: RegistryHistory,
+    /// The answers handed out again while they hold.
+    pub(super) kept: super::answers::KeptAnswers,
     /// Whether the restart escalation's steps run (`restart_after`).
     pub(super) restart_steps: std::sync::atomic::AtomicBool,
 }

@@ -30,7 +30,6 @@ mod tests;
 
 pub use crate::registration::{ProbeRegistration, RegistryError};
 pub use crate::table::RegistrationHandle;
-pub use answers::Exclusion;
-pub(crate) use answers::{TierAnswer, Validity};
+pub use answers::{Answer, Exclusion, Selection};
 pub use builder::HealthRegistryBuilder;
 pub use inner::HealthRegistry;
