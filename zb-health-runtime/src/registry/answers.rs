@@ -3,8 +3,11 @@
 //! answers it hands out again while they hold, and `record`, the one place
 //! a tier's plain answer is recorded.
 
+use std::future::Future;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
+
+use futures_util::future::Either;
 
 use tokio::time::Instant;
 
@@ -15,6 +18,7 @@ use crate::lifecycle::LiveAnswer;
 use crate::observe;
 use crate::report::HealthReport;
 use crate::sync::lock;
+use crate::table::TierTable;
 use zb_health_spec::{HealthStatus, Tag};
 
 /// What [`HealthRegistry::answer`] answers.
@@ -101,6 +105,8 @@ pub struct Answer {
 enum Report {
     Made(HealthReport),
     Kept(Arc<Kept>),
+    /// `live` without watchdogs, the same in every registry.
+    Fixed(&'static Kept),
 }
 
 impl Answer {
@@ -113,10 +119,15 @@ impl Answer {
         }
     }
 
-    fn from_kept(kept: Arc<Kept>) -> Self {
+    fn from_kept(report: Report) -> Self {
+        let status = match &report {
+            Report::Made(report) => report.status,
+            Report::Kept(kept) => kept.report().status,
+            Report::Fixed(kept) => kept.report().status,
+        };
         Self {
-            status: kept.report().status,
-            report: Report::Kept(kept),
+            status,
+            report,
             exclusion: None,
             unknown: false,
         }
@@ -127,6 +138,7 @@ impl Answer {
         match &self.report {
             Report::Made(report) => report,
             Report::Kept(kept) => kept.report(),
+            Report::Fixed(kept) => kept.report(),
         }
     }
 
@@ -135,6 +147,7 @@ impl Answer {
         match self.report {
             Report::Made(report) => report,
             Report::Kept(kept) => kept.report().clone(),
+            Report::Fixed(kept) => kept.report().clone(),
         }
     }
 
@@ -175,6 +188,7 @@ impl Answer {
         match &self.report {
             Report::Made(_) => None,
             Report::Kept(kept) => Some(kept),
+            Report::Fixed(kept) => Some(kept),
         }
     }
 }
@@ -199,21 +213,10 @@ pub(super) struct KeptTier {
     kept: Arc<Kept>,
 }
 
-/// The kept answers: `ready`'s and `active`'s, and `live`'s without
-/// watchdogs (whose answer never changes).
+/// The kept answers of `ready` and `active`.
+#[derive(Default)]
 pub(super) struct KeptAnswers {
     tiers: [Mutex<Option<KeptTier>>; 2],
-    live: Arc<Kept>,
-}
-
-impl Default for KeptAnswers {
-    fn default() -> Self {
-        let live = HealthReport::new(Tag::Live, Vec::new(), Duration::ZERO);
-        Self {
-            tiers: Default::default(),
-            live: Arc::new(Kept::new(live, None)),
-        }
-    }
 }
 
 /// Answers: one call for every selection.
@@ -246,55 +249,73 @@ impl HealthRegistry {
     /// A tier made of kept results alone (cached, background) is made
     /// once and handed out again while none of them changed or expired and
     /// the lifecycle adds no entry, at the cost of a few atomic loads.
-    pub async fn answer<'a>(&self, selection: impl Into<Selection<'a>>) -> Answer {
+    pub fn answer<'a>(
+        &'a self,
+        selection: impl Into<Selection<'a>>,
+    ) -> impl Future<Output = Answer> + Send + 'a {
         let selection = selection.into();
-        let answer = match selection {
-            Selection::Tier(Tag::Live) => self.live(),
-            Selection::Tier(tier) => self.tier(tier).await,
-            Selection::Excluding(tier, names) => self.excluding(tier, names).await,
-            Selection::Probe(tier, name) => self.probe(tier, name).await,
-            Selection::Group { probes, tiers } => self.group(probes, tiers).await,
+        // A kept answer, or `live`, is there at once: answered without a
+        // state machine of its own, the cost of a static answer.
+        let key = match selection {
+            Selection::Tier(Tag::Live) => Ok(self.live()),
+            Selection::Tier(tier) => self.kept_tier(tier),
+            _ => Err(None),
         };
-        if let Selection::Tier(tier) = selection {
-            self.record(tier, &answer);
-        }
-        answer
+        let fresh = match key {
+            Ok(answer) => {
+                self.record(selection, &answer);
+                return Either::Left(std::future::ready(answer));
+            }
+            Err(key) => key,
+        };
+        Either::Right(async move {
+            let answer = match selection {
+                Selection::Tier(tier) => self.tier(tier, fresh).await,
+                Selection::Excluding(tier, names) => self.excluding(tier, names).await,
+                Selection::Probe(tier, name) => self.probe(tier, name).await,
+                Selection::Group { probes, tiers } => self.group(probes, tiers).await,
+            };
+            self.record(selection, &answer);
+            answer
+        })
     }
 
     /// `live`: from the watchdogs alone, a kept answer while every loop
     /// is in time.
     fn live(&self) -> Answer {
         match self.inner.lifecycle.live() {
-            LiveAnswer::Fixed => Answer::from_kept(self.inner.kept.live.clone()),
-            LiveAnswer::Healthy(kept) => Answer::from_kept(kept),
+            LiveAnswer::Fixed => Answer::from_kept(Report::Fixed(Kept::fixed_live())),
+            LiveAnswer::Healthy(kept) => Answer::from_kept(Report::Kept(kept)),
             LiveAnswer::Stalled(report) => Answer::made(report),
         }
     }
 
-    /// `ready` or `active`: the kept answer while it holds, else the tier
-    /// run, kept when every entry is a kept result and it serves. What it
-    /// depends on is read before the probes run, so a change during the
-    /// run only makes the next answer fresh too.
-    async fn tier(&self, tier: Tag) -> Answer {
-        let slot = &self.inner.kept.tiers[tier as usize];
-        // `None` at once for a tier with a probe that keeps nothing, told
-        // by the table without visiting the probes.
-        let key = if self.inner.lifecycle.is_steady() {
-            self.inner
-                .table
-                .tier_if_kept(tier)
-                .map(|table| (crate::executor::versions(&table), table))
-        } else {
-            None
+    /// The kept answer of `ready` or `active` while it holds; else what a
+    /// new one would be kept with, `None` when it would not be (a probe
+    /// that keeps nothing, told by the table without visiting the probes;
+    /// a lifecycle entry). Read before the probes run, so a change during
+    /// the run only makes the next answer fresh too.
+    fn kept_tier(&self, tier: Tag) -> Result<Answer, Option<(u64, TierTable)>> {
+        if !self.inner.lifecycle.is_steady() {
+            return Err(None);
+        }
+        let Some(table) = self.inner.table.tier_if_kept(tier) else {
+            return Err(None);
         };
-        if let Some((changes, table)) = &key
-            && let Some(k) = &*lock(slot)
-            && k.changes == *changes
-            && std::ptr::eq(k.table.as_ptr(), Arc::as_ptr(table))
+        let changes = crate::executor::versions(&table);
+        if let Some(k) = &*lock(&self.inner.kept.tiers[tier as usize])
+            && k.changes == changes
+            && std::ptr::eq(k.table.as_ptr(), Arc::as_ptr(&table))
             && k.kept.until().is_some_and(|until| Instant::now() < until)
         {
-            return Answer::from_kept(k.kept.clone());
+            return Ok(Answer::from_kept(Report::Kept(k.kept.clone())));
         }
+        Err(Some((changes, table)))
+    }
+
+    /// `ready` or `active` run, kept with `key` when every entry is a kept
+    /// result and it serves.
+    async fn tier(&self, tier: Tag, key: Option<(u64, TierTable)>) -> Answer {
         let (report, until) = match self.inner.table.tier(tier) {
             Some(probes) => self.inner.executor.report_until(tier, &probes).await,
             None => (HealthReport::new(tier, Vec::new(), Duration::ZERO), None),
@@ -303,12 +324,12 @@ impl HealthRegistry {
         match (key, until) {
             (Some((changes, table)), Some(until)) if report.status.is_serving() => {
                 let kept = Arc::new(Kept::new(report, Some(until)));
-                *lock(slot) = Some(KeptTier {
+                *lock(&self.inner.kept.tiers[tier as usize]) = Some(KeptTier {
                     table: Arc::downgrade(&table),
                     changes,
                     kept: kept.clone(),
                 });
-                Answer::from_kept(kept)
+                Answer::from_kept(Report::Kept(kept))
             }
             _ => Answer::made(report),
         }
@@ -417,7 +438,10 @@ impl HealthRegistry {
     /// group is that response alone, as kube-apiserver's `?exclude=` is:
     /// recorded, one anonymous `?exclude=` would rewrite what Prometheus,
     /// the history, the dashboard and the publishers see.
-    fn record(&self, tier: Tag, answer: &Answer) {
+    fn record(&self, selection: Selection<'_>, answer: &Answer) {
+        let Selection::Tier(tier) = selection else {
+            return;
+        };
         let status = answer.status;
         if self.inner.executor.history_enabled() {
             self.history_answered(tier, status);
