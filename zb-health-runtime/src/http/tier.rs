@@ -110,7 +110,11 @@ impl TierEndpoint {
             None => Selection::Tier(self.tag),
             Some(query) => Selection::Excluding(self.tag, &query.exclude),
         };
-        let answer = self.registry.answer(selection).await;
+        // A kept answer, or `live`, without a state machine of its own.
+        let answer = match self.registry.answer_now(selection) {
+            Ok(answer) => answer,
+            Err(pending) => self.registry.answer_pending(pending).await,
+        };
         self.body.render(&answer, &request, query.as_ref(), None)
     }
 }

@@ -3,11 +3,8 @@
 //! answers it hands out again while they hold, and `record`, the one place
 //! a tier's plain answer is recorded.
 
-use std::future::Future;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
-
-use futures_util::future::Either;
 
 use tokio::time::Instant;
 
@@ -213,6 +210,13 @@ pub(super) struct KeptTier {
     kept: Arc<Kept>,
 }
 
+/// An answer that needs its probes run ([`HealthRegistry::answer_now`]):
+/// the selection, and for a tier what a new answer would be kept with.
+pub(crate) struct Pending<'a> {
+    selection: Selection<'a>,
+    key: Option<(u64, TierTable)>,
+}
+
 /// The kept answers of `ready` and `active`.
 #[derive(Default)]
 pub(super) struct KeptAnswers {
@@ -249,35 +253,43 @@ impl HealthRegistry {
     /// A tier made of kept results alone (cached, background) is made
     /// once and handed out again while none of them changed or expired and
     /// the lifecycle adds no entry, at the cost of a few atomic loads.
-    pub fn answer<'a>(
-        &'a self,
-        selection: impl Into<Selection<'a>>,
-    ) -> impl Future<Output = Answer> + Send + 'a {
-        let selection = selection.into();
-        // A kept answer, or `live`, is there at once: answered without a
-        // state machine of its own, the cost of a static answer.
+    pub async fn answer<'a>(&self, selection: impl Into<Selection<'a>>) -> Answer {
+        match self.answer_now(selection.into()) {
+            Ok(answer) => answer,
+            Err(pending) => self.answer_pending(pending).await,
+        }
+    }
+
+    /// [`answer`](Self::answer)'s first half: the answer when it is there
+    /// at once (`live`, a kept answer that holds), recorded; else what the
+    /// second half ([`answer_pending`](Self::answer_pending)) needs. Apart
+    /// so a server's hot path builds no state machine for a kept answer.
+    pub(crate) fn answer_now<'a>(&self, selection: Selection<'a>) -> Result<Answer, Pending<'a>> {
         let key = match selection {
             Selection::Tier(Tag::Live) => Ok(self.live()),
             Selection::Tier(tier) => self.kept_tier(tier),
             _ => Err(None),
         };
-        let fresh = match key {
+        match key {
             Ok(answer) => {
                 self.record(selection, &answer);
-                return Either::Left(std::future::ready(answer));
+                Ok(answer)
             }
-            Err(key) => key,
+            Err(key) => Err(Pending { selection, key }),
+        }
+    }
+
+    /// [`answer`](Self::answer)'s second half: the probes run.
+    pub(crate) async fn answer_pending(&self, pending: Pending<'_>) -> Answer {
+        let Pending { selection, key } = pending;
+        let answer = match selection {
+            Selection::Tier(tier) => self.tier(tier, key).await,
+            Selection::Excluding(tier, names) => self.excluding(tier, names).await,
+            Selection::Probe(tier, name) => self.probe(tier, name).await,
+            Selection::Group { probes, tiers } => self.group(probes, tiers).await,
         };
-        Either::Right(async move {
-            let answer = match selection {
-                Selection::Tier(tier) => self.tier(tier, fresh).await,
-                Selection::Excluding(tier, names) => self.excluding(tier, names).await,
-                Selection::Probe(tier, name) => self.probe(tier, name).await,
-                Selection::Group { probes, tiers } => self.group(probes, tiers).await,
-            };
-            self.record(selection, &answer);
-            answer
-        })
+        self.record(selection, &answer);
+        answer
     }
 
     /// `live`: from the watchdogs alone, a kept answer while every loop
