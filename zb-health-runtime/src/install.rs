@@ -326,7 +326,7 @@ impl ManifestWiring {
         // Fallible steps first: the watchdogs, all or none, then the probes
         // and the server; a failure retires the heartbeats, so nothing is
         // left behind (a heartbeat dropped unretired is a dead loop).
-        let heartbeats = registry.watchdogs(watchdogs)?;
+        let heartbeats = registry.lifecycle().watchdogs(watchdogs)?;
         let server = match self.serve(registry, registrations) {
             Ok(server) => server,
             Err(error) => {
@@ -338,7 +338,7 @@ impl ManifestWiring {
             registry.add_transition_publisher(webhook.service(self.service.as_str()));
         }
         // Named, so the startup path can say which gate it waits for.
-        let startup_gates = startup_gates.map(|name| registry.startup_gate_named(name));
+        let startup_gates = startup_gates.map(|name| registry.lifecycle().startup_gate_named(name));
         Ok(Installed {
             server,
             heartbeats,

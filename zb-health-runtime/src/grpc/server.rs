@@ -21,7 +21,7 @@
 //!   a new stream gets a known status at once). A stream
 //!   sends the current status once known, then each change; an unknown
 //!   service gets `SERVICE_UNKNOWN` and stays open, as the protocol asks.
-//! * **Drain**: [`HealthRegistry::begin_drain`] turns every service
+//! * **Drain**: [`Lifecycle::begin_drain`] turns every service
 //!   `NOT_SERVING` at once, pushed to every watcher from the drain hook,
 //!   except a service mapped to `live`: it follows `live`, which stays 200
 //!   through the drain, so a gRPC liveness probe never restarts a draining
@@ -185,7 +185,7 @@ impl GrpcHealthBuilder {
         // Pushes `NOT_SERVING` to every watcher at the drain's first step,
         // without waiting for the schedule. Weak: the hook outlives us.
         let weak = Arc::downgrade(&shared);
-        self.registry.on_drain(move || {
+        self.registry.lifecycle().on_drain(move || {
             if let Some(shared) = weak.upgrade() {
                 shared.publish_drained();
             }
@@ -325,7 +325,7 @@ impl GrpcHealth {
         delay: Duration,
     ) -> impl Future<Output = ()> + Send + 'static {
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        self.shared.registry.on_drain(move || {
+        self.shared.registry.lifecycle().on_drain(move || {
             let _ = tx.send(());
         });
         let health = self.clone();
@@ -390,7 +390,7 @@ impl ServerState {
     /// Publishes `status` from evaluation `seq` unless a newer one (or the
     /// drain) already published; watchers are woken only on a change.
     fn publish(&self, service: &Service, seq: u64, status: ServingStatus) {
-        let status = if service.drains() && self.registry.is_draining() {
+        let status = if service.drains() && self.registry.lifecycle().is_draining() {
             ServingStatus::NotServing
         } else {
             status
@@ -421,7 +421,7 @@ impl ServerState {
     /// A fresh evaluation of one service, published; for `Check`.
     async fn evaluate(&self, service: &Service) -> ServingStatus {
         let seq = self.seq();
-        let drained = || service.drains() && self.registry.is_draining();
+        let drained = || service.drains() && self.registry.lifecycle().is_draining();
         let status = if drained() {
             ServingStatus::NotServing
         } else {
@@ -445,7 +445,7 @@ impl ServerState {
         let seq = self.seq();
         // Draining: only the services that do not drain (`live`) are
         // evaluated; the others are `NOT_SERVING` already.
-        let draining = self.registry.is_draining();
+        let draining = self.registry.lifecycle().is_draining();
         if draining {
             self.publish_drained();
         }

@@ -11,7 +11,7 @@ use crate::registry::HealthRegistry;
 use crate::writer::{BodyStyle, ResponseWriter};
 
 /// The startup path: 200 once the process has started
-/// ([`HealthRegistry::started`]), 503 before. It runs no probe.
+/// ([`Lifecycle::started`]), 503 before. It runs no probe.
 #[derive(Clone)]
 pub(super) struct StartedEndpoint {
     pub(super) path: String,
@@ -25,7 +25,7 @@ pub(super) struct StartedEndpoint {
 
 impl StartedEndpoint {
     pub(super) async fn respond(self: Arc<Self>, request: HttpRequest) -> HttpResponse {
-        let report = self.registry.started();
+        let report = self.registry.lifecycle().started();
         // `Healthy` or `Unhealthy`: its entries are never `Degraded`.
         let mut response = HttpResponse::build(status_code(report.status));
         response.insert_header(no_store());

@@ -63,3 +63,20 @@ impl std::fmt::Debug for HealthRegistry {
             .finish()
     }
 }
+
+impl HealthRegistry {
+    /// The registry's lifecycle: startup gates, watchdogs, the drain and
+    /// maintenance mode (BE-HLTH-002, BE-HLTH-004, BE-HLTH-005), which
+    /// every server answering from this registry sees.
+    ///
+    /// ```
+    /// # use zb_health::HealthRegistry;
+    /// let registry = HealthRegistry::new();
+    /// let warm_up = registry.lifecycle().startup_gate();
+    /// warm_up.ready();
+    /// assert!(registry.lifecycle().is_started());
+    /// ```
+    pub fn lifecycle(&self) -> &Lifecycle {
+        &self.inner.lifecycle
+    }
+}
