@@ -11,12 +11,12 @@ use zb_health_spec::{
     },
 };
 
-use super::auth::Authorized;
 use super::endpoints::ZbHealthEndpoints;
 use super::group::{GroupEndpoint, HealthGroup};
 use super::history::{
     DEFAULT_HISTORY_PATH, DEFAULT_HISTORY_UI_PATH, HistoryEndpoint, HistoryOptions,
 };
+use super::respond::Authorized;
 use super::respond::Body;
 use super::started::StartedEndpoint;
 use super::tier::TierEndpoint;

@@ -17,7 +17,6 @@
 //! level a bearer token unlocks) and the groups, and checks them;
 //! [`ZbHealthEndpoints`] is what it builds, ready to mount.
 
-mod auth;
 mod builder;
 mod endpoints;
 mod group;

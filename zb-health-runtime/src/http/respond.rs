@@ -1,7 +1,8 @@
 //! How an answer becomes an HTTP response ([`Body::render`], the one
-//! rendering): the status code (ZB-1.2), `Cache-Control: no-store` on every
-//! answer, a body already made, the writer's body, and `GET`/`HEAD` routes
-//! with `405` otherwise.
+//! rendering): the status code (ZB-1.2), what a request with the bearer
+//! token sees (decided before any probe runs, BE-HLTH-007),
+//! `Cache-Control: no-store` on every answer, a body already made, the
+//! writer's body, and `GET`/`HEAD` routes with `405` otherwise.
 
 use std::borrow::Cow;
 use std::future::Future;
@@ -18,12 +19,12 @@ use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, web};
 use zb_health_spec::HealthStatus;
 use zb_health_spec::query::TierQuery;
 
-use super::auth::Authorized;
 use super::verbose::{mark_excluded, verbose_body, verbose_response};
 use crate::answer::{body_key, http_code};
 use crate::paced::{self, Paced};
-use crate::registry::Answer;
+use crate::registry::{Answer, Exclusion};
 use crate::report::HealthReport;
+use crate::token::BearerToken;
 use crate::writer::{BodyStyle, ResponseWriter};
 
 /// The HTTP status of an answer (ZB-1.2), on every tier: 200 while serving
@@ -134,7 +135,8 @@ impl Body {
             return fixed_json(status, body, self.paced);
         }
         let mut style = Cow::Borrowed(authorized.unwrap_or(&self.style));
-        let exclusion = answer.exclusion();
+        let none = Exclusion::default();
+        let exclusion = answer.exclusion().unwrap_or(&none);
         if let Some(query) = query
             && query.verbose
         {
@@ -234,4 +236,37 @@ pub(super) fn method_not_allowed() -> HttpResponse {
 /// stale verdict to the orchestrator.
 pub(super) fn no_store() -> (header::HeaderName, HeaderValue) {
     (header::CACHE_CONTROL, HeaderValue::from_static("no-store"))
+}
+
+/// What a request with the bearer token sees instead of the public body.
+#[derive(Clone)]
+pub(super) struct Authorized {
+    /// The body style it unlocks; `None` when the tier shows everyone the
+    /// same.
+    pub(super) style: Option<BodyStyle>,
+    /// The token; `None` leaves every request at the public level.
+    pub(super) token: Option<Arc<BearerToken>>,
+}
+
+impl Authorized {
+    /// Whether the answer depends on the request's `Authorization`, so a
+    /// cache must key on it (`Vary`).
+    pub(super) fn varies(&self) -> bool {
+        self.style.is_some() && self.token.is_some()
+    }
+
+    /// The authorized style when `request` carries the token. A missing or
+    /// wrong token is the public answer, never a 401: kubelets and load
+    /// balancers cannot authenticate.
+    pub(super) fn style_for(&self, request: &HttpRequest) -> Option<&BodyStyle> {
+        let (style, token) = (self.style.as_ref()?, self.token.as_deref()?);
+        token.authorizes(request).then_some(style)
+    }
+
+    /// `Vary: Authorization` on `response` when the answer depends on it.
+    pub(super) fn mark(&self, response: &mut HttpResponseBuilder) {
+        if self.varies() {
+            response.insert_header((header::VARY, HeaderValue::from_static("authorization")));
+        }
+    }
 }

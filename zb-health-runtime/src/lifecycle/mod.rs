@@ -127,15 +127,6 @@ impl Default for Lifecycle {
     }
 }
 
-impl std::fmt::Debug for Lifecycle {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Lifecycle")
-            .field("started", &self.is_started())
-            .field("draining", &self.is_draining())
-            .finish_non_exhaustive()
-    }
-}
-
 impl Lifecycle {
     /// Declares one piece of startup work (BE-HLTH-004). Until every
     /// declared gate is [`ready`](StartupGate::ready), `ready` and `active`

@@ -108,26 +108,18 @@ enum Report {
 
 impl Answer {
     fn made(report: HealthReport) -> Self {
-        Self {
-            status: report.status,
-            report: Report::Made(report),
-            exclusion: None,
-            unknown: false,
-        }
+        Self::new(Report::Made(report))
     }
 
-    fn from_kept(report: Report) -> Self {
-        let status = match &report {
-            Report::Made(report) => report.status,
-            Report::Kept(kept) => kept.report().status,
-            Report::Fixed(kept) => kept.report().status,
-        };
-        Self {
-            status,
+    fn new(report: Report) -> Self {
+        let mut answer = Self {
+            status: HealthStatus::Healthy,
             report,
             exclusion: None,
             unknown: false,
-        }
+        };
+        answer.status = answer.report().status;
+        answer
     }
 
     /// The report answered.
@@ -139,15 +131,6 @@ impl Answer {
         }
     }
 
-    /// The report answered, owned.
-    pub fn into_report(self) -> HealthReport {
-        match self.report {
-            Report::Made(report) => report,
-            Report::Kept(kept) => kept.report().clone(),
-            Report::Fixed(kept) => kept.report().clone(),
-        }
-    }
-
     /// The HTTP status code (ZB-1.2): 200 while serving, 503 when
     /// `Unhealthy`, on every tier (`live` is `Unhealthy` only for a
     /// stalled watchdog or a restart request).
@@ -155,14 +138,9 @@ impl Answer {
         http_code(self.status)
     }
 
-    /// What [`Selection::Excluding`] left out; empty for other selections.
-    pub fn exclusion(&self) -> &Exclusion {
-        static NONE: Exclusion = Exclusion {
-            excluded: Vec::new(),
-            kept: Vec::new(),
-            unknown: Vec::new(),
-        };
-        self.exclusion.as_deref().unwrap_or(&NONE)
+    /// What [`Selection::Excluding`] left out; `None` for other selections.
+    pub fn exclusion(&self) -> Option<&Exclusion> {
+        self.exclusion.as_deref()
     }
 
     /// Whether a [`Selection::Probe`] named no probe (an HTTP 404, gRPC's
@@ -296,8 +274,8 @@ impl HealthRegistry {
     /// is in time.
     fn live(&self) -> Answer {
         match self.inner.lifecycle.live() {
-            LiveAnswer::Fixed => Answer::from_kept(Report::Fixed(Kept::fixed_live())),
-            LiveAnswer::Healthy(kept) => Answer::from_kept(Report::Kept(kept)),
+            LiveAnswer::Fixed => Answer::new(Report::Fixed(Kept::fixed_live())),
+            LiveAnswer::Healthy(kept) => Answer::new(Report::Kept(kept)),
             LiveAnswer::Stalled(report) => Answer::made(report),
         }
     }
@@ -320,7 +298,7 @@ impl HealthRegistry {
             && std::ptr::eq(k.table.as_ptr(), Arc::as_ptr(&table))
             && k.kept.until().is_some_and(|until| Instant::now() < until)
         {
-            return Ok(Answer::from_kept(Report::Kept(k.kept.clone())));
+            return Ok(Answer::new(Report::Kept(k.kept.clone())));
         }
         Err(Some((changes, table)))
     }
@@ -341,7 +319,7 @@ impl HealthRegistry {
                     changes,
                     kept: kept.clone(),
                 });
-                Answer::from_kept(Report::Kept(kept))
+                Answer::new(Report::Kept(kept))
             }
             _ => Answer::made(report),
         }
@@ -353,8 +331,9 @@ impl HealthRegistry {
         let mut exclusion = Exclusion::default();
         let report = match tier {
             Tag::Live => {
-                let report = self.live().into_report();
-                let (out, kept): (Vec<_>, Vec<_>) = report.entries.into_iter().partition(|e| {
+                let live = self.live();
+                let report = live.report();
+                let (out, kept): (Vec<_>, Vec<_>) = report.entries.iter().cloned().partition(|e| {
                     asked(&e.name) && !zb_health_spec::rules::is_lifecycle_entry(&e.name)
                 });
                 exclusion.excluded = out.into_iter().map(|e| Arc::from(&*e.name)).collect();
