@@ -21,7 +21,7 @@
 //!   a new stream gets a known status at once). A stream
 //!   sends the current status once known, then each change; an unknown
 //!   service gets `SERVICE_UNKNOWN` and stays open, as the protocol asks.
-//! * **Drain**: [`Lifecycle::begin_drain`] turns every service
+//! * **Drain**: [`Lifecycle::begin_drain`](crate::lifecycle::Lifecycle::begin_drain) turns every service
 //!   `NOT_SERVING` at once, pushed to every watcher from the drain hook,
 //!   except a service mapped to `live`: it follows `live`, which stays 200
 //!   through the drain, so a gRPC liveness probe never restarts a draining

@@ -38,8 +38,8 @@ const MAX_BODY_BYTES: usize = 4096;
 ///
 /// | Request | Effect |
 /// |---|---|
-/// | `POST` `{"reason": "kernel patch", "ttl": "10m"}` | [`begin_maintenance`](Lifecycle::begin_maintenance); 200 with the window |
-/// | `DELETE` | [`end_maintenance`](Lifecycle::end_maintenance); 200 with the window that ended, or none |
+/// | `POST` `{"reason": "kernel patch", "ttl": "10m"}` | [`begin_maintenance`](crate::lifecycle::Lifecycle::begin_maintenance); 200 with the window |
+/// | `DELETE` | [`end_maintenance`](crate::lifecycle::Lifecycle::end_maintenance); 200 with the window that ended, or none |
 /// | `GET` | 200 with the open window, or none |
 ///
 /// A request without the token, or with a wrong one, gets exactly what an

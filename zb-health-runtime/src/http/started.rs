@@ -11,7 +11,7 @@ use crate::registry::HealthRegistry;
 use crate::writer::{BodyStyle, ResponseWriter};
 
 /// The startup path: 200 once the process has started
-/// ([`Lifecycle::started`]), 503 before. It runs no probe.
+/// ([`Lifecycle::started`](crate::lifecycle::Lifecycle::started)), 503 before. It runs no probe.
 #[derive(Clone)]
 pub(super) struct StartedEndpoint {
     pub(super) path: String,

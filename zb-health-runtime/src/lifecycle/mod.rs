@@ -6,20 +6,20 @@
 //! All of them belong to the [`HealthRegistry`](crate::HealthRegistry), so
 //! every server that answers from the registry sees the same state:
 //!
-//! * [`HealthRegistry::startup_gate`](crate::HealthRegistry::startup_gate)
+//! * [`Lifecycle::startup_gate`](crate::lifecycle::Lifecycle::startup_gate)
 //!   declares startup work; until every declared [`StartupGate`] says
 //!   [`ready`](StartupGate::ready), `ready` and `active` answer 503 with a
 //!   first entry `startup` (`starting`).
-//! * [`HealthRegistry::watchdog`](crate::HealthRegistry::watchdog)
+//! * [`Lifecycle::watchdog`](crate::lifecycle::Lifecycle::watchdog)
 //!   registers a loop's [`Heartbeat`]; a missed deadline turns `live` to
 //!   503 and names the loop, and so does a heartbeat dropped without
 //!   [`retire`](Heartbeat::retire): a loop that died.
-//! * [`HealthRegistry::begin_drain`](crate::HealthRegistry::begin_drain)
+//! * [`Lifecycle::begin_drain`](crate::lifecycle::Lifecycle::begin_drain)
 //!   starts the drain: `ready` and `active` answer 503 with a first entry
 //!   `shutdown` (`draining`); [`crate::server`] calls it on SIGTERM and
 //!   serves on for the [`Drain`] delay.
 //!
-//! The startup path ([`HealthRegistry::started`](crate::HealthRegistry::started))
+//! The startup path ([`Lifecycle::started`](crate::lifecycle::Lifecycle::started))
 //! reads the first two only: 200 once every gate is ready and every
 //! watchdog has beaten once, 503 before. It never runs a probe, so a
 //! kubelet `startupProbe` on it cannot restart a pod over a dependency.

@@ -246,7 +246,7 @@ fn millis(d: Duration) -> u64 {
 }
 
 impl Watchdogs {
-    /// Registers watchdogs, all or none; see `HealthRegistry::watchdogs`.
+    /// Registers watchdogs, all or none; see `Lifecycle::watchdogs`.
     pub(super) fn register<const N: usize>(
         this: &Arc<Self>,
         loops: [(&str, Duration); N],
@@ -348,7 +348,7 @@ impl Watchdogs {
     }
 }
 
-/// A loop's heartbeat, from [`HealthRegistry::watchdog`](crate::HealthRegistry::watchdog). `Send + Sync`:
+/// A loop's heartbeat, from [`Lifecycle::watchdog`](crate::lifecycle::Lifecycle::watchdog). `Send + Sync`:
 /// share it with `Arc` if several tasks make up one loop.
 ///
 /// The deadline runs from the first [`beat`](Self::beat): until then the

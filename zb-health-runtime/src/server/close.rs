@@ -11,8 +11,8 @@ use futures_util::future::LocalBoxFuture;
 use crate::registry::HealthRegistry;
 
 /// Middleware that marks every response `Connection: close` once
-/// [`Lifecycle::begin_drain`] has run (BE-HLTH-005), and while the
-/// pod is in maintenance ([`Lifecycle::begin_maintenance`]).
+/// [`Lifecycle::begin_drain`](crate::lifecycle::Lifecycle::begin_drain) has run (BE-HLTH-005), and while the
+/// pod is in maintenance ([`Lifecycle::begin_maintenance`](crate::lifecycle::Lifecycle::begin_maintenance)).
 ///
 /// A drain takes the pod out of the Service's endpoints, but that only
 /// steers *new* connections: a client that keeps its connection alive (an

@@ -18,9 +18,9 @@ use crate::registry::HealthRegistry;
 /// non-Unix), replacing actix's own signal handling. On the first signal,
 /// in order:
 ///
-/// 1. [`Lifecycle::begin_drain`]: `ready` and `active` answer 503 at
+/// 1. [`Lifecycle::begin_drain`](crate::lifecycle::Lifecycle::begin_drain): `ready` and `active` answer 503 at
 ///    once (entry `shutdown`, `draining`) and the
-///    [`on_drain`](Lifecycle::on_drain) hooks run, e.g. to give up the
+///    [`on_drain`](crate::lifecycle::Lifecycle::on_drain) hooks run, e.g. to give up the
 ///    active role;
 /// 2. the server keeps serving, new requests included, for
 ///    [`Drain::new`]'s delay; a second signal cuts the delay short;

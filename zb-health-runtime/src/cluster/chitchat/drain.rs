@@ -7,7 +7,7 @@ use super::view::ChitchatClusterView;
 use crate::cluster::view::ClusterView;
 
 /// Makes a drain take this node out of the chitchat cluster cleanly: on
-/// [`Lifecycle::begin_drain`](crate::Lifecycle::begin_drain)
+/// [`Lifecycle::begin_drain`](crate::lifecycle::Lifecycle::begin_drain)
 /// (a SIGTERM under [`crate::server`]) the node leaves
 /// ([`ClusterView::leave`]): it gossips `Leaving`, keeping its roles, so
 /// its peers stop counting it as an `Up` candidate and the next-oldest
