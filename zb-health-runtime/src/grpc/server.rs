@@ -91,19 +91,10 @@ impl GrpcTarget {
     }
 }
 
-/// The one rendering of an answer for gRPC: `SERVING` exactly when its
-/// HTTP code is 200; a probe that is no longer registered is
-/// `NOT_SERVING`.
-fn serving(answer: &Answer) -> ServingStatus {
-    if answer.is_unknown() {
-        ServingStatus::NotServing
-    } else {
-        serving_status(answer.status)
-    }
-}
-
-/// `SERVING` exactly when the HTTP code is 200.
-fn serving_status(status: HealthStatus) -> ServingStatus {
+/// The one rendering of an answer's status for gRPC: `SERVING` exactly
+/// when its HTTP code is 200 (a probe that is no longer registered is
+/// `Unhealthy`, so `NOT_SERVING`).
+fn serving(status: HealthStatus) -> ServingStatus {
     if http_code(status) == 200 {
         ServingStatus::Serving
     } else {
@@ -425,9 +416,9 @@ impl ServerState {
         let status = if drained() {
             ServingStatus::NotServing
         } else {
-            serving(&match &service.target {
-                GrpcTarget::Tier(tier) => self.registry.answer(*tier).await,
-                GrpcTarget::Probe(name) => self.probe_answer(name).await,
+            serving(match &service.target {
+                GrpcTarget::Tier(tier) => self.registry.answer(*tier).await.status,
+                GrpcTarget::Probe(name) => self.probe_answer(name).await.status,
             })
         };
         self.publish(service, seq, status);
@@ -487,18 +478,18 @@ impl ServerState {
                 GrpcTarget::Tier(t) => tiers
                     .iter()
                     .position(|x| x == t)
-                    .map(|i| serving(&answers[i])),
+                    .map(|i| serving(answers[i].status)),
                 GrpcTarget::Probe(name) => alone
                     .iter()
                     .position(|x| x == name)
-                    .map(|i| serving(&singles[i]))
+                    .map(|i| serving(singles[i].status))
                     .or_else(|| {
                         // Not `live`: its entries are watchdogs, not probes.
                         answers
                             .iter()
                             .filter(|r| r.tier != Tag::Live)
                             .find_map(|r| r.entry(name))
-                            .map(|e| serving_status(e.status))
+                            .map(|e| serving(e.status))
                     }),
             };
             self.publish(service, seq, status.unwrap_or(ServingStatus::NotServing));

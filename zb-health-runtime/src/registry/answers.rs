@@ -3,7 +3,7 @@
 //! answers it hands out again while they hold, and `record`, the one place
 //! a tier's plain answer is recorded.
 
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -195,12 +195,6 @@ pub(crate) struct Pending<'a> {
     key: Option<(u64, TierTable)>,
 }
 
-/// The kept answers of `ready` and `active`.
-#[derive(Default)]
-pub(super) struct KeptAnswers {
-    tiers: [Mutex<Option<KeptTier>>; 2],
-}
-
 /// Answers: one call for every selection.
 impl HealthRegistry {
     /// Runs every probe of `tier` and reports the result, without the
@@ -293,7 +287,7 @@ impl HealthRegistry {
             return Err(None);
         };
         let changes = crate::executor::versions(&table);
-        if let Some(k) = &*lock(&self.inner.kept.tiers[tier as usize])
+        if let Some(k) = &*lock(&self.inner.kept[tier as usize])
             && k.changes == changes
             && std::ptr::eq(k.table.as_ptr(), Arc::as_ptr(&table))
             && k.kept.until().is_some_and(|until| Instant::now() < until)
@@ -314,7 +308,7 @@ impl HealthRegistry {
         match (key, until) {
             (Some((changes, table)), Some(until)) if report.status.is_serving() => {
                 let kept = Arc::new(Kept::new(report, Some(until)));
-                *lock(&self.inner.kept.tiers[tier as usize]) = Some(KeptTier {
+                *lock(&self.inner.kept[tier as usize]) = Some(KeptTier {
                     table: Arc::downgrade(&table),
                     changes,
                     kept: kept.clone(),

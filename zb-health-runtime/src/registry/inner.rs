@@ -22,8 +22,9 @@ pub(super) struct Inner {
     /// What the history shows besides the probes' and the lifecycle's own
     /// records.
     pub(super) history: RegistryHistory,
-    /// The answers handed out again while they hold.
-    pub(super) kept: super::answers::KeptAnswers,
+    /// The kept answers of `ready` and `active`, handed out again while
+    /// they hold.
+    pub(super) kept: [std::sync::Mutex<Option<super::answers::KeptTier>>; 2],
     /// Whether the restart escalation's steps run (`restart_after`).
     pub(super) restart_steps: std::sync::atomic::AtomicBool,
 }
