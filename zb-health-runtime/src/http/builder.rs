@@ -200,7 +200,7 @@ impl ZbHealth {
     /// Overrides the response writer of all three tiers (and the startup
     /// path). It gets each
     /// report as the tier's [`Disclosure`] shows it
-    /// ([`HealthReport::disclosed`]); the format and `clusterReady`
+    /// ([`HealthReport::disclosed`](crate::report::HealthReport::disclosed)); the format and `clusterReady`
     /// settings are the built-in writer's and do not apply to it.
     pub fn writer(mut self, writer: impl ResponseWriter) -> Self {
         self.writer = Some(Arc::new(writer));

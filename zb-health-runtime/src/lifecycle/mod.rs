@@ -131,7 +131,7 @@ impl Lifecycle {
     /// Declares one piece of startup work (BE-HLTH-004). Until every
     /// declared gate is [`ready`](StartupGate::ready), `ready` and `active`
     /// answer 503 with a first entry
-    /// [`STARTUP_ENTRY`](zb_health_spec::STARTUP_ENTRY) described
+    /// [`STARTUP_ENTRY`] described
     /// `starting`;
     /// `live` is unaffected. A cluster probe's startup `Degraded` (a 200)
     /// therefore cannot make a booting service look ready.
@@ -186,7 +186,7 @@ impl Lifecycle {
 
     /// Starts the drain (BE-HLTH-005): from now on `ready` and `active`
     /// answer 503 with a first entry
-    /// [`SHUTDOWN_ENTRY`](zb_health_spec::SHUTDOWN_ENTRY) described
+    /// [`SHUTDOWN_ENTRY`] described
     /// `draining`,
     /// and the [`on_drain`](Self::on_drain) hooks run, once, in
     /// registration order. `live` is unaffected. There is no way back: a
@@ -223,7 +223,7 @@ impl Lifecycle {
 
     /// Takes this pod out of rotation for `ttl`, for `reason`: maintenance
     /// mode. From now on `ready` answers 503 with a first entry
-    /// [`MAINTENANCE_ENTRY`](zb_health_spec::operator::MAINTENANCE_ENTRY)
+    /// [`MAINTENANCE_ENTRY`]
     /// described `maintenance: <reason>, until <time>` (where the level
     /// shows descriptions), every HTTP answer says `Connection: close` (as
     /// in the drain), and the gauge `zb_health_maintenance` is 1. `live`
