@@ -40,21 +40,13 @@ pub(crate) fn body_key() -> u64 {
 
 /// An answer that holds until its validity ends, with the bodies rendered
 /// from it.
+#[derive(Debug)]
 pub(crate) struct Kept {
     report: HealthReport,
     /// When its first kept result expires; `None` for `live`, which holds
     /// until the set of watchdogs changes.
     until: Option<Instant>,
     bodies: [OnceLock<(u64, Bytes)>; BODIES],
-}
-
-impl std::fmt::Debug for Kept {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Kept")
-            .field("report", &self.report)
-            .field("until", &self.until)
-            .finish_non_exhaustive()
-    }
 }
 
 impl Kept {
