@@ -136,7 +136,10 @@ async fn every_format_and_level_keeps_the_status_code_and_validates_against_its_
 #[actix_web::test]
 async fn pass_fail_is_the_http_verdict_on_every_tier_including_a_stalled_live() {
     let reg = registry(Unhealthy);
-    let stalls = reg.watchdog("consumer", Duration::from_millis(1)).unwrap();
+    let stalls = reg
+        .lifecycle()
+        .watchdog("consumer", Duration::from_millis(1))
+        .unwrap();
     // Its deadline runs from its first beat.
     stalls.beat();
     let server = serve(ZbHealth::new(reg).format(PassFail).build().unwrap());
@@ -155,7 +158,10 @@ async fn pass_fail_is_the_http_verdict_on_every_tier_including_a_stalled_live() 
 #[actix_web::test]
 async fn disclosure_is_chosen_per_tier() {
     let reg = registry(Degraded);
-    let _beats = reg.watchdog("consumer", Duration::from_secs(3600)).unwrap();
+    let _beats = reg
+        .lifecycle()
+        .watchdog("consumer", Duration::from_secs(3600))
+        .unwrap();
     let endpoints = ZbHealth::new(reg)
         .tier_disclosure(Tag::Ready, Names)
         .tier_disclosure(Tag::Live, Status)

@@ -55,7 +55,7 @@ async fn a_drain_on_the_active_node_moves_the_active_role_to_the_next_oldest() {
     );
 
     let drained = Instant::now();
-    assert!(registry.begin_drain());
+    assert!(registry.lifecycle().begin_drain());
     let per_node = cluster
         .until_active_everywhere(&rule, &next, drained, HANDOVER)
         .await;

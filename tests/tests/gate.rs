@@ -107,7 +107,7 @@ async fn a_drain_closes_a_gate_of_the_apps_own() {
     let gate = RequireActiveNode::new(|| true).registry(&registry);
     assert!(gate.admits());
 
-    assert!(registry.begin_drain());
+    assert!(registry.lifecycle().begin_drain());
     assert!(refused_as_standby(addr).await, "the standby answer");
     assert!(!gate.admits());
     // Only the gated routes: the rest still serves during the drain.
@@ -130,7 +130,7 @@ async fn a_drain_closes_the_cluster_gate_before_the_cluster_has_moved() {
         request(server.addr, "POST", "/admin/deploy").await.status,
         200
     );
-    registry.begin_drain();
+    registry.lifecycle().begin_drain();
     assert!(gate.is_active_node(), "the gate itself is unchanged");
     assert!(refused_as_standby(server.addr).await);
 }
@@ -139,7 +139,7 @@ async fn a_drain_closes_the_cluster_gate_before_the_cluster_has_moved() {
 async fn the_process_registry_drain_is_the_default() {
     // Another registry's drain does not close a gate on the process one.
     let other = HealthRegistry::new();
-    other.begin_drain();
+    other.lifecycle().begin_drain();
     let gate = RequireActiveNode::new(|| true);
     assert!(gate.admits(), "the process registry is not draining");
     assert!(!RequireActiveNode::new(|| true).registry(&other).admits());

@@ -76,7 +76,7 @@ async fn a_group_answers_its_probes_as_ready_does() {
     );
 
     // The drain applies, as on `ready`.
-    registry.begin_drain();
+    registry.lifecycle().begin_drain();
     let wire = request(server.addr, "GET", "/health/canary").await;
     assert_eq!(wire.status, 503);
     assert_eq!(entry_names(&wire.json())[0], "shutdown");

@@ -319,7 +319,7 @@ async fn a_drain_turns_every_service_not_serving_at_once() {
         streams.push(stream);
     }
 
-    assert!(registry.begin_drain());
+    assert!(registry.lifecycle().begin_drain());
     for (stream, service) in streams.iter_mut().zip(["", "plant.v1.Writes", "plant.db"]) {
         assert_eq!(next(stream).await, ServingStatus::NotServing, "{service}");
         assert_eq!(
@@ -361,7 +361,7 @@ async fn a_service_mapped_to_live_stays_serving_through_the_drain() {
     assert_eq!(next(&mut live).await, ServingStatus::Serving);
     assert_eq!(next(&mut overall).await, ServingStatus::Serving);
 
-    assert!(registry.begin_drain());
+    assert!(registry.lifecycle().begin_drain());
     assert_eq!(next(&mut overall).await, ServingStatus::NotServing);
     assert_eq!(check(&mut client, "").await, Ok(ServingStatus::NotServing));
     // Scheduled evaluations run on through the drain, for `live` alone.

@@ -196,7 +196,7 @@ async fn the_disclosure_level_and_the_token_decide_what_shows() {
     let registry = HealthRegistry::new();
     let (db, failing, _) = flipping("database");
     registry.add(db).unwrap();
-    let warm_up = registry.startup_gate_named("warm-up");
+    let warm_up = registry.lifecycle().startup_gate_named("warm-up");
     warm_up.ready();
     let token = || BearerToken::new("s3cret-token-of-length").unwrap();
     let status = ZbHealth::new(registry.clone())
@@ -289,8 +289,8 @@ fn has_event(doc: &Value, kind: &str, name: &str) -> bool {
 async fn lifecycle_events_appear() {
     let registry = HealthRegistry::new();
     registry.enable_history();
-    let warm_up = registry.startup_gate_named("warm-up");
-    let migrations = registry.startup_gate_named("migrations");
+    let warm_up = registry.lifecycle().startup_gate_named("warm-up");
+    let migrations = registry.lifecycle().startup_gate_named("migrations");
     let pending: Value =
         serde_json::from_str(&registry.history_json(Disclosure::Full, true)).unwrap();
     assert_eq!(pending["lifecycle"]["gates"][0]["state"], "pending");
@@ -306,6 +306,7 @@ async fn lifecycle_events_appear() {
     assert!(has_event(&gates, "gate-failed", "migrations"), "{gates}");
     assert!(!gates.to_string().contains("raw reason"), "{gates}");
     let beat = registry
+        .lifecycle()
         .watchdog("poller", Duration::from_millis(50))
         .unwrap();
     beat.beat();
@@ -322,7 +323,7 @@ async fn lifecycle_events_appear() {
     })
     .await;
     assert_eq!(doc["lifecycle"]["watchdogs"][0]["stalled"], false);
-    registry.begin_drain();
+    registry.lifecycle().begin_drain();
     let doc: Value = serde_json::from_str(&registry.history_json(Disclosure::Full, true)).unwrap();
     assert_valid(&doc);
     assert!(has_event(&doc, "drain-started", "shutdown"), "{doc}");

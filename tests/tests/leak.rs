@@ -212,10 +212,13 @@ async fn leaky_registry() -> (HealthRegistry, Vec<String>) {
             .tags(both),
     ])
     .unwrap();
-    reg.startup_gate().failed(secret_text());
+    reg.lifecycle().startup_gate().failed(secret_text());
     // A stalled loop (its deadline runs from its first beat) makes `live`
     // 503 with an entry of its own.
-    let heartbeat = reg.watchdog("consumer", Duration::from_millis(1)).unwrap();
+    let heartbeat = reg
+        .lifecycle()
+        .watchdog("consumer", Duration::from_millis(1))
+        .unwrap();
     heartbeat.beat();
     std::mem::forget(heartbeat);
     (reg, real_errors)

@@ -58,7 +58,7 @@ fn entry_names(body: &Value) -> Vec<&str> {
 #[actix_web::test]
 async fn a_pending_gate_holds_ready_and_active_at_503_with_the_startup_entry_first() {
     let registry = registry();
-    let gate = registry.startup_gate();
+    let gate = registry.lifecycle().startup_gate();
     let server = serve(map_zb_health(registry.clone()));
 
     for (path, probe) in [("/health/ready", "database"), ("/health/active", "primary")] {
@@ -87,6 +87,7 @@ async fn a_failed_start_stays_503_with_a_fixed_description_and_no_error_text() {
     let registry = registry();
     let server = serve(map_zb_health(registry.clone()));
     registry
+        .lifecycle()
         .startup_gate()
         .failed("migration 42 failed: password=hunter2");
     for path in ["/health/ready", "/health/active"] {
@@ -125,7 +126,7 @@ async fn the_cluster_probes_startup_degraded_does_not_make_a_gated_service_look_
         "without a gate the booting node stays in rotation"
     );
 
-    let gate = registry.startup_gate();
+    let gate = registry.lifecycle().startup_gate();
     let (status, body) = get(server.addr, "/health/ready").await;
     assert_eq!(status, 503, "with a declared gate it does not look ready");
     assert_eq!(entry_names(&body), [STARTUP_ENTRY, "cluster"]);
@@ -139,7 +140,7 @@ async fn a_drain_turns_ready_and_active_503_with_the_shutdown_entry_first_and_li
     let registry = registry();
     let server = serve(map_zb_health(registry.clone()));
     assert_eq!(get(server.addr, "/health/ready").await.0, 200);
-    assert!(registry.begin_drain());
+    assert!(registry.lifecycle().begin_drain());
     for (path, probe) in [("/health/ready", "database"), ("/health/active", "primary")] {
         let (status, body) = get(server.addr, path).await;
         assert_eq!(status, 503, "{path}");
@@ -165,10 +166,12 @@ async fn a_stalled_loop_makes_live_503_and_names_it_and_its_next_beats_recover_i
     let server = serve(map_zb_health(registry.clone()));
     let consumer = Arc::new(
         registry
+            .lifecycle()
             .watchdog("consumer", Duration::from_millis(100))
             .unwrap(),
     );
     let _scheduler = registry
+        .lifecycle()
         .watchdog("scheduler", Duration::from_secs(3600))
         .unwrap();
 
@@ -214,6 +217,7 @@ async fn retiring_every_heartbeat_restores_the_fixed_live_body() {
     let server = serve(map_zb_health(registry.clone()));
     let before = request(server.addr, "GET", "/healthz").await.body;
     let heartbeat = registry
+        .lifecycle()
         .watchdog("consumer", Duration::from_millis(1))
         .unwrap();
     heartbeat.beat();
@@ -233,6 +237,7 @@ async fn a_loop_that_dies_with_its_heartbeat_keeps_live_503_naming_it() {
     let registry = registry();
     let server = serve(map_zb_health(registry.clone()));
     let heartbeat = registry
+        .lifecycle()
         .watchdog("consumer", Duration::from_secs(3600))
         .unwrap();
     // The loop owns its heartbeat and panics: the heartbeat is dropped
@@ -261,6 +266,7 @@ async fn a_custom_writer_gets_the_stalled_report_with_a_503() {
         .unwrap();
     let server = serve(endpoints);
     let heartbeat = registry
+        .lifecycle()
         .watchdog("consumer", Duration::from_millis(1))
         .unwrap();
     heartbeat.beat();
@@ -383,7 +389,7 @@ async fn the_manifest_watchdogs_are_typed_heartbeats_that_live_names_when_stalle
     );
     assert_eq!(scheduler.deadline(), Duration::from_secs(3600));
     assert_eq!(
-        &*registry.watchdog_names(),
+        &*registry.lifecycle().watchdog_names(),
         [Arc::from("consumer"), Arc::from("scheduler")]
     );
 
@@ -447,8 +453,11 @@ fn a_failed_install_leaves_no_watchdog_and_declares_no_gate() {
         panic!("the second `cache` must be refused");
     };
     assert_eq!(error.rules(), [zb_health::spec::Rule::DuplicateName]);
-    assert!(registry.watchdog_names().is_empty());
-    assert!(registry.is_started(), "no gate was left pending or failed");
+    assert!(registry.lifecycle().watchdog_names().is_empty());
+    assert!(
+        registry.lifecycle().is_started(),
+        "no gate was left pending or failed"
+    );
 }
 
 // The startup path: what a kubelet `startupProbe` reads. Only the gates
@@ -478,9 +487,10 @@ fn started_entries(body: &Value) -> Vec<(String, String, Value)> {
 #[actix_web::test]
 async fn a_loop_behind_a_long_gate_keeps_live_200_and_started_503_until_its_first_beat() {
     let registry = registry();
-    let gate = registry.startup_gate();
+    let gate = registry.lifecycle().startup_gate();
     let poller = Arc::new(
         registry
+            .lifecycle()
             .watchdog("poller", Duration::from_millis(20))
             .unwrap(),
     );
@@ -557,7 +567,10 @@ async fn started_never_reads_a_dependency_and_a_failed_gate_holds_it_at_503() {
         405
     );
 
-    registry.startup_gate().failed("migration 7 broke");
+    registry
+        .lifecycle()
+        .startup_gate()
+        .failed("migration 7 broke");
     let (status, body) = get(server.addr, "/health/started").await;
     assert_eq!(status, 503);
     assert_eq!(
@@ -569,7 +582,7 @@ async fn started_never_reads_a_dependency_and_a_failed_gate_holds_it_at_503() {
 #[actix_web::test]
 async fn the_startup_path_is_served_on_the_application_and_the_management_port() {
     let registry = HealthRegistry::new();
-    let gate = registry.startup_gate();
+    let gate = registry.lifecycle().startup_gate();
     let endpoints = ZbHealth::new(registry.clone())
         .started_path("/boot")
         .build()

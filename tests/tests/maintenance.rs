@@ -115,7 +115,7 @@ async fn without_the_token_the_controls_answer_as_an_unknown_path_and_change_not
         let wire = call(app, method, &bearer(), body).await;
         assert_eq!(wire.status, 404, "{method} on the application port");
     }
-    assert_eq!(registry.maintenance(), None);
+    assert_eq!(registry.lifecycle().maintenance(), None);
     assert_eq!(request(app, "GET", "/health/ready").await.status, 200);
 }
 
@@ -150,7 +150,7 @@ async fn a_bad_request_gets_a_400_naming_its_field_and_changes_nothing() {
         assert_eq!(wire.json()["error"]["field"], field, "{case}");
         assert!(wire.json()["error"]["message"].is_string(), "{case}");
         assert_eq!(wire.header("cache-control"), Some("no-store"), "{case}");
-        assert_eq!(registry.maintenance(), None, "{case}");
+        assert_eq!(registry.lifecycle().maintenance(), None, "{case}");
     }
     assert_eq!(request(app, "GET", "/health/ready").await.status, 200);
     assert!(!closes_kept_alive(app, "/health/ready"));
@@ -171,7 +171,7 @@ async fn maintenance_takes_ready_out_until_ended_and_leaves_live_and_active() {
     assert_eq!(window["reason"], "kernel patch");
     let until = window["until"].as_str().unwrap().to_owned();
     assert!(until.ends_with('Z'), "{until}");
-    assert!(registry.maintenance().is_some());
+    assert!(registry.lifecycle().maintenance().is_some());
 
     // Ready is out, with the entry first; the description where the level
     // shows descriptions (management: full), the name alone at `names`.
@@ -242,7 +242,7 @@ async fn maintenance_ends_by_itself_at_its_ttl() {
     assert_eq!(request(app, "GET", "/health/ready").await.status, 503);
     // Back without anyone ending it (the poll has its own deadline).
     until_status(app, "/health/ready", 200).await;
-    assert_eq!(registry.maintenance(), None);
+    assert_eq!(registry.lifecycle().maintenance(), None);
     let read = call(management, "GET", &bearer(), "").await;
     assert!(read.json()["maintenance"].is_null());
 }

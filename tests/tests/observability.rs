@@ -223,7 +223,7 @@ async fn a_successful_probe_run_logs_nothing() {
 async fn runs_before_the_startup_gates_open_are_not_transitions() {
     let (log, _guard) = capture();
     let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
-    let gate = reg.startup_gate();
+    let gate = reg.lifecycle().startup_gate();
     let (r, mode) = switched("db");
     reg.add(r).unwrap();
     // A normal start: the dependency is not there yet, then it is.
@@ -606,12 +606,15 @@ async fn the_tier_gauges_follow_what_is_served() {
 
     // What is served, not only the probes: a drain makes ready 503.
     mode.store(HEALTHY, Ordering::SeqCst);
-    reg.begin_drain();
+    reg.lifecycle().begin_drain();
     reg.answer(Tag::Ready).await;
     assert_eq!(m.read().gauge(TIER_STATUS, "tier=ready"), Some(0.0));
 
     // A stalled watchdog makes live 503.
-    let heartbeat = reg.watchdog("consumer", Duration::from_millis(10)).unwrap();
+    let heartbeat = reg
+        .lifecycle()
+        .watchdog("consumer", Duration::from_millis(10))
+        .unwrap();
     heartbeat.beat();
     tokio::time::advance(Duration::from_millis(11)).await;
     assert_eq!(reg.answer(Tag::Live).await.status, HealthStatus::Unhealthy);
@@ -636,7 +639,7 @@ async fn the_tier_failure_counter_counts_transitions_to_503_startup_and_drain_in
     let _local = metrics::set_default_local_recorder(&recorder);
     let mut m = Metrics::new(&recorder);
     let (reg, db_mode, cache_mode) = db_and_optional_cache();
-    let startup = reg.startup_gate();
+    let startup = reg.lifecycle().startup_gate();
     let failures = |m: &Metrics| {
         ["tier=ready", "tier=active", "tier=live"].map(|t| m.counter(TIER_FAILURES, t))
     };
@@ -683,7 +686,7 @@ async fn the_tier_failure_counter_counts_transitions_to_503_startup_and_drain_in
     assert!(answer(Tag::Ready).await);
 
     // The drain: both tiers go to 503 once more.
-    reg.begin_drain();
+    reg.lifecycle().begin_drain();
     for _ in 0..2 {
         assert!(!answer(Tag::Ready).await && !answer(Tag::Active).await);
     }
@@ -691,7 +694,10 @@ async fn the_tier_failure_counter_counts_transitions_to_503_startup_and_drain_in
 
     // A stalled watchdog is live's transition to 503 (its deadline runs
     // from its first beat).
-    let heartbeat = reg.watchdog("consumer", Duration::from_millis(10)).unwrap();
+    let heartbeat = reg
+        .lifecycle()
+        .watchdog("consumer", Duration::from_millis(10))
+        .unwrap();
     heartbeat.beat();
     tokio::time::advance(Duration::from_millis(11)).await;
     assert!(!answer(Tag::Live).await);
@@ -728,7 +734,7 @@ async fn a_tier_logs_one_line_per_change_of_its_verdict() {
     ready(3).await;
     db_mode.store(HEALTHY, Ordering::SeqCst);
     ready(3).await;
-    reg.begin_drain();
+    reg.lifecycle().begin_drain();
     ready(2).await;
     let warn = |m: &str| (Level::WARN, m.to_owned(), "ready".to_owned());
     assert_eq!(
@@ -751,7 +757,7 @@ async fn a_tier_logs_one_line_per_change_of_its_verdict() {
 async fn a_tier_starting_logs_its_startup_entry_once() {
     let (log, _guard) = capture();
     let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
-    let startup = reg.startup_gate();
+    let startup = reg.lifecycle().startup_gate();
     for _ in 0..3 {
         reg.answer(Tag::Ready).await;
     }
@@ -814,7 +820,7 @@ async fn health_requests_create_no_spans_above_trace() {
     let (background, _) = switched("background");
     reg.add(background.refresh(Duration::from_millis(10)))
         .unwrap();
-    let _heartbeat = reg.watchdog("consumer", secs(60)).unwrap();
+    let _heartbeat = reg.lifecycle().watchdog("consumer", secs(60)).unwrap();
     let app = actix_web::test::init_service(
         actix_web::App::new().service(zb_health::prelude::map_zb_health(reg.clone())),
     )
@@ -938,22 +944,25 @@ fn the_maintenance_gauge_is_one_during_maintenance_and_zero_after() {
     let _local = metrics::set_default_local_recorder(&recorder);
     let mut m = Metrics::new(&recorder);
     let reg = HealthRegistry::new();
-    reg.begin_maintenance("kernel patch", Duration::from_secs(600))
+    reg.lifecycle()
+        .begin_maintenance("kernel patch", Duration::from_secs(600))
         .unwrap();
     m.read();
     assert_eq!(m.gauge(zb_health::observe::MAINTENANCE, ""), Some(1.0));
-    reg.end_maintenance().unwrap();
+    reg.lifecycle().end_maintenance().unwrap();
     m.read();
     assert_eq!(m.gauge(zb_health::observe::MAINTENANCE, ""), Some(0.0));
     // A refused request sets nothing.
     assert_eq!(
-        reg.begin_maintenance("", Duration::from_secs(1))
+        reg.lifecycle()
+            .begin_maintenance("", Duration::from_secs(1))
             .unwrap_err()
             .field,
         "reason"
     );
     assert_eq!(
-        reg.begin_maintenance("patch", Duration::ZERO)
+        reg.lifecycle()
+            .begin_maintenance("patch", Duration::ZERO)
             .unwrap_err()
             .field,
         "ttl"
@@ -1071,7 +1080,10 @@ fn the_starting_and_draining_gauges_follow_the_lifecycle() {
     let _local = metrics::set_default_local_recorder(&recorder);
     let mut m = Metrics::new(&recorder);
     let reg = HealthRegistry::new();
-    let (first, second) = (reg.startup_gate(), reg.startup_gate());
+    let (first, second) = (
+        reg.lifecycle().startup_gate(),
+        reg.lifecycle().startup_gate(),
+    );
     m.read();
     assert_eq!(m.gauge(STARTING, ""), Some(1.0));
     first.ready();
@@ -1081,7 +1093,7 @@ fn the_starting_and_draining_gauges_follow_the_lifecycle() {
     m.read();
     assert_eq!(m.gauge(STARTING, ""), Some(0.0));
     assert_eq!(m.gauge(DRAINING, ""), None, "unset before the drain");
-    reg.begin_drain();
+    reg.lifecycle().begin_drain();
     m.read();
     assert_eq!(m.gauge(DRAINING, ""), Some(1.0));
 }

@@ -106,7 +106,7 @@ async fn unknown_names_other_tiers_and_live_are_not_found() {
 #[actix_web::test]
 async fn the_startup_gate_and_the_drain_apply_as_on_the_tier() {
     let (registry, _, _) = registry();
-    let gate = registry.startup_gate();
+    let gate = registry.lifecycle().startup_gate();
     let server = serve(map_zb_health(registry.clone()));
 
     let wire = request(server.addr, "GET", "/health/ready/database").await;
@@ -123,7 +123,7 @@ async fn the_startup_gate_and_the_drain_apply_as_on_the_tier() {
         200
     );
 
-    registry.begin_drain();
+    registry.lifecycle().begin_drain();
     let wire = request(server.addr, "GET", "/health/ready/database").await;
     assert_eq!(wire.status, 503);
     assert_eq!(entry_names(&wire.json()), ["shutdown", "database"]);

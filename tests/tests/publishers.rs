@@ -113,7 +113,7 @@ async fn until(what: &str, mut condition: impl FnMut() -> bool) {
 async fn transitions_reach_a_webhook_grouped_and_none_while_starting_or_draining() {
     let hook = receiver(200);
     let (registry, healthy) = registry();
-    let gate = registry.startup_gate();
+    let gate = registry.lifecycle().startup_gate();
     registry.set_transition_window(Duration::from_millis(300));
     registry.add_transition_publisher(
         WebhookPublisher::new(&format!("http://{}/hook", hook.addr))
@@ -174,7 +174,7 @@ async fn transitions_reach_a_webhook_grouped_and_none_while_starting_or_draining
     );
 
     // Draining: nothing more.
-    registry.begin_drain();
+    registry.lifecycle().begin_drain();
     healthy.store(true, Ordering::SeqCst);
     registry.answer(Tag::Ready).await;
     tokio::time::sleep(Duration::from_millis(700)).await;

@@ -402,7 +402,7 @@ mod in_process {
     #[tokio::test]
     async fn never_while_starting_and_once_started_it_asks() {
         let registry = registry();
-        let gate = registry.startup_gate();
+        let gate = registry.lifecycle().startup_gate();
         registry.set_shared_verdicts(herd(true));
         assert!(!asks(&registry, WATCHED).await, "starting");
         gate.ready();
@@ -415,15 +415,16 @@ mod in_process {
         registry.set_shared_verdicts(herd(true));
         assert!(asks(&registry, Duration::from_secs(20)).await);
         registry
+            .lifecycle()
             .begin_maintenance("patching", Duration::from_secs(60))
             .unwrap();
         assert!(
             !asks_still(&registry).await,
             "maintenance withdraws the request"
         );
-        registry.end_maintenance();
+        registry.lifecycle().end_maintenance();
         assert!(asks(&registry, Duration::from_secs(20)).await);
-        registry.begin_drain();
+        registry.lifecycle().begin_drain();
         assert!(!asks_still(&registry).await, "the drain withdraws it");
     }
 

@@ -466,6 +466,7 @@ async fn r5_an_attribute_without_a_deadline_fits_a_stated_orchestrator_timeout()
 fn watchdog_names_and_deadlines() {
     let registry = HealthRegistry::new();
     let _first = registry
+        .lifecycle()
         .watchdog("consumer", Duration::from_secs(1))
         .unwrap();
     for (entries, name, deadline, rule) in [
@@ -491,7 +492,11 @@ fn watchdog_names_and_deadlines() {
         let m = manifest_rules(&format!(
             "service: s\nlifecycle:\n  watchdogs: [{entries}]\n"
         ));
-        let r = registry.watchdog(name, deadline).unwrap_err().rules();
+        let r = registry
+            .lifecycle()
+            .watchdog(name, deadline)
+            .unwrap_err()
+            .rules();
         assert_eq!((m, r), (vec![rule], vec![rule]), "{entries}");
     }
 }

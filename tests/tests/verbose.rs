@@ -136,7 +136,7 @@ async fn exclude_leaves_checks_out_of_the_verdict_says_which_and_reports_unknown
     );
 
     // The lifecycle's entries cannot be excluded: a drain holds.
-    registry.begin_drain();
+    registry.lifecycle().begin_drain();
     let wire = request(
         server.addr,
         "GET",
@@ -181,6 +181,7 @@ async fn the_status_level_shows_no_name_of_an_excluded_or_unknown_check() {
 async fn on_live_the_checks_are_the_watchdogs() {
     let registry = HealthRegistry::new();
     let heartbeat = registry
+        .lifecycle()
         .watchdog("consumer", Duration::from_millis(200))
         .unwrap();
     heartbeat.beat();

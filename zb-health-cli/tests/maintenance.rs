@@ -100,7 +100,7 @@ fn maintenance_goes_on_reads_back_and_goes_off() {
         "{out}"
     );
     assert_eq!(ready(app), 503);
-    assert!(registry.maintenance().is_some());
+    assert!(registry.lifecycle().maintenance().is_some());
 
     let read = maintenance(&[&url], &token);
     assert_eq!(text(&read.stdout), out);
@@ -153,7 +153,7 @@ fn bad_input_is_refused_before_anything_is_sent() {
         all.extend(&args);
         assert_eq!(maintenance(&all, &token).status.code(), Some(2), "{args:?}");
     }
-    assert!(registry.maintenance().is_none());
+    assert!(registry.lifecycle().maintenance().is_none());
     assert_eq!(ready(app), 200);
 }
 
@@ -179,7 +179,7 @@ fn a_wrong_or_missing_token_changes_nothing() {
         &[("HEALTH_TOKEN", TOKEN)],
     );
     assert_eq!(there.status.code(), Some(1));
-    assert!(registry.maintenance().is_none());
+    assert!(registry.lifecycle().maintenance().is_none());
     assert_eq!(ready(app), 200);
 }
 

@@ -1,88 +1,99 @@
-//! Precomputed answers: the one owner of the bodies a server serves again
-//! without rendering them.
+//! Finished answers and the one cache of their bodies.
 //!
-//! * A tier (`ready`, `active`) made of kept results alone (cached,
-//!   background) is rendered once and served again while the registry
-//!   says the answer holds ([`HealthRegistry::tier_answer`]): a cached
-//!   tier then costs what a static answer costs (BE-HLTH-006).
-//! * `live` with every watchdog in time is the same body until the set of
-//!   watchdogs changes: rendered at its first healthy answer and kept with
-//!   that set by the lifecycle, which stores it without knowing how it was
-//!   made.
+//! An answer the registry may hand out again unchanged is a [`Kept`]: a
+//! tier made of kept results alone (cached, background) while none of them
+//! changed or expired, `live` for one set of watchdogs all in time, `live`
+//! without watchdogs. A new validity makes a new `Kept`, so the bodies
+//! rendered from it (one per endpoint, its public body only) go with the
+//! answer they were made from, and a cached tier costs what a static
+//! answer costs (BE-HLTH-006).
 //!
-//! Only the built-in canonical writer's public body is kept: a custom
-//! writer, or a body that depends on the request's token, is rendered for
-//! each answer by the HTTP layer.
+//! Also the one mapping of a status to its HTTP code ([`http_code`]).
 
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{LazyLock, OnceLock};
+use std::time::Duration;
 
 use bytes::Bytes;
+use tokio::time::Instant;
 use zb_health_spec::{HealthStatus, Tag};
 
-use crate::lifecycle::HealthyReport;
-use crate::registry::{HealthRegistry, TierAnswer, Validity};
-use crate::sync::lock;
-use crate::writer::{BodyStyle, canonical_json};
+use crate::report::HealthReport;
 
-/// The kept answer of one tier endpoint (so of one port and disclosure
-/// level): its last body made of kept results alone, and the length of
-/// the last body, to size the next one's buffer.
-#[derive(Default)]
-pub(crate) struct KeptTier {
-    kept: Mutex<Option<Kept>>,
-    last_len: AtomicUsize,
+/// How many endpoints keep a body of one answer (an application port and a
+/// management port need two); an endpoint past them renders each time.
+const BODIES: usize = 4;
+
+/// The HTTP status code of an answer (ZB-1.2), on every tier: 200 while
+/// serving (`Healthy`, `Degraded`), 503 when `Unhealthy`. `live` is
+/// `Unhealthy` only for a stalled watchdog or a restart request.
+pub(crate) fn http_code(status: HealthStatus) -> u16 {
+    if status.is_serving() { 200 } else { 503 }
 }
 
-/// A kept body and what it holds for.
-struct Kept {
-    validity: Validity,
-    status: HealthStatus,
-    body: Bytes,
+/// A key for one endpoint's bodies in every [`Kept`]: unique in the
+/// process, so no endpoint is served another's body.
+pub(crate) fn body_key() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
-impl KeptTier {
-    /// A fresh one that starts sizing its buffers from `other`'s last body.
-    pub(crate) fn sized_like(other: &KeptTier) -> Self {
+/// An answer that holds until its validity ends, with the bodies rendered
+/// from it.
+#[derive(Debug)]
+pub(crate) struct Kept {
+    report: HealthReport,
+    /// When its first kept result expires; `None` for `live`, which holds
+    /// until the set of watchdogs changes.
+    until: Option<Instant>,
+    bodies: [OnceLock<(u64, Bytes)>; BODIES],
+}
+
+impl Kept {
+    pub(crate) fn new(report: HealthReport, until: Option<Instant>) -> Self {
         Self {
-            kept: Mutex::new(None),
-            last_len: AtomicUsize::new(other.last_len.load(Ordering::Relaxed)),
+            report,
+            until,
+            bodies: Default::default(),
         }
     }
 
-    /// `tier`'s status and body in `style`: the kept body again while the
-    /// registry says it holds, else a new one, kept when the registry
-    /// gives it a validity.
-    pub(crate) async fn answer(
-        &self,
-        registry: &HealthRegistry,
-        tier: Tag,
-        style: &BodyStyle,
-    ) -> (HealthStatus, Bytes) {
-        let fresh = {
-            let kept = lock(&self.kept);
-            match registry.tier_answer(tier, kept.as_ref(), |k| &k.validity) {
-                TierAnswer::Again(k) => return (k.status, k.body.clone()),
-                TierAnswer::Fresh(fresh) => fresh,
+    /// `live`'s answer without watchdogs: the same in every registry, and
+    /// it never changes.
+    pub(crate) fn fixed_live() -> &'static Kept {
+        static FIXED: LazyLock<Kept> = LazyLock::new(|| {
+            Kept::new(
+                HealthReport::new(Tag::Live, Vec::new(), Duration::ZERO),
+                None,
+            )
+        });
+        &FIXED
+    }
+
+    pub(crate) fn report(&self) -> &HealthReport {
+        &self.report
+    }
+
+    pub(crate) fn until(&self) -> Option<Instant> {
+        self.until
+    }
+
+    /// The body of endpoint `key`: the one it rendered of this answer, or
+    /// `render`'s, kept while a place is free.
+    pub(crate) fn body(&self, key: u64, render: impl FnOnce(&HealthReport) -> Bytes) -> Bytes {
+        for slot in &self.bodies {
+            match slot.get() {
+                Some((k, body)) if *k == key => return body.clone(),
+                Some(_) => {}
+                None => {
+                    let body = render(&self.report);
+                    // Taken meanwhile by another endpoint: this body is
+                    // served anyway, and rendered again next time.
+                    let _ = slot.set((key, body.clone()));
+                    return body;
+                }
             }
-        };
-        let (report, validity) = fresh.await;
-        let status = report.status;
-        let body = Bytes::from(style.json_sized(&report, self.last_len.load(Ordering::Relaxed)));
-        self.last_len.store(body.len(), Ordering::Relaxed);
-        if let Some(validity) = validity {
-            *lock(&self.kept) = Some(Kept {
-                validity,
-                status,
-                body: body.clone(),
-            });
         }
-        (status, body)
+        render(&self.report)
     }
-}
-
-/// The canonical body of a healthy `live` answer, rendered once per set of
-/// watchdogs.
-pub(crate) fn healthy_live_body(healthy: &HealthyReport) -> Bytes {
-    healthy.body(|report| canonical_json(report).into())
 }

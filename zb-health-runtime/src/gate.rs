@@ -50,7 +50,7 @@ impl<G: ActiveNodeGate + ?Sized> ActiveNodeGate for Arc<G> {
 /// the spec's `RequireActiveNode()`.
 ///
 /// A draining node answers like a standby: once the drain of the
-/// middleware's registry has begun ([`HealthRegistry::begin_drain`], which
+/// middleware's registry has begun ([`Lifecycle::begin_drain`](crate::lifecycle::Lifecycle::begin_drain), which
 /// the servers call on SIGTERM), every gated request gets the standby
 /// answer, even where the gate itself would still say active (a gate of
 /// the app's own, or a cluster that has not yet elected a successor). The
@@ -107,7 +107,7 @@ impl RequireActiveNode {
 /// and the service cannot disagree: the drain first (one atomic load),
 /// then the gate.
 fn admits(registry: &HealthRegistry, gate: &dyn ActiveNodeGate) -> bool {
-    !registry.is_draining() && gate.is_active_node()
+    !registry.lifecycle().is_draining() && gate.is_active_node()
 }
 
 /// The body of a gated request refused on a standby.

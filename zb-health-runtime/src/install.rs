@@ -193,7 +193,7 @@ impl Settings {
         // Fallible steps first: the watchdogs, all or none, then the probes
         // and the server; a failure retires the heartbeats, so nothing is
         // left behind (a heartbeat dropped unretired is a dead loop).
-        let heartbeats = registry.watchdogs(watchdogs)?;
+        let heartbeats = registry.lifecycle().watchdogs(watchdogs)?;
         let server = match self.serve(registry, registrations) {
             Ok(server) => server,
             Err(error) => {
@@ -205,7 +205,7 @@ impl Settings {
             registry.add_transition_publisher(webhook.service(self.service.as_str()));
         }
         // Named, so the startup path can say which gate it waits for.
-        let startup_gates = startup_gates.map(|name| registry.startup_gate_named(name));
+        let startup_gates = startup_gates.map(|name| registry.lifecycle().startup_gate_named(name));
         Ok(Installed {
             server,
             heartbeats,

@@ -25,7 +25,7 @@
 //! mount [`ZbHealthServer::endpoints`] (or [`crate::http::map_zb_health`]) with
 //! `App::service`, and run the servers with [`serve`](fn@serve) or
 //! [`serve_with_management`], which wire SIGTERM and SIGINT to
-//! [`HealthRegistry::begin_drain`](crate::registry::HealthRegistry::begin_drain).
+//! [`Lifecycle::begin_drain`](crate::lifecycle::Lifecycle::begin_drain).
 
 mod bound;
 mod builder;

@@ -267,8 +267,7 @@ impl ProbeTable {
         self.read().all.iter().map(|r| r.probe.clone()).collect()
     }
 
-    /// The probe registered as `name` (the gRPC service's probe targets).
-    #[cfg(feature = "grpc")]
+    /// The probe registered as `name`.
     pub(crate) fn find(&self, name: &str) -> Option<Arc<ProbeRuntime>> {
         self.read()
             .all

@@ -433,6 +433,7 @@ pub fn start_watchdog_pair() -> io::Result<WatchdogPair> {
     let mut beats = Vec::new();
     for i in 0..WATCHDOGS {
         let beat = watched
+            .lifecycle()
             .watchdog(&format!("loop-{i}"), Duration::from_secs(60))
             .map_err(|e| io::Error::other(e.to_string()))?;
         beat.beat();

@@ -106,7 +106,7 @@ async fn main() -> std::io::Result<()> {
         },
     )
     .expect("the manifest installs into a fresh registry");
-    registry.on_drain(|| event("drain hook ran"));
+    registry.lifecycle().on_drain(|| event("drain hook ran"));
     let gate = installed.startup.init;
     let mut gate = if std::env::var("START_READY").is_ok_and(|v| v == "1") {
         gate.ready();

@@ -40,9 +40,9 @@ fn main() {
     assert_eq!(registry.names().len(), 3);
     // The lifecycle: typed handles named after the manifest's names.
     assert_eq!(installed.watchdogs.tag_poller.name(), "tag-poller");
-    assert!(!registry.is_started());
+    assert!(!registry.lifecycle().is_started());
     installed.startup.migrations.ready();
-    assert!(registry.is_started());
+    assert!(registry.lifecycle().is_started());
     assert_eq!(Health::DRAIN.delay(), std::time::Duration::from_secs(10));
     assert_eq!(Health::DRAIN.graceful_timeout(), std::time::Duration::from_secs(30));
     assert_eq!(Health::TERMINATION_GRACE_PERIOD, Some(std::time::Duration::from_secs(45)));

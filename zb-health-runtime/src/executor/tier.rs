@@ -200,8 +200,8 @@ impl Executor {
     }
 
     /// The entry of one probe for one request, after its dependencies
-    /// (`depends_on`): for the gRPC service's single-probe targets.
-    #[cfg(feature = "grpc")]
+    /// (`depends_on`): a probe answered without its tier (gRPC's probe
+    /// targets).
     pub(crate) async fn entry_after_dependencies(&self, probe: &Arc<ProbeRuntime>) -> HealthEntry {
         if probe.depends_on.is_empty() {
             return self.entry(probe).await;

@@ -21,7 +21,7 @@
 //!   a new stream gets a known status at once). A stream
 //!   sends the current status once known, then each change; an unknown
 //!   service gets `SERVICE_UNKNOWN` and stays open, as the protocol asks.
-//! * **Drain**: [`HealthRegistry::begin_drain`] turns every service
+//! * **Drain**: [`Lifecycle::begin_drain`](crate::lifecycle::Lifecycle::begin_drain) turns every service
 //!   `NOT_SERVING` at once, pushed to every watcher from the drain hook,
 //!   except a service mapped to `live`: it follows `live`, which stays 200
 //!   through the drain, so a gRPC liveness probe never restarts a draining
@@ -70,8 +70,8 @@ use zb_health_spec::grpc::{
 };
 use zb_health_spec::{SpecError, Violations};
 
-use crate::registry::HealthRegistry;
-use crate::report::HealthReport;
+use crate::answer::http_code;
+use crate::registry::{Answer, HealthRegistry, Selection};
 use zb_health_spec::{HealthStatus, Tag};
 
 /// What a gRPC service name answers from.
@@ -91,11 +91,14 @@ impl GrpcTarget {
     }
 }
 
-/// `SERVING` exactly when the HTTP answer would be a 200.
+/// The one rendering of an answer's status for gRPC: `SERVING` exactly
+/// when its HTTP code is 200 (a probe that is no longer registered is
+/// `Unhealthy`, so `NOT_SERVING`).
 fn serving(status: HealthStatus) -> ServingStatus {
-    match status {
-        HealthStatus::Healthy | HealthStatus::Degraded => ServingStatus::Serving,
-        HealthStatus::Unhealthy => ServingStatus::NotServing,
+    if http_code(status) == 200 {
+        ServingStatus::Serving
+    } else {
+        ServingStatus::NotServing
     }
 }
 
@@ -173,7 +176,7 @@ impl GrpcHealthBuilder {
         // Pushes `NOT_SERVING` to every watcher at the drain's first step,
         // without waiting for the schedule. Weak: the hook outlives us.
         let weak = Arc::downgrade(&shared);
-        self.registry.on_drain(move || {
+        self.registry.lifecycle().on_drain(move || {
             if let Some(shared) = weak.upgrade() {
                 shared.publish_drained();
             }
@@ -313,7 +316,7 @@ impl GrpcHealth {
         delay: Duration,
     ) -> impl Future<Output = ()> + Send + 'static {
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        self.shared.registry.on_drain(move || {
+        self.shared.registry.lifecycle().on_drain(move || {
             let _ = tx.send(());
         });
         let health = self.clone();
@@ -378,7 +381,7 @@ impl ServerState {
     /// Publishes `status` from evaluation `seq` unless a newer one (or the
     /// drain) already published; watchers are woken only on a change.
     fn publish(&self, service: &Service, seq: u64, status: ServingStatus) {
-        let status = if service.drains() && self.registry.is_draining() {
+        let status = if service.drains() && self.registry.lifecycle().is_draining() {
             ServingStatus::NotServing
         } else {
             status
@@ -400,26 +403,23 @@ impl ServerState {
         }
     }
 
-    /// One probe's status through its execution policy (the shared
-    /// flight). A probe removed since is `NOT_SERVING`.
-    async fn probe_status(&self, name: &str) -> ServingStatus {
-        match self.registry.probe_entry(name).await {
-            Some(entry) => serving(entry.status),
-            None => ServingStatus::NotServing,
-        }
+    /// One probe's answer through its execution policy (the shared
+    /// flight), after its dependencies.
+    async fn probe_answer(&self, name: &str) -> Answer {
+        self.registry.answer(Selection::Probe(None, name)).await
     }
 
     /// A fresh evaluation of one service, published; for `Check`.
     async fn evaluate(&self, service: &Service) -> ServingStatus {
         let seq = self.seq();
-        let drained = || service.drains() && self.registry.is_draining();
+        let drained = || service.drains() && self.registry.lifecycle().is_draining();
         let status = if drained() {
             ServingStatus::NotServing
         } else {
-            match &service.target {
-                GrpcTarget::Tier(tier) => serving(self.registry.answer(*tier).await.status),
-                GrpcTarget::Probe(name) => self.probe_status(name).await,
-            }
+            serving(match &service.target {
+                GrpcTarget::Tier(tier) => self.registry.answer(*tier).await.status,
+                GrpcTarget::Probe(name) => self.probe_answer(name).await.status,
+            })
         };
         self.publish(service, seq, status);
         if drained() {
@@ -436,7 +436,7 @@ impl ServerState {
         let seq = self.seq();
         // Draining: only the services that do not drain (`live`) are
         // evaluated; the others are `NOT_SERVING` already.
-        let draining = self.registry.is_draining();
+        let draining = self.registry.lifecycle().is_draining();
         if draining {
             self.publish_drained();
         }
@@ -470,8 +470,8 @@ impl ServerState {
             }
         }
         let answers = join_all(tiers.iter().map(|t| self.registry.answer(*t)));
-        let singles = join_all(alone.iter().map(|n| self.probe_status(n)));
-        let (answers, singles): (Vec<HealthReport>, Vec<ServingStatus>) =
+        let singles = join_all(alone.iter().map(|n| self.probe_answer(n)));
+        let (answers, singles): (Vec<Answer>, Vec<Answer>) =
             futures_util::future::join(answers, singles).await;
         for service in evaluated {
             let status = match &service.target {
@@ -482,7 +482,7 @@ impl ServerState {
                 GrpcTarget::Probe(name) => alone
                     .iter()
                     .position(|x| x == name)
-                    .map(|i| singles[i])
+                    .map(|i| serving(singles[i].status))
                     .or_else(|| {
                         // Not `live`: its entries are watchdogs, not probes.
                         answers

@@ -2,9 +2,7 @@
 //! history of the endpoints, checked once by [`ZbHealth::build`].
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use actix_web::web::Bytes;
 use zb_health_spec::{
     Disclosure, Endpoint, EndpointPaths, NameOf, ResponseFormat, SpecError, Tag, Violations,
     rules::{
@@ -13,16 +11,14 @@ use zb_health_spec::{
     },
 };
 
-use super::auth::Authorized;
 use super::endpoints::ZbHealthEndpoints;
 use super::group::{GroupEndpoint, HealthGroup};
 use super::history::HistoryEndpoint;
+use super::respond::{Authorized, Body};
 use super::settings::EndpointSettings;
 use super::started::StartedEndpoint;
 use super::tier::TierEndpoint;
-use crate::answer::KeptTier;
 use crate::registry::HealthRegistry;
-use crate::report::HealthReport;
 use crate::setting::forward_setters;
 use crate::token::BearerToken;
 use crate::writer::ResponseWriter;
@@ -151,27 +147,16 @@ impl ZbHealth {
             })
         };
         let tier = |tag: Tag| {
+            let authorized = Authorized {
+                style: authorized_style(tag),
+                token: self.token.clone(),
+            };
             let style = self.styles[tag as usize].clone();
-            // The live tier carries no probes (ZB-1.3), so with the built-in
-            // writer its answer without watchdogs never changes: serialise
-            // it once.
-            let fixed_body = (tag == Tag::Live && self.writer.is_none()).then(|| {
-                Bytes::from(style.json(&HealthReport::new(Tag::Live, Vec::new(), Duration::ZERO)))
-            });
             Arc::new(TierEndpoint {
                 tag,
                 path: self.paths.get(tag).to_owned(),
                 registry: self.registry.clone(),
-                canonical: self.writer.is_none() && style.is_canonical(),
-                style,
-                writer: self.writer.clone(),
-                fixed_body,
-                authorized: Authorized {
-                    style: authorized_style(tag),
-                    token: self.token.clone(),
-                },
-                kept: KeptTier::default(),
-                paced: self.paced,
+                body: Body::new(style, self.writer.clone(), authorized, self.paced),
             })
         };
         // The startup path speaks of the process, as `live` does: it takes
@@ -197,11 +182,14 @@ impl ZbHealth {
                 if let Some(level) = g.disclosure {
                     style.disclosure = level;
                 }
+                let public = Authorized {
+                    style: None,
+                    token: None,
+                };
                 Arc::new(GroupEndpoint {
                     group: g.clone(),
                     registry: self.registry.clone(),
-                    style,
-                    writer: self.writer.clone(),
+                    body: Body::new(style, self.writer.clone(), public, false),
                 })
             })
             .collect();

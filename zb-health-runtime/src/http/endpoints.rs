@@ -69,7 +69,7 @@ impl ZbHealthEndpoints {
     /// Whether any tier shows more to a request with the bearer token
     /// ([`ZbHealth::authorized`](super::ZbHealth::authorized)).
     pub fn offers_authorized(&self) -> bool {
-        self.tiers.iter().any(|t| t.authorized.style.is_some())
+        self.tiers.iter().any(|t| t.body.authorized.style.is_some())
     }
 
     /// The same endpoints with `token` as the bearer token that unlocks
@@ -81,7 +81,7 @@ impl ZbHealthEndpoints {
     pub(crate) fn with_bearer_token(&self, token: Arc<BearerToken>) -> Self {
         let tiers = self.tiers.each_ref().map(|t| {
             let mut tier = TierEndpoint::clone(t);
-            tier.authorized.token = Some(token.clone());
+            tier.body.authorized.token = Some(token.clone());
             Arc::new(tier)
         });
         let mut started = StartedEndpoint::clone(&self.started);
@@ -107,7 +107,7 @@ impl ZbHealthEndpoints {
     pub(crate) fn pace_large_bodies(&self, on: bool) -> Self {
         let tiers = self.tiers.each_ref().map(|t| {
             let mut tier = TierEndpoint::clone(t);
-            tier.paced = on;
+            tier.body.paced = on;
             Arc::new(tier)
         });
         Self {

@@ -6,9 +6,8 @@ use std::sync::Arc;
 use actix_web::{HttpRequest, HttpResponse};
 use zb_health_spec::{Disclosure, Tag};
 
-use super::respond::{no_store, tier_status_code, write_body};
-use crate::registry::HealthRegistry;
-use crate::writer::{BodyStyle, ResponseWriter};
+use super::respond::Body;
+use crate::registry::{HealthRegistry, Selection};
 
 /// A health group (a manifest's `groups`; R23–R25): a named set of
 /// probes, by name or by tier, served at a path of its own with its own
@@ -80,19 +79,17 @@ impl HealthGroup {
 pub(super) struct GroupEndpoint {
     pub(super) group: HealthGroup,
     pub(super) registry: HealthRegistry,
-    /// The ready tier's body style at the group's level.
-    pub(super) style: BodyStyle,
-    pub(super) writer: Option<Arc<dyn ResponseWriter>>,
+    /// The ready tier's body style at the group's level; no token.
+    pub(super) body: Body,
 }
 
 impl GroupEndpoint {
-    pub(super) async fn respond(self: Arc<Self>, _request: HttpRequest) -> HttpResponse {
-        let report = self
-            .registry
-            .answer_group(&self.group.probes, &self.group.tiers)
-            .await;
-        let mut response = HttpResponse::build(tier_status_code(Tag::Ready, report.status));
-        response.insert_header(no_store());
-        write_body(&self.style, self.writer.as_deref(), &report, response)
+    pub(super) async fn respond(self: Arc<Self>, request: HttpRequest) -> HttpResponse {
+        let selection = Selection::Group {
+            probes: &self.group.probes,
+            tiers: &self.group.tiers,
+        };
+        let answer = self.registry.answer(selection).await;
+        self.body.render(&answer, &request, None, None)
     }
 }

@@ -18,7 +18,6 @@
 //! sets them over a registry and checks them;
 //! [`ZbHealthEndpoints`] is what it builds, ready to mount.
 
-mod auth;
 mod builder;
 mod endpoints;
 mod group;
@@ -38,6 +37,6 @@ pub use endpoints::ZbHealthEndpoints;
 pub use group::HealthGroup;
 pub use history::{DEFAULT_HISTORY_PATH, DEFAULT_HISTORY_UI_PATH};
 pub use operator::{MAINTENANCE_PATH, OperatorControls, STEP_DOWN_PATH};
-pub use respond::tier_status_code;
+pub use respond::status_code;
 pub use settings::EndpointSettings;
 pub use tier::ZbHealthTier;

@@ -38,8 +38,8 @@ const MAX_BODY_BYTES: usize = 4096;
 ///
 /// | Request | Effect |
 /// |---|---|
-/// | `POST` `{"reason": "kernel patch", "ttl": "10m"}` | [`begin_maintenance`](HealthRegistry::begin_maintenance); 200 with the window |
-/// | `DELETE` | [`end_maintenance`](HealthRegistry::end_maintenance); 200 with the window that ended, or none |
+/// | `POST` `{"reason": "kernel patch", "ttl": "10m"}` | [`begin_maintenance`](crate::lifecycle::Lifecycle::begin_maintenance); 200 with the window |
+/// | `DELETE` | [`end_maintenance`](crate::lifecycle::Lifecycle::end_maintenance); 200 with the window that ended, or none |
 /// | `GET` | 200 with the open window, or none |
 ///
 /// A request without the token, or with a wrong one, gets exactly what an
@@ -124,7 +124,7 @@ impl OperatorControls {
     fn begin(&self, control: &Control, reason: &str, ttl: Duration) -> Result<Value, FieldError> {
         match control {
             Control::Maintenance => {
-                let w = self.registry.begin_maintenance(reason, ttl)?;
+                let w = self.registry.lifecycle().begin_maintenance(reason, ttl)?;
                 Ok(json!({"maintenance": window(&w)}))
             }
             #[cfg(feature = "cluster")]
@@ -138,7 +138,7 @@ impl OperatorControls {
     fn end(&self, control: &Control) -> Value {
         match control {
             Control::Maintenance => {
-                let ended = self.registry.end_maintenance();
+                let ended = self.registry.lifecycle().end_maintenance();
                 json!({"maintenance": null, "ended": ended.map(|w| window(&w))})
             }
             #[cfg(feature = "cluster")]
@@ -152,7 +152,7 @@ impl OperatorControls {
     fn current(&self, control: &Control) -> Value {
         match control {
             Control::Maintenance => {
-                json!({"maintenance": self.registry.maintenance().as_ref().map(window)})
+                json!({"maintenance": self.registry.lifecycle().maintenance().as_ref().map(window)})
             }
             #[cfg(feature = "cluster")]
             Control::StepDown(step_down) => {

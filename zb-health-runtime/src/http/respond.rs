@@ -1,9 +1,13 @@
-//! How an answer becomes an HTTP response: the status code of a tier's
-//! answer (ZB-1.2), `Cache-Control: no-store` on every answer, a body
-//! already made, the writer's body, and `GET`/`HEAD` routes with `405`
-//! otherwise.
+//! How an answer becomes an HTTP response ([`Body::render`], the one
+//! rendering): the status code (ZB-1.2), what a request with the bearer
+//! token sees (decided before any probe runs, BE-HLTH-007),
+//! `Cache-Control: no-store` on every answer, a body already made, the
+//! writer's body, and `GET`/`HEAD` routes with `405` otherwise.
 
+use std::borrow::Cow;
 use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures_util::future::Either;
 
@@ -12,22 +16,155 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::{Method, StatusCode};
 use actix_web::web::Bytes;
 use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, web};
-use zb_health_spec::{HealthStatus, Tag};
+use zb_health_spec::HealthStatus;
+use zb_health_spec::query::TierQuery;
 
+use super::verbose::{mark_excluded, verbose_body, verbose_response};
+use crate::answer::{body_key, http_code};
 use crate::paced::{self, Paced};
+use crate::registry::{Answer, Exclusion};
 use crate::report::HealthReport;
+use crate::token::BearerToken;
 use crate::writer::{BodyStyle, ResponseWriter};
 
-/// The HTTP status of a tier's answer from its probes (ZB-1.2): `live` is
-/// always 200 here (only a stalled watchdog, which is not a probe, makes the
-/// live endpoint 503);
-/// `ready` and `active` are 200 while serving (Healthy, Degraded) and 503
-/// when Unhealthy. Public so custom endpoints map statuses the same way.
-pub fn tier_status_code(tier: Tag, status: HealthStatus) -> StatusCode {
-    match tier {
-        Tag::Live => StatusCode::OK,
-        Tag::Ready | Tag::Active if status.is_serving() => StatusCode::OK,
-        Tag::Ready | Tag::Active => StatusCode::SERVICE_UNAVAILABLE,
+/// The HTTP status of an answer (ZB-1.2), on every tier: 200 while serving
+/// (`Healthy`, `Degraded`), 503 when `Unhealthy` (on `live`, only a
+/// stalled watchdog or a restart request makes it so). Public so custom
+/// endpoints map statuses the same way.
+pub fn status_code(status: HealthStatus) -> StatusCode {
+    StatusCode::from_u16(http_code(status)).unwrap_or(StatusCode::SERVICE_UNAVAILABLE)
+}
+
+/// The body of a per-probe path whose tier has no probe of that name: the
+/// same for every name, so nothing of the request is echoed back.
+pub(super) const UNKNOWN_PROBE_BODY: &str = r#"{"error":"no probe of this tier has this name"}"#;
+
+/// How an endpoint's answers become responses: its body style, a custom
+/// writer, what the bearer token unlocks, its key in the kept answers'
+/// bodies ([`crate::answer`]) and whether large bodies are paced.
+pub(super) struct Body {
+    /// The built-in writer's settings.
+    pub(super) style: BodyStyle,
+    /// A custom writer instead of the built-in one.
+    pub(super) writer: Option<Arc<dyn ResponseWriter>>,
+    /// What a request with the bearer token sees.
+    pub(super) authorized: Authorized,
+    /// Large bodies go out in slices ([`ZbHealth::pace_large_bodies`](super::ZbHealth::pace_large_bodies)).
+    pub(super) paced: bool,
+    key: u64,
+    /// The last public body's length, to size the next one's buffer.
+    last_len: AtomicUsize,
+}
+
+/// A copy with the same settings and a key of its own: its bodies are its
+/// own (another token may change who sees what).
+impl Clone for Body {
+    fn clone(&self) -> Self {
+        Self {
+            style: self.style.clone(),
+            writer: self.writer.clone(),
+            authorized: self.authorized.clone(),
+            paced: self.paced,
+            key: body_key(),
+            last_len: AtomicUsize::new(self.last_len.load(Ordering::Relaxed)),
+        }
+    }
+}
+
+impl Body {
+    pub(super) fn new(
+        style: BodyStyle,
+        writer: Option<Arc<dyn ResponseWriter>>,
+        authorized: Authorized,
+        paced: bool,
+    ) -> Self {
+        Self {
+            style,
+            writer,
+            authorized,
+            paced,
+            key: body_key(),
+            last_len: AtomicUsize::new(0),
+        }
+    }
+
+    /// The one rendering of an answer as an HTTP response:
+    ///
+    /// * a [`Selection::Probe`](crate::registry::Selection::Probe) that
+    ///   named no probe is a 404 (`probe` is the name asked);
+    /// * `?verbose` is plain text, one line per check;
+    /// * the public body of the built-in writer is rendered once per kept
+    ///   answer and served again while the answer holds;
+    /// * any other body is rendered for this request, at the level the
+    ///   request's token unlocks, with `Health-Excluded` for `?exclude=`.
+    pub(super) fn render(
+        &self,
+        answer: &Answer,
+        request: &HttpRequest,
+        query: Option<&TierQuery>,
+        probe: Option<&str>,
+    ) -> HttpResponse {
+        if answer.is_unknown() {
+            return HttpResponse::NotFound()
+                .insert_header(no_store())
+                .insert_header((
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                ))
+                .body(UNKNOWN_PROBE_BODY);
+        }
+        let status = status_code(answer.status);
+        let authorized = self.authorized.style_for(request);
+        if query.is_none()
+            && probe.is_none()
+            && self.writer.is_none()
+            && authorized.is_none()
+            && !self.authorized.varies()
+        {
+            let render = |report: &HealthReport| {
+                let body = self
+                    .style
+                    .json_sized(report, self.last_len.load(Ordering::Relaxed));
+                self.last_len.store(body.len(), Ordering::Relaxed);
+                Bytes::from(body)
+            };
+            let body = match answer.kept() {
+                Some(kept) => kept.body(self.key, render),
+                None => render(answer),
+            };
+            return fixed_json(status, body, self.paced);
+        }
+        let mut style = Cow::Borrowed(authorized.unwrap_or(&self.style));
+        let none = Exclusion::default();
+        let exclusion = answer.exclusion().unwrap_or(&none);
+        if let Some(query) = query
+            && query.verbose
+        {
+            let body = verbose_body(answer.tier, answer, style.disclosure, exclusion);
+            let mut response = verbose_response(status, body);
+            if self.authorized.varies() {
+                response
+                    .headers_mut()
+                    .insert(header::VARY, HeaderValue::from_static("authorization"));
+            }
+            return response;
+        }
+        // `clusterReady` is a verdict of the membership entry: shown on
+        // that probe's own path, left out of every other probe's (where it
+        // would read `false` for an entry that is not there).
+        if let Some(name) = probe
+            && style.cluster_ready.as_deref().is_some_and(|m| m != name)
+        {
+            style.to_mut().cluster_ready = None;
+        }
+        let mut response = HttpResponse::build(status);
+        response.insert_header(no_store());
+        self.authorized.mark(&mut response);
+        let mut response = write_body(&style, self.writer.as_deref(), answer, response);
+        if query.is_some() {
+            mark_excluded(&mut response, style.disclosure, exclusion);
+        }
+        response
     }
 }
 
@@ -99,4 +236,37 @@ pub(super) fn method_not_allowed() -> HttpResponse {
 /// stale verdict to the orchestrator.
 pub(super) fn no_store() -> (header::HeaderName, HeaderValue) {
     (header::CACHE_CONTROL, HeaderValue::from_static("no-store"))
+}
+
+/// What a request with the bearer token sees instead of the public body.
+#[derive(Clone)]
+pub(super) struct Authorized {
+    /// The body style it unlocks; `None` when the tier shows everyone the
+    /// same.
+    pub(super) style: Option<BodyStyle>,
+    /// The token; `None` leaves every request at the public level.
+    pub(super) token: Option<Arc<BearerToken>>,
+}
+
+impl Authorized {
+    /// Whether the answer depends on the request's `Authorization`, so a
+    /// cache must key on it (`Vary`).
+    pub(super) fn varies(&self) -> bool {
+        self.style.is_some() && self.token.is_some()
+    }
+
+    /// The authorized style when `request` carries the token. A missing or
+    /// wrong token is the public answer, never a 401: kubelets and load
+    /// balancers cannot authenticate.
+    pub(super) fn style_for(&self, request: &HttpRequest) -> Option<&BodyStyle> {
+        let (style, token) = (self.style.as_ref()?, self.token.as_deref()?);
+        token.authorizes(request).then_some(style)
+    }
+
+    /// `Vary: Authorization` on `response` when the answer depends on it.
+    pub(super) fn mark(&self, response: &mut HttpResponseBuilder) {
+        if self.varies() {
+            response.insert_header((header::VARY, HeaderValue::from_static("authorization")));
+        }
+    }
 }

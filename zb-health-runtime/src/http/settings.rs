@@ -99,7 +99,7 @@ impl EndpointSettings {
     /// request with the bearer token), with the cluster addresses where
     /// the tiers show them. Reading it never runs a probe. `build` turns
     /// the recording on
-    /// ([`HealthRegistry::enable_history`](crate::HealthRegistry::enable_history)).
+    /// ([`HealthRegistry::enable_history`](crate::registry::HealthRegistry::enable_history)).
     /// Off by default.
     pub fn history(&mut self, on: bool) -> &mut Self {
         self.history.json = on;

@@ -3,17 +3,15 @@
 
 use std::sync::Arc;
 
-use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
-use zb_health_spec::HealthStatus;
 
-use super::auth::Authorized;
-use super::respond::{no_store, write_body};
+use super::respond::Authorized;
+use super::respond::{no_store, status_code, write_body};
 use crate::registry::HealthRegistry;
 use crate::writer::{BodyStyle, ResponseWriter};
 
 /// The startup path: 200 once the process has started
-/// ([`HealthRegistry::started`]), 503 before. It runs no probe.
+/// ([`Lifecycle::started`](crate::lifecycle::Lifecycle::started)), 503 before. It runs no probe.
 #[derive(Clone)]
 pub(super) struct StartedEndpoint {
     pub(super) path: String,
@@ -27,13 +25,9 @@ pub(super) struct StartedEndpoint {
 
 impl StartedEndpoint {
     pub(super) async fn respond(self: Arc<Self>, request: HttpRequest) -> HttpResponse {
-        let report = self.registry.started();
-        let status = if report.status == HealthStatus::Healthy {
-            StatusCode::OK
-        } else {
-            StatusCode::SERVICE_UNAVAILABLE
-        };
-        let mut response = HttpResponse::build(status);
+        let report = self.registry.lifecycle().started();
+        // `Healthy` or `Unhealthy`: its entries are never `Degraded`.
+        let mut response = HttpResponse::build(status_code(report.status));
         response.insert_header(no_store());
         self.authorized.mark(&mut response);
         let style = self.authorized.style_for(&request).unwrap_or(&self.style);

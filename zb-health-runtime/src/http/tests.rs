@@ -80,7 +80,7 @@ async fn a_cached_tier_serves_its_last_body_until_a_change() {
     assert!(text.contains(r#""cache":"#), "{text}");
 
     // The drain's entry comes first although every probe is cached.
-    registry.begin_drain();
+    registry.lifecycle().begin_drain();
     let (status, draining) = get(&app, "/health/ready").await;
     assert_eq!(status, 503);
     let text = std::str::from_utf8(&draining).expect("utf-8");

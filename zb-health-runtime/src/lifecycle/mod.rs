@@ -6,20 +6,20 @@
 //! All of them belong to the [`HealthRegistry`](crate::registry::HealthRegistry), so
 //! every server that answers from the registry sees the same state:
 //!
-//! * [`HealthRegistry::startup_gate`](crate::registry::HealthRegistry::startup_gate)
+//! * [`Lifecycle::startup_gate`](crate::lifecycle::Lifecycle::startup_gate)
 //!   declares startup work; until every declared [`StartupGate`] says
 //!   [`ready`](StartupGate::ready), `ready` and `active` answer 503 with a
 //!   first entry `startup` (`starting`).
-//! * [`HealthRegistry::watchdog`](crate::registry::HealthRegistry::watchdog)
+//! * [`Lifecycle::watchdog`](crate::lifecycle::Lifecycle::watchdog)
 //!   registers a loop's [`Heartbeat`]; a missed deadline turns `live` to
 //!   503 and names the loop, and so does a heartbeat dropped without
 //!   [`retire`](Heartbeat::retire): a loop that died.
-//! * [`HealthRegistry::begin_drain`](crate::registry::HealthRegistry::begin_drain)
+//! * [`Lifecycle::begin_drain`](crate::lifecycle::Lifecycle::begin_drain)
 //!   starts the drain: `ready` and `active` answer 503 with a first entry
 //!   `shutdown` (`draining`); [`crate::server`] calls it on SIGTERM and
 //!   serves on for the [`Drain`] delay.
 //!
-//! The startup path ([`HealthRegistry::started`](crate::registry::HealthRegistry::started))
+//! The startup path ([`Lifecycle::started`](crate::lifecycle::Lifecycle::started))
 //! reads the first two only: 200 once every gate is ready and every
 //! watchdog has beaten once, 503 before. It never runs a probe, so a
 //! kubelet `startupProbe` on it cannot restart a pod over a dependency.
@@ -55,13 +55,15 @@ use crate::registration::RegistryError;
 use crate::report::{EntryOutcome, HealthEntry, HealthReport};
 use zb_health_spec::{HealthStatus, Tag};
 
+use crate::executor::spawn_on_probe_thread;
 use crate::wallclock::unix_ms;
 pub use drain::Drain;
 pub(crate) use maintenance::Ended;
 pub use maintenance::MaintenanceWindow;
 pub use startup::StartupGate;
 pub use watchdog::Heartbeat;
-pub(crate) use watchdog::{HealthyReport, LiveAnswer};
+pub(crate) use watchdog::LiveAnswer;
+use zb_health_spec::operator::{FieldError, check_reason, check_ttl_value};
 
 use crate::sync::lock;
 use maintenance::Maintenance;
@@ -87,9 +89,11 @@ pub(crate) const DRAINING_DESCRIPTION: &str = "draining";
 
 type DrainHook = Box<dyn FnOnce() + Send>;
 
-/// A registry's lifecycle state. Read with atomic loads on every request,
-/// so the common case (started, not draining) costs two loads.
-pub(crate) struct Lifecycle {
+/// A registry's lifecycle ([`HealthRegistry::lifecycle`](crate::registry::HealthRegistry::lifecycle)):
+/// startup gates, watchdogs, the drain and maintenance mode. Read with
+/// atomic loads on every request, so the common case (started, not
+/// draining) costs two loads.
+pub struct Lifecycle {
     startup: Arc<Startup>,
     draining: Arc<AtomicBool>,
     /// Taken (and run) by the first `begin_drain`.
@@ -100,8 +104,9 @@ pub(crate) struct Lifecycle {
     events: Arc<Events>,
     /// When the drain began (Unix ms), 0 before.
     drain_since_ms: AtomicU64,
-    /// An operator's maintenance window, if one is open.
-    maintenance: Maintenance,
+    /// An operator's maintenance window, if one is open; shared with its
+    /// expiry timer.
+    maintenance: Arc<Maintenance>,
     /// The restart escalation of the probes with `restart_after`.
     restart: Restart,
 }
@@ -114,7 +119,7 @@ impl Default for Lifecycle {
             draining: Arc::default(),
             on_drain: Mutex::new(Some(Vec::new())),
             watchdogs: Arc::new(Watchdogs::new(events.clone())),
-            maintenance: Maintenance::new(events.clone()),
+            maintenance: Arc::new(Maintenance::new(events.clone())),
             restart: Restart::new(events.clone()),
             events,
             drain_since_ms: AtomicU64::new(0),
@@ -123,12 +128,39 @@ impl Default for Lifecycle {
 }
 
 impl Lifecycle {
-    /// Declares one piece of startup work, named or not.
-    pub(crate) fn startup_gate(&self, name: Option<Arc<str>>) -> StartupGate {
-        StartupGate::declare(&self.startup, name)
+    /// Declares one piece of startup work (BE-HLTH-004). Until every
+    /// declared gate is [`ready`](StartupGate::ready), `ready` and `active`
+    /// answer 503 with a first entry
+    /// [`STARTUP_ENTRY`] described
+    /// `starting`;
+    /// `live` is unaffected. A cluster probe's startup `Degraded` (a 200)
+    /// therefore cannot make a booting service look ready.
+    ///
+    /// Declare the gate before the server starts, and signal it when the
+    /// work is done:
+    ///
+    /// ```
+    /// # use zb_health::HealthRegistry;
+    /// let registry = HealthRegistry::new();
+    /// let warm_up = registry.lifecycle().startup_gate();
+    /// // … load caches, run migrations …
+    /// warm_up.ready();
+    /// ```
+    pub fn startup_gate(&self) -> StartupGate {
+        StartupGate::declare(&self.startup, None)
     }
 
-    pub(crate) fn is_started(&self) -> bool {
+    /// [`startup_gate`](Self::startup_gate) with a name, which the startup
+    /// path ([`started`](Self::started)) shows in its `startup` entry's
+    /// `data` (`pending`, `failed`) until the gate is ready. How a
+    /// manifest's `install` declares its `lifecycle.startup_gates`.
+    pub fn startup_gate_named(&self, name: impl Into<Arc<str>>) -> StartupGate {
+        StartupGate::declare(&self.startup, Some(name.into()))
+    }
+
+    /// Whether every declared startup gate is ready (and none failed).
+    /// `true` when no gate was declared.
+    pub fn is_started(&self) -> bool {
         self.startup.is_started()
     }
 
@@ -152,8 +184,18 @@ impl Lifecycle {
         }
     }
 
-    /// Starts the drain and runs the hooks, once; `true` the first time.
-    pub(crate) fn begin_drain(&self) -> bool {
+    /// Starts the drain (BE-HLTH-005): from now on `ready` and `active`
+    /// answer 503 with a first entry
+    /// [`SHUTDOWN_ENTRY`] described
+    /// `draining`,
+    /// and the [`on_drain`](Self::on_drain) hooks run, once, in
+    /// registration order. `live` is unaffected. There is no way back: a
+    /// drain ends with the process.
+    ///
+    /// The servers of [`crate::server`] call this on SIGTERM or SIGINT;
+    /// call it yourself when something else decides the process is going
+    /// away. Returns `true` the first time.
+    pub fn begin_drain(&self) -> bool {
         if self.draining.swap(true, Ordering::AcqRel) {
             return false;
         }
@@ -174,42 +216,76 @@ impl Lifecycle {
         true
     }
 
-    pub(crate) fn is_draining(&self) -> bool {
+    /// Whether the drain has begun.
+    pub fn is_draining(&self) -> bool {
         self.draining.load(Ordering::Acquire)
     }
 
-    /// Opens a maintenance window (reason and TTL already checked).
-    pub(crate) fn begin_maintenance(&self, reason: &str, ttl: Duration) -> MaintenanceWindow {
-        self.maintenance.begin(reason, ttl)
+    /// Takes this pod out of rotation for `ttl`, for `reason`: maintenance
+    /// mode. From now on `ready` answers 503 with a first entry
+    /// [`MAINTENANCE_ENTRY`]
+    /// described `maintenance: <reason>, until <time>` (where the level
+    /// shows descriptions), every HTTP answer says `Connection: close` (as
+    /// in the drain), and the gauge `zb_health_maintenance` is 1. `live`
+    /// and `active` are untouched. It ends by itself after `ttl`, or at
+    /// [`end_maintenance`](Self::end_maintenance); a second call replaces
+    /// the window. One log line at the start and one at the end.
+    ///
+    /// The management port serves it to operators with the bearer token
+    /// (`POST /health/maintenance`, [`crate::http::OperatorControls`]).
+    ///
+    /// # Errors
+    ///
+    /// A missing, empty, control-character or over-long reason, or a TTL
+    /// of zero or above a day ([`zb_health_spec::operator`]); nothing
+    /// changes then.
+    pub fn begin_maintenance(
+        &self,
+        reason: &str,
+        ttl: Duration,
+    ) -> Result<MaintenanceWindow, FieldError> {
+        let reason = check_reason(Some(reason))?;
+        check_ttl_value(ttl)?;
+        let window = self.maintenance.begin(reason, ttl);
+        // The window ends by itself: a timer on the probe thread, so the
+        // log line, the event and the gauge come at the time even with no
+        // request; readers also end it when they see it past its time.
+        let maintenance = Arc::downgrade(&self.maintenance);
+        spawn_on_probe_thread(async move {
+            tokio::time::sleep(ttl).await;
+            if let Some(maintenance) = maintenance.upgrade() {
+                maintenance.end_if_expired();
+            }
+        });
+        Ok(window)
     }
 
-    /// Closes the maintenance window, if one is open.
-    pub(crate) fn end_maintenance(&self) -> Option<MaintenanceWindow> {
+    /// Ends maintenance mode now; the window that was open, if any.
+    pub fn end_maintenance(&self) -> Option<MaintenanceWindow> {
         self.maintenance.end(Ended::ByOperator)
     }
 
     /// The open maintenance window, if any.
-    pub(crate) fn maintenance(&self) -> Option<MaintenanceWindow> {
+    pub fn maintenance(&self) -> Option<MaintenanceWindow> {
         self.maintenance.current()
     }
 
-    /// Ends the maintenance window if its time has come (the timer's call).
-    pub(crate) fn end_expired_maintenance(&self) {
-        self.maintenance.end_if_expired();
-    }
-
-    /// Whether new connections should go elsewhere: draining, or in
-    /// maintenance. One load each in the common case.
+    /// Whether new connections should go to another pod: draining, or in
+    /// maintenance. The servers' `Connection: close` reads it: one load
+    /// each in the common case.
     #[inline]
-    pub(crate) fn is_out_of_rotation(&self) -> bool {
+    pub fn is_out_of_rotation(&self) -> bool {
         self.is_draining() || (self.maintenance.may_be_on() && self.maintenance().is_some())
     }
 
-    /// Runs `hook` at the drain, or now if it has begun.
-    pub(crate) fn on_drain(&self, hook: DrainHook) {
+    /// Runs `hook` when the drain begins, e.g. to make this node give up
+    /// the active role so the cluster elects another (a cluster view
+    /// leaving the cluster). Runs at once, on this thread, if the drain has
+    /// already begun. Keep it short: it runs on the drain's path.
+    pub fn on_drain(&self, hook: impl FnOnce() + Send + 'static) {
         let mut hooks = lock(&self.on_drain);
         match hooks.as_mut() {
-            Some(hooks) => hooks.push(hook),
+            Some(hooks) => hooks.push(Box::new(hook)),
             None => {
                 drop(hooks);
                 hook();
@@ -217,14 +293,53 @@ impl Lifecycle {
         }
     }
 
-    pub(crate) fn watchdogs<const N: usize>(
+    /// Registers a watchdog for one of the app's own loops (BE-HLTH-002): if
+    /// the returned [`Heartbeat`] does not [`beat`](Heartbeat::beat) for
+    /// longer than `deadline`, `live` answers 503 with an `Unhealthy` entry
+    /// named `name` (described `no heartbeat within <deadline> ms`), and
+    /// returns to 200 with the next beat. The deadline runs from the first
+    /// beat: until then the loop is starting, `live` stays 200 for it and
+    /// the startup path ([`started`](Self::started)) answers 503 naming it.
+    ///
+    /// It is not a probe: it does no I/O and runs nothing; `live` only
+    /// compares timestamps. A loop that ends on purpose calls
+    /// [`Heartbeat::retire`]; a heartbeat dropped without it is a dead loop,
+    /// and `live` answers 503 for good.
+    ///
+    /// Refused if `name` is not a short identifier (R9), another watchdog
+    /// has it (R3), or `deadline` is under 1 ms.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # use zb_health::HealthRegistry;
+    /// let registry = HealthRegistry::new();
+    /// let heartbeat = registry
+    ///     .lifecycle()
+    ///     .watchdog("consumer", Duration::from_secs(30))
+    ///     .unwrap();
+    /// // in the consumer loop, once per iteration:
+    /// heartbeat.beat();
+    /// // when the loop ends on purpose:
+    /// heartbeat.retire();
+    /// ```
+    pub fn watchdog(&self, name: &str, deadline: Duration) -> Result<Heartbeat, RegistryError> {
+        let [heartbeat] = self.watchdogs([(name, deadline)])?;
+        Ok(heartbeat)
+    }
+
+    /// Registers several watchdogs at once, all or none: if any name or
+    /// deadline breaks a rule, none is registered and every violation is
+    /// returned. How a manifest's `install` registers its
+    /// `lifecycle.watchdogs`.
+    pub fn watchdogs<const N: usize>(
         &self,
         loops: [(&str, Duration); N],
     ) -> Result<[Heartbeat; N], RegistryError> {
         Watchdogs::register(&self.watchdogs, loops)
     }
 
-    pub(crate) fn watchdog_names(&self) -> Vec<Arc<str>> {
+    /// The registered watchdog names, in registration order.
+    pub fn watchdog_names(&self) -> Vec<Arc<str>> {
         self.watchdogs.names()
     }
 
@@ -260,7 +375,7 @@ impl Lifecycle {
         };
         let mut entries = match answer {
             LiveAnswer::Fixed => Vec::new(),
-            LiveAnswer::Healthy(healthy) => healthy.report().entries,
+            LiveAnswer::Healthy(healthy) => healthy.report().entries.clone(),
             LiveAnswer::Stalled(report) => report.entries,
         };
         entries.push(restart);
@@ -331,12 +446,16 @@ impl Lifecycle {
         HealthReport::new(report.tier, entries, report.total_duration)
     }
 
-    /// The startup path's report: the `startup` entry while a gate is
-    /// pending or failed, then one entry per watchdog (`Unhealthy` until its
-    /// first beat). `Healthy` exactly when the process has started. Tagged
-    /// `live`: like that tier it speaks of the process only, and a restart
-    /// is what its 503 asks for.
-    pub(crate) fn started_report(&self) -> HealthReport {
+    /// What the startup path answers (`/health/started`): `Healthy` (200)
+    /// once every startup gate is ready and every watchdog has beaten
+    /// once; else `Unhealthy` (503) with the `startup` entry (`starting` or
+    /// `startup failed`, the named gates pending or failed in its `data`)
+    /// and an entry for each watchdog still waiting for its first beat. It
+    /// runs no probe and reads no dependency, so a kubelet `startupProbe`
+    /// on it restarts only a process that did not start, which a restart
+    /// can cure. Tagged `live`: like that tier it speaks of the process
+    /// only.
+    pub fn started(&self) -> HealthReport {
         let mut entries = Vec::new();
         if let Some(description) = self.startup.description() {
             let mut entry = fixed_entry(STARTUP_ENTRY, description);
@@ -358,15 +477,6 @@ impl Lifecycle {
         }
         entries.extend(self.watchdogs.started_entries());
         HealthReport::new(Tag::Live, entries, Duration::ZERO)
-    }
-
-    /// The report a tier answers with before any probe ran, for `live`.
-    pub(crate) fn live_report(&self) -> HealthReport {
-        match self.live() {
-            LiveAnswer::Fixed => HealthReport::new(Tag::Live, Vec::new(), Duration::ZERO),
-            LiveAnswer::Healthy(healthy) => healthy.report(),
-            LiveAnswer::Stalled(report) => report,
-        }
     }
 }
 

@@ -98,7 +98,7 @@ impl Startup {
 }
 
 /// One declared piece of startup work, from
-/// [`HealthRegistry::startup_gate`](crate::registry::HealthRegistry::startup_gate).
+/// [`Lifecycle::startup_gate`](crate::lifecycle::Lifecycle::startup_gate).
 /// Signal it once: [`ready`](Self::ready) or [`failed`](Self::failed), or
 /// let [`run`](Self::run) signal it from the outcome of the work.
 ///

@@ -38,8 +38,8 @@ mod startup_and_drain {
     #[tokio::test]
     async fn a_pending_gate_puts_a_starting_entry_first_over_a_degraded_probe() {
         let registry = degraded_registry();
-        let gate = registry.startup_gate();
-        assert!(!registry.is_started());
+        let gate = registry.lifecycle().startup_gate();
+        assert!(!registry.lifecycle().is_started());
         let report = registry.answer(Tag::Ready).await;
         assert_eq!(report.status, HealthStatus::Unhealthy);
         assert_eq!(
@@ -54,7 +54,7 @@ mod startup_and_drain {
             ]
         );
         gate.ready();
-        assert!(registry.is_started());
+        assert!(registry.lifecycle().is_started());
         let report = registry.answer(Tag::Ready).await;
         assert_eq!(report.status, HealthStatus::Degraded);
         assert_eq!(names(&report).len(), 1, "no startup entry once started");
@@ -63,14 +63,15 @@ mod startup_and_drain {
     #[tokio::test(start_paused = true)]
     async fn answer_live_is_the_watchdogs_and_ignores_the_gate_and_the_drain() {
         let registry = degraded_registry();
-        let _gate = registry.startup_gate();
-        registry.begin_drain();
+        let _gate = registry.lifecycle().startup_gate();
+        registry.lifecycle().begin_drain();
         let empty = registry.answer(Tag::Live).await;
         assert_eq!(
             (empty.status, empty.entries.len()),
             (HealthStatus::Healthy, 0)
         );
         let consumer = registry
+            .lifecycle()
             .watchdog("consumer", Duration::from_millis(10))
             .unwrap();
         consumer.beat();
@@ -97,20 +98,23 @@ mod startup_and_drain {
     #[test]
     fn every_declared_gate_must_be_ready() {
         let registry = HealthRegistry::new();
-        let a = registry.startup_gate();
-        let b = registry.startup_gate();
+        let a = registry.lifecycle().startup_gate();
+        let b = registry.lifecycle().startup_gate();
         a.ready();
-        assert!(!registry.is_started());
+        assert!(!registry.lifecycle().is_started());
         b.ready();
-        assert!(registry.is_started());
+        assert!(registry.lifecycle().is_started());
     }
 
     #[test]
     fn a_dropped_gate_stays_pending_and_never_fails_the_start() {
         let registry = HealthRegistry::new();
-        let gate = registry.startup_gate();
+        let gate = registry.lifecycle().startup_gate();
         drop(gate);
-        assert!(!registry.is_started(), "a crashed init never looks ready");
+        assert!(
+            !registry.lifecycle().is_started(),
+            "a crashed init never looks ready"
+        );
         let entries = registry.lifecycle().entries(Tag::Ready);
         assert_eq!(
             entries[0].description.as_deref(),
@@ -123,18 +127,19 @@ mod startup_and_drain {
         let registry = HealthRegistry::new();
         assert!(
             registry
+                .lifecycle()
                 .startup_gate()
                 .run(async { Ok::<_, String>(()) })
                 .await
         );
-        assert!(registry.is_started());
-        let failing = registry.startup_gate();
+        assert!(registry.lifecycle().is_started());
+        let failing = registry.lifecycle().startup_gate();
         assert!(!failing.run(async { Err("no schema") }).await);
-        assert!(!registry.is_started());
+        assert!(!registry.lifecycle().is_started());
         let registry = HealthRegistry::new();
-        let panicking = registry.startup_gate();
+        let panicking = registry.lifecycle().startup_gate();
         let work = async {
-            if registry.is_started() {
+            if registry.lifecycle().is_started() {
                 return Ok::<_, String>(());
             }
             panic!("init bug")
@@ -150,11 +155,11 @@ mod startup_and_drain {
     #[test]
     fn a_failed_gate_is_a_sticky_failed_start() {
         let registry = HealthRegistry::new();
-        let gate = registry.startup_gate();
-        let other = registry.startup_gate();
+        let gate = registry.lifecycle().startup_gate();
+        let other = registry.lifecycle().startup_gate();
         gate.failed("postgres://user:secret@db refused");
         other.ready();
-        assert!(!registry.is_started());
+        assert!(!registry.lifecycle().is_started());
         let entries = registry.lifecycle().entries(Tag::Ready);
         assert_eq!(entries.len(), 1);
         assert_eq!(
@@ -169,22 +174,25 @@ mod startup_and_drain {
         let registry = HealthRegistry::new();
         let ran = Arc::new(AtomicUsize::new(0));
         let counter = ran.clone();
-        registry.on_drain(move || {
+        registry.lifecycle().on_drain(move || {
             counter.fetch_add(1, Ordering::SeqCst);
         });
-        let _gate = registry.startup_gate();
-        assert!(registry.begin_drain());
-        assert!(!registry.begin_drain(), "second call is a no-op");
+        let _gate = registry.lifecycle().startup_gate();
+        assert!(registry.lifecycle().begin_drain());
+        assert!(
+            !registry.lifecycle().begin_drain(),
+            "second call is a no-op"
+        );
         assert_eq!(ran.load(Ordering::SeqCst), 1);
         let late = ran.clone();
-        registry.on_drain(move || {
+        registry.lifecycle().on_drain(move || {
             late.fetch_add(10, Ordering::SeqCst);
         });
         assert_eq!(ran.load(Ordering::SeqCst), 11, "a late hook runs at once");
         let entries = registry.lifecycle().entries(Tag::Ready);
         let order: Vec<&str> = entries.iter().map(|e| &*e.name).collect();
         assert_eq!(order, [STARTUP_ENTRY, SHUTDOWN_ENTRY]);
-        assert!(registry.is_draining());
+        assert!(registry.lifecycle().is_draining());
     }
 
     #[test]
@@ -192,9 +200,11 @@ mod startup_and_drain {
         let registry = HealthRegistry::new();
         let ran = Arc::new(AtomicBool::new(false));
         let flag = ran.clone();
-        registry.on_drain(|| panic!("hook bug"));
-        registry.on_drain(move || flag.store(true, Ordering::SeqCst));
-        assert!(registry.begin_drain());
+        registry.lifecycle().on_drain(|| panic!("hook bug"));
+        registry
+            .lifecycle()
+            .on_drain(move || flag.store(true, Ordering::SeqCst));
+        assert!(registry.lifecycle().begin_drain());
         assert!(ran.load(Ordering::SeqCst));
     }
 }
@@ -229,9 +239,11 @@ mod watchdogs {
         let registry = HealthRegistry::builder().probes_on_caller_runtime().build();
         assert!(matches!(registry.lifecycle().live(), LiveAnswer::Fixed));
         let consumer = registry
+            .lifecycle()
             .watchdog("consumer", Duration::from_millis(100))
             .unwrap();
         let scheduler = registry
+            .lifecycle()
             .watchdog("scheduler", Duration::from_secs(10))
             .unwrap();
         consumer.beat();
@@ -252,7 +264,9 @@ mod watchdogs {
         let LiveAnswer::Healthy(healthy) = registry.lifecycle().live() else {
             panic!("healthy");
         };
-        let body = healthy.body(|r| crate::writer::canonical_json(r).into());
+        let body = healthy.body(crate::answer::body_key(), |r| {
+            crate::writer::canonical_json(r).into()
+        });
         let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(body["status"], "Healthy");
         assert_eq!(body["entries"]["consumer"]["status"], "Healthy");
@@ -262,6 +276,7 @@ mod watchdogs {
     async fn retiring_the_heartbeat_removes_the_watchdog() {
         let registry = HealthRegistry::builder().probes_on_caller_runtime().build();
         let consumer = registry
+            .lifecycle()
             .watchdog("consumer", Duration::from_millis(10))
             .unwrap();
         consumer.beat();
@@ -269,9 +284,10 @@ mod watchdogs {
         assert!(stalled_names(&registry).is_some());
         consumer.retire();
         assert!(matches!(registry.lifecycle().live(), LiveAnswer::Fixed));
-        assert!(registry.watchdog_names().is_empty());
+        assert!(registry.lifecycle().watchdog_names().is_empty());
         // The name is free again.
         registry
+            .lifecycle()
             .watchdog("consumer", Duration::from_millis(10))
             .unwrap();
     }
@@ -280,24 +296,34 @@ mod watchdogs {
     fn bad_names_duplicates_and_zero_deadlines_are_refused() {
         let registry = HealthRegistry::new();
         let _a = registry
+            .lifecycle()
             .watchdog("consumer", Duration::from_secs(1))
             .unwrap();
         let dup = registry
+            .lifecycle()
             .watchdog("consumer", Duration::from_secs(1))
             .unwrap_err();
         assert_eq!(dup.rules(), [Rule::DuplicateName]);
-        let bad = registry.watchdog("a b", Duration::ZERO).unwrap_err();
+        let bad = registry
+            .lifecycle()
+            .watchdog("a b", Duration::ZERO)
+            .unwrap_err();
         assert_eq!(bad.rules(), [Rule::ProbeName, Rule::Duration]);
-        assert_eq!(&*registry.watchdog_names(), [Arc::from("consumer")]);
+        assert_eq!(
+            &*registry.lifecycle().watchdog_names(),
+            [Arc::from("consumer")]
+        );
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_heartbeat_dropped_unretired_is_a_dead_loop_for_good() {
         let registry = HealthRegistry::builder().probes_on_caller_runtime().build();
         let consumer = registry
+            .lifecycle()
             .watchdog("consumer", Duration::from_secs(60))
             .unwrap();
         let scheduler = registry
+            .lifecycle()
             .watchdog("scheduler", Duration::from_secs(60))
             .unwrap();
         // The loop owning it panicked: its heartbeat is dropped mid-deadline.
@@ -316,7 +342,7 @@ mod watchdogs {
             "nothing beats a dead loop back to life"
         );
         assert_eq!(
-            &*registry.watchdog_names(),
+            &*registry.lifecycle().watchdog_names(),
             [Arc::from("consumer"), Arc::from("scheduler")]
         );
     }
@@ -325,19 +351,21 @@ mod watchdogs {
     async fn a_heartbeat_dropped_during_the_drain_is_retired_not_dead() {
         let registry = HealthRegistry::builder().probes_on_caller_runtime().build();
         let consumer = registry
+            .lifecycle()
             .watchdog("consumer", Duration::from_secs(60))
             .unwrap();
-        registry.begin_drain();
+        registry.lifecycle().begin_drain();
         // The servers stop and drop what owned the loop's heartbeat.
         drop(consumer);
         assert!(matches!(registry.lifecycle().live(), LiveAnswer::Fixed));
-        assert!(registry.watchdog_names().is_empty());
+        assert!(registry.lifecycle().watchdog_names().is_empty());
     }
 
     #[tokio::test(start_paused = true)]
     async fn the_deadline_runs_from_the_first_beat_not_from_registration() {
         let registry = HealthRegistry::builder().probes_on_caller_runtime().build();
         let poller = registry
+            .lifecycle()
             .watchdog("poller", Duration::from_millis(100))
             .unwrap();
         // A loop that waits behind a long startup gate has not beaten yet:
@@ -362,13 +390,16 @@ mod watchdogs {
     #[tokio::test(start_paused = true)]
     async fn a_loop_that_dies_before_its_first_beat_is_dead() {
         let registry = HealthRegistry::builder().probes_on_caller_runtime().build();
-        let poller = registry.watchdog("poller", Duration::from_secs(1)).unwrap();
+        let poller = registry
+            .lifecycle()
+            .watchdog("poller", Duration::from_secs(1))
+            .unwrap();
         drop(poller);
         assert_eq!(
             stalled_names(&registry),
             Some(vec![("poller".into(), HealthStatus::Unhealthy)])
         );
-        let started = registry.started();
+        let started = registry.lifecycle().started();
         assert_eq!(started.status, HealthStatus::Unhealthy);
         assert_eq!(
             started
@@ -392,10 +423,13 @@ mod watchdogs {
                 from_fn(|| async { Ok(ProbeResult::unhealthy("down")) }),
             ))
             .unwrap();
-        assert_eq!(registry.started().status, HealthStatus::Healthy);
-        assert!(registry.started().entries.is_empty());
-        let gate = registry.startup_gate();
-        let poller = registry.watchdog("poller", Duration::from_secs(1)).unwrap();
+        assert_eq!(registry.lifecycle().started().status, HealthStatus::Healthy);
+        assert!(registry.lifecycle().started().entries.is_empty());
+        let gate = registry.lifecycle().startup_gate();
+        let poller = registry
+            .lifecycle()
+            .watchdog("poller", Duration::from_secs(1))
+            .unwrap();
         let entries =
             |r: &crate::report::HealthReport| -> Vec<(String, HealthStatus, Option<String>)> {
                 r.entries
@@ -410,7 +444,7 @@ mod watchdogs {
                     .collect()
             };
         assert_eq!(
-            entries(&registry.started()),
+            entries(&registry.lifecycle().started()),
             [
                 (
                     STARTUP_ENTRY.into(),
@@ -426,7 +460,7 @@ mod watchdogs {
         );
         gate.ready();
         assert_eq!(
-            entries(&registry.started()),
+            entries(&registry.lifecycle().started()),
             [(
                 "poller".into(),
                 HealthStatus::Unhealthy,
@@ -434,7 +468,7 @@ mod watchdogs {
             )]
         );
         poller.beat();
-        let started = registry.started();
+        let started = registry.lifecycle().started();
         assert_eq!(started.status, HealthStatus::Healthy);
         assert_eq!(
             entries(&started),
@@ -450,11 +484,11 @@ mod watchdogs {
     #[test]
     fn started_names_the_pending_and_the_failed_named_gates_and_ready_does_not() {
         let registry = HealthRegistry::new();
-        let anonymous = registry.startup_gate();
-        let migrations = registry.startup_gate_named("migrations");
-        let warm_up = registry.startup_gate_named("warm-up");
+        let anonymous = registry.lifecycle().startup_gate();
+        let migrations = registry.lifecycle().startup_gate_named("migrations");
+        let warm_up = registry.lifecycle().startup_gate_named("warm-up");
         let data = |r: &HealthRegistry| {
-            r.started().entries[0]
+            r.lifecycle().started().entries[0]
                 .data
                 .clone()
                 .map(|d| serde_json::Value::Object(*d))
@@ -482,8 +516,11 @@ mod watchdogs {
     #[test]
     fn a_failed_gate_holds_started_at_startup_failed() {
         let registry = HealthRegistry::new();
-        registry.startup_gate().failed("migration 7 broke");
-        let started = registry.started();
+        registry
+            .lifecycle()
+            .startup_gate()
+            .failed("migration 7 broke");
+        let started = registry.lifecycle().started();
         assert_eq!(started.status, HealthStatus::Unhealthy);
         assert_eq!(
             started.entries[0].description.as_deref(),

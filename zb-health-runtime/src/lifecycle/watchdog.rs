@@ -9,10 +9,9 @@
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock, RwLock, Weak};
+use std::sync::{Arc, RwLock, Weak};
 use std::time::Duration;
 
-use bytes::Bytes;
 use tokio::time::Instant;
 use zb_health_spec::{
     NameOf, Tag, Violations,
@@ -21,6 +20,7 @@ use zb_health_spec::{
 
 use std::sync::atomic::AtomicBool;
 
+use crate::answer::Kept;
 use crate::history::{EventKind, Events, WatchdogView};
 use crate::registration::RegistryError;
 use crate::report::{EntryOutcome, HealthEntry, HealthReport};
@@ -78,17 +78,21 @@ impl Slot {
 /// request sees one consistent set.
 struct Table {
     slots: Vec<Arc<Slot>>,
-    /// The healthy answer's body as the answer layer renders it, made at
-    /// its first healthy answer and kept with this set: the live tier's
-    /// hot path then renders nothing.
-    healthy_body: OnceLock<Bytes>,
+    /// This set's healthy answer, with its bodies: the live tier's hot
+    /// path renders nothing.
+    healthy: Arc<Kept>,
 }
 
 impl Table {
     fn new(slots: Vec<Arc<Slot>>) -> Self {
+        let entries = slots
+            .iter()
+            .map(|s| entry(s, HealthStatus::Healthy))
+            .collect();
+        let report = HealthReport::new(Tag::Live, entries, Duration::ZERO);
         Self {
             slots,
-            healthy_body: OnceLock::new(),
+            healthy: Arc::new(Kept::new(report, None)),
         }
     }
 }
@@ -136,38 +140,12 @@ impl Watchdogs {
 
 /// What `live` answers.
 pub(crate) enum LiveAnswer {
-    /// No watchdog registered: the tier's fixed body.
+    /// No watchdog registered: the tier's fixed answer.
     Fixed,
-    /// Every loop beat in time: 200, with this set's healthy report.
-    Healthy(HealthyReport),
+    /// Every loop beat in time: 200, with this set's healthy answer.
+    Healthy(Arc<Kept>),
     /// At least one loop stalled: this report, 503.
     Stalled(HealthReport),
-}
-
-/// The healthy answer of one set of watchdogs: its report, built only
-/// when asked, and its rendered body, kept with the set.
-pub(crate) struct HealthyReport(Arc<Table>);
-
-impl HealthyReport {
-    /// The body `render` makes of [`report`](Self::report), rendered once
-    /// per set of watchdogs and kept with it. One renderer only may use it
-    /// (the answer layer's canonical body); any other renders each time.
-    pub(crate) fn body(&self, render: impl FnOnce(&HealthReport) -> Bytes) -> Bytes {
-        self.0
-            .healthy_body
-            .get_or_init(|| render(&self.report()))
-            .clone()
-    }
-
-    pub(crate) fn report(&self) -> HealthReport {
-        let entries = self
-            .0
-            .slots
-            .iter()
-            .map(|s| entry(s, HealthStatus::Healthy))
-            .collect();
-        HealthReport::new(Tag::Live, entries, Duration::ZERO)
-    }
 }
 
 impl Watchdogs {
@@ -194,7 +172,7 @@ impl Watchdogs {
             self.note(s, stalled);
         }
         if !any {
-            return LiveAnswer::Healthy(HealthyReport(table));
+            return LiveAnswer::Healthy(table.healthy.clone());
         }
         let entries = table
             .slots
@@ -268,7 +246,7 @@ fn millis(d: Duration) -> u64 {
 }
 
 impl Watchdogs {
-    /// Registers watchdogs, all or none; see `HealthRegistry::watchdogs`.
+    /// Registers watchdogs, all or none; see `Lifecycle::watchdogs`.
     pub(super) fn register<const N: usize>(
         this: &Arc<Self>,
         loops: [(&str, Duration); N],
@@ -370,7 +348,7 @@ impl Watchdogs {
     }
 }
 
-/// A loop's heartbeat, from [`HealthRegistry::watchdog`](crate::registry::HealthRegistry::watchdog). `Send + Sync`:
+/// A loop's heartbeat, from [`Lifecycle::watchdog`](crate::lifecycle::Lifecycle::watchdog). `Send + Sync`:
 /// share it with `Arc` if several tasks make up one loop.
 ///
 /// The deadline runs from the first [`beat`](Self::beat): until then the

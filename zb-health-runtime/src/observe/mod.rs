@@ -96,7 +96,7 @@ pub const PROBE_FAILURES: &str = "zb_health_probe_failures_total";
 /// included (at about the deadline); label `probe`.
 pub const PROBE_DURATION: &str = "zb_health_probe_duration_seconds";
 /// Gauge: 1 while the pod is in maintenance
-/// ([`HealthRegistry::begin_maintenance`](crate::registry::HealthRegistry::begin_maintenance)),
+/// ([`Lifecycle::begin_maintenance`](crate::lifecycle::Lifecycle::begin_maintenance)),
 /// 0 after; no labels. Unset until the first maintenance.
 pub const MAINTENANCE: &str = "zb_health_maintenance";
 /// Gauge: 1 while this node has stepped down from the active role

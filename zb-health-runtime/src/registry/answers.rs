@@ -1,18 +1,77 @@
-//! Answers: a tier's report as every server serves it, one probe's path,
-//! a health group, and the kept answer's validity (`tier_answer`); and
-//! `record`, the one place a tier's plain answer is recorded.
+//! Answers: [`HealthRegistry::answer`], the one way a selection (a tier,
+//! a tier with exclusions, one probe, a group) is answered, the kept
+//! answers it hands out again while they hold, and `record`, the one place
+//! a tier's plain answer is recorded.
 
-use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use tokio::time::Instant;
 
 use super::inner::HealthRegistry;
+use crate::answer::{Kept, http_code};
+use crate::executor::ProbeRuntime;
+use crate::lifecycle::LiveAnswer;
+use crate::observe;
+use crate::report::HealthReport;
+use crate::sync::lock;
+use crate::table::TierTable;
+use zb_health_spec::{HealthStatus, Tag};
 
-/// What [`HealthRegistry::answer_excluding`] left out, and what it would
-/// not: the checks it excluded, the names that name a check no exclusion
-/// may leave out, and the names that match no check of the tier.
+/// What [`HealthRegistry::answer`] answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Selection<'a> {
+    /// A tier's plain answer (`GET` on its path without a query, gRPC's
+    /// tier services): for `ready` and `active` its probes with the
+    /// startup, shutdown and maintenance entries first while they apply;
+    /// for `live` one entry per watchdog, `Unhealthy` for a stalled loop
+    /// (an empty, `Healthy` report without watchdogs). The only selection
+    /// that is recorded: the tier's metrics, history and publishers follow
+    /// it.
+    Tier(Tag),
+    /// A tier with the checks named here left out of the verdict
+    /// (kube-apiserver's `?exclude=`, for an emergency): they do not run
+    /// and are not in the report; excluding every check is allowed. Some
+    /// checks always count, named in [`Exclusion::kept`]: the lifecycle's
+    /// entries (a drain, a maintenance window or a restart request must
+    /// hold) and a probe that is not [`EXCLUDABLE`](crate::probe::Probe::EXCLUDABLE)
+    /// (the active-node decision, without which a standby's `active` would
+    /// answer 200). On `live` the checks are the watchdogs.
+    Excluding(Tag, &'a [String]),
+    /// One probe (`GET <tier path>/{probe}`). With a tier: that tier's
+    /// probe of this name run alone through its execution policy (the
+    /// shared flight, the cache, the background result), with the
+    /// lifecycle's entries first as a tier puts them, so a probe of a
+    /// service that is starting or draining does not look ready on its
+    /// own. Without (gRPC's probe targets): any registered probe of this
+    /// name, after its dependencies, without the lifecycle's entries.
+    /// [`Answer::is_unknown`] when there is no such probe: an unknown
+    /// name, a probe of the other tier, any name on `live`, which carries
+    /// no probes (ZB-1.3).
+    Probe(Option<Tag>, &'a str),
+    /// A health group (`ZbHealth::group`, a manifest's `groups`): every
+    /// registered probe named in `probes` or tagged with one of `tiers`,
+    /// once each and in registration order, run concurrently through their
+    /// execution policies, with the lifecycle's entries first. Aggregated
+    /// as a tier; the report is tagged `ready`. A named probe that is no
+    /// longer registered is left out.
+    Group {
+        /// The probes named.
+        probes: &'a [Arc<str>],
+        /// The tiers whose probes are in.
+        tiers: &'a [Tag],
+    },
+}
+
+impl From<Tag> for Selection<'_> {
+    fn from(tier: Tag) -> Self {
+        Selection::Tier(tier)
+    }
+}
+
+/// What [`Selection::Excluding`] left out, and what it would not: the
+/// checks it excluded, the names that name a check no exclusion may leave
+/// out, and the names that match no check of the tier.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Exclusion {
     /// The checks left out of the verdict, in the tier's order.
@@ -25,52 +84,118 @@ pub struct Exclusion {
     /// The names that matched nothing, as asked.
     pub unknown: Vec<String>,
 }
-use crate::lifecycle::LiveAnswer;
-use crate::observe::{self};
-use crate::report::HealthReport;
-use zb_health_spec::{HealthStatus, Tag};
 
-/// What a kept answer of a tier was made from, and until when it holds:
-/// the tier's probe table, its probes' kept-result versions, and the
-/// first expiry among those results. Made only by
-/// [`HealthRegistry::tier_answer`], for an answer made of kept results
-/// alone and serving, in the steady state.
-pub(crate) struct Validity {
-    /// The tier's probe table then; weak so a replaced table's probes (and
-    /// their background schedules) are dropped, while its address cannot
-    /// be reused by a new table.
-    pub(super) table: std::sync::Weak<[Arc<crate::executor::ProbeRuntime>]>,
-    pub(super) changes: u64,
-    /// When its first kept result expires.
-    pub(super) until: Instant,
-    pub(super) status: HealthStatus,
+/// A selection's answer ([`HealthRegistry::answer`]): its status, its
+/// report (through `Deref`), what `?exclude=` left out, and whether it is
+/// a kept answer, served again, body and all, while it holds.
+#[derive(Debug)]
+pub struct Answer {
+    /// The verdict, which the HTTP code (200 while serving, 503 when
+    /// `Unhealthy`), gRPC's serving status and the metrics follow.
+    pub status: HealthStatus,
+    report: Report,
+    exclusion: Option<Box<Exclusion>>,
+    unknown: bool,
 }
 
-impl Validity {
-    /// Whether an answer of this validity is still the tier's answer, now
-    /// that the table and versions are `table` and `changes`.
-    pub(super) fn holds(
-        &self,
-        table: &Arc<[Arc<crate::executor::ProbeRuntime>]>,
-        changes: u64,
-    ) -> bool {
-        self.changes == changes
-            && std::ptr::eq(self.table.as_ptr(), Arc::as_ptr(table))
-            && Instant::now() < self.until
+#[derive(Debug)]
+enum Report {
+    Made(HealthReport),
+    Kept(Arc<Kept>),
+    /// `live` without watchdogs, the same in every registry.
+    Fixed(&'static Kept),
+}
+
+impl Answer {
+    fn made(report: HealthReport) -> Self {
+        Self::new(Report::Made(report))
+    }
+
+    fn new(report: Report) -> Self {
+        let mut answer = Self {
+            status: HealthStatus::Healthy,
+            report,
+            exclusion: None,
+            unknown: false,
+        };
+        answer.status = answer.report().status;
+        answer
+    }
+
+    /// The report answered.
+    pub fn report(&self) -> &HealthReport {
+        match &self.report {
+            Report::Made(report) => report,
+            Report::Kept(kept) => kept.report(),
+            Report::Fixed(kept) => kept.report(),
+        }
+    }
+
+    /// The HTTP status code (ZB-1.2): 200 while serving, 503 when
+    /// `Unhealthy`, on every tier (`live` is `Unhealthy` only for a
+    /// stalled watchdog or a restart request).
+    pub fn http_code(&self) -> u16 {
+        http_code(self.status)
+    }
+
+    /// What [`Selection::Excluding`] left out; `None` for other selections.
+    pub fn exclusion(&self) -> Option<&Exclusion> {
+        self.exclusion.as_deref()
+    }
+
+    /// Whether a [`Selection::Probe`] named no probe (an HTTP 404, gRPC's
+    /// `NOT_SERVING`).
+    pub fn is_unknown(&self) -> bool {
+        self.unknown
+    }
+
+    /// Until when a kept answer holds at most (a kept result expires
+    /// then); `None` for an answer made for this caller alone, or for one
+    /// that holds until something changes (`live`). A kept answer is
+    /// handed out again, rendered bodies and all, while its probes' kept
+    /// results are unchanged and the lifecycle adds no entry.
+    pub fn valid_until(&self) -> Option<Instant> {
+        self.kept().and_then(Kept::until)
+    }
+
+    /// The kept answer, whose bodies are kept with it.
+    pub(crate) fn kept(&self) -> Option<&Kept> {
+        match &self.report {
+            Report::Made(_) => None,
+            Report::Kept(kept) => Some(kept),
+            Report::Fixed(kept) => Some(kept),
+        }
     }
 }
 
-/// A tier's answer for a server that keeps its rendered answers
-/// ([`HealthRegistry::tier_answer`]).
-pub(crate) enum TierAnswer<K, F> {
-    /// The kept answer still holds; it was counted as an answer.
-    Again(K),
-    /// A new answer: this future runs the tier and yields its report, with
-    /// its validity when it may be kept.
-    Fresh(F),
+impl std::ops::Deref for Answer {
+    type Target = HealthReport;
+
+    fn deref(&self) -> &HealthReport {
+        self.report()
+    }
 }
 
-/// Answers: a tier's report, as every server serves it.
+/// The kept answer of a tier (`ready`, `active`) and what it was made
+/// from: the tier's probe table then (weak, so a replaced table's probes
+/// and their background schedules are dropped, while its address cannot
+/// be reused by a new table) and its probes' kept-result versions. Made
+/// only for an answer made of kept results alone and serving, in the
+/// steady state.
+pub(super) struct KeptTier {
+    table: Weak<[Arc<ProbeRuntime>]>,
+    changes: u64,
+    kept: Arc<Kept>,
+}
+
+/// An answer that needs its probes run ([`HealthRegistry::answer_now`]):
+/// the selection, and for a tier what a new answer would be kept with.
+pub(crate) struct Pending<'a> {
+    selection: Selection<'a>,
+    key: Option<(u64, TierTable)>,
+}
+
+/// Answers: one call for every selection.
 impl HealthRegistry {
     /// Runs every probe of `tier` and reports the result, without the
     /// lifecycle's entries ([`answer`](Self::answer) adds them).
@@ -88,48 +213,121 @@ impl HealthRegistry {
         }
     }
 
-    /// A tier's whole answer, as every server should serve it: for `ready`
-    /// and `active`, [`check`](Self::check) with the startup and shutdown
-    /// entries first while they apply; for `live`, one entry per watchdog,
-    /// `Unhealthy` for a stalled loop (an empty, `Healthy` report without
-    /// watchdogs). Map its status with [`tier_status_code`](crate::http::tier_status_code),
-    /// except that a stalled `live` is a 503. The tier's plain answer, so
-    /// it is recorded: the tier's metrics, history and publishers follow it.
-    pub async fn answer(&self, tier: Tag) -> HealthReport {
-        let report = match tier {
-            Tag::Live => self.inner.lifecycle.live_report(),
-            Tag::Ready | Tag::Active => self.inner.lifecycle.apply(self.check(tier).await),
-        };
-        self.record(tier, report.status, || observe::unhealthy_entries(&report));
-        report
+    /// The answer to `selection` (a [`Tag`] is its tier's plain answer),
+    /// as every server serves it: HTTP renders it with its status code
+    /// ([`Answer::http_code`]), gRPC with its serving status.
+    ///
+    /// Only a plain tier answer is recorded (the tier's metrics, history,
+    /// gossiped ready verdict and publishers follow it): an answer shaped
+    /// by a query, a probe's path or a group is its caller's alone
+    /// (`spec/tiers.md`, verbose and exclude).
+    ///
+    /// A tier made of kept results alone (cached, background) is made
+    /// once and handed out again while none of them changed or expired and
+    /// the lifecycle adds no entry, at the cost of a few atomic loads.
+    pub async fn answer<'a>(&self, selection: impl Into<Selection<'a>>) -> Answer {
+        match self.answer_now(selection.into()) {
+            Ok(answer) => answer,
+            Err(pending) => self.answer_pending(pending).await,
+        }
     }
 
-    /// A tier's answer with the checks named in `exclude` left out of the
-    /// verdict (kube-apiserver's `?exclude=`, for an emergency): they do
-    /// not run and are not in the report. Excluding every check is
-    /// allowed.
-    ///
-    /// Some checks always count, and a name of one is reported in
-    /// [`Exclusion::kept`]: the lifecycle's entries (a drain, a maintenance
-    /// window or a restart request must hold) and a probe that is not
-    /// [`EXCLUDABLE`](crate::probe::Probe::EXCLUDABLE): the active-node decision,
-    /// without which a standby's `active` would answer 200.
-    ///
-    /// The answer is this response's alone: it is not recorded, so no
-    /// caller changes what the tier's metrics, history and publishers
-    /// report (`spec/tiers.md`, verbose and exclude). On `live` the checks are
-    /// the watchdogs.
-    pub async fn answer_excluding(
-        &self,
-        tier: Tag,
-        exclude: &[String],
-    ) -> (HealthReport, Exclusion) {
+    /// [`answer`](Self::answer)'s first half: the answer when it is there
+    /// at once (`live`, a kept answer that holds), recorded; else what the
+    /// second half ([`answer_pending`](Self::answer_pending)) needs. Apart
+    /// so a server's hot path builds no state machine for a kept answer.
+    pub(crate) fn answer_now<'a>(&self, selection: Selection<'a>) -> Result<Answer, Pending<'a>> {
+        let key = match selection {
+            Selection::Tier(Tag::Live) => Ok(self.live()),
+            Selection::Tier(tier) => self.kept_tier(tier),
+            _ => Err(None),
+        };
+        match key {
+            Ok(answer) => {
+                self.record(selection, &answer);
+                Ok(answer)
+            }
+            Err(key) => Err(Pending { selection, key }),
+        }
+    }
+
+    /// [`answer`](Self::answer)'s second half: the probes run.
+    pub(crate) async fn answer_pending(&self, pending: Pending<'_>) -> Answer {
+        let Pending { selection, key } = pending;
+        let answer = match selection {
+            Selection::Tier(tier) => self.tier(tier, key).await,
+            Selection::Excluding(tier, names) => self.excluding(tier, names).await,
+            Selection::Probe(tier, name) => self.probe(tier, name).await,
+            Selection::Group { probes, tiers } => self.group(probes, tiers).await,
+        };
+        self.record(selection, &answer);
+        answer
+    }
+
+    /// `live`: from the watchdogs alone, a kept answer while every loop
+    /// is in time.
+    fn live(&self) -> Answer {
+        match self.inner.lifecycle.live() {
+            LiveAnswer::Fixed => Answer::new(Report::Fixed(Kept::fixed_live())),
+            LiveAnswer::Healthy(kept) => Answer::new(Report::Kept(kept)),
+            LiveAnswer::Stalled(report) => Answer::made(report),
+        }
+    }
+
+    /// The kept answer of `ready` or `active` while it holds; else what a
+    /// new one would be kept with, `None` when it would not be (a probe
+    /// that keeps nothing, told by the table without visiting the probes;
+    /// a lifecycle entry). Read before the probes run, so a change during
+    /// the run only makes the next answer fresh too.
+    fn kept_tier(&self, tier: Tag) -> Result<Answer, Option<(u64, TierTable)>> {
+        if !self.inner.lifecycle.is_steady() {
+            return Err(None);
+        }
+        let Some(table) = self.inner.table.tier_if_kept(tier) else {
+            return Err(None);
+        };
+        let changes = crate::executor::versions(&table);
+        if let Some(k) = &*lock(&self.inner.kept[tier as usize])
+            && k.changes == changes
+            && std::ptr::eq(k.table.as_ptr(), Arc::as_ptr(&table))
+            && k.kept.until().is_some_and(|until| Instant::now() < until)
+        {
+            return Ok(Answer::new(Report::Kept(k.kept.clone())));
+        }
+        Err(Some((changes, table)))
+    }
+
+    /// `ready` or `active` run, kept with `key` when every entry is a kept
+    /// result and it serves.
+    async fn tier(&self, tier: Tag, key: Option<(u64, TierTable)>) -> Answer {
+        let (report, until) = match self.inner.table.tier(tier) {
+            Some(probes) => self.inner.executor.report_until(tier, &probes).await,
+            None => (HealthReport::new(tier, Vec::new(), Duration::ZERO), None),
+        };
+        let report = self.inner.lifecycle.apply(report);
+        match (key, until) {
+            (Some((changes, table)), Some(until)) if report.status.is_serving() => {
+                let kept = Arc::new(Kept::new(report, Some(until)));
+                *lock(&self.inner.kept[tier as usize]) = Some(KeptTier {
+                    table: Arc::downgrade(&table),
+                    changes,
+                    kept: kept.clone(),
+                });
+                Answer::new(Report::Kept(kept))
+            }
+            _ => Answer::made(report),
+        }
+    }
+
+    /// [`Selection::Excluding`].
+    async fn excluding(&self, tier: Tag, exclude: &[String]) -> Answer {
         let asked = |name: &str| exclude.iter().any(|e| e == name);
         let mut exclusion = Exclusion::default();
         let report = match tier {
             Tag::Live => {
-                let report = self.inner.lifecycle.live_report();
-                let (out, kept): (Vec<_>, Vec<_>) = report.entries.into_iter().partition(|e| {
+                let live = self.live();
+                let report = live.report();
+                let (out, kept): (Vec<_>, Vec<_>) = report.entries.iter().cloned().partition(|e| {
                     asked(&e.name) && !zb_health_spec::rules::is_lifecycle_entry(&e.name)
                 });
                 exclusion.excluded = out.into_iter().map(|e| Arc::from(&*e.name)).collect();
@@ -162,43 +360,47 @@ impl HealthRegistry {
                 exclusion.unknown.push(name.clone());
             }
         }
-        (report, exclusion)
+        let mut answer = Answer::made(report);
+        answer.exclusion = Some(Box::new(exclusion));
+        answer
     }
 
-    /// One probe's answer through its tier (`GET <tier path>/{probe}`): the
-    /// probe `name` of `tier` run alone through its execution policy (the
-    /// shared flight, the cache, the background result), with the startup
-    /// and shutdown entries first while they apply, as
-    /// [`answer`](Self::answer) puts them: a probe of a service that is
-    /// starting or draining must not look ready on its own.
-    ///
-    /// `None` when `tier` has no probe `name`: an unknown name, a probe of
-    /// the other tier, or any name on `live`, which carries no probes
-    /// (ZB-1.3). It is not counted as an answer of the tier (the tier
-    /// metrics and transition log speak of whole tiers).
-    pub async fn answer_probe(&self, tier: Tag, name: &str) -> Option<HealthReport> {
-        let probe = self
-            .inner
-            .table
-            .tier(tier)?
-            .iter()
-            .find(|p| &*p.name == name)?
-            .clone();
+    /// [`Selection::Probe`].
+    async fn probe(&self, tier: Option<Tag>, name: &str) -> Answer {
+        let found = match tier {
+            Some(tier) => self
+                .inner
+                .table
+                .tier(tier)
+                .and_then(|t| t.iter().find(|p| &*p.name == name).cloned()),
+            None => self.inner.table.find(name),
+        };
+        let Some(probe) = found else {
+            let mut answer = Answer::made(HealthReport::new(
+                tier.unwrap_or(Tag::Ready),
+                Vec::new(),
+                Duration::ZERO,
+            ));
+            answer.status = HealthStatus::Unhealthy;
+            answer.unknown = true;
+            return answer;
+        };
         let started = Instant::now();
-        let entry = self.inner.executor.entry(&probe).await;
-        let report = HealthReport::new(tier, vec![entry], started.elapsed());
-        Some(self.inner.lifecycle.apply(report))
+        Answer::made(match tier {
+            Some(tier) => {
+                let entry = self.inner.executor.entry(&probe).await;
+                let report = HealthReport::new(tier, vec![entry], started.elapsed());
+                self.inner.lifecycle.apply(report)
+            }
+            None => {
+                let entry = self.inner.executor.entry_after_dependencies(&probe).await;
+                HealthReport::new(Tag::Ready, vec![entry], started.elapsed())
+            }
+        })
     }
 
-    /// A health group's answer (`ZbHealth::group`, a manifest's `groups`):
-    /// every registered probe named in `probes` or tagged with one of
-    /// `tiers`, once each and in registration order, run concurrently
-    /// through their execution policies, with the startup and shutdown
-    /// entries first while they apply. Its status is aggregated as a
-    /// tier's; the report is tagged `ready`, whose status-code mapping it
-    /// answers with. A named probe that is no longer registered is left
-    /// out. Not counted as an answer of any tier.
-    pub async fn answer_group(&self, probes: &[Arc<str>], tiers: &[Tag]) -> HealthReport {
+    /// [`Selection::Group`].
+    async fn group(&self, probes: &[Arc<str>], tiers: &[Tag]) -> Answer {
         let selected: Vec<_> = self
             .inner
             .table
@@ -207,76 +409,12 @@ impl HealthRegistry {
             .filter(|p| probes.contains(&p.name) || tiers.iter().any(|t| p.tags.contains(*t)))
             .collect();
         let report = self.inner.executor.report(Tag::Ready, &selected).await;
-        self.inner.lifecycle.apply(report)
-    }
-
-    /// A tier's answer (`ready`, `active`) for a server that keeps a
-    /// rendered answer: one call, so a request crosses the registry once.
-    ///
-    /// While the lifecycle adds no entry (not starting, not draining), the
-    /// tier's probes all keep their results (cached, background) and none
-    /// of those changed or expired since `kept` was made, the kept answer
-    /// still holds: it is counted as an answer and [`TierAnswer::Again`]
-    /// hands it back, at the cost of a few atomic loads. Otherwise the future in
-    /// [`TierAnswer::Fresh`] runs the tier as [`answer`](Self::answer) does
-    /// and yields the report with its validity, `Some` when every entry is
-    /// a kept result and the answer serves. What it depends on is read
-    /// before the probes run, so a change during the run only makes the
-    /// next answer fresh too.
-    ///
-    /// `kept` is the server's kept answer, whatever it holds besides its
-    /// validity (`validity` reads that), handed back in `Again`.
-    pub(crate) fn tier_answer<'k, K>(
-        &self,
-        tier: Tag,
-        kept: Option<&'k K>,
-        validity: impl FnOnce(&K) -> &Validity,
-    ) -> TierAnswer<&'k K, impl Future<Output = (HealthReport, Option<Validity>)> + 'static> {
-        let key = if self.inner.lifecycle.is_steady() {
-            // `None` at once for a tier with a probe that keeps nothing,
-            // told by the table without visiting the probes.
-            self.inner
-                .table
-                .tier_if_kept(tier)
-                .map(|table| (crate::executor::versions(&table), table))
-        } else {
-            None
-        };
-        if let (Some((changes, table)), Some(kept)) = (&key, kept) {
-            let v = validity(kept);
-            if v.holds(table, *changes) {
-                self.record(tier, v.status, String::new);
-                return TierAnswer::Again(kept);
-            }
-        }
-        let registry = self.clone();
-        TierAnswer::Fresh(async move {
-            let (report, until) = match registry.inner.table.tier(tier) {
-                Some(probes) => registry.inner.executor.report_until(tier, &probes).await,
-                None => (HealthReport::new(tier, Vec::new(), Duration::ZERO), None),
-            };
-            let report = registry.inner.lifecycle.apply(report);
-            registry.record(tier, report.status, || observe::unhealthy_entries(&report));
-            let validity = match (key, until) {
-                (Some((changes, table)), Some(until)) if report.status.is_serving() => {
-                    Some(Validity {
-                        table: Arc::downgrade(&table),
-                        changes,
-                        until,
-                        status: report.status,
-                    })
-                }
-                _ => None,
-            };
-            (report, validity)
-        })
+        Answer::made(self.inner.lifecycle.apply(report))
     }
 
     /// Records an answer of `tier` as the tier's: its gauge and failure
     /// counter, its history (and the ready verdict gossiped to the other
     /// members' pages), and a change of verdict for the publishers.
-    /// `failing` names the `Unhealthy` entries, called only on a change
-    /// to 503 (an answer served again is a serving one, with none).
     ///
     /// The one place an answer is recorded, and only the tier's **plain**
     /// answer is: what the orchestrator's probe asks for (`GET` on the
@@ -285,23 +423,27 @@ impl HealthRegistry {
     /// group is that response alone, as kube-apiserver's `?exclude=` is:
     /// recorded, one anonymous `?exclude=` would rewrite what Prometheus,
     /// the history, the dashboard and the publishers see.
-    pub(super) fn record(&self, tier: Tag, status: HealthStatus, failing: impl FnOnce() -> String) {
-        self.history_answered(tier, status);
-        let changed = self.inner.tiers.answered(tier, status, failing);
-        self.publish_tier(tier, status, changed);
-    }
-
-    /// A tier's change of verdict, for the publishers: `from` is the
-    /// verdict it left, as `Healthy` (200) or `Unhealthy` (503).
-    #[inline]
-    fn publish_tier(&self, tier: Tag, status: HealthStatus, changed: Option<Option<bool>>) {
+    fn record(&self, selection: Selection<'_>, answer: &Answer) {
+        let Selection::Tier(tier) = selection else {
+            return;
+        };
+        let status = answer.status;
+        if self.inner.executor.history_enabled() {
+            self.history_answered(tier, status);
+        }
+        // The `Unhealthy` entries are named only on a change to 503.
+        let changed = self
+            .inner
+            .tiers
+            .answered(tier, status, || observe::unhealthy_entries(answer));
         if let Some(from) = changed {
             self.publish_tier_change(tier, status, from);
         }
     }
 
-    /// The rare part of [`publish_tier`](Self::publish_tier), out of line
-    /// so the answer's hot path stays small.
+    /// A tier's change of verdict, for the publishers: `from` is the
+    /// verdict it left, as `Healthy` (200) or `Unhealthy` (503). Out of
+    /// line so the answer's hot path stays small.
     #[cold]
     #[inline(never)]
     fn publish_tier_change(&self, tier: Tag, status: HealthStatus, from: Option<bool>) {
@@ -317,52 +459,24 @@ impl HealthRegistry {
         });
     }
 
-    /// Keeps a tier's answer for the history while it is enabled: one
-    /// relaxed load otherwise, one store then. The code is the HTTP one
-    /// the tier maps the status to (a stalled `live` is a 503).
+    /// Keeps a tier's answer for the history (while it is enabled), and
+    /// gossips a change of the ready verdict: the other members' pages
+    /// show it.
     fn history_answered(&self, tier: Tag, status: HealthStatus) {
-        if self.inner.executor.history_enabled() {
-            let serving = match tier {
-                Tag::Live => status == HealthStatus::Healthy,
-                Tag::Ready | Tag::Active => status.is_serving(),
-            };
-            let code = if serving { 200 } else { 503 };
-            let changed = tier == Tag::Ready
-                && self.inner.history.tiers.last(tier).map(|(s, _, _)| s) != Some(status);
-            self.inner.history.tiers.answered(tier, status, code);
-            // Gossiped on a change only: the other members' pages show it.
-            if changed {
-                self.inner.executor.publish_ready(status);
-            }
+        let changed = tier == Tag::Ready
+            && self.inner.history.tiers.last(tier).map(|(s, _, _)| s) != Some(status);
+        self.inner
+            .history
+            .tiers
+            .answered(tier, status, http_code(status));
+        if changed {
+            self.inner.executor.publish_ready(status);
         }
-    }
-
-    /// What the `live` tier answers, from the watchdogs alone: the
-    /// precomputed body on the healthy path.
-    pub(crate) fn live_answer(&self) -> LiveAnswer {
-        let answer = self.inner.lifecycle.live();
-        let (status, report) = match &answer {
-            LiveAnswer::Fixed | LiveAnswer::Healthy(..) => (HealthStatus::Healthy, None),
-            LiveAnswer::Stalled(report) => (report.status, Some(report)),
-        };
-        self.record(Tag::Live, status, || {
-            report.map_or_else(String::new, observe::unhealthy_entries)
-        });
-        answer
     }
 
     /// The tiers that run the probe `name`, if it is registered.
     #[cfg(feature = "grpc")]
     pub(crate) fn probe_tags(&self, name: &str) -> Option<zb_health_spec::TagSet> {
         self.inner.table.find(name).map(|p| p.tags)
-    }
-
-    /// The entry of the probe `name` through its execution policy (the
-    /// shared flight, the cache, the background result); `None` if no such
-    /// probe is registered. For the gRPC health service's probe targets.
-    #[cfg(feature = "grpc")]
-    pub(crate) async fn probe_entry(&self, name: &str) -> Option<crate::report::HealthEntry> {
-        let probe = self.inner.table.find(name)?;
-        Some(self.inner.executor.entry_after_dependencies(&probe).await)
     }
 }

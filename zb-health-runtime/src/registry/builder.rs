@@ -136,6 +136,7 @@ impl HealthRegistryBuilder {
                 tiers: TierLog::default(),
                 transitions,
                 restart_steps: Default::default(),
+                kept: Default::default(),
                 history: RegistryHistory {
                     tiers: TierAnswers::default(),
                     started_ms: crate::history::now_ms(),

@@ -22,6 +22,9 @@ pub(super) struct Inner {
     /// What the history shows besides the probes' and the lifecycle's own
     /// records.
     pub(super) history: RegistryHistory,
+    /// The kept answers of `ready` and `active`, handed out again while
+    /// they hold.
+    pub(super) kept: [std::sync::Mutex<Option<super::answers::KeptTier>>; 2],
     /// Whether the restart escalation's steps run (`restart_after`).
     pub(super) restart_steps: std::sync::atomic::AtomicBool,
 }
@@ -59,5 +62,22 @@ impl std::fmt::Debug for HealthRegistry {
         f.debug_struct("HealthRegistry")
             .field("probes", &self.inner.table)
             .finish()
+    }
+}
+
+impl HealthRegistry {
+    /// The registry's lifecycle: startup gates, watchdogs, the drain and
+    /// maintenance mode (BE-HLTH-002, BE-HLTH-004, BE-HLTH-005), which
+    /// every server answering from this registry sees.
+    ///
+    /// ```
+    /// # use zb_health::HealthRegistry;
+    /// let registry = HealthRegistry::new();
+    /// let warm_up = registry.lifecycle().startup_gate();
+    /// warm_up.ready();
+    /// assert!(registry.lifecycle().is_started());
+    /// ```
+    pub fn lifecycle(&self) -> &Lifecycle {
+        &self.inner.lifecycle
     }
 }

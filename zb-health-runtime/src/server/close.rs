@@ -11,8 +11,8 @@ use futures_util::future::LocalBoxFuture;
 use crate::registry::HealthRegistry;
 
 /// Middleware that marks every response `Connection: close` once
-/// [`HealthRegistry::begin_drain`] has run (BE-HLTH-005), and while the
-/// pod is in maintenance ([`HealthRegistry::begin_maintenance`]).
+/// [`Lifecycle::begin_drain`](crate::lifecycle::Lifecycle::begin_drain) has run (BE-HLTH-005), and while the
+/// pod is in maintenance ([`Lifecycle::begin_maintenance`](crate::lifecycle::Lifecycle::begin_maintenance)).
 ///
 /// A drain takes the pod out of the Service's endpoints, but that only
 /// steers *new* connections: a client that keeps its connection alive (an
@@ -93,7 +93,7 @@ where
             let mut response = answer.await?;
             // Read when the answer is ready: a request that began before
             // the signal and ends after it closes its connection too.
-            if registry.is_out_of_rotation() {
+            if registry.lifecycle().is_out_of_rotation() {
                 response
                     .response_mut()
                     .head_mut()

@@ -18,9 +18,9 @@ use crate::registry::HealthRegistry;
 /// non-Unix), replacing actix's own signal handling. On the first signal,
 /// in order:
 ///
-/// 1. [`HealthRegistry::begin_drain`]: `ready` and `active` answer 503 at
+/// 1. [`Lifecycle::begin_drain`](crate::lifecycle::Lifecycle::begin_drain): `ready` and `active` answer 503 at
 ///    once (entry `shutdown`, `draining`) and the
-///    [`on_drain`](HealthRegistry::on_drain) hooks run, e.g. to give up the
+///    [`on_drain`](crate::lifecycle::Lifecycle::on_drain) hooks run, e.g. to give up the
 ///    active role;
 /// 2. the server keeps serving, new requests included, for
 ///    [`Drain::new`]'s delay; a second signal cuts the delay short;
@@ -156,7 +156,7 @@ pub(super) async fn serve_all(
             delay_ms = drain.delay().as_millis() as u64,
             "drain: ready and active answer 503; serving on until the delay ends"
         );
-        registry.begin_drain();
+        registry.lifecycle().begin_drain();
         tokio::select! {
             () = tokio::time::sleep(drain.delay()) => {}
             signal = signals.next() => {

@@ -211,7 +211,7 @@ async fn once_the_drain_begins_every_port_answers_connection_close() {
         streams.push((stream, path));
     }
     // The drain's first step, as SIGTERM runs it.
-    registry.begin_drain();
+    registry.lifecycle().begin_drain();
     for (stream, path) in &mut streams {
         let (status, connection) = keep_alive_get(stream, path);
         assert!(status.ends_with("200 ok"), "{path}: still served: {status}");

@@ -7,7 +7,7 @@ use super::view::ChitchatClusterView;
 use crate::cluster::view::ClusterView;
 
 /// Makes a drain take this node out of the chitchat cluster cleanly: on
-/// [`HealthRegistry::begin_drain`](crate::registry::HealthRegistry::begin_drain)
+/// [`Lifecycle::begin_drain`](crate::lifecycle::Lifecycle::begin_drain)
 /// (a SIGTERM under [`crate::server`]) the node leaves
 /// ([`ClusterView::leave`]): it gossips `Leaving`, keeping its roles, so
 /// its peers stop counting it as an `Up` candidate and the next-oldest
@@ -18,7 +18,7 @@ pub fn leave_cluster_on_drain(
     registry: &crate::registry::HealthRegistry,
     view: Arc<ChitchatClusterView>,
 ) {
-    registry.on_drain(move || {
+    registry.lifecycle().on_drain(move || {
         view.leave();
     });
 }
