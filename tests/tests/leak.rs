@@ -29,7 +29,7 @@ use std::time::Duration;
 
 use formats::{FORMATS, LEVELS, assert_valid};
 use serde_json::Value;
-use support::{Wire, request, serve, until_status};
+use support::{LogText, Wire, request, serve, until_status};
 use tokio::net::TcpListener;
 use tokio_stream::wrappers::TcpListenerStream;
 use zb_health::cluster::{ClusterState, InMemoryClusterView, Member, MemberStatus};
@@ -389,44 +389,6 @@ fn logged() -> &'static Mutex<Vec<String>> {
         let _ = tracing::subscriber::set_global_default(LogText(lines.clone()));
         lines
     })
-}
-
-/// A subscriber that keeps each event's fields as text.
-struct LogText(Arc<Mutex<Vec<String>>>);
-
-struct FieldText(String);
-
-impl tracing::field::Visit for FieldText {
-    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-        self.0.push_str(&format!(" {}={value:?}", field.name()));
-    }
-}
-
-impl tracing::Subscriber for LogText {
-    fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
-        // Down to debug: what a service would log; the dependencies' trace
-        // noise only slows the test.
-        *metadata.level() <= tracing::Level::DEBUG
-    }
-    fn new_span(&self, span: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-        let mut text = FieldText(span.metadata().name().to_owned());
-        span.record(&mut text);
-        self.0.lock().unwrap().push(text.0);
-        tracing::span::Id::from_u64(1)
-    }
-    fn record(&self, _: &tracing::span::Id, values: &tracing::span::Record<'_>) {
-        let mut text = FieldText(String::new());
-        values.record(&mut text);
-        self.0.lock().unwrap().push(text.0);
-    }
-    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-    fn event(&self, event: &tracing::Event<'_>) {
-        let mut text = FieldText(event.metadata().target().to_owned());
-        event.record(&mut text);
-        self.0.lock().unwrap().push(text.0);
-    }
-    fn enter(&self, _: &tracing::span::Id) {}
-    fn exit(&self, _: &tracing::span::Id) {}
 }
 
 fn assert_token_never_logged() {

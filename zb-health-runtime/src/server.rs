@@ -4,8 +4,9 @@
 //! [`ZbHealthServer`] is what a manifest's generated `install` returns in
 //! its `server` field: the tiers on the application server, the
 //! management server on its port, `grpc.health.v1` when the manifest has a
-//! `grpc` section, a route of the application's for metrics on both HTTP
-//! ports, and the drain under SIGTERM, every port bound to one `HOST`:
+//! `grpc` section, `GET /metrics` (the application's route on both HTTP
+//! ports, or the library's exporter with the `prometheus` feature), and
+//! the drain under SIGTERM, every port bound to one `HOST`:
 //!
 //! ```no_run
 //! # use zb_health::prelude::HealthRegistry;

@@ -175,3 +175,42 @@ pub async fn try_request(addr: SocketAddr, method: &str, path: &str) -> std::io:
 /// Asserts `body` satisfies the canonical schema, listing every error.
 #[allow(unused_imports)]
 pub use zb_health_testkit::{assert_canonical_body as assert_canonical, schema};
+
+/// A `tracing` subscriber that keeps each span's and event's fields as
+/// text (an event's starts with its target), down to `DEBUG`.
+pub struct LogText(pub std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+struct FieldText(String);
+
+impl tracing::field::Visit for FieldText {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0.push_str(&format!(" {}={value:?}", field.name()));
+    }
+}
+
+impl tracing::Subscriber for LogText {
+    fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
+        // Down to debug: what a service would log; the dependencies' trace
+        // noise only slows the test.
+        *metadata.level() <= tracing::Level::DEBUG
+    }
+    fn new_span(&self, span: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        let mut text = FieldText(span.metadata().name().to_owned());
+        span.record(&mut text);
+        self.0.lock().unwrap().push(text.0);
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, values: &tracing::span::Record<'_>) {
+        let mut text = FieldText(String::new());
+        values.record(&mut text);
+        self.0.lock().unwrap().push(text.0);
+    }
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        let mut text = FieldText(event.metadata().target().to_owned());
+        event.record(&mut text);
+        self.0.lock().unwrap().push(text.0);
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}

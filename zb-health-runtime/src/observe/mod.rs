@@ -34,9 +34,12 @@
 //!
 //! # Metrics
 //!
-//! Recorded through whatever `metrics` recorder the application installs
-//! (none: they cost next to nothing). Names and labels follow Prometheus
-//! conventions; [`describe_metrics`] registers their help texts and units.
+//! Recorded through whatever `metrics` recorder the process has (none:
+//! they cost next to nothing): the application's, or, with the
+//! `prometheus` feature, the library's own, which the server installs and
+//! serves at `GET /metrics` (`observe::prometheus`). Names and labels follow
+//! Prometheus conventions; [`describe_metrics`] registers their help
+//! texts and units.
 //!
 //! | Metric | Kind | Labels | Updated |
 //! |---|---|---|---|
@@ -203,6 +206,8 @@ static METADATA: Metadata<'static> =
     Metadata::new(module_path!(), Level::INFO, Some(module_path!()));
 
 mod probe;
+#[cfg(feature = "prometheus")]
+pub mod prometheus;
 mod tier;
 
 pub(crate) use probe::{ProbeLog, RunError};

@@ -43,7 +43,11 @@ pub const DEFAULT_GRPC_PORT: u16 = 50051;
 ///   disclosure of its own), else the same endpoints;
 /// * with a gRPC mapping (the manifest's `grpc` section), `grpc.health.v1`
 ///   on `HOST:GRPC_PORT`;
-/// * [`metrics`](Self::metrics) on both HTTP servers;
+/// * `GET /metrics`: the application's [`metrics`](Self::metrics) routes
+///   on both HTTP servers; without them, with the `prometheus` feature,
+///   the library's exporter (`observe::prometheus`) on the management
+///   server, and on the application server too when asked
+///   (`metrics_on_app_port`) or when there is no management server;
 /// * the drain: on SIGTERM or SIGINT, `ready` and `active` answer 503 on
 ///   every port and gRPC reports `NOT_SERVING` (but for a service mapped
 ///   to `live`, which stays `SERVING` as `live` stays 200), every HTTP
@@ -70,7 +74,11 @@ pub struct ZbHealthServer {
     #[cfg(feature = "grpc")]
     pub(super) grpc: Option<GrpcHealth>,
     pub(super) app: Routes,
-    pub(super) metrics: Routes,
+    /// The application's metrics routes, if it gave any.
+    pub(super) metrics: Option<Routes>,
+    /// Whether the library's exporter is on the application port too.
+    #[cfg(feature = "prometheus")]
+    pub(super) metrics_on_app_port: bool,
     /// The bearer token, for the operator controls of the management port.
     pub(super) token: Option<Arc<BearerToken>>,
     /// The step-down the management port's controls serve.
@@ -109,7 +117,9 @@ impl ZbHealthServer {
             #[cfg(feature = "grpc")]
             grpc: None,
             app: Arc::new(|_| {}),
-            metrics: Arc::new(|_| {}),
+            metrics: None,
+            #[cfg(feature = "prometheus")]
+            metrics_on_app_port: false,
             token: None,
             #[cfg(feature = "cluster")]
             step_down: None,
@@ -299,14 +309,46 @@ impl ZbHealthServer {
     }
 
     /// Routes on both HTTP ports, beside the tiers: the place for the
-    /// `/metrics` route of the application's exporter, so a scrape works
-    /// wherever the probes do.
+    /// `/metrics` route of the application's own exporter, so a scrape
+    /// works wherever the probes do. They replace the library's exporter
+    /// of the `prometheus` feature, which then installs no recorder (the
+    /// application's routes may install theirs when the server starts).
     pub fn metrics(
         mut self,
         routes: impl Fn(&mut web::ServiceConfig) + Send + Sync + 'static,
     ) -> Self {
-        self.metrics = Arc::new(routes);
+        self.metrics = Some(Arc::new(routes));
         self
+    }
+
+    /// Serves the library's `GET /metrics` (`observe::prometheus`) on the
+    /// application port too, not only on the management port (where the
+    /// metrics are safe from busy application workers, as the tiers are).
+    /// Without a management port it is on the application port anyway.
+    /// No effect on the application's own [`metrics`](Self::metrics)
+    /// routes, which are on both.
+    #[cfg(feature = "prometheus")]
+    pub fn metrics_on_app_port(mut self, on: bool) -> Self {
+        self.metrics_on_app_port = on;
+        self
+    }
+
+    /// The `/metrics` routes of the application port and of the
+    /// management port, in that order (see the [type](Self)). With the
+    /// library's exporter, installs its recorder now, before any worker
+    /// starts.
+    fn metrics_routes(&self) -> (Routes, Routes) {
+        if let Some(routes) = &self.metrics {
+            return (routes.clone(), routes.clone());
+        }
+        let none: Routes = Arc::new(|_| {});
+        #[cfg(feature = "prometheus")]
+        if crate::observe::prometheus::install() {
+            let library: Routes = Arc::new(crate::observe::prometheus::configure);
+            let on_app = self.metrics_on_app_port || self.management_port.is_none();
+            return (if on_app { library.clone() } else { none }, library);
+        }
+        (none.clone(), none)
     }
 
     /// The application port it will bind (0: a free one).
@@ -359,9 +401,9 @@ impl ZbHealthServer {
         // Both servers set TCP_NODELAY, so a large body can go out in
         // slices without waiting on Nagle's algorithm
         // (`ZbHealth::pace_large_bodies`).
-        let (endpoints, metrics, app, registry) = (
+        let (metrics, management_metrics) = self.metrics_routes();
+        let (endpoints, app, registry) = (
             self.endpoints.pace_large_bodies(true),
-            self.metrics.clone(),
             self.app.clone(),
             self.registry.clone(),
         );
@@ -386,7 +428,7 @@ impl ZbHealthServer {
             let endpoints = self.endpoints_for_management().pace_large_bodies(true);
             let history_path = endpoints.history_path().map(str::to_owned);
             let (endpoints, metrics, registry) =
-                (endpoints, self.metrics.clone(), self.registry.clone());
+                (endpoints, management_metrics, self.registry.clone());
             // The operator controls: on this port only, and only with a
             // token (without one they would refuse every request anyway).
             let controls = self.token.clone().map(|token| {
