@@ -4,7 +4,8 @@
 //! workspace, whose only path dependency is the library (the `version`
 //! of the block becomes the checkout's path: the crate is not published
 //! yet). It must build, start, and serve its tiers with the SQLite
-//! database probe the tour wires.
+//! database probe the tour wires, and `/metrics` with the library's series
+//! (the `prometheus` feature; no metrics code of its own).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -132,6 +133,27 @@ fn a_service_copied_from_the_readme_builds_outside_the_workspace_and_serves_its_
     assert_eq!(body["entries"]["database"]["status"], "Healthy", "{body}");
     assert_eq!(body["entries"]["cache"]["status"], "Healthy", "{body}");
     service.until_status("/healthz", 200, deadline);
+    // `/metrics` without code (the `prometheus` feature of the block): the
+    // library's series on the management port, in the format Prometheus
+    // reads; the application port keeps to the application's routes.
+    let scrape = service.get_management("/metrics");
+    assert_eq!(scrape.status, 200, "{}", scrape.text());
+    let text = scrape.text();
+    for line in [
+        "zb_health_tier_status{tier=\"ready\"} 2",
+        "zb_health_probe_status{probe=\"database\"} 2",
+        "zb_health_probe_status{probe=\"cache\"} 2",
+        "# TYPE zb_health_probe_duration_seconds histogram",
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "no line `{line}` in\n{text}"
+        );
+    }
+    if let Err(said) = zb_health_testkit::promtool::check_metrics(&text) {
+        panic!("promtool check metrics:\n{said}\non\n{text}");
+    }
+    assert_eq!(service.get("/metrics").status, 404);
     assert!(db.is_file(), "the SQLite file the tour's URL creates");
     drop(service);
     let _ = std::fs::remove_dir_all(&crate_dir);

@@ -1,6 +1,7 @@
 //! The README's tour, compiled: `cargo run -p tour` serves an `orders`
 //! service with one probe on 127.0.0.1:8080, the tiers again on the
-//! management port 8081 and `grpc.health.v1` on 50051 (`HOST`, `PORT`,
+//! management port 8081 with `GET /metrics` (the `prometheus` feature: no
+//! code) and `grpc.health.v1` on 50051 (`HOST`, `PORT`,
 //! `MANAGEMENT_PORT` and `GRPC_PORT` override them). Every
 //! snippet of the tour is a `region` of this crate's files, and
 //! `tests/tests/readme.rs` fails when the README and the region differ.
@@ -43,7 +44,7 @@ async fn main() -> Result<(), StartError> {
     let cache = CacheProbe(Arc::new(AtomicBool::new(true)));
     // Leaving out a probe's field of `HealthDeps` is a compile error.
     let installed = Health::install(HealthDeps { database, cache })?;
-    // The tiers on PORT and MANAGEMENT_PORT, grpc.health.v1 on GRPC_PORT; a taken one is named.
+    // The tiers on PORT and MANAGEMENT_PORT (with /metrics), grpc.health.v1 on GRPC_PORT; a taken one is named.
     // SIGTERM: ready answers 503 at once, then the drain, then the stop.
     let orders = |routes: &mut web::ServiceConfig| {
         routes.route("/orders", web::get().to(|| async { "[]" }));
