@@ -70,7 +70,9 @@
 //!   authorized level (`HEALTH_TOKEN`), compared in constant time, never
 //!   logged.
 //! * [`observe`]: one log line per transition and the `zb_health_*`
-//!   metrics (BE-HLTH-008).
+//!   metrics (BE-HLTH-008); with the `prometheus` feature,
+//!   `observe::prometheus` is the recorder and the `GET /metrics` route
+//!   the installed server serves them with.
 //! * [`publish`]: each tier and probe transition to publishers (a
 //!   webhook), off the probe path, grouped, silent while starting or
 //!   draining.
