@@ -10,7 +10,7 @@
 //! * [`cluster`]: a real chitchat node on UDP 127.0.0.1 and the
 //!   [`ClusterView`](zb_health::cluster::ClusterView) the probes and the
 //!   gate read;
-//! * [`metrics`]: `GET /metrics` in Prometheus text;
+//! * [`metrics`]: `GET /metrics` in Prometheus text, the library's exporter;
 //! * [`logging`]: logs on stderr, `RUST_LOG` to filter.
 //!
 //! The process-test harness the examples' tests use is the
@@ -25,5 +25,5 @@ pub mod settings;
 pub use cluster::ClusterNode;
 pub use database::{bootstrap_schema, connect_database};
 pub use logging::init_logging;
-pub use metrics::{configure_metrics, prometheus};
+pub use metrics::configure_metrics;
 pub use settings::{ClusterSettings, Defaults, Settings};
