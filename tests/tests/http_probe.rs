@@ -90,7 +90,11 @@ async fn run(probe: HttpProbe) -> (HealthStatus, Option<String>, EntryOutcome) {
         .unwrap();
     let report: HealthReport = reg.check(Tag::Ready).await;
     let e = &report.entries[0];
-    (e.status, e.description.as_deref().map(str::to_owned), e.outcome)
+    (
+        e.status,
+        e.description.as_deref().map(str::to_owned),
+        e.outcome,
+    )
 }
 
 fn healthy() -> (HealthStatus, Option<String>, EntryOutcome) {
@@ -117,8 +121,7 @@ fn timed_out() -> (HealthStatus, Option<String>, EntryOutcome) {
     )
 }
 
-const OK_UP: &str =
-    "HTTP/1.1 200 OK\r\nContent-Length: 10\r\nConnection: close\r\n\r\nstatus: UP";
+const OK_UP: &str = "HTTP/1.1 200 OK\r\nContent-Length: 10\r\nConnection: close\r\n\r\nstatus: UP";
 
 #[tokio::test]
 async fn a_200_is_healthy_with_and_without_the_body_text() {
@@ -144,7 +147,10 @@ async fn the_body_text_is_looked_for_in_the_first_body_limit_bytes_only() {
     .await;
     let probe = HttpProbe::new(&up.url("/")).unwrap().body_contains("UP");
     let error = probe.check().await.unwrap_err().to_string();
-    assert!(error.contains(&format!("first {BODY_LIMIT} bytes")), "{error}");
+    assert!(
+        error.contains(&format!("first {BODY_LIMIT} bytes")),
+        "{error}"
+    );
 }
 
 #[tokio::test]
@@ -192,7 +198,9 @@ async fn a_refusing_port_fails_as_an_error_naming_the_url_without_its_password()
         .unwrap_err()
         .to_string();
     assert!(
-        error.starts_with(&format!("GET http://app:***@{addr}/health?deep=1: cannot connect")),
+        error.starts_with(&format!(
+            "GET http://app:***@{addr}/health?deep=1: cannot connect"
+        )),
         "{error}"
     );
     assert!(error.to_lowercase().contains("refused"), "{error}");
@@ -208,7 +216,10 @@ async fn a_server_that_accepts_and_never_answers_fails_at_the_deadline() {
         while matches!(socket.read(&mut sink).await, Ok(n) if n > 0) {}
     })
     .await;
-    assert_eq!(run(HttpProbe::new(&up.url("/")).unwrap()).await, timed_out());
+    assert_eq!(
+        run(HttpProbe::new(&up.url("/")).unwrap()).await,
+        timed_out()
+    );
 }
 
 #[tokio::test]
@@ -248,7 +259,10 @@ async fn a_trickling_server_does_not_hold_the_probe_past_its_deadline() {
 #[test]
 fn urls_it_cannot_call_are_refused_when_the_probe_is_made() {
     for (url, why) in [
-        ("https://u:s3cret@h/x", "`https://u:***@h/x` is an `https` URL"),
+        (
+            "https://u:s3cret@h/x",
+            "`https://u:***@h/x` is an `https` URL",
+        ),
         ("not a url", "`not a url` is not a URL"),
         ("http://h:port/", "has a port that is not a number"),
     ] {
@@ -259,4 +273,29 @@ fn urls_it_cannot_call_are_refused_when_the_probe_is_made() {
     let probe = HttpProbe::new("http://h/").unwrap();
     assert!(probe.clone().status(300, 200).is_err());
     assert!(probe.status(200, 600).is_err());
+}
+
+// Port 1 on loopback: nothing listens there, so the connection is refused.
+zb_health::prelude::manifest!(
+    Upstreams,
+    yaml = "service: s\nprobes:\n  - { name: inventory, kind: http, url: \"http://app:s3cret@127.0.0.1:1/health\", status: 200-399, body_contains: UP, timeout: 400ms }\n"
+);
+
+#[actix_web::test]
+async fn a_manifest_line_alone_registers_the_probe_with_no_deps_field() {
+    let registry = HealthRegistry::new();
+    let _installed = Upstreams::install_into(&registry, UpstreamsDeps {}).unwrap();
+    let meta = Upstreams::PROBES[0];
+    assert_eq!((meta.name, meta.timeout()), ("inventory", DEADLINE));
+    assert_eq!(meta.settings.tags, zb_health::prelude::TagSet::READY);
+    let report = registry.check(Tag::Ready).await;
+    let e = &report.entries[0];
+    assert_eq!(
+        (
+            e.status,
+            e.description.as_deref().map(str::to_owned),
+            e.outcome
+        ),
+        failed()
+    );
 }

@@ -1440,7 +1440,10 @@ fn an_http_probe_is_refused_at_its_bad_value() {
         Rule::ValueType,
         at(3, 34),
     );
-    assert!(v.message.contains("`https://u:***@h/x`, is an `https` URL"), "{v}");
+    assert!(
+        v.message.contains("`https://u:***@h/x`, is an `https` URL"),
+        "{v}"
+    );
     assert!(!v.to_string().contains("s3cret"), "{v}");
     for (status, column) in [("300-200", 53), ("2xx", 53), ("600", 53), ("[200]", 53)] {
         let yaml = with_probe(&format!(
@@ -1448,9 +1451,17 @@ fn an_http_probe_is_refused_at_its_bad_value() {
         ));
         let v = violations(&yaml);
         assert_eq!(v.len(), 1, "{status}: {v:#?}");
-        assert_eq!((v[0].rule, v[0].location), (Rule::ValueType, at(3, column)), "{status}");
+        assert_eq!(
+            (v[0].rule, v[0].location),
+            (Rule::ValueType, at(3, column)),
+            "{status}"
+        );
     }
-    only(&with_probe("{ name: up, kind: http }"), Rule::MissingKey, at(3, 5));
+    only(
+        &with_probe("{ name: up, kind: http }"),
+        Rule::MissingKey,
+        at(3, 5),
+    );
     // An http option on another kind, and another kind's option here.
     only(
         &with_probe("{ name: g, kind: grpc, url: http://h/ }"),
@@ -1462,8 +1473,10 @@ fn an_http_probe_is_refused_at_its_bad_value() {
         Rule::Unknown,
         at(3, 45),
     );
-    let m = parse_manifest(&with_probe("{ name: up, kind: http, url: http://h/, status: 204 }"))
-        .unwrap_or_else(|v| panic!("{v:#?}"));
+    let m = parse_manifest(&with_probe(
+        "{ name: up, kind: http, url: http://h/, status: 204 }",
+    ))
+    .unwrap_or_else(|v| panic!("{v:#?}"));
     assert!(matches!(
         &m.probes[0].kind,
         ProbeKind::Http { status, body_contains: None, .. }
