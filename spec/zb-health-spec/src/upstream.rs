@@ -88,24 +88,42 @@ pub struct UrlProblem {
     pub help: &'static str,
 }
 
-/// Checks that `url` is one an HTTP probe can call: `http://host[:port]
-/// [/path][?query]`. `https` is refused: this build carries no TLS stack
-/// (no TLS connector is among the dependencies), so an `https` URL could
-/// never be checked. A URL is never shown back here, since it may hold
-/// credentials: the caller shows it through its own redaction.
-pub fn check_url(url: &str) -> Result<(), UrlProblem> {
+/// An HTTP probe's URL taken apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpUrl {
+    /// The authority without user info, as the `Host` header sends it
+    /// (`h:8080`, `[::1]`).
+    pub authority: String,
+    /// Where to connect: `host:port`, port 80 when the URL names none.
+    pub connect: String,
+    /// The request target: path and query, `/` when the URL has none.
+    pub target: String,
+}
+
+/// Checks that `url` is one an HTTP probe can call,
+/// `http://host[:port][/path][?query]`, and takes it apart. `https` is
+/// refused: this build carries no TLS stack (no TLS connector is among
+/// the dependencies), so an `https` URL could never be checked. The URL
+/// is never shown back here, since it may hold credentials: the caller
+/// shows it through [`without_password`].
+///
+/// # Errors
+///
+/// What is wrong: not a URL, not `http`, no host, a port that is not a
+/// number, a `#fragment`.
+pub fn parse_url(url: &str) -> Result<HttpUrl, UrlProblem> {
     let help = "write an `http://host:port/path` URL, e.g. `http://inventory:8080/health`";
-    let problem = |message: &str| {
-        Err(UrlProblem {
-            message: message.to_owned(),
-            help,
-        })
+    let problem = |message: &str| UrlProblem {
+        message: message.to_owned(),
+        help,
     };
     if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return problem("is not a URL: it holds spaces or control characters");
+        return Err(problem(
+            "is not a URL: it holds spaces or control characters",
+        ));
     }
     let Some((scheme, rest)) = url.split_once("://") else {
-        return problem("is not a URL: it has no `http://`");
+        return Err(problem("is not a URL: it has no `http://`"));
     };
     if scheme.eq_ignore_ascii_case("https") {
         return Err(UrlProblem {
@@ -114,16 +132,22 @@ pub fn check_url(url: &str) -> Result<(), UrlProblem> {
         });
     }
     if !scheme.eq_ignore_ascii_case("http") {
-        return problem("does not start with `http://`");
+        return Err(problem("does not start with `http://`"));
     }
-    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, target) = rest.split_at(end);
+    if target.contains('#') {
+        return Err(problem(
+            "has a `#fragment`, which is never sent to the server",
+        ));
+    }
     let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
     // An IPv6 literal is bracketed, `[::1]:80`; its colons are not a port's.
     let (name, port) = match host.strip_prefix('[') {
         Some(v6) => match v6.split_once(']') {
             Some((n, "")) => (n, None),
             Some((n, p)) if p.starts_with(':') => (n, Some(&p[1..])),
-            _ => return problem("has a malformed `[IPv6]` host"),
+            _ => return Err(problem("has a malformed `[IPv6]` host")),
         },
         None => match host.rsplit_once(':') {
             Some((n, p)) => (n, Some(p)),
@@ -131,17 +155,27 @@ pub fn check_url(url: &str) -> Result<(), UrlProblem> {
         },
     };
     if name.is_empty() {
-        return problem("has no host");
+        return Err(problem("has no host"));
     }
-    if let Some(p) = port
-        && p.parse::<u16>().is_err()
-    {
-        return problem("has a port that is not a number from 0 to 65535");
-    }
-    if rest[authority.len()..].contains('#') {
-        return problem("has a `#fragment`, which is never sent to the server");
-    }
-    Ok(())
+    let port = match port {
+        None => 80,
+        Some(p) => p
+            .parse::<u16>()
+            .map_err(|_| problem("has a port that is not a number from 0 to 65535"))?,
+    };
+    let bracketed = |n: &str| match host.starts_with('[') {
+        true => format!("[{n}]"),
+        false => n.to_owned(),
+    };
+    Ok(HttpUrl {
+        authority: host.to_owned(),
+        connect: format!("{}:{port}", bracketed(name)),
+        target: match target {
+            "" => "/".to_owned(),
+            t if t.starts_with('?') => format!("/{t}"),
+            t => t.to_owned(),
+        },
+    })
 }
 
 /// `url` with the password of its user info (`user:password@`) replaced by
@@ -203,7 +237,7 @@ mod tests {
             "http://[::1]:80/",
             "http://[::1]/",
         ] {
-            assert_eq!(check_url(ok), Ok(()), "{ok}");
+            assert!(parse_url(ok).is_ok(), "{ok}");
         }
         for bad in [
             "not a url",
@@ -213,7 +247,21 @@ mod tests {
             "http://h:port/",
             "http://h/#top",
         ] {
-            assert!(check_url(bad).is_err(), "{bad}");
+            assert!(parse_url(bad).is_err(), "{bad}");
         }
+        let url = parse_url("http://u:p@[::1]?q=1").unwrap();
+        assert_eq!(
+            (
+                url.authority.as_str(),
+                url.connect.as_str(),
+                url.target.as_str()
+            ),
+            ("[::1]", "[::1]:80", "/?q=1")
+        );
+        let url = parse_url("http://h:8080/a/b").unwrap();
+        assert_eq!(
+            (url.connect.as_str(), url.target.as_str()),
+            ("h:8080", "/a/b")
+        );
     }
 }

@@ -89,40 +89,21 @@ impl HttpProbe {
     /// # Errors
     ///
     /// `url` is not an `http://host[:port][/path]` URL (the rule of
-    /// [`upstream::check_url`], which the manifest applies at compile
+    /// [`upstream::parse_url`], which the manifest applies at compile
     /// time), e.g. an `https` URL, which needs a TLS client zb-health does
     /// not have.
     pub fn new(url: &str) -> Result<Self, HttpProbeError> {
         let shown = without_password(url).into_owned();
-        upstream::check_url(url)
+        let parts = upstream::parse_url(url)
             .map_err(|p| HttpProbeError(format!("`{shown}` {}; {}", p.message, p.help)))?;
-        // `check_url` accepted `http://authority[rest]`.
-        let rest = &url[url.find("://").map_or(0, |i| i + 3)..];
-        let end = rest.find(['/', '?']).unwrap_or(rest.len());
-        let authority = &rest[..end];
-        let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-        let bracketed = host.starts_with('[');
-        let has_port = match bracketed {
-            true => host.contains("]:"),
-            false => host.contains(':'),
-        };
-        let connect = match has_port {
-            true => host.to_owned(),
-            false => format!("{host}:80"),
-        };
-        let target = match &rest[end..] {
-            "" => "/".to_owned(),
-            t if t.starts_with('?') => format!("/{t}"),
-            t => t.to_owned(),
-        };
-        let host = HeaderValue::from_str(host).map_err(|_| {
+        let host = HeaderValue::from_str(&parts.authority).map_err(|_| {
             HttpProbeError(format!("`{shown}` has a host that is not a header value"))
         })?;
         Ok(Self {
             shown,
-            connect,
+            connect: parts.connect,
             host,
-            target,
+            target: parts.target,
             status: StatusRange::DEFAULT,
             body_contains: None,
         })

@@ -473,7 +473,7 @@ pub enum ProbeKind {
     /// `http`: an upstream HTTP dependency: a `GET` of `url`, healthy when
     /// the status is in `status` (and the body holds `body_contains`).
     Http {
-        /// `url`: an `http://` URL ([`crate::upstream::check_url`]).
+        /// `url`: an `http://` URL ([`crate::upstream::parse_url`]).
         url: Located<String>,
         /// `status`: the healthy codes, default
         /// [`StatusRange::DEFAULT`](crate::upstream::StatusRange::DEFAULT).

@@ -499,7 +499,7 @@ impl Reader {
     }
 
     /// `url` (required, R11; callable, R15 through
-    /// [`upstream::check_url`]), `status` (a range of codes, R15) and
+    /// [`upstream::parse_url`]), `status` (a range of codes, R15) and
     /// `body_contains` of an HTTP probe, each error at its value.
     fn http(&mut self, label: &str, fields: &Fields, at: Location) -> Option<ProbeKind> {
         let status = match fields.get("status") {
@@ -519,7 +519,7 @@ impl Reader {
             return None;
         };
         let url = self.string(&format!("`url` of {label}"), f.node)?;
-        if let Err(problem) = upstream::check_url(&url.value) {
+        if let Err(problem) = upstream::parse_url(&url.value) {
             self.sink.push(
                 Rule::ValueType,
                 url.location,
