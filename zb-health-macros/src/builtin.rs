@@ -17,6 +17,7 @@ pub fn feature(kind: &ProbeKind) -> Option<&'static str> {
     match kind {
         ProbeKind::Database => Some("database"),
         ProbeKind::Grpc => Some("grpc"),
+        ProbeKind::Http { .. } => Some("http-probe"),
         ProbeKind::ClusterMembership { .. }
         | ProbeKind::ClusterTransport { .. }
         | ProbeKind::ActiveNode { .. } => Some("cluster"),
@@ -87,6 +88,22 @@ pub fn probe(p: &ProbeDecl, field: Option<&syn::Ident>, krate: &TokenStream) -> 
             let rule = active_rule(p, krate).unwrap_or_default();
             let status = HealthStatusTokens(*no_active_role_status, krate);
             quote!(#krate::cluster::ActiveNodeProbe::new(#view, #rule).no_active_role_status(#status))
+        }
+        ProbeKind::Http {
+            url,
+            status,
+            body_contains,
+        } => {
+            let (url, low, high) = (url.value.as_str(), status.low, status.high);
+            let body = match body_contains {
+                Some(text) => {
+                    let text = text.value.as_str();
+                    quote!(::core::option::Option::Some(#text))
+                }
+                None => quote!(::core::option::Option::None),
+            };
+            // The url and range passed their rules at compile time.
+            quote!(#krate::__private::http_probe(#url, #low, #high, #body))
         }
         ProbeKind::Custom { .. } => quote!(),
     }

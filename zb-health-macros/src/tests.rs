@@ -365,3 +365,31 @@ fn a_custom_type_is_named_through_one_lookup_with_one_existence_check() {
         "{out}"
     );
 }
+
+#[test]
+fn an_http_probe_is_built_from_its_manifest_line_with_no_deps_field() {
+    let out = expand_inline(
+        "service: s\nprobes:\n  - { name: inventory, kind: http, url: \"http://u:pw@h:8080/x?y\", status: 200-399, body_contains: UP }\n",
+    );
+    assert!(!out.contains("compile_error"), "{out}");
+    assert!(out.contains("__zb_require_http_probe ! ()"), "{out}");
+    assert!(
+        out.contains(
+            "__private :: http_probe (\"http://u:pw@h:8080/x?y\" , 200u16 , 399u16 , :: core :: option :: Option :: Some (\"UP\"))"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("pub inventory :"), "no deps field: {out}");
+    // A bad value is a located compile error, never a panic.
+    for bad in [
+        "url: not a url",
+        "url: \"https://h/\"",
+        "url: http://h/, status: 2xx",
+    ] {
+        let out = expand_inline(&format!(
+            "service: s\nprobes:\n  - {{ name: up, kind: http, {bad} }}\n"
+        ));
+        assert!(out.contains("compile_error"), "{bad}: {out}");
+        assert!(out.contains("<inline manifest>:3:"), "{bad}: {out}");
+    }
+}

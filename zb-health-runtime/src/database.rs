@@ -193,25 +193,9 @@ pub async fn connect(url: &str) -> std::io::Result<DatabaseConnection> {
     sea_orm::Database::connect(options).await.map_err(|e| {
         std::io::Error::other(format!(
             "cannot open the database at {}: {e}",
-            without_password(url)
+            zb_health_spec::upstream::without_password(url)
         ))
     })
-}
-
-/// `url` with the password of its user info (`user:password@`) replaced by
-/// `***`, for messages.
-fn without_password(url: &str) -> Cow<'_, str> {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return Cow::Borrowed(url);
-    };
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let Some(at) = rest[..authority_end].rfind('@') else {
-        return Cow::Borrowed(url);
-    };
-    match rest[..at].split_once(':') {
-        Some((user, _)) => Cow::Owned(format!("{scheme}://{user}:***{}", &rest[at..])),
-        None => Cow::Borrowed(url),
-    }
 }
 
 /// The description of a passing database probe. Fixed text: it is served to
@@ -681,25 +665,6 @@ impl OwnConnection for SqliteOwn {
 
 #[cfg(test)]
 mod connect_tests {
-    use super::without_password;
-
-    #[test]
-    fn a_password_never_reaches_the_message() {
-        for (url, shown) in [
-            (
-                "postgres://app:s3cret@db:5432/app",
-                "postgres://app:***@db:5432/app",
-            ),
-            ("postgres://app@db/app", "postgres://app@db/app"),
-            ("postgres://db/app?user=a", "postgres://db/app?user=a"),
-            ("sqlite://orders.db?mode=rwc", "sqlite://orders.db?mode=rwc"),
-            ("postgres://a:b@c@db/x", "postgres://a:***@db/x"),
-            ("not a url", "not a url"),
-        ] {
-            assert_eq!(without_password(url), shown, "{url}");
-        }
-    }
-
     #[cfg(feature = "sqlite")]
     #[tokio::test]
     async fn a_database_that_cannot_open_is_an_io_error_naming_it() {

@@ -28,9 +28,9 @@
 //! of serde's `__private`: free to change), are the items `manifest!`'s
 //! generated code names: the module `__private` (with the callback
 //! `__attribute_limits` through which it checks a `#[zb_health]`
-//! attribute) and four macros, `__zb_require_database`,
-//! `__zb_require_grpc`, `__zb_require_grpc_server` and
-//! `__zb_require_cluster`, which name the feature a manifest needs when it
+//! attribute) and five macros, `__zb_require_database`,
+//! `__zb_require_grpc`, `__zb_require_grpc_server`,
+//! `__zb_require_http_probe` and `__zb_require_cluster`, which name the feature a manifest needs when it
 //! is off (`#[macro_export]` puts them at the root).
 //!
 //! # How the parts fit
@@ -87,7 +87,8 @@
 //!   active-only routes on the active node (ZB-4); [`cluster`],
 //!   [`database`] and [`grpc`] are the built-in probes and, with the
 //!   `grpc` feature, the `grpc.health.v1` server (AT-7), each behind its
-//!   feature.
+//!   feature; [`probes`] holds the batteries (`probes::http`, feature
+//!   `http-probe`).
 //!
 //! # Wiring
 //!
@@ -139,6 +140,7 @@ pub mod meta;
 pub mod observe;
 mod paced;
 pub mod probe;
+pub mod probes;
 pub mod publish;
 mod registration;
 pub mod registry;

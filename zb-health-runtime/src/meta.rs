@@ -110,6 +110,25 @@ pub mod __private {
         )
     }
 
+    /// The HTTP probe of a manifest entry whose `url` and `status` the
+    /// macro already checked ([`crate::spec::upstream`]).
+    #[cfg(feature = "http-probe")]
+    pub fn http_probe(
+        url: &str,
+        low: u16,
+        high: u16,
+        body_contains: Option<&str>,
+    ) -> crate::probes::http::HttpProbe {
+        let probe = crate::probes::http::HttpProbe::new(url)
+            .expect("the manifest's url passed its rule at compile time")
+            .status(low, high)
+            .expect("the manifest's status passed its rule at compile time");
+        match body_contains {
+            Some(text) => probe.body_contains(text),
+            None => probe,
+        }
+    }
+
     /// A role-scoped rule from roles the macro already checked (R2).
     #[cfg(feature = "cluster")]
     pub fn checked_roles(roles: &[&str]) -> crate::cluster::ClusterActiveNode {
@@ -160,6 +179,7 @@ feature_guard!(
     "enable the backend it connects to, which enables `database`: `zb-health = { version = \"…\", features = [\"postgres\"] }` (or `\"sqlite\"`)"
 );
 feature_guard!(__zb_require_grpc, "grpc", "`kind: grpc`");
+feature_guard!(__zb_require_http_probe, "http-probe", "`kind: http`");
 feature_guard!(
     __zb_require_grpc_server,
     "grpc",

@@ -44,6 +44,7 @@ pub mod settings;
 mod status;
 pub mod suggest;
 mod tag;
+pub mod upstream;
 pub mod vocab;
 pub mod webhook;
 

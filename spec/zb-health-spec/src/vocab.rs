@@ -93,6 +93,9 @@ pub enum Kind {
     ActiveNode,
     /// `grpc`: a gRPC dependency (ZB-2.4).
     Grpc,
+    /// `http`: an upstream HTTP dependency, judged by its status code
+    /// (and optionally a body substring).
+    Http,
     /// `custom`: the application's own `#[zb_health]` struct.
     Custom,
 }
@@ -103,6 +106,7 @@ keyword!(Kind, "kind", {
     ClusterTransport => "cluster-transport",
     ActiveNode => "active-node",
     Grpc => "grpc",
+    Http => "http",
     Custom => "custom",
 });
 

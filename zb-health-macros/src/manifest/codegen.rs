@@ -111,7 +111,8 @@ pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> 
         });
     }
     let requires = features.iter().map(|f| {
-        let mac = format_ident!("__zb_require_{}", f);
+        // A feature name may hold `-` (`http-probe`); a macro name cannot.
+        let mac = format_ident!("__zb_require_{}", f.replace('-', "_"));
         quote!(#krate::#mac!();)
     });
     let lookup = lookup_items(names, &types, aliases);

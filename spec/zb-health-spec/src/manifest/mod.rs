@@ -470,6 +470,17 @@ pub enum ProbeKind {
     },
     /// `grpc`: a gRPC dependency, "connect" by default (ZB-2.4).
     Grpc,
+    /// `http`: an upstream HTTP dependency: a `GET` of `url`, healthy when
+    /// the status is in `status` (and the body holds `body_contains`).
+    Http {
+        /// `url`: an `http://` URL ([`crate::upstream::parse_url`]).
+        url: Located<String>,
+        /// `status`: the healthy codes, default
+        /// [`StatusRange::DEFAULT`](crate::upstream::StatusRange::DEFAULT).
+        status: crate::upstream::StatusRange,
+        /// `body_contains`: text the body must hold, if any.
+        body_contains: Option<Located<String>>,
+    },
     /// `custom`: the application's own `#[zb_health]` probe struct.
     Custom {
         /// `type`: the Rust path of the probe struct, e.g.
@@ -487,6 +498,7 @@ impl ProbeKind {
             ProbeKind::ClusterTransport { .. } => Kind::ClusterTransport,
             ProbeKind::ActiveNode { .. } => Kind::ActiveNode,
             ProbeKind::Grpc => Kind::Grpc,
+            ProbeKind::Http { .. } => Kind::Http,
             ProbeKind::Custom { .. } => Kind::Custom,
         }
     }

@@ -20,6 +20,7 @@ probes:
     roles: [admin, driver]
     no_active_role_status: degraded
   - { name: upstream, kind: grpc, failure_status: degraded }
+  - { name: inventory, kind: http, url: \"http://inventory:8080/health\", status: 200-399, body_contains: UP }
   - { kind: custom, type: crate::probes::CacheProbe }
 ";
 
@@ -104,7 +105,16 @@ fn full_manifest_parses() {
         m.probes[4].failure_status.map(|s| s.value),
         Some(FailureStatus::Degraded)
     );
-    let custom = &m.probes[5];
+    assert_eq!(
+        m.probes[5].kind,
+        ProbeKind::Http {
+            url: Located::new("http://inventory:8080/health".to_owned(), at(16, 41)),
+            status: crate::upstream::StatusRange::new(200, 399).unwrap(),
+            body_contains: Some(Located::new("UP".to_owned(), at(16, 105))),
+        }
+    );
+    assert_eq!(m.probes[5].effective_tags(), Some(TagSet::READY));
+    let custom = &m.probes[6];
     assert_eq!(custom.name, None);
     assert_eq!(custom.effective_tags(), None);
     assert!(
@@ -727,7 +737,7 @@ fn error_texts_as_printed() {
     );
     assert_eq!(
         format!("{}: {v}", v.location),
-        "3:23: unknown value `databse` for `kind` of probe `db`\n  = rule R4\n  = help: use `database`, `cluster-membership`, `cluster-transport`, `active-node`, `grpc` or `custom`; did you mean `database`?"
+        "3:23: unknown value `databse` for `kind` of probe `db`\n  = rule R4\n  = help: use `database`, `cluster-membership`, `cluster-transport`, `active-node`, `grpc`, `http` or `custom`; did you mean `database`?"
     );
     let v = only(
         &with_probe("{ name: an, kind: active-node, scope: role }"),
@@ -1410,4 +1420,66 @@ fn r27_restart_after_is_read_and_checked_at_its_value() {
         at(3, 54),
     );
     assert!(v.message.contains("is not `shared`"), "{}", v.message);
+}
+
+#[test]
+fn an_http_probe_is_refused_at_its_bad_value() {
+    // `with_probe` puts the mapping on line 3, its `{` at column 5.
+    let v = only(
+        &with_probe("{ name: up, kind: http, url: not a url }"),
+        Rule::ValueType,
+        at(3, 34),
+    );
+    assert_eq!(
+        format!("{}: {v}", v.location),
+        "3:34: `url` of probe `up`, `not a url`, is not a URL: it holds spaces or control characters\n  = rule R15\n  = help: write an `http://host:port/path` URL, e.g. `http://inventory:8080/health`"
+    );
+    // The password never reaches the message.
+    let v = only(
+        &with_probe("{ name: up, kind: http, url: \"https://u:s3cret@h/x\" }"),
+        Rule::ValueType,
+        at(3, 34),
+    );
+    assert!(
+        v.message.contains("`https://u:***@h/x`, is an `https` URL"),
+        "{v}"
+    );
+    assert!(!v.to_string().contains("s3cret"), "{v}");
+    for (status, column) in [("300-200", 53), ("2xx", 53), ("600", 53), ("[200]", 53)] {
+        let yaml = with_probe(&format!(
+            "{{ name: up, kind: http, url: http://h/, status: {status} }}"
+        ));
+        let v = violations(&yaml);
+        assert_eq!(v.len(), 1, "{status}: {v:#?}");
+        assert_eq!(
+            (v[0].rule, v[0].location),
+            (Rule::ValueType, at(3, column)),
+            "{status}"
+        );
+    }
+    only(
+        &with_probe("{ name: up, kind: http }"),
+        Rule::MissingKey,
+        at(3, 5),
+    );
+    // An http option on another kind, and another kind's option here.
+    only(
+        &with_probe("{ name: g, kind: grpc, url: http://h/ }"),
+        Rule::Unknown,
+        at(3, 28),
+    );
+    only(
+        &with_probe("{ name: up, kind: http, url: http://h/, policy: default }"),
+        Rule::Unknown,
+        at(3, 45),
+    );
+    let m = parse_manifest(&with_probe(
+        "{ name: up, kind: http, url: http://h/, status: 204 }",
+    ))
+    .unwrap_or_else(|v| panic!("{v:#?}"));
+    assert!(matches!(
+        &m.probes[0].kind,
+        ProbeKind::Http { status, body_contains: None, .. }
+            if *status == crate::upstream::StatusRange::new(204, 204).unwrap()
+    ));
 }

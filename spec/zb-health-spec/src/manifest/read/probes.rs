@@ -17,6 +17,7 @@ use crate::{
         check_threshold, check_timeout, missing_key,
     },
     suggest::{all_of, hint, one_of},
+    upstream::{self, StatusRange},
     vocab::{Kind, PROBE_SETTING_KEYS, Scope},
 };
 
@@ -59,7 +60,7 @@ impl ExecutionPolicy {
 }
 
 /// The kind-specific probe keys, each with the kinds that take it.
-const KIND_OPTIONS: [(&str, &[Kind]); 7] = [
+const KIND_OPTIONS: [(&str, &[Kind]); 10] = [
     ("policy", &[Kind::ClusterMembership]),
     ("expected_size", &[Kind::ClusterTransport, Kind::ActiveNode]),
     (
@@ -70,6 +71,9 @@ const KIND_OPTIONS: [(&str, &[Kind]); 7] = [
     ("roles", &[Kind::ActiveNode]),
     ("no_active_role_status", &[Kind::ActiveNode]),
     ("type", &[Kind::Custom]),
+    ("url", &[Kind::Http]),
+    ("status", &[Kind::Http]),
+    ("body_contains", &[Kind::Http]),
 ];
 
 /// Every key a probe may have: `name`, `kind`, the other settings it
@@ -369,6 +373,7 @@ impl Reader {
             }),
             Kind::ActiveNode => self.active_node(name, label, fields),
             Kind::Grpc => Some(ProbeKind::Grpc),
+            Kind::Http => self.http(label, fields, at),
             Kind::Custom => self
                 .custom_type(label, fields, at)
                 .map(|type_path| ProbeKind::Custom { type_path }),
@@ -491,6 +496,69 @@ impl Reader {
         let help = "write a YAML list, e.g. `depends_on: [database]`";
         let item = format!("a `depends_on` name of {label}");
         self.strings((&what, "a list of probe names", help), &item, node)
+    }
+
+    /// `url` (required, R11; callable, R15 through
+    /// [`upstream::parse_url`]), `status` (a range of codes, R15) and
+    /// `body_contains` of an HTTP probe, each error at its value.
+    fn http(&mut self, label: &str, fields: &Fields, at: Location) -> Option<ProbeKind> {
+        let status = match fields.get("status") {
+            None => Some(StatusRange::DEFAULT),
+            Some(f) => self.status_range(label, f.node),
+        };
+        let body_contains = fields
+            .get("body_contains")
+            .and_then(|f| self.string(&format!("`body_contains` of {label}"), f.node));
+        let Some(f) = fields.get("url") else {
+            missing_key(
+                format!("{label} has kind `http` but no `url`"),
+                "add `url: http://host:port/path`, the upstream to call",
+                at,
+                &mut self.sink,
+            );
+            return None;
+        };
+        let url = self.string(&format!("`url` of {label}"), f.node)?;
+        if let Err(problem) = upstream::parse_url(&url.value) {
+            self.sink.push(
+                Rule::ValueType,
+                url.location,
+                format!(
+                    "`url` of {label}, `{}`, {}",
+                    shown(&upstream::without_password(&url.value)),
+                    problem.message
+                ),
+                problem.help,
+            );
+            return None;
+        }
+        Some(ProbeKind::Http {
+            url,
+            status: status?,
+            body_contains,
+        })
+    }
+
+    /// `status` of an HTTP probe: `200-299` or one code such as `204`.
+    fn status_range(&mut self, label: &str, node: &Node) -> Option<StatusRange> {
+        let what = format!("`status` of {label}");
+        let help = "write a range of status codes, e.g. `status: 200-399`, or one code, e.g. `status: 204`";
+        let parsed = match &node.value {
+            Value::Int(n) => u16::try_from(*n)
+                .map_err(|_| format!("`{n}` is not a status code"))
+                .and_then(|c| StatusRange::new(c, c)),
+            Value::Str(s) => StatusRange::parse(s),
+            _ => {
+                self.wrong_type(&what, "a status code range", node, help);
+                return None;
+            }
+        };
+        parsed
+            .map_err(|why| {
+                self.sink
+                    .push(Rule::ValueType, node.loc, format!("{what}: {why}"), help);
+            })
+            .ok()
     }
 
     /// `type` of a custom probe: required (R11), and a Rust path (R4).

@@ -1,0 +1,5 @@
+//! The built-in probe batteries, each in its own module behind its own
+//! feature, so a service builds only the ones it uses.
+
+#[cfg(feature = "http-probe")]
+pub mod http;
