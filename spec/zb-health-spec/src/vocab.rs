@@ -93,6 +93,8 @@ pub enum Kind {
     ActiveNode,
     /// `grpc`: a gRPC dependency (ZB-2.4).
     Grpc,
+    /// `disk`: the free space of the filesystem holding a path.
+    Disk,
     /// `custom`: the application's own `#[zb_health]` struct.
     Custom,
 }
@@ -103,6 +105,7 @@ keyword!(Kind, "kind", {
     ClusterTransport => "cluster-transport",
     ActiveNode => "active-node",
     Grpc => "grpc",
+    Disk => "disk",
     Custom => "custom",
 });
 

@@ -59,7 +59,7 @@ impl ExecutionPolicy {
 }
 
 /// The kind-specific probe keys, each with the kinds that take it.
-const KIND_OPTIONS: [(&str, &[Kind]); 7] = [
+const KIND_OPTIONS: [(&str, &[Kind]); 10] = [
     ("policy", &[Kind::ClusterMembership]),
     ("expected_size", &[Kind::ClusterTransport, Kind::ActiveNode]),
     (
@@ -70,6 +70,9 @@ const KIND_OPTIONS: [(&str, &[Kind]); 7] = [
     ("roles", &[Kind::ActiveNode]),
     ("no_active_role_status", &[Kind::ActiveNode]),
     ("type", &[Kind::Custom]),
+    ("path", &[Kind::Disk]),
+    ("degraded_below", &[Kind::Disk]),
+    ("unhealthy_below", &[Kind::Disk]),
 ];
 
 /// Every key a probe may have: `name`, `kind`, the other settings it
@@ -369,6 +372,7 @@ impl Reader {
             }),
             Kind::ActiveNode => self.active_node(name, label, fields),
             Kind::Grpc => Some(ProbeKind::Grpc),
+            Kind::Disk => self.disk(label, fields, at),
             Kind::Custom => self
                 .custom_type(label, fields, at)
                 .map(|type_path| ProbeKind::Custom { type_path }),
