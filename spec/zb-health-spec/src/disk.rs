@@ -52,15 +52,16 @@ impl FreeSpace {
     /// Parses the one syntax (see the [module docs](self)); the error says
     /// what is wrong, and [`FREE_SPACE_SYNTAX`] how to write it.
     pub fn parse(text: &str) -> Result<Self, String> {
-        let text = text.trim();
         if let Some(number) = text.strip_suffix('%') {
-            return parse_share(number.trim_end())
+            return parse_share(number)
                 .ok_or_else(|| format!("`{text}` is not a share from `0%` to `100%`"));
         }
         let split = text
             .find(|c: char| !c.is_ascii_digit())
             .unwrap_or(text.len());
-        let (digits, unit) = (&text[..split], text[split..].trim_start());
+        // One space may stand between the number and its unit.
+        let (digits, unit) = (&text[..split], &text[split..]);
+        let unit = unit.strip_prefix(' ').unwrap_or(unit);
         if digits.is_empty() {
             return Err(format!("`{text}` is neither a share nor an amount of bytes"));
         }
