@@ -57,7 +57,6 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use zb_health_spec::HealthStatus;
 use zb_health_spec::disk::FreeSpace;
 
 use crate::probe::{DynProbe, Probe, ProbeOutcome, ProbeResult, from_blocking_fn};
@@ -177,6 +176,7 @@ impl Levels {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use zb_health_spec::HealthStatus;
 
     fn levels(degraded: Option<FreeSpace>, unhealthy: Option<FreeSpace>) -> Levels {
         Levels {
