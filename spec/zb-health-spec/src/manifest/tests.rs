@@ -20,6 +20,7 @@ probes:
     roles: [admin, driver]
     no_active_role_status: degraded
   - { name: upstream, kind: grpc, failure_status: degraded }
+  - { name: data-disk, kind: disk, path: /var/lib/scadabridge, degraded_below: 10%, unhealthy_below: 500MiB }
   - { kind: custom, type: crate::probes::CacheProbe }
 ";
 
@@ -104,7 +105,7 @@ fn full_manifest_parses() {
         m.probes[4].failure_status.map(|s| s.value),
         Some(FailureStatus::Degraded)
     );
-    let custom = &m.probes[5];
+    let custom = &m.probes[6];
     assert_eq!(custom.name, None);
     assert_eq!(custom.effective_tags(), None);
     assert!(
@@ -727,7 +728,7 @@ fn error_texts_as_printed() {
     );
     assert_eq!(
         format!("{}: {v}", v.location),
-        "3:23: unknown value `databse` for `kind` of probe `db`\n  = rule R4\n  = help: use `database`, `cluster-membership`, `cluster-transport`, `active-node`, `grpc` or `custom`; did you mean `database`?"
+        "3:23: unknown value `databse` for `kind` of probe `db`\n  = rule R4\n  = help: use `database`, `cluster-membership`, `cluster-transport`, `active-node`, `grpc`, `disk` or `custom`; did you mean `database`?"
     );
     let v = only(
         &with_probe("{ name: an, kind: active-node, scope: role }"),
