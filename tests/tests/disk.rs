@@ -150,15 +150,7 @@ async fn a_missing_path_is_unhealthy_with_a_fixed_description_and_no_path_in_the
     assert!(!body.contains(missing), "{body}");
 }
 
-zb_health::prelude::manifest!(
-    Disks,
-    yaml = r#"
-service: disks
-probes:
-  - { name: root, kind: disk, path: /, degraded_below: 100%, unhealthy_below: 0B }
-  - { name: gone, kind: disk, path: /no/such/zb-health-disk-path, unhealthy_below: 1B }
-"#
-);
+zb_health::prelude::manifest!(Disks = "../ui/pass/manifests/disk.yaml");
 
 #[actix_web::test]
 async fn the_manifest_form_registers_each_level_on_ready() {
