@@ -82,7 +82,9 @@ async fn free_space_crosses_each_level_on_a_real_tmpfs_and_back() {
     let fs = match Tmpfs::mount("4m") {
         Ok(fs) => fs,
         Err(reason) => {
-            println!("skipped: {reason}; the level rule is covered by zb_health::disk's unit tests");
+            println!(
+                "skipped: {reason}; the level rule is covered by zb_health::disk's unit tests"
+            );
             return;
         }
     };
@@ -99,7 +101,11 @@ async fn free_space_crosses_each_level_on_a_real_tmpfs_and_back() {
     let addr = server.addr;
 
     let (code, entry) = ready(addr).await;
-    assert_eq!((code, &entry["status"]), (200, &"Healthy".into()), "{entry}");
+    assert_eq!(
+        (code, &entry["status"]),
+        (200, &"Healthy".into()),
+        "{entry}"
+    );
     assert_eq!(entry["data"]["totalBytes"], 4 * MIB as u64, "{entry}");
     let empty = entry["data"]["freeBytes"].as_u64().unwrap();
     assert!(empty > 2 * MIB as u64, "{entry}");
@@ -108,7 +114,11 @@ async fn free_space_crosses_each_level_on_a_real_tmpfs_and_back() {
     // 2.5 MiB written: 1.5 MiB free, below 50% but above 1 MiB.
     fill(&fs.file("a"), 5 * MIB / 2);
     let (code, entry) = ready(addr).await;
-    assert_eq!((code, &entry["status"]), (200, &"Degraded".into()), "{entry}");
+    assert_eq!(
+        (code, &entry["status"]),
+        (200, &"Degraded".into()),
+        "{entry}"
+    );
     assert_eq!(entry["description"], DEGRADED_DESCRIPTION);
     let free = entry["data"]["freeBytes"].as_u64().unwrap();
     assert!(free < 2 * MIB as u64 && free >= MIB as u64, "{entry}");
@@ -116,17 +126,32 @@ async fn free_space_crosses_each_level_on_a_real_tmpfs_and_back() {
     // 1 MiB more: 0.5 MiB free, below 1 MiB.
     fill(&fs.file("b"), MIB);
     let (code, entry) = ready(addr).await;
-    assert_eq!((code, &entry["status"]), (503, &"Unhealthy".into()), "{entry}");
+    assert_eq!(
+        (code, &entry["status"]),
+        (503, &"Unhealthy".into()),
+        "{entry}"
+    );
     assert_eq!(entry["description"], UNHEALTHY_DESCRIPTION);
-    assert!(entry["data"]["freePercent"].as_f64().unwrap() < 25.0, "{entry}");
+    assert!(
+        entry["data"]["freePercent"].as_f64().unwrap() < 25.0,
+        "{entry}"
+    );
 
     // And back.
     std::fs::remove_file(fs.file("b")).unwrap();
     let (code, entry) = ready(addr).await;
-    assert_eq!((code, &entry["status"]), (200, &"Degraded".into()), "{entry}");
+    assert_eq!(
+        (code, &entry["status"]),
+        (200, &"Degraded".into()),
+        "{entry}"
+    );
     std::fs::remove_file(fs.file("a")).unwrap();
     let (code, entry) = ready(addr).await;
-    assert_eq!((code, &entry["status"]), (200, &"Healthy".into()), "{entry}");
+    assert_eq!(
+        (code, &entry["status"]),
+        (200, &"Healthy".into()),
+        "{entry}"
+    );
     assert_eq!(entry["data"]["freeBytes"], empty, "{entry}");
 }
 

@@ -3,8 +3,8 @@
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
-use zb_health_spec::manifest::{ActiveScope, Manifest, ProbeDecl, ProbeKind};
 use zb_health_spec::disk::FreeSpace;
+use zb_health_spec::manifest::{ActiveScope, Manifest, ProbeDecl, ProbeKind};
 use zb_health_spec::{MajorityGuard, MembershipPolicy};
 
 use crate::tokens::{HealthStatusTokens, ProbeMetaTokens};

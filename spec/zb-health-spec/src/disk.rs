@@ -63,7 +63,9 @@ impl FreeSpace {
         let (digits, unit) = (&text[..split], &text[split..]);
         let unit = unit.strip_prefix(' ').unwrap_or(unit);
         if digits.is_empty() {
-            return Err(format!("`{text}` is neither a share nor an amount of bytes"));
+            return Err(format!(
+                "`{text}` is neither a share nor an amount of bytes"
+            ));
         }
         let Some((_, scale)) = UNITS.iter().find(|(u, _)| *u == unit) else {
             return Err(if unit.is_empty() {
@@ -114,7 +116,8 @@ fn parse_share(number: &str) -> Option<FreeSpace> {
     if number.contains('.') && (fraction.is_empty() || !digits(fraction)) {
         return None;
     }
-    let hundredths = whole.parse::<u16>().ok()? * 100 + format!("{fraction:0<2}").parse::<u16>().ok()?;
+    let hundredths =
+        whole.parse::<u16>().ok()? * 100 + format!("{fraction:0<2}").parse::<u16>().ok()?;
     (hundredths <= 10_000).then_some(FreeSpace::Share(hundredths))
 }
 

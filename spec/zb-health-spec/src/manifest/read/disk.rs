@@ -28,7 +28,9 @@ impl Reader {
         let unhealthy_field = fields.get("unhealthy_below");
         if degraded_field.is_none() && unhealthy_field.is_none() {
             missing_key(
-                format!("{label} has kind `disk` but neither `degraded_below` nor `unhealthy_below`"),
+                format!(
+                    "{label} has kind `disk` but neither `degraded_below` nor `unhealthy_below`"
+                ),
                 "add the free space below which it is unhealthy, degraded or both, e.g. `degraded_below: 10%` and `unhealthy_below: 500MiB`",
                 at,
                 &mut self.sink,
@@ -90,7 +92,12 @@ impl Reader {
     /// A free-space level: a string in the one syntax (R15 otherwise).
     fn free_space(&mut self, what: &str, node: &Node) -> Option<Located<FreeSpace>> {
         let Value::Str(text) = &node.value else {
-            self.wrong_type(what, "a share or an amount of bytes", node, FREE_SPACE_SYNTAX);
+            self.wrong_type(
+                what,
+                "a share or an amount of bytes",
+                node,
+                FREE_SPACE_SYNTAX,
+            );
             return None;
         };
         match FreeSpace::parse(text) {
@@ -124,7 +131,12 @@ mod tests {
         let v = parse_manifest(&manifest(probe_lines)).expect_err("a violation");
         assert_eq!(v.len(), 1, "{v:#?}");
         let v = &v[0];
-        (v.rule, v.location.to_string(), v.message.clone(), v.help.clone())
+        (
+            v.rule,
+            v.location.to_string(),
+            v.message.clone(),
+            v.help.clone(),
+        )
     }
 
     #[test]
@@ -159,16 +171,28 @@ mod tests {
     fn a_share_above_100_is_refused_at_its_value_with_the_syntax() {
         let (rule, at, message, help) = only("    path: /data\n    degraded_below: 120%\n");
         assert_eq!((rule, at.as_str()), (Rule::ValueType, "6:21"));
-        assert!(message.contains("`degraded_below` of probe `data`"), "{message}");
-        assert!(message.contains("`120%` is not a share from `0%` to `100%`"), "{message}");
-        assert!(help.contains("e.g. `10%`") && help.contains("`500MiB`"), "{help}");
+        assert!(
+            message.contains("`degraded_below` of probe `data`"),
+            "{message}"
+        );
+        assert!(
+            message.contains("`120%` is not a share from `0%` to `100%`"),
+            "{message}"
+        );
+        assert!(
+            help.contains("e.g. `10%`") && help.contains("`500MiB`"),
+            "{help}"
+        );
     }
 
     #[test]
     fn a_byte_level_without_unit_or_a_number_is_refused() {
         let (rule, at, message, _) = only("    path: /data\n    unhealthy_below: 500\n");
         assert_eq!((rule, at.as_str()), (Rule::ValueType, "6:22"));
-        assert!(message.contains("must be a share or an amount of bytes"), "{message}");
+        assert!(
+            message.contains("must be a share or an amount of bytes"),
+            "{message}"
+        );
         let (rule, at, message, _) = only("    path: /data\n    unhealthy_below: 5 mb\n");
         assert_eq!((rule, at.as_str()), (Rule::ValueType, "6:22"));
         assert!(message.contains("unknown unit `mb`"), "{message}");
@@ -195,13 +219,15 @@ mod tests {
         assert!(message.contains("no `path`"), "{message}");
         let (rule, at, message, _) = only("    path: /data\n");
         assert_eq!((rule, at.as_str()), (Rule::MissingKey, "3:5"));
-        assert!(message.contains("neither `degraded_below` nor `unhealthy_below`"), "{message}");
+        assert!(
+            message.contains("neither `degraded_below` nor `unhealthy_below`"),
+            "{message}"
+        );
         let (rule, at, _, _) = only("    path: ''\n    degraded_below: 10%\n");
         assert_eq!((rule, at.as_str()), (Rule::ValueType, "5:11"));
-        let v = parse_manifest(
-            "service: s\nprobes:\n  - { name: db, kind: database, path: /data }\n",
-        )
-        .expect_err("path on a database probe");
+        let v =
+            parse_manifest("service: s\nprobes:\n  - { name: db, kind: database, path: /data }\n")
+                .expect_err("path on a database probe");
         assert_eq!(v[0].rule, Rule::Unknown, "{v:#?}");
         assert!(v[0].help.contains("`disk` probes only"), "{v:#?}");
     }
