@@ -81,28 +81,24 @@ fn shape_errors_are_refused_by_schema_and_parser_alike() {
         "service: s\nprobes:\n  - { name: a, kind: active-node, refresh: 1s }\n",          // R17
         "service: s\nprobes:\n  - { name: db, kind: database, tags: [active], cache: 1s }\n", // R17
         "service: s\nprobes:\n  - { name: db, kind: database, cache: 0s }\n",              // R5
-        "service: s\nprobes:\n  - { name: d, kind: disk, path: /, degraded_below: 120% }\n", // R15
-        "service: s\nprobes:\n  - { name: d, kind: disk, path: /, unhealthy_below: 5mb }\n", // R15
-        "service: s\nprobes:\n  - { name: d, kind: disk, path: / }\n", // R11: no level
-        "service: s\nprobes:\n  - { name: d, kind: disk, degraded_below: 10% }\n", // R11: no path
-        "service: s\nlifecycle: { watchdogs: [{ name: c }] }\n",       // watchdog without deadline
+        "service: s\nlifecycle: { watchdogs: [{ name: c }] }\n", // watchdog without deadline
         "service: s\nlifecycle: { watchdogs: [{ name: c, deadline: 0ms }] }\n", // R5
-        "service: s\nlifecycle: { drain: 5s }\n",                      // unknown lifecycle key
-        "service: s\nlifecycle: { startup_gates: [init, init] }\n",    // R3
-        "service: s\nlifecycle: { startup_gates: [\"in it\"] }\n",     // R9
-        "service: s\nlifecycle: { drain_delay: 5 }\n",                 // no unit
-        "service: s\ngrpc: { port: 50051 }\n",                         // unknown grpc key
-        "service: s\ngrpc: { period: 0ms }\n",                         // R5
-        "service: s\ngrpc: { services: { \"a..b\": ready } }\n",       // R9
-        "service: s\ngrpc: { services: { a: writes } }\n",             // unknown tier
-        "service: s\ngrpc: { services: { a: { tier: ready } } }\n",    // no `probe`
-        "service: s\nmanagement: { port: 0 }\n",                       // not a port
-        "service: s\nmanagement: { port: 70000 }\n",                   // not a port
-        "service: s\nmanagement: { port: \"8081\" }\n",                // a string
-        "service: s\nendpoints: { disclosure: nmaes }\n",              // unknown level
-        "service: s\nendpoints: { disclosure: { raedy: names } }\n",   // unknown tier
-        "service: s\nendpoints: { format: ietf }\n",                   // unknown format
-        "service: s\nendpoints: { cluster_ready: [a] }\n",             // neither bool nor name
+        "service: s\nlifecycle: { drain: 5s }\n",                // unknown lifecycle key
+        "service: s\nlifecycle: { startup_gates: [init, init] }\n", // R3
+        "service: s\nlifecycle: { startup_gates: [\"in it\"] }\n", // R9
+        "service: s\nlifecycle: { drain_delay: 5 }\n",           // no unit
+        "service: s\ngrpc: { port: 50051 }\n",                   // unknown grpc key
+        "service: s\ngrpc: { period: 0ms }\n",                   // R5
+        "service: s\ngrpc: { services: { \"a..b\": ready } }\n", // R9
+        "service: s\ngrpc: { services: { a: writes } }\n",       // unknown tier
+        "service: s\ngrpc: { services: { a: { tier: ready } } }\n", // no `probe`
+        "service: s\nmanagement: { port: 0 }\n",                 // not a port
+        "service: s\nmanagement: { port: 70000 }\n",             // not a port
+        "service: s\nmanagement: { port: \"8081\" }\n",          // a string
+        "service: s\nendpoints: { disclosure: nmaes }\n",        // unknown level
+        "service: s\nendpoints: { disclosure: { raedy: names } }\n", // unknown tier
+        "service: s\nendpoints: { format: ietf }\n",             // unknown format
+        "service: s\nendpoints: { cluster_ready: [a] }\n",       // neither bool nor name
     ] {
         assert!(parse_manifest(yaml).is_err(), "parser accepted {yaml}");
         assert!(!schema.is_valid(&as_json(yaml)), "schema accepted {yaml}");
@@ -167,4 +163,24 @@ fn every_word_list_of_the_schema_is_the_vocabulary() {
         "/properties/grpc/properties/services/additionalProperties/oneOf/0/enum",
         &[],
     );
+}
+
+#[test]
+fn disk_levels_and_keys_are_refused_by_schema_and_parser_alike() {
+    let schema = schema();
+    let probe = |p: &str| format!("service: s\nprobes:\n  - {{ name: d, kind: disk, {p} }}\n");
+    for yaml in [
+        probe("path: /, degraded_below: 120%"),  // R15: above 100%
+        probe("path: /, unhealthy_below: 5mb"),  // R15: unknown unit
+        probe("path: /, unhealthy_below: 500"),  // R15: no unit
+        probe("path: /"),                        // R11: no level
+        probe("degraded_below: 10%"),            // R11: no path
+        probe("path: /, degraded_below: 1.5GB"), // R15: bytes are whole
+    ] {
+        assert!(parse_manifest(&yaml).is_err(), "parser accepted {yaml}");
+        assert!(!schema.is_valid(&as_json(&yaml)), "schema accepted {yaml}");
+    }
+    let good = probe("path: /, degraded_below: 2.5%, unhealthy_below: 500 MiB");
+    assert!(parse_manifest(&good).is_ok(), "parser refused {good}");
+    assert!(schema.is_valid(&as_json(&good)), "schema refused {good}");
 }
