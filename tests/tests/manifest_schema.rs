@@ -164,3 +164,23 @@ fn every_word_list_of_the_schema_is_the_vocabulary() {
         &[],
     );
 }
+
+#[test]
+fn disk_levels_and_keys_are_refused_by_schema_and_parser_alike() {
+    let schema = schema();
+    let probe = |p: &str| format!("service: s\nprobes:\n  - {{ name: d, kind: disk, {p} }}\n");
+    for yaml in [
+        probe("path: /, degraded_below: 120%"),  // R15: above 100%
+        probe("path: /, unhealthy_below: 5mb"),  // R15: unknown unit
+        probe("path: /, unhealthy_below: 500"),  // R15: no unit
+        probe("path: /"),                        // R11: no level
+        probe("degraded_below: 10%"),            // R11: no path
+        probe("path: /, degraded_below: 1.5GB"), // R15: bytes are whole
+    ] {
+        assert!(parse_manifest(&yaml).is_err(), "parser accepted {yaml}");
+        assert!(!schema.is_valid(&as_json(&yaml)), "schema accepted {yaml}");
+    }
+    let good = probe("path: /, degraded_below: 2.5%, unhealthy_below: 500 MiB");
+    assert!(parse_manifest(&good).is_ok(), "parser refused {good}");
+    assert!(schema.is_valid(&as_json(&good)), "schema refused {good}");
+}

@@ -73,6 +73,7 @@ fn diagnostics_match_their_snapshots() {
         "history_no_port",
         "restart_after",
         "unknown_probe_key",
+        "disk_levels",
     ] {
         let file = format!("tests/ui/fail/manifests/{name}.yaml");
         cli(&["check", "--color", "never", &file])

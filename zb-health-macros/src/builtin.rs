@@ -3,6 +3,7 @@
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
+use zb_health_spec::disk::FreeSpace;
 use zb_health_spec::manifest::{ActiveScope, Manifest, ProbeDecl, ProbeKind};
 use zb_health_spec::{MajorityGuard, MembershipPolicy};
 
@@ -18,6 +19,7 @@ pub fn feature(kind: &ProbeKind) -> Option<&'static str> {
         ProbeKind::Database => Some("database"),
         ProbeKind::Grpc => Some("grpc"),
         ProbeKind::Http { .. } => Some("http-probe"),
+        ProbeKind::Disk { .. } => Some("disk"),
         ProbeKind::ClusterMembership { .. }
         | ProbeKind::ClusterTransport { .. }
         | ProbeKind::ActiveNode { .. } => Some("cluster"),
@@ -104,8 +106,34 @@ pub fn probe(p: &ProbeDecl, field: Option<&syn::Ident>, krate: &TokenStream) -> 
             };
             // The url and range passed their rules at compile time.
             quote!(#krate::__private::http_probe(#url, #low, #high, #body))
+        ProbeKind::Disk {
+            path,
+            degraded_below,
+            unhealthy_below,
+        } => {
+            let path = &path.value;
+            let levels = [
+                (quote!(degraded_below), degraded_below),
+                (quote!(unhealthy_below), unhealthy_below),
+            ]
+            .into_iter()
+            .filter_map(|(method, level)| {
+                let level = free_space(level.as_ref()?.value, krate);
+                Some(quote!(.#method(#level)))
+            });
+            quote!(#krate::disk::DiskProbe::new(#path) #(#levels)*)
         }
         ProbeKind::Custom { .. } => quote!(),
+    }
+}
+
+/// A level the manifest read, as the same value in code.
+fn free_space(level: FreeSpace, krate: &TokenStream) -> TokenStream {
+    match level {
+        FreeSpace::Share(hundredths) => {
+            quote!(#krate::spec::disk::FreeSpace::Share(#hundredths))
+        }
+        FreeSpace::Bytes(n) => quote!(#krate::spec::disk::FreeSpace::Bytes(#n)),
     }
 }
 

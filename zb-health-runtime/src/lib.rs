@@ -28,9 +28,9 @@
 //! of serde's `__private`: free to change), are the items `manifest!`'s
 //! generated code names: the module `__private` (with the callback
 //! `__attribute_limits` through which it checks a `#[zb_health]`
-//! attribute) and five macros, `__zb_require_database`,
+//! attribute) and six macros, `__zb_require_database`,
 //! `__zb_require_grpc`, `__zb_require_grpc_server`,
-//! `__zb_require_http_probe` and `__zb_require_cluster`, which name the feature a manifest needs when it
+//! `__zb_require_http_probe`, `__zb_require_cluster` and `__zb_require_disk`, which name the feature a manifest needs when it
 //! is off (`#[macro_export]` puts them at the root).
 //!
 //! # How the parts fit
@@ -85,7 +85,7 @@
 //! * [`gate`]: [`ActiveNodeGate`](gate::ActiveNodeGate) and
 //!   [`RequireActiveNode`](gate::RequireActiveNode) keep
 //!   active-only routes on the active node (ZB-4); [`cluster`],
-//!   [`database`] and [`grpc`] are the built-in probes and, with the
+//!   [`database`], [`grpc`] and [`disk`] are the built-in probes and, with the
 //!   `grpc` feature, the `grpc.health.v1` server (AT-7), each behind its
 //!   feature; [`probes`] holds the batteries (`probes::http`, feature
 //!   `http-probe`).
@@ -127,6 +127,11 @@ pub mod cluster;
 // `zb_health::database` is missing, and the fix is a backend.
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "database"))]
 pub mod database;
+// A battery: its file sits under `probes/` with the other batteries (not
+// counted by `scripts/size.py`), its path beside `database` and `grpc`.
+#[cfg(feature = "disk")]
+#[path = "probes/disk.rs"]
+pub mod disk;
 mod executor;
 pub mod gate;
 #[cfg(feature = "grpc")]

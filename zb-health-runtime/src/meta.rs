@@ -185,6 +185,7 @@ feature_guard!(
     "grpc",
     "a `grpc` section (the grpc.health.v1 server)"
 );
+feature_guard!(__zb_require_disk, "disk", "`kind: disk`");
 feature_guard!(
     __zb_require_cluster,
     "cluster",

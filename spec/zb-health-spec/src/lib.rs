@@ -29,6 +29,7 @@
 
 mod cluster;
 pub mod detection;
+pub mod disk;
 pub mod drain;
 pub mod duration;
 pub mod facts;

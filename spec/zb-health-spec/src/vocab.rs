@@ -96,6 +96,8 @@ pub enum Kind {
     /// `http`: an upstream HTTP dependency, judged by its status code
     /// (and optionally a body substring).
     Http,
+    /// `disk`: the free space of the filesystem holding a path.
+    Disk,
     /// `custom`: the application's own `#[zb_health]` struct.
     Custom,
 }
@@ -107,6 +109,7 @@ keyword!(Kind, "kind", {
     ActiveNode => "active-node",
     Grpc => "grpc",
     Http => "http",
+    Disk => "disk",
     Custom => "custom",
 });
 

@@ -45,6 +45,8 @@
 //!   - { name: active-node, kind: active-node, scope: role, roles: [admin, driver],
 //!       no_active_role_status: unhealthy }
 //!   - { name: upstream, kind: grpc }
+//!   - { name: data-disk, kind: disk, path: /var/lib/app, degraded_below: 10%,
+//!       unhealthy_below: 500MiB }
 //!   - { kind: custom, type: crate::probes::CacheProbe }
 //! ```
 //!
@@ -72,6 +74,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::detection::{Threshold, default_probe_timeout};
+use crate::disk::FreeSpace;
 use crate::settings::{ExecutionPolicy, ProbeSettings};
 use crate::{
     Disclosure, EndpointPaths, FailureStatus, HealthStatus, ResponseFormat, Tag, TagSet, Violation,
@@ -480,6 +483,16 @@ pub enum ProbeKind {
         status: crate::upstream::StatusRange,
         /// `body_contains`: text the body must hold, if any.
         body_contains: Option<Located<String>>,
+    /// `disk`: the free space of the filesystem that holds `path`, as an
+    /// unprivileged writer can use it; at least one level is set.
+    Disk {
+        /// `path`: a file or directory on the filesystem to watch; a
+        /// relative path is taken from the process's working directory.
+        path: Located<String>,
+        /// `degraded_below`: `Degraded` while the free space is below it.
+        degraded_below: Option<Located<FreeSpace>>,
+        /// `unhealthy_below`: `Unhealthy` while the free space is below it.
+        unhealthy_below: Option<Located<FreeSpace>>,
     },
     /// `custom`: the application's own `#[zb_health]` probe struct.
     Custom {
@@ -499,6 +512,7 @@ impl ProbeKind {
             ProbeKind::ActiveNode { .. } => Kind::ActiveNode,
             ProbeKind::Grpc => Kind::Grpc,
             ProbeKind::Http { .. } => Kind::Http,
+            ProbeKind::Disk { .. } => Kind::Disk,
             ProbeKind::Custom { .. } => Kind::Custom,
         }
     }

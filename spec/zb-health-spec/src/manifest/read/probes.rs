@@ -74,6 +74,9 @@ const KIND_OPTIONS: [(&str, &[Kind]); 10] = [
     ("url", &[Kind::Http]),
     ("status", &[Kind::Http]),
     ("body_contains", &[Kind::Http]),
+    ("path", &[Kind::Disk]),
+    ("degraded_below", &[Kind::Disk]),
+    ("unhealthy_below", &[Kind::Disk]),
 ];
 
 /// Every key a probe may have: `name`, `kind`, the other settings it
@@ -374,6 +377,7 @@ impl Reader {
             Kind::ActiveNode => self.active_node(name, label, fields),
             Kind::Grpc => Some(ProbeKind::Grpc),
             Kind::Http => self.http(label, fields, at),
+            Kind::Disk => self.disk(label, fields, at),
             Kind::Custom => self
                 .custom_type(label, fields, at)
                 .map(|type_path| ProbeKind::Custom { type_path }),
