@@ -3,7 +3,7 @@
 //! a real socket; a path that does not exist; and the manifest's form,
 //! registered by `manifest!`. Mounting needs root (CI runs as root); where
 //! it is refused, the tmpfs test says why and skips, and the level rule
-//! stays covered by `zb_health::disk`'s unit tests.
+//! stays covered by `zb_health::probes::disk`'s unit tests.
 
 mod support;
 
@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use support::{Wire, request, serve};
-use zb_health::disk::{DEGRADED_DESCRIPTION, DiskProbe, UNHEALTHY_DESCRIPTION};
 use zb_health::prelude::{HealthRegistry, ProbeRegistration, map_zb_health};
+use zb_health::probes::disk::{DEGRADED_DESCRIPTION, DiskProbe, UNHEALTHY_DESCRIPTION};
 use zb_health::spec::disk::FreeSpace;
 
 const MIB: usize = 1 << 20;
@@ -83,7 +83,7 @@ async fn free_space_crosses_each_level_on_a_real_tmpfs_and_back() {
         Ok(fs) => fs,
         Err(reason) => {
             println!(
-                "skipped: {reason}; the level rule is covered by zb_health::disk's unit tests"
+                "skipped: {reason}; the level rule is covered by zb_health::probes::disk's unit tests"
             );
             return;
         }

@@ -106,6 +106,7 @@ pub fn probe(p: &ProbeDecl, field: Option<&syn::Ident>, krate: &TokenStream) -> 
             };
             // The url and range passed their rules at compile time.
             quote!(#krate::__private::http_probe(#url, #low, #high, #body))
+        }
         ProbeKind::Disk {
             path,
             degraded_below,
@@ -121,7 +122,7 @@ pub fn probe(p: &ProbeDecl, field: Option<&syn::Ident>, krate: &TokenStream) -> 
                 let level = free_space(level.as_ref()?.value, krate);
                 Some(quote!(.#method(#level)))
             });
-            quote!(#krate::disk::DiskProbe::new(#path) #(#levels)*)
+            quote!(#krate::probes::disk::DiskProbe::new(#path) #(#levels)*)
         }
         ProbeKind::Custom { .. } => quote!(),
     }

@@ -127,11 +127,6 @@ pub mod cluster;
 // `zb_health::database` is missing, and the fix is a backend.
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "database"))]
 pub mod database;
-// A battery: its file sits under `probes/` with the other batteries (not
-// counted by `scripts/size.py`), its path beside `database` and `grpc`.
-#[cfg(feature = "disk")]
-#[path = "probes/disk.rs"]
-pub mod disk;
 mod executor;
 pub mod gate;
 #[cfg(feature = "grpc")]

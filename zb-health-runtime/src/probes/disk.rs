@@ -2,7 +2,7 @@
 //! filesystem that holds a path, against two levels.
 //!
 //! ```
-//! use zb_health::disk::DiskProbe;
+//! use zb_health::probes::disk::DiskProbe;
 //! use zb_health::prelude::*;
 //! use zb_health::spec::disk::FreeSpace;
 //!

@@ -483,6 +483,7 @@ pub enum ProbeKind {
         status: crate::upstream::StatusRange,
         /// `body_contains`: text the body must hold, if any.
         body_contains: Option<Located<String>>,
+    },
     /// `disk`: the free space of the filesystem that holds `path`, as an
     /// unprivileged writer can use it; at least one level is set.
     Disk {
