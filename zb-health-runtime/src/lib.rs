@@ -85,9 +85,10 @@
 //! * [`gate`]: [`ActiveNodeGate`](gate::ActiveNodeGate) and
 //!   [`RequireActiveNode`](gate::RequireActiveNode) keep
 //!   active-only routes on the active node (ZB-4); [`cluster`],
-//!   [`database`], [`grpc`] and [`disk`] are the built-in probes and, with the
+//!   [`database`] and [`grpc`] are the built-in probes and, with the
 //!   `grpc` feature, the `grpc.health.v1` server (AT-7), each behind its
-//!   feature; [`probes`] holds the batteries (`probes::http`, feature
+//!   feature; [`probes`] holds the batteries, each behind its feature
+//!   (`probes::disk`, feature `disk`; `probes::http`, feature
 //!   `http-probe`).
 //!
 //! # Wiring
