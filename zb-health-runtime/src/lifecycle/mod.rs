@@ -140,7 +140,7 @@ impl Lifecycle {
     /// work is done:
     ///
     /// ```
-    /// # use zb_health::HealthRegistry;
+    /// # use zb_health::prelude::HealthRegistry;
     /// let registry = HealthRegistry::new();
     /// let warm_up = registry.lifecycle().startup_gate();
     /// // … load caches, run migrations …
@@ -311,7 +311,7 @@ impl Lifecycle {
     ///
     /// ```
     /// # use std::time::Duration;
-    /// # use zb_health::HealthRegistry;
+    /// # use zb_health::prelude::HealthRegistry;
     /// let registry = HealthRegistry::new();
     /// let heartbeat = registry
     ///     .lifecycle()

@@ -71,7 +71,7 @@ impl HealthRegistry {
     /// every server answering from this registry sees.
     ///
     /// ```
-    /// # use zb_health::HealthRegistry;
+    /// # use zb_health::prelude::HealthRegistry;
     /// let registry = HealthRegistry::new();
     /// let warm_up = registry.lifecycle().startup_gate();
     /// warm_up.ready();
