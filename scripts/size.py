@@ -28,6 +28,11 @@ NOT_COUNTED_PREFIXES = (
     "zb-health-runtime/src/probes/",
     "zb-health-runtime/src/observe/otel",
     "zb-health-runtime/src/observe/prometheus",
+    # The spec crate's parts of the batteries: the disk probe's levels and
+    # their manifest reader, and the HTTP probe's URL and status range.
+    "spec/zb-health-spec/src/disk.rs",
+    "spec/zb-health-spec/src/manifest/read/disk.rs",
+    "spec/zb-health-spec/src/upstream.rs",
 )
 GOAL = 18_500
 
