@@ -1113,15 +1113,15 @@ async fn a_node_that_leaves_stays_unready_hands_the_role_over_and_a_rejoin_swaps
         );
         if handed_over.is_none() && open == [false, true, false] {
             handed_over = Some(now);
-            // The peers passed it over on its gossip, not on failure
-            // detection: they still reach it, and see it leaving.
-            for i in [1, 2] {
-                assert_eq!(
-                    seen_by(&cluster, i),
-                    Some((MemberStatus::Leaving, true)),
-                    "node {i} at the hand-over"
-                );
-            }
+            // The successor passed it over on its gossip, not on failure
+            // detection: it still reaches it, and sees it leaving. Node 2
+            // may hear the gossip a round later; it is checked after the
+            // watch below.
+            assert_eq!(
+                seen_by(&cluster, 1),
+                Some((MemberStatus::Leaving, true)),
+                "node 1 at the hand-over"
+            );
             // A late `Up` (e.g. a start-up task finishing) changes nothing.
             cluster.nodes[0]
                 .view
