@@ -3,14 +3,13 @@
 //! answers it hands out again while they hold, and `record`, the one place
 //! a tier's plain answer is recorded.
 
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::inner::HealthRegistry;
+use super::inner::{HealthRegistry, KeptTier};
 use crate::answer::{Kept, http_code};
-use crate::executor::ProbeRuntime;
 use crate::lifecycle::LiveAnswer;
 use crate::observe;
 use crate::report::HealthReport;
@@ -174,18 +173,6 @@ impl std::ops::Deref for Answer {
     fn deref(&self) -> &HealthReport {
         self.report()
     }
-}
-
-/// The kept answer of a tier (`ready`, `active`) and what it was made
-/// from: the tier's probe table then (weak, so a replaced table's probes
-/// and their background schedules are dropped, while its address cannot
-/// be reused by a new table) and its probes' kept-result versions. Made
-/// only for an answer made of kept results alone and serving, in the
-/// steady state.
-pub(super) struct KeptTier {
-    table: Weak<[Arc<ProbeRuntime>]>,
-    changes: u64,
-    kept: Arc<Kept>,
 }
 
 /// An answer that needs its probes run ([`HealthRegistry::answer_now`]):

@@ -2,9 +2,10 @@
 //! it holds (the probe table, the executor, the lifecycle, each tier's last
 //! verdict, the registry's part of the history).
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
-use crate::executor::Executor;
+use crate::answer::Kept;
+use crate::executor::{Executor, ProbeRuntime};
 use crate::history::{ClusterSource, TierAnswers};
 use crate::lifecycle::Lifecycle;
 use crate::observe::TierLog;
@@ -24,7 +25,7 @@ pub(super) struct Inner {
     pub(super) history: RegistryHistory,
     /// The kept answers of `ready` and `active`, handed out again while
     /// they hold.
-    pub(super) kept: [std::sync::Mutex<Option<super::answers::KeptTier>>; 2],
+    pub(super) kept: [std::sync::Mutex<Option<KeptTier>>; 2],
     /// Whether the restart escalation's steps run (`restart_after`).
     pub(super) restart_steps: std::sync::atomic::AtomicBool,
 }
@@ -80,4 +81,16 @@ impl HealthRegistry {
     pub fn lifecycle(&self) -> &Lifecycle {
         &self.inner.lifecycle
     }
+}
+
+/// The kept answer of a tier (`ready`, `active`) and what it was made
+/// from: the tier's probe table then (weak, so a replaced table's probes
+/// and their background schedules are dropped, while its address cannot
+/// be reused by a new table) and its probes' kept-result versions. Made
+/// only for an answer made of kept results alone and serving, in the
+/// steady state.
+pub(super) struct KeptTier {
+    pub(super) table: Weak<[Arc<ProbeRuntime>]>,
+    pub(super) changes: u64,
+    pub(super) kept: Arc<Kept>,
 }
