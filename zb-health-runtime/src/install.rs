@@ -19,7 +19,7 @@ use crate::grpc::server::GrpcHealth;
 use crate::http::{EndpointSettings, ZbHealth};
 use crate::lifecycle::{Drain, Heartbeat, StartupGate};
 use crate::registry::{HealthRegistry, HealthRegistryBuilder, ProbeRegistration, RegistryError};
-use crate::server::ZbHealthServer;
+use crate::server::{Origin, ZbHealthServer};
 
 /// One of the two ports the tiers are served on. Each has its own bodies:
 /// the management port is where an operator looks, so the manifest may
@@ -249,7 +249,7 @@ impl Settings {
             None => self.drain,
         };
         let server = ZbHealthServer::new(registry.clone(), endpoints, drain)
-            .manifest_management_port(self.management_port)
+            .management_port_from(self.management_port, Origin::MANIFEST_MANAGEMENT_PORT)
             .management_endpoints(management);
         // The operator's step-down goes through the manifest's view.
         #[cfg(feature = "cluster")]

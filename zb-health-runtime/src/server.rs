@@ -33,6 +33,7 @@ mod builder;
 mod close;
 mod env;
 mod origin;
+pub(crate) use origin::Origin;
 mod run;
 #[cfg(test)]
 mod tests;

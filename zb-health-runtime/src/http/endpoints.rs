@@ -103,7 +103,8 @@ impl ZbHealthEndpoints {
     /// The same endpoints with large tier bodies given in slices or not
     /// ([`ZbHealth::pace_large_bodies`](super::ZbHealth::pace_large_bodies): only on a server with
     /// `tcp_nodelay(true)`). [`ZbHealthServer`](crate::server::ZbHealthServer)
-    /// turns it on for the servers it builds.
+    /// turns it on for the servers it builds, and leaves the endpoints it
+    /// hands out (to mount on a server of your own) as they were set.
     pub(crate) fn pace_large_bodies(&self, on: bool) -> Self {
         let tiers = self.tiers.each_ref().map(|t| {
             let mut tier = TierEndpoint::clone(t);
@@ -114,6 +115,12 @@ impl ZbHealthEndpoints {
             tiers,
             ..self.clone()
         }
+    }
+
+    /// The bearer token these endpoints accept, if any: the management
+    /// port's operator controls accept the same one.
+    pub(crate) fn bearer_token(&self) -> Option<&Arc<BearerToken>> {
+        self.started.authorized.token.as_ref()
     }
 }
 

@@ -79,8 +79,6 @@ pub struct ZbHealthServer {
     /// Whether the library's exporter is on the application port too.
     #[cfg(feature = "prometheus")]
     pub(super) metrics_on_app_port: bool,
-    /// The bearer token, for the operator controls of the management port.
-    pub(super) token: Option<Arc<BearerToken>>,
     /// The step-down the management port's controls serve.
     #[cfg(feature = "cluster")]
     pub(super) step_down: Option<Arc<crate::cluster::StepDown>>,
@@ -120,7 +118,6 @@ impl ZbHealthServer {
             metrics: None,
             #[cfg(feature = "prometheus")]
             metrics_on_app_port: false,
-            token: None,
             #[cfg(feature = "cluster")]
             step_down: None,
         }
@@ -183,8 +180,7 @@ impl ZbHealthServer {
             self.origins.port = Origin::Variable(PORT);
         }
         if let Some(port) = setting(&var, MANAGEMENT_PORT, PORT_REASON)? {
-            self.management_port = Some(port);
-            self.origins.management_port = Origin::Variable(MANAGEMENT_PORT);
+            self = self.management_port_from(Some(port), Origin::Variable(MANAGEMENT_PORT));
         }
         if let Some(port) = setting(&var, GRPC_PORT, PORT_REASON)? {
             self.grpc_port = port;
@@ -217,7 +213,6 @@ impl ZbHealthServer {
     /// which answer anyone else as an unknown path.
     pub fn bearer_token(mut self, token: BearerToken) -> Self {
         let token = Arc::new(token);
-        self.token = Some(token.clone());
         self.endpoints = self.endpoints.with_bearer_token(token.clone());
         self.management_endpoints = self
             .management_endpoints
@@ -252,21 +247,16 @@ impl ZbHealthServer {
 
     /// Serves the tiers on their own server on this port too; `None` turns
     /// it off.
-    pub fn management_port(mut self, port: Option<u16>) -> Self {
-        self.management_port = port;
-        self.origins.management_port = Origin::Code("management_port");
-        self
+    pub fn management_port(self, port: Option<u16>) -> Self {
+        self.management_port_from(port, Origin::Code("management_port"))
     }
 
-    /// The manifest's `management.port`, which `MANAGEMENT_PORT`
-    /// overrides: [`management_port`](Self::management_port), with the
-    /// key to name if it cannot be bound.
-    pub(crate) fn manifest_management_port(mut self, port: Option<u16>) -> Self {
+    /// The management port and where it came from (the variable, the
+    /// manifest's key or this builder), which a bind error names: the one
+    /// place it is set.
+    pub(crate) fn management_port_from(mut self, port: Option<u16>, origin: Origin) -> Self {
         self.management_port = port;
-        self.origins.management_port = Origin::Manifest {
-            key: "management.port",
-            variable: MANAGEMENT_PORT,
-        };
+        self.origins.management_port = origin;
         self
     }
 
@@ -431,7 +421,7 @@ impl ZbHealthServer {
                 (endpoints, management_metrics, self.registry.clone());
             // The operator controls: on this port only, and only with a
             // token (without one they would refuse every request anyway).
-            let controls = self.token.clone().map(|token| {
+            let controls = endpoints.bearer_token().cloned().map(|token| {
                 let controls = OperatorControls::new(registry.clone()).bearer_token(token);
                 #[cfg(feature = "cluster")]
                 let controls = match &self.step_down {

@@ -17,7 +17,7 @@ pub(super) const GRPC_PORT: &str = "GRPC_PORT";
 
 /// Where a setting of the server got its value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Origin {
+pub(crate) enum Origin {
     /// Not set: the default, which the variable would change.
     Default(&'static str),
     /// The environment variable of that name.
@@ -29,6 +29,14 @@ pub(super) enum Origin {
     },
     /// The builder method of that name, called in code.
     Code(&'static str),
+}
+
+impl Origin {
+    /// The manifest's `management.port`, which `MANAGEMENT_PORT` overrides.
+    pub(crate) const MANIFEST_MANAGEMENT_PORT: Self = Self::Manifest {
+        key: "management.port",
+        variable: MANAGEMENT_PORT,
+    };
 }
 
 /// Where the host and each port of a server came from.

@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::http::map_zb_health;
 use crate::lifecycle::Drain;
 use crate::registry::HealthRegistry;
-use crate::server::{DEFAULT_PORT, ZbHealthServer};
+use crate::server::{DEFAULT_PORT, Origin, ZbHealthServer};
 
 fn server() -> ZbHealthServer {
     let registry = HealthRegistry::new();
@@ -297,7 +297,7 @@ async fn a_taken_port_set_in_code_or_the_manifest_names_that_setting() {
     assert_eq!(e.to_string(), expected);
     let e = server()
         .port(0)
-        .manifest_management_port(Some(port))
+        .management_port_from(Some(port), Origin::MANIFEST_MANAGEMENT_PORT)
         .bind()
         .unwrap_err();
     let expected = format!(
@@ -342,4 +342,73 @@ async fn a_taken_grpc_port_names_its_variable() {
         e.to_string(),
         format!("GRPC_PORT={port}: 127.0.0.1:{port} is already in use")
     );
+}
+
+/// The status line of a `GET path` with an optional bearer token, on a
+/// connection of its own.
+fn status_of(addr: std::net::SocketAddr, path: &str, token: Option<&str>) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: x\r\n{auth}Connection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut line = String::new();
+    BufReader::new(stream).read_line(&mut line).unwrap();
+    line.trim_end().to_owned()
+}
+
+/// The management port's operator controls accept the one token the
+/// endpoints hold, wherever it was set: `HEALTH_TOKEN`, or the endpoints'
+/// own settings in code. Without it they are an unknown path.
+#[actix_web::test]
+async fn the_controls_take_the_token_of_the_management_endpoints_from_either_place() {
+    use crate::http::MAINTENANCE_PATH;
+    use crate::http::ZbHealth;
+    use crate::token::BearerToken;
+    let from_env = |registry: HealthRegistry| {
+        let endpoints = map_zb_health(registry.clone());
+        ZbHealthServer::new(registry, endpoints, Drain::new(Duration::from_secs(5)))
+            .from_lookup(|name| (name == "HEALTH_TOKEN").then(|| TOKEN.to_owned()))
+            .unwrap()
+    };
+    let in_code = |registry: HealthRegistry| {
+        let endpoints = ZbHealth::new(registry.clone())
+            .bearer_token(BearerToken::new(TOKEN).unwrap())
+            .build()
+            .unwrap();
+        ZbHealthServer::new(registry, endpoints, Drain::new(Duration::from_secs(5)))
+    };
+    for (how, make) in [
+        (
+            "HEALTH_TOKEN",
+            &from_env as &dyn Fn(HealthRegistry) -> ZbHealthServer,
+        ),
+        ("ZbHealth::bearer_token", &in_code),
+    ] {
+        let bound = make(HealthRegistry::new())
+            .port(0)
+            .management_port(Some(0))
+            .bind()
+            .unwrap();
+        let management = bound.addresses().management[0];
+        let server = actix_web::rt::spawn(bound.run());
+        actix_web::rt::task::yield_now().await;
+        let (with, without) = actix_web::rt::task::spawn_blocking(move || {
+            (
+                status_of(management, MAINTENANCE_PATH, Some(TOKEN)),
+                status_of(management, MAINTENANCE_PATH, None),
+            )
+        })
+        .await
+        .unwrap();
+        assert!(with.ends_with("200 OK"), "{how}: {with}");
+        assert!(without.ends_with("404 Not Found"), "{how}: {without}");
+        server.abort();
+    }
 }
