@@ -51,7 +51,9 @@ pub mod webhook;
 
 pub use cluster::{MajorityGuard, MembershipPolicy};
 pub use paths::{Endpoint, EndpointPaths};
-pub use rules::{NameOf, Rule, SHUTDOWN_ENTRY, STARTUP_ENTRY, SpecError, Violation, Violations};
+pub use rules::names::{NameOf, SHUTDOWN_ENTRY, STARTUP_ENTRY};
+pub use rules::rule::Rule;
+pub use rules::sink::{SpecError, Violation, Violations};
 pub use status::{FailureStatus, HealthStatus};
 pub use tag::{Tag, TagSet, UnknownTag, ZbHealthTags};
-pub use vocab::{Disclosure, ResponseFormat};
+pub use vocab::body::{Disclosure, ResponseFormat};

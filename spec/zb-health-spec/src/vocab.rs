@@ -167,55 +167,61 @@ impl Preset {
     }
 }
 
-/// How much of a tier's report its response shows (BE-HLTH-007), chosen
-/// per tier. No level ever shows raw error text: errors, panic messages
-/// and timeouts are fixed descriptions already in the report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Disclosure {
-    /// `full`, the default: ZB's canonical body, every entry with the
-    /// probe's fixed description and its `data` (ZB-3).
-    #[default]
-    Full,
-    /// `names`: every entry's name, status and duration; `description` is
-    /// null and `data` is left out, so the body is still valid ZB-3.
-    Names,
-    /// `status`: the aggregate only, with empty `entries`.
-    Status,
-}
-
-keyword!(Disclosure, "disclosure", {
-    Full => "full",
-    Names => "names",
-    Status => "status",
-});
-
-impl Disclosure {
-    /// Whether this level shows more than `other`: `full` more than
-    /// `names`, `names` more than `status`.
-    pub const fn shows_more_than(self, other: Disclosure) -> bool {
-        // The variants are declared from the most shown to the least.
-        (self as u8) < (other as u8)
+/// The two body settings, public at the crate root only (one path per
+/// public item): `crate::Disclosure` and `crate::ResponseFormat`.
+pub(crate) mod body {
+    /// How much of a tier's report its response shows (BE-HLTH-007), chosen
+    /// per tier. No level ever shows raw error text: errors, panic messages
+    /// and timeouts are fixed descriptions already in the report.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    pub enum Disclosure {
+        /// `full`, the default: ZB's canonical body, every entry with the
+        /// probe's fixed description and its `data` (ZB-3).
+        #[default]
+        Full,
+        /// `names`: every entry's name, status and duration; `description` is
+        /// null and `data` is left out, so the body is still valid ZB-3.
+        Names,
+        /// `status`: the aggregate only, with empty `entries`.
+        Status,
     }
+
+    keyword!(Disclosure, "disclosure", {
+        Full => "full",
+        Names => "names",
+        Status => "status",
+    });
+
+    impl Disclosure {
+        /// Whether this level shows more than `other`: `full` more than
+        /// `names`, `names` more than `status`.
+        pub const fn shows_more_than(self, other: Disclosure) -> bool {
+            // The variants are declared from the most shown to the least.
+            (self as u8) < (other as u8)
+        }
+    }
+
+    /// The body format of every tier (BE-HLTH-001). Both are
+    /// `application/json` with the same 200/503 mapping.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    pub enum ResponseFormat {
+        /// `zb`, the default: ZB's canonical body, statuses `Healthy`,
+        /// `Degraded`, `Unhealthy` (ZB-3).
+        #[default]
+        Zb,
+        /// `pass-fail`: the same shape with the BE-HLTH-001 status field:
+        /// `pass` (the tier answers 200) or `fail` (503); entries say `pass`,
+        /// `warn` (Degraded) or `fail`.
+        PassFail,
+    }
+
+    keyword!(ResponseFormat, "format", {
+        Zb => "zb",
+        PassFail => "pass-fail",
+    });
 }
 
-/// The body format of every tier (BE-HLTH-001). Both are
-/// `application/json` with the same 200/503 mapping.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum ResponseFormat {
-    /// `zb`, the default: ZB's canonical body, statuses `Healthy`,
-    /// `Degraded`, `Unhealthy` (ZB-3).
-    #[default]
-    Zb,
-    /// `pass-fail`: the same shape with the BE-HLTH-001 status field:
-    /// `pass` (the tier answers 200) or `fail` (503); entries say `pass`,
-    /// `warn` (Degraded) or `fail`.
-    PassFail,
-}
-
-keyword!(ResponseFormat, "format", {
-    Zb => "zb",
-    PassFail => "pass-fail",
-});
+pub(crate) use body::Disclosure;
 
 /// The `data` keys that hold cluster addresses (ZB-2.3c's `selfAddress`
 /// and `activeNode`). The application port's bodies leave them out unless
@@ -246,7 +252,7 @@ pub const PROBE_SETTING_KEYS: [&str; 12] = [
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{FailureStatus, HealthStatus, MembershipPolicy, Tag};
+    use crate::{FailureStatus, HealthStatus, MembershipPolicy, ResponseFormat, Tag};
 
     /// Every spelling parses back to its value, and nothing else does.
     fn round_trips<K: Keyword + std::fmt::Debug>() {

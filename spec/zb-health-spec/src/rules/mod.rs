@@ -45,11 +45,13 @@
 //! [`Violations`] sink, so one call reports *every* problem, not the first.
 //!
 //! The files import one way: `rule.rs` ([`Rule`]) and `sink.rs`
-//! ([`Violation`], [`Violations`], [`SpecError`]) are the ground every rule
+//! ([`crate::Violation`], [`Violations`], [`crate::SpecError`]) are the ground every rule
 //! file stands on, and `paths.rs` lends its path helpers to `groups.rs` and
 //! `history.rs`; no other rule file imports another, and none imports this
-//! module, which only declares them and re-exports their items, as
-//! `crate::rules::X` and, through the crate root, `crate::X`. The unit
+//! module, which only declares them and re-exports their items as
+//! `crate::rules::X`; the vocabulary ([`Rule`], [`crate::Violation`],
+//! [`Violations`], [`crate::SpecError`], [`crate::NameOf`] and the
+//! reserved entry names) is public at the crate root only. The unit
 //! tests are in `tests.rs`.
 
 mod cluster;
@@ -60,12 +62,12 @@ mod drain;
 mod groups;
 mod history;
 mod keys;
-mod names;
+pub(crate) mod names;
 mod paths;
 mod policy;
 mod restart;
-mod rule;
-mod sink;
+pub(crate) mod rule;
+pub(crate) mod sink;
 mod tags;
 mod timing;
 
@@ -81,15 +83,17 @@ pub use groups::{check_group_paths, check_group_probes, check_group_tiers};
 pub use history::{check_history_paths, check_history_port};
 pub use keys::missing_key;
 pub use names::{
-    LIFECYCLE_ENTRIES, NameOf, RESTART_ENTRY, SHUTDOWN_ENTRY, STARTUP_ENTRY, check_name,
-    check_name_of, check_unique_names, check_unique_names_of, is_lifecycle_entry,
+    LIFECYCLE_ENTRIES, RESTART_ENTRY, check_name, check_name_of, check_unique_names,
+    check_unique_names_of, is_lifecycle_entry,
 };
+// The vocabulary every rule speaks is the crate root's, and only there
+// (one path per public item): these names are the crate's own here.
 pub use paths::check_paths;
 pub use policy::{check_execution_policy, check_execution_policy_at};
 pub use restart::{
     RESTART_DETECTION_HELP, RESTART_SHARED_HELP, RESTART_TAGS_HELP, check_restart_after,
 };
-pub use rule::Rule;
-pub use sink::{SpecError, Violation, Violations};
+pub(crate) use rule::Rule;
+pub(crate) use sink::Violations;
 pub use tags::{check_active_not_optional, check_probe_tags, check_shared};
 pub use timing::{check_duration_text, check_timeout, check_watchdog_deadline};

@@ -8,6 +8,7 @@ use crate::paths::Endpoint;
 use crate::status::FailureStatus;
 use crate::tag::{Tag, TagSet};
 use crate::vocab::Disclosure;
+use crate::{SHUTDOWN_ENTRY, STARTUP_ENTRY, SpecError};
 
 fn rules<L>(sink: Violations<L>) -> Vec<Rule> {
     sink.into_result()
