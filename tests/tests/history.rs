@@ -202,10 +202,10 @@ async fn the_disclosure_level_and_the_token_decide_what_shows() {
     let status = ZbHealth::new(registry.clone())
         .disclosure(Disclosure::Status)
         .tier_authorized(Tag::Ready, Disclosure::Full)
-        .bearer_token(token())
         .history(true)
         .build()
-        .unwrap();
+        .unwrap()
+        .with_bearer_token(token());
     let names = ZbHealth::new(registry.clone())
         .paths(zb_health::spec::EndpointPaths {
             ready: "/n/ready".into(),

@@ -414,10 +414,10 @@ async fn a_wrong_bearer_token_gets_the_public_answer_and_no_secret_the_right_one
                     .format(format)
                     .disclosure(public)
                     .authorized(Disclosure::Full)
-                    .bearer_token(BearerToken::new(TOKEN).unwrap())
                     .cluster_ready("grpc")
                     .build()
-                    .unwrap(),
+                    .unwrap()
+                    .with_bearer_token(BearerToken::new(TOKEN).unwrap()),
             );
             for path in ["/health/ready", "/health/active", "/healthz"] {
                 let case = format!("{format} {public}+token {path}");

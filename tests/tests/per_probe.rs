@@ -135,9 +135,9 @@ async fn disclosure_and_the_authorized_view_are_the_tiers() {
     let endpoints = ZbHealth::new(registry)
         .tier_disclosure(Tag::Ready, Disclosure::Names)
         .tier_authorized(Tag::Ready, Disclosure::Full)
-        .bearer_token(BearerToken::new("s3cret-token-for-tests").unwrap())
         .build()
-        .unwrap();
+        .unwrap()
+        .with_bearer_token(BearerToken::new("s3cret-token-for-tests").unwrap());
     let server = serve(endpoints);
 
     let public = request(server.addr, "GET", "/health/ready/database").await;

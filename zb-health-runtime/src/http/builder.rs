@@ -1,4 +1,4 @@
-//! [`ZbHealth`]: the paths, bodies, disclosure levels, token, groups and
+//! [`ZbHealth`]: the paths, bodies, disclosure levels, groups and
 //! history of the endpoints, checked once by [`ZbHealth::build`].
 
 use std::sync::Arc;
@@ -20,7 +20,6 @@ use super::started::StartedEndpoint;
 use super::tier::TierEndpoint;
 use crate::registry::HealthRegistry;
 use crate::setting::forward_setters;
-use crate::token::BearerToken;
 use crate::writer::ResponseWriter;
 
 /// Options for mapping the three tiers; [`build`](Self::build) checks them.
@@ -96,7 +95,6 @@ forward_setters!(ZbHealth => settings: EndpointSettings {
     fn cluster_addresses(shown: bool);
     fn authorized(level: Disclosure);
     fn tier_authorized(tier: Tag, level: Disclosure);
-    fn bearer_token(token: BearerToken);
     fn cluster_ready(membership_entry: impl Into<Arc<str>>);
 });
 
@@ -147,9 +145,11 @@ impl ZbHealth {
             })
         };
         let tier = |tag: Tag| {
+            // No token yet: it is given to the built endpoints
+            // (`ZbHealthEndpoints::with_bearer_token`).
             let authorized = Authorized {
                 style: authorized_style(tag),
-                token: self.token.clone(),
+                token: None,
             };
             let style = self.styles[tag as usize].clone();
             Arc::new(TierEndpoint {
@@ -168,7 +168,7 @@ impl ZbHealth {
             writer: self.writer.clone(),
             authorized: Authorized {
                 style: authorized_style(Tag::Live),
-                token: self.token.clone(),
+                token: None,
             },
         });
         // A group answers as `ready` does, at its own level; it has no
@@ -205,7 +205,7 @@ impl ZbHealth {
                 addresses: style.cluster_addresses,
                 authorized: Authorized {
                     style: authorized_style(Tag::Ready),
-                    token: self.token.clone(),
+                    token: None,
                 },
             })
         });

@@ -73,12 +73,18 @@ impl ZbHealthEndpoints {
     }
 
     /// The same endpoints with `token` as the bearer token that unlocks
-    /// the authorized levels (the ones it had are replaced): how
-    /// [`ZbHealthServer::bearer_token`](crate::server::ZbHealthServer::bearer_token)
-    /// and `HEALTH_TOKEN` reach endpoints already built. Applications set
-    /// the token one way per level: on [`ZbHealth::bearer_token`](super::ZbHealth::bearer_token)
-    /// for endpoints they mount, on the server for the ones it serves.
-    pub(crate) fn with_bearer_token(&self, token: Arc<BearerToken>) -> Self {
+    /// the authorized levels ([`ZbHealth::authorized`](super::ZbHealth::authorized)),
+    /// compared in constant time; a token they had is replaced. Without
+    /// one every request sees the public levels.
+    ///
+    /// The token is a secret of the run, not a setting of the endpoints:
+    /// it is given to endpoints once built, never in their settings or the
+    /// manifest (which is in the repository). [`ZbHealthServer`](crate::server::ZbHealthServer)
+    /// gives it to both its ports' endpoints from `HEALTH_TOKEN` or its own
+    /// [`bearer_token`](crate::server::ZbHealthServer::bearer_token), and
+    /// the management port's operator controls take the same one.
+    pub fn with_bearer_token(&self, token: impl Into<Arc<BearerToken>>) -> Self {
+        let token = token.into();
         let tiers = self.tiers.each_ref().map(|t| {
             let mut tier = TierEndpoint::clone(t);
             tier.body.authorized.token = Some(token.clone());
@@ -100,15 +106,16 @@ impl ZbHealthEndpoints {
         }
     }
 
-    /// The same endpoints with large tier bodies given in slices or not
-    /// ([`ZbHealth::pace_large_bodies`](super::ZbHealth::pace_large_bodies): only on a server with
-    /// `tcp_nodelay(true)`). [`ZbHealthServer`](crate::server::ZbHealthServer)
-    /// turns it on for the servers it builds, and leaves the endpoints it
-    /// hands out (to mount on a server of your own) as they were set.
-    pub(crate) fn pace_large_bodies(&self, on: bool) -> Self {
+    /// The same endpoints as a `tcp_nodelay(true)` server serves them:
+    /// with large tier bodies in slices, which such a server sends without
+    /// waiting on Nagle's algorithm ([`ZbHealth::pace_large_bodies`](super::ZbHealth::pace_large_bodies),
+    /// the setting). [`ZbHealthServer`](crate::server::ZbHealthServer)
+    /// serves its servers' endpoints so, and leaves the endpoints it hands
+    /// out (to mount on a server of your own) as they were set.
+    pub(crate) fn on_nodelay_server(&self) -> Self {
         let tiers = self.tiers.each_ref().map(|t| {
             let mut tier = TierEndpoint::clone(t);
-            tier.body.paced = on;
+            tier.body.paced = true;
             Arc::new(tier)
         });
         Self {
@@ -119,7 +126,7 @@ impl ZbHealthEndpoints {
 
     /// The bearer token these endpoints accept, if any: the management
     /// port's operator controls accept the same one.
-    pub(crate) fn bearer_token(&self) -> Option<&Arc<BearerToken>> {
+    pub(crate) fn token(&self) -> Option<&Arc<BearerToken>> {
         self.started.authorized.token.as_ref()
     }
 }

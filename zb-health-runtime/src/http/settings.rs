@@ -1,5 +1,5 @@
-//! [`EndpointSettings`]: the paths, bodies, disclosure levels, token,
-//! groups and history of one port's endpoints, as plain data. Each
+//! [`EndpointSettings`]: the paths, bodies, disclosure levels, groups
+//! and history of one port's endpoints, as plain data. Each
 //! setting's setter is written here once; [`ZbHealth`](super::ZbHealth)
 //! forwards to them, and a manifest's [`Settings`](crate::install::Settings)
 //! holds one per port.
@@ -10,7 +10,6 @@ use zb_health_spec::{Disclosure, EndpointPaths, ResponseFormat, Tag};
 
 use super::group::HealthGroup;
 use super::history::{DEFAULT_HISTORY_PATH, DEFAULT_HISTORY_UI_PATH, HistoryOptions};
-use crate::token::BearerToken;
 use crate::writer::{BodyStyle, ResponseWriter};
 
 /// One port's endpoint settings; [`ZbHealth::build`](super::ZbHealth::build)
@@ -28,8 +27,6 @@ pub struct EndpointSettings {
     pub(super) authorized_every_tier: Option<Disclosure>,
     /// [`tier_authorized`](Self::tier_authorized), per tier.
     pub(super) authorized: [Option<Disclosure>; 3],
-    /// The bearer token, when given in code.
-    pub(super) token: Option<Arc<BearerToken>>,
     /// The health groups, each served at its own path.
     pub(super) groups: Vec<HealthGroup>,
     /// The history endpoints, off by default.
@@ -46,7 +43,6 @@ impl Default for EndpointSettings {
             writer: None,
             authorized_every_tier: None,
             authorized: [None; 3],
-            token: None,
             groups: Vec::new(),
             history: HistoryOptions {
                 json: false,
@@ -211,8 +207,8 @@ impl EndpointSettings {
     }
 
     /// The level shown to a request with the bearer token
-    /// ([`bearer_token`](Self::bearer_token), or `HEALTH_TOKEN` through
-    /// `ZbHealthServer::from_env`), on every tier whose own level it shows
+    /// ([`ZbHealthEndpoints::with_bearer_token`](super::ZbHealthEndpoints::with_bearer_token),
+    /// or `HEALTH_TOKEN` through `ZbHealthServer::from_env`), on every tier whose own level it shows
     /// more than; everyone else sees the tier's own level, with the same
     /// status code. The authorized view shows the cluster addresses too.
     /// [`build`](super::ZbHealth::build) refuses a level that no tier
@@ -226,15 +222,6 @@ impl EndpointSettings {
     /// level must show more than the tier's own (R7).
     pub fn tier_authorized(&mut self, tier: Tag, level: Disclosure) -> &mut Self {
         self.authorized[tier as usize] = Some(level);
-        self
-    }
-
-    /// The token that unlocks the [`authorized`](Self::authorized) levels,
-    /// compared in constant time. Without one every request sees the
-    /// public levels. A service reads it from the environment instead
-    /// (`ZbHealthServer::from_env`), never from its manifest.
-    pub fn bearer_token(&mut self, token: BearerToken) -> &mut Self {
-        self.token = Some(Arc::new(token));
         self
     }
 

@@ -213,6 +213,8 @@ impl ZbHealthServer {
     /// which answer anyone else as an unknown path.
     pub fn bearer_token(mut self, token: BearerToken) -> Self {
         let token = Arc::new(token);
+        // The one setter of the token is the endpoints'; this gives it to
+        // both ports.
         self.endpoints = self.endpoints.with_bearer_token(token.clone());
         self.management_endpoints = self
             .management_endpoints
@@ -393,7 +395,7 @@ impl ZbHealthServer {
         // (`ZbHealth::pace_large_bodies`).
         let (metrics, management_metrics) = self.metrics_routes();
         let (endpoints, app, registry) = (
-            self.endpoints.pace_large_bodies(true),
+            self.endpoints.on_nodelay_server(),
             self.app.clone(),
             self.registry.clone(),
         );
@@ -415,13 +417,13 @@ impl ZbHealthServer {
         };
         let mut servers: Vec<Box<dyn Servable>> = vec![Box::new(application)];
         if let Some(port) = self.management_port {
-            let endpoints = self.endpoints_for_management().pace_large_bodies(true);
+            let endpoints = self.endpoints_for_management().on_nodelay_server();
             let history_path = endpoints.history_path().map(str::to_owned);
             let (endpoints, metrics, registry) =
                 (endpoints, management_metrics, self.registry.clone());
             // The operator controls: on this port only, and only with a
             // token (without one they would refuse every request anyway).
-            let controls = endpoints.bearer_token().cloned().map(|token| {
+            let controls = endpoints.token().cloned().map(|token| {
                 let controls = OperatorControls::new(registry.clone()).bearer_token(token);
                 #[cfg(feature = "cluster")]
                 let controls = match &self.step_down {

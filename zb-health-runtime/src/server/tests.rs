@@ -364,8 +364,8 @@ fn status_of(addr: std::net::SocketAddr, path: &str, token: Option<&str>) -> Str
 }
 
 /// The management port's operator controls accept the one token the
-/// endpoints hold, wherever it was set: `HEALTH_TOKEN`, or the endpoints'
-/// own settings in code. Without it they are an unknown path.
+/// endpoints hold, wherever it was given: `HEALTH_TOKEN`, or the built
+/// endpoints in code. Without it they are an unknown path.
 #[actix_web::test]
 async fn the_controls_take_the_token_of_the_management_endpoints_from_either_place() {
     use crate::http::MAINTENANCE_PATH;
@@ -379,9 +379,9 @@ async fn the_controls_take_the_token_of_the_management_endpoints_from_either_pla
     };
     let in_code = |registry: HealthRegistry| {
         let endpoints = ZbHealth::new(registry.clone())
-            .bearer_token(BearerToken::new(TOKEN).unwrap())
             .build()
-            .unwrap();
+            .unwrap()
+            .with_bearer_token(BearerToken::new(TOKEN).unwrap());
         ZbHealthServer::new(registry, endpoints, Drain::new(Duration::from_secs(5)))
     };
     for (how, make) in [
@@ -389,7 +389,7 @@ async fn the_controls_take_the_token_of_the_management_endpoints_from_either_pla
             "HEALTH_TOKEN",
             &from_env as &dyn Fn(HealthRegistry) -> ZbHealthServer,
         ),
-        ("ZbHealth::bearer_token", &in_code),
+        ("ZbHealthEndpoints::with_bearer_token", &in_code),
     ] {
         let bound = make(HealthRegistry::new())
             .port(0)
