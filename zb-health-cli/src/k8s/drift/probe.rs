@@ -9,7 +9,7 @@ use zb_health_spec::{Endpoint, Tag};
 use super::super::render::human;
 use super::super::{
     Handler, K8S_DEFAULT_FAILURE_THRESHOLD, K8S_DEFAULT_PERIOD_SECONDS,
-    K8S_DEFAULT_TIMEOUT_SECONDS, Plan, PortSource, ProbePlan, tier_of_grpc_service,
+    K8S_DEFAULT_TIMEOUT_SECONDS, Plan, PortSource, ProbePlan, grpc_service, tier_of_grpc_service,
 };
 use super::{Check, Drift, Target};
 use crate::yaml::{Node, Value};
@@ -72,11 +72,19 @@ pub(super) fn one_probe(
                 help: use_http(),
             });
         } else if tier_of_grpc_service(manifest, service).map(Endpoint::Tier) != Some(endpoint) {
-            let want = match &wanted.handler {
-                Handler::Grpc { service } => {
-                    format!("set `service: {}`", super::super::render::scalar(service))
+            // The name the manifest maps to the tier, whichever form the
+            // plan prints (a matching gRPC probe is consistent without
+            // `--grpc-probes` too).
+            let mapped = match endpoint {
+                Endpoint::Tier(tier) => grpc_service(manifest, tier),
+                Endpoint::Started => None,
+            };
+            let want = match (mapped, &wanted.handler) {
+                (Some(service), _) => {
+                    format!("set `service: {}`", super::super::render::scalar(&service))
                 }
-                Handler::Http { path } => format!("use httpGet on {path}"),
+                (None, Handler::Http { path }) => format!("use httpGet on {path}"),
+                (None, Handler::Grpc { .. }) => use_http(),
             };
             drifts.push(Drift {
                 check: Check::Path,
@@ -87,7 +95,18 @@ pub(super) fn one_probe(
                 help: want,
             });
         }
-        if let (Some(want), Some(port)) = (grpc_port_flag, grpc.get("port"))
+        if grpc.get("port").is_none() {
+            // Kubernetes requires it: the API server refuses the pod.
+            drifts.push(Drift {
+                check: Check::Port,
+                location: grpc.loc,
+                message: format!("the {key} asks gRPC on no port"),
+                help: format!(
+                    "set `port: {}`",
+                    grpc_port_flag.unwrap_or(super::super::DEFAULT_GRPC_PORT)
+                ),
+            });
+        } else if let (Some(want), Some(port)) = (grpc_port_flag, grpc.get("port"))
             && port.as_int() != Some(i128::from(want))
         {
             drifts.push(Drift {
