@@ -332,6 +332,33 @@ fn grpc_probes_without_a_name_for_a_probed_tier_are_refused_at_the_grpc_section(
 }
 
 #[test]
+fn an_http2_probe_is_drift_at_its_protocol_as_the_service_answers_http1_only() {
+    let manifest = format!("{FIXTURES}/health.yaml");
+    let consistent = std::fs::read_to_string(common::root().join(FIXTURES).join("consistent.yaml"))
+        .expect("the fixture is readable");
+    let http2 = consistent.replace(
+        "httpGet: { path: /ready, port: 9090 }",
+        "httpGet: { path: /ready, port: 9090, protocol: HTTP2 }",
+    );
+    assert_ne!(http2, consistent);
+    let (scratch, deployment) = as_deployment("", "http2");
+    std::fs::write(&deployment, http2).expect("writable");
+    let out = zb_health(&["k8s", "--color=never", &manifest, "--check", &deployment]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("error[K6]: the readinessProbe asks HTTP/2 cleartext"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("deployment.yaml:33:60\n"),
+        "at `HTTP2`: {stderr}"
+    );
+    assert!(stderr.contains("in 1 place"), "{stderr}");
+    std::fs::remove_dir_all(&scratch).expect("the temp dir is removable");
+}
+
+#[test]
 fn a_manifest_that_check_rejects_is_rejected_with_checks_diagnostics() {
     let file = "tests/ui/fail/manifests/live_tag.yaml";
     let k8s = zb_health(&["k8s", "--color=never", file]);

@@ -34,6 +34,21 @@ pub(super) fn one_probe(
         let path = path_node.and_then(Node::as_str).unwrap_or("/");
         let loc = path_node.map_or(http.loc, |n| n.loc);
         path_drift(plan, key, wanted, path, loc, drifts);
+        if let Some(protocol) = http.get("protocol")
+            && protocol.as_str() == Some("HTTP2")
+        {
+            // KEP-5999: the kubelet would speak HTTP/2 with prior
+            // knowledge, which the service's actix server does not answer
+            // (tests/tests/h2c.rs; spec/conflicts.md).
+            drifts.push(Drift {
+                check: Check::Probe,
+                location: protocol.loc,
+                message: format!(
+                    "the {key} asks HTTP/2 cleartext (`protocol: HTTP2`), which the service does not answer (HTTP/1.1 only), so it always fails"
+                ),
+                help: "remove `protocol: HTTP2` (HTTP/1.1 is the kubelet's default)".into(),
+            });
+        }
         match http.get("port") {
             Some(port) => port_drift(plan, target, key, port, drifts),
             None => drifts.push(Drift {
