@@ -73,10 +73,17 @@ impl Service {
 
 #[test]
 fn a_stalled_watchdog_ends_the_process_with_the_documented_code_when_opted_in() {
-    let mut service = Service::start(&[("EXIT_ON_STALL", "1")]);
-    assert_eq!(service.next_event().as_deref(), Some("beaten"));
-    let status = service.exit_status();
-    assert_eq!(status.code(), Some(WATCHDOG_STALL_EXIT_CODE), "{status}");
+    // `lifecycle.exit_on_stall: true` in the manifest, or the call in code.
+    for how in ["manifest", "code"] {
+        let mut service = Service::start(&[("EXIT_ON_STALL", how)]);
+        assert_eq!(service.next_event().as_deref(), Some("beaten"), "{how}");
+        let status = service.exit_status();
+        assert_eq!(
+            status.code(),
+            Some(WATCHDOG_STALL_EXIT_CODE),
+            "{how}: {status}"
+        );
+    }
     assert_eq!(WATCHDOG_STALL_EXIT_CODE, 75, "the documented code");
 }
 

@@ -119,7 +119,7 @@ fn renderable() -> Vec<String> {
             .filter(|f| !f.ends_with("/field_names.yaml")),
     );
     files.extend(
-        ["health", "derived", "grpc"]
+        ["health", "derived", "grpc", "stall-exit"]
             .iter()
             .map(|f| format!("{FIXTURES}/{f}.yaml")),
     );
@@ -229,7 +229,7 @@ fn every_manifest_renders_valid_deterministic_yaml_that_its_own_check_accepts() 
 
 #[test]
 fn the_printed_probes_match_their_snapshots() {
-    let cases: [(&str, &str, &[&str]); 9] = [
+    let cases: [(&str, &str, &[&str]); 10] = [
         ("health", &format!("{FIXTURES}/health.yaml"), &[]),
         (
             "derived",
@@ -246,6 +246,7 @@ fn the_printed_probes_match_their_snapshots() {
             &format!("{FIXTURES}/grpc-probes.yaml"),
             &["--grpc-probes", "--grpc-port", "9000"],
         ),
+        ("stall-exit", &format!("{FIXTURES}/stall-exit.yaml"), &[]),
         ("full", "tests/ui/pass/manifests/full.yaml", &[]),
         (
             "scadabridge",
@@ -356,6 +357,48 @@ fn an_http2_probe_is_drift_at_its_protocol_as_the_service_answers_http1_only() {
     );
     assert!(stderr.contains("in 1 place"), "{stderr}");
     std::fs::remove_dir_all(&scratch).expect("the temp dir is removable");
+}
+
+#[test]
+fn a_container_that_never_restarts_after_a_stall_exit_is_drift_unless_a_rule_restarts_it() {
+    let manifest = format!("{FIXTURES}/stall-exit.yaml");
+    let out = zb_health(&["k8s", &manifest]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let patch = text(&out.stdout);
+    let container = "        - name: poller\n";
+    assert!(patch.contains(container), "{patch}");
+    let check = |insert: &str| {
+        let with = patch.replacen(container, &format!("{container}{insert}"), 1);
+        let (scratch, deployment) = as_deployment(&with, "stall");
+        let out = zb_health(&["k8s", "--color=never", &manifest, "--check", &deployment]);
+        std::fs::remove_dir_all(&scratch).expect("the temp dir is removable");
+        (out.status.code(), text(&out.stderr))
+    };
+    // `Never` alone: stopped for good after the exit, K11 at the value.
+    let (code, stderr) = check("          restartPolicy: Never\n");
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("error[K11]: the container's restartPolicy is Never")
+            && stderr.contains("deployment.yaml:15:26\n")
+            && stderr.contains("values: [75]"),
+        "{stderr}"
+    );
+    // A rule that restarts on 75 (In, or NotIn without it), or the pod's
+    // own `Always`: consistent.
+    for insert in [
+        "          restartPolicy: Never\n          restartPolicyRules:\n            - { action: Restart, exitCodes: { operator: In, values: [1, 75] } }\n",
+        "          restartPolicy: Never\n          restartPolicyRules:\n            - { action: Restart, exitCodes: { operator: NotIn, values: [0] } }\n",
+        "",
+    ] {
+        let (code, stderr) = check(insert);
+        assert_eq!(code, Some(0), "{insert}: {stderr}");
+    }
+    // A rule on another code is no help.
+    let (code, stderr) = check(
+        "          restartPolicy: Never\n          restartPolicyRules:\n            - { action: Restart, exitCodes: { operator: In, values: [1] } }\n",
+    );
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("error[K11]"), "{stderr}");
 }
 
 #[test]

@@ -1,21 +1,43 @@
-//! The child process of `tests/watchdog_exit.rs`: one watchdog whose loop
-//! beats once and then stalls.
+//! The child process of `tests/watchdog_exit.rs`: one watchdog, `poller`,
+//! declared by a manifest, whose loop beats once and then stalls.
 //!
-//! * env: `EXIT_ON_STALL=1` opts in to `Lifecycle::exit_on_stall`;
+//! * env `EXIT_ON_STALL`: `manifest` installs the manifest that says
+//!   `lifecycle.exit_on_stall: true`; `code` installs the one without and
+//!   calls `Lifecycle::exit_on_stall`; unset, neither opts in;
 //! * stdout, one event a line: `beaten` (the one beat), then, without the
 //!   opt-in, `stalled` once `live` answers 503 naming the loop;
 //! * stdin: `exit` ends the process with 0 (the test's proof that it was
 //!   still running).
 //!
-//! With the opt-in, nothing here asks `live`, and the main thread is
-//! blocked on stdin: the library's own watcher must notice the stall.
+//! With the opt-in, nothing here asks `live`, and the main thread (the
+//! runtime's only one) is blocked on stdin: the library's own watcher must
+//! notice the stall.
 
 use std::io::{BufRead, Write};
 use std::time::Duration;
 
-use zb_health::prelude::{HealthRegistry, Tag};
+use zb_health::prelude::{HealthRegistry, Heartbeat, Tag};
 use zb_health::registry::Selection;
 use zb_health::spec::HealthStatus;
+
+zb_health::prelude::manifest!(
+    OptedIn,
+    yaml = r#"
+service: stall-service
+lifecycle:
+  watchdogs: [{ name: poller, deadline: 50ms }]
+  exit_on_stall: true
+"#
+);
+
+zb_health::prelude::manifest!(
+    Plain,
+    yaml = r#"
+service: stall-service
+lifecycle:
+  watchdogs: [{ name: poller, deadline: 50ms }]
+"#
+);
 
 fn event(line: &str) {
     let mut out = std::io::stdout().lock();
@@ -26,16 +48,27 @@ fn event(line: &str) {
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let registry = HealthRegistry::new();
-    let poller = registry
-        .lifecycle()
-        .watchdog("poller", Duration::from_millis(50))
-        .expect("a valid watchdog");
-    if std::env::var("EXIT_ON_STALL").is_ok_and(|v| v == "1") {
+    let opt_in = std::env::var("EXIT_ON_STALL").ok();
+    let poller: Heartbeat = match opt_in.as_deref() {
+        Some("manifest") => {
+            OptedIn::install_into(&registry, OptedInDeps {})
+                .expect("installs")
+                .watchdogs
+                .poller
+        }
+        _ => {
+            Plain::install_into(&registry, PlainDeps {})
+                .expect("installs")
+                .watchdogs
+                .poller
+        }
+    };
+    if opt_in.as_deref() == Some("code") {
         registry.lifecycle().exit_on_stall();
     }
     poller.beat();
     event("beaten");
-    if std::env::var("EXIT_ON_STALL").is_err() {
+    if opt_in.is_none() {
         loop {
             let answer = registry.answer(Selection::Tier(Tag::Live)).await;
             if answer.status == HealthStatus::Unhealthy {

@@ -213,6 +213,10 @@ pub struct Plan {
     pub startup_gates: Vec<String>,
     /// The watchdogs' names, for the comment.
     pub watchdogs: Vec<String>,
+    /// Whether a stalled watchdog ends the process with
+    /// [`zb_health_spec::drain::WATCHDOG_STALL_EXIT_CODE`]
+    /// (`lifecycle.exit_on_stall`).
+    pub exit_on_stall: bool,
     /// `terminationGracePeriodSeconds`.
     pub grace_seconds: u64,
     /// Whether [`Plan::grace_seconds`] is the manifest's
@@ -566,6 +570,7 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
             .iter()
             .map(|w| w.name.value.clone())
             .collect(),
+        exit_on_stall: manifest.lifecycle.exits_on_stall(),
         grace_seconds,
         grace_stated,
         drain_delay,

@@ -306,9 +306,19 @@ fn liveness_note(plan: &Plan) -> Vec<String> {
     } else {
         format!("watchdogs: {}", plan.watchdogs.join(", "))
     };
-    vec![format!(
+    let mut note = vec![format!(
         "live tier: no dependency, never cached ({watchdogs}); a restart is the cure."
-    )]
+    )];
+    if plan.exit_on_stall {
+        note.push(format!(
+            "lifecycle.exit_on_stall: a stall ends the process (exit code {}) sooner;",
+            zb_health_spec::drain::WATCHDOG_STALL_EXIT_CODE
+        ));
+        note.push(
+            "the pod's restartPolicy Always restarts it, so no restart rule is needed.".into(),
+        );
+    }
+    note
 }
 
 fn probe(o: &mut String, indent: usize, key: &str, p: &ProbePlan, plan: &Plan, notes: &[String]) {

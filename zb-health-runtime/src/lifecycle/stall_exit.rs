@@ -16,14 +16,7 @@ use std::time::Duration;
 
 use super::watchdog::Watchdogs;
 
-/// The exit code of a process that a stalled watchdog ended
-/// ([`Lifecycle::exit_on_stall`](super::Lifecycle::exit_on_stall)): 75,
-/// `EX_TEMPFAIL` of `sysexits.h`, "a temporary failure; retry", which is
-/// what a restart cures. Distinct from a Rust panic (101), a signal
-/// (128 + n) and a clean exit after the drain (0), so a restart rule
-/// (KEP-5307 `exitCodes: { operator: In, values: [75] }`) matches this
-/// cause alone.
-pub const WATCHDOG_STALL_EXIT_CODE: i32 = 75;
+pub use zb_health_spec::drain::WATCHDOG_STALL_EXIT_CODE;
 
 /// How often the watcher reads the watchdogs: a stall ends the process
 /// within its deadline plus this, at a few atomic loads per read.
