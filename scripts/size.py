@@ -33,6 +33,8 @@ NOT_COUNTED_PREFIXES = (
     "spec/zb-health-spec/src/disk.rs",
     "spec/zb-health-spec/src/manifest/read/disk.rs",
     "spec/zb-health-spec/src/upstream.rs",
+    # Issue 41 §8: the opt-in exit of a stalled watchdog.
+    "zb-health-runtime/src/lifecycle/stall_exit.rs",
 )
 GOAL = 18_500
 

@@ -524,3 +524,68 @@ fn waiting(registry: &HealthRegistry, name: &str) -> usize {
         .find(|f| &*f.name == name)
         .map_or(0, |f| f.waiting)
 }
+
+zb_health::prelude::manifest!(
+    K8sGrpcProbes = "../../zb-health-cli/tests/fixtures/k8s/grpc-probes.yaml"
+);
+
+/// The `grpc` probes `zb-health k8s --grpc-probes` prints for the fixture
+/// (its snapshot, which zb-health-cli/tests/k8s.rs holds equal to the
+/// output): each probe key with the service name it asks.
+fn printed_grpc_probes() -> Vec<(String, String)> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../zb-health-cli/tests/snapshots/k8s/grpc-probes.yaml");
+    let yaml = std::fs::read_to_string(&path).expect("the snapshot is readable");
+    let (mut key, mut in_grpc, mut found) = (String::new(), false, Vec::new());
+    for line in yaml.lines().map(str::trim) {
+        if let Some(k) = line.strip_suffix("Probe:") {
+            (key, in_grpc) = (format!("{k}Probe"), false);
+        } else if line == "grpc:" {
+            in_grpc = true;
+        } else if let (true, Some(service)) = (in_grpc, line.strip_prefix("service: ")) {
+            found.push((key.clone(), service.trim_matches('"').to_owned()));
+        }
+    }
+    found
+}
+
+/// What `zb-health k8s --grpc-probes` tells the kubelet to ask is what the
+/// manifest's own `grpc.health.v1` server answers: every printed name is
+/// known, and `SERVING` once the pod has started. While it starts, the
+/// readiness name is `NOT_SERVING` and the liveness one `SERVING`.
+#[tokio::test]
+async fn the_names_zb_health_k8s_grpc_probes_prints_answer_serving() {
+    let probes = printed_grpc_probes();
+    let keys: Vec<&str> = probes.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(keys, ["livenessProbe", "readinessProbe"], "{probes:?}");
+    let registry = HealthRegistry::new();
+    let installed = K8sGrpcProbes::install_into(&registry, K8sGrpcProbesDeps {}).unwrap();
+    let mut warm_up = Some(installed.startup.warm_up);
+    let health = K8sGrpcProbes::grpc(&registry).unwrap();
+    let server = Server::start(&health).await;
+    let mut client = server.client().await;
+    let expect = |key: &str, started: bool| match key {
+        "readinessProbe" if !started => ServingStatus::NotServing,
+        _ => ServingStatus::Serving,
+    };
+    for started in [false, true] {
+        if let Some(gate) = warm_up.take_if(|_| started) {
+            gate.ready();
+        }
+        for (key, service) in &probes {
+            let want = expect(key, started);
+            let deadline = tokio::time::Instant::now() + DEADLINE;
+            loop {
+                let got = check(&mut client, service).await;
+                if got == Ok(want) {
+                    break;
+                }
+                assert!(
+                    tokio::time::Instant::now() < deadline,
+                    "{key} asks `{service}`: {got:?}, want {want:?} (started: {started})"
+                );
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+    }
+}

@@ -184,3 +184,18 @@ fn disk_levels_and_keys_are_refused_by_schema_and_parser_alike() {
     assert!(parse_manifest(&good).is_ok(), "parser refused {good}");
     assert!(schema.is_valid(&as_json(&good)), "schema refused {good}");
 }
+
+#[test]
+fn exit_on_stall_is_a_boolean_to_schema_and_parser_alike() {
+    let schema = schema();
+    let lifecycle = |v: &str| format!("service: s\nlifecycle: {{ exit_on_stall: {v} }}\n");
+    for yaml in [lifecycle("yes-please"), lifecycle("1"), lifecycle("[true]")] {
+        assert!(parse_manifest(&yaml).is_err(), "parser accepted {yaml}");
+        assert!(!schema.is_valid(&as_json(&yaml)), "schema accepted {yaml}");
+    }
+    for good in [lifecycle("true"), lifecycle("false")] {
+        let manifest = parse_manifest(&good).unwrap_or_else(|e| panic!("{good}: {e:?}"));
+        assert_eq!(manifest.lifecycle.exits_on_stall(), good.contains("true"));
+        assert!(schema.is_valid(&as_json(&good)), "schema refused {good}");
+    }
+}

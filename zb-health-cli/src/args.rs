@@ -146,6 +146,13 @@ pub struct K8sArgs {
     /// The gRPC port serving grpc.health.v1 [default: 50051].
     #[arg(long, value_name = "N", value_parser = port())]
     pub grpc_port: Option<u16>,
+    /// Ask grpc.health.v1 (the kubelet's `grpc` probe, on --grpc-port)
+    /// instead of httpGet for liveness and readiness, on the service names
+    /// the manifest's `grpc.services` maps to their tiers; a tier without
+    /// one is refused. The startup probe stays httpGet: no gRPC name
+    /// answers the startup path.
+    #[arg(long)]
+    pub grpc_probes: bool,
     /// The container [default: the service name; with --check, the only
     /// container, else the first with probes].
     #[arg(long, value_name = "NAME")]
@@ -377,6 +384,7 @@ mod tests {
                 "--port",
                 "9000",
                 "--grpc-port=7000",
+                "--grpc-probes",
                 "--container",
                 "app",
                 "--readiness-exclude",
@@ -391,6 +399,7 @@ mod tests {
                 manifest: "h.yaml".into(),
                 port: Some(9000),
                 grpc_port: Some(7000),
+                grpc_probes: true,
                 container: Some("app".into()),
                 readiness_group: None,
                 readiness_exclude: vec!["cache".into(), "queue".into()],

@@ -80,6 +80,34 @@ struct Grpc {
     service: String,
 }
 
+/// `patch`, a printed patch, as a Deployment in a fresh scratch folder
+/// named after `tag`: the folder (to remove) and the file.
+fn as_deployment(patch: &str, tag: &str) -> (std::path::PathBuf, String) {
+    let scratch = std::env::temp_dir().join(format!("zb-health-k8s-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).expect("the temp dir is writable");
+    let deployment = scratch.join("deployment.yaml");
+    std::fs::write(
+        &deployment,
+        format!("apiVersion: apps/v1\nkind: Deployment\n{patch}"),
+    )
+    .expect("the temp dir is writable");
+    let deployment = deployment.to_str().expect("a UTF-8 temp dir").to_owned();
+    (scratch, deployment)
+}
+
+/// `k8s MANIFEST --check DEPLOYMENT` with `flags` exits 0.
+fn assert_consistent(manifest: &str, deployment: &str, flags: &[&str]) {
+    let mut args = vec!["k8s", manifest, "--check", deployment];
+    args.extend_from_slice(flags);
+    let out = zb_health(&args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{flags:?}: {}",
+        text(&out.stderr)
+    );
+}
+
 /// The manifests that render; `field_names.yaml` has ready custom probes
 /// whose deadlines only their attributes know and no orchestrator timeout,
 /// so it is refused (tested below).
@@ -91,7 +119,7 @@ fn renderable() -> Vec<String> {
             .filter(|f| !f.ends_with("/field_names.yaml")),
     );
     files.extend(
-        ["health", "derived", "grpc"]
+        ["health", "derived", "grpc", "stall-exit"]
             .iter()
             .map(|f| format!("{FIXTURES}/{f}.yaml")),
     );
@@ -201,7 +229,7 @@ fn every_manifest_renders_valid_deterministic_yaml_that_its_own_check_accepts() 
 
 #[test]
 fn the_printed_probes_match_their_snapshots() {
-    let cases: [(&str, &str, &[&str]); 8] = [
+    let cases: [(&str, &str, &[&str]); 10] = [
         ("health", &format!("{FIXTURES}/health.yaml"), &[]),
         (
             "derived",
@@ -213,6 +241,12 @@ fn the_printed_probes_match_their_snapshots() {
             &format!("{FIXTURES}/grpc.yaml"),
             &["--grpc-port", "9000"],
         ),
+        (
+            "grpc-probes",
+            &format!("{FIXTURES}/grpc-probes.yaml"),
+            &["--grpc-probes", "--grpc-port", "9000"],
+        ),
+        ("stall-exit", &format!("{FIXTURES}/stall-exit.yaml"), &[]),
         ("full", "tests/ui/pass/manifests/full.yaml", &[]),
         (
             "scadabridge",
@@ -250,6 +284,124 @@ fn what_kubernetes_cannot_express_is_refused_at_the_manifests_line_and_column() 
 }
 
 #[test]
+fn grpc_probes_ask_the_names_mapped_to_the_tiers_and_check_accepts_them() {
+    let manifest = format!("{FIXTURES}/grpc-probes.yaml");
+    let out = zb_health(&["k8s", &manifest, "--grpc-probes", "--grpc-port", "9000"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let yaml = text(&out.stdout);
+    let patch: Patch = serde_saphyr::from_str(&yaml).expect("the expected YAML");
+    let c = &patch.spec.template.spec.containers[0];
+    let grpc = |p: &Probe| {
+        let g = p.grpc.as_ref().expect("a grpc probe");
+        (g.port, g.service.clone())
+    };
+    assert_eq!(grpc(&c.liveness_probe), (9000, "gateway.v1.Live".into()));
+    assert_eq!(grpc(&c.readiness_probe), (9000, String::new()));
+    let startup = c.startup_probe.as_ref().expect("a startup probe");
+    assert_eq!(
+        startup.http_get.as_ref().map(|h| h.path.as_str()),
+        Some("/health/started")
+    );
+
+    // As a Deployment it is consistent, with the port checked when given
+    // and without the flag too (either form reads the same tier).
+    let (scratch, deployment) = as_deployment(&yaml, "grpc");
+    let deployment = deployment.as_str();
+    for flags in [
+        &["--grpc-probes", "--grpc-port", "9000"][..],
+        &["--grpc-port", "9000"],
+        &[],
+    ] {
+        assert_consistent(&manifest, deployment, flags);
+    }
+    std::fs::remove_dir_all(&scratch).expect("the temp dir is removable");
+}
+
+#[test]
+fn grpc_probes_without_a_name_for_a_probed_tier_are_refused_at_the_grpc_section() {
+    cli(&[
+        "k8s",
+        "--color",
+        "never",
+        &format!("{FIXTURES}/grpc.yaml"),
+        "--grpc-probes",
+    ])
+    .assert()
+    .code(1)
+    .stdout_eq("")
+    .stderr_eq(snapshot("k8s/grpc-probes-no-live.stderr"));
+}
+
+#[test]
+fn an_http2_probe_is_drift_at_its_protocol_as_the_service_answers_http1_only() {
+    let manifest = format!("{FIXTURES}/health.yaml");
+    let consistent = std::fs::read_to_string(common::root().join(FIXTURES).join("consistent.yaml"))
+        .expect("the fixture is readable");
+    let http2 = consistent.replace(
+        "httpGet: { path: /ready, port: 9090 }",
+        "httpGet: { path: /ready, port: 9090, protocol: HTTP2 }",
+    );
+    assert_ne!(http2, consistent);
+    let (scratch, deployment) = as_deployment("", "http2");
+    std::fs::write(&deployment, http2).expect("writable");
+    let out = zb_health(&["k8s", "--color=never", &manifest, "--check", &deployment]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("error[K6]: the readinessProbe asks HTTP/2 cleartext"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("deployment.yaml:33:60\n"),
+        "at `HTTP2`: {stderr}"
+    );
+    assert!(stderr.contains("in 1 place"), "{stderr}");
+    std::fs::remove_dir_all(&scratch).expect("the temp dir is removable");
+}
+
+#[test]
+fn a_container_that_never_restarts_after_a_stall_exit_is_drift_unless_a_rule_restarts_it() {
+    let manifest = format!("{FIXTURES}/stall-exit.yaml");
+    let out = zb_health(&["k8s", &manifest]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let patch = text(&out.stdout);
+    let container = "        - name: poller\n";
+    assert!(patch.contains(container), "{patch}");
+    let check = |insert: &str| {
+        let with = patch.replacen(container, &format!("{container}{insert}"), 1);
+        let (scratch, deployment) = as_deployment(&with, "stall");
+        let out = zb_health(&["k8s", "--color=never", &manifest, "--check", &deployment]);
+        std::fs::remove_dir_all(&scratch).expect("the temp dir is removable");
+        (out.status.code(), text(&out.stderr))
+    };
+    // `Never` alone: stopped for good after the exit, K11 at the value.
+    let (code, stderr) = check("          restartPolicy: Never\n");
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("error[K11]: the container's restartPolicy is Never")
+            && stderr.contains("deployment.yaml:15:26\n")
+            && stderr.contains("values: [75]"),
+        "{stderr}"
+    );
+    // A rule that restarts on 75 (In, or NotIn without it), or the pod's
+    // own `Always`: consistent.
+    for insert in [
+        "          restartPolicy: Never\n          restartPolicyRules:\n            - { action: Restart, exitCodes: { operator: In, values: [1, 75] } }\n",
+        "          restartPolicy: Never\n          restartPolicyRules:\n            - { action: Restart, exitCodes: { operator: NotIn, values: [0] } }\n",
+        "",
+    ] {
+        let (code, stderr) = check(insert);
+        assert_eq!(code, Some(0), "{insert}: {stderr}");
+    }
+    // A rule on another code is no help.
+    let (code, stderr) = check(
+        "          restartPolicy: Never\n          restartPolicyRules:\n            - { action: Restart, exitCodes: { operator: In, values: [1] } }\n",
+    );
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("error[K11]"), "{stderr}");
+}
+
+#[test]
 fn a_manifest_that_check_rejects_is_rejected_with_checks_diagnostics() {
     let file = "tests/ui/fail/manifests/live_tag.yaml";
     let k8s = zb_health(&["k8s", "--color=never", file]);
@@ -274,7 +426,7 @@ fn a_consistent_deployment_exits_0_and_says_so() {
 
 #[test]
 fn every_drift_is_reported_at_its_line_and_column_in_the_deployment() {
-    let cases: [(&str, &str, &str, &[&str]); 3] = [
+    let cases: [(&str, &str, &str, &[&str]); 4] = [
         ("drift", "health", "drift", &[]),
         (
             "drift-statefulset",
@@ -287,6 +439,12 @@ fn every_drift_is_reported_at_its_line_and_column_in_the_deployment() {
             "grpc",
             "grpc-deployment",
             &["--grpc-port", "50051"],
+        ),
+        (
+            "drift-grpc-probes",
+            "grpc-probes",
+            "grpc-probes-deployment",
+            &["--grpc-probes", "--grpc-port", "9000"],
         ),
     ];
     for (name, manifest, deployment, flags) in cases {
@@ -525,15 +683,8 @@ fn a_readiness_group_points_the_readiness_probe_at_its_path() {
 
     // The printed Deployment is consistent with the same flag, and drifts
     // from the plain plan (whose readiness reads the ready tier).
-    let scratch = std::env::temp_dir().join(format!("zb-health-k8s-group-{}", std::process::id()));
-    std::fs::create_dir_all(&scratch).expect("the temp dir is writable");
-    let deployment = scratch.join("deployment.yaml");
-    std::fs::write(
-        &deployment,
-        format!("apiVersion: apps/v1\nkind: Deployment\n{yaml}"),
-    )
-    .expect("the temp dir is writable");
-    let deployment = deployment.to_str().expect("a UTF-8 temp dir");
+    let (scratch, deployment) = as_deployment(&yaml, "group");
+    let deployment = deployment.as_str();
     let out = zb_health(&[
         "k8s",
         file,
@@ -758,16 +909,7 @@ fn a_readiness_path_may_exclude_probes_of_the_ready_tier() {
     // path that excludes a ready probe is accepted.
     let excluded = write("excluded.yaml", &yaml);
     for flags in [&["--readiness-exclude", "database"][..], &[]] {
-        let mut args = vec!["k8s", file];
-        args.extend(flags);
-        args.extend(["--check", excluded.as_str()]);
-        let out = zb_health(&args);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{flags:?}: {}",
-            text(&out.stderr)
-        );
+        assert_consistent(file, &excluded, flags);
     }
     // One that names no check of the ready tier drifts at the path.
     let wrong = write(

@@ -64,12 +64,15 @@ fn container_of(patch: &str) -> String {
     names[0].to_string()
 }
 
-/// Renders `manifest`'s patch, applies it to a fresh Deployment with
-/// kubectl, validates the result and checks it against the manifest.
-fn deploy(manifest: &str, scratch: &Path) -> String {
+/// Renders `manifest`'s patch with `flags`, applies it to a fresh
+/// Deployment with kubectl, validates the result and checks it against the
+/// manifest with the same flags.
+fn deploy(manifest: &str, flags: &[&str], scratch: &Path) -> String {
     let kubectl = PathBuf::from("kubectl");
     let validate = validator();
-    let out = zb_health(&["k8s", manifest]);
+    let mut args = vec!["k8s", manifest];
+    args.extend_from_slice(flags);
+    let out = zb_health(&args);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let patch = text(&out.stdout);
     std::fs::write(scratch.join("patch.yaml"), &patch).expect("writable");
@@ -124,7 +127,9 @@ fn deploy(manifest: &str, scratch: &Path) -> String {
     );
 
     let patched_arg = patched_path.to_str().expect("a UTF-8 temp dir");
-    let out = zb_health(&["k8s", manifest, "--check", patched_arg]);
+    let mut args = vec!["k8s", manifest, "--check", patched_arg];
+    args.extend_from_slice(flags);
+    let out = zb_health(&args);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -143,17 +148,33 @@ fn the_printed_patch_applies_with_kubectl_validates_and_checks_consistent() {
     let scratch = std::env::temp_dir().join(format!("zb-health-kubectl-{}", std::process::id()));
     std::fs::create_dir_all(&scratch).expect("the temp dir is writable");
 
-    // The README's example: no gates or watchdogs, so no startup probe; the
-    // readiness probe is Kubernetes' native gRPC one.
-    let tour = deploy("examples/tour/health.yaml", &scratch);
+    // The README's example: no gates or watchdogs, so no startup probe;
+    // httpGet, although it serves grpc.health.v1 (that is --grpc-probes).
+    let tour = deploy("examples/tour/health.yaml", &[], &scratch);
     assert!(
-        tour.contains("grpc:") && !tour.contains("startupProbe"),
+        !tour.contains("grpc:") && !tour.contains("startupProbe"),
         "{tour}"
+    );
+
+    // --grpc-probes: Kubernetes' native gRPC probes, on the names the
+    // manifest maps to the tiers.
+    let grpc = deploy(
+        "zb-health-cli/tests/fixtures/k8s/grpc-probes.yaml",
+        &["--grpc-probes", "--grpc-port", "9000"],
+        &scratch,
+    );
+    assert!(
+        grpc.contains("service: gateway.v1.Live") && grpc.contains("port: 9000"),
+        "{grpc}"
     );
 
     // Gates and a watchdog: the startup probe reads the startup path, on
     // the management port.
-    let full = deploy("zb-health-cli/tests/fixtures/k8s/health.yaml", &scratch);
+    let full = deploy(
+        "zb-health-cli/tests/fixtures/k8s/health.yaml",
+        &[],
+        &scratch,
+    );
     let startup = full.split("startupProbe:").nth(1).expect("a startup probe");
     assert!(startup.contains("path: /health/started"), "{full}");
 

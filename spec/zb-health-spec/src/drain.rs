@@ -3,6 +3,15 @@
 
 use std::time::Duration;
 
+/// The exit code of a process that a stalled watchdog ended, when it opted
+/// in (`lifecycle.exit_on_stall`, `Lifecycle::exit_on_stall`): 75,
+/// `EX_TEMPFAIL` of `sysexits.h`, "a temporary failure; retry", which is
+/// what a restart cures. Distinct from a Rust panic (101), a signal
+/// (128 + n) and a clean exit after the drain (0), so a restart rule
+/// (KEP-5307 `exitCodes: { operator: In, values: [75] }`) matches this
+/// cause alone. One value for the runtime and `zb-health k8s`.
+pub const WATCHDOG_STALL_EXIT_CODE: i32 = 75;
+
 /// The drain delay when none is stated: how long `ready` answers 503 while
 /// the server keeps serving, so the orchestrator sees it and takes the pod
 /// out of its endpoints. Five seconds covers Kubernetes' endpoint

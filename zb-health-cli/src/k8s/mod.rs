@@ -31,6 +31,7 @@ pub fn run(args: &K8sArgs) -> Result<(), Failure> {
     let options = Options {
         port: args.port,
         grpc_port: args.grpc_port,
+        grpc_probes: args.grpc_probes,
         container: args.container.clone(),
         readiness_group: args.readiness_group.clone(),
         readiness_exclude: args.readiness_exclude.clone(),
@@ -187,6 +188,9 @@ pub struct Plan {
     pub port_source: PortSource,
     /// The gRPC port, when the manifest has a `grpc` section.
     pub grpc_port: Option<u16>,
+    /// Whether [`Plan::grpc_port`] is `--grpc-port` (else it is
+    /// [`DEFAULT_GRPC_PORT`], an assumption).
+    pub grpc_port_stated: bool,
     /// Every endpoint path, for the drift messages ("that is the active
     /// tier").
     pub paths: zb_health_spec::EndpointPaths,
@@ -209,6 +213,10 @@ pub struct Plan {
     pub startup_gates: Vec<String>,
     /// The watchdogs' names, for the comment.
     pub watchdogs: Vec<String>,
+    /// Whether a stalled watchdog ends the process with
+    /// [`zb_health_spec::drain::WATCHDOG_STALL_EXIT_CODE`]
+    /// (`lifecycle.exit_on_stall`).
+    pub exit_on_stall: bool,
     /// `terminationGracePeriodSeconds`.
     pub grace_seconds: u64,
     /// Whether [`Plan::grace_seconds`] is the manifest's
@@ -227,6 +235,8 @@ pub struct Options {
     pub port: Option<u16>,
     /// `--grpc-port`.
     pub grpc_port: Option<u16>,
+    /// `--grpc-probes`: liveness and readiness over grpc.health.v1.
+    pub grpc_probes: bool,
     /// `--container`.
     pub container: Option<String>,
     /// `--readiness-group`.
@@ -327,10 +337,10 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
                 "`--readiness-exclude` with `--readiness-group`".into(),
                 "a health group's path takes no query: exclude from the ready tier, or pick a group without the probe".into(),
             ));
-        } else if grpc_service(manifest, Tag::Ready).is_some() {
+        } else if options.grpc_probes {
             errors.push(refuse(
-                "`--readiness-exclude` with a readiness probe over grpc.health.v1".into(),
-                "grpc.health.v1 has no exclude: map the ready tier to no gRPC service, so the probe is an httpGet".into(),
+                "`--readiness-exclude` with `--grpc-probes`".into(),
+                "grpc.health.v1 has no exclude: leave out `--grpc-probes`, so the readiness probe is an httpGet".into(),
             ));
         }
         let names: Vec<&str> = ready_probes.iter().map(String::as_str).collect();
@@ -349,6 +359,10 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
                 ));
             }
         }
+    }
+
+    if options.grpc_probes {
+        errors.extend(grpc_refusals(manifest, group.is_some()));
     }
 
     // The deadline each tier may wait for: the longest effective timeout of
@@ -460,7 +474,10 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
         .grpc
         .as_ref()
         .map(|_| options.grpc_port.unwrap_or(DEFAULT_GRPC_PORT));
-    let handler = |tier: Tag| match grpc_service(manifest, tier) {
+    // `--grpc-probes` asks the name mapped to the tier (proved above to
+    // exist); else the tier's path, which needs no port the manifest does
+    // not state.
+    let handler = |tier: Tag| match grpc_service(manifest, tier).filter(|_| options.grpc_probes) {
         Some(service) => Handler::Grpc { service },
         None => Handler::Http {
             path: manifest.paths.get(tier).to_string(),
@@ -533,6 +550,7 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
         port,
         port_source,
         grpc_port,
+        grpc_port_stated: options.grpc_port.is_some(),
         paths: manifest.paths.clone(),
         ready_probes,
         timeout_seconds,
@@ -552,11 +570,70 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
             .iter()
             .map(|w| w.name.value.clone())
             .collect(),
+        exit_on_stall: manifest.lifecycle.exits_on_stall(),
         grace_seconds,
         grace_stated,
         drain_delay,
         graceful_stop,
     })
+}
+
+/// Why `--grpc-probes` cannot make the liveness and readiness probes gRPC
+/// ones: no `grpc` section, a readiness group (grpc.health.v1 serves tiers
+/// and probes, not groups), or a probed tier no service name answers from.
+///
+/// A tier without a name is refused rather than left on httpGet: the flag
+/// asks for gRPC probes, a silent mix would still need the HTTP port
+/// reachable, and the cure is one line of health.yaml, which the help
+/// names. The startup probe is the exception the flag states: no manifest
+/// line can map a gRPC name to the startup path.
+fn grpc_refusals(manifest: &Manifest, group: bool) -> Vec<Violation<Location>> {
+    let refuse = |location: Location, message: String, help: String| Violation {
+        rule: Rule::Unknown,
+        location,
+        message,
+        help,
+    };
+    let example = |tier: Tag| format!("{}.{tier}: {tier}", manifest.service.value);
+    let Some(grpc) = &manifest.grpc else {
+        return vec![refuse(
+            manifest.service.location,
+            "`--grpc-probes`, but the manifest has no `grpc` section".into(),
+            format!(
+                "add one that maps a gRPC service name to each probed tier, e.g. `grpc: {{ services: {{ \"\": ready, {} }} }}` (the runtime's `grpc` feature serves it), or leave out `--grpc-probes`",
+                example(Tag::Live)
+            ),
+        )];
+    };
+    let mut errors = Vec::new();
+    if group {
+        errors.push(refuse(
+            manifest.service.location,
+            "`--grpc-probes` with `--readiness-group`".into(),
+            "grpc.health.v1 serves tiers and probes, not health groups: leave out one of the two"
+                .into(),
+        ));
+    }
+    let probed: &[Tag] = if group {
+        &[Tag::Live]
+    } else {
+        &[Tag::Live, Tag::Ready]
+    };
+    for &tier in probed {
+        if grpc_service(manifest, tier).is_none() {
+            errors.push(refuse(
+                grpc.location,
+                format!(
+                    "`--grpc-probes`, but no gRPC service name answers from the {tier} tier, which the kubelet probes"
+                ),
+                format!(
+                    "add `{}` under `grpc.services` (any dotted name), or leave out `--grpc-probes`",
+                    example(tier)
+                ),
+            ));
+        }
+    }
+    errors
 }
 
 /// The `grpc.health.v1` service name that answers from `tier`, when the

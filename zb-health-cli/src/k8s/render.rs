@@ -306,9 +306,19 @@ fn liveness_note(plan: &Plan) -> Vec<String> {
     } else {
         format!("watchdogs: {}", plan.watchdogs.join(", "))
     };
-    vec![format!(
+    let mut note = vec![format!(
         "live tier: no dependency, never cached ({watchdogs}); a restart is the cure."
-    )]
+    )];
+    if plan.exit_on_stall {
+        note.push(format!(
+            "lifecycle.exit_on_stall: a stall ends the process (exit code {}) sooner;",
+            zb_health_spec::drain::WATCHDOG_STALL_EXIT_CODE
+        ));
+        note.push(
+            "the pod's restartPolicy Always restarts it, so no restart rule is needed.".into(),
+        );
+    }
+    note
 }
 
 fn probe(o: &mut String, indent: usize, key: &str, p: &ProbePlan, plan: &Plan, notes: &[String]) {
@@ -326,26 +336,27 @@ fn probe(o: &mut String, indent: usize, key: &str, p: &ProbePlan, plan: &Plan, n
         }
         Handler::Grpc { service } => {
             let tier = p.endpoint.as_str();
+            let port = plan.grpc_port.unwrap_or(super::DEFAULT_GRPC_PORT);
             let _ = writeln!(
                 o,
-                "{}# grpc.health.v1 service {} answers from the {tier} tier (the manifest's grpc section);",
+                "{}# --grpc-probes: grpc.health.v1 service {} answers from the {tier} tier (grpc.services);",
                 pad(i),
                 scalar(service)
             );
             let _ = writeln!(
                 o,
-                "{}# the HTTP alternative: httpGet {} on port {}.",
+                "{}# port {port}: {}. Over HTTP: httpGet {} on port {}.",
                 pad(i),
+                if plan.grpc_port_stated {
+                    "--grpc-port"
+                } else {
+                    "the gRPC default, an assumption (pass --grpc-port)"
+                },
                 plan.paths.endpoint(p.endpoint),
                 plan.port
             );
             let _ = writeln!(o, "{}grpc:", pad(i));
-            let _ = writeln!(
-                o,
-                "{}port: {}",
-                pad(i + 2),
-                plan.grpc_port.unwrap_or(super::DEFAULT_GRPC_PORT)
-            );
+            let _ = writeln!(o, "{}port: {port}", pad(i + 2));
             let _ = writeln!(o, "{}service: {}", pad(i + 2), scalar(service));
         }
     }

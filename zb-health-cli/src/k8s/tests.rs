@@ -70,10 +70,38 @@ fn a_derived_grace_period_covers_the_drain_rounded_up() {
     assert_eq!(plan_of("service: s\n").grace_seconds, 35);
 }
 
+fn grpc_plan(yaml: &str) -> Result<Plan, Vec<Violation<Location>>> {
+    let manifest = parse_manifest(yaml).expect("a valid manifest");
+    let options = Options {
+        grpc_probes: true,
+        ..Options::default()
+    };
+    plan(&manifest, &options)
+}
+
+#[test]
+fn without_grpc_probes_every_probe_is_an_http_get_even_with_a_grpc_section() {
+    let plan = plan_of("service: s\ngrpc:\n  services: { \"\": ready, x.Live: live }\n");
+    assert_eq!(
+        (&plan.liveness.handler, &plan.readiness.handler),
+        (
+            &Handler::Http {
+                path: "/healthz".into()
+            },
+            &Handler::Http {
+                path: "/health/ready".into()
+            }
+        )
+    );
+    assert_eq!(plan.grpc_port, Some(DEFAULT_GRPC_PORT));
+}
+
 #[test]
 fn grpc_probes_use_the_name_mapped_to_their_tier() {
-    let plan =
-        plan_of("service: s\ngrpc:\n  services: { \"\": active, x.Ready: ready, x.Live: live }\n");
+    let plan = grpc_plan(
+        "service: s\ngrpc:\n  services: { \"\": active, x.Ready: ready, x.Live: live }\n",
+    )
+    .expect("a plan");
     assert_eq!(
         plan.readiness.handler,
         Handler::Grpc {
@@ -86,20 +114,55 @@ fn grpc_probes_use_the_name_mapped_to_their_tier() {
             service: "x.Live".into()
         }
     );
-    let plan = plan_of("service: s\ngrpc: { services: { x.Writes: active } }\n");
+    // `""` answers from `ready` unless mapped elsewhere.
+    let plan = grpc_plan("service: s\ngrpc: { services: { x.Writes: active, s.live: live } }\n")
+        .expect("a plan");
     assert_eq!(
         plan.readiness.handler,
         Handler::Grpc {
             service: String::new()
         }
     );
-    assert_eq!(
-        plan.liveness.handler,
-        Handler::Http {
-            path: "/healthz".into()
-        }
-    );
-    assert_eq!(plan.grpc_port, Some(DEFAULT_GRPC_PORT));
+    assert!(!plan.grpc_port_stated);
+}
+
+#[test]
+fn grpc_probes_refuse_a_probed_tier_without_a_name_and_name_the_line_to_add() {
+    // No name for `live`: refused at the `grpc` section, not left on httpGet.
+    let errors = grpc_plan("service: s\ngrpc: { services: { x.Writes: active } }\n")
+        .expect_err("live has no name");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].message.contains("the live tier"), "{errors:?}");
+    assert!(errors[0].help.contains("`s.live: live`"), "{errors:?}");
+    assert_eq!(errors[0].location.line, 2);
+    // `""` mapped away from `ready`, and nothing else on it: both tiers.
+    let errors = grpc_plan("service: s\ngrpc: { services: { \"\": active } }\n")
+        .expect_err("neither tier has a name");
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(errors[1].help.contains("`s.ready: ready`"), "{errors:?}");
+    // No section at all.
+    let errors = grpc_plan("service: s\n").expect_err("no grpc section");
+    assert!(errors[0].help.contains("grpc: { services:"), "{errors:?}");
+    // grpc.health.v1 has no `?exclude=` and no health groups.
+    let manifest = parse_manifest(
+        "service: s\nprobes:\n  - { name: d, kind: database }\ngroups:\n  db: { path: /health/db, probes: [d] }\ngrpc: { services: { \"\": ready, s.live: live } }\n",
+    )
+    .expect("a valid manifest");
+    for options in [
+        Options {
+            grpc_probes: true,
+            readiness_exclude: vec!["d".into()],
+            ..Options::default()
+        },
+        Options {
+            grpc_probes: true,
+            readiness_group: Some("db".into()),
+            ..Options::default()
+        },
+    ] {
+        let errors = plan(&manifest, &options).expect_err("refused");
+        assert!(errors[0].message.contains("--grpc-probes"), "{errors:?}");
+    }
 }
 
 #[test]
@@ -135,10 +198,11 @@ fn the_startup_probe_reads_the_startup_path_for_gates_or_watchdogs_only() {
             "{lifecycle}"
         );
     }
-    // Over HTTP even when the manifest maps the tiers onto gRPC.
-    let plan = plan_of(
-        "service: s\nendpoints: { started: /boot }\ngrpc: { services: { \"\": ready } }\nlifecycle: { startup_gates: [m] }\n",
-    );
+    // Over HTTP even with `--grpc-probes`.
+    let plan = grpc_plan(
+        "service: s\nendpoints: { started: /boot }\ngrpc: { services: { \"\": ready, s.live: live } }\nlifecycle: { startup_gates: [m] }\n",
+    )
+    .expect("a plan");
     assert_eq!(
         plan.startup.map(|s| s.handler),
         Some(Handler::Http {

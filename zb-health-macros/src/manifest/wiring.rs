@@ -44,6 +44,11 @@ pub fn install(
         .grpc
         .as_ref()
         .map(|_| quote!(settings.grpc = ::core::option::Option::Some(Self::grpc);));
+    // Started only once the install succeeded: a failed one watches nothing.
+    let exit_on_stall = m
+        .lifecycle
+        .exits_on_stall()
+        .then(|| quote!(registry.lifecycle().exit_on_stall();));
     let lifecycle::Generated {
         watchdog_loops,
         watchdog_fields,
@@ -77,6 +82,8 @@ pub fn install(
         /// process registry: for tests, each with its own
         /// `HealthRegistry::new()` (AT-9). A failed install may leave the
         /// orchestrator timeout set, but adds no probe, watchdog or gate.
+        /// With `lifecycle.exit_on_stall: true`, a successful one starts
+        /// the stall exit (`Lifecycle::exit_on_stall`).
         pub fn install_into(
             registry: &#krate::registry::HealthRegistry,
             deps: #deps_name,
@@ -102,6 +109,7 @@ pub fn install(
                 [#(#watchdog_loops),*],
                 [#(#gate_names),*],
             )?;
+            #exit_on_stall
             ::core::result::Result::Ok(#installed {
                 server,
                 startup: #startup,

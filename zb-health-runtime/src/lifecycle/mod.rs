@@ -39,6 +39,7 @@
 mod drain;
 mod maintenance;
 mod restart;
+mod stall_exit;
 mod startup;
 mod watchdog;
 
@@ -60,6 +61,7 @@ use crate::wallclock::unix_ms;
 pub use drain::Drain;
 pub(crate) use maintenance::Ended;
 pub use maintenance::MaintenanceWindow;
+pub use stall_exit::{STALL_CHECK_PERIOD, WATCHDOG_STALL_EXIT_CODE};
 pub use startup::StartupGate;
 pub use watchdog::Heartbeat;
 pub(crate) use watchdog::LiveAnswer;
@@ -336,6 +338,28 @@ impl Lifecycle {
         loops: [(&str, Duration); N],
     ) -> Result<[Heartbeat; N], RegistryError> {
         Watchdogs::register(&self.watchdogs, loops)
+    }
+
+    /// Opt-in, off unless called: once a watchdog stalls (or its loop
+    /// dies), end the process with [`WATCHDOG_STALL_EXIT_CODE`] (75) instead
+    /// of only turning `live` 503, so a supervisor restarts it at once: a
+    /// Kubernetes container restart rule on that code (KEP-5307), systemd's
+    /// `Restart=on-failure`. A thread of its own reads the watchdogs every
+    /// [`STALL_CHECK_PERIOD`], so a blocked async runtime cannot hide the
+    /// stall; it logs the watchdog's name, then exits without a drain (the
+    /// process is not serving its loop; the kubelet's endpoints drop it as
+    /// the container ends). Never once the drain has begun. Calling it
+    /// again does nothing; watchdogs registered later are watched too.
+    ///
+    /// ```no_run
+    /// # use std::time::Duration;
+    /// # use zb_health::prelude::HealthRegistry;
+    /// let registry = HealthRegistry::new();
+    /// let heartbeat = registry.lifecycle().watchdog("consumer", Duration::from_secs(30)).unwrap();
+    /// registry.lifecycle().exit_on_stall();
+    /// ```
+    pub fn exit_on_stall(&self) {
+        stall_exit::watch(&self.watchdogs, |code| std::process::exit(code));
     }
 
     /// The registered watchdog names, in registration order.

@@ -362,6 +362,51 @@ mod watchdogs {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn the_stall_exit_sees_a_stall_after_the_first_beat_and_none_during_the_drain() {
+        let registry = HealthRegistry::builder().probes_on_caller_runtime().build();
+        let lifecycle = registry.lifecycle();
+        let poller = lifecycle
+            .watchdog("poller", Duration::from_millis(50))
+            .unwrap();
+        // Not beaten yet: starting, not stalled.
+        tokio::time::advance(Duration::from_millis(100)).await;
+        assert_eq!(lifecycle.watchdogs.first_stalled(), None);
+        poller.beat();
+        tokio::time::advance(Duration::from_millis(51)).await;
+        assert_eq!(
+            lifecycle.watchdogs.first_stalled().as_deref(),
+            Some("poller")
+        );
+        lifecycle.begin_drain();
+        assert_eq!(lifecycle.watchdogs.first_stalled(), None);
+    }
+
+    #[test]
+    fn the_stall_exit_calls_exit_with_its_code_once_a_loop_dies() {
+        use std::sync::atomic::{AtomicI32, Ordering};
+        static CODE: AtomicI32 = AtomicI32::new(0);
+        let registry = HealthRegistry::new();
+        let lifecycle = registry.lifecycle();
+        let poller = lifecycle
+            .watchdog("poller", Duration::from_secs(60))
+            .unwrap();
+        super::super::stall_exit::watch(&lifecycle.watchdogs, |code| {
+            CODE.store(code, Ordering::SeqCst);
+        });
+        // A dead loop needs no clock: dropped unretired.
+        drop(poller);
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while CODE.load(Ordering::SeqCst) == 0 {
+            assert!(std::time::Instant::now() < deadline, "no exit");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(
+            CODE.load(Ordering::SeqCst),
+            super::super::WATCHDOG_STALL_EXIT_CODE
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn the_deadline_runs_from_the_first_beat_not_from_registration() {
         let registry = HealthRegistry::builder().probes_on_caller_runtime().build();
         let poller = registry

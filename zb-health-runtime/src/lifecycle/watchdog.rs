@@ -125,6 +125,9 @@ pub(super) struct Watchdogs {
     draining: AtomicBool,
     /// Where stalls and recoveries are recorded for the history.
     events: Arc<Events>,
+    /// Set once the opt-in stall exit watches this set
+    /// (`Lifecycle::exit_on_stall`), so it is started once.
+    pub(super) exit_watched: AtomicBool,
 }
 
 impl Watchdogs {
@@ -134,6 +137,7 @@ impl Watchdogs {
             table: RwLock::new(None),
             draining: AtomicBool::new(false),
             events,
+            exit_watched: AtomicBool::new(false),
         }
     }
 }
@@ -324,6 +328,20 @@ impl Watchdogs {
         self.current().map_or_else(Vec::new, |t| {
             t.slots.iter().map(|s| s.name.clone()).collect()
         })
+    }
+
+    /// The first stalled (or dead) watchdog's name, noted as `live` notes
+    /// it; none once the drain has begun, as the loops then end with the
+    /// process. What the opt-in stall exit watches.
+    pub(super) fn first_stalled(&self) -> Option<Arc<str>> {
+        if self.draining.load(Ordering::Relaxed) {
+            return None;
+        }
+        let table = self.current()?;
+        let now = self.now_ms();
+        let slot = table.slots.iter().find(|s| s.is_stalled(now))?;
+        self.note(slot, true);
+        Some(slot.name.clone())
     }
 
     /// The drain began: from now on a dropped heartbeat is retired.

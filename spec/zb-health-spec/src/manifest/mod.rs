@@ -325,9 +325,19 @@ pub struct LifecycleDecl {
     /// `shutdown_timeout`: how long in-flight requests then get; see
     /// [`Manifest::graceful_stop`].
     pub shutdown_timeout: Option<Located<Duration>>,
+    /// `exit_on_stall`: a stalled watchdog ends the process with
+    /// [`crate::drain::WATCHDOG_STALL_EXIT_CODE`] (opt-in); see
+    /// [`LifecycleDecl::exits_on_stall`].
+    pub exit_on_stall: Option<Located<bool>>,
 }
 
 impl LifecycleDecl {
+    /// Whether the manifest opts in to the stall exit (off unless
+    /// `exit_on_stall: true`).
+    pub fn exits_on_stall(&self) -> bool {
+        self.exit_on_stall.is_some_and(|e| e.value)
+    }
+
     /// The drain delay: the stated one, else
     /// [`crate::drain::DEFAULT_DRAIN_DELAY`].
     pub fn drain_delay(&self) -> Duration {

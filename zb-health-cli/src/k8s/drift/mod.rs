@@ -14,7 +14,7 @@ use crate::yaml::{self, Node};
 mod pod;
 mod probe;
 
-use pod::{cluster_size, grace, host, pod_management};
+use pod::{cluster_size, grace, host, pod_management, stall_restart};
 use probe::one_probe;
 
 /// What a drift is about: its code, name and the requirement at stake.
@@ -50,6 +50,10 @@ pub enum Check {
     /// and failure thresholds fit (R19, R20) and within which the drain's
     /// 503 must be seen.
     Detection,
+    /// K11: a container whose own `restartPolicy` is `Never`, with no
+    /// restart rule on the stall exit's code, although the manifest ends
+    /// the process on a stalled watchdog (`lifecycle.exit_on_stall`).
+    StallRestart,
 }
 
 impl Check {
@@ -66,6 +70,7 @@ impl Check {
             Check::Host => "K8",
             Check::ClusterSize => "K9",
             Check::Detection => "K10",
+            Check::StallRestart => "K11",
         }
     }
 
@@ -93,6 +98,10 @@ impl Check {
             Check::Detection => (
                 "readiness-detection",
                 "the detection time its caches and thresholds fit (BE-HLTH-006)",
+            ),
+            Check::StallRestart => (
+                "stall-restart",
+                "the exit of a stalled watchdog (BE-HLTH-002, KEP-5307)",
             ),
         };
         // K7 and K9 read the workload's own spec, not its pod template.
@@ -231,6 +240,7 @@ pub fn check(
     pod_management(manifest, target, &mut drifts);
     cluster_size(manifest, target, &mut drifts);
     host(target, at, &mut drifts);
+    stall_restart(plan, target, &mut drifts);
     let expected: [(&str, Option<&ProbePlan>); 3] = [
         ("livenessProbe", Some(&plan.liveness)),
         ("readinessProbe", Some(&plan.readiness)),

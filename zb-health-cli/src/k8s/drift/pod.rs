@@ -1,7 +1,9 @@
 //! The pod's own settings against the manifest: the grace period (K5),
-//! the StatefulSet's pod management (K7), `HOST` (K8) and `replicas` (K9).
+//! the StatefulSet's pod management (K7), `HOST` (K8), `replicas` (K9) and
+//! the restart after a stall exit (K11).
 
 use zb_health_spec::Tag;
+use zb_health_spec::drain::WATCHDOG_STALL_EXIT_CODE;
 use zb_health_spec::manifest::{Location, Manifest, ProbeKind};
 
 use super::super::render::human;
@@ -255,5 +257,58 @@ pub(super) fn host(target: &Target<'_>, at: Location, drifts: &mut Vec<Drift>) {
         location: value.map_or(var.loc, |n| n.loc),
         message,
         help: "set `value: \"0.0.0.0\"` (or `\"::\"`), every interface".into(),
+    });
+}
+
+/// K11: with `lifecycle.exit_on_stall`, a stalled watchdog ends the process
+/// with [`WATCHDOG_STALL_EXIT_CODE`]. The pod's `restartPolicy` is `Always`
+/// in a Deployment or StatefulSet, so that restarts it; a container's own
+/// `restartPolicy: Never` (KEP-5307) would leave it stopped, unless one of
+/// its `restartPolicyRules` restarts it on that code.
+pub(super) fn stall_restart(plan: &Plan, target: &Target<'_>, drifts: &mut Vec<Drift>) {
+    if !plan.exit_on_stall {
+        return;
+    }
+    let Some(policy) = target.container.get("restartPolicy") else {
+        return;
+    };
+    if policy.as_str() != Some("Never") {
+        return;
+    }
+    let code = i128::from(WATCHDOG_STALL_EXIT_CODE);
+    let rules = target
+        .container
+        .get("restartPolicyRules")
+        .map(Node::items)
+        .unwrap_or_default();
+    let restarts = rules.iter().any(|rule| {
+        let Some(codes) = rule.get("exitCodes") else {
+            return false;
+        };
+        let listed = codes
+            .get("values")
+            .map(Node::items)
+            .unwrap_or_default()
+            .iter()
+            .any(|v| v.as_int() == Some(code));
+        rule.get("action").and_then(Node::as_str) == Some("Restart")
+            && match codes.get("operator").and_then(Node::as_str) {
+                Some("In") => listed,
+                Some("NotIn") => !listed,
+                _ => false,
+            }
+    });
+    if restarts {
+        return;
+    }
+    drifts.push(Drift {
+        check: Check::StallRestart,
+        location: policy.loc,
+        message: format!(
+            "the container's restartPolicy is Never, so when a stalled watchdog ends the process with exit code {code} (lifecycle.exit_on_stall) it stays stopped"
+        ),
+        help: format!(
+            "add `restartPolicyRules: [{{ action: Restart, exitCodes: {{ operator: In, values: [{code}] }} }}]` (KEP-5307), or leave out `restartPolicy: Never`"
+        ),
     });
 }

@@ -9,7 +9,7 @@ use zb_health_spec::{Endpoint, Tag};
 use super::super::render::human;
 use super::super::{
     Handler, K8S_DEFAULT_FAILURE_THRESHOLD, K8S_DEFAULT_PERIOD_SECONDS,
-    K8S_DEFAULT_TIMEOUT_SECONDS, Plan, PortSource, ProbePlan, tier_of_grpc_service,
+    K8S_DEFAULT_TIMEOUT_SECONDS, Plan, PortSource, ProbePlan, grpc_service, tier_of_grpc_service,
 };
 use super::{Check, Drift, Target};
 use crate::yaml::{Node, Value};
@@ -34,6 +34,21 @@ pub(super) fn one_probe(
         let path = path_node.and_then(Node::as_str).unwrap_or("/");
         let loc = path_node.map_or(http.loc, |n| n.loc);
         path_drift(plan, key, wanted, path, loc, drifts);
+        if let Some(protocol) = http.get("protocol")
+            && protocol.as_str() == Some("HTTP2")
+        {
+            // KEP-5999: the kubelet would speak HTTP/2 with prior
+            // knowledge, which the service's actix server does not answer
+            // (tests/tests/h2c.rs; spec/conflicts.md).
+            drifts.push(Drift {
+                check: Check::Probe,
+                location: protocol.loc,
+                message: format!(
+                    "the {key} asks HTTP/2 cleartext (`protocol: HTTP2`), which the service does not answer (HTTP/1.1 only), so it always fails"
+                ),
+                help: "remove `protocol: HTTP2` (HTTP/1.1 is the kubelet's default)".into(),
+            });
+        }
         match http.get("port") {
             Some(port) => port_drift(plan, target, key, port, drifts),
             None => drifts.push(Drift {
@@ -72,11 +87,19 @@ pub(super) fn one_probe(
                 help: use_http(),
             });
         } else if tier_of_grpc_service(manifest, service).map(Endpoint::Tier) != Some(endpoint) {
-            let want = match &wanted.handler {
-                Handler::Grpc { service } => {
-                    format!("set `service: {}`", super::super::render::scalar(service))
+            // The name the manifest maps to the tier, whichever form the
+            // plan prints (a matching gRPC probe is consistent without
+            // `--grpc-probes` too).
+            let mapped = match endpoint {
+                Endpoint::Tier(tier) => grpc_service(manifest, tier),
+                Endpoint::Started => None,
+            };
+            let want = match (mapped, &wanted.handler) {
+                (Some(service), _) => {
+                    format!("set `service: {}`", super::super::render::scalar(&service))
                 }
-                Handler::Http { path } => format!("use httpGet on {path}"),
+                (None, Handler::Http { path }) => format!("use httpGet on {path}"),
+                (None, Handler::Grpc { .. }) => use_http(),
             };
             drifts.push(Drift {
                 check: Check::Path,
@@ -87,7 +110,18 @@ pub(super) fn one_probe(
                 help: want,
             });
         }
-        if let (Some(want), Some(port)) = (grpc_port_flag, grpc.get("port"))
+        if grpc.get("port").is_none() {
+            // Kubernetes requires it: the API server refuses the pod.
+            drifts.push(Drift {
+                check: Check::Port,
+                location: grpc.loc,
+                message: format!("the {key} asks gRPC on no port"),
+                help: format!(
+                    "set `port: {}`",
+                    grpc_port_flag.unwrap_or(super::super::DEFAULT_GRPC_PORT)
+                ),
+            });
+        } else if let (Some(want), Some(port)) = (grpc_port_flag, grpc.get("port"))
             && port.as_int() != Some(i128::from(want))
         {
             drifts.push(Drift {

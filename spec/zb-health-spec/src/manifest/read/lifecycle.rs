@@ -14,11 +14,12 @@ use crate::{
 };
 
 /// The keys of `lifecycle`.
-const LIFECYCLE_KEYS: [&str; 4] = [
+const LIFECYCLE_KEYS: [&str; 5] = [
     "startup_gates",
     "watchdogs",
     "drain_delay",
     "shutdown_timeout",
+    "exit_on_stall",
 ];
 /// The keys of one watchdog.
 const WATCHDOG_KEYS: [&str; 2] = ["name", "deadline"];
@@ -44,6 +45,9 @@ impl Reader {
             decl.shutdown_timeout = section
                 .get("shutdown_timeout")
                 .and_then(|f| self.duration("`lifecycle.shutdown_timeout`", f.node));
+            decl.exit_on_stall = section
+                .get("exit_on_stall")
+                .and_then(|f| self.boolean("`lifecycle.exit_on_stall`", f.node));
         }
         let at = |d: Option<Located<Duration>>| d.map(|d| (d.value, d.location));
         check_drain(
