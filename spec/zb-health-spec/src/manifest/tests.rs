@@ -123,7 +123,7 @@ fn full_manifest_parses() {
     assert_eq!(custom.name, None);
     assert_eq!(custom.effective_tags(), None);
     assert!(
-        matches!(&custom.kind, ProbeKind::Custom { type_path } if type_path.value == "crate::probes::CacheProbe")
+        matches!(&custom.kind, ProbeKind::Custom { type_path, .. } if type_path.value == "crate::probes::CacheProbe")
     );
 }
 
