@@ -76,5 +76,8 @@ async fn a_fn_probe_registered_in_code_answers_in_ready_under_its_deadline() {
     // The attribute's 100 ms deadline, not the fn's 30 s sleep.
     assert_eq!(wire.status, 503, "{body}");
     assert_eq!(body["entries"]["slow"]["status"], "Unhealthy", "{body}");
-    assert_eq!(body["entries"]["slow"]["description"], "timed out", "{body}");
+    assert_eq!(
+        body["entries"]["slow"]["description"], "timed out after 100 ms",
+        "{body}"
+    );
 }
