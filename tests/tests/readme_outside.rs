@@ -6,6 +6,8 @@
 //! yet). It must build, start, and serve its tiers with the SQLite
 //! database probe the tour wires, and `/metrics` with the library's series
 //! (the `prometheus` feature; no metrics code of its own).
+//! A custom check declared in one place (an `async fn` and one manifest
+//! line) builds and answers the same way, outside the workspace.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -59,15 +61,12 @@ fn block(lang: &str, heading: &str) -> String {
     all[0].clone()
 }
 
-#[test]
-fn a_service_copied_from_the_readme_builds_outside_the_workspace_and_serves_its_tiers() {
-    let root = root();
-    let crate_dir = crate_outside("readme-service");
-
-    // Cargo.toml: a package header and the README's dependency block, its
-    // zb-health `version` turned into the checkout's path.
+/// Cargo.toml of package `name`: a package header and the README's
+/// dependency block, its zb-health `version` turned into the checkout's
+/// path.
+fn readme_package(name: &str) -> String {
     let dependencies = block("toml", "Add it to your service");
-    let library = root.join("zb-health-runtime");
+    let library = root().join("zb-health-runtime");
     let zb_line = dependencies
         .lines()
         .find(|l| l.starts_with("zb-health = "))
@@ -85,11 +84,22 @@ fn a_service_copied_from_the_readme_builds_outside_the_workspace_and_serves_its_
         &format!("version = \"{version}\""),
         &format!("path = {:?}", library.display().to_string()),
     );
-    let manifest = format!(
-        "[package]\nname = \"readme-service\"\nversion = \"0.1.0\"\nedition = \"2024\"\npublish = false\n\n{}\n",
+    format!(
+        "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\npublish = false\n\n{}\n",
         dependencies.replace(zb_line, &path_line)
-    );
-    std::fs::write(crate_dir.join("Cargo.toml"), manifest).unwrap();
+    )
+}
+
+#[test]
+fn a_service_copied_from_the_readme_builds_outside_the_workspace_and_serves_its_tiers() {
+    let root = root();
+    let crate_dir = crate_outside("readme-service");
+
+    std::fs::write(
+        crate_dir.join("Cargo.toml"),
+        readme_package("readme-service"),
+    )
+    .unwrap();
     // The workspace's lock file: the versions its tests ran with.
     std::fs::copy(root.join("Cargo.lock"), crate_dir.join("Cargo.lock")).unwrap();
     // health.yaml beside Cargo.toml, as step 4 says.
@@ -220,3 +230,68 @@ fn a_database_probe_without_a_backend_feature_names_sqlite_and_postgres() {
     );
     let _ = std::fs::remove_dir_all(&crate_dir);
 }
+
+/// A custom check declared in one place: an `async fn` with its
+/// `#[zb_health]`, named by one manifest line (`fn:`) and no `HealthDeps`
+/// field, in a crate outside the workspace with the README's dependency
+/// block. It builds, starts and answers in `/health/ready`. The target
+/// directory is the README service's: the same dependencies, so only this
+/// crate compiles.
+#[test]
+fn a_custom_check_declared_in_one_place_builds_outside_the_workspace_and_answers() {
+    let root = root();
+    let crate_dir = crate_outside("one-place-probe");
+    std::fs::write(
+        crate_dir.join("Cargo.toml"),
+        readme_package("one-place-probe"),
+    )
+    .unwrap();
+    std::fs::copy(root.join("Cargo.lock"), crate_dir.join("Cargo.lock")).unwrap();
+    std::fs::write(crate_dir.join("src/main.rs"), ONE_PLACE_PROBE).unwrap();
+    let target = root.join("target/readme-service");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = Command::new(cargo)
+        .args(["build", "--quiet", "--manifest-path"])
+        .arg(crate_dir.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", &target)
+        .output()
+        .expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "the one-place probe does not build:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut service = Launch::new(target.join("debug/one-place-probe")).start();
+    service.wait_listening();
+    let ready = service.until_status("/health/ready", 200, Duration::from_secs(60));
+    let body = ready.json();
+    assert_eq!(body["entries"]["payments"]["status"], "Healthy", "{body}");
+    assert_eq!(
+        body["entries"]["payments"]["description"], "provider reachable",
+        "{body}"
+    );
+    drop(service);
+    let _ = std::fs::remove_dir_all(&crate_dir);
+}
+
+/// The whole service of the one-place probe: the check, its manifest
+/// line, and the serving.
+const ONE_PLACE_PROBE: &str = r##"use zb_health::prelude::*;
+
+#[zb_health(name = "payments", tags = [ready], timeout = "300ms")]
+async fn payments() -> ProbeOutcome {
+    Ok(ProbeResult::healthy().with_description("provider reachable"))
+}
+
+manifest!(pub Health, yaml = r#"
+service: orders
+probes:
+  - { name: payments, kind: custom, fn: crate::payments }
+"#);
+
+#[actix_web::main]
+async fn main() -> Result<(), StartError> {
+    let installed = Health::install(HealthDeps {})?;
+    installed.server.from_env()?.run().await
+}
+"##;
