@@ -31,11 +31,14 @@ async fn slow() -> ProbeOutcome {
     Ok(ProbeResult::healthy())
 }
 
-manifest!(Health, yaml = r#"
+manifest!(
+    Health,
+    yaml = r#"
 service: orders
 probes:
   - { name: payments, kind: custom, fn: crate::payments }
-"#);
+"#
+);
 
 #[actix_web::test]
 async fn a_fn_probe_named_by_one_manifest_line_answers_in_ready() {

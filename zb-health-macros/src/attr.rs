@@ -308,7 +308,9 @@ fn check_fn(f: &syn::ItemFn, settings: &Settings, errors: &Ctxt) -> bool {
         fail(
             sig.fn_token.span,
             "a #[zb_health] fn must be `async`",
-            format!("write {shape}; for blocking code, declare a struct with `blocking = true` that implements `BlockingProbe`"),
+            format!(
+                "write {shape}; for blocking code, declare a struct with `blocking = true` that implements `BlockingProbe`"
+            ),
         );
     }
     if !sig.inputs.is_empty() {
@@ -329,7 +331,9 @@ fn check_fn(f: &syn::ItemFn, settings: &Settings, errors: &Ctxt) -> bool {
         fail(
             sig.paren_token.span.join(),
             "a #[zb_health] async fn returns its `ProbeOutcome`",
-            format!("write {shape}: `Ok(ProbeResult::healthy())`, or an error the `?` operator converts"),
+            format!(
+                "write {shape}: `Ok(ProbeResult::healthy())`, or an error the `?` operator converts"
+            ),
         );
     }
     if let Some((true, span)) = settings.blocking.value {
@@ -356,7 +360,11 @@ fn fn_probe(
 ) -> TokenStream {
     let ident = &f.sig.ident;
     let vis = &f.vis;
-    let cfgs: Vec<_> = f.attrs.iter().filter(|a| a.path().is_ident("cfg")).collect();
+    let cfgs: Vec<_> = f
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .collect();
     let registration = if fn_ok {
         // Spanned at the return type, so a fn returning something else
         // than a `ProbeOutcome` is a type mismatch there.
@@ -364,7 +372,8 @@ fn fn_probe(
             syn::ReturnType::Type(_, ty) => ty.span(),
             syn::ReturnType::Default => ident.span(),
         };
-        let outcome = quote_spanned!(at=> let outcome: #krate::probe::ProbeOutcome = #ident().await;);
+        let outcome =
+            quote_spanned!(at=> let outcome: #krate::probe::ProbeOutcome = #ident().await;);
         quote! {
             #meta.registration(#krate::probe::from_fn(|| async {
                 #outcome

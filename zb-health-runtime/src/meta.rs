@@ -122,7 +122,8 @@ pub mod __private {
     pub fn stateless(
         registration: Option<fn() -> crate::registry::ProbeRegistration>,
     ) -> crate::registry::ProbeRegistration {
-        registration.expect("the manifest's `fn:` named an async fn probe, checked at compile time")()
+        registration.expect("the manifest's `fn:` named an async fn probe, checked at compile time")(
+        )
     }
 
     /// The HTTP probe of a manifest entry whose `url` and `status` the

@@ -120,7 +120,7 @@ pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> 
     let registrations = deps.iter().map(|d| &d.registration);
     let metas = deps.iter().map(|d| &d.meta);
     let deps_doc = format!(
-        "What the health manifest `{file}` needs from the application, for [`{name}`]: one field per probe it names (leaving one out is a compile error naming it), plus `cluster_view` if it has cluster kinds.\n\n\
+        "What the health manifest `{file}` needs from the application, for [`{name}`]: one field per probe it names (leaving one out is a compile error naming it; a `fn:` entry, an async fn with no state, has none), plus `cluster_view` if it has cluster kinds.\n\n\
          A field is named after the probe's `name` in the manifest, with `-` and `.` turned into `_` (`disk-space` → `disk_space`). A `kind: custom` entry without `name:` takes its name from its `#[zb_health]` attribute, which the macro cannot read, so its field is named after its type in snake case (`CacheProbe` → `cache_probe`); write `name:` in the entry to name the field after the probe."
     );
     let installed = &life_names.installed;
