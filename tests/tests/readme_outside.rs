@@ -61,6 +61,16 @@ fn block(lang: &str, heading: &str) -> String {
     all[0].clone()
 }
 
+/// A fresh crate `name` outside the workspace (see [`crate_outside`]) with
+/// the README's dependencies ([`readme_package`]) and the workspace's lock
+/// file: the versions its tests ran with.
+fn readme_crate(name: &str) -> PathBuf {
+    let crate_dir = crate_outside(name);
+    std::fs::write(crate_dir.join("Cargo.toml"), readme_package(name)).unwrap();
+    std::fs::copy(root().join("Cargo.lock"), crate_dir.join("Cargo.lock")).unwrap();
+    crate_dir
+}
+
 /// Cargo.toml of package `name`: a package header and the README's
 /// dependency block, its zb-health `version` turned into the checkout's
 /// path.
@@ -90,18 +100,30 @@ fn readme_package(name: &str) -> String {
     )
 }
 
+/// `cargo build` of the crate in `crate_dir`, with its own target
+/// directory outside the workspace's (one for every crate built from the
+/// README's dependency block, so their dependencies build once); that
+/// directory. `what` names the crate if it does not build.
+fn build_outside(crate_dir: &Path, what: &str) -> PathBuf {
+    let target = root().join("target/readme-service");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = Command::new(cargo)
+        .args(["build", "--quiet", "--manifest-path"])
+        .arg(crate_dir.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", &target)
+        .output()
+        .expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "{what} does not build:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    target
+}
+
 #[test]
 fn a_service_copied_from_the_readme_builds_outside_the_workspace_and_serves_its_tiers() {
-    let root = root();
-    let crate_dir = crate_outside("readme-service");
-
-    std::fs::write(
-        crate_dir.join("Cargo.toml"),
-        readme_package("readme-service"),
-    )
-    .unwrap();
-    // The workspace's lock file: the versions its tests ran with.
-    std::fs::copy(root.join("Cargo.lock"), crate_dir.join("Cargo.lock")).unwrap();
+    let crate_dir = readme_crate("readme-service");
     // health.yaml beside Cargo.toml, as step 4 says.
     std::fs::write(
         crate_dir.join("health.yaml"),
@@ -114,20 +136,7 @@ fn a_service_copied_from_the_readme_builds_outside_the_workspace_and_serves_its_
         .collect();
     std::fs::write(crate_dir.join("src/main.rs"), rust.join("\n\n") + "\n").unwrap();
 
-    // Built with its own target directory, outside the workspace's.
-    let target = root.join("target/readme-service");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let out = Command::new(cargo)
-        .args(["build", "--quiet", "--manifest-path"])
-        .arg(crate_dir.join("Cargo.toml"))
-        .env("CARGO_TARGET_DIR", &target)
-        .output()
-        .expect("cargo runs");
-    assert!(
-        out.status.success(),
-        "the README's service does not build:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let target = build_outside(&crate_dir, "the README's service");
 
     let db = crate_dir.join("orders.db");
     let mut service = Launch::new(target.join("debug/readme-service"))
@@ -239,28 +248,9 @@ fn a_database_probe_without_a_backend_feature_names_sqlite_and_postgres() {
 /// crate compiles.
 #[test]
 fn a_custom_check_declared_in_one_place_builds_outside_the_workspace_and_answers() {
-    let root = root();
-    let crate_dir = crate_outside("one-place-probe");
-    std::fs::write(
-        crate_dir.join("Cargo.toml"),
-        readme_package("one-place-probe"),
-    )
-    .unwrap();
-    std::fs::copy(root.join("Cargo.lock"), crate_dir.join("Cargo.lock")).unwrap();
+    let crate_dir = readme_crate("one-place-probe");
     std::fs::write(crate_dir.join("src/main.rs"), ONE_PLACE_PROBE).unwrap();
-    let target = root.join("target/readme-service");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let out = Command::new(cargo)
-        .args(["build", "--quiet", "--manifest-path"])
-        .arg(crate_dir.join("Cargo.toml"))
-        .env("CARGO_TARGET_DIR", &target)
-        .output()
-        .expect("cargo runs");
-    assert!(
-        out.status.success(),
-        "the one-place probe does not build:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let target = build_outside(&crate_dir, "the one-place probe");
     let mut service = Launch::new(target.join("debug/one-place-probe")).start();
     service.wait_listening();
     let ready = service.until_status("/health/ready", 200, Duration::from_secs(60));
