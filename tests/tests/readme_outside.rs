@@ -6,6 +6,8 @@
 //! yet). It must build, start, and serve its tiers with the SQLite
 //! database probe the tour wires, and `/metrics` with the library's series
 //! (the `prometheus` feature; no metrics code of its own).
+//! A custom check declared in one place (an `async fn` and one manifest
+//! line) builds and answers the same way, outside the workspace.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -59,15 +61,22 @@ fn block(lang: &str, heading: &str) -> String {
     all[0].clone()
 }
 
-#[test]
-fn a_service_copied_from_the_readme_builds_outside_the_workspace_and_serves_its_tiers() {
-    let root = root();
-    let crate_dir = crate_outside("readme-service");
+/// A fresh crate `name` outside the workspace (see [`crate_outside`]) with
+/// the README's dependencies ([`readme_package`]) and the workspace's lock
+/// file: the versions its tests ran with.
+fn readme_crate(name: &str) -> PathBuf {
+    let crate_dir = crate_outside(name);
+    std::fs::write(crate_dir.join("Cargo.toml"), readme_package(name)).unwrap();
+    std::fs::copy(root().join("Cargo.lock"), crate_dir.join("Cargo.lock")).unwrap();
+    crate_dir
+}
 
-    // Cargo.toml: a package header and the README's dependency block, its
-    // zb-health `version` turned into the checkout's path.
+/// Cargo.toml of package `name`: a package header and the README's
+/// dependency block, its zb-health `version` turned into the checkout's
+/// path.
+fn readme_package(name: &str) -> String {
     let dependencies = block("toml", "Add it to your service");
-    let library = root.join("zb-health-runtime");
+    let library = root().join("zb-health-runtime");
     let zb_line = dependencies
         .lines()
         .find(|l| l.starts_with("zb-health = "))
@@ -85,13 +94,36 @@ fn a_service_copied_from_the_readme_builds_outside_the_workspace_and_serves_its_
         &format!("version = \"{version}\""),
         &format!("path = {:?}", library.display().to_string()),
     );
-    let manifest = format!(
-        "[package]\nname = \"readme-service\"\nversion = \"0.1.0\"\nedition = \"2024\"\npublish = false\n\n{}\n",
+    format!(
+        "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\npublish = false\n\n{}\n",
         dependencies.replace(zb_line, &path_line)
+    )
+}
+
+/// `cargo build` of the crate in `crate_dir`, with its own target
+/// directory outside the workspace's (one for every crate built from the
+/// README's dependency block, so their dependencies build once); that
+/// directory. `what` names the crate if it does not build.
+fn build_outside(crate_dir: &Path, what: &str) -> PathBuf {
+    let target = root().join("target/readme-service");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = Command::new(cargo)
+        .args(["build", "--quiet", "--manifest-path"])
+        .arg(crate_dir.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", &target)
+        .output()
+        .expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "{what} does not build:\n{}",
+        String::from_utf8_lossy(&out.stderr)
     );
-    std::fs::write(crate_dir.join("Cargo.toml"), manifest).unwrap();
-    // The workspace's lock file: the versions its tests ran with.
-    std::fs::copy(root.join("Cargo.lock"), crate_dir.join("Cargo.lock")).unwrap();
+    target
+}
+
+#[test]
+fn a_service_copied_from_the_readme_builds_outside_the_workspace_and_serves_its_tiers() {
+    let crate_dir = readme_crate("readme-service");
     // health.yaml beside Cargo.toml, as step 4 says.
     std::fs::write(
         crate_dir.join("health.yaml"),
@@ -104,20 +136,7 @@ fn a_service_copied_from_the_readme_builds_outside_the_workspace_and_serves_its_
         .collect();
     std::fs::write(crate_dir.join("src/main.rs"), rust.join("\n\n") + "\n").unwrap();
 
-    // Built with its own target directory, outside the workspace's.
-    let target = root.join("target/readme-service");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let out = Command::new(cargo)
-        .args(["build", "--quiet", "--manifest-path"])
-        .arg(crate_dir.join("Cargo.toml"))
-        .env("CARGO_TARGET_DIR", &target)
-        .output()
-        .expect("cargo runs");
-    assert!(
-        out.status.success(),
-        "the README's service does not build:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let target = build_outside(&crate_dir, "the README's service");
 
     let db = crate_dir.join("orders.db");
     let mut service = Launch::new(target.join("debug/readme-service"))
@@ -220,3 +239,49 @@ fn a_database_probe_without_a_backend_feature_names_sqlite_and_postgres() {
     );
     let _ = std::fs::remove_dir_all(&crate_dir);
 }
+
+/// A custom check declared in one place: an `async fn` with its
+/// `#[zb_health]`, named by one manifest line (`fn:`) and no `HealthDeps`
+/// field, in a crate outside the workspace with the README's dependency
+/// block. It builds, starts and answers in `/health/ready`. The target
+/// directory is the README service's: the same dependencies, so only this
+/// crate compiles.
+#[test]
+fn a_custom_check_declared_in_one_place_builds_outside_the_workspace_and_answers() {
+    let crate_dir = readme_crate("one-place-probe");
+    std::fs::write(crate_dir.join("src/main.rs"), ONE_PLACE_PROBE).unwrap();
+    let target = build_outside(&crate_dir, "the one-place probe");
+    let mut service = Launch::new(target.join("debug/one-place-probe")).start();
+    service.wait_listening();
+    let ready = service.until_status("/health/ready", 200, Duration::from_secs(60));
+    let body = ready.json();
+    assert_eq!(body["entries"]["payments"]["status"], "Healthy", "{body}");
+    assert_eq!(
+        body["entries"]["payments"]["description"], "provider reachable",
+        "{body}"
+    );
+    drop(service);
+    let _ = std::fs::remove_dir_all(&crate_dir);
+}
+
+/// The whole service of the one-place probe: the check, its manifest
+/// line, and the serving.
+const ONE_PLACE_PROBE: &str = r##"use zb_health::prelude::*;
+
+#[zb_health(name = "payments", tags = [ready], timeout = "300ms")]
+async fn payments() -> ProbeOutcome {
+    Ok(ProbeResult::healthy().with_description("provider reachable"))
+}
+
+manifest!(pub Health, yaml = r#"
+service: orders
+probes:
+  - { name: payments, kind: custom, fn: crate::payments }
+"#);
+
+#[actix_web::main]
+async fn main() -> Result<(), StartError> {
+    let installed = Health::install(HealthDeps {})?;
+    installed.server.from_env()?.run().await
+}
+"##;

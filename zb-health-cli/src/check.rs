@@ -28,7 +28,7 @@ fn ok_line(shown: &str, manifest: &Manifest) -> String {
         .probes
         .iter()
         .filter_map(|p| match &p.kind {
-            ProbeKind::Custom { type_path } => Some(format!("`{}`", type_path.value)),
+            ProbeKind::Custom { type_path, .. } => Some(format!("`{}`", type_path.value)),
             _ => None,
         })
         .collect();

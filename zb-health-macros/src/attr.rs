@@ -108,18 +108,26 @@ struct Settings {
     krate: Attr<syn::Path>,
 }
 
+/// What the attribute is on: a probe struct, or an `async fn` that is
+/// one probe with no state.
+enum Item {
+    Struct(syn::ItemStruct),
+    Fn(syn::ItemFn),
+}
+
 pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let args_tokens = args.clone();
     let errors = Ctxt::new();
     let mut sink = Violations::new();
     let item_tokens = item.clone();
-    let strukt = match syn::parse2::<syn::Item>(item) {
-        Ok(syn::Item::Struct(s)) => Some(s),
+    let item = match syn::parse2::<syn::Item>(item) {
+        Ok(syn::Item::Struct(s)) => Some(Item::Struct(s)),
+        Ok(syn::Item::Fn(f)) => Some(Item::Fn(f)),
         Ok(other) => {
             errors.help(
                 item_keyword_span(&other),
-                "#[zb_health] goes on a struct",
-                "declare the probe as a struct (unit structs are fine) and implement `zb_health::prelude::Probe` for it; a probe needs a type so the manifest can name it",
+                "#[zb_health] goes on a struct or an async fn",
+                "declare the probe as an `async fn` with no arguments returning `ProbeOutcome`, or as a struct (unit structs are fine) implementing `zb_health::prelude::Probe`; a probe needs a path the manifest can name",
             );
             None
         }
@@ -129,28 +137,73 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         }
     };
     let settings = parse_settings(args, &errors, &mut sink);
-    let Some(strukt) = strukt else {
+    let Some(item) = item else {
         // Keep the user's item so that follow-on errors stay about it.
         errors.violations(sink);
         let errs = errors.check();
         return quote!(#errs #item_tokens);
     };
+    let ident = match &item {
+        Item::Struct(s) => s.ident.clone(),
+        Item::Fn(f) => f.sig.ident.clone(),
+    };
+    let name = check_settings(&settings, &ident, &mut sink);
+    // A fn whose shape is wrong still gets its probe type, so a manifest's
+    // `fn:` adds nothing to the error; its registration is never reached.
+    let fn_ok = match &item {
+        Item::Fn(f) => check_fn(f, &settings, &errors),
+        Item::Struct(_) => true,
+    };
+    errors.violations(sink);
+
+    let krate = settings
+        .krate
+        .value
+        .as_ref()
+        .map(|(p, _)| p.to_token_stream())
+        .unwrap_or_else(|| quote!(::zb_health));
+    let meta_value = ProbeMetaTokens {
+        krate: &krate,
+        name: &name,
+        settings: values(&settings),
+    };
+    // `META` is qualified because an inherent `META` of the type would win
+    // over `Self::META`.
+    let meta = quote_spanned!(ident.span()=> <Self as #krate::meta::ZbHealthProbe>::META);
+    let probe = match item {
+        Item::Struct(strukt) => struct_probe(&strukt, &settings, &krate, &meta_value, &meta),
+        Item::Fn(f) => fn_probe(&f, fn_ok, &krate, &meta_value, &meta),
+    };
+    let callback = limits_callback(&ident, &krate, &args_tokens);
+    let errs = errors.check();
+    quote! {
+        #errs
+        #probe
+        #callback
+    }
+}
+
+/// The spec rules over the attribute's settings, the same for a struct
+/// and an `async fn`; the probe's name (empty when it did not parse).
+fn check_settings(settings: &Settings, ident: &syn::Ident, sink: &mut Violations<Span>) -> String {
     let name = match &settings.name.value {
         Some((name, span)) => {
-            check_name(name, *span, &mut sink);
+            check_name(name, *span, sink);
             name.clone()
         }
         None => {
             // Written but not a string literal: reported where it is.
             if !settings.name.written {
+                let ident = ident.to_string();
+                let ident = ident.strip_prefix("r#").unwrap_or(&ident);
                 missing_key(
                     "#[zb_health] needs a `name`",
                     format!(
                         "write #[zb_health(name = \"{}\")]; the name keys the probe's entry in the JSON body",
-                        crate::manifest::snake_case(&strukt.ident.to_string())
+                        crate::manifest::snake_case(ident)
                     ),
                     Span::call_site(),
-                    &mut sink,
+                    sink,
                 );
             }
             String::new()
@@ -161,40 +214,32 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             // Unknown tags were reported; an all-unknown list is not also
             // "no tags" (R13), and nothing else is guessed.
             if tags.complete || !tags.known.is_empty() {
-                check_probe_tags(&name, &tags.known, tags.span, &mut sink);
+                check_probe_tags(&name, &tags.known, tags.span, sink);
             }
             tags.known.iter().map(|(t, _)| *t).collect()
         }
         None => TagSet::READY,
     };
     if let Some((timeout, span)) = settings.timeout.value {
-        check_timeout(&name, timeout, None, span, &mut sink);
+        check_timeout(&name, timeout, None, span, sink);
     }
     if let Some((status, span)) = settings.failure_status.value {
-        check_active_not_optional(&name, tags, status, span, &mut sink);
+        check_active_not_optional(&name, tags, status, span, sink);
     }
     // R5, R16, R17 with the attribute's tags: the one rule the runtime
     // builder and the manifest apply.
     let [cache, refresh, max_staleness] =
         [&settings.cache, &settings.refresh, &settings.max_staleness].map(|a| a.value);
-    check_execution_policy_at(&name, tags, cache, refresh, max_staleness, &mut sink);
+    check_execution_policy_at(&name, tags, cache, refresh, max_staleness, sink);
     // R20 without a detection time (the manifest has it): a zero count.
     // The hold itself is a limit the manifest sets (`crate::limits`).
     let [failures, successes] =
         [&settings.failure_threshold, &settings.success_threshold].map(|a| a.value);
     let failing_for = settings.failing_for.value;
-    check_threshold(
-        &name,
-        failures,
-        failing_for,
-        successes,
-        None,
-        None,
-        &mut sink,
-    );
+    check_threshold(&name, failures, failing_for, successes, None, None, sink);
     let shared = match settings.shared.value {
         Some((true, span)) => {
-            check_shared(&name, tags, span, &mut sink);
+            check_shared(&name, tags, span, sink);
             true
         }
         _ => false,
@@ -203,29 +248,25 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     // it): on `ready` alone, and shared.
     let restart_after = settings.restart_after.value;
     if let Some(r) = restart_after {
-        check_restart_after(&name, r, Some(tags), Some(shared), None, &mut sink);
+        check_restart_after(&name, r, Some(tags), Some(shared), None, sink);
     }
-    errors.violations(sink);
+    name
+}
 
-    let krate = settings
-        .krate
-        .value
-        .as_ref()
-        .map(|(p, _)| p.to_token_stream())
-        .unwrap_or_else(|| quote!(::zb_health));
+/// The probe struct as written, and its `ZbHealthProbe` impl.
+fn struct_probe(
+    strukt: &syn::ItemStruct,
+    settings: &Settings,
+    krate: &TokenStream,
+    meta_value: &ProbeMetaTokens<'_>,
+    meta: &TokenStream,
+) -> TokenStream {
     let ident = &strukt.ident;
     let (impl_generics, ty_generics, where_clause) = strukt.generics.split_for_impl();
-    let meta_value = ProbeMetaTokens {
-        krate: &krate,
-        name: &name,
-        settings: values(&settings),
-    };
     // The registration names the trait the attribute chose, so a missing
     // impl is reported as that trait's, at the struct name. A `blocking`
     // that did not parse chose neither: the body then asks nothing of the
-    // type, so the R15 error stands alone. (`META` is qualified because an
-    // inherent `META` of the type would win over `Self::META`.)
-    let meta = quote_spanned!(ident.span()=> <Self as #krate::meta::ZbHealthProbe>::META);
+    // type, so the R15 error stands alone.
     let registration = match settings.blocking.value {
         Some((true, _)) => quote_spanned!(ident.span()=> #meta.blocking_registration(self)),
         None if settings.blocking.written => {
@@ -237,7 +278,8 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     // Probe" points at the type the user must complete. With errors it is
     // still emitted, from what parsed, so uses of the type (a manifest's
     // `type:`) do not add a misleading "is not a #[zb_health] probe".
-    let probe_impl = quote_spanned! {ident.span()=>
+    quote_spanned! {ident.span()=>
+        #strukt
         impl #impl_generics #krate::meta::ZbHealthProbe for #ident #ty_generics #where_clause {
             const META: #krate::meta::ProbeMeta = #meta_value;
 
@@ -245,14 +287,122 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
                 #registration
             }
         }
+    }
+}
+
+/// What an `async fn` probe must be: async, with no arguments or generic
+/// parameters, returning a value (the type system checks that it is a
+/// `ProbeOutcome`, at the return type), and not `blocking`. Each broken
+/// rule is an error at its own token; `true` if none is.
+fn check_fn(f: &syn::ItemFn, settings: &Settings, errors: &Ctxt) -> bool {
+    let sig = &f.sig;
+    let ident = &sig.ident;
+    let mut ok = true;
+    let mut fail = |span: Span, message: &str, help: String| {
+        errors.help(span, message, &help);
+        ok = false;
     };
-    let callback = limits_callback(ident, &krate, &args_tokens);
-    let errs = errors.check();
+    let shape = format!("`async fn {ident}() -> ProbeOutcome`");
+    let state = "a probe that needs state is a struct holding it: #[zb_health] on the struct, `impl Probe` for it, and `type:` in the manifest, which adds its `HealthDeps` field";
+    if sig.asyncness.is_none() {
+        fail(
+            sig.fn_token.span,
+            "a #[zb_health] fn must be `async`",
+            format!(
+                "write {shape}; for blocking code, declare a struct with `blocking = true` that implements `BlockingProbe`"
+            ),
+        );
+    }
+    if !sig.inputs.is_empty() {
+        fail(
+            sig.inputs.span(),
+            "a #[zb_health] async fn takes no arguments",
+            format!("write {shape}; {state}"),
+        );
+    }
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        fail(
+            sig.generics.span(),
+            "a #[zb_health] async fn has no generic parameters",
+            format!("write {shape}; {state}"),
+        );
+    }
+    if matches!(sig.output, syn::ReturnType::Default) {
+        fail(
+            sig.paren_token.span.join(),
+            "a #[zb_health] async fn returns its `ProbeOutcome`",
+            format!(
+                "write {shape}: `Ok(ProbeResult::healthy())`, or an error the `?` operator converts"
+            ),
+        );
+    }
+    if let Some((true, span)) = settings.blocking.value {
+        fail(
+            span,
+            "`blocking = true` is for a probe struct, not an async fn",
+            "remove it: an async fn runs on the async runtime; for blocking code, declare a struct with `blocking = true` that implements `BlockingProbe`".to_owned(),
+        );
+    }
+    ok
+}
+
+/// The `async fn` as written, and its probe: a braced struct named like
+/// the fn (types and values are separate namespaces, so both keep the
+/// name, and the manifest's `fn: crate::ping` names the struct), whose
+/// `ZbHealthProbe` impl runs the fn and can be made from nothing
+/// (`STATELESS`).
+fn fn_probe(
+    f: &syn::ItemFn,
+    fn_ok: bool,
+    krate: &TokenStream,
+    meta_value: &ProbeMetaTokens<'_>,
+    meta: &TokenStream,
+) -> TokenStream {
+    let ident = &f.sig.ident;
+    let vis = &f.vis;
+    let cfgs: Vec<_> = f
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .collect();
+    let registration = if fn_ok {
+        // Spanned at the return type, so a fn returning something else
+        // than a `ProbeOutcome` is a type mismatch there.
+        let at = match &f.sig.output {
+            syn::ReturnType::Type(_, ty) => ty.span(),
+            syn::ReturnType::Default => ident.span(),
+        };
+        let outcome =
+            quote_spanned!(at=> let outcome: #krate::probe::ProbeOutcome = #ident().await;);
+        quote! {
+            #meta.registration(#krate::probe::from_fn(|| async {
+                #outcome
+                outcome
+            }))
+        }
+    } else {
+        quote!(::core::unreachable!("#[zb_health] had errors"))
+    };
+    let doc = format!(
+        "The probe of the async fn `{ident}`, declared by its `#[zb_health]`: a manifest entry `fn: path::to::{ident}` registers it, and so does `registry.add({ident} {{}}.registration())`."
+    );
     quote! {
-        #errs
-        #strukt
-        #probe_impl
-        #callback
+        #f
+        #[doc = #doc]
+        #[allow(non_camel_case_types, dead_code)]
+        #[derive(Clone, Copy, Debug, Default)]
+        #(#cfgs)*
+        #vis struct #ident {}
+        #(#cfgs)*
+        impl #krate::meta::ZbHealthProbe for #ident {
+            const META: #krate::meta::ProbeMeta = #meta_value;
+            const STATELESS: ::core::option::Option<fn() -> #krate::registry::ProbeRegistration> =
+                ::core::option::Option::Some(|| <Self as #krate::meta::ZbHealthProbe>::registration(Self {}));
+
+            fn registration(self) -> #krate::registry::ProbeRegistration {
+                #registration
+            }
+        }
     }
 }
 

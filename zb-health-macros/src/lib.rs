@@ -40,6 +40,15 @@ use proc_macro::TokenStream;
 /// impl Probe for CacheProbe { /* ... */ }
 /// ```
 ///
+/// On an `async fn` with no arguments returning `ProbeOutcome`, it is one
+/// probe with no state: the fn stays as written, and a braced struct of
+/// the same name (`struct ping {}`, in the type namespace, where it does
+/// not clash with the fn) is its probe type, which a manifest's
+/// `fn: crate::ping` names (no deps field) and `ping {}.registration()`
+/// registers in code. A fn that is not `async`, takes arguments or generic
+/// parameters, returns nothing or is `blocking` is a compile error at the
+/// token to change.
+///
 /// Keys: `name` (required), `tags` (default `[ready]`), `timeout` (default
 /// `1s`, or below the registry's orchestrator timeout when one is set),
 /// `failure_status` (`unhealthy` by default, or `degraded`), the execution
@@ -102,6 +111,9 @@ pub fn __attribute_limits(input: TokenStream) -> TokenStream {
 /// * `NAMEDeps` (`HealthDeps` for `Health`), a struct with one field per
 ///   dependency the manifest names, so forgetting one is a compile error
 ///   naming it.
+///
+/// A `kind: custom` entry with `fn:` instead of `type:` names a
+/// `#[zb_health]` async fn: it gets no field, since it needs no state.
 ///
 /// Field names depend only on what the user wrote, never on position: the
 /// probe's `name` with `-` and `.` turned into `_` (keywords become raw

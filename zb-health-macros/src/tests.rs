@@ -56,7 +56,7 @@ fn random_probe(rng: &mut XorShift) -> String {
         ", depends_on: [\"a-b\"]",
         ", depends_on: [probe, r]",
     ]);
-    match rng.below(6) {
+    match rng.below(7) {
         0 => format!("{{ name: \"{name}\", kind: database{timeout}{failure}{depends} }}"),
         1 => format!("{{ name: \"{name}\", kind: grpc{timeout}{depends} }}"),
         2 => format!(
@@ -74,6 +74,11 @@ fn random_probe(rng: &mut XorShift) -> String {
                 ", scope: role, roles: [admin, driver]",
                 ", scope: cluster, expected_size: 3, require_majority: true"
             ])
+        ),
+        5 => format!(
+            "{{ kind: custom, fn: {}{} }}",
+            rng.pick(&["crate::ping", "self::r#match", "super::a::b", "::x::y"]),
+            rng.pick(&["", ", name: probe", ", tags: [ready]", ", timeout: 2s"])
         ),
         _ => format!(
             "{{ kind: custom, type: {}{} }}",
@@ -159,6 +164,10 @@ fn attribute_expansion_never_panics_and_is_valid_rust() {
         "struct C { x: u8 }",
         "enum D { X }",
         "fn e() {}",
+        "async fn f() -> ProbeOutcome { todo!() }",
+        "pub(crate) async fn g(x: u8, y: u8) {}",
+        "async fn h<T>() -> bool where T: Send { true }",
+        "#[cfg(test)] async fn r#match() -> X { todo!() }",
         "impl A {}",
         "union U { a: u8 }",
         "",
@@ -392,4 +401,35 @@ fn an_http_probe_is_built_from_its_manifest_line_with_no_deps_field() {
         assert!(out.contains("compile_error"), "{bad}: {out}");
         assert!(out.contains("<inline manifest>:3:"), "{bad}: {out}");
     }
+}
+
+#[test]
+fn a_fn_entry_registers_its_stateless_probe_with_no_deps_field() {
+    let out = expand_inline(
+        "service: s\nprobes:\n  - { name: ping, kind: custom, fn: crate::probes::ping }\n",
+    );
+    assert!(!out.contains("compile_error"), "{out}");
+    assert!(out.contains("__private :: stateless ("), "{out}");
+    assert!(!out.contains("pub ping :"), "no deps field: {out}");
+    // Its form is checked, and its name against the attribute's.
+    assert_eq!(out.matches("trait PingFormAgrees {").count(), 1, "{out}");
+    assert_eq!(out.matches("trait PingNameAgrees {").count(), 1, "{out}");
+}
+
+#[test]
+fn an_async_fn_keeps_its_fn_and_gets_a_probe_type_of_its_name() {
+    let out = crate::attr::expand(
+        quote!(name = "ping", timeout = "200ms"),
+        quote!(
+            pub async fn ping() -> ProbeOutcome {
+                todo!()
+            }
+        ),
+    )
+    .to_string();
+    assert!(!out.contains("compile_error"), "{out}");
+    assert!(out.contains("pub async fn ping ()"), "{out}");
+    assert!(out.contains("pub struct ping { }"), "{out}");
+    assert!(out.contains("const STATELESS"), "{out}");
+    assert!(out.contains("__zb_health_limits_of_ping as ping"), "{out}");
 }

@@ -57,6 +57,13 @@ pub trait ZbHealthProbe: Sized {
     /// The attribute's metadata.
     const META: ProbeMeta;
 
+    /// A probe that needs no state, `#[zb_health]` on an `async fn`: the
+    /// function that makes its registration from nothing, which is how a
+    /// manifest's `fn:` entry registers it. `None` for a probe struct,
+    /// registered from a value; `manifest!` refuses a `fn:` entry that
+    /// names one, and a `type:` entry that names an async fn.
+    const STATELESS: Option<fn() -> ProbeRegistration> = None;
+
     /// A registration carrying the attribute's metadata, running the probe
     /// as the attribute says: [`ProbeMeta::registration`] for a [`Probe`],
     /// [`ProbeMeta::blocking_registration`] for a [`BlockingProbe`].
@@ -107,6 +114,15 @@ pub mod __private {
         crate::cluster::guard_with_size(
             stated,
             crate::cluster::expected_size_from_env().ok().flatten(),
+        )
+    }
+
+    /// The registration of a manifest's `fn:` entry, whose
+    /// [`ZbHealthProbe::STATELESS`] the macro already checked is `Some`.
+    pub fn stateless(
+        registration: Option<fn() -> crate::registry::ProbeRegistration>,
+    ) -> crate::registry::ProbeRegistration {
+        registration.expect("the manifest's `fn:` named an async fn probe, checked at compile time")(
         )
     }
 

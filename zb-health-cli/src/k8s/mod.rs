@@ -423,7 +423,7 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
         None => {
             for probe in &unknown {
                 let (ty, at) = match &probe.kind {
-                    ProbeKind::Custom { type_path } => {
+                    ProbeKind::Custom { type_path, .. } => {
                         (type_path.value.clone(), type_path.location)
                     }
                     _ => (String::new(), probe.location),

@@ -120,7 +120,7 @@ pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> 
     let registrations = deps.iter().map(|d| &d.registration);
     let metas = deps.iter().map(|d| &d.meta);
     let deps_doc = format!(
-        "What the health manifest `{file}` needs from the application, for [`{name}`]: one field per probe it names (leaving one out is a compile error naming it), plus `cluster_view` if it has cluster kinds.\n\n\
+        "What the health manifest `{file}` needs from the application, for [`{name}`]: one field per probe it names (leaving one out is a compile error naming it; a `fn:` entry, an async fn with no state, has none), plus `cluster_view` if it has cluster kinds.\n\n\
          A field is named after the probe's `name` in the manifest, with `-` and `.` turned into `_` (`disk-space` → `disk_space`). A `kind: custom` entry without `name:` takes its name from its `#[zb_health]` attribute, which the macro cannot read, so its field is named after its type in snake case (`CacheProbe` → `cache_probe`); write `name:` in the entry to name the field after the probe."
     );
     let installed = &life_names.installed;
@@ -259,7 +259,10 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> Probes
         }
         let mut ty = None;
         match &probe.kind {
-            ProbeKind::Custom { type_path } => {
+            ProbeKind::Custom {
+                type_path,
+                function,
+            } => {
                 let Ok(path) = syn::parse_str::<syn::Path>(&type_path.value) else {
                     cx.push(syn::Error::new(
                         span,
@@ -271,7 +274,7 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> Probes
                     out.types.push(None);
                     continue;
                 };
-                let custom = CustomType::new(site, index, path, type_path.location);
+                let custom = CustomType::new(site, index, path, type_path.location, *function);
                 let tyname = &custom.written;
                 let source = nearby.get_or_insert_with(|| super::nearby::crate_source(site.caller));
                 let hint = super::nearby::hint(&custom.path, &source.found);
@@ -286,6 +289,34 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> Probes
                     .filter(|_| missing)
                     .and_then(|h| super::nearby::usable(h, &call, source))
                     .and_then(|p| syn::parse_str::<syn::Path>(&p).ok());
+                out.checks.push(if missing {
+                    custom.proved_missing(site, hint.as_deref(), instead.as_ref())
+                } else {
+                    custom.lookup(site, hint.as_deref())
+                });
+                out.checks.push(custom.form_fact(site));
+                out.checks
+                    .extend(facts::custom_facts(site, m, probe, &custom, at_attribute));
+                if at_attribute {
+                    out.checks
+                        .push(custom.limits_callback(site, probe, facts::bounds(m)));
+                }
+                let resolved = &custom.resolved;
+                let meta = custom.meta(krate);
+                if *function {
+                    // Needs no state: made from nothing, no deps field.
+                    out.deps.push(Dep {
+                        registration: with_dependencies(
+                            quote!(#krate::__private::stateless(<#resolved as #krate::meta::ZbHealthProbe>::STATELESS)),
+                            probe,
+                        ),
+                        meta,
+                        field: None,
+                    });
+                    ty = Some(custom);
+                    out.types.push(ty);
+                    continue;
+                }
                 let (ident, doc) =
                     custom_field(probe, instead.as_ref().unwrap_or(&custom.path), tyname);
                 let label = match &probe.name {
@@ -293,20 +324,8 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> Probes
                     None => format!("`{tyname}`"),
                 };
                 claim(&ident, probe, &label);
-                out.checks.push(if missing {
-                    custom.proved_missing(site, hint.as_deref(), instead.as_ref())
-                } else {
-                    custom.lookup(site, hint.as_deref())
-                });
-                out.checks
-                    .extend(facts::custom_facts(site, m, probe, &custom, at_attribute));
-                if at_attribute {
-                    out.checks
-                        .push(custom.limits_callback(site, probe, facts::bounds(m)));
-                }
                 // The field's type reads as the user's in the docs: an
                 // alias of that name, unless two types share the name.
-                let resolved = &custom.resolved;
                 let last = custom.path.segments.last().map(|s| &s.ident);
                 let field_ty = match last {
                     Some(last) if !alias_names.contains(&last.to_string()) => {
@@ -321,7 +340,6 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> Probes
                     }
                     _ => resolved.clone(),
                 };
-                let meta = custom.meta(krate);
                 out.deps.push(Dep {
                     registration: with_dependencies(
                         quote!(<#resolved as #krate::meta::ZbHealthProbe>::registration(deps.#ident)),

@@ -57,8 +57,10 @@ pub struct CustomType {
     pub path: syn::Path,
     /// The path as written, for messages and docs (`crate::CacheProbe`).
     pub written: String,
-    /// Where `type:` was written.
+    /// Where `type:` (or `fn:`) was written.
     location: Location,
+    /// Written as `fn:`: an async fn probe, with no deps field.
+    pub function: bool,
     /// The type, through the lookup:
     /// `<Health__types::Manifest as Health__types::Custom<N>>::Type`.
     pub resolved: TokenStream,
@@ -75,8 +77,15 @@ pub fn lookup_module(name: &syn::Ident) -> syn::Ident {
 }
 
 impl CustomType {
-    /// The lookup of `path`, written at `location`, for probe `index`.
-    pub fn new(site: &Site<'_>, index: usize, path: syn::Path, location: Location) -> Self {
+    /// The lookup of `path`, written at `location`, for probe `index`;
+    /// `function` for a `fn:` entry.
+    pub fn new(
+        site: &Site<'_>,
+        index: usize,
+        path: syn::Path,
+        location: Location,
+        function: bool,
+    ) -> Self {
         let written = path.to_token_stream().to_string().replace(' ', "");
         let module = lookup_module(site.name);
         let n = index + 1;
@@ -85,6 +94,7 @@ impl CustomType {
             path,
             written,
             location,
+            function,
             resolved: quote!(<#module::Manifest as #module::Custom<#n>>::Type),
             missing: quote!(<#module::Manifest as #module::Custom<#n>>::MISSING),
         }
@@ -114,18 +124,60 @@ impl CustomType {
     /// What is wrong when the type does not exist, with `hint` ("did you
     /// mean") at the end of the help.
     fn missing_message(&self, site: &Site<'_>, hint: Option<&str>) -> String {
+        let (what, help) = if self.function {
+            (
+                "a #[zb_health] async fn that can be named",
+                "name a #[zb_health] async fn by its path from the module that calls `manifest!` (`crate::probes::ping`, `self::ping`), as a `use` there would; check the spelling, that it carries #[zb_health], and that it is visible there",
+            )
+        } else {
+            (
+                "a type that can be named",
+                "name a #[zb_health] probe struct by its path from the module that calls `manifest!` (`crate::probes::CacheProbe`, `self::CacheProbe`), as a `use` there would; check the spelling, and that it is visible there",
+            )
+        };
         site.message(
             Rule::Unknown,
             self.location,
             format!(
-                "`{}`, the `type` of a `kind: custom` entry, is not a type that can be named where `manifest!` is called",
-                self.written
+                "`{}`, the `{}` of a `kind: custom` entry, is not {what} where `manifest!` is called",
+                self.written,
+                self.key()
             ),
-            &format!(
-                "name a #[zb_health] probe struct by its path from the module that calls `manifest!` (`crate::probes::CacheProbe`, `self::CacheProbe`), as a `use` there would; check the spelling, and that it is visible there{}",
-                zb_health_spec::suggest::hint(hint)
-            ),
+            &format!("{help}{}", zb_health_spec::suggest::hint(hint)),
         )
+    }
+
+    /// The entry's key: `fn` or `type`.
+    fn key(&self) -> &'static str {
+        if self.function { "fn" } else { "type" }
+    }
+
+    /// The check that the entry's form is the probe's: a `fn:` names an
+    /// async fn probe (made from nothing), a `type:` a struct (made by the
+    /// application, in its deps field).
+    pub fn form_fact(&self, site: &Site<'_>) -> TokenStream {
+        let krate = site.krate;
+        let (ty, missing, function) = (&self.resolved, &self.missing, self.function);
+        let (text, help) = if function {
+            (
+                format!(
+                    "`{}`, the `fn` of a `kind: custom` entry, is a #[zb_health] struct, not an async fn",
+                    self.written
+                ),
+                "write `type:` for a probe struct (the application makes it, in its deps field), or point `fn:` at an `async fn` that carries #[zb_health]",
+            )
+        } else {
+            (
+                format!(
+                    "`{}`, the `type` of a `kind: custom` entry, is a #[zb_health] async fn, not a struct",
+                    self.written
+                ),
+                "write `fn:` for an async fn probe: it needs no state, so it gets no deps field",
+            )
+        };
+        let message = site.message(Rule::Unknown, self.location, text, help);
+        let ok = quote!(#missing || <#ty as #krate::meta::ZbHealthProbe>::STATELESS.is_some() == #function);
+        site.fact(&self.ident(), "form_agrees", ok, &message)
     }
 
     /// The fallback probe of nothing, named like the type, for a type that

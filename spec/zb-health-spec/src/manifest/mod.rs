@@ -505,11 +505,15 @@ pub enum ProbeKind {
         /// `unhealthy_below`: `Unhealthy` while the free space is below it.
         unhealthy_below: Option<Located<FreeSpace>>,
     },
-    /// `custom`: the application's own `#[zb_health]` probe struct.
+    /// `custom`: the application's own `#[zb_health]` probe, a struct
+    /// (`type:`) or an `async fn` (`fn:`).
     Custom {
-        /// `type`: the Rust path of the probe struct, e.g.
-        /// `crate::probes::CacheProbe`.
+        /// `type` or `fn`: the Rust path of the probe struct, e.g.
+        /// `crate::probes::CacheProbe`, or of the probe fn, `crate::ping`.
         type_path: Located<String>,
+        /// Written as `fn:`: the path names a `#[zb_health]` async fn,
+        /// which needs no state, so `manifest!` gives it no deps field.
+        function: bool,
     },
 }
 

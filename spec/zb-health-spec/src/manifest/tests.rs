@@ -123,7 +123,7 @@ fn full_manifest_parses() {
     assert_eq!(custom.name, None);
     assert_eq!(custom.effective_tags(), None);
     assert!(
-        matches!(&custom.kind, ProbeKind::Custom { type_path } if type_path.value == "crate::probes::CacheProbe")
+        matches!(&custom.kind, ProbeKind::Custom { type_path, .. } if type_path.value == "crate::probes::CacheProbe")
     );
 }
 
@@ -313,6 +313,35 @@ fn r11_custom_needs_a_type_r4_a_valid_one() {
         at(3, 27),
     );
     assert!(v.message.contains("`crate::my-probe`"));
+}
+
+#[test]
+fn a_custom_fn_entry_is_read_with_its_form_and_takes_one_of_type_or_fn() {
+    let m = parse_manifest(&with_probe("{ kind: custom, fn: crate::probes::ping }"))
+        .unwrap_or_else(|v| panic!("{v:#?}"));
+    assert_eq!(
+        m.probes[0].kind,
+        ProbeKind::Custom {
+            type_path: Located::new("crate::probes::ping".to_owned(), at(3, 25)),
+            function: true,
+        }
+    );
+    let v = only(
+        &with_probe("{ kind: custom, type: crate::A, fn: crate::a }"),
+        Rule::Unknown,
+        at(3, 37),
+    );
+    assert!(v.message.contains("both `type` and `fn`"), "{v:#?}");
+    only(
+        &with_probe("{ kind: custom, fn: crate::a-b }"),
+        Rule::Unknown,
+        at(3, 25),
+    );
+    only(
+        &with_probe("{ name: db, kind: database, fn: crate::a }"),
+        Rule::Unknown,
+        at(3, 33),
+    );
 }
 
 #[test]

@@ -33,12 +33,12 @@ mod walk;
 
 pub use walk::crate_source;
 
-/// A `#[zb_health]` struct found in the source.
+/// A `#[zb_health]` struct or async fn found in the source.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Found {
     /// Its module, from the crate root: `["probes"]` for `crate::probes`.
     pub module: Vec<String>,
-    /// The struct's name.
+    /// The struct's name, or the fn's (its probe type's).
     pub name: String,
     /// Whether it is `pub` or `pub(crate)`, so any module can name it.
     pub public: bool,

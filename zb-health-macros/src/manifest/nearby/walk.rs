@@ -217,6 +217,14 @@ impl Tree {
                         public: is_public(&s.vis),
                     });
                 }
+                // An async fn probe's type is named like the fn.
+                syn::Item::Fn(f) if is_probe(&f.attrs) && !is_cfg(&f.attrs) => {
+                    self.found.push(Found {
+                        module: module.to_vec(),
+                        name: f.sig.ident.to_string(),
+                        public: is_public(&f.vis),
+                    });
+                }
                 // A module under `#[cfg]` may not exist: its probes are
                 // left to the checks at the manifest.
                 syn::Item::Mod(m) if !is_cfg(&m.attrs) => {

@@ -396,7 +396,7 @@ impl Reader {
                 let name = d.name.as_ref().map(|n| n.value.as_str());
                 let label = match (&d.kind, name) {
                     (_, Some(name)) => name,
-                    (ProbeKind::Custom { type_path }, None) => type_path.value.as_str(),
+                    (ProbeKind::Custom { type_path, .. }, None) => type_path.value.as_str(),
                     (_, None) => "?",
                 };
                 Dependent {
@@ -448,7 +448,7 @@ impl Reader {
         // which the compiler refuses, so `check` must too.
         let mut unnamed: Vec<&Located<String>> = Vec::new();
         for decl in decls.iter().flatten() {
-            let ProbeKind::Custom { type_path } = &decl.kind else {
+            let ProbeKind::Custom { type_path, .. } = &decl.kind else {
                 continue;
             };
             if decl.name.is_some() {

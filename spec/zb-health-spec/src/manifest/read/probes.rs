@@ -60,7 +60,7 @@ impl ExecutionPolicy {
 }
 
 /// The kind-specific probe keys, each with the kinds that take it.
-const KIND_OPTIONS: [(&str, &[Kind]); 13] = [
+const KIND_OPTIONS: [(&str, &[Kind]); 14] = [
     ("policy", &[Kind::ClusterMembership]),
     ("expected_size", &[Kind::ClusterTransport, Kind::ActiveNode]),
     (
@@ -71,6 +71,7 @@ const KIND_OPTIONS: [(&str, &[Kind]); 13] = [
     ("roles", &[Kind::ActiveNode]),
     ("no_active_role_status", &[Kind::ActiveNode]),
     ("type", &[Kind::Custom]),
+    ("fn", &[Kind::Custom]),
     ("url", &[Kind::Http]),
     ("status", &[Kind::Http]),
     ("body_contains", &[Kind::Http]),
@@ -380,7 +381,10 @@ impl Reader {
             Kind::Disk => self.disk(label, fields, at),
             Kind::Custom => self
                 .custom_type(label, fields, at)
-                .map(|type_path| ProbeKind::Custom { type_path }),
+                .map(|(type_path, function)| ProbeKind::Custom {
+                    type_path,
+                    function,
+                }),
         }
     }
 
@@ -565,33 +569,53 @@ impl Reader {
             .ok()
     }
 
-    /// `type` of a custom probe: required (R11), and a Rust path (R4).
+    /// `type` or `fn` of a custom probe: exactly one (R11, R4), a Rust
+    /// path (R4); with whether it is the `fn` form.
     fn custom_type(
         &mut self,
         label: &str,
         fields: &Fields,
         at: Location,
-    ) -> Option<Located<String>> {
-        let Some(f) = fields.get("type") else {
-            missing_key(
-                format!("{label} has kind `custom` but no `type`"),
-                "add `type: crate::path::to::YourProbe`, the struct that carries `#[zb_health]`",
-                at,
-                &mut self.sink,
-            );
-            return None;
+    ) -> Option<(Located<String>, bool)> {
+        let (f, function) = match (fields.get("type"), fields.get("fn")) {
+            (Some(t), None) => (t, false),
+            (None, Some(f)) => (f, true),
+            (Some(_), Some(f)) => {
+                self.sink.push(
+                    Rule::Unknown,
+                    f.key_loc,
+                    format!("{label} has both `type` and `fn`"),
+                    "a custom probe is a #[zb_health] struct (`type:`) or a #[zb_health] async fn (`fn:`); keep one",
+                );
+                return None;
+            }
+            (None, None) => {
+                missing_key(
+                    format!("{label} has kind `custom` but no `type` or `fn`"),
+                    "add `type: crate::path::to::YourProbe`, the struct that carries `#[zb_health]`, or `fn: crate::path::to::your_check`, an `async fn` that carries it",
+                    at,
+                    &mut self.sink,
+                );
+                return None;
+            }
         };
-        let path = self.string(&format!("`type` of {label}"), f.node)?;
+        let key = if function { "fn" } else { "type" };
+        let path = self.string(&format!("`{key}` of {label}"), f.node)?;
         if !super::rust_path::is_rust_path(&path.value) {
+            let example = if function {
+                "the probe fn, e.g. `crate::probes::ping`"
+            } else {
+                "the probe struct, e.g. `crate::probes::CacheProbe`"
+            };
             self.sink.push(
                 Rule::Unknown,
                 path.location,
-                format!("`type` of {label} is `{}`, which is not a Rust path", shown(&path.value)),
-                "write the path of the probe struct, e.g. `crate::probes::CacheProbe`: identifiers joined by `::`, optionally starting with `crate::`, `self::`, `super::` or `::`",
+                format!("`{key}` of {label} is `{}`, which is not a Rust path", shown(&path.value)),
+                format!("write the path of {example}: identifiers joined by `::`, optionally starting with `crate::`, `self::`, `super::` or `::`"),
             );
             return None;
         }
-        Some(path)
+        Some((path, function))
     }
 
     /// `tags`: each one known (R4), then R1 and R13 on the list. A list

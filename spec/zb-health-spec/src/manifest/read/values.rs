@@ -273,7 +273,7 @@ pub(super) fn known_names(probes: Option<&[ProbeDecl]>) -> Option<Vec<&str>> {
 }
 
 /// The name a probe's messages use, read before validation: its `name`, else
-/// its custom `type`, else its position (`#1` is the first).
+/// its custom `type` or `fn`, else its position (`#1` is the first).
 pub(super) fn subject_name(node: &Node, index: usize) -> String {
     let text_of = |key: &str| match &node.value {
         Value::Map(pairs) => pairs.iter().find_map(|(k, v)| match (&k.value, &v.value) {
@@ -284,6 +284,7 @@ pub(super) fn subject_name(node: &Node, index: usize) -> String {
     };
     text_of("name")
         .or_else(|| text_of("type"))
+        .or_else(|| text_of("fn"))
         .unwrap_or_else(|| format!("#{}", index + 1))
 }
 

@@ -1,4 +1,4 @@
-// The attribute goes on a struct only.
+// The attribute goes on a struct or an async fn only.
 use zb_health::prelude::zb_health;
 
 #[zb_health(name = "mode")]
@@ -8,6 +8,6 @@ enum Mode {
 }
 
 #[zb_health(name = "check")]
-async fn check() {}
+trait Check {}
 
 fn main() {}
