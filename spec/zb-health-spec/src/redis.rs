@@ -21,7 +21,8 @@ use crate::upstream::{UrlProblem, split_authority};
 pub const DEFAULT_PORT: u16 = 6379;
 
 /// How a Redis URL is written, the help of every malformed one.
-const HELP: &str = "write a `redis://[user:password@]host:port[/db]` URL, e.g. `redis://cache:6379/0`";
+const HELP: &str =
+    "write a `redis://[user:password@]host:port[/db]` URL, e.g. `redis://cache:6379/0`";
 
 /// A Redis probe's URL taken apart. Its `Debug` shows the password as
 /// `***`, so a logged value never carries it.
@@ -98,9 +99,9 @@ pub fn parse_url(url: &str) -> Result<RedisUrl, UrlProblem> {
     }
     let db = match path.strip_prefix('/').unwrap_or(path) {
         "" => 0,
-        n => n.parse::<u32>().map_err(|_| {
-            problem("has a path that is not a database number (`/0`, `/1`, …)")
-        })?,
+        n => n
+            .parse::<u32>()
+            .map_err(|_| problem("has a path that is not a database number (`/0`, `/1`, …)"))?,
     };
     let parts = split_authority(authority, DEFAULT_PORT).map_err(problem)?;
     let (username, password) = match parts.user_info {
@@ -161,7 +162,10 @@ mod tests {
         assert_eq!(url.username.as_deref(), Some("app"));
         assert_eq!(url.password.as_deref(), Some("p@ss:w"));
         let url = parse_url("redis://:s3cret@127.0.0.1:6380/").unwrap();
-        assert_eq!((url.username, url.password.as_deref()), (None, Some("s3cret")));
+        assert_eq!(
+            (url.username, url.password.as_deref()),
+            (None, Some("s3cret"))
+        );
         let url = parse_url("redis://app@h").unwrap();
         assert_eq!((url.username.as_deref(), url.password), (Some("app"), None));
     }
@@ -192,6 +196,9 @@ mod tests {
     fn the_debug_form_never_shows_the_password() {
         let url = parse_url("redis://app:s3cret@h").unwrap();
         let shown = format!("{url:?}");
-        assert!(!shown.contains("s3cret") && shown.contains("***"), "{shown}");
+        assert!(
+            !shown.contains("s3cret") && shown.contains("***"),
+            "{shown}"
+        );
     }
 }

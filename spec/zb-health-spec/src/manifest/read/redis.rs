@@ -7,7 +7,12 @@ use crate::vocab::Kind;
 
 impl Reader {
     /// `url`: required (R11), and one the Redis probe can connect to (R15).
-    pub(super) fn redis(&mut self, label: &str, fields: &Fields, at: Location) -> Option<ProbeKind> {
+    pub(super) fn redis(
+        &mut self,
+        label: &str,
+        fields: &Fields,
+        at: Location,
+    ) -> Option<ProbeKind> {
         let url = self.url(
             (label, Kind::Redis),
             fields,
@@ -43,7 +48,10 @@ mod tests {
         assert_eq!(url.value, "redis://app:pw@cache:6379/2");
         assert_eq!(url.location.to_string(), "5:10");
         assert_eq!(p.effective_tags(), Some(TagSet::READY));
-        assert_eq!(p.failure_status.map(|f| f.value), Some(FailureStatus::Degraded));
+        assert_eq!(
+            p.failure_status.map(|f| f.value),
+            Some(FailureStatus::Degraded)
+        );
     }
 
     #[test]
@@ -52,9 +60,13 @@ mod tests {
             .expect_err("a violation");
         assert_eq!(v.len(), 1, "{v:#?}");
         let v = &v[0];
-        assert_eq!((v.rule, v.location.to_string()), (Rule::ValueType, "5:10".to_owned()));
+        assert_eq!(
+            (v.rule, v.location.to_string()),
+            (Rule::ValueType, "5:10".to_owned())
+        );
         assert!(
-            v.message.contains("`rediss://app:***@cache:6380`, is a `rediss` (TLS) URL"),
+            v.message
+                .contains("`rediss://app:***@cache:6380`, is a `rediss` (TLS) URL"),
             "{}",
             v.message
         );
@@ -65,10 +77,22 @@ mod tests {
     fn a_missing_url_or_an_http_option_is_refused_with_the_fix() {
         let v = parse_manifest(&manifest("    timeout: 1s\n")).expect_err("no url");
         assert_eq!((v[0].rule, v.len()), (Rule::MissingKey, 1), "{v:#?}");
-        assert!(v[0].message.contains("kind `redis` but no `url`"), "{}", v[0].message);
-        assert!(v[0].help.contains("url: redis://host:6379"), "{}", v[0].help);
+        assert!(
+            v[0].message.contains("kind `redis` but no `url`"),
+            "{}",
+            v[0].message
+        );
+        assert!(
+            v[0].help.contains("url: redis://host:6379"),
+            "{}",
+            v[0].help
+        );
         let v = parse_manifest(&manifest("    url: redis://h\n    status: 200\n"))
             .expect_err("status is http's");
-        assert!(v[0].message.contains("`status` does not apply"), "{}", v[0].message);
+        assert!(
+            v[0].message.contains("`status` does not apply"),
+            "{}",
+            v[0].message
+        );
     }
 }
