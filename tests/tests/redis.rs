@@ -116,6 +116,11 @@ type Seen = (HealthStatus, Option<String>, EntryOutcome);
 async fn run(registration: ProbeRegistration) -> Seen {
     let reg = HealthRegistry::new();
     reg.add(registration).unwrap();
+    seen(&reg).await
+}
+
+/// What the ready tier of `reg` reported of its one probe.
+async fn seen(reg: &HealthRegistry) -> Seen {
     let report = reg.check(Tag::Ready).await;
     let e = &report.entries[0];
     (
@@ -123,6 +128,19 @@ async fn run(registration: ProbeRegistration) -> Seen {
         e.description.as_deref().map(str::to_owned),
         e.outcome,
     )
+}
+
+/// Asserts that the probe of `url` fails as an error (not a timeout: its
+/// deadline is long) with `Unhealthy`, and returns the error's text, which
+/// goes to the log.
+async fn failure_of(url: &str) -> String {
+    assert_eq!(
+        run(probe(url, LONG)).await,
+        failed(HealthStatus::Unhealthy),
+        "{url}"
+    );
+    let probe = RedisProbe::new(url).unwrap();
+    probe.check().await.unwrap_err().to_string()
 }
 
 /// A registration of the probe of `url` with `deadline`.
@@ -154,17 +172,9 @@ async fn a_running_server_is_healthy_on_its_database() {
     assert_eq!(run(probe(&db1, LONG)).await, healthy());
     // A database the server does not have: `SELECT` is refused.
     let db99 = format!("{}/99", server.url(""));
-    assert_eq!(
-        run(probe(&db99, LONG)).await,
-        failed(HealthStatus::Unhealthy)
-    );
-    let error = RedisProbe::new(&db99).unwrap().check().await.unwrap_err();
-    assert!(
-        error
-            .to_string()
-            .starts_with(&format!("PING {db99}: connection setup failed")),
-        "{error}"
-    );
+    let error = failure_of(&db99).await;
+    let setup = format!("PING {db99}: connection setup failed");
+    assert!(error.starts_with(&setup), "{error}");
 }
 
 #[tokio::test]
@@ -177,20 +187,9 @@ async fn a_killed_server_fails_at_once_as_refused_naming_the_url() {
     // answer. The configured failure status is the entry's.
     let degraded = probe(&url, LONG).failure_status(FailureStatus::Degraded);
     assert_eq!(run(degraded).await, failed(HealthStatus::Degraded));
-    assert_eq!(
-        run(probe(&url, LONG)).await,
-        failed(HealthStatus::Unhealthy)
-    );
-    let error = RedisProbe::new(&url)
-        .unwrap()
-        .check()
-        .await
-        .unwrap_err()
-        .to_string();
-    assert!(
-        error.starts_with(&format!("PING {url}: cannot connect")),
-        "{error}"
-    );
+    let error = failure_of(&url).await;
+    let refused = format!("PING {url}: cannot connect");
+    assert!(error.starts_with(&refused), "{error}");
     assert!(error.to_lowercase().contains("refused"), "{error}");
 }
 
@@ -201,14 +200,12 @@ async fn a_paused_server_times_out_at_the_deadline_and_recovers_when_resumed() {
     assert_eq!(run(probe(&url, SHORT)).await, healthy());
     server.signal("STOP");
     // The kernel still accepts the connection; nobody answers `PING`.
-    assert_eq!(
-        run(probe(&url, SHORT)).await,
-        (
-            HealthStatus::Unhealthy,
-            Some("timed out after 400 ms".to_owned()),
-            EntryOutcome::TimedOut
-        )
+    let timed_out = (
+        HealthStatus::Unhealthy,
+        Some("timed out after 400 ms".to_owned()),
+        EntryOutcome::TimedOut,
     );
+    assert_eq!(run(probe(&url, SHORT)).await, timed_out);
     server.signal("CONT");
     let start = tokio::time::Instant::now();
     loop {
@@ -232,34 +229,17 @@ async fn auth_with_the_right_password_is_healthy_and_a_wrong_one_never_shows_a_p
         let url = server.url(&format!("{user}:{PASSWORD}@"));
         assert_eq!(run(probe(&url, LONG)).await, healthy(), "{user}");
     }
-    let wrong = server.url(":not-the-pw@");
-    assert_eq!(
-        run(probe(&wrong, LONG)).await,
-        failed(HealthStatus::Unhealthy)
-    );
-    let error = RedisProbe::new(&wrong)
-        .unwrap()
-        .check()
-        .await
-        .unwrap_err()
-        .to_string();
-    assert!(
-        error.starts_with(&format!("PING {}", server.url(":***@"))),
-        "{error}"
-    );
+    let error = failure_of(&server.url(":not-the-pw@")).await;
+    let shown = format!("PING {}: ", server.url(":***@"));
+    assert!(error.starts_with(&shown), "{error}");
     assert!(
         !error.contains("not-the-pw") && !error.contains(PASSWORD),
         "{error}"
     );
     // No password at all: the server answers `PING` with `NOAUTH`, which
     // is not `PONG`.
-    let none = server.url("");
-    assert_eq!(
-        run(probe(&none, LONG)).await,
-        failed(HealthStatus::Unhealthy)
-    );
-    let error = RedisProbe::new(&none).unwrap().check().await.unwrap_err();
-    assert!(error.to_string().contains("NOAUTH"), "{error}");
+    let error = failure_of(&server.url("")).await;
+    assert!(error.contains("NOAUTH"), "{error}");
 }
 
 // Port 1 on loopback: nothing listens there, so the connection is refused.
@@ -275,14 +255,6 @@ async fn a_manifest_line_alone_registers_the_probe_with_its_failure_status() {
     let meta = Caches::PROBES[0];
     assert_eq!((meta.name, meta.timeout()), ("sessions", SHORT));
     assert_eq!(meta.settings.tags, zb_health::prelude::TagSet::READY);
-    let report = registry.check(Tag::Ready).await;
-    let e = &report.entries[0];
-    assert_eq!(
-        (
-            e.status,
-            e.description.as_deref().map(str::to_owned),
-            e.outcome
-        ),
-        failed(HealthStatus::Degraded)
-    );
+    // The refused connection, with the line's failure status.
+    assert_eq!(seen(&registry).await, failed(HealthStatus::Degraded));
 }

@@ -15,7 +15,7 @@
 
 use std::fmt;
 
-use crate::upstream::{UrlProblem, split_authority};
+use crate::upstream::{UrlProblem, split_authority, split_scheme};
 
 /// Redis's port, when the URL names none.
 pub const DEFAULT_PORT: u16 = 6379;
@@ -68,14 +68,7 @@ pub fn parse_url(url: &str) -> Result<RedisUrl, UrlProblem> {
         message: message.to_owned(),
         help: HELP,
     };
-    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(problem(
-            "is not a URL: it holds spaces or control characters",
-        ));
-    }
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return Err(problem("is not a URL: it has no `redis://`"));
-    };
+    let (scheme, rest) = split_scheme(url, "redis").map_err(|m| problem(&m))?;
     if scheme.eq_ignore_ascii_case("rediss") {
         return Err(UrlProblem {
             message: "is a `rediss` (TLS) URL, and zb-health has no TLS client".to_owned(),

@@ -117,14 +117,7 @@ pub fn parse_url(url: &str) -> Result<HttpUrl, UrlProblem> {
         message: message.to_owned(),
         help,
     };
-    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(problem(
-            "is not a URL: it holds spaces or control characters",
-        ));
-    }
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return Err(problem("is not a URL: it has no `http://`"));
-    };
+    let (scheme, rest) = split_scheme(url, "http").map_err(|m| problem(&m))?;
     if scheme.eq_ignore_ascii_case("https") {
         return Err(UrlProblem {
             message: "is an `https` URL, and zb-health has no TLS client".to_owned(),
@@ -151,6 +144,16 @@ pub fn parse_url(url: &str) -> Result<HttpUrl, UrlProblem> {
             t => t.to_owned(),
         },
     })
+}
+
+/// `url` as its scheme and the rest, after `://`; otherwise why it is not
+/// a URL at all, naming the `expected` scheme, for the caller's message.
+pub(crate) fn split_scheme<'a>(url: &'a str, expected: &str) -> Result<(&'a str, &'a str), String> {
+    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err("is not a URL: it holds spaces or control characters".to_owned());
+    }
+    url.split_once("://")
+        .ok_or_else(|| format!("is not a URL: it has no `{expected}://`"))
 }
 
 /// A URL's authority (`[user[:password]@]host[:port]`) taken apart: the
