@@ -1,7 +1,9 @@
 //! The rules of `kind: http`, an upstream HTTP dependency: which URLs it
 //! can call and which status codes count as healthy. One place, read by
 //! the manifest reader (a located error), the runtime's `HttpProbe` (a
-//! refused construction) and the schema test.
+//! refused construction) and the schema test. With them, the pieces every
+//! URL a probe connects to shares (its scheme and authority read once, its
+//! password redacted once), which [`crate::redis`] uses too.
 
 use std::fmt;
 
@@ -158,8 +160,8 @@ pub(crate) fn split_scheme<'a>(url: &'a str, expected: &str) -> Result<(&'a str,
 
 /// A URL's authority (`[user[:password]@]host[:port]`) taken apart: the
 /// one reading of hosts and ports for every URL a probe connects to (an
-/// HTTP upstream's, a Redis server's).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// HTTP upstream's, a Redis server's). No `Debug`: the user info may hold
+/// a password.
 pub(crate) struct Authority<'a> {
     /// The user info before the last `@`, as written (still
     /// percent-encoded), if any.
