@@ -20,6 +20,15 @@ if ! compgen -G '/usr/lib/postgresql/*/bin/pg_ctl' > /dev/null; then
     $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql > /dev/null
 fi
 
+# redis-server (Debian's) for tests/tests/redis.rs, which starts its own
+# server on a free loopback port (never the packaged service), kills it
+# and pauses it with SIGSTOP; only the binary is needed.
+if ! command -v redis-server > /dev/null && [ -z "${REDIS_SERVER:-}" ]; then
+    sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server > /dev/null
+fi
+
 # Chromium (Debian's) for the browser tests of the health page
 # (zb-health-cli/tests/{page,dashboard}.rs and
 # examples/scadabridge/tests/{health_page,dashboard}.rs, through
@@ -61,7 +70,7 @@ cargo clippy --workspace --all-targets --all-features -- -D warnings
 # cannot hide behind `--all-features`.
 # `database` alone is the probe with no driver; `sqlite` and `postgres`
 # each bring one.
-for features in "" macros cluster chitchat database sqlite postgres grpc http-probe disk prometheus test-util; do
+for features in "" macros cluster chitchat database sqlite postgres grpc http-probe disk redis prometheus test-util; do
     echo "cargo check: zb-health, features [${features}]"
     cargo check --quiet -p zb-health --no-default-features ${features:+--features "$features"}
 done

@@ -199,3 +199,34 @@ fn exit_on_stall_is_a_boolean_to_schema_and_parser_alike() {
         assert!(schema.is_valid(&as_json(&good)), "schema refused {good}");
     }
 }
+
+#[test]
+fn redis_urls_and_keys_are_refused_by_schema_and_parser_alike() {
+    let schema = schema();
+    let probe = |p: &str| format!("service: s\nprobes:\n  - {{ name: r, kind: redis, {p} }}\n");
+    for yaml in [
+        probe("url: \"rediss://:pw@cache:6380\""),    // R15: TLS
+        probe("url: \"http://cache:6379\""),          // R15: not redis://
+        probe("url: \"redis://cache:port\""),         // R15: port not a number
+        probe("url: \"redis://cache:6379/jobs\""),    // R15: db not a number
+        probe("url: \"redis://cache/0?timeout=1\""),  // R15: a query
+        probe("url: \"redis://:pw@\""),               // R15: no host
+        probe("timeout: 1s"),                         // R11: no url
+        probe("url: \"redis://cache\", status: 200"), // R4: http's option
+    ] {
+        assert!(parse_manifest(&yaml).is_err(), "parser accepted {yaml}");
+        assert!(!schema.is_valid(&as_json(&yaml)), "schema accepted {yaml}");
+    }
+    for good in [
+        "url: redis://cache",
+        "url: \"redis://app:p%40ss@cache:6379/2\"",
+        "url: \"redis://:pw@[::1]:7000/\"",
+    ] {
+        let good = probe(good);
+        assert!(parse_manifest(&good).is_ok(), "parser refused {good}");
+        assert!(schema.is_valid(&as_json(&good)), "schema refused {good}");
+    }
+    // The `url` of `kind: http` keeps its own form.
+    let http = "service: s\nprobes:\n  - { name: h, kind: http, url: \"redis://cache\" }\n";
+    assert!(parse_manifest(http).is_err() && !schema.is_valid(&as_json(http)));
+}

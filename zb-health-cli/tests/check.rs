@@ -75,6 +75,7 @@ fn diagnostics_match_their_snapshots() {
         "unknown_probe_key",
         "disk_levels",
         "exit_on_stall",
+        "redis",
     ] {
         let file = format!("tests/ui/fail/manifests/{name}.yaml");
         cli(&["check", "--color", "never", &file])

@@ -20,6 +20,7 @@ pub fn feature(kind: &ProbeKind) -> Option<&'static str> {
         ProbeKind::Grpc => Some("grpc"),
         ProbeKind::Http { .. } => Some("http-probe"),
         ProbeKind::Disk { .. } => Some("disk"),
+        ProbeKind::Redis { .. } => Some("redis"),
         ProbeKind::ClusterMembership { .. }
         | ProbeKind::ClusterTransport { .. }
         | ProbeKind::ActiveNode { .. } => Some("cluster"),
@@ -123,6 +124,11 @@ pub fn probe(p: &ProbeDecl, field: Option<&syn::Ident>, krate: &TokenStream) -> 
                 Some(quote!(.#method(#level)))
             });
             quote!(#krate::probes::disk::DiskProbe::new(#path) #(#levels)*)
+        }
+        ProbeKind::Redis { url } => {
+            let url = url.value.as_str();
+            // The url passed its rule at compile time.
+            quote!(#krate::__private::redis_probe(#url))
         }
         ProbeKind::Custom { .. } => quote!(),
     }

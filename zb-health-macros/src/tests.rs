@@ -376,6 +376,27 @@ fn a_custom_type_is_named_through_one_lookup_with_one_existence_check() {
 }
 
 #[test]
+fn a_redis_probe_is_built_from_its_manifest_line_behind_its_feature_guard() {
+    let out = expand_inline(
+        "service: s\nprobes:\n  - { name: sessions, kind: redis, url: \"redis://:pw@h:6379/1\" }\n",
+    );
+    assert!(!out.contains("compile_error"), "{out}");
+    assert!(out.contains("__zb_require_redis ! ()"), "{out}");
+    assert!(
+        out.contains("__private :: redis_probe (\"redis://:pw@h:6379/1\")"),
+        "{out}"
+    );
+    assert!(!out.contains("pub sessions :"), "no deps field: {out}");
+    // A bad url is a located compile error that hides the password.
+    let out = expand_inline(
+        "service: s\nprobes:\n  - { name: sessions, kind: redis, url: \"rediss://:pw@h\" }\n",
+    );
+    assert!(out.contains("compile_error"), "{out}");
+    assert!(out.contains("<inline manifest>:3:"), "{out}");
+    assert!(out.contains("rediss://:***@h"), "{out}");
+}
+
+#[test]
 fn an_http_probe_is_built_from_its_manifest_line_with_no_deps_field() {
     let out = expand_inline(
         "service: s\nprobes:\n  - { name: inventory, kind: http, url: \"http://u:pw@h:8080/x?y\", status: 200-399, body_contains: UP }\n",

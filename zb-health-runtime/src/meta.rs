@@ -145,6 +145,14 @@ pub mod __private {
         }
     }
 
+    /// The Redis probe of a manifest entry whose `url` the macro already
+    /// checked ([`crate::spec::redis`]).
+    #[cfg(feature = "redis")]
+    pub fn redis_probe(url: &str) -> crate::probes::redis::RedisProbe {
+        crate::probes::redis::RedisProbe::new(url)
+            .expect("the manifest's url passed its rule at compile time")
+    }
+
     /// A role-scoped rule from roles the macro already checked (R2).
     #[cfg(feature = "cluster")]
     pub fn checked_roles(roles: &[&str]) -> crate::cluster::ClusterActiveNode {
@@ -202,6 +210,7 @@ feature_guard!(
     "a `grpc` section (the grpc.health.v1 server)"
 );
 feature_guard!(__zb_require_disk, "disk", "`kind: disk`");
+feature_guard!(__zb_require_redis, "redis", "`kind: redis`");
 feature_guard!(
     __zb_require_cluster,
     "cluster",

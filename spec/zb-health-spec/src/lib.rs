@@ -40,6 +40,7 @@ pub mod manifest;
 pub mod operator;
 mod paths;
 pub mod query;
+pub mod redis;
 pub mod rules;
 pub mod settings;
 mod status;

@@ -1,7 +1,9 @@
 //! The rules of `kind: http`, an upstream HTTP dependency: which URLs it
 //! can call and which status codes count as healthy. One place, read by
 //! the manifest reader (a located error), the runtime's `HttpProbe` (a
-//! refused construction) and the schema test.
+//! refused construction) and the schema test. With them, the pieces every
+//! URL a probe connects to shares (its scheme and authority read once, its
+//! password redacted once), which [`crate::redis`] uses too.
 
 use std::fmt;
 
@@ -117,14 +119,7 @@ pub fn parse_url(url: &str) -> Result<HttpUrl, UrlProblem> {
         message: message.to_owned(),
         help,
     };
-    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(problem(
-            "is not a URL: it holds spaces or control characters",
-        ));
-    }
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return Err(problem("is not a URL: it has no `http://`"));
-    };
+    let (scheme, rest) = split_scheme(url, "http").map_err(|m| problem(&m))?;
     if scheme.eq_ignore_ascii_case("https") {
         return Err(UrlProblem {
             message: "is an `https` URL, and zb-health has no TLS client".to_owned(),
@@ -141,13 +136,71 @@ pub fn parse_url(url: &str) -> Result<HttpUrl, UrlProblem> {
             "has a `#fragment`, which is never sent to the server",
         ));
     }
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let parts = split_authority(authority, 80).map_err(problem)?;
+    Ok(HttpUrl {
+        authority: parts.host.to_owned(),
+        connect: parts.connect(),
+        target: match target {
+            "" => "/".to_owned(),
+            t if t.starts_with('?') => format!("/{t}"),
+            t => t.to_owned(),
+        },
+    })
+}
+
+/// `url` as its scheme and the rest, after `://`; otherwise why it is not
+/// a URL at all, naming the `expected` scheme, for the caller's message.
+pub(crate) fn split_scheme<'a>(url: &'a str, expected: &str) -> Result<(&'a str, &'a str), String> {
+    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err("is not a URL: it holds spaces or control characters".to_owned());
+    }
+    url.split_once("://")
+        .ok_or_else(|| format!("is not a URL: it has no `{expected}://`"))
+}
+
+/// A URL's authority (`[user[:password]@]host[:port]`) taken apart: the
+/// one reading of hosts and ports for every URL a probe connects to (an
+/// HTTP upstream's, a Redis server's). No `Debug`: the user info may hold
+/// a password.
+pub(crate) struct Authority<'a> {
+    /// The user info before the last `@`, as written (still
+    /// percent-encoded), if any.
+    pub user_info: Option<&'a str>,
+    /// The host and port as written, without the user info.
+    pub host: &'a str,
+    /// The host name or address, an IPv6 literal without its brackets.
+    pub name: &'a str,
+    /// The port, or the scheme's default.
+    pub port: u16,
+}
+
+impl Authority<'_> {
+    /// Where to connect: `host:port`, an IPv6 literal bracketed.
+    pub fn connect(&self) -> String {
+        match self.host.starts_with('[') {
+            true => format!("[{}]:{}", self.name, self.port),
+            false => format!("{}:{}", self.name, self.port),
+        }
+    }
+}
+
+/// Takes `authority` apart, `default_port` when it names none; otherwise
+/// what is wrong with it (no host, a malformed `[IPv6]`, a port that is
+/// not a number), for the caller's message.
+pub(crate) fn split_authority(
+    authority: &str,
+    default_port: u16,
+) -> Result<Authority<'_>, &'static str> {
+    let (user_info, host) = match authority.rsplit_once('@') {
+        Some((user, host)) => (Some(user), host),
+        None => (None, authority),
+    };
     // An IPv6 literal is bracketed, `[::1]:80`; its colons are not a port's.
     let (name, port) = match host.strip_prefix('[') {
         Some(v6) => match v6.split_once(']') {
             Some((n, "")) => (n, None),
             Some((n, p)) if p.starts_with(':') => (n, Some(&p[1..])),
-            _ => return Err(problem("has a malformed `[IPv6]` host")),
+            _ => return Err("has a malformed `[IPv6]` host"),
         },
         None => match host.rsplit_once(':') {
             Some((n, p)) => (n, Some(p)),
@@ -155,26 +208,19 @@ pub fn parse_url(url: &str) -> Result<HttpUrl, UrlProblem> {
         },
     };
     if name.is_empty() {
-        return Err(problem("has no host"));
+        return Err("has no host");
     }
     let port = match port {
-        None => 80,
+        None => default_port,
         Some(p) => p
             .parse::<u16>()
-            .map_err(|_| problem("has a port that is not a number from 0 to 65535"))?,
+            .map_err(|_| "has a port that is not a number from 0 to 65535")?,
     };
-    let bracketed = |n: &str| match host.starts_with('[') {
-        true => format!("[{n}]"),
-        false => n.to_owned(),
-    };
-    Ok(HttpUrl {
-        authority: host.to_owned(),
-        connect: format!("{}:{port}", bracketed(name)),
-        target: match target {
-            "" => "/".to_owned(),
-            t if t.starts_with('?') => format!("/{t}"),
-            t => t.to_owned(),
-        },
+    Ok(Authority {
+        user_info,
+        host,
+        name,
+        port,
     })
 }
 

@@ -98,6 +98,9 @@ pub enum Kind {
     Http,
     /// `disk`: the free space of the filesystem holding a path.
     Disk,
+    /// `redis`: a Redis server, answering `PING` on a connection of the
+    /// probe's own.
+    Redis,
     /// `custom`: the application's own `#[zb_health]` struct.
     Custom,
 }
@@ -110,6 +113,7 @@ keyword!(Kind, "kind", {
     Grpc => "grpc",
     Http => "http",
     Disk => "disk",
+    Redis => "redis",
     Custom => "custom",
 });
 

@@ -5,3 +5,5 @@
 pub mod disk;
 #[cfg(feature = "http-probe")]
 pub mod http;
+#[cfg(feature = "redis")]
+pub mod redis;

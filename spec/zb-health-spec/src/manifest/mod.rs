@@ -505,6 +505,12 @@ pub enum ProbeKind {
         /// `unhealthy_below`: `Unhealthy` while the free space is below it.
         unhealthy_below: Option<Located<FreeSpace>>,
     },
+    /// `redis`: a Redis server: a `PING` on a connection of the probe's
+    /// own, healthy on `PONG`.
+    Redis {
+        /// `url`: a `redis://` URL ([`crate::redis::parse_url`]).
+        url: Located<String>,
+    },
     /// `custom`: the application's own `#[zb_health]` probe, a struct
     /// (`type:`) or an `async fn` (`fn:`).
     Custom {
@@ -528,6 +534,7 @@ impl ProbeKind {
             ProbeKind::Grpc => Kind::Grpc,
             ProbeKind::Http { .. } => Kind::Http,
             ProbeKind::Disk { .. } => Kind::Disk,
+            ProbeKind::Redis { .. } => Kind::Redis,
             ProbeKind::Custom { .. } => Kind::Custom,
         }
     }

@@ -24,6 +24,7 @@ mod history;
 mod lifecycle;
 mod observability;
 mod probes;
+mod redis;
 mod rust_path;
 mod values;
 

@@ -72,7 +72,7 @@ const KIND_OPTIONS: [(&str, &[Kind]); 14] = [
     ("no_active_role_status", &[Kind::ActiveNode]),
     ("type", &[Kind::Custom]),
     ("fn", &[Kind::Custom]),
-    ("url", &[Kind::Http]),
+    ("url", &[Kind::Http, Kind::Redis]),
     ("status", &[Kind::Http]),
     ("body_contains", &[Kind::Http]),
     ("path", &[Kind::Disk]),
@@ -379,6 +379,7 @@ impl Reader {
             Kind::Grpc => Some(ProbeKind::Grpc),
             Kind::Http => self.http(label, fields, at),
             Kind::Disk => self.disk(label, fields, at),
+            Kind::Redis => self.redis(label, fields, at),
             Kind::Custom => self
                 .custom_type(label, fields, at)
                 .map(|(type_path, function)| ProbeKind::Custom {
@@ -517,17 +518,41 @@ impl Reader {
         let body_contains = fields
             .get("body_contains")
             .and_then(|f| self.string(&format!("`body_contains` of {label}"), f.node));
+        let url = self.url(
+            (label, Kind::Http),
+            fields,
+            at,
+            "add `url: http://host:port/path`, the upstream to call",
+            |u| upstream::parse_url(u).map(drop),
+        )?;
+        Some(ProbeKind::Http {
+            url,
+            status: status?,
+            body_contains,
+        })
+    }
+
+    /// The `url` of a probe of `kind` (required, R11), judged by `check`
+    /// (R15, at its value). A message shows the URL without its password.
+    pub(super) fn url(
+        &mut self,
+        (label, kind): (&str, Kind),
+        fields: &Fields,
+        at: Location,
+        missing_help: &str,
+        check: impl FnOnce(&str) -> Result<(), upstream::UrlProblem>,
+    ) -> Option<Located<String>> {
         let Some(f) = fields.get("url") else {
             missing_key(
-                format!("{label} has kind `http` but no `url`"),
-                "add `url: http://host:port/path`, the upstream to call",
+                format!("{label} has kind `{kind}` but no `url`"),
+                missing_help,
                 at,
                 &mut self.sink,
             );
             return None;
         };
         let url = self.string(&format!("`url` of {label}"), f.node)?;
-        if let Err(problem) = upstream::parse_url(&url.value) {
+        if let Err(problem) = check(&url.value) {
             self.sink.push(
                 Rule::ValueType,
                 url.location,
@@ -540,11 +565,7 @@ impl Reader {
             );
             return None;
         }
-        Some(ProbeKind::Http {
-            url,
-            status: status?,
-            body_contains,
-        })
+        Some(url)
     }
 
     /// `status` of an HTTP probe: `200-299` or one code such as `204`.
