@@ -1,7 +1,8 @@
 //! OpenTelemetry export (issue 41 §7, the `otel` feature): the probes'
 //! statuses and durations, the tiers' statuses and the transitions reach
 //! a real OTLP/gRPC receiver (a tonic server built on the OTLP protobuf
-//! definitions), which decodes and checks them. One process, one export
+//! definitions), which decodes and checks them, the last transition at
+//! the drain's end included. One process, one export
 //! pipeline (the process's, as the `metrics` recorder is): the case of no
 //! endpoint is `otel_unconfigured.rs`.
 
@@ -55,7 +56,7 @@ fn transition<'a>(
 }
 
 #[actix_web::test]
-async fn statuses_durations_and_transitions_reach_an_otlp_receiver() {
+async fn statuses_durations_and_transitions_reach_an_otlp_receiver_and_the_drain_flushes_the_last() {
     let (collector, received) = otlp::receiver();
     let healthy = Arc::new(AtomicBool::new(true));
     let flag = healthy.clone();
@@ -98,9 +99,10 @@ async fn statuses_durations_and_transitions_reach_an_otlp_receiver() {
     let app = bound.addresses().application[0];
     let running = actix_web::rt::spawn(bound.run());
     // A thread names itself once it runs.
-    until("the metric reader's and the log processor's threads", || {
-        (otlp::sdk_threads() == 2).then_some(())
-    })
+    until(
+        "the metric reader's and the log processor's threads",
+        || (otlp::sdk_threads() == 2).then_some(()),
+    )
     .await;
 
     // One answer of `ready` runs the three probes: 503, as `otel-down` fails.
@@ -181,6 +183,58 @@ async fn statuses_durations_and_transitions_reach_an_otlp_receiver() {
     })
     .await;
     running.abort();
+
+    // The drain's end: a transition held in an hour-long window goes out
+    // when the server's run ends (a real SIGTERM), before it returns.
+    let healthy = Arc::new(AtomicBool::new(true));
+    let flag = healthy.clone();
+    let registry = HealthRegistry::new();
+    registry
+        .add(ProbeRegistration::new(
+            "otel-last",
+            from_fn(move || {
+                let ok = flag.load(Ordering::SeqCst);
+                async move {
+                    Ok(if ok {
+                        ProbeResult::healthy()
+                    } else {
+                        ProbeResult::unhealthy("the last change")
+                    })
+                }
+            }),
+        ))
+        .unwrap();
+    registry.set_transition_window(Duration::from_secs(3600));
+    let endpoints = map_zb_health(registry.clone());
+    let bound = ZbHealthServer::new(registry, endpoints, Drain::new(Duration::from_millis(100)))
+        .port(0)
+        .management_port(None)
+        .otel(OtelSettings::new().endpoint(format!("http://{collector}")))
+        .bind()
+        .unwrap();
+    let app = bound.addresses().application[0];
+    let running = actix_web::rt::spawn(bound.run());
+    assert_eq!(request(app, "GET", "/health/ready").await.status, 200);
+    healthy.store(false, Ordering::SeqCst);
+    assert_eq!(request(app, "GET", "/health/ready").await.status, 503);
+    assert!(
+        transition(&received.log_records(), NAME, "otel-last", "Unhealthy").is_none(),
+        "the window holds it"
+    );
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &std::process::id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    until("the drained server's end", || {
+        running.is_finished().then_some(())
+    })
+    .await;
+    running.await.unwrap().unwrap();
+    let records = received.log_records();
+    let last = transition(&records, NAME, "otel-last", "Unhealthy")
+        .expect("the drain's end published and flushed the last transition");
+    assert_eq!(otlp::text(&last.attributes, FROM), Some("Healthy"));
 }
 
 #[test]
