@@ -56,7 +56,8 @@ fn transition<'a>(
 }
 
 #[actix_web::test]
-async fn statuses_durations_and_transitions_reach_an_otlp_receiver_and_the_drain_flushes_the_last() {
+async fn statuses_durations_and_transitions_reach_an_otlp_receiver_and_the_drain_flushes_the_last()
+{
     let (collector, received) = otlp::receiver();
     let healthy = Arc::new(AtomicBool::new(true));
     let flag = healthy.clone();
