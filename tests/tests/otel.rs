@@ -10,22 +10,17 @@
 mod otlp;
 mod support;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use opentelemetry_proto::tonic::logs::v1::LogRecord;
 use opentelemetry_proto::tonic::metrics::v1::metric;
-use support::{fixed, request};
-use zb_health::lifecycle::Drain;
+use support::{fixed, request, switchable};
 use zb_health::observe::otel::{
     DURATION, EXPORT_INTERVAL_VAR, FROM, METRICS_ENDPOINT_VAR, NAME, OtelSettings,
     SDK_DISABLED_VAR, STATUS, TIER, TIER_STATUS, TO, TRANSITION_EVENT, is_exporting,
 };
-use zb_health::prelude::{
-    HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, from_fn, map_zb_health,
-};
-use zb_health::server::ZbHealthServer;
+use zb_health::prelude::{HealthRegistry, HealthStatus};
 
 /// How long a test waits for a condition before it fails.
 const PATIENCE: Duration = Duration::from_secs(30);
@@ -59,8 +54,7 @@ fn transition<'a>(
 async fn statuses_durations_and_transitions_reach_an_otlp_receiver_and_the_drain_flushes_the_last()
 {
     let (collector, received) = otlp::receiver();
-    let healthy = Arc::new(AtomicBool::new(true));
-    let flag = healthy.clone();
+    let (flip, healthy) = switchable("otel-flip");
     let registry = HealthRegistry::new();
     registry
         .add(fixed("otel-up", HealthStatus::Healthy))
@@ -68,37 +62,17 @@ async fn statuses_durations_and_transitions_reach_an_otlp_receiver_and_the_drain
     registry
         .add(fixed("otel-down", HealthStatus::Unhealthy))
         .unwrap();
-    registry
-        .add(ProbeRegistration::new(
-            "otel-flip",
-            from_fn(move || {
-                let ok = flag.load(Ordering::SeqCst);
-                async move {
-                    Ok(if ok {
-                        ProbeResult::healthy()
-                    } else {
-                        ProbeResult::unhealthy("flipped")
-                    })
-                }
-            }),
-        ))
-        .unwrap();
+    registry.add(flip).unwrap();
     registry.set_transition_window(Duration::from_millis(50));
-    let endpoints = map_zb_health(registry.clone());
-    let bound = ZbHealthServer::new(registry, endpoints, Drain::new(Duration::from_secs(1)))
-        .port(0)
-        .management_port(None)
-        .otel(
-            OtelSettings::new()
-                .endpoint(format!("http://{collector}"))
-                .export_interval(Duration::from_millis(100))
-                .service_name("otel-test"),
-        )
-        .bind()
-        .unwrap();
+    let (app, running) = otlp::serve_exporting(
+        registry,
+        Duration::from_secs(1),
+        OtelSettings::new()
+            .endpoint(format!("http://{collector}"))
+            .export_interval(Duration::from_millis(100))
+            .service_name("otel-test"),
+    );
     assert!(is_exporting(), "an endpoint installs the export at bind");
-    let app = bound.addresses().application[0];
-    let running = actix_web::rt::spawn(bound.run());
     // A thread names itself once it runs.
     until(
         "the metric reader's and the log processor's threads",
@@ -187,34 +161,15 @@ async fn statuses_durations_and_transitions_reach_an_otlp_receiver_and_the_drain
 
     // The drain's end: a transition held in an hour-long window goes out
     // when the server's run ends (a real SIGTERM), before it returns.
-    let healthy = Arc::new(AtomicBool::new(true));
-    let flag = healthy.clone();
+    let (last, healthy) = switchable("otel-last");
     let registry = HealthRegistry::new();
-    registry
-        .add(ProbeRegistration::new(
-            "otel-last",
-            from_fn(move || {
-                let ok = flag.load(Ordering::SeqCst);
-                async move {
-                    Ok(if ok {
-                        ProbeResult::healthy()
-                    } else {
-                        ProbeResult::unhealthy("the last change")
-                    })
-                }
-            }),
-        ))
-        .unwrap();
+    registry.add(last).unwrap();
     registry.set_transition_window(Duration::from_secs(3600));
-    let endpoints = map_zb_health(registry.clone());
-    let bound = ZbHealthServer::new(registry, endpoints, Drain::new(Duration::from_millis(100)))
-        .port(0)
-        .management_port(None)
-        .otel(OtelSettings::new().endpoint(format!("http://{collector}")))
-        .bind()
-        .unwrap();
-    let app = bound.addresses().application[0];
-    let running = actix_web::rt::spawn(bound.run());
+    let (app, running) = otlp::serve_exporting(
+        registry,
+        Duration::from_millis(100),
+        OtelSettings::new().endpoint(format!("http://{collector}")),
+    );
     assert_eq!(request(app, "GET", "/health/ready").await.status, 200);
     healthy.store(false, Ordering::SeqCst);
     assert_eq!(request(app, "GET", "/health/ready").await.status, 503);

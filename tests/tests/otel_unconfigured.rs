@@ -10,10 +10,8 @@ mod support;
 use std::time::Duration;
 
 use support::{fixed, request};
-use zb_health::lifecycle::Drain;
 use zb_health::observe::otel::{OtelSettings, is_exporting};
-use zb_health::prelude::{HealthRegistry, HealthStatus, map_zb_health};
-use zb_health::server::ZbHealthServer;
+use zb_health::prelude::{HealthRegistry, HealthStatus};
 
 #[actix_web::test]
 async fn without_an_endpoint_nothing_is_exported_and_nothing_is_started() {
@@ -26,19 +24,13 @@ async fn without_an_endpoint_nothing_is_exported_and_nothing_is_started() {
         .add(fixed("quiet-down", HealthStatus::Unhealthy))
         .unwrap();
     registry.set_transition_window(Duration::from_millis(20));
-    let endpoints = map_zb_health(registry.clone());
-    let bound = ZbHealthServer::new(registry, endpoints, Drain::new(Duration::from_secs(1)))
-        .port(0)
-        .management_port(None)
-        .otel(
-            OtelSettings::new()
-                .service_name("quiet")
-                .export_interval(Duration::from_millis(20)),
-        )
-        .bind()
-        .unwrap();
-    let app = bound.addresses().application[0];
-    let running = actix_web::rt::spawn(bound.run());
+    let (app, running) = otlp::serve_exporting(
+        registry,
+        Duration::from_secs(1),
+        OtelSettings::new()
+            .service_name("quiet")
+            .export_interval(Duration::from_millis(20)),
+    );
     // Runs, a failing probe and a 503 tier: values and transitions that
     // an installed export would send within a few of its intervals.
     for _ in 0..5 {

@@ -25,6 +25,10 @@ use opentelemetry_proto::tonic::logs::v1::LogRecord;
 use opentelemetry_proto::tonic::metrics::v1::{Metric, metric, number_data_point};
 use tokio_stream::StreamExt;
 use tokio_stream::wrappers::TcpListenerStream;
+use zb_health::lifecycle::Drain;
+use zb_health::observe::otel::OtelSettings;
+use zb_health::prelude::{HealthRegistry, map_zb_health};
+use zb_health::server::ZbHealthServer;
 
 /// What the receiver got.
 #[derive(Default)]
@@ -192,4 +196,26 @@ pub fn sdk_threads() -> usize {
         .iter()
         .filter(|name| name.starts_with("OpenTelemetry"))
         .count()
+}
+
+/// Binds `registry`'s server on a free application port (no management
+/// port) with `settings` and runs it on the test's runtime: its address
+/// and its run, which ends when the drain does.
+pub fn serve_exporting(
+    registry: HealthRegistry,
+    drain_delay: std::time::Duration,
+    settings: OtelSettings,
+) -> (
+    SocketAddr,
+    actix_web::rt::task::JoinHandle<std::io::Result<()>>,
+) {
+    let endpoints = map_zb_health(registry.clone());
+    let bound = ZbHealthServer::new(registry, endpoints, Drain::new(drain_delay))
+        .port(0)
+        .management_port(None)
+        .otel(settings)
+        .bind()
+        .unwrap();
+    let app = bound.addresses().application[0];
+    (app, actix_web::rt::spawn(bound.run()))
 }

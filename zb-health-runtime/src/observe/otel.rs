@@ -188,7 +188,7 @@ impl OtelSettings {
     ///
     /// As [`from_lookup`](Self::from_lookup).
     pub fn from_env(self) -> Result<Self, SettingError> {
-        self.from_lookup(|name| std::env::var(name).ok())
+        self.from_lookup(crate::setting::process_env)
     }
 
     /// These settings with the standard OpenTelemetry variables of
@@ -217,7 +217,7 @@ impl OtelSettings {
         mut self,
         lookup: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, SettingError> {
-        let var = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
+        let var = |name: &str| crate::setting::non_blank(&lookup, name);
         let refused = |variable: &'static str, value: String, reason: &str| SettingError {
             variable,
             value,

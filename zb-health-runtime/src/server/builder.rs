@@ -160,7 +160,7 @@ impl ZbHealthServer {
     ///
     /// The first variable that cannot be used.
     pub fn from_env(self) -> Result<Self, SettingError> {
-        self.from_lookup(|name| std::env::var(name).ok())
+        self.from_lookup(crate::setting::process_env)
     }
 
     /// [`from_env`](Self::from_env) over any lookup, e.g. a test's table.
@@ -172,7 +172,7 @@ impl ZbHealthServer {
         mut self,
         lookup: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, SettingError> {
-        let var = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
+        let var = |name: &str| crate::setting::non_blank(&lookup, name);
         if let Some(host) = setting(
             &var,
             HOST,
