@@ -181,16 +181,6 @@ impl OtelSettings {
         !self.disabled && (self.metrics_target().is_some() || self.logs_target().is_some())
     }
 
-    /// These settings with the process environment over them: see
-    /// [`from_lookup`](Self::from_lookup).
-    ///
-    /// # Errors
-    ///
-    /// As [`from_lookup`](Self::from_lookup).
-    pub fn from_env(self) -> Result<Self, SettingError> {
-        self.from_lookup(crate::setting::process_env)
-    }
-
     /// These settings with the standard OpenTelemetry variables of
     /// `lookup` over them, each optional (an empty value is unset):
     ///
@@ -492,14 +482,20 @@ fn otel_value(status: HealthStatus) -> f64 {
     status_value(status) / status_value(HealthStatus::Healthy)
 }
 
+/// The instruments, while the metrics are exported.
+#[inline]
+fn instruments() -> Option<&'static Instruments> {
+    PIPELINE
+        .get()?
+        .metrics
+        .as_ref()
+        .map(|(_, instruments)| instruments)
+}
+
 /// Records one run of a probe; nothing while no metrics are exported.
 #[inline]
 pub(super) fn probe_ran(entry: &HealthEntry) {
-    if let Some(Pipeline {
-        metrics: Some((_, instruments)),
-        ..
-    }) = PIPELINE.get()
-    {
+    if let Some(instruments) = instruments() {
         let name = [KeyValue::new(NAME, entry.name.clone())];
         instruments.status.record(otel_value(entry.status), &name);
         instruments
@@ -512,11 +508,7 @@ pub(super) fn probe_ran(entry: &HealthEntry) {
 /// exported.
 #[inline]
 pub(super) fn tier_answered(tier: Tag, status: HealthStatus) {
-    if let Some(Pipeline {
-        metrics: Some((_, instruments)),
-        ..
-    }) = PIPELINE.get()
-    {
+    if let Some(instruments) = instruments() {
         instruments
             .tier_status
             .record(otel_value(status), &[KeyValue::new(TIER, tier.as_str())]);

@@ -405,7 +405,7 @@ impl ZbHealthServer {
     pub fn bind(self) -> Result<BoundZbHealthServer, StartError> {
         // Read first, so a bad variable stops the start before any port.
         #[cfg(feature = "otel")]
-        let otel = self.otel.clone().from_env()?;
+        let otel = self.otel.clone().from_lookup(crate::setting::process_env)?;
         let host = self.host;
         let origins = self.origins;
         let refused = |port: Origin, number: u16| {
