@@ -5,9 +5,11 @@
 //!
 //! There is no semantic convention for health checks yet:
 //! [semantic-conventions#1106](https://github.com/open-telemetry/semantic-conventions/issues/1106),
-//! "Semantic Conventions for Health Check events", is open. The names
-//! below are the de-facto ones of Xabaril's `AspNetCore.HealthChecks`
-//! OpenTelemetry publisher, so a dashboard made for it reads these:
+//! "Semantic Conventions for Health Check events", is open. The probes'
+//! instruments take the de-facto names of Xabaril's `AspNetCore.HealthChecks`
+//! OpenTelemetry publisher (`HealthChecks.Publisher.OpenTelemetry`), so a
+//! dashboard made for it reads these; the tiers' gauge and the
+//! transitions' attributes are zb-health's own, in the same family:
 //!
 //! | Instrument | Kind | Unit | Attribute | Value |
 //! |---|---|---|---|---|
