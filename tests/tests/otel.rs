@@ -245,3 +245,24 @@ fn the_standard_variables_configure_the_export_and_win_over_code() {
         assert_eq!(error.variable, variable, "{error}");
     }
 }
+
+#[actix_web::test]
+async fn an_endpoint_this_build_cannot_reach_stops_the_bind_by_name() {
+    let registry = HealthRegistry::new();
+    let endpoints = zb_health::prelude::map_zb_health(registry.clone());
+    let error = zb_health::server::ZbHealthServer::new(
+        registry,
+        endpoints,
+        zb_health::lifecycle::Drain::new(Duration::from_secs(1)),
+    )
+    .port(0)
+    .otel(OtelSettings::new().endpoint("https://collector:4317"))
+    .bind()
+    .unwrap_err();
+    let message = error.to_string();
+    assert!(
+        message.starts_with("OtelSettings::endpoint=\"https://collector:4317\": ")
+            && message.contains("no TLS"),
+        "{message}"
+    );
+}

@@ -200,11 +200,11 @@ impl OtelSettings {
     ///
     /// # Errors
     ///
-    /// The first variable that cannot be used, by name: an endpoint that
-    /// is not `http://host[:port]` (this build has no TLS: `https://` is
-    /// refused, not sent in the clear), an interval that is not a positive
-    /// whole number of milliseconds, an `OTEL_SDK_DISABLED` that is not
-    /// `true` or `false`.
+    /// The first variable that cannot be used, by name: an endpoint (or
+    /// one set in code, by its setter) that is not `http://host[:port]`
+    /// (this build has no TLS: `https://` is refused, not sent in the
+    /// clear), an interval that is not a positive whole number of
+    /// milliseconds, an `OTEL_SDK_DISABLED` that is not `true` or `false`.
     pub fn from_lookup(
         mut self,
         lookup: impl Fn(&str) -> Option<String>,
@@ -221,7 +221,6 @@ impl OtelSettings {
             (LOGS_ENDPOINT_VAR, &mut self.logs_endpoint),
         ] {
             if let Some(url) = var(variable) {
-                check_endpoint(&url).map_err(|reason| refused(variable, url.clone(), reason))?;
                 *slot = Some((url, variable));
             }
         }
@@ -247,6 +246,7 @@ impl OtelSettings {
                 _ => return Err(refused(SDK_DISABLED_VAR, disabled, "`true` or `false`")),
             };
         }
+        self.check()?;
         Ok(self)
     }
 
@@ -275,8 +275,8 @@ impl OtelSettings {
         Some((url, origin))
     }
 
-    /// Refuses an endpoint set in code that this build cannot reach (one
-    /// from a variable was refused when read).
+    /// Refuses an endpoint this build cannot reach, naming the variable or
+    /// the setter it came from.
     fn check(&self) -> Result<(), SettingError> {
         for (url, origin) in [&self.endpoint, &self.metrics_endpoint, &self.logs_endpoint]
             .into_iter()
