@@ -4,6 +4,8 @@
 //! receiver that hangs delays no answer and makes the queue drop (and
 //! count) what does not fit.
 
+mod support;
+
 use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, AtomicU16, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -11,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use actix_web::{App, HttpResponse, HttpServer, web};
 use serde_json::Value;
-use zb_health::prelude::{HealthRegistry, ProbeRegistration, ProbeResult, Tag, from_fn};
+use zb_health::prelude::{HealthRegistry, Tag};
 use zb_health::publish::WebhookPublisher;
 
 /// How long a test waits for a condition before it fails.
@@ -80,24 +82,9 @@ fn hung_receiver() -> SocketAddr {
 
 /// A registry with one ready probe `db` that answers as `healthy` says.
 fn registry() -> (HealthRegistry, Arc<AtomicBool>) {
-    let healthy = Arc::new(AtomicBool::new(true));
-    let flag = healthy.clone();
+    let (db, healthy) = support::switchable("db");
     let registry = HealthRegistry::new();
-    registry
-        .add(ProbeRegistration::new(
-            "db",
-            from_fn(move || {
-                let ok = flag.load(Ordering::SeqCst);
-                async move {
-                    Ok(if ok {
-                        ProbeResult::healthy()
-                    } else {
-                        ProbeResult::unhealthy("db unreachable")
-                    })
-                }
-            }),
-        ))
-        .unwrap();
+    registry.add(db).unwrap();
     (registry, healthy)
 }
 

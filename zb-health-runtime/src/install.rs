@@ -251,6 +251,10 @@ impl Settings {
         let server = ZbHealthServer::new(registry.clone(), endpoints, drain)
             .management_port_from(self.management_port, Origin::MANIFEST_MANAGEMENT_PORT)
             .management_endpoints(management);
+        // The manifest's `service` names the exported resource.
+        #[cfg(feature = "otel")]
+        let server = server
+            .otel(crate::observe::otel::OtelSettings::new().service_name(self.service.as_str()));
         // The operator's step-down goes through the manifest's view.
         #[cfg(feature = "cluster")]
         let server = match &self.cluster_view {

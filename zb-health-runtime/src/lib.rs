@@ -73,7 +73,9 @@
 //! * [`observe`]: one log line per transition and the `zb_health_*`
 //!   metrics (BE-HLTH-008); with the `prometheus` feature,
 //!   `observe::prometheus` is the recorder and the `GET /metrics` route
-//!   the installed server serves them with.
+//!   the installed server serves them with; with the `otel` feature,
+//!   `observe::otel` exports the statuses, durations and transitions
+//!   over OTLP.
 //! * [`publish`]: each tier and probe transition to publishers (a
 //!   webhook), off the probe path, grouped, silent while starting or
 //!   draining.

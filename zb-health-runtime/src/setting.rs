@@ -26,6 +26,19 @@ impl fmt::Display for SettingError {
 
 impl std::error::Error for SettingError {}
 
+/// The process environment, as the lookup every `from_lookup` of the
+/// library's settings takes (their `from_env` passes it).
+pub(crate) fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// The variable `name` of `lookup`, unset when blank: an empty variable
+/// (`X=` in a shell or a pod spec) is no setting, for every variable the
+/// library reads.
+pub(crate) fn non_blank(lookup: impl Fn(&str) -> Option<String>, name: &str) -> Option<String> {
+    lookup(name).filter(|v| !v.trim().is_empty())
+}
+
 /// Chained setters on a view over a settings type (`ZbHealth` over
 /// `EndpointSettings`): each forwards to the settings' own setter, so a
 /// setting's setter, its doc and its rule are written once, on the

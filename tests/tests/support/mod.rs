@@ -72,6 +72,33 @@ pub fn fixed(name: &'static str, status: HealthStatus) -> ProbeRegistration {
     )
 }
 
+/// A ready-tier probe `name` that is `Healthy` while the flag is true
+/// (it starts true) and `Unhealthy` after, for a test to flip.
+pub fn switchable(
+    name: &'static str,
+) -> (
+    ProbeRegistration,
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let healthy = std::sync::Arc::new(AtomicBool::new(true));
+    let flag = healthy.clone();
+    let probe = ProbeRegistration::new(
+        name,
+        from_fn(move || {
+            let ok = flag.load(Ordering::SeqCst);
+            async move {
+                Ok(if ok {
+                    ProbeResult::healthy()
+                } else {
+                    ProbeResult::unhealthy("switched off")
+                })
+            }
+        }),
+    );
+    (probe, healthy)
+}
+
 /// A running server and its address; stopped on drop.
 pub struct Server {
     pub addr: SocketAddr,

@@ -26,7 +26,7 @@ pub const EXPECTED_SIZE_VAR: &str = "CLUSTER_EXPECTED_SIZE";
 ///
 /// The value is not a whole number of at least one node.
 pub fn expected_size_from_env() -> Result<Option<u32>, SettingError> {
-    expected_size_from_lookup(|name| std::env::var(name).ok())
+    expected_size_from_lookup(crate::setting::process_env)
 }
 
 /// [`expected_size_from_env`] over any lookup, e.g. a test's table.
@@ -37,7 +37,7 @@ pub fn expected_size_from_env() -> Result<Option<u32>, SettingError> {
 pub fn expected_size_from_lookup(
     lookup: impl Fn(&str) -> Option<String>,
 ) -> Result<Option<u32>, SettingError> {
-    let Some(value) = lookup(EXPECTED_SIZE_VAR).filter(|v| !v.trim().is_empty()) else {
+    let Some(value) = crate::setting::non_blank(&lookup, EXPECTED_SIZE_VAR) else {
         return Ok(None);
     };
     let refuse = |reason: String| SettingError {

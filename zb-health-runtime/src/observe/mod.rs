@@ -58,6 +58,11 @@
 //! | [`CLUSTER_MEMBERS_UP`] | gauge | — | each rebuild of a chitchat view's snapshot, on a change |
 //! | [`SHARED_FAILING`] | gauge | `probe` | when a shared probe's published verdict changes |
 //!
+//! With the `otel` feature, the probes' and tiers' statuses and durations
+//! also go out as OpenTelemetry metrics, and the transitions as log
+//! events, under Xabaril's names (`health_check.status`, …): see
+//! `observe::otel`.
+//!
 //! Statuses are encoded by [`status_value`]: `Healthy` 2, `Degraded` 1,
 //! `Unhealthy` 0, so "higher is better", `== 0` is a 503 and `< 2` is
 //! anything short of healthy.
@@ -200,11 +205,35 @@ pub fn describe_metrics() {
     );
 }
 
+/// The buckets of the probes' duration histograms, in seconds: from 1 ms
+/// to the longest deadline a probe may have. Prometheus's
+/// [`PROBE_DURATION`] and OpenTelemetry's `health_check.duration` share
+/// them.
+#[cfg(any(feature = "prometheus", feature = "otel"))]
+const DURATION_BUCKETS: [f64; 14] = [
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+    zb_health_spec::duration::MAX_PROBE_TIMEOUT.as_secs_f64(),
+];
+
 /// What the `gauge!` family would declare at each call site; one for the
 /// probes' and the tiers' metrics, whose module path is this one.
 static METADATA: Metadata<'static> =
     Metadata::new(module_path!(), Level::INFO, Some(module_path!()));
 
+#[cfg(feature = "otel")]
+pub mod otel;
 mod probe;
 #[cfg(feature = "prometheus")]
 pub mod prometheus;

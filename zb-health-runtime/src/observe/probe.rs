@@ -344,6 +344,8 @@ fn record(entry: &HealthEntry, error: &RunError, line: Line, to_failure: bool, k
             .register_counter(&keys.failures, &METADATA)
             .increment(u64::from(to_failure));
     });
+    #[cfg(feature = "otel")]
+    super::otel::probe_ran(entry);
 }
 
 #[cfg(test)]

@@ -27,9 +27,8 @@ use std::time::Duration;
 
 use actix_web::{HttpResponse, web};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
-use zb_health_spec::duration::MAX_PROBE_TIMEOUT;
 
-use super::{PROBE_DURATION, describe_metrics};
+use super::{DURATION_BUCKETS, PROBE_DURATION, describe_metrics};
 
 /// Where the exporter is served.
 pub const PATH: &str = "/metrics";
@@ -37,25 +36,6 @@ pub const PATH: &str = "/metrics";
 /// The Prometheus text exposition format, version 0.0.4: what Prometheus
 /// scrapes and `promtool check metrics` reads.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
-
-/// The buckets of [`PROBE_DURATION`] (a summary without them), in seconds:
-/// from 1 ms to the longest deadline a probe may have.
-const BUCKETS: [f64; 14] = [
-    0.001,
-    0.0025,
-    0.005,
-    0.01,
-    0.025,
-    0.05,
-    0.1,
-    0.25,
-    0.5,
-    1.0,
-    2.5,
-    5.0,
-    10.0,
-    MAX_PROBE_TIMEOUT.as_secs_f64(),
-];
 
 /// How often the histogram samples are folded in between scrapes (a
 /// scrape folds them in too), so they do not pile up.
@@ -96,7 +76,7 @@ fn exporter() -> Option<&'static PrometheusHandle> {
     EXPORTER
         .get_or_init(|| {
             let recorder = PrometheusBuilder::new()
-                .set_buckets_for_metric(Matcher::Full(PROBE_DURATION.to_owned()), &BUCKETS)
+                .set_buckets_for_metric(Matcher::Full(PROBE_DURATION.to_owned()), &DURATION_BUCKETS)
                 .expect("the bucket list is not empty")
                 .build_recorder();
             let handle = recorder.handle();

@@ -29,6 +29,8 @@ fn tier_gauge(tier: Tag, status: HealthStatus) {
             .register_gauge(key, &METADATA)
             .set(status_value(status));
     });
+    #[cfg(feature = "otel")]
+    super::otel::tier_answered(tier, status);
 }
 
 /// A tier's verdict as [`TierLog`] keeps it; `UNANSWERED` is 0, so a

@@ -10,9 +10,13 @@
 //! * transitions are grouped over a window ([`DEFAULT_WINDOW`]): the same
 //!   tier or probe changing several times inside it is one message, from
 //!   its first state to its last, with a `count` (the webhook floods
-//!   HealthChecks.UI's users report on flaps and redeploys).
+//!   HealthChecks.UI's users report on flaps and redeploys); at the end of
+//!   the drain, what was gathered before it is published at once, so the
+//!   last transitions are not lost with the process.
 //!
-//! [`WebhookPublisher`] POSTs them as JSON, with retries and a timeout.
+//! [`WebhookPublisher`] POSTs them as JSON, with retries and a timeout;
+//! with the `otel` feature, `observe::otel` sends them as OpenTelemetry log
+//! events.
 
 mod queue;
 mod webhook;

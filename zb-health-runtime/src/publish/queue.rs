@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use zb_health_spec::Tag;
 
 use super::{DROPPED_TRANSITIONS, Transition, TransitionKind, TransitionPublisher};
@@ -14,11 +14,16 @@ use super::{DROPPED_TRANSITIONS, Transition, TransitionKind, TransitionPublisher
 /// Whether the service is starting or draining: nothing is published then.
 pub(crate) type Quiet = Box<dyn Fn() -> bool + Send + Sync>;
 
+/// A request to publish what is gathered now, answered once published.
+type Flush = oneshot::Sender<()>;
+
 /// One registry's transitions on their way to its publishers. Off (one
 /// relaxed load per transition) until a publisher is added.
 pub(crate) struct TransitionQueue {
     on: AtomicBool,
     tx: Mutex<Option<mpsc::Sender<Transition>>>,
+    /// Where [`flush`](Self::flush) asks the feeding task; set with `tx`.
+    flush: Mutex<Option<mpsc::Sender<Flush>>>,
     publishers: Arc<Mutex<Vec<Arc<dyn TransitionPublisher>>>>,
     dropped: AtomicU64,
     quiet: Quiet,
@@ -34,6 +39,7 @@ impl TransitionQueue {
         Self {
             on: AtomicBool::new(false),
             tx: Mutex::new(None),
+            flush: Mutex::new(None),
             publishers: Arc::default(),
             dropped: AtomicU64::new(0),
             quiet,
@@ -78,6 +84,21 @@ impl TransitionQueue {
         self.offer(transition);
     }
 
+    /// Publishes what is gathered and queued now, without waiting for the
+    /// window's end, and returns once every publisher had it: for the end
+    /// of the drain, so the last transitions are not lost with the
+    /// process. Returns at once without a publisher.
+    pub(crate) async fn flush(&self) {
+        let flush = self.flush.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let Some(flush) = flush else {
+            return;
+        };
+        let (done, published) = oneshot::channel();
+        if flush.send(done).await.is_ok() {
+            let _ = published.await;
+        }
+    }
+
     /// How many transitions were dropped.
     pub(crate) fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
@@ -103,9 +124,12 @@ impl TransitionQueue {
         if tx.is_none() {
             let (sender, receiver) = mpsc::channel(self.capacity);
             *tx = Some(sender);
+            let (flush, flushes) = mpsc::channel(1);
+            *self.flush.lock().unwrap_or_else(|e| e.into_inner()) = Some(flush);
             let window = *self.window.lock().unwrap_or_else(|e| e.into_inner());
             spawn(Box::pin(feed(
                 receiver,
+                flushes,
                 self.publishers.clone(),
                 window,
                 self.capacity,
@@ -117,33 +141,67 @@ impl TransitionQueue {
 
 /// Gathers a window's transitions after the first (at most `capacity`,
 /// so a flood waits in the bounded queue, not here), groups them per tier
-/// or probe, and hands the batch to each publisher in turn. Ends when the
-/// registry (the sender) is gone.
+/// or probe, and hands the batch to each publisher in turn. A flush ends
+/// the window at once, takes what is queued too, and is answered once
+/// published. Ends when the registry (the senders) is gone.
 async fn feed(
     mut receiver: mpsc::Receiver<Transition>,
+    mut flushes: mpsc::Receiver<Flush>,
     publishers: Arc<Mutex<Vec<Arc<dyn TransitionPublisher>>>>,
     window: Duration,
     capacity: usize,
 ) {
-    while let Some(first) = receiver.recv().await {
-        let mut gathered = vec![first];
+    loop {
+        let (mut gathered, mut flushed) = tokio::select! {
+            first = receiver.recv() => match first {
+                Some(first) => (vec![first], None),
+                None => return,
+            },
+            flush = flushes.recv() => match flush {
+                Some(flush) => (Vec::new(), Some(flush)),
+                None => return,
+            },
+        };
         let until = tokio::time::Instant::now() + window;
-        while gathered.len() < capacity
-            && let Ok(Some(next)) = tokio::time::timeout_at(until, receiver.recv()).await
-        {
-            gathered.push(next);
-        }
-        let batch = group(gathered);
-        let publishers = publishers.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        for publisher in publishers {
-            if let Err(error) = publisher.publish(&batch).await {
-                tracing::warn!(
-                    target: "zb_health::publish",
-                    %error,
-                    transitions = batch.len(),
-                    "a transition publisher failed; the batch is not retried"
-                );
+        while flushed.is_none() && gathered.len() < capacity {
+            tokio::select! {
+                next = tokio::time::timeout_at(until, receiver.recv()) => match next {
+                    Ok(Some(next)) => gathered.push(next),
+                    _ => break,
+                },
+                flush = flushes.recv() => match flush {
+                    Some(flush) => flushed = Some(flush),
+                    None => break,
+                },
             }
+        }
+        if flushed.is_some() {
+            while gathered.len() < capacity
+                && let Ok(next) = receiver.try_recv()
+            {
+                gathered.push(next);
+            }
+        }
+        if !gathered.is_empty() {
+            publish(&publishers, group(gathered)).await;
+        }
+        if let Some(done) = flushed {
+            let _ = done.send(());
+        }
+    }
+}
+
+/// Hands one batch to each publisher in turn; a failure is logged.
+async fn publish(publishers: &Mutex<Vec<Arc<dyn TransitionPublisher>>>, batch: Vec<Transition>) {
+    let publishers = publishers.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    for publisher in publishers {
+        if let Err(error) = publisher.publish(&batch).await {
+            tracing::warn!(
+                target: "zb_health::publish",
+                %error,
+                transitions = batch.len(),
+                "a transition publisher failed; the batch is not retried"
+            );
         }
     }
 }

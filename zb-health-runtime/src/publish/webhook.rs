@@ -66,7 +66,7 @@ impl WebhookPublisher {
     /// A URL [`new`](Self::new) refuses, naming the variable (its value is
     /// not secret: a webhook URL carries no credentials here).
     pub fn from_env() -> Result<Option<Self>, SettingError> {
-        Self::from_lookup(|name| std::env::var(name).ok())
+        Self::from_lookup(crate::setting::process_env)
     }
 
     /// [`from_env`](Self::from_env) over `lookup` instead of the process

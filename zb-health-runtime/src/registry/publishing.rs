@@ -29,6 +29,14 @@ impl HealthRegistry {
         self.inner.transitions.set_window(window);
     }
 
+    /// Publishes the transitions gathered so far now, not at their
+    /// window's end, and returns once every publisher had them: the drain
+    /// does it when its servers have stopped, so the last transitions
+    /// before it are not lost with the process.
+    pub(crate) async fn flush_transitions(&self) {
+        self.inner.transitions.flush().await;
+    }
+
     /// How many transitions were dropped because the queue was full.
     pub fn dropped_transitions(&self) -> u64 {
         self.inner.transitions.dropped()

@@ -38,6 +38,9 @@ pub struct BoundZbHealthServer {
     pub(super) addresses: Addresses,
     #[cfg(feature = "grpc")]
     pub(super) grpc: Option<(GrpcHealth, tonic::transport::server::TcpIncoming)>,
+    /// The OpenTelemetry export, flushed when the drain ends.
+    #[cfg(feature = "otel")]
+    pub(super) otel: Option<crate::observe::otel::Exporting>,
 }
 
 impl fmt::Debug for BoundZbHealthServer {
@@ -55,7 +58,9 @@ impl BoundZbHealthServer {
     }
 
     /// Serves until the drain ends, then returns `Ok(())`; see
-    /// [`ZbHealthServer`](super::ZbHealthServer).
+    /// [`ZbHealthServer`](super::ZbHealthServer). With an OpenTelemetry
+    /// export (the `otel` feature), flushes it last, so the final values
+    /// and transitions go out before the process exits.
     ///
     /// # Errors
     ///
@@ -68,6 +73,8 @@ impl BoundZbHealthServer {
             addresses,
             #[cfg(feature = "grpc")]
             grpc,
+            #[cfg(feature = "otel")]
+            otel,
         } = self;
         tracing::info!(
             application = ?addresses.application,
@@ -101,6 +108,11 @@ impl BoundZbHealthServer {
             if tokio::time::timeout(graceful, &mut task).await.is_err() {
                 task.abort();
             }
+        }
+        #[cfg(feature = "otel")]
+        if let Some(otel) = otel {
+            // The flush waits on the exporters' threads: not on a worker.
+            let _ = tokio::task::spawn_blocking(move || otel.flush()).await;
         }
         served
     }

@@ -82,6 +82,10 @@ pub struct ZbHealthServer {
     /// The step-down the management port's controls serve.
     #[cfg(feature = "cluster")]
     pub(super) step_down: Option<Arc<crate::cluster::StepDown>>,
+    /// The OpenTelemetry export's settings from code, under the `OTEL_*`
+    /// variables read at bind.
+    #[cfg(feature = "otel")]
+    pub(super) otel: crate::observe::otel::OtelSettings,
 }
 
 impl fmt::Debug for ZbHealthServer {
@@ -120,6 +124,8 @@ impl ZbHealthServer {
             metrics_on_app_port: false,
             #[cfg(feature = "cluster")]
             step_down: None,
+            #[cfg(feature = "otel")]
+            otel: crate::observe::otel::OtelSettings::new(),
         }
     }
 
@@ -154,7 +160,7 @@ impl ZbHealthServer {
     ///
     /// The first variable that cannot be used.
     pub fn from_env(self) -> Result<Self, SettingError> {
-        self.from_lookup(|name| std::env::var(name).ok())
+        self.from_lookup(crate::setting::process_env)
     }
 
     /// [`from_env`](Self::from_env) over any lookup, e.g. a test's table.
@@ -166,7 +172,7 @@ impl ZbHealthServer {
         mut self,
         lookup: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, SettingError> {
-        let var = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
+        let var = |name: &str| crate::setting::non_blank(&lookup, name);
         if let Some(host) = setting(
             &var,
             HOST,
@@ -325,6 +331,20 @@ impl ZbHealthServer {
         self
     }
 
+    /// Exports to OpenTelemetry (`observe::otel`, the `otel` feature) as
+    /// `settings` say: each probe's and tier's status and duration as
+    /// metrics, each transition as a log event, over OTLP/gRPC. What
+    /// `settings` leaves unset keeps what was set before (a manifest's
+    /// install sets its `service` as the service name). At
+    /// [`bind`](Self::bind) the standard `OTEL_*` variables
+    /// ([`OtelSettings::from_lookup`](crate::observe::otel::OtelSettings::from_lookup))
+    /// win over them; with no endpoint from either, nothing is exported.
+    #[cfg(feature = "otel")]
+    pub fn otel(mut self, settings: crate::observe::otel::OtelSettings) -> Self {
+        self.otel = std::mem::take(&mut self.otel).or(settings);
+        self
+    }
+
     /// The `/metrics` routes of the application port and of the
     /// management port, in that order (see the [type](Self)). With the
     /// library's exporter, installs its recorder now, before any worker
@@ -381,8 +401,13 @@ impl ZbHealthServer {
     /// (`MANAGEMENT_PORT=8081`, or the builder method or the manifest key
     /// when it did not come from the environment), the address and the
     /// cause in words, e.g. `MANAGEMENT_PORT=8081: 127.0.0.1:8081 is
-    /// already in use`; `HOST` when the host is not this machine's.
+    /// already in use`; `HOST` when the host is not this machine's. With
+    /// the `otel` feature, an `OTEL_*` variable (or an
+    /// [`otel`](Self::otel) endpoint) it cannot use, by name.
     pub fn bind(self) -> Result<BoundZbHealthServer, StartError> {
+        // Read first, so a bad variable stops the start before any port.
+        #[cfg(feature = "otel")]
+        let otel = self.otel.clone().from_lookup(crate::setting::process_env)?;
         let host = self.host;
         let origins = self.origins;
         let refused = |port: Origin, number: u16| {
@@ -467,9 +492,19 @@ impl ZbHealthServer {
             }
             None => None,
         };
+        // Last, once every port is bound: nothing starts for a failed bind.
+        #[cfg(feature = "otel")]
+        let otel =
+            crate::observe::otel::install(otel, crate::executor::Runs::ProbeThread.handle())?;
+        #[cfg(feature = "otel")]
+        if let Some(publisher) = otel.as_ref().and_then(|o| o.publisher()) {
+            self.registry.add_transition_publisher(publisher);
+        }
         Ok(BoundZbHealthServer {
             registry: self.registry,
             drain: self.drain,
+            #[cfg(feature = "otel")]
+            otel,
             servers,
             addresses,
             #[cfg(feature = "grpc")]

@@ -26,7 +26,10 @@ use crate::registry::HealthRegistry;
 ///    [`Drain::new`]'s delay; a second signal cuts the delay short;
 /// 3. a graceful stop lets in-flight requests finish (up to
 ///    [`Drain::graceful_timeout`]);
-/// 4. it returns `Ok(())`, so `main` can exit 0.
+/// 4. the transitions gathered before the drain are published at once
+///    ([`crate::publish`]; bounded by the graceful-stop timeout), not at
+///    their window's end;
+/// 5. it returns `Ok(())`, so `main` can exit 0.
 ///
 /// `live` answers 200 throughout (unless a watchdog stalls). Wrap the
 /// server's `App` in [`CloseWhenDraining`](super::CloseWhenDraining) so that clients with kept-alive
@@ -148,7 +151,7 @@ pub(super) async fn serve_all(
     let running: Vec<actix_web::dev::Server> =
         servers.into_iter().map(|s| s.start(timeout_secs)).collect();
     let handles: Vec<_> = running.iter().map(|s| s.handle()).collect();
-    let registry = registry.clone();
+    let draining = registry.clone();
     let drainer = tokio::spawn(async move {
         let signal = signals.next().await;
         tracing::info!(
@@ -156,7 +159,7 @@ pub(super) async fn serve_all(
             delay_ms = drain.delay().as_millis() as u64,
             "drain: ready and active answer 503; serving on until the delay ends"
         );
-        registry.lifecycle().begin_drain();
+        draining.lifecycle().begin_drain();
         tokio::select! {
             () = tokio::time::sleep(drain.delay()) => {}
             signal = signals.next() => {
@@ -173,6 +176,15 @@ pub(super) async fn serve_all(
     // A server starts serving when first polled: poll them all at once.
     let outcomes = futures_util::future::join_all(running).await;
     drainer.abort();
+    // The transitions gathered before the drain go out now, not at their
+    // window's end, which the process would not live to see.
+    let flushed = registry.flush_transitions();
+    if tokio::time::timeout(drain.graceful_timeout(), flushed)
+        .await
+        .is_err()
+    {
+        tracing::warn!("drain: the transition publishers did not finish in time");
+    }
     outcomes.into_iter().collect()
 }
 
