@@ -98,6 +98,8 @@ pub enum Kind {
     Http,
     /// `disk`: the free space of the filesystem holding a path.
     Disk,
+    /// `certificate`: the expiry of the certificates in PEM files.
+    Certificate,
     /// `custom`: the application's own `#[zb_health]` struct.
     Custom,
 }
@@ -110,6 +112,7 @@ keyword!(Kind, "kind", {
     Grpc => "grpc",
     Http => "http",
     Disk => "disk",
+    Certificate => "certificate",
     Custom => "custom",
 });
 

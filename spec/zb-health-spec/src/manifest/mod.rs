@@ -47,6 +47,7 @@
 //!   - { name: upstream, kind: grpc }
 //!   - { name: data-disk, kind: disk, path: /var/lib/app, degraded_below: 10%,
 //!       unhealthy_below: 500MiB }
+//!   - { name: tls-cert, kind: certificate, path: /etc/tls/tls.crt, warn_within: 14d }
 //!   - { kind: custom, type: crate::probes::CacheProbe }
 //! ```
 //!
@@ -495,6 +496,17 @@ pub enum ProbeKind {
         /// `unhealthy_below`: `Unhealthy` while the free space is below it.
         unhealthy_below: Option<Located<FreeSpace>>,
     },
+    /// `certificate`: the expiry of the certificates in PEM files, reread
+    /// on each run; the earliest `notAfter` of them all decides.
+    Certificate {
+        /// `path`: one PEM file or a list of them (a chain: leaf and
+        /// intermediates), never empty; a relative path is taken from the
+        /// process's working directory.
+        paths: Vec<Located<String>>,
+        /// `warn_within`: `Degraded` this close to expiry, default
+        /// [`DEFAULT_WARN_WITHIN`](crate::certificate::DEFAULT_WARN_WITHIN).
+        warn_within: Duration,
+    },
     /// `custom`: the application's own `#[zb_health]` probe struct.
     Custom {
         /// `type`: the Rust path of the probe struct, e.g.
@@ -514,6 +526,7 @@ impl ProbeKind {
             ProbeKind::Grpc => Kind::Grpc,
             ProbeKind::Http { .. } => Kind::Http,
             ProbeKind::Disk { .. } => Kind::Disk,
+            ProbeKind::Certificate { .. } => Kind::Certificate,
             ProbeKind::Custom { .. } => Kind::Custom,
         }
     }

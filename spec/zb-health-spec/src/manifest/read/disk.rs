@@ -229,6 +229,9 @@ mod tests {
             parse_manifest("service: s\nprobes:\n  - { name: db, kind: database, path: /data }\n")
                 .expect_err("path on a database probe");
         assert_eq!(v[0].rule, Rule::Unknown, "{v:#?}");
-        assert!(v[0].help.contains("`disk` probes only"), "{v:#?}");
+        assert!(
+            v[0].help.contains("`disk` and `certificate` probes only"),
+            "{v:#?}"
+        );
     }
 }

@@ -60,7 +60,7 @@ impl ExecutionPolicy {
 }
 
 /// The kind-specific probe keys, each with the kinds that take it.
-const KIND_OPTIONS: [(&str, &[Kind]); 13] = [
+const KIND_OPTIONS: [(&str, &[Kind]); 15] = [
     ("policy", &[Kind::ClusterMembership]),
     ("expected_size", &[Kind::ClusterTransport, Kind::ActiveNode]),
     (
@@ -74,9 +74,12 @@ const KIND_OPTIONS: [(&str, &[Kind]); 13] = [
     ("url", &[Kind::Http]),
     ("status", &[Kind::Http]),
     ("body_contains", &[Kind::Http]),
-    ("path", &[Kind::Disk]),
+    ("path", &[Kind::Disk, Kind::Certificate]),
     ("degraded_below", &[Kind::Disk]),
     ("unhealthy_below", &[Kind::Disk]),
+    ("warn_within", &[Kind::Certificate]),
+    // Reserved for the planned `host:port` source; refused when written.
+    ("address", &[Kind::Certificate]),
 ];
 
 /// Every key a probe may have: `name`, `kind`, the other settings it
@@ -378,6 +381,7 @@ impl Reader {
             Kind::Grpc => Some(ProbeKind::Grpc),
             Kind::Http => self.http(label, fields, at),
             Kind::Disk => self.disk(label, fields, at),
+            Kind::Certificate => self.certificate(label, fields, at),
             Kind::Custom => self
                 .custom_type(label, fields, at)
                 .map(|type_path| ProbeKind::Custom { type_path }),
