@@ -20,6 +20,7 @@ pub fn feature(kind: &ProbeKind) -> Option<&'static str> {
         ProbeKind::Grpc => Some("grpc"),
         ProbeKind::Http { .. } => Some("http-probe"),
         ProbeKind::Disk { .. } => Some("disk"),
+        ProbeKind::Certificate { .. } => Some("certificate"),
         ProbeKind::ClusterMembership { .. }
         | ProbeKind::ClusterTransport { .. }
         | ProbeKind::ActiveNode { .. } => Some("cluster"),
@@ -123,6 +124,15 @@ pub fn probe(p: &ProbeDecl, field: Option<&syn::Ident>, krate: &TokenStream) -> 
                 Some(quote!(.#method(#level)))
             });
             quote!(#krate::probes::disk::DiskProbe::new(#path) #(#levels)*)
+        }
+        ProbeKind::Certificate { paths, warn_within } => {
+            let paths = paths.iter().map(|p| p.value.as_str());
+            let secs = warn_within.as_secs();
+            // Named after the entry, so its gauge carries the probe's name.
+            let name = p.name.as_ref().map_or("", |n| n.value.as_str());
+            quote!(#krate::probes::certificate::CertificateProbe::with_paths([#(#paths),*])
+                .warn_within(::core::time::Duration::from_secs(#secs))
+                .named(#name))
         }
         ProbeKind::Custom { .. } => quote!(),
     }

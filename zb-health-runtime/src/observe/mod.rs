@@ -57,6 +57,7 @@
 //! | [`CLUSTER_ACTIVE`] | gauge | — | each run of the active-node probe, on a change |
 //! | [`CLUSTER_MEMBERS_UP`] | gauge | — | each rebuild of a chitchat view's snapshot, on a change |
 //! | [`SHARED_FAILING`] | gauge | `probe` | when a shared probe's published verdict changes |
+//! | `zb_health_certificate_expires_in_seconds` (`probes::certificate::EXPIRES_IN`, feature `certificate`) | gauge | `probe` | each run of a certificate probe that reads its files |
 //!
 //! Statuses are encoded by [`status_value`]: `Healthy` 2, `Degraded` 1,
 //! `Unhealthy` 0, so "higher is better", `== 0` is a 503 and `< 2` is
@@ -189,6 +190,12 @@ pub fn describe_metrics() {
         SHARED_FAILING,
         "This node's published verdict of the shared probe: 1 failing, 0 not."
     );
+    #[cfg(feature = "certificate")]
+    describe_gauge!(
+        crate::probes::certificate::EXPIRES_IN,
+        Unit::Seconds,
+        "Seconds until the first of the certificate probe's certificates expires; negative once expired."
+    );
     describe_counter!(
         crate::publish::DROPPED_TRANSITIONS,
         Unit::Count,
@@ -201,8 +208,9 @@ pub fn describe_metrics() {
 }
 
 /// What the `gauge!` family would declare at each call site; one for the
-/// probes' and the tiers' metrics, whose module path is this one.
-static METADATA: Metadata<'static> =
+/// probes', the tiers' and the batteries' metrics, whose module path is
+/// this one.
+pub(crate) static METADATA: Metadata<'static> =
     Metadata::new(module_path!(), Level::INFO, Some(module_path!()));
 
 mod probe;
