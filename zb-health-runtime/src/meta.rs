@@ -186,7 +186,11 @@ feature_guard!(
     "a `grpc` section (the grpc.health.v1 server)"
 );
 feature_guard!(__zb_require_disk, "disk", "`kind: disk`");
-feature_guard!(__zb_require_certificate, "certificate", "`kind: certificate`");
+feature_guard!(
+    __zb_require_certificate,
+    "certificate",
+    "`kind: certificate`"
+);
 feature_guard!(
     __zb_require_cluster,
     "cluster",

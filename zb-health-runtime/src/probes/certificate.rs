@@ -220,7 +220,10 @@ impl Source {
             .with_data("subject", named.subject.as_str())
             .with_data("notBefore", time_text(named.not_before))
             .with_data("notAfter", time_text(named.not_after))
-            .with_data("daysLeft", named.not_after.saturating_sub(now).div_euclid(DAY));
+            .with_data(
+                "daysLeft",
+                named.not_after.saturating_sub(now).div_euclid(DAY),
+            );
         Some((result, expires_in))
     }
 }
@@ -311,7 +314,10 @@ mod tests {
             cert("CN=ca", 0, NOW + 300 * DAY),
         ]);
         assert_eq!(early.status, HealthStatus::Unhealthy);
-        assert_eq!(early.description.as_deref(), Some(NOT_YET_VALID_DESCRIPTION));
+        assert_eq!(
+            early.description.as_deref(),
+            Some(NOT_YET_VALID_DESCRIPTION)
+        );
         assert_eq!(early.data.unwrap_or_default()["subject"], "CN=leaf");
     }
 
@@ -333,7 +339,10 @@ mod tests {
     #[test]
     fn unreadable_and_empty_files_are_errors_naming_the_path() {
         let missing = read_pem_file(Path::new("/no/such/zb-health.crt")).expect_err("missing");
-        assert!(missing.starts_with("cannot read /no/such/zb-health.crt"), "{missing}");
+        assert!(
+            missing.starts_with("cannot read /no/such/zb-health.crt"),
+            "{missing}"
+        );
         let dir = std::env::temp_dir().join(format!("zb-health-cert-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");
         let empty = dir.join("empty.pem");
@@ -341,10 +350,16 @@ mod tests {
         let err = read_pem_file(&empty).expect_err("empty");
         assert!(err.ends_with("empty.pem holds no PEM certificate"), "{err}");
         let junk = dir.join("junk.pem");
-        std::fs::write(&junk, "-----BEGIN CERTIFICATE-----\naGVsbG8=\n-----END CERTIFICATE-----\n")
-            .expect("write");
+        std::fs::write(
+            &junk,
+            "-----BEGIN CERTIFICATE-----\naGVsbG8=\n-----END CERTIFICATE-----\n",
+        )
+        .expect("write");
         let err = read_pem_file(&junk).expect_err("not X.509");
-        assert!(err.contains("PEM block 1 of") && err.contains("junk.pem is not an X.509"), "{err}");
+        assert!(
+            err.contains("PEM block 1 of") && err.contains("junk.pem is not an X.509"),
+            "{err}"
+        );
         std::fs::remove_dir_all(&dir).ok();
         let none = CertificateProbe::with_paths(Vec::<PathBuf>::new());
         assert!(none.source.run().is_err());
@@ -355,10 +370,16 @@ mod tests {
         let p = CertificateProbe::with_paths(["a.pem", "b.pem"])
             .warn_within(Duration::from_secs(3600))
             .named("tls");
-        assert_eq!(p.source.paths, [PathBuf::from("a.pem"), PathBuf::from("b.pem")]);
+        assert_eq!(
+            p.source.paths,
+            [PathBuf::from("a.pem"), PathBuf::from("b.pem")]
+        );
         assert_eq!(p.source.warn_within, Duration::from_secs(3600));
         let key = p.source.gauge.as_ref().expect("named");
         assert_eq!(key.name(), EXPIRES_IN);
-        assert_eq!(CertificateProbe::new("a").source.warn_within, DEFAULT_WARN_WITHIN);
+        assert_eq!(
+            CertificateProbe::new("a").source.warn_within,
+            DEFAULT_WARN_WITHIN
+        );
     }
 }

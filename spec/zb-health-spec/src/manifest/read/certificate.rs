@@ -158,13 +158,19 @@ mod tests {
         let ProbeKind::Certificate { paths, warn_within } = &m.probes[0].kind else {
             panic!("{:?}", m.probes[0].kind)
         };
-        (paths.iter().map(|p| p.value.clone()).collect(), *warn_within)
+        (
+            paths.iter().map(|p| p.value.clone()).collect(),
+            *warn_within,
+        )
     }
 
     #[test]
     fn one_file_or_a_list_and_the_default_window() {
         let (paths, window) = read("    path: /etc/tls/tls.crt\n");
-        assert_eq!((paths, window), (vec!["/etc/tls/tls.crt".into()], DEFAULT_WARN_WITHIN));
+        assert_eq!(
+            (paths, window),
+            (vec!["/etc/tls/tls.crt".into()], DEFAULT_WARN_WITHIN)
+        );
         let (paths, window) = read("    path: [leaf.pem, ca.pem]\n    warn_within: 36h\n");
         assert_eq!(paths, ["leaf.pem", "ca.pem"]);
         assert_eq!(window, Duration::from_secs(36 * 3600));
@@ -174,12 +180,18 @@ mod tests {
     fn a_bad_window_is_refused_at_its_value_with_the_syntax() {
         let (rule, at, message, help) = only("    path: /tls.crt\n    warn_within: 2w\n");
         assert_eq!((rule, at.as_str()), (Rule::ValueType, "6:18"));
-        assert!(message.contains("`warn_within` of probe `tls`"), "{message}");
+        assert!(
+            message.contains("`warn_within` of probe `tls`"),
+            "{message}"
+        );
         assert!(message.contains("unknown unit `w`"), "{message}");
         assert!(help.contains("warn_within: 14d"), "{help}");
         let (rule, at, message, _) = only("    path: /tls.crt\n    warn_within: 14\n");
         assert_eq!((rule, at.as_str()), (Rule::ValueType, "6:18"));
-        assert!(message.contains("must be a number of days or hours"), "{message}");
+        assert!(
+            message.contains("must be a number of days or hours"),
+            "{message}"
+        );
     }
 
     #[test]
@@ -206,7 +218,10 @@ mod tests {
         assert_eq!((rule, at.as_str()), (Rule::ValueType, "5:19"));
         let (rule, at, message, _) = only("    path: 3\n");
         assert_eq!((rule, at.as_str()), (Rule::ValueType, "5:11"));
-        assert!(message.contains("a file name or a list of them"), "{message}");
+        assert!(
+            message.contains("a file name or a list of them"),
+            "{message}"
+        );
         // The disk options are not a certificate's.
         let (rule, _, message, _) = only("    path: /tls.crt\n    degraded_below: 10%\n");
         assert_eq!(rule, Rule::Unknown, "{message}");
