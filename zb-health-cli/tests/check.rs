@@ -74,6 +74,7 @@ fn diagnostics_match_their_snapshots() {
         "restart_after",
         "unknown_probe_key",
         "disk_levels",
+        "certificate",
     ] {
         let file = format!("tests/ui/fail/manifests/{name}.yaml");
         cli(&["check", "--color", "never", &file])
