@@ -55,7 +55,7 @@ pub fn parse_window(text: &str) -> Result<Duration, String> {
 /// else hours (rounded down).
 pub fn window_text(window: Duration) -> String {
     let secs = window.as_secs();
-    if secs % DAY == 0 {
+    if secs.is_multiple_of(DAY) {
         format!("{}d", secs / DAY)
     } else {
         format!("{}h", secs / HOUR)
