@@ -26,6 +26,21 @@ use zb_health::spec::Disclosure;
 
 const DAY: f64 = 86_400.0;
 
+/// `openssl ca` validity of an expired certificate: January 2020.
+const EXPIRED: [&str; 4] = [
+    "-startdate",
+    "20200101000000Z",
+    "-enddate",
+    "20200201000000Z",
+];
+/// `openssl ca` validity of one not valid yet: from 2099.
+const NOT_YET_VALID: [&str; 4] = [
+    "-startdate",
+    "20990101000000Z",
+    "-enddate",
+    "21000101000000Z",
+];
+
 /// A fresh directory for one test's keys and certificates, removed on drop.
 struct Pki {
     dir: PathBuf,
@@ -73,6 +88,22 @@ impl Pki {
         );
     }
 
+    /// `openssl req` with `what` (`-x509 …` or `-new`): a fresh P-256 key
+    /// in `key`, the certificate or request for `subject` in `out`.
+    fn request(&self, what: &[&str], key: &str, out: &str, subject: &str) {
+        let mut args = vec!["req"];
+        args.extend(what);
+        args.extend([
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+        ]);
+        args.extend(["-keyout", key, "-out", out, "-subj", subject]);
+        self.openssl(&args);
+    }
+
     /// A self-signed certificate `name.pem` (key `name.key`) for `CN=name`,
     /// valid from now for `days`.
     fn self_signed(&self, name: &str, days: u32) -> PathBuf {
@@ -82,23 +113,7 @@ impl Pki {
             days.to_string(),
         );
         let subject = format!("/CN={name}");
-        self.openssl(&[
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-            "-nodes",
-            "-keyout",
-            &key,
-            "-out",
-            &pem,
-            "-days",
-            &days,
-            "-subj",
-            &subject,
-        ]);
+        self.request(&["-x509", "-days", &days], &key, &pem, &subject);
         self.path(&pem)
     }
 
@@ -112,21 +127,7 @@ impl Pki {
             format!("{name}.pem"),
         );
         let subject = format!("/CN={name}");
-        self.openssl(&[
-            "req",
-            "-new",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-            "-nodes",
-            "-keyout",
-            &key,
-            "-out",
-            &csr,
-            "-subj",
-            &subject,
-        ]);
+        self.request(&["-new"], &key, &csr, &subject);
         let (issuer_pem, issuer_key) = (format!("{issuer}.pem"), format!("{issuer}.key"));
         let mut args = vec![
             "ca",
@@ -149,6 +150,15 @@ impl Pki {
         args.extend(validity);
         self.openssl(&args);
         self.path(&pem)
+    }
+
+    /// `name.pem`, signed by a root `root.pem` made on first use, valid
+    /// over `dates` ([`EXPIRED`], [`NOT_YET_VALID`]).
+    fn dated(&self, name: &str, dates: [&str; 4]) -> PathBuf {
+        if !self.path("root.pem").exists() {
+            self.self_signed("root", 3650);
+        }
+        self.signed(name, "root", &dates, false)
     }
 }
 
@@ -211,18 +221,7 @@ async fn near_expiry_inside_the_window_is_degraded() {
 #[actix_web::test]
 async fn an_expired_and_a_not_yet_valid_certificate_are_unhealthy() {
     let pki = Pki::new("dates");
-    pki.self_signed("root", 3650);
-    let expired = pki.signed(
-        "expired",
-        "root",
-        &[
-            "-startdate",
-            "20200101000000Z",
-            "-enddate",
-            "20200201000000Z",
-        ],
-        false,
-    );
+    let expired = pki.dated("expired", EXPIRED);
     let (code, entry) = ready(CertificateProbe::new(&expired)).await;
     assert_eq!(code, 503);
     assert_entry(&entry, "Unhealthy", Some(EXPIRED_DESCRIPTION), "expired");
@@ -232,17 +231,7 @@ async fn an_expired_and_a_not_yet_valid_certificate_are_unhealthy() {
         "{entry}"
     );
 
-    let early = pki.signed(
-        "early",
-        "root",
-        &[
-            "-startdate",
-            "20990101000000Z",
-            "-enddate",
-            "21000101000000Z",
-        ],
-        false,
-    );
+    let early = pki.dated("early", NOT_YET_VALID);
     let (code, entry) = ready(CertificateProbe::new(&early)).await;
     assert_eq!(code, 503);
     assert_entry(
@@ -396,18 +385,7 @@ async fn the_gauge_gives_the_seconds_to_expiry_labelled_by_probe() {
         .install()
         .expect("the only recorder of this test binary");
     let pki = Pki::new("gauge");
-    pki.self_signed("root", 3650);
-    let expired = pki.signed(
-        "expired",
-        "root",
-        &[
-            "-startdate",
-            "20200101000000Z",
-            "-enddate",
-            "20200201000000Z",
-        ],
-        false,
-    );
+    let expired = pki.dated("expired", EXPIRED);
     let soon = pki.self_signed("soon", 5);
     let registry = HealthRegistry::new();
     registry

@@ -66,14 +66,14 @@
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use metrics::{Key, Label, with_recorder};
 use x509_parser::pem::Pem;
 pub use zb_health_spec::certificate::DEFAULT_WARN_WITHIN;
 
-use crate::probe::{DynProbe, Probe, ProbeOutcome, ProbeResult, from_blocking_fn};
+use super::Blocking;
+use crate::probe::{Probe, ProbeOutcome, ProbeResult};
 use crate::registration::ProbeRegistration;
 use crate::wallclock::rfc3339;
 
@@ -94,10 +94,7 @@ const DAY: i64 = 86_400;
 /// The expiry of the certificates in PEM files (see the
 /// [module docs](self)).
 pub struct CertificateProbe {
-    source: Arc<Source>,
-    /// The blocking-pool caller, made on the first run so the builder
-    /// methods stay plain setters; one per probe, so one read in flight.
-    calls: OnceLock<Arc<dyn DynProbe>>,
+    source: Blocking<Source>,
 }
 
 /// What one run reads and how it judges it.
@@ -131,11 +128,13 @@ impl CertificateProbe {
     /// and the intermediates' file): the first to expire decides. With no
     /// path at all every run is an error.
     pub fn with_paths<P: Into<PathBuf>>(paths: impl IntoIterator<Item = P>) -> Self {
-        Self::from_source(Source {
-            paths: paths.into_iter().map(Into::into).collect(),
-            warn_within: DEFAULT_WARN_WITHIN,
-            gauge: None,
-        })
+        Self {
+            source: Blocking::new(Source {
+                paths: paths.into_iter().map(Into::into).collect(),
+                warn_within: DEFAULT_WARN_WITHIN,
+                gauge: None,
+            }),
+        }
     }
 
     /// `Degraded` once the first certificate to expire has less than
@@ -159,26 +158,15 @@ impl CertificateProbe {
     }
 
     fn with(self, set: impl FnOnce(&mut Source)) -> Self {
-        let mut source = Arc::unwrap_or_clone(self.source);
-        set(&mut source);
-        Self::from_source(source)
-    }
-
-    fn from_source(source: Source) -> Self {
         Self {
-            source: Arc::new(source),
-            calls: OnceLock::new(),
+            source: self.source.with(set),
         }
     }
 }
 
 impl Probe for CertificateProbe {
     fn check(&self) -> impl Future<Output = ProbeOutcome> + Send {
-        let calls = self.calls.get_or_init(|| {
-            let source = Arc::clone(&self.source);
-            Arc::new(from_blocking_fn(move || source.run()))
-        });
-        Arc::clone(calls).check_owned()
+        self.source.check(Source::run)
     }
 }
 
@@ -362,7 +350,7 @@ mod tests {
         );
         std::fs::remove_dir_all(&dir).ok();
         let none = CertificateProbe::with_paths(Vec::<PathBuf>::new());
-        assert!(none.source.run().is_err());
+        assert!(none.source.settings().run().is_err());
     }
 
     #[test]
@@ -371,14 +359,14 @@ mod tests {
             .warn_within(Duration::from_secs(3600))
             .named("tls");
         assert_eq!(
-            p.source.paths,
+            p.source.settings().paths,
             [PathBuf::from("a.pem"), PathBuf::from("b.pem")]
         );
-        assert_eq!(p.source.warn_within, Duration::from_secs(3600));
-        let key = p.source.gauge.as_ref().expect("named");
+        assert_eq!(p.source.settings().warn_within, Duration::from_secs(3600));
+        let key = p.source.settings().gauge.as_ref().expect("named");
         assert_eq!(key.name(), EXPIRES_IN);
         assert_eq!(
-            CertificateProbe::new("a").source.warn_within,
+            CertificateProbe::new("a").source.settings().warn_within,
             DEFAULT_WARN_WITHIN
         );
     }

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use super::super::tree::{Node, Value, shown};
+use super::super::tree::{Node, Value};
 use super::{Fields, Reader};
 use crate::certificate::{
     ADDRESS_HELP, ADDRESS_PLANNED, DEFAULT_WARN_WITHIN, WINDOW_SYNTAX, parse_window,
@@ -104,22 +104,9 @@ impl Reader {
 
     /// A warning window: a string in the one syntax (R15 otherwise).
     fn window(&mut self, what: &str, node: &Node) -> Option<Duration> {
-        let Value::Str(text) = &node.value else {
-            self.wrong_type(what, "a number of days or hours", node, WINDOW_SYNTAX);
-            return None;
-        };
-        match parse_window(text) {
-            Ok(window) => Some(window),
-            Err(reason) => {
-                self.sink.push(
-                    Rule::ValueType,
-                    node.loc,
-                    format!("{what}: {}", shown(&reason)),
-                    WINDOW_SYNTAX,
-                );
-                None
-            }
-        }
+        let expected = "a number of days or hours";
+        let window = self.parsed((what, expected, WINDOW_SYNTAX), node, parse_window)?;
+        Some(window.value)
     }
 }
 
