@@ -49,9 +49,9 @@
 //! # Its gauge
 //!
 //! Each run that reads the files sets [`EXPIRES_IN`], the seconds left
-//! before the deciding certificate's `notAfter` (negative once expired),
-//! labelled `probe` with the name given to [`registration`] or
-//! [`named`]; the manifest names it for you. A run that cannot read the
+//! before the first certificate to expire reaches its `notAfter`
+//! (negative once expired), labelled `probe` with the name given to
+//! [`registration`] or [`named`]; the manifest names it for you. A run that cannot read the
 //! files leaves the gauge as it was: the probe's own status gauge shows
 //! the failure.
 //!
@@ -77,8 +77,9 @@ use crate::probe::{Probe, ProbeOutcome, ProbeResult};
 use crate::registration::ProbeRegistration;
 use crate::wallclock::rfc3339;
 
-/// Gauge: seconds until the deciding certificate's `notAfter`, negative
-/// once expired; labelled `probe`. Set by each run that reads the files.
+/// Gauge: seconds until the first of the probe's certificates to expire
+/// reaches its `notAfter`, negative once expired; labelled `probe`. Set by
+/// each run that reads the files.
 pub const EXPIRES_IN: &str = "zb_health_certificate_expires_in_seconds";
 /// The description of an entry whose first-expiring certificate has expired.
 pub const EXPIRED_DESCRIPTION: &str = "certificate expired";
