@@ -50,8 +50,8 @@
 //!
 //! `statvfs` is a blocking call that can hang on a network filesystem, so
 //! it runs on tokio's blocking pool through
-//! [`from_blocking_fn`]: at most one call in flight,
-//! and a hung one answers `timed out` at the deadline.
+//! [`from_blocking_fn`](crate::probe::from_blocking_fn): at most one call
+//! in flight, and a hung one answers `timed out` at the deadline.
 
 use std::future::Future;
 use std::path::PathBuf;
