@@ -49,6 +49,15 @@ if ! command -v iptables > /dev/null || ! command -v ip > /dev/null; then
     $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends iptables iproute2 > /dev/null
 fi
 
+# The openssl CLI (Debian's) makes the X.509 certificates of
+# tests/tests/certificate.rs: valid, near expiry, expired, not yet valid and
+# a chain, each a real PEM file.
+if ! command -v openssl > /dev/null; then
+    sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssl > /dev/null
+fi
+
 # kubectl (Debian's kubernetes-client) and kubernetes-validate (PyPI, in
 # target/venv) for zb-health-cli/tests/kubectl.rs: the printed patch is
 # applied with kubectl and validated against the Kubernetes schemas.
@@ -70,7 +79,7 @@ cargo clippy --workspace --all-targets --all-features -- -D warnings
 # cannot hide behind `--all-features`.
 # `database` alone is the probe with no driver; `sqlite` and `postgres`
 # each bring one.
-for features in "" macros cluster chitchat database sqlite postgres grpc http-probe disk redis prometheus otel test-util; do
+for features in "" macros cluster chitchat database sqlite postgres grpc http-probe disk redis certificate prometheus otel test-util; do
     echo "cargo check: zb-health, features [${features}]"
     cargo check --quiet -p zb-health --no-default-features ${features:+--features "$features"}
 done

@@ -183,6 +183,38 @@ fn disk_levels_and_keys_are_refused_by_schema_and_parser_alike() {
     let good = probe("path: /, degraded_below: 2.5%, unhealthy_below: 500 MiB");
     assert!(parse_manifest(&good).is_ok(), "parser refused {good}");
     assert!(schema.is_valid(&as_json(&good)), "schema refused {good}");
+    // A list of paths is a certificate probe's, not a disk probe's.
+    let list = probe("path: [/], degraded_below: 10%");
+    assert!(parse_manifest(&list).is_err(), "parser accepted {list}");
+    assert!(!schema.is_valid(&as_json(&list)), "schema accepted {list}");
+}
+
+#[test]
+fn certificate_paths_windows_and_the_planned_address_are_refused_by_schema_and_parser_alike() {
+    let schema = schema();
+    let probe =
+        |p: &str| format!("service: s\nprobes:\n  - {{ name: c, kind: certificate, {p} }}\n");
+    for yaml in [
+        probe("path: /tls.crt, warn_within: 2w"), // R15: unknown unit
+        probe("path: /tls.crt, warn_within: 14"), // R15: no unit
+        probe("path: /tls.crt, warn_within: 1.5d"), // R15: days are whole
+        probe("path: []"),                        // R15: no file
+        probe("path: ''"),                        // R15: empty
+        probe("warn_within: 14d"),                // R11: no path
+        probe("address: example.org:443"),        // R4: planned, not built
+        probe("path: /tls.crt, address: example.org:443"),
+        probe("path: /tls.crt, degraded_below: 10%"), // R4: a disk option
+    ] {
+        assert!(parse_manifest(&yaml).is_err(), "parser accepted {yaml}");
+        assert!(!schema.is_valid(&as_json(&yaml)), "schema accepted {yaml}");
+    }
+    for good in [
+        probe("path: /etc/tls/tls.crt"),
+        probe("path: [leaf.pem, ca.pem], warn_within: 36h"),
+    ] {
+        assert!(parse_manifest(&good).is_ok(), "parser refused {good}");
+        assert!(schema.is_valid(&as_json(&good)), "schema refused {good}");
+    }
 }
 
 #[test]

@@ -76,6 +76,7 @@ fn diagnostics_match_their_snapshots() {
         "disk_levels",
         "exit_on_stall",
         "redis",
+        "certificate",
     ] {
         let file = format!("tests/ui/fail/manifests/{name}.yaml");
         cli(&["check", "--color", "never", &file])

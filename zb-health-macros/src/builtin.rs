@@ -21,6 +21,7 @@ pub fn feature(kind: &ProbeKind) -> Option<&'static str> {
         ProbeKind::Http { .. } => Some("http-probe"),
         ProbeKind::Disk { .. } => Some("disk"),
         ProbeKind::Redis { .. } => Some("redis"),
+        ProbeKind::Certificate { .. } => Some("certificate"),
         ProbeKind::ClusterMembership { .. }
         | ProbeKind::ClusterTransport { .. }
         | ProbeKind::ActiveNode { .. } => Some("cluster"),
@@ -129,6 +130,15 @@ pub fn probe(p: &ProbeDecl, field: Option<&syn::Ident>, krate: &TokenStream) -> 
             let url = url.value.as_str();
             // The url passed its rule at compile time.
             quote!(#krate::__private::redis_probe(#url))
+        }
+        ProbeKind::Certificate { paths, warn_within } => {
+            let paths = paths.iter().map(|p| p.value.as_str());
+            let secs = warn_within.as_secs();
+            // Named after the entry, so its gauge carries the probe's name.
+            let name = p.name.as_ref().map_or("", |n| n.value.as_str());
+            quote!(#krate::probes::certificate::CertificateProbe::with_paths([#(#paths),*])
+                .warn_within(::core::time::Duration::from_secs(#secs))
+                .named(#name))
         }
         ProbeKind::Custom { .. } => quote!(),
     }

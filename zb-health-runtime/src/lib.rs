@@ -28,10 +28,11 @@
 //! of serde's `__private`: free to change), are the items `manifest!`'s
 //! generated code names: the module `__private` (with the callback
 //! `__attribute_limits` through which it checks a `#[zb_health]`
-//! attribute) and seven macros, `__zb_require_database`,
+//! attribute) and eight macros, `__zb_require_database`,
 //! `__zb_require_grpc`, `__zb_require_grpc_server`,
-//! `__zb_require_http_probe`, `__zb_require_cluster`, `__zb_require_disk`
-//! and `__zb_require_redis`, which name the feature a manifest needs when it
+//! `__zb_require_http_probe`, `__zb_require_cluster`, `__zb_require_disk`,
+//! `__zb_require_redis` and `__zb_require_certificate`, which name the
+//! feature a manifest needs when it
 //! is off (`#[macro_export]` puts them at the root).
 //!
 //! # How the parts fit
@@ -92,7 +93,8 @@
 //!   `grpc` feature, the `grpc.health.v1` server (AT-7), each behind its
 //!   feature; [`probes`] holds the batteries, each behind its feature
 //!   (`probes::disk`, feature `disk`; `probes::http`, feature
-//!   `http-probe`; `probes::redis`, feature `redis`).
+//!   `http-probe`; `probes::redis`, feature `redis`; `probes::certificate`,
+//!   feature `certificate`).
 //!
 //! # Wiring
 //!

@@ -212,6 +212,11 @@ feature_guard!(
 feature_guard!(__zb_require_disk, "disk", "`kind: disk`");
 feature_guard!(__zb_require_redis, "redis", "`kind: redis`");
 feature_guard!(
+    __zb_require_certificate,
+    "certificate",
+    "`kind: certificate`"
+);
+feature_guard!(
     __zb_require_cluster,
     "cluster",
     "a cluster kind (`cluster-membership`, `cluster-transport` or `active-node`)"

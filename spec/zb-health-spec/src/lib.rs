@@ -27,6 +27,7 @@
 // `doc_cfg` is unstable, so stable builds never see it.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod certificate;
 mod cluster;
 pub mod detection;
 pub mod disk;

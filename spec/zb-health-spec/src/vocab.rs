@@ -101,6 +101,8 @@ pub enum Kind {
     /// `redis`: a Redis server, answering `PING` on a connection of the
     /// probe's own.
     Redis,
+    /// `certificate`: the expiry of the certificates in PEM files.
+    Certificate,
     /// `custom`: the application's own `#[zb_health]` struct.
     Custom,
 }
@@ -114,6 +116,7 @@ keyword!(Kind, "kind", {
     Http => "http",
     Disk => "disk",
     Redis => "redis",
+    Certificate => "certificate",
     Custom => "custom",
 });
 

@@ -57,6 +57,7 @@
 //! | [`CLUSTER_ACTIVE`] | gauge | — | each run of the active-node probe, on a change |
 //! | [`CLUSTER_MEMBERS_UP`] | gauge | — | each rebuild of a chitchat view's snapshot, on a change |
 //! | [`SHARED_FAILING`] | gauge | `probe` | when a shared probe's published verdict changes |
+//! | `zb_health_certificate_expires_in_seconds` (`CERTIFICATE_EXPIRES_IN`, feature `certificate`) | gauge | `probe` | each run of a certificate probe that reads its files |
 //!
 //! With the `otel` feature, the probes' and tiers' statuses and durations
 //! also go out as OpenTelemetry metrics, and the transitions as log
@@ -119,6 +120,11 @@ pub const RESTART_REQUESTED: &str = "zb_health_restart_requested";
 /// failed), 0 once every gate opened or one failed; no labels. Unset
 /// without startup gates. Alerts on `ready` leave a starting pod out.
 pub const STARTING: &str = "zb_health_starting";
+/// Gauge: seconds until the first of a certificate probe's certificates
+/// expires, negative once expired; labelled `probe`. Set by each run of
+/// the certificate probe that reads its files.
+#[cfg(feature = "certificate")]
+pub const CERTIFICATE_EXPIRES_IN: &str = "zb_health_certificate_expires_in_seconds";
 /// Gauge: 1 from the moment the drain begins (the pod is going away); no
 /// labels. Unset before. Alerts on `ready` leave a draining pod out.
 pub const DRAINING: &str = "zb_health_draining";
@@ -194,6 +200,12 @@ pub fn describe_metrics() {
         SHARED_FAILING,
         "This node's published verdict of the shared probe: 1 failing, 0 not."
     );
+    #[cfg(feature = "certificate")]
+    describe_gauge!(
+        CERTIFICATE_EXPIRES_IN,
+        Unit::Seconds,
+        "Seconds until the first of the certificate probe's certificates expires; negative once expired."
+    );
     describe_counter!(
         crate::publish::DROPPED_TRANSITIONS,
         Unit::Count,
@@ -228,8 +240,9 @@ const DURATION_BUCKETS: [f64; 14] = [
 ];
 
 /// What the `gauge!` family would declare at each call site; one for the
-/// probes' and the tiers' metrics, whose module path is this one.
-static METADATA: Metadata<'static> =
+/// probes', the tiers' and the batteries' metrics, whose module path is
+/// this one.
+pub(crate) static METADATA: Metadata<'static> =
     Metadata::new(module_path!(), Level::INFO, Some(module_path!()));
 
 #[cfg(feature = "otel")]

@@ -50,16 +50,16 @@
 //!
 //! `statvfs` is a blocking call that can hang on a network filesystem, so
 //! it runs on tokio's blocking pool through
-//! [`from_blocking_fn`]: at most one call in flight,
-//! and a hung one answers `timed out` at the deadline.
+//! [`from_blocking_fn`](crate::probe::from_blocking_fn): at most one call
+//! in flight, and a hung one answers `timed out` at the deadline.
 
 use std::future::Future;
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
 
 use zb_health_spec::disk::FreeSpace;
 
-use crate::probe::{DynProbe, Probe, ProbeOutcome, ProbeResult, from_blocking_fn};
+use super::Blocking;
+use crate::probe::{Probe, ProbeOutcome, ProbeResult};
 
 /// The description of an entry whose free space is below `unhealthy_below`.
 pub const UNHEALTHY_DESCRIPTION: &str = "free space below the unhealthy level";
@@ -69,10 +69,7 @@ pub const DEGRADED_DESCRIPTION: &str = "free space below the degraded level";
 /// The free space of the filesystem holding a path (see the
 /// [module docs](self)).
 pub struct DiskProbe {
-    levels: Arc<Levels>,
-    /// The blocking-pool caller, made on the first run so the builder
-    /// methods stay plain setters; one per probe, so one call in flight.
-    calls: OnceLock<Arc<dyn DynProbe>>,
+    levels: Blocking<Levels>,
 }
 
 /// What one run checks.
@@ -91,12 +88,11 @@ impl DiskProbe {
     /// always `Healthy` while the path can be read.
     pub fn new(path: impl Into<PathBuf>) -> Self {
         Self {
-            levels: Arc::new(Levels {
+            levels: Blocking::new(Levels {
                 path: path.into(),
                 degraded_below: None,
                 unhealthy_below: None,
             }),
-            calls: OnceLock::new(),
         }
     }
 
@@ -113,26 +109,15 @@ impl DiskProbe {
     }
 
     fn with(self, set: impl FnOnce(&mut Levels)) -> Self {
-        let mut levels = Arc::unwrap_or_clone(self.levels);
-        set(&mut levels);
-        Self::from_levels(levels)
-    }
-
-    fn from_levels(levels: Levels) -> Self {
         Self {
-            levels: Arc::new(levels),
-            calls: OnceLock::new(),
+            levels: self.levels.with(set),
         }
     }
 }
 
 impl Probe for DiskProbe {
     fn check(&self) -> impl Future<Output = ProbeOutcome> + Send {
-        let calls = self.calls.get_or_init(|| {
-            let levels = Arc::clone(&self.levels);
-            Arc::new(from_blocking_fn(move || levels.measure()))
-        });
-        Arc::clone(calls).check_owned()
+        self.levels.check(Levels::measure)
     }
 }
 
@@ -239,7 +224,7 @@ mod tests {
             .degraded_below(FreeSpace::percent(20))
             .unhealthy_below(FreeSpace::bytes(7));
         assert_eq!(
-            *p.levels,
+            *p.levels.settings(),
             Levels {
                 path: PathBuf::from("/data"),
                 degraded_below: Some(FreeSpace::percent(20)),

@@ -47,6 +47,7 @@
 //!   - { name: upstream, kind: grpc }
 //!   - { name: data-disk, kind: disk, path: /var/lib/app, degraded_below: 10%,
 //!       unhealthy_below: 500MiB }
+//!   - { name: tls-cert, kind: certificate, path: /etc/tls/tls.crt, warn_within: 14d }
 //!   - { kind: custom, type: crate::probes::CacheProbe }
 //! ```
 //!
@@ -511,6 +512,17 @@ pub enum ProbeKind {
         /// `url`: a `redis://` URL ([`crate::redis::parse_url`]).
         url: Located<String>,
     },
+    /// `certificate`: the expiry of the certificates in PEM files, reread
+    /// on each run; the earliest `notAfter` of them all decides.
+    Certificate {
+        /// `path`: one PEM file or a list of them (a chain: leaf and
+        /// intermediates), never empty; a relative path is taken from the
+        /// process's working directory.
+        paths: Vec<Located<String>>,
+        /// `warn_within`: `Degraded` this close to expiry, default
+        /// [`DEFAULT_WARN_WITHIN`](crate::certificate::DEFAULT_WARN_WITHIN).
+        warn_within: Duration,
+    },
     /// `custom`: the application's own `#[zb_health]` probe, a struct
     /// (`type:`) or an `async fn` (`fn:`).
     Custom {
@@ -535,6 +547,7 @@ impl ProbeKind {
             ProbeKind::Http { .. } => Kind::Http,
             ProbeKind::Disk { .. } => Kind::Disk,
             ProbeKind::Redis { .. } => Kind::Redis,
+            ProbeKind::Certificate { .. } => Kind::Certificate,
             ProbeKind::Custom { .. } => Kind::Custom,
         }
     }

@@ -23,6 +23,7 @@ probes:
   - { name: inventory, kind: http, url: \"http://inventory:8080/health\", status: 200-399, body_contains: UP }
   - { name: data-disk, kind: disk, path: /var/lib/scadabridge, degraded_below: 10%, unhealthy_below: 500MiB }
   - { name: sessions, kind: redis, url: \"redis://:s3cret@sessions:6379/1\" }
+  - { name: tls-cert, kind: certificate, path: [/etc/tls/tls.crt, /etc/tls/ca.crt], warn_within: 21d }
   - { kind: custom, type: crate::probes::CacheProbe }
 ";
 
@@ -127,7 +128,12 @@ fn full_manifest_parses() {
         }
     );
     assert_eq!(m.probes[7].effective_tags(), Some(TagSet::READY));
-    let custom = &m.probes[8];
+    assert!(matches!(
+        &m.probes[8].kind,
+        ProbeKind::Certificate { paths, warn_within }
+            if paths.len() == 2 && *warn_within == Duration::from_secs(21 * 86_400)
+    ));
+    let custom = &m.probes[9];
     assert_eq!(custom.name, None);
     assert_eq!(custom.effective_tags(), None);
     assert!(
@@ -779,7 +785,7 @@ fn error_texts_as_printed() {
     );
     assert_eq!(
         format!("{}: {v}", v.location),
-        "3:23: unknown value `databse` for `kind` of probe `db`\n  = rule R4\n  = help: use `database`, `cluster-membership`, `cluster-transport`, `active-node`, `grpc`, `http`, `disk`, `redis` or `custom`; did you mean `database`?"
+        "3:23: unknown value `databse` for `kind` of probe `db`\n  = rule R4\n  = help: use `database`, `cluster-membership`, `cluster-transport`, `active-node`, `grpc`, `http`, `disk`, `redis`, `certificate` or `custom`; did you mean `database`?"
     );
     let v = only(
         &with_probe("{ name: an, kind: active-node, scope: role }"),

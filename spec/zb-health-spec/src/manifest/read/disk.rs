@@ -1,7 +1,7 @@
 //! `kind: disk`: its `path` and its free-space levels
 //! ([`FreeSpace`](crate::disk::FreeSpace)), each mistake at its value.
 
-use super::super::tree::{Node, Value, shown};
+use super::super::tree::Node;
 use super::{Fields, Reader};
 use crate::disk::{FREE_SPACE_SYNTAX, FreeSpace};
 use crate::manifest::{Located, Location, ProbeKind};
@@ -91,27 +91,8 @@ impl Reader {
 
     /// A free-space level: a string in the one syntax (R15 otherwise).
     fn free_space(&mut self, what: &str, node: &Node) -> Option<Located<FreeSpace>> {
-        let Value::Str(text) = &node.value else {
-            self.wrong_type(
-                what,
-                "a share or an amount of bytes",
-                node,
-                FREE_SPACE_SYNTAX,
-            );
-            return None;
-        };
-        match FreeSpace::parse(text) {
-            Ok(level) => Some(Located::new(level, node.loc)),
-            Err(reason) => {
-                self.sink.push(
-                    Rule::ValueType,
-                    node.loc,
-                    format!("{what}: {}", shown(&reason)),
-                    FREE_SPACE_SYNTAX,
-                );
-                None
-            }
-        }
+        let expected = "a share or an amount of bytes";
+        self.parsed((what, expected, FREE_SPACE_SYNTAX), node, FreeSpace::parse)
     }
 }
 
@@ -229,6 +210,9 @@ mod tests {
             parse_manifest("service: s\nprobes:\n  - { name: db, kind: database, path: /data }\n")
                 .expect_err("path on a database probe");
         assert_eq!(v[0].rule, Rule::Unknown, "{v:#?}");
-        assert!(v[0].help.contains("`disk` probes only"), "{v:#?}");
+        assert!(
+            v[0].help.contains("`disk` and `certificate` probes only"),
+            "{v:#?}"
+        );
     }
 }

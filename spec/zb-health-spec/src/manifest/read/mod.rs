@@ -16,6 +16,7 @@
 //! `crate::rules` (or `crate::grpc`); these files only find the values and
 //! their locations.
 
+mod certificate;
 mod disk;
 mod endpoints;
 mod groups;

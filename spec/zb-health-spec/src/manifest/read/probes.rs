@@ -60,7 +60,7 @@ impl ExecutionPolicy {
 }
 
 /// The kind-specific probe keys, each with the kinds that take it.
-const KIND_OPTIONS: [(&str, &[Kind]); 14] = [
+const KIND_OPTIONS: [(&str, &[Kind]); 16] = [
     ("policy", &[Kind::ClusterMembership]),
     ("expected_size", &[Kind::ClusterTransport, Kind::ActiveNode]),
     (
@@ -75,9 +75,12 @@ const KIND_OPTIONS: [(&str, &[Kind]); 14] = [
     ("url", &[Kind::Http, Kind::Redis]),
     ("status", &[Kind::Http]),
     ("body_contains", &[Kind::Http]),
-    ("path", &[Kind::Disk]),
+    ("path", &[Kind::Disk, Kind::Certificate]),
     ("degraded_below", &[Kind::Disk]),
     ("unhealthy_below", &[Kind::Disk]),
+    ("warn_within", &[Kind::Certificate]),
+    // Reserved for the planned `host:port` source; refused when written.
+    ("address", &[Kind::Certificate]),
 ];
 
 /// Every key a probe may have: `name`, `kind`, the other settings it
@@ -380,6 +383,7 @@ impl Reader {
             Kind::Http => self.http(label, fields, at),
             Kind::Disk => self.disk(label, fields, at),
             Kind::Redis => self.redis(label, fields, at),
+            Kind::Certificate => self.certificate(label, fields, at),
             Kind::Custom => self
                 .custom_type(label, fields, at)
                 .map(|(type_path, function)| ProbeKind::Custom {

@@ -188,6 +188,33 @@ impl Reader {
         None
     }
 
+    /// A string in a syntax of its own, read by `parse`: R15 at the value
+    /// for anything else, with the reason `parse` gives and `syntax`, how
+    /// to write it (`expected` names it in a wrong-type message).
+    pub(super) fn parsed<T>(
+        &mut self,
+        (what, expected, syntax): (&str, &str, &str),
+        node: &Node,
+        parse: impl FnOnce(&str) -> Result<T, String>,
+    ) -> Option<Located<T>> {
+        let Value::Str(text) = &node.value else {
+            self.wrong_type(what, expected, node, syntax);
+            return None;
+        };
+        match parse(text) {
+            Ok(value) => Some(Located::new(value, node.loc)),
+            Err(reason) => {
+                self.sink.push(
+                    Rule::ValueType,
+                    node.loc,
+                    format!("{what}: {}", shown(&reason)),
+                    syntax,
+                );
+                None
+            }
+        }
+    }
+
     /// R15: the value has the wrong YAML type.
     pub(super) fn wrong_type(
         &mut self,
