@@ -118,7 +118,7 @@ pub mod __private {
     }
 
     /// The registration of a manifest's `fn:` entry, whose
-    /// [`ZbHealthProbe::STATELESS`] the macro already checked is `Some`.
+    /// [`ZbHealthProbe::STATELESS`](super::ZbHealthProbe::STATELESS) the macro already checked is `Some`.
     pub fn stateless(
         registration: Option<fn() -> crate::registry::ProbeRegistration>,
     ) -> crate::registry::ProbeRegistration {
