@@ -79,7 +79,7 @@ cargo clippy --workspace --all-targets --all-features -- -D warnings
 # cannot hide behind `--all-features`.
 # `database` alone is the probe with no driver; `sqlite` and `postgres`
 # each bring one.
-for features in "" macros cluster chitchat database sqlite postgres grpc http-probe disk redis certificate prometheus otel test-util; do
+for features in "" macros cluster chitchat database sqlite postgres grpc http-probe disk redis certificate certificate-handshake prometheus otel test-util; do
     echo "cargo check: zb-health, features [${features}]"
     cargo check --quiet -p zb-health --no-default-features ${features:+--features "$features"}
 done

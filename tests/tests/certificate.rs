@@ -5,14 +5,21 @@
 //! real socket; the file replaced between runs; a missing file; the data at
 //! `full` disclosure only; the expiry gauge; and the manifest's form.
 //!
+//! The handshake source (`address:`) reads the same certificates from a
+//! real TLS server, `openssl s_server` on a loopback port: over TLS 1.3 and
+//! 1.2, a chain, the name sent (SNI) choosing the certificate, and a
+//! server that refuses, one that never answers and one that is not TLS.
+//!
 //! `openssl req -x509 -days N` makes the valid and near-expiry ones; the
 //! fixed past and future dates go through `openssl ca -startdate/-enddate`
 //! and a throwaway CA directory (OpenSSL 3.0's `req` cannot set them).
 
 mod support;
 
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -165,6 +172,72 @@ impl Drop for Pki {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// `openssl s_server` on a loopback port, serving `cert` (key beside it,
+/// `name.key` for `name.pem`) and `extra` options; killed on drop.
+struct TlsServer {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl TlsServer {
+    /// Starts on `accept` (`127.0.0.1:0` for any free port) and waits,
+    /// within a deadline, for the `ACCEPT host:port` line that says it
+    /// listens.
+    fn start(pki: &Pki, accept: &str, cert: &Path, extra: &[&str]) -> TlsServer {
+        let key = cert.with_extension("key");
+        let mut child = Command::new("openssl")
+            .args(["s_server", "-www", "-accept", accept, "-cert"])
+            .arg(cert)
+            .arg("-key")
+            .arg(&key)
+            .args(extra)
+            .current_dir(&pki.dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the openssl CLI (tests/run.sh installs it)");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stdout = child.stdout.take().expect("piped");
+        // `ACCEPT 127.0.0.1:PORT` for port 0; a fixed port prints `ACCEPT`.
+        let asked = accept.to_owned();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                if let Some(at) = line.strip_prefix("ACCEPT") {
+                    let at = match at.trim() {
+                        "" => asked.as_str(),
+                        at => at,
+                    };
+                    let _ = tx.send(at.parse::<SocketAddr>());
+                }
+            }
+        });
+        let listening = rx.recv_timeout(Duration::from_secs(20));
+        // Built before the checks, so a failed start still kills it.
+        let mut server = TlsServer {
+            child,
+            addr: ([127, 0, 0, 1], 0).into(),
+        };
+        server.addr = listening
+            .expect("openssl s_server listens within 20 s")
+            .expect("an ACCEPT address");
+        server
+    }
+}
+
+impl Drop for TlsServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A handshake probe of `server`, by its IP address (so no SNI is sent).
+fn probe_of(server: &TlsServer) -> CertificateProbe {
+    CertificateProbe::address(&server.addr.to_string()).expect("a host:port")
 }
 
 /// `GET /health/ready` of a registry holding `probe` as `tls`: the code
@@ -432,6 +505,24 @@ async fn the_manifest_form_registers_its_paths_and_window_on_ready() {
     let pem = pki.self_signed("from-manifest", 20);
     std::fs::create_dir_all(Path::new(MANIFEST_CERT).parent().unwrap()).unwrap();
     std::fs::copy(&pem, MANIFEST_CERT).unwrap();
+    // `site`: a server on the manifest's fixed port whose certificate for
+    // `shop.example`, the name the manifest sends, has 5 days left.
+    let default = pki.self_signed("default", 90);
+    let shop = pki.self_signed("shop.example", 5);
+    let (shop, key) = (shop.to_str().unwrap(), pki.path("shop.example.key"));
+    let _site = TlsServer::start(
+        &pki,
+        "127.0.0.1:24443",
+        &default,
+        &[
+            "-servername",
+            "shop.example",
+            "-cert2",
+            shop,
+            "-key2",
+            key.to_str().unwrap(),
+        ],
+    );
     let registry = HealthRegistry::new();
     let installed = Certificates::install_into(&registry, CertificatesDeps {}).unwrap();
     let server = serve(installed.server.endpoints().clone());
@@ -444,4 +535,182 @@ async fn the_manifest_form_registers_its_paths_and_window_on_ready() {
     let gone = &body["entries"]["gone"];
     assert_eq!(gone["status"], "Unhealthy", "{gone}");
     assert_eq!(gone["description"], "check failed", "{gone}");
+    let site = &body["entries"]["site"];
+    assert_entry(site, "Degraded", Some(EXPIRING_DESCRIPTION), "shop.example");
+}
+
+#[actix_web::test]
+async fn the_handshake_reads_the_certificate_a_server_presents_over_tls_1_3_and_1_2() {
+    let pki = Pki::new("handshake");
+    let pem = pki.self_signed("served", 90);
+    for version in ["-tls1_3", "-tls1_2"] {
+        let server = TlsServer::start(&pki, "127.0.0.1:0", &pem, &[version]);
+        let (code, entry) = ready(probe_of(&server)).await;
+        assert_eq!(code, 200, "{version}: {entry}");
+        assert_entry(&entry, "Healthy", None, "served");
+        assert_days_left(&entry, 90);
+    }
+}
+
+#[actix_web::test]
+async fn a_served_certificate_near_expiry_expired_or_chained_is_judged_as_a_file_is() {
+    let pki = Pki::new("handshake-verdicts");
+    let soon = pki.self_signed("soon", 5);
+    let server = TlsServer::start(&pki, "127.0.0.1:0", &soon, &[]);
+    let (code, entry) = ready(probe_of(&server)).await;
+    assert_eq!(code, 200, "Degraded serves traffic: {entry}");
+    assert_entry(&entry, "Degraded", Some(EXPIRING_DESCRIPTION), "soon");
+
+    // `openssl ca` without extensions makes an X.509 v1 certificate, which
+    // a TLS client that checks trust refuses; the probe still reads it.
+    let expired = pki.dated("expired", EXPIRED);
+    let server = TlsServer::start(&pki, "127.0.0.1:0", &expired, &[]);
+    let (_, entry) = ready(probe_of(&server)).await;
+    assert_entry(&entry, "Unhealthy", Some(EXPIRED_DESCRIPTION), "expired");
+
+    // The leaf has 90 days, the intermediate it is signed by 5: the server
+    // presents both, and the intermediate decides.
+    pki.self_signed("root", 3650);
+    pki.signed("intermediate", "root", &["-days", "5"], true);
+    let leaf = pki.signed("leaf", "intermediate", &["-days", "90"], false);
+    let chain = pki.path("intermediate.pem");
+    let chain = chain.to_str().unwrap();
+    let server = TlsServer::start(&pki, "127.0.0.1:0", &leaf, &["-cert_chain", chain]);
+    let (_, entry) = ready(probe_of(&server)).await;
+    assert_entry(
+        &entry,
+        "Degraded",
+        Some(EXPIRING_DESCRIPTION),
+        "intermediate",
+    );
+}
+
+#[actix_web::test]
+async fn the_server_name_sent_chooses_the_certificate_of_a_server_with_several() {
+    let pki = Pki::new("handshake-sni");
+    let default = pki.self_signed("default", 90);
+    let shop = pki.self_signed("shop.example", 3);
+    let (shop_pem, shop_key) = (shop.to_str().unwrap(), pki.path("shop.example.key"));
+    let shop_key = shop_key.to_str().unwrap();
+    let server = TlsServer::start(
+        &pki,
+        "127.0.0.1:0",
+        &default,
+        &[
+            "-servername",
+            "shop.example",
+            "-cert2",
+            shop_pem,
+            "-key2",
+            shop_key,
+        ],
+    );
+    let (_, entry) = ready(probe_of(&server).server_name("shop.example").unwrap()).await;
+    assert_entry(
+        &entry,
+        "Degraded",
+        Some(EXPIRING_DESCRIPTION),
+        "shop.example",
+    );
+    // By IP address no name is sent, and the server's default answers.
+    let (_, entry) = ready(probe_of(&server)).await;
+    assert_entry(&entry, "Healthy", None, "default");
+}
+
+#[actix_web::test]
+async fn a_server_that_requires_a_client_certificate_still_shows_its_chain() {
+    let pki = Pki::new("handshake-mtls");
+    let pem = pki.self_signed("mutual", 5);
+    let ca = pem.to_str().unwrap().to_owned();
+    // `-Verify 1`: a client without a certificate is refused, which TLS 1.2
+    // does before the client's side of the handshake ends.
+    for version in ["-tls1_3", "-tls1_2"] {
+        let server = TlsServer::start(
+            &pki,
+            "127.0.0.1:0",
+            &pem,
+            &[version, "-Verify", "1", "-CAfile", &ca],
+        );
+        let (_, entry) = ready(probe_of(&server)).await;
+        assert_entry(&entry, "Degraded", Some(EXPIRING_DESCRIPTION), "mutual");
+    }
+}
+
+/// A loopback listener that accepts, and does `then` with each connection
+/// on a thread of its own, until the test ends.
+fn listener(then: fn(std::net::TcpStream)) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || then(stream));
+        }
+    });
+    addr
+}
+
+#[actix_web::test]
+async fn a_refused_silent_or_plain_server_fails_its_own_entry_and_the_error_names_the_address() {
+    // Refused: a port bound, then let go.
+    let refused = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .to_string();
+    // Silent: accepts and holds the connection, never answering.
+    let silent = listener(|stream| {
+        std::thread::sleep(Duration::from_secs(30));
+        drop(stream);
+    })
+    .to_string();
+    // Plain: answers HTTP, not TLS.
+    let plain = listener(|mut stream| {
+        let _ = stream.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+    })
+    .to_string();
+    let registry = HealthRegistry::new();
+    for (name, address) in [
+        ("refused", &refused),
+        ("silent", &silent),
+        ("plain", &plain),
+    ] {
+        let registration = CertificateProbe::address(address)
+            .unwrap()
+            .registration(name)
+            .timeout(Duration::from_millis(500));
+        registry.add(registration).unwrap();
+    }
+    let server = serve(map_zb_health(registry));
+    let wire = request(server.addr, "GET", "/health/ready").await;
+    assert_eq!(wire.status, 503);
+    let body = wire.json();
+    for name in ["refused", "plain"] {
+        let entry = &body["entries"][name];
+        assert_eq!(entry["status"], "Unhealthy", "{name}: {entry}");
+        assert_eq!(entry["description"], "check failed", "{name}: {entry}");
+    }
+    let silent_entry = &body["entries"]["silent"];
+    assert_eq!(silent_entry["status"], "Unhealthy", "{silent_entry}");
+    assert_eq!(
+        silent_entry["description"], "timed out after 500 ms",
+        "{silent_entry}"
+    );
+    let text = String::from_utf8_lossy(&wire.body).into_owned();
+    assert!(!text.contains("127.0.0.1"), "{text}");
+    // The errors, for the log, name the address and what went wrong.
+    for (address, says) in [
+        (&refused, "cannot connect to"),
+        (&plain, "TLS handshake with"),
+    ] {
+        let err = CertificateProbe::address(address)
+            .unwrap()
+            .check()
+            .await
+            .expect_err(address)
+            .to_string();
+        assert!(
+            err.contains(says) && err.contains(address.as_str()),
+            "{err}"
+        );
+    }
 }

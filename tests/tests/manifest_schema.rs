@@ -190,7 +190,7 @@ fn disk_levels_and_keys_are_refused_by_schema_and_parser_alike() {
 }
 
 #[test]
-fn certificate_paths_windows_and_the_planned_address_are_refused_by_schema_and_parser_alike() {
+fn certificate_sources_windows_and_names_are_refused_by_schema_and_parser_alike() {
     let schema = schema();
     let probe =
         |p: &str| format!("service: s\nprobes:\n  - {{ name: c, kind: certificate, {p} }}\n");
@@ -201,8 +201,13 @@ fn certificate_paths_windows_and_the_planned_address_are_refused_by_schema_and_p
         probe("path: []"),                        // R15: no file
         probe("path: ''"),                        // R15: empty
         probe("warn_within: 14d"),                // R11: no path
-        probe("address: example.org:443"),        // R4: planned, not built
-        probe("path: /tls.crt, address: example.org:443"),
+        probe("path: /tls.crt, address: example.org:443"), // R7: two sources
+        probe("path: /tls.crt, server_name: shop"), // R4: a name for a file
+        probe("address: \"https://shop:443\""),   // R15: a URL
+        probe("address: \"shop:443/x\""),         // R15: a path
+        probe("address: \"user@shop:443\""),      // R15: user info
+        probe("address: shop:https"),             // R15: a port by name
+        probe("address: shop:443, server_name: \"a b\""), // R15: not a DNS name
         probe("path: /tls.crt, degraded_below: 10%"), // R4: a disk option
     ] {
         assert!(parse_manifest(&yaml).is_err(), "parser accepted {yaml}");
@@ -211,6 +216,10 @@ fn certificate_paths_windows_and_the_planned_address_are_refused_by_schema_and_p
     for good in [
         probe("path: /etc/tls/tls.crt"),
         probe("path: [leaf.pem, ca.pem], warn_within: 36h"),
+        probe("address: shop.example.com:443"),
+        probe("address: shop.example.com"),
+        probe("address: \"[::1]:8443\", server_name: shop.example.com, warn_within: 7d"),
+        probe("address: 10.0.0.7:443, server_name: 10.0.0.7"),
     ] {
         assert!(parse_manifest(&good).is_ok(), "parser refused {good}");
         assert!(schema.is_valid(&as_json(&good)), "schema refused {good}");

@@ -4,7 +4,7 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use zb_health_spec::disk::FreeSpace;
-use zb_health_spec::manifest::{ActiveScope, Manifest, ProbeDecl, ProbeKind};
+use zb_health_spec::manifest::{ActiveScope, CertificateSource, Manifest, ProbeDecl, ProbeKind};
 use zb_health_spec::{MajorityGuard, MembershipPolicy};
 
 use crate::tokens::{HealthStatusTokens, ProbeMetaTokens};
@@ -21,6 +21,10 @@ pub fn feature(kind: &ProbeKind) -> Option<&'static str> {
         ProbeKind::Http { .. } => Some("http-probe"),
         ProbeKind::Disk { .. } => Some("disk"),
         ProbeKind::Redis { .. } => Some("redis"),
+        ProbeKind::Certificate {
+            source: CertificateSource::Address { .. },
+            ..
+        } => Some("certificate-handshake"),
         ProbeKind::Certificate { .. } => Some("certificate"),
         ProbeKind::ClusterMembership { .. }
         | ProbeKind::ClusterTransport { .. }
@@ -131,12 +135,35 @@ pub fn probe(p: &ProbeDecl, field: Option<&syn::Ident>, krate: &TokenStream) -> 
             // The url passed its rule at compile time.
             quote!(#krate::__private::redis_probe(#url))
         }
-        ProbeKind::Certificate { paths, warn_within } => {
-            let paths = paths.iter().map(|p| p.value.as_str());
+        ProbeKind::Certificate {
+            source,
+            warn_within,
+        } => {
             let secs = warn_within.as_secs();
             // Named after the entry, so its gauge carries the probe's name.
             let name = p.name.as_ref().map_or("", |n| n.value.as_str());
-            quote!(#krate::probes::certificate::CertificateProbe::with_paths([#(#paths),*])
+            let probe = match source {
+                CertificateSource::Files(paths) => {
+                    let paths = paths.iter().map(|p| p.value.as_str());
+                    quote!(#krate::probes::certificate::CertificateProbe::with_paths([#(#paths),*]))
+                }
+                CertificateSource::Address {
+                    address,
+                    server_name,
+                } => {
+                    let address = address.value.as_str();
+                    let server_name = match server_name {
+                        Some(n) => {
+                            let n = n.value.as_str();
+                            quote!(::core::option::Option::Some(#n))
+                        }
+                        None => quote!(::core::option::Option::None),
+                    };
+                    // Both passed their rules at compile time.
+                    quote!(#krate::__private::certificate_address(#address, #server_name))
+                }
+            };
+            quote!(#probe
                 .warn_within(::core::time::Duration::from_secs(#secs))
                 .named(#name))
         }

@@ -28,10 +28,11 @@
 //! of serde's `__private`: free to change), are the items `manifest!`'s
 //! generated code names: the module `__private` (with the callback
 //! `__attribute_limits` through which it checks a `#[zb_health]`
-//! attribute) and eight macros, `__zb_require_database`,
+//! attribute) and nine macros, `__zb_require_database`,
 //! `__zb_require_grpc`, `__zb_require_grpc_server`,
 //! `__zb_require_http_probe`, `__zb_require_cluster`, `__zb_require_disk`,
-//! `__zb_require_redis` and `__zb_require_certificate`, which name the
+//! `__zb_require_redis`, `__zb_require_certificate` and
+//! `__zb_require_certificate_handshake`, which name the
 //! feature a manifest needs when it
 //! is off (`#[macro_export]` puts them at the root).
 //!
@@ -94,7 +95,7 @@
 //!   feature; [`probes`] holds the batteries, each behind its feature
 //!   (`probes::disk`, feature `disk`; `probes::http`, feature
 //!   `http-probe`; `probes::redis`, feature `redis`; `probes::certificate`,
-//!   feature `certificate`).
+//!   feature `certificate`, its handshake source `certificate-handshake`).
 //!
 //! # Wiring
 //!

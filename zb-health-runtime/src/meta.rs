@@ -153,6 +153,23 @@ pub mod __private {
             .expect("the manifest's url passed its rule at compile time")
     }
 
+    /// A certificate probe of the TLS server at `address`, sending
+    /// `server_name`, both already checked by the macro.
+    #[cfg(feature = "certificate-handshake")]
+    pub fn certificate_address(
+        address: &str,
+        server_name: Option<&str>,
+    ) -> crate::probes::certificate::CertificateProbe {
+        let probe = crate::probes::certificate::CertificateProbe::address(address)
+            .expect("the manifest's address passed its rule at compile time");
+        match server_name {
+            Some(name) => probe
+                .server_name(name)
+                .expect("the manifest's server_name passed its rule at compile time"),
+            None => probe,
+        }
+    }
+
     /// A role-scoped rule from roles the macro already checked (R2).
     #[cfg(feature = "cluster")]
     pub fn checked_roles(roles: &[&str]) -> crate::cluster::ClusterActiveNode {
@@ -215,6 +232,11 @@ feature_guard!(
     __zb_require_certificate,
     "certificate",
     "`kind: certificate`"
+);
+feature_guard!(
+    __zb_require_certificate_handshake,
+    "certificate-handshake",
+    "`kind: certificate` with `address:`"
 );
 feature_guard!(
     __zb_require_cluster,

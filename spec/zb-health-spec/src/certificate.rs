@@ -1,6 +1,7 @@
-//! `kind: certificate`'s warning window: the one syntax of `warn_within`,
-//! read by the manifest and usable in code, and the words for the planned
-//! `host:port` source.
+//! `kind: certificate`'s rules, read by the manifest (a located error) and
+//! the runtime's `CertificateProbe` (a refused construction): the one
+//! syntax of `warn_within`, and the `host:port` of the handshake source
+//! with the server name it sends.
 //!
 //! A window is a whole number of **days** or **hours**: `14d`, `36h`.
 //! Certificates live for months, so the probe deadlines' `ms`/`s`/`m`
@@ -17,12 +18,76 @@ pub const DEFAULT_WARN_WITHIN: Duration = Duration::from_secs(14 * DAY);
 pub const WINDOW_SYNTAX: &str =
     "write a whole number of days or hours, e.g. `warn_within: 14d` or `warn_within: 36h`";
 
-/// Why `address:` is refused: the `host:port` handshake source is planned
-/// but needs a TLS library the project has not taken on yet.
-pub const ADDRESS_PLANNED: &str = "is the planned `host:port` handshake source of `kind: certificate`, which is not built yet (it needs a TLS library)";
+/// How an address is written, for the help of a malformed one.
+pub const ADDRESS_SYNTAX: &str = "write the TLS server as `host:port`, e.g. `address: shop.example.com:443` or `address: 10.0.0.7:8443` (`[::1]:443` for IPv6)";
 
-/// What to write instead of `address:` until it is built.
-pub const ADDRESS_HELP: &str = "mount the certificate (e.g. a Kubernetes Secret) and give its PEM file, e.g. `path: /etc/tls/tls.crt`";
+/// How a server name is written, for the help of a malformed one.
+pub const SERVER_NAME_SYNTAX: &str =
+    "write a DNS name, e.g. `server_name: shop.example.com`, or an IP address";
+
+/// The port of an address that names none: HTTPS's.
+pub const DEFAULT_PORT: u16 = 443;
+
+/// A handshake source's address taken apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsAddress {
+    /// Where to connect: `host:port`, an IPv6 literal bracketed.
+    pub connect: String,
+    /// The name the handshake sends (SNI) unless a server name is given:
+    /// the host, an IPv6 literal without brackets. An IP address sends no
+    /// SNI, as a browser does.
+    pub server_name: String,
+}
+
+/// Parses a handshake source's `host[:port]` ([`DEFAULT_PORT`] when it
+/// names none); the error says what is wrong, and [`ADDRESS_SYNTAX`] how to
+/// write it. A URL or user info is refused: the source is a socket, not a
+/// request.
+pub fn parse_address(text: &str) -> Result<TlsAddress, String> {
+    if text.contains("://") {
+        return Err(format!("`{text}` is a URL, not a `host:port`"));
+    }
+    if text.contains(['@', '/', '?', '#']) || text.chars().any(char::is_whitespace) {
+        return Err(format!("`{text}` is not a `host:port`"));
+    }
+    let parts = crate::upstream::split_authority(text, DEFAULT_PORT)
+        .map_err(|why| format!("`{text}` {why}"))?;
+    if parts.port == 0 {
+        return Err(format!("`{text}` has port 0, which no server listens on"));
+    }
+    check_server_name(parts.name)
+        .map_err(|_| format!("`{text}` has a host that is neither a DNS name nor an IP address"))?;
+    Ok(TlsAddress {
+        connect: parts.connect(),
+        server_name: parts.name.to_owned(),
+    })
+}
+
+/// Checks a server name: an IP address, or a DNS name of labels of
+/// letters, digits, `-` and `_` (no label empty, over 63 bytes, or at
+/// either end `-`), at most 253 bytes. As strict as the TLS client, so a
+/// name the manifest lets through is one the handshake can send.
+pub fn check_server_name(name: &str) -> Result<(), String> {
+    if name.parse::<std::net::IpAddr>().is_ok() {
+        return Ok(());
+    }
+    let label_ok = |l: &str| {
+        !l.is_empty()
+            && l.len() <= 63
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+            && l.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    };
+    if name.is_empty() || name.len() > 253 || !name.split('.').all(label_ok) {
+        return Err(format!("`{name}` is neither a DNS name nor an IP address"));
+    }
+    // A name of digits and dots only is an IP address written wrong.
+    if name.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        return Err(format!("`{name}` is neither a DNS name nor an IP address"));
+    }
+    Ok(())
+}
 
 const HOUR: u64 = 3600;
 const DAY: u64 = 24 * HOUR;
@@ -73,6 +138,59 @@ mod tests {
             assert_eq!(window_text(Duration::from_secs(secs)), text);
         }
         assert_eq!(window_text(DEFAULT_WARN_WITHIN), "14d");
+    }
+
+    #[test]
+    fn addresses_take_their_port_or_443_and_send_their_host() {
+        for (text, connect, name) in [
+            (
+                "shop.example.com:8443",
+                "shop.example.com:8443",
+                "shop.example.com",
+            ),
+            (
+                "shop.example.com",
+                "shop.example.com:443",
+                "shop.example.com",
+            ),
+            ("10.0.0.7:443", "10.0.0.7:443", "10.0.0.7"),
+            ("[::1]:8443", "[::1]:8443", "::1"),
+            ("[::1]", "[::1]:443", "::1"),
+            (
+                "ingress_nginx.svc:443",
+                "ingress_nginx.svc:443",
+                "ingress_nginx.svc",
+            ),
+        ] {
+            let parsed = parse_address(text).expect(text);
+            assert_eq!(parsed.connect, connect, "{text}");
+            assert_eq!(parsed.server_name, name, "{text}");
+        }
+    }
+
+    #[test]
+    fn malformed_addresses_and_names_are_refused_with_the_reason() {
+        for (text, reason) in [
+            ("https://shop:443", "is a URL"),
+            ("user@shop:443", "not a `host:port`"),
+            ("shop:443/path", "not a `host:port`"),
+            ("shop :443", "not a `host:port`"),
+            (":443", "has no host"),
+            ("shop:https", "port that is not a number"),
+            ("shop:0", "port 0"),
+            ("[::1:443", "malformed `[IPv6]`"),
+            ("-shop:443", "neither a DNS name nor an IP"),
+            ("1.2.3:443", "neither a DNS name nor an IP"),
+        ] {
+            let err = parse_address(text).expect_err(text);
+            assert!(err.contains(reason), "{text}: {err}");
+        }
+        for bad in ["", "a..b", "shop.", "sh op", &"a".repeat(64)] {
+            assert!(check_server_name(bad).is_err(), "{bad}");
+        }
+        for good in ["shop", "shop.example.com", "127.0.0.1", "::1", "x_y.z"] {
+            assert_eq!(check_server_name(good), Ok(()), "{good}");
+        }
     }
 
     #[test]

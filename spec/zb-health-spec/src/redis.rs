@@ -9,7 +9,7 @@
 //!   `redis://app:pw@h`), is sent with `AUTH` when the connection opens;
 //!   a character that has a meaning in a URL (`@`, `:`, `/`, `%`, …) is
 //!   written percent-encoded, `%40` for `@`;
-//! * `rediss://` is refused: this build carries no TLS client, so a TLS
+//! * `rediss://` is refused: the Redis probe has no TLS client, so a TLS
 //!   server could never be checked; so are a Unix socket, a `?query` (the
 //!   probe reads no options from one) and a `#fragment`.
 
@@ -71,7 +71,7 @@ pub fn parse_url(url: &str) -> Result<RedisUrl, UrlProblem> {
     let (scheme, rest) = split_scheme(url, "redis").map_err(|m| problem(&m))?;
     if scheme.eq_ignore_ascii_case("rediss") {
         return Err(UrlProblem {
-            message: "is a `rediss` (TLS) URL, and zb-health has no TLS client".to_owned(),
+            message: "is a `rediss` (TLS) URL, and the Redis probe has no TLS client".to_owned(),
             help: "connect over plain `redis://` (e.g. on the cluster's own network), or check it with a custom probe that brings its own TLS client",
         });
     }

@@ -104,8 +104,9 @@ pub struct HttpUrl {
 
 /// Checks that `url` is one an HTTP probe can call,
 /// `http://host[:port][/path][?query]`, and takes it apart. `https` is
-/// refused: this build carries no TLS stack (no TLS connector is among
-/// the dependencies), so an `https` URL could never be checked. The URL
+/// refused: the HTTP probe has no TLS client (only the certificate probe's
+/// handshake source carries one), so an `https` URL could never be
+/// checked. The URL
 /// is never shown back here, since it may hold credentials: the caller
 /// shows it through [`without_password`].
 ///
@@ -122,7 +123,7 @@ pub fn parse_url(url: &str) -> Result<HttpUrl, UrlProblem> {
     let (scheme, rest) = split_scheme(url, "http").map_err(|m| problem(&m))?;
     if scheme.eq_ignore_ascii_case("https") {
         return Err(UrlProblem {
-            message: "is an `https` URL, and zb-health has no TLS client".to_owned(),
+            message: "is an `https` URL, and the HTTP probe has no TLS client".to_owned(),
             help: "call the upstream over `http://` (e.g. its in-cluster port), or check it with a custom probe that brings its own TLS client",
         });
     }

@@ -1,5 +1,6 @@
 // `kind: certificate`: a `warn_within` that is not days or hours (R15) at its
-// value, and the planned `address:` source (R4) at its key.
+// value, and an `address:` that is a URL, not a `host:port` (R15), at its
+// value.
 zb_health::prelude::manifest!(Health = "manifests/certificate.yaml");
 
 fn main() {}

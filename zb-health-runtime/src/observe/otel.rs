@@ -202,7 +202,7 @@ impl OtelSettings {
     ///
     /// The first variable that cannot be used, by name: an endpoint (or
     /// one set in code, by its setter) that is not `http://host[:port]`
-    /// (this build has no TLS: `https://` is refused, not sent in the
+    /// (the exporter has no TLS: `https://` is refused, not sent in the
     /// clear), an interval that is not a positive whole number of
     /// milliseconds, an `OTEL_SDK_DISABLED` that is not `true` or `false`.
     pub fn from_lookup(

@@ -224,7 +224,7 @@ mod tests {
             .degraded_below(FreeSpace::percent(20))
             .unhealthy_below(FreeSpace::bytes(7));
         assert_eq!(
-            *p.levels.settings(),
+            **p.levels.settings(),
             Levels {
                 path: PathBuf::from("/data"),
                 degraded_below: Some(FreeSpace::percent(20)),

@@ -13,7 +13,7 @@
 //!   the first [`BODY_LIMIT`] bytes of the body hold the text.
 //! * A redirect is not followed: a 3xx is judged by the range like any
 //!   other code.
-//! * `http://` only: zb-health carries no TLS client, so an `https` URL is
+//! * `http://` only: the HTTP probe has no TLS client, so an `https` URL is
 //!   refused when the probe is made ([`HttpProbe::new`]) and in a manifest.
 //! * Every error names the URL with its password shown as `***`
 //!   ([`without_password`]). The user info is not sent.
@@ -43,6 +43,7 @@ use zb_health_spec::upstream::{self, without_password};
 
 pub use zb_health_spec::upstream::StatusRange;
 
+use super::TargetError;
 use crate::probe::{Probe, ProbeOutcome, ProbeResult};
 
 /// The most body bytes a run reads to look for
@@ -70,19 +71,6 @@ pub struct HttpProbe {
     body_contains: Option<String>,
 }
 
-/// Why an [`HttpProbe`] could not be made, or why a run failed; its text
-/// names the URL with its password shown as `***`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HttpProbeError(String);
-
-impl fmt::Display for HttpProbeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for HttpProbeError {}
-
 impl HttpProbe {
     /// A probe of `url`, healthy on `200-299`.
     ///
@@ -90,15 +78,14 @@ impl HttpProbe {
     ///
     /// `url` is not an `http://host[:port][/path]` URL (the rule of
     /// [`upstream::parse_url`], which the manifest applies at compile
-    /// time), e.g. an `https` URL, which needs a TLS client zb-health does
-    /// not have.
-    pub fn new(url: &str) -> Result<Self, HttpProbeError> {
+    /// time), e.g. an `https` URL, which needs a TLS client the HTTP probe
+    /// does not have.
+    pub fn new(url: &str) -> Result<Self, TargetError> {
         let shown = without_password(url).into_owned();
         let parts = upstream::parse_url(url)
-            .map_err(|p| HttpProbeError(format!("`{shown}` {}; {}", p.message, p.help)))?;
-        let host = HeaderValue::from_str(&parts.authority).map_err(|_| {
-            HttpProbeError(format!("`{shown}` has a host that is not a header value"))
-        })?;
+            .map_err(|p| TargetError(format!("`{shown}` {}; {}", p.message, p.help)))?;
+        let host = HeaderValue::from_str(&parts.authority)
+            .map_err(|_| TargetError(format!("`{shown}` has a host that is not a header value")))?;
         Ok(Self {
             shown,
             connect: parts.connect,
@@ -114,8 +101,8 @@ impl HttpProbe {
     /// # Errors
     ///
     /// A code outside 100–599, or `low` above `high`.
-    pub fn status(self, low: u16, high: u16) -> Result<Self, HttpProbeError> {
-        let status = StatusRange::new(low, high).map_err(HttpProbeError)?;
+    pub fn status(self, low: u16, high: u16) -> Result<Self, TargetError> {
+        let status = StatusRange::new(low, high).map_err(TargetError)?;
         Ok(self.status_range(status))
     }
 
@@ -133,13 +120,13 @@ impl HttpProbe {
     }
 
     /// An error naming the URL (without its password) and why.
-    fn error(&self, why: impl fmt::Display) -> HttpProbeError {
-        HttpProbeError(format!("GET {}: {why}", self.shown))
+    fn error(&self, why: impl fmt::Display) -> TargetError {
+        TargetError(format!("GET {}: {why}", self.shown))
     }
 
     /// One `GET` on a fresh connection: the status, and the body's first
     /// [`BODY_LIMIT`] bytes when a text is looked for.
-    async fn exchange(&self) -> Result<(u16, Vec<u8>), HttpProbeError> {
+    async fn exchange(&self) -> Result<(u16, Vec<u8>), TargetError> {
         let stream = TcpStream::connect(&self.connect)
             .await
             .map_err(|e| self.error(format_args!("cannot connect: {e}")))?;

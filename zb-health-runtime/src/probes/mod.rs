@@ -13,6 +13,36 @@ pub mod redis;
 #[cfg(any(feature = "disk", feature = "certificate"))]
 pub(crate) use blocking::Blocking;
 
+/// Why a battery could not be made from its target (a URL or an address),
+/// or why one of its runs failed: the text names the target, a URL's
+/// password shown as `***`. One type for every battery that connects
+/// somewhere, so a service handles their construction errors alike.
+#[cfg(any(
+    feature = "http-probe",
+    feature = "redis",
+    feature = "certificate-handshake"
+))]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetError(pub(crate) String);
+
+#[cfg(any(
+    feature = "http-probe",
+    feature = "redis",
+    feature = "certificate-handshake"
+))]
+impl std::fmt::Display for TargetError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[cfg(any(
+    feature = "http-probe",
+    feature = "redis",
+    feature = "certificate-handshake"
+))]
+impl std::error::Error for TargetError {}
+
 /// The shape of a battery whose run is blocking code over its settings.
 #[cfg(any(feature = "disk", feature = "certificate"))]
 mod blocking {
@@ -37,9 +67,10 @@ mod blocking {
             }
         }
 
-        /// What the builder set, for the batteries' unit tests.
-        #[cfg(test)]
-        pub(crate) fn settings(&self) -> &T {
+        /// What the builder set: the certificate probe's run reads its
+        /// source from it, the batteries' unit tests their settings.
+        #[cfg(any(test, feature = "certificate"))]
+        pub(crate) fn settings(&self) -> &Arc<T> {
             &self.settings
         }
 

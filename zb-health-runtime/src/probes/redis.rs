@@ -47,7 +47,7 @@
 //! deadline that drops the run closes the socket.
 //!
 //! `rediss://` is refused when the probe is made ([`RedisProbe::new`]) and
-//! in a manifest: zb-health carries no TLS client.
+//! in a manifest: the Redis probe has no TLS client.
 
 use std::fmt;
 
@@ -58,6 +58,7 @@ use tokio::net::TcpStream;
 use zb_health_spec::redis::parse_url;
 use zb_health_spec::upstream::without_password;
 
+use super::TargetError;
 use crate::probe::{Probe, ProbeOutcome, ProbeResult};
 
 /// The description of a passing Redis probe. Fixed text: it is served to
@@ -85,19 +86,6 @@ impl fmt::Debug for RedisProbe {
     }
 }
 
-/// Why a [`RedisProbe`] could not be made, or why a run failed; its text
-/// names the URL with its password shown as `***`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RedisProbeError(String);
-
-impl fmt::Display for RedisProbeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for RedisProbeError {}
-
 impl RedisProbe {
     /// A probe of the Redis server at `url`,
     /// `redis://[user:password@]host[:port][/db]`.
@@ -108,10 +96,10 @@ impl RedisProbe {
     /// [`zb_health_spec::redis::parse_url`], which the manifest applies at
     /// compile time), e.g. a `rediss://` URL, which needs a TLS client
     /// zb-health does not have.
-    pub fn new(url: &str) -> Result<Self, RedisProbeError> {
+    pub fn new(url: &str) -> Result<Self, TargetError> {
         let shown = without_password(url).into_owned();
         let parts = parse_url(url)
-            .map_err(|p| RedisProbeError(format!("`{shown}` {}; {}", p.message, p.help)))?;
+            .map_err(|p| TargetError(format!("`{shown}` {}; {}", p.message, p.help)))?;
         Ok(Self {
             shown,
             host: parts.host,
@@ -128,12 +116,12 @@ impl RedisProbe {
     }
 
     /// An error naming the URL (without its password) and why.
-    fn error(&self, why: impl fmt::Display) -> RedisProbeError {
-        RedisProbeError(format!("PING {}: {why}", self.shown))
+    fn error(&self, why: impl fmt::Display) -> TargetError {
+        TargetError(format!("PING {}: {why}", self.shown))
     }
 
     /// Connect, hand shake and `PING` on a fresh connection: the reply.
-    async fn ping(&self) -> Result<Value, RedisProbeError> {
+    async fn ping(&self) -> Result<Value, TargetError> {
         let stream = TcpStream::connect((self.host.as_str(), self.port))
             .await
             .map_err(|e| self.error(format_args!("cannot connect: {e}")))?;

@@ -512,13 +512,12 @@ pub enum ProbeKind {
         /// `url`: a `redis://` URL ([`crate::redis::parse_url`]).
         url: Located<String>,
     },
-    /// `certificate`: the expiry of the certificates in PEM files, reread
-    /// on each run; the earliest `notAfter` of them all decides.
+    /// `certificate`: the expiry of certificates, from PEM files reread on
+    /// each run or from a TLS server's handshake; the earliest `notAfter`
+    /// of them all decides.
     Certificate {
-        /// `path`: one PEM file or a list of them (a chain: leaf and
-        /// intermediates), never empty; a relative path is taken from the
-        /// process's working directory.
-        paths: Vec<Located<String>>,
+        /// Where the certificates come from: `path` or `address`.
+        source: CertificateSource,
         /// `warn_within`: `Degraded` this close to expiry, default
         /// [`DEFAULT_WARN_WITHIN`](crate::certificate::DEFAULT_WARN_WITHIN).
         warn_within: Duration,
@@ -532,6 +531,25 @@ pub enum ProbeKind {
         /// Written as `fn:`: the path names a `#[zb_health]` async fn,
         /// which needs no state, so `manifest!` gives it no deps field.
         function: bool,
+    },
+}
+
+/// Where a `kind: certificate` probe reads its certificates: exactly one
+/// of `path` and `address`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CertificateSource {
+    /// `path`: one PEM file or a list of them (a chain: leaf and
+    /// intermediates), never empty; a relative path is taken from the
+    /// process's working directory.
+    Files(Vec<Located<String>>),
+    /// `address`: the chain a TLS server presents in a handshake
+    /// ([`parse_address`](crate::certificate::parse_address)), with the
+    /// name to send (SNI) when it is not the address's host.
+    Address {
+        /// `address`: `host[:port]`.
+        address: Located<String>,
+        /// `server_name`: the name to send instead of the host.
+        server_name: Option<Located<String>>,
     },
 }
 

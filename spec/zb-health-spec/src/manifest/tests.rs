@@ -130,7 +130,7 @@ fn full_manifest_parses() {
     assert_eq!(m.probes[7].effective_tags(), Some(TagSet::READY));
     assert!(matches!(
         &m.probes[8].kind,
-        ProbeKind::Certificate { paths, warn_within }
+        ProbeKind::Certificate { source: CertificateSource::Files(paths), warn_within }
             if paths.len() == 2 && *warn_within == Duration::from_secs(21 * 86_400)
     ));
     let custom = &m.probes[9];

@@ -60,7 +60,7 @@ impl ExecutionPolicy {
 }
 
 /// The kind-specific probe keys, each with the kinds that take it.
-const KIND_OPTIONS: [(&str, &[Kind]); 16] = [
+const KIND_OPTIONS: [(&str, &[Kind]); 17] = [
     ("policy", &[Kind::ClusterMembership]),
     ("expected_size", &[Kind::ClusterTransport, Kind::ActiveNode]),
     (
@@ -79,8 +79,8 @@ const KIND_OPTIONS: [(&str, &[Kind]); 16] = [
     ("degraded_below", &[Kind::Disk]),
     ("unhealthy_below", &[Kind::Disk]),
     ("warn_within", &[Kind::Certificate]),
-    // Reserved for the planned `host:port` source; refused when written.
     ("address", &[Kind::Certificate]),
+    ("server_name", &[Kind::Certificate]),
 ];
 
 /// Every key a probe may have: `name`, `kind`, the other settings it

@@ -1,6 +1,11 @@
 //! The certificate probe (`kind: certificate`, feature `certificate`): the
-//! expiry of the X.509 certificates in PEM files, reread on each run, so a
-//! mounted Secret that cert-manager renews is seen at the next run.
+//! expiry of X.509 certificates, from one of two sources:
+//!
+//! * **PEM files**, reread on each run, so a mounted Secret that
+//!   cert-manager renews is seen at the next run;
+//! * **a TLS server's handshake** (feature `certificate-handshake`): the
+//!   chain the server at a `host:port` presents, read on each run, so the
+//!   certificate users really get is checked, wherever it is mounted.
 //!
 //! ```
 //! use std::time::Duration;
@@ -17,6 +22,28 @@
 //! warn_within: 21d }`; `path` may be a list of files, and `warn_within`
 //! (default 14 days, [`DEFAULT_WARN_WITHIN`]) is a whole number of days or
 //! hours ([`zb_health::spec::certificate`](crate::spec::certificate)).
+//!
+//! # The handshake source
+//!
+//! `CertificateProbe::address("shop.example.com:443")` (the manifest's
+//! `address: shop.example.com:443`; the port is 443 when none is written)
+//! connects to the server on each run, completes a TLS 1.3 or 1.2
+//! handshake, takes the chain it presents, and closes with `close_notify`
+//! without sending a byte of application data. The handshake sends the
+//! host as its server name (SNI), or the name given to `server_name`
+//! (`server_name:`), e.g. to ask an ingress controller, reached by its
+//! Service's address, for one site's certificate. An IP address sends no
+//! name, as a browser does.
+//!
+//! It reads the chain; it does **not** judge trust: an expired,
+//! self-signed, misnamed or X.509 v1 certificate is still read, since
+//! reporting the expiry of exactly those is the point. Whether clients
+//! trust the chain is the clients' check, and the probe's `Healthy` says
+//! nothing about it. The probe's deadline bounds the connect
+//! and the handshake together; a server that accepts and never answers is
+//! `timed out`. A refused connection, a failed handshake or a server that
+//! is not TLS is the probe's error, named with the address in the
+//! transition log, as a file's error is.
 //!
 //! # What it answers
 //!
@@ -55,25 +82,23 @@
 //! files leaves the gauge as it was: the probe's own status gauge shows
 //! the failure.
 //!
-//! # Not built yet
-//!
-//! A `host:port` source, which would read the certificate a server presents
-//! in a TLS handshake, is planned: it needs a TLS library the project has
-//! not taken on. The manifest reserves `address:` for it and refuses it.
-//!
 //! [`registration`]: CertificateProbe::registration
 //! [`named`]: CertificateProbe::named
+
+#[cfg(feature = "certificate-handshake")]
+mod handshake;
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use metrics::{Key, Label, with_recorder};
+use x509_parser::certificate::X509Certificate;
 use x509_parser::pem::Pem;
 pub use zb_health_spec::certificate::DEFAULT_WARN_WITHIN;
 
 use super::Blocking;
-use crate::probe::{Probe, ProbeOutcome, ProbeResult};
+use crate::probe::{BoxProbeFuture, Probe, ProbeOutcome, ProbeResult};
 use crate::registration::ProbeRegistration;
 use crate::wallclock::rfc3339;
 
@@ -88,19 +113,28 @@ pub const EXPIRING_DESCRIPTION: &str = "certificate expires within the warning w
 
 const DAY: i64 = 86_400;
 
-/// The expiry of the certificates in PEM files (see the
-/// [module docs](self)).
+/// The expiry of the certificates in PEM files or of a TLS server (see
+/// the [module docs](self)).
 pub struct CertificateProbe {
+    /// Run on the blocking pool for files; the handshake is async.
     source: Blocking<Source>,
 }
 
 /// What one run reads and how it judges it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 struct Source {
-    paths: Vec<PathBuf>,
+    from: Origin,
     warn_within: Duration,
     /// The gauge's key, once the probe has a name.
     gauge: Option<Key>,
+}
+
+/// Where a run reads the certificates.
+#[derive(Debug, Clone)]
+enum Origin {
+    Files(Vec<PathBuf>),
+    #[cfg(feature = "certificate-handshake")]
+    Address(handshake::Handshake),
 }
 
 /// The validity of one certificate, as the verdict needs it.
@@ -125,9 +159,13 @@ impl CertificateProbe {
     /// and the intermediates' file): the first to expire decides. With no
     /// path at all every run is an error.
     pub fn with_paths<P: Into<PathBuf>>(paths: impl IntoIterator<Item = P>) -> Self {
+        Self::reading(Origin::Files(paths.into_iter().map(Into::into).collect()))
+    }
+
+    fn reading(from: Origin) -> Self {
         Self {
             source: Blocking::new(Source {
-                paths: paths.into_iter().map(Into::into).collect(),
+                from,
                 warn_within: DEFAULT_WARN_WITHIN,
                 gauge: None,
             }),
@@ -168,21 +206,38 @@ impl CertificateProbe {
 
 impl Probe for CertificateProbe {
     fn check(&self) -> impl Future<Output = ProbeOutcome> + Send {
-        self.source.check(Source::run)
+        let run: BoxProbeFuture<'static> = match &self.source.settings().from {
+            Origin::Files(_) => self.source.check(Source::read_files),
+            #[cfg(feature = "certificate-handshake")]
+            Origin::Address(_) => Box::pin(handshake::run(std::sync::Arc::clone(
+                self.source.settings(),
+            ))),
+        };
+        run
     }
 }
 
 impl Source {
-    /// One read of every file, its verdict and the gauge.
-    fn run(&self) -> ProbeOutcome {
+    /// One read of every file, then [`judge`](Self::judge).
+    fn read_files(&self) -> ProbeOutcome {
+        let paths: &[PathBuf] = match &self.from {
+            Origin::Files(paths) => paths,
+            #[cfg(feature = "certificate-handshake")]
+            Origin::Address(_) => &[],
+        };
         let mut all = Vec::new();
-        for path in &self.paths {
+        for path in paths {
             all.extend(read_pem_file(path)?);
         }
+        self.judge(&all)
+    }
+
+    /// The verdict on what a run read, and the gauge.
+    fn judge(&self, all: &[Validity]) -> ProbeOutcome {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
-        let (result, expires_in) = self.verdict(&all, now).ok_or("no PEM file to read")?;
+        let (result, expires_in) = self.verdict(all, now).ok_or("no PEM file to read")?;
         if let Some(key) = &self.gauge {
             with_recorder(|r| {
                 r.register_gauge(key, &crate::observe::METADATA)
@@ -218,6 +273,17 @@ impl Source {
     }
 }
 
+impl Validity {
+    fn of(cert: &X509Certificate<'_>) -> Validity {
+        let validity = cert.validity();
+        Validity {
+            subject: cert.subject().to_string(),
+            not_before: validity.not_before.timestamp(),
+            not_after: validity.not_after.timestamp(),
+        }
+    }
+}
+
 /// Unix seconds as RFC 3339 in UTC (a time before 1970, which no real
 /// certificate has, reads as the epoch).
 fn time_text(secs: i64) -> String {
@@ -241,12 +307,7 @@ fn read_pem_file(path: &Path) -> Result<Vec<Validity>, String> {
                 index + 1
             )
         })?;
-        let validity = cert.validity();
-        found.push(Validity {
-            subject: cert.subject().to_string(),
-            not_before: validity.not_before.timestamp(),
-            not_after: validity.not_after.timestamp(),
-        });
+        found.push(Validity::of(&cert));
     }
     if found.is_empty() {
         return Err(format!("{shown} holds no PEM certificate"));
@@ -271,7 +332,7 @@ mod tests {
 
     fn source() -> Source {
         Source {
-            paths: Vec::new(),
+            from: Origin::Files(Vec::new()),
             warn_within: Duration::from_secs(14 * 86_400),
             gauge: None,
         }
@@ -352,7 +413,7 @@ mod tests {
         );
         std::fs::remove_dir_all(&dir).ok();
         let none = CertificateProbe::with_paths(Vec::<PathBuf>::new());
-        assert!(none.source.settings().run().is_err());
+        assert!(none.source.settings().read_files().is_err());
     }
 
     #[test]
@@ -360,10 +421,10 @@ mod tests {
         let p = CertificateProbe::with_paths(["a.pem", "b.pem"])
             .warn_within(Duration::from_secs(3600))
             .named("tls");
-        assert_eq!(
-            p.source.settings().paths,
-            [PathBuf::from("a.pem"), PathBuf::from("b.pem")]
-        );
+        let Origin::Files(paths) = &p.source.settings().from else {
+            panic!("files")
+        };
+        assert_eq!(paths, &[PathBuf::from("a.pem"), PathBuf::from("b.pem")]);
         assert_eq!(p.source.settings().warn_within, Duration::from_secs(3600));
         let key = p.source.settings().gauge.as_ref().expect("named");
         assert_eq!(key.name(), crate::observe::CERTIFICATE_EXPIRES_IN);
