@@ -23,6 +23,8 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
+use zb_health_spec::upstream::{self, HttpUrl};
+
 use crate::args::ProbeArgs;
 use crate::input;
 
@@ -33,79 +35,32 @@ const MAX_HEAD: usize = 64 * 1024;
 /// decides, the body is only drained so the server sees a clean close.
 const MAX_BODY: usize = 1024 * 1024;
 
-/// A parsed `http://host[:port][/path]` URL.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Url {
-    /// The host as written (brackets removed from an IPv6 literal).
-    pub host: String,
-    /// The port, 80 when not written.
-    pub port: u16,
-    /// The `Host` header: the authority as written.
-    pub authority: String,
-    /// The request target: the path and query, `/` when empty.
-    pub target: String,
-}
-
-/// Parses `url`, or says why it cannot be used.
+/// Parses `url` with the spec's one URL reading
+/// ([`upstream::parse_url`]), or says why it cannot be used. A
+/// `#fragment` is dropped, as a browser keeps it to itself.
 ///
 /// # Errors
 ///
-/// A scheme other than `http`, user info, an empty host, a bad port, or
-/// whitespace in the URL.
-pub fn parse_url(url: &str) -> Result<Url, String> {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return Err(format!("`{url}` is not an http:// URL"));
-    };
-    if scheme.eq_ignore_ascii_case("https") {
+/// A scheme other than `http` (`https` with why), user info, an empty
+/// host, a bad port (0 included), or whitespace in the URL.
+pub fn parse_url(url: &str) -> Result<HttpUrl, String> {
+    let url = url.split('#').next().unwrap_or_default();
+    if url
+        .split_once("://")
+        .is_some_and(|(scheme, _)| scheme.eq_ignore_ascii_case("https"))
+    {
         return Err(format!(
             "`{url}`: https is not supported; probe the container's own loopback over http://, where TLS protects nothing"
         ));
     }
-    if !scheme.eq_ignore_ascii_case("http") {
-        return Err(format!("`{url}`: only http:// URLs are supported"));
-    }
-    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(format!("`{url}` contains whitespace"));
-    }
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(end);
-    if authority.contains('@') {
+    let parts = upstream::parse_url(url).map_err(|p| format!("`{url}` {}", p.message))?;
+    if parts.user_info {
         return Err(format!("`{url}`: user info is not supported"));
     }
-    let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
-        let (host, after) = v6
-            .split_once(']')
-            .ok_or_else(|| format!("`{url}`: unclosed `[` in the host"))?;
-        (host, after.strip_prefix(':'))
-    } else {
-        match authority.rsplit_once(':') {
-            Some((host, port)) => (host, Some(port)),
-            None => (authority, None),
-        }
-    };
-    if host.is_empty() {
-        return Err(format!("`{url}` has no host"));
+    if parts.port == 0 {
+        return Err(format!("`{url}`: `0` is not a port"));
     }
-    let port = match port {
-        None => 80,
-        Some(p) => p
-            .parse::<u16>()
-            .ok()
-            .filter(|&p| p != 0)
-            .ok_or_else(|| format!("`{url}`: `{p}` is not a port"))?,
-    };
-    let target = tail.split('#').next().unwrap_or_default();
-    let target = if target.starts_with('/') {
-        target.to_string()
-    } else {
-        format!("/{target}")
-    };
-    Ok(Url {
-        host: host.to_string(),
-        port,
-        authority: authority.to_string(),
-        target,
-    })
+    Ok(parts)
 }
 
 /// Why a probe failed, for its one line on stderr.
@@ -182,7 +137,7 @@ fn io_failure(error: &std::io::Error, what: &'static str) -> Failure {
 }
 
 /// One GET: the 200–399 status, or why not.
-fn get(url: &Url, args: &ProbeArgs) -> Result<u16, Failure> {
+fn get(url: &HttpUrl, args: &ProbeArgs) -> Result<u16, Failure> {
     let answer = fetch(url, args.connect_timeout, args.timeout, "*/*")?;
     if (200..400).contains(&answer.code) {
         Ok(answer.code)
@@ -199,7 +154,7 @@ fn get(url: &Url, args: &ProbeArgs) -> Result<u16, Failure> {
 ///
 /// No connection, a deadline passed, or the answer is not HTTP/1.x.
 pub fn fetch(
-    url: &Url,
+    url: &HttpUrl,
     connect_timeout: Duration,
     timeout: Duration,
     accept: &str,
@@ -240,7 +195,7 @@ impl<'a> Request<'a> {
 ///
 /// No connection, a deadline passed, or the answer is not HTTP/1.x.
 pub fn send(
-    url: &Url,
+    url: &HttpUrl,
     request: &Request<'_>,
     connect_timeout: Duration,
     timeout: Duration,
@@ -460,14 +415,10 @@ mod tests {
     fn urls_are_http_with_an_optional_port_and_path() {
         let url = parse_url("http://127.0.0.1:8080/healthz?x=1#frag").unwrap();
         assert_eq!(
-            url,
-            Url {
-                host: "127.0.0.1".into(),
-                port: 8080,
-                authority: "127.0.0.1:8080".into(),
-                target: "/healthz?x=1".into(),
-            }
+            (url.host.as_str(), url.port, url.authority.as_str()),
+            ("127.0.0.1", 8080, "127.0.0.1:8080")
         );
+        assert_eq!(url.target, "/healthz?x=1");
         let url = parse_url("HTTP://[::1]/").unwrap();
         assert_eq!((url.host.as_str(), url.port), ("::1", 80));
         assert_eq!(parse_url("http://localhost").unwrap().target, "/");

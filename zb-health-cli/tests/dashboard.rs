@@ -172,7 +172,7 @@ fn only_http_urls_and_a_usable_listen_address() {
     );
     let out = zb_health(&["dashboard", "ftp://h/x"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(utf8(&out.stderr).contains("only http:// URLs"));
+    assert!(utf8(&out.stderr).contains("does not start with `http://`"));
 
     // A port someone else holds.
     let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");

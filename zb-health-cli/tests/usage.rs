@@ -78,7 +78,7 @@ fn double_dash_ends_the_options_in_every_subcommand() {
         (["k8s", "--", "--help"], "error: cannot read `--help`: "),
         (
             ["probe", "--", "--help"],
-            "error: `--help` is not an http:// URL",
+            "error: `--help` is not a URL: it has no `http://`",
         ),
     ] {
         let out = zb_health(&args);

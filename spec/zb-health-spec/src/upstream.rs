@@ -90,23 +90,32 @@ pub struct UrlProblem {
     pub help: &'static str,
 }
 
-/// An HTTP probe's URL taken apart.
+/// A plain `http://` URL taken apart: the one reading of the URLs
+/// zb-health calls (an HTTP probe's upstream, the transition webhook, the
+/// CLI's `probe` and dashboard).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpUrl {
+    /// The host name or address, an IPv6 literal without its brackets.
+    pub host: String,
+    /// The port, 80 when the URL names none.
+    pub port: u16,
     /// The authority without user info, as the `Host` header sends it
     /// (`h:8080`, `[::1]`).
     pub authority: String,
-    /// Where to connect: `host:port`, port 80 when the URL names none.
+    /// Where to connect: `host:port`, an IPv6 literal bracketed.
     pub connect: String,
     /// The request target: path and query, `/` when the URL has none.
     pub target: String,
+    /// Whether the URL carries `user[:password]@`: the HTTP probe sends it
+    /// as nothing; the webhook and the CLI refuse it.
+    pub user_info: bool,
 }
 
-/// Checks that `url` is one an HTTP probe can call,
+/// Checks that `url` is one zb-health can call,
 /// `http://host[:port][/path][?query]`, and takes it apart. `https` is
-/// refused: the HTTP probe has no TLS client (only the certificate probe's
-/// handshake source carries one), so an `https` URL could never be
-/// checked. The URL
+/// refused: zb-health's HTTP clients have no TLS (only the certificate
+/// probe's handshake source carries a TLS client), so an `https` URL could
+/// never be called. The URL
 /// is never shown back here, since it may hold credentials: the caller
 /// shows it through [`without_password`].
 ///
@@ -123,7 +132,7 @@ pub fn parse_url(url: &str) -> Result<HttpUrl, UrlProblem> {
     let (scheme, rest) = split_scheme(url, "http").map_err(|m| problem(&m))?;
     if scheme.eq_ignore_ascii_case("https") {
         return Err(UrlProblem {
-            message: "is an `https` URL, and the HTTP probe has no TLS client".to_owned(),
+            message: "is an `https` URL, and zb-health's HTTP clients have no TLS".to_owned(),
             help: "call the upstream over `http://` (e.g. its in-cluster port), or check it with a custom probe that brings its own TLS client",
         });
     }
@@ -139,8 +148,11 @@ pub fn parse_url(url: &str) -> Result<HttpUrl, UrlProblem> {
     }
     let parts = split_authority(authority, 80).map_err(problem)?;
     Ok(HttpUrl {
+        host: parts.name.to_owned(),
+        port: parts.port,
         authority: parts.host.to_owned(),
         connect: parts.connect(),
+        user_info: parts.user_info.is_some(),
         target: match target {
             "" => "/".to_owned(),
             t if t.starts_with('?') => format!("/{t}"),

@@ -1,53 +1,31 @@
 //! A transition webhook's URL, checked once for the manifest's
 //! `observability.webhook`, the `HEALTH_WEBHOOK_URL` variable and
-//! `zb_health::publish::WebhookPublisher::new`.
+//! `zb_health::publish::WebhookPublisher::new`: the one URL reading
+//! ([`crate::upstream::parse_url`]) and one rule of the webhook's own.
 
-/// A webhook URL taken apart: `http://host[:port][/path]`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WebhookUrl {
-    /// The host, without brackets for an IPv6 literal.
-    pub host: String,
-    /// The port; 80 when the URL names none.
-    pub port: u16,
-    /// The request target: the path, `/` when the URL has none.
-    pub target: String,
-}
+use crate::upstream::{HttpUrl, parse_url, without_password};
 
-/// Parses a webhook URL: `http://` (no TLS here), a host, an optional
-/// numeric port and path.
+/// Parses a webhook URL: `http://` (no TLS), a host, an optional numeric
+/// port, path and query, and no user info: the webhook sends none, and a
+/// secret in a URL ends up in logs.
 ///
 /// # Errors
 ///
-/// Why `url` is refused, quoting it: not `http://`, no host, user info (a
-/// secret in a URL ends up in logs), white space, or a port that is not a
-/// number.
-pub fn parse_webhook_url(url: &str) -> Result<WebhookUrl, String> {
-    let rest = url
-        .strip_prefix("http://")
-        .ok_or_else(|| format!("`{url}` is not an http:// URL (no TLS here)"))?;
-    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    if authority.is_empty() || authority.contains('@') || url.contains(char::is_whitespace) {
+/// Why `url` is refused, quoting it with its password as `***`.
+pub fn parse_webhook_url(url: &str) -> Result<HttpUrl, String> {
+    let shown = without_password(url);
+    let parts = parse_url(url).map_err(|p| {
+        format!(
+            "`{shown}` {}: a webhook goes to an `http://host:port/path` URL",
+            p.message
+        )
+    })?;
+    if parts.user_info {
         return Err(format!(
-            "`{url}` has no host, or has user info or white space"
+            "`{shown}` has user info, and a secret in a URL ends up in logs"
         ));
     }
-    let (host, port) = match authority.rsplit_once(':') {
-        Some((host, port)) => (
-            host,
-            port.parse()
-                .map_err(|_| format!("`{url}` has a port that is not a number"))?,
-        ),
-        None => (authority, 80),
-    };
-    Ok(WebhookUrl {
-        host: host.trim_matches(['[', ']']).to_owned(),
-        port,
-        target: if path.is_empty() {
-            "/".into()
-        } else {
-            path.into()
-        },
-    })
+    Ok(parts)
 }
 
 #[cfg(test)]
@@ -58,11 +36,22 @@ mod tests {
     fn an_http_url_is_taken_apart_and_the_rest_refused() {
         let u = parse_webhook_url("http://127.0.0.1:9093/hooks/health").unwrap();
         assert_eq!(
-            (u.host.as_str(), u.port, u.target.as_str()),
-            ("127.0.0.1", 9093, "/hooks/health")
+            (u.connect.as_str(), u.target.as_str()),
+            ("127.0.0.1:9093", "/hooks/health")
         );
         let u = parse_webhook_url("http://alerts").unwrap();
         assert_eq!((u.port, u.target.as_str()), (80, "/"));
+        // An IPv6 receiver: bracketed to connect and in the `Host` header.
+        let u = parse_webhook_url("http://[::1]:9093/h").unwrap();
+        assert_eq!(
+            (u.connect.as_str(), u.authority.as_str()),
+            ("[::1]:9093", "[::1]:9093")
+        );
+        let err = parse_webhook_url("http://user:secret@alerts/x").unwrap_err();
+        assert!(
+            err.contains("user:***@") && !err.contains("user:secret"),
+            "{err}"
+        );
         for bad in [
             "https://alerts/x",
             "http://",

@@ -16,7 +16,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use zb_health_spec::history::{Since, cluster_digest};
 
 use super::doc::{self, History};
-use crate::probe::{self, Url};
+use zb_health_spec::upstream::HttpUrl;
+
+use crate::probe;
 
 /// Every this many polls of a pod (5 minutes at the default 2 s period),
 /// its whole document is read again instead of a delta: it picks up what
@@ -37,7 +39,7 @@ pub struct Pod {
     pub id: u64,
     /// The URL as given or discovered.
     pub url: String,
-    parsed: Url,
+    parsed: HttpUrl,
     /// Given on the command line (never forgotten), or discovered.
     pub given: bool,
     /// Whether the last poll gave a document.
@@ -102,7 +104,7 @@ pub struct Roster {
 /// A poll's request: which pod, where, and what it already holds.
 struct Job {
     id: u64,
-    url: Url,
+    url: HttpUrl,
     since: Option<Since>,
 }
 
@@ -114,7 +116,7 @@ pub fn now_ms() -> u64 {
 
 impl Fleet {
     /// A fleet of the given pods (`(shown, parsed)`), all due now.
-    pub fn new(given: Vec<(String, Url)>, polling: Polling) -> Self {
+    pub fn new(given: Vec<(String, HttpUrl)>, polling: Polling) -> Self {
         let now = Instant::now();
         let mut roster = Roster {
             pods: Vec::new(),
@@ -302,7 +304,7 @@ impl Fleet {
 }
 
 impl Roster {
-    fn add(&mut self, url: String, parsed: Url, given: bool, now: Instant) {
+    fn add(&mut self, url: String, parsed: HttpUrl, given: bool, now: Instant) {
         let id = self.next_id;
         self.next_id += 1;
         self.pods.push(Pod {

@@ -25,12 +25,14 @@ pub const WEBHOOK_URL_VAR: &str = "HEALTH_WEBHOOK_URL";
 ///
 /// A refused connection, a timeout or a 5xx is retried with backoff
 /// (by default 3 attempts, 250 ms then 500 ms apart, 2 s each); a 4xx is
-/// not (the receiver refused it). `http://` only: the library carries no
-/// TLS stack (put a sidecar or an in-cluster receiver in between).
+/// not (the receiver refused it). `http://` only: zb-health's HTTP clients
+/// have no TLS (put a sidecar or an in-cluster receiver in between).
 #[derive(Debug, Clone)]
 pub struct WebhookPublisher {
-    host: String,
-    port: u16,
+    /// `host:port`, an IPv6 literal bracketed.
+    connect: String,
+    /// The `Host` header: the authority as written.
+    authority: String,
     target: String,
     service: Option<String>,
     attempts: u32,
@@ -48,8 +50,8 @@ impl WebhookPublisher {
     pub fn new(url: &str) -> Result<Self, String> {
         let url = zb_health_spec::webhook::parse_webhook_url(url)?;
         Ok(Self {
-            host: url.host,
-            port: url.port,
+            connect: url.connect,
+            authority: url.authority,
             target: url.target,
             service: None,
             attempts: 3,
@@ -124,14 +126,13 @@ impl WebhookPublisher {
     /// One `POST`: the status code, or why there was none.
     async fn post(&self, body: &str) -> Result<u16, String> {
         let exchange = async {
-            let mut stream = TcpStream::connect((self.host.as_str(), self.port))
+            let mut stream = TcpStream::connect(self.connect.as_str())
                 .await
                 .map_err(|e| format!("connect: {e}"))?;
             let request = format!(
-                "POST {} HTTP/1.1\r\nHost: {}:{}\r\nUser-Agent: zb-health\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                "POST {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: zb-health\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
                 self.target,
-                self.host,
-                self.port,
+                self.authority,
                 body.len()
             );
             stream

@@ -81,7 +81,7 @@ mod tests {
             )
         );
         assert!(
-            v[0].message.contains("not an http:// URL"),
+            v[0].message.contains("is an `https` URL"),
             "{}",
             v[0].message
         );
