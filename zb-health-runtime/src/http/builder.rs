@@ -135,22 +135,20 @@ impl ZbHealth {
         );
         sink.into_result()?;
         // A token holder sees the level it unlocks, and the cluster
-        // addresses: it is an operator, not the public.
-        let authorized_style = |tag: Tag| {
-            authorized[tag as usize].map(|level| {
+        // addresses: it is an operator, not the public. No token yet: it
+        // is given to the built endpoints
+        // (`ZbHealthEndpoints::with_bearer_token`).
+        let unlocked = |tag: Tag| Authorized {
+            style: authorized[tag as usize].map(|level| {
                 self.styles[tag as usize]
                     .clone()
                     .disclosure(level)
                     .cluster_addresses(true)
-            })
+            }),
+            token: None,
         };
         let tier = |tag: Tag| {
-            // No token yet: it is given to the built endpoints
-            // (`ZbHealthEndpoints::with_bearer_token`).
-            let authorized = Authorized {
-                style: authorized_style(tag),
-                token: None,
-            };
+            let authorized = unlocked(tag);
             let style = self.styles[tag as usize].clone();
             Arc::new(TierEndpoint {
                 tag,
@@ -166,10 +164,7 @@ impl ZbHealth {
             registry: self.registry.clone(),
             style: self.styles[Tag::Live as usize].clone(),
             writer: self.writer.clone(),
-            authorized: Authorized {
-                style: authorized_style(Tag::Live),
-                token: None,
-            },
+            authorized: unlocked(Tag::Live),
         });
         // A group answers as `ready` does, at its own level; it has no
         // `clusterReady` (a verdict of the ready tier's membership entry).
@@ -182,10 +177,7 @@ impl ZbHealth {
                 if let Some(level) = g.disclosure {
                     style.disclosure = level;
                 }
-                let public = Authorized {
-                    style: None,
-                    token: None,
-                };
+                let public = Authorized::default();
                 Arc::new(GroupEndpoint {
                     group: g.clone(),
                     registry: self.registry.clone(),
@@ -203,10 +195,7 @@ impl ZbHealth {
                 registry: self.registry.clone(),
                 level: style.disclosure,
                 addresses: style.cluster_addresses,
-                authorized: Authorized {
-                    style: authorized_style(Tag::Ready),
-                    token: None,
-                },
+                authorized: unlocked(Tag::Ready),
             })
         });
         let history_ui = self.history.ui.then(|| self.history.ui_path.clone());

@@ -239,7 +239,7 @@ pub(super) fn no_store() -> (header::HeaderName, HeaderValue) {
 }
 
 /// What a request with the bearer token sees instead of the public body.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub(super) struct Authorized {
     /// The body style it unlocks; `None` when the tier shows everyone the
     /// same.
