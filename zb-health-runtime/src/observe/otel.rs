@@ -285,23 +285,34 @@ impl OtelSettings {
             check_endpoint(url).map_err(|reason| SettingError {
                 variable: origin,
                 value: url.clone(),
-                reason: reason.to_owned(),
+                reason,
             })?;
         }
         Ok(())
     }
 }
 
-/// An OTLP/gRPC endpoint this build can reach: `http://` and a host.
-fn check_endpoint(url: &str) -> Result<(), &'static str> {
-    match url.strip_prefix("http://") {
-        Some(rest) if !rest.is_empty() && !rest.starts_with('/') => Ok(()),
-        Some(_) => Err("an endpoint `http://host:port` (e.g. http://127.0.0.1:4317) names a host"),
-        None if url.starts_with("https://") => Err(
-            "zb-health's OTLP export carries no TLS: use `http://` to a collector beside the service",
-        ),
-        None => Err("an endpoint `http://host:port`, e.g. http://127.0.0.1:4317"),
+/// An OTLP/gRPC endpoint this build can reach: an `http://host:port` URL,
+/// read as every URL zb-health calls
+/// ([`zb_health_spec::upstream::parse_url`]).
+fn check_endpoint(url: &str) -> Result<(), String> {
+    if url
+        .get(..8)
+        .is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"))
+    {
+        return Err(
+            "zb-health's OTLP export carries no TLS: use `http://` to a collector beside the service"
+                .to_owned(),
+        );
     }
+    zb_health_spec::upstream::parse_url(url)
+        .map(drop)
+        .map_err(|p| {
+            format!(
+                "{}: write the endpoint as `http://host:port`, e.g. http://127.0.0.1:4317",
+                p.message
+            )
+        })
 }
 
 /// The process's export, once one is configured.
@@ -571,5 +582,40 @@ impl TransitionPublisher for OtelPublisher {
         // Emitting queues the record for the SDK's batch thread.
         batch.iter().for_each(|t| self.emit(t));
         Box::pin(std::future::ready(Ok(())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The error of `OTEL_EXPORTER_OTLP_ENDPOINT=url`, if any.
+    fn refused(url: &str) -> Option<SettingError> {
+        OtelSettings::default()
+            .from_lookup(|name| (name == ENDPOINT_VAR).then(|| url.to_owned()))
+            .err()
+    }
+
+    #[test]
+    fn an_endpoint_is_refused_unless_it_is_an_http_url_naming_its_variable() {
+        for (url, says) in [
+            ("https://collector:4317", "carries no TLS"),
+            ("HTTPS://collector:4317", "carries no TLS"),
+            ("grpc://collector:4317", "does not start with `http://`"),
+            ("collector:4317", "is not a URL"),
+            ("http://", "has no host"),
+            ("http://collector:otlp", "port that is not a number"),
+        ] {
+            let error = refused(url).unwrap_or_else(|| panic!("{url} accepted"));
+            assert_eq!(error.variable, ENDPOINT_VAR, "{url}");
+            assert!(error.reason.contains(says), "{url}: {}", error.reason);
+        }
+        for url in [
+            "http://127.0.0.1:4317",
+            "http://[::1]:4317",
+            "http://collector",
+        ] {
+            assert!(refused(url).is_none(), "{url} refused");
+        }
     }
 }
