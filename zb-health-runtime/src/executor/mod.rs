@@ -144,22 +144,18 @@
 //! `schedule` (background probes), `flight` (a request's way to an entry),
 //! `tier` (a tier's report); `hysteresis` and `thread` beside them.
 
-mod context;
 mod descriptions;
-mod flight;
 mod hysteresis;
-mod limiter;
 mod run;
 mod runtime;
 mod schedule;
-mod state;
 mod thread;
 mod tier;
 
 #[cfg(test)]
 mod tests;
 
-pub(crate) use context::Executor;
+pub(crate) use run::Executor;
 pub(crate) use runtime::ProbeRuntime;
 pub(crate) use thread::{Runs, spawn_on_probe_thread};
 pub(crate) use tier::versions;

@@ -9,8 +9,7 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 use tracing::instrument::WithSubscriber;
 
-use super::context::{Executor, RunContext};
-use super::run::execute;
+use super::run::{Executor, RunContext, execute};
 use super::runtime::ProbeRuntime;
 use crate::sync::lock;
 
@@ -24,7 +23,7 @@ pub(super) fn ensure_task(probe: &Arc<ProbeRuntime>, shared: &Arc<RunContext>) {
     if task.as_ref().is_some_and(|stop| !stop.is_closed()) {
         return;
     }
-    let runtime = match shared.runs.handle() {
+    let runtime = match shared.probe_thread() {
         Some(probe_thread) => probe_thread.clone(),
         None => match tokio::runtime::Handle::try_current() {
             Ok(current) => current,
