@@ -149,13 +149,11 @@ mod hysteresis;
 mod run;
 mod runtime;
 mod schedule;
-mod thread;
 mod tier;
 
 #[cfg(test)]
 mod tests;
 
-pub(crate) use run::Executor;
+pub(crate) use run::{Executor, Runs, spawn_on_probe_thread};
 pub(crate) use runtime::ProbeRuntime;
-pub(crate) use thread::{Runs, spawn_on_probe_thread};
 pub(crate) use tier::versions;

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use tokio::runtime::Handle;
+use tokio::runtime::{Builder, Handle, Runtime};
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -23,7 +23,6 @@ use zb_health_spec::HealthStatus;
 use super::runtime::{
     Crew, Flight, ProbeRuntime, Run, Slot, keep_result, kept_entry, lost, timed_out,
 };
-use super::thread::Runs;
 use crate::history::ProbeHistory;
 use crate::observe::RunError;
 use crate::probe::{BoxProbeFuture, ProbeOutcome};
@@ -52,9 +51,6 @@ pub(super) struct RunContext {
     /// the process registry after it is built.
     pub(super) failure_log_interval: AtomicU64,
     pub(super) runs: Runs,
-    /// The runtime of `runs`, found at the first run that needs it: the
-    /// probe thread starts on first use, and a run then reads one field.
-    pub(super) probe_thread: OnceLock<Option<&'static Handle>>,
     pub(super) starting: Starting,
     /// Where shared probes compare their verdicts (BE-HLTH-003), with how
     /// many times it was set; read only by a shared probe's run.
@@ -77,12 +73,60 @@ impl RunContext {
         let detection = Duration::from_nanos(self.detection.load(Ordering::Relaxed));
         zb_health_spec::detection::run_period(refresh, detection)
     }
+}
 
-    /// The runtime executions are moved to, `None` to run on the caller.
-    #[inline]
-    pub(super) fn probe_thread(&self) -> Option<&'static Handle> {
-        *self.probe_thread.get_or_init(|| self.runs.handle())
+/// Where a registry's probe executions run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Runs {
+    /// On the library's probe thread (the default).
+    ProbeThread,
+    /// On the runtime of the request that starts them, for tests on tokio's
+    /// paused clock, which the probe thread does not share.
+    #[cfg_attr(not(any(test, feature = "test-util")), allow(dead_code))]
+    Caller,
+}
+
+impl Runs {
+    /// The runtime executions are moved to, or `None` to run on the caller.
+    pub(crate) fn handle(self) -> Option<&'static Handle> {
+        match self {
+            Runs::ProbeThread => probe_runtime(),
+            Runs::Caller => None,
+        }
     }
+}
+
+/// Runs `work` on the probe thread, detached: the library's own timers
+/// (a maintenance window's end), which must not depend on any request.
+/// Without a probe thread (logged once) the work does not run; its owner
+/// also checks when read.
+pub(crate) fn spawn_on_probe_thread(work: impl Future<Output = ()> + Send + 'static) {
+    if let Some(handle) = probe_runtime() {
+        handle.spawn(work);
+    }
+}
+
+/// The probe thread's runtime, started on first use. One thread: probes
+/// are I/O-bound waits, and a probe that blocks its thread is bounded by
+/// the waiters' own deadlines either way. `None` (logged once) if the OS
+/// refuses a thread or an event loop; probes then run on their callers, as
+/// a registry built with `probes_on_caller_runtime` does.
+fn probe_runtime() -> Option<&'static Handle> {
+    static RUNTIME: OnceLock<Option<Runtime>> = OnceLock::new();
+    RUNTIME
+        .get_or_init(|| {
+            Builder::new_multi_thread()
+                .worker_threads(1)
+                .thread_name("zb-health-probe")
+                .enable_all()
+                .build()
+                .inspect_err(|error| {
+                    tracing::error!(%error, "cannot start the health probe thread; probes run on the requests' runtimes");
+                })
+                .ok()
+        })
+        .as_ref()
+        .map(Runtime::handle)
 }
 
 /// The registry-wide in-flight bound (BE-HLTH-006, `max_in_flight`). A
@@ -247,7 +291,7 @@ impl Executor {
             return self.take_off(claim, check, None);
         }
         let polled = {
-            let _probe_runtime = self.shared.probe_thread().map(Handle::enter);
+            let _probe_runtime = self.shared.runs.handle().map(Handle::enter);
             // `check_owned` is called inside the guard, so a panic in a
             // check's synchronous part is caught like one in its `async`
             // part (AT-3). The waker is never used: a pending check is
@@ -312,7 +356,7 @@ impl Executor {
             generation,
             crew: crew.clone(),
         };
-        let flight = match self.shared.probe_thread() {
+        let flight = match self.shared.runs.handle() {
             Some(handle) => {
                 // The asker's subscriber (a test's local one) sees the
                 // run's lines wherever it runs.

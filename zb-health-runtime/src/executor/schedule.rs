@@ -23,7 +23,7 @@ pub(super) fn ensure_task(probe: &Arc<ProbeRuntime>, shared: &Arc<RunContext>) {
     if task.as_ref().is_some_and(|stop| !stop.is_closed()) {
         return;
     }
-    let runtime = match shared.probe_thread() {
+    let runtime = match shared.runs.handle() {
         Some(probe_thread) => probe_thread.clone(),
         None => match tokio::runtime::Handle::try_current() {
             Ok(current) => current,

@@ -15,10 +15,9 @@ use std::sync::atomic::AtomicU64;
 use zb_health_spec::{HealthStatus, Tag};
 
 use super::descriptions::skipped_description;
-use super::run::{EntryOrWait, Executor, Limiter, RunContext, Starting, record};
+use super::run::{EntryOrWait, Executor, Limiter, RunContext, Runs, Starting, record};
 use super::runtime::{Failed, Flight, ProbeRuntime, background_entry, keep_result, kept_entry};
 use super::schedule::ensure_task;
-use super::thread::Runs;
 use crate::observe::{DEFAULT_FAILURE_LOG_INTERVAL, RunError};
 use crate::publish::TransitionQueue;
 use crate::report::{EntryOutcome, HealthEntry, HealthReport};
@@ -37,7 +36,6 @@ impl Executor {
                 limiter: Limiter::new(max_in_flight),
                 failure_log_interval: AtomicU64::new(nanos(DEFAULT_FAILURE_LOG_INTERVAL)),
                 runs,
-                probe_thread: std::sync::OnceLock::new(),
                 starting,
                 verdicts: std::sync::RwLock::new(None),
                 history: AtomicBool::new(false),
