@@ -1,8 +1,8 @@
 //! A probe's run: what every run shares (the [`Executor`] handle, the
-//! in-flight bound), how a request gets its turn at a probe (the kept
-//! result, the run it claims and polls first, or the run under way it
-//! waits for), the flight a run becomes when it waits, and its end,
-//! recorded once.
+//! in-flight bound, the probe thread), how a request gets its turn at a
+//! probe (the kept result, the run it claims and polls first, or the run
+//! under way it waits for), the flight a run becomes when it waits, and
+//! its end, recorded once.
 
 use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
