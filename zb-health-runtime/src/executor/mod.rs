@@ -48,9 +48,10 @@
 //!   reference goes, the flight (and the probe's future in it, or its task
 //!   on the probe thread, which is aborted) is dropped, which cancels it.
 //!   The run is retired only when the execution's future is really gone
-//!   (`Retiring`): an abort takes effect later, on the probe thread, so a
-//!   request that finds the flight abandoned but not yet dropped waits for
-//!   that (within its deadline) before it starts afresh. So a hung
+//!   (`Retire`): an abort takes effect later, on the probe thread, so a
+//!   request that finds the flight abandoned before it ended, but not yet
+//!   dropped, waits for that (within its deadline) before it starts
+//!   afresh; a run that ended is every waiter's answer. So a hung
 //!   dependency has at most **one** execution alive, whatever the request
 //!   rate, and none once nobody is waiting.
 //! * **Deadline.** The flight runs under the probe's deadline, counted from
@@ -63,7 +64,7 @@
 //!   taken before the first poll, which may already open a connection, and
 //!   kept by the flight, so one run holds one slot however many requests
 //!   wait on it, given back only after the check's future is dropped
-//!   (`Holding`); with no slot free, the run is a flight that waits for one
+//!   (`Then`); with no slot free, the run is a flight that waits for one
 //!   (within its deadline) before its first poll. The `catch_unwind` guard
 //!   is around every poll, so a panicking probe never poisons the shared
 //!   future; a first poll that unwinds outside it (`ClaimGuard`) ends its

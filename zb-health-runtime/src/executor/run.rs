@@ -134,11 +134,11 @@ fn probe_runtime() -> Option<&'static Handle> {
 /// give back (tokio's semaphore locks a mutex on every release); only a
 /// run that finds none free waits, on `freed`.
 pub(super) struct Limiter {
-    pub(super) max: usize,
-    pub(super) taken: AtomicUsize,
+    max: usize,
+    taken: AtomicUsize,
     /// Runs waiting for a slot: a release notifies only while there are.
-    pub(super) waiting: AtomicUsize,
-    pub(super) freed: Notify,
+    waiting: AtomicUsize,
+    freed: Notify,
 }
 
 impl Limiter {
@@ -192,23 +192,23 @@ impl Drop for HeldSlot {
     }
 }
 
-/// A check's future with the in-flight slot its execution holds: the
-/// check is dropped before the slot is given back (fields drop in order),
-/// however the execution ends, so the bound counts an execution until its
-/// future is gone.
-struct Holding<F> {
-    check: F,
-    _slot: HeldSlot,
+/// A future, and what is released only once the future is dropped
+/// (fields drop in order), however it ends: a check before its in-flight
+/// slot, so the bound counts an execution until its future is gone; a
+/// flight's execution before its run is retired ([`Retire`]).
+struct Then<F, R> {
+    future: F,
+    _then: R,
 }
 
-impl<F: Future + Unpin> Future for Holding<F> {
+impl<F: Future + Unpin, R: Unpin> Future for Then<F, R> {
     type Output = F::Output;
 
     fn poll(
         self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<F::Output> {
-        std::pin::Pin::new(&mut self.get_mut().check).poll(cx)
+        std::pin::Pin::new(&mut self.get_mut().future).poll(cx)
     }
 }
 
@@ -248,12 +248,12 @@ impl Executor {
                     let generation = slot.next_generation;
                     slot.next_generation += 1;
                     let started = arrived.unwrap_or_else(Instant::now);
-                    let crew = None;
-                    slot.run = Some(Run {
+                    let run = Run {
                         generation,
                         started,
-                        crew,
-                    });
+                        crew: None,
+                    };
+                    slot.run = Some(run);
                     Ok((generation, started))
                 }
             }
@@ -339,22 +339,23 @@ impl Executor {
             }
             _ => Arc::default(),
         };
-        let work = Retiring {
-            work: Some(
-                execute(
-                    self.shared.clone(),
-                    probe.clone(),
-                    generation,
-                    started,
-                    check,
-                    held,
-                    Some(crew.clone()),
-                )
-                .boxed(),
-            ),
-            probe: probe.clone(),
-            generation,
-            crew: crew.clone(),
+        let (shared, run_crew) = (self.shared.clone(), Some(crew.clone()));
+        let work = Then {
+            future: execute(
+                shared,
+                probe.clone(),
+                generation,
+                started,
+                check,
+                held,
+                run_crew,
+            )
+            .boxed(),
+            _then: Retire {
+                probe: probe.clone(),
+                generation,
+                crew: crew.clone(),
+            },
         };
         let flight = match self.shared.runs.handle() {
             Some(handle) => {
@@ -382,10 +383,10 @@ impl Executor {
         EntryOrWait::Wait(join(&self.shared, probe, flight, crew, started).boxed())
     }
 
-    /// A request's wait for a run another request claimed: the entry its
-    /// first poll hands over, else the flight it took off as, all within
-    /// the run's deadline. A flight abandoned but not yet dropped is
-    /// waited out first ([`after_retirement`](Self::after_retirement)).
+    /// A request's wait for a run another request claimed, within the
+    /// run's deadline: the run's entry once it ended, else the flight it
+    /// took off as. A flight abandoned before it ended, not yet dropped,
+    /// is waited out first ([`after_retirement`](Self::after_retirement)).
     async fn wait(
         &self,
         probe: &Arc<ProbeRuntime>,
@@ -395,10 +396,13 @@ impl Executor {
     ) -> HealthEntry {
         let next = {
             let _waiting = Counted::new(&crew.waiting);
-            // `Ok(None)`: the flight is abandoned, not yet dropped.
-            let next = woken_until(&crew.changed, || match crew.flight.get() {
-                Some(flight) => Some(Ok(flight.upgrade())),
-                None => crew.ended.get().cloned().map(Err),
+            // `Err`: the run's entry, once it ended (its first poll, its
+            // flight, or a waiter at its deadline): every request that
+            // finds the run gets it. `Ok(None)`: a flight abandoned before
+            // it ended, not yet dropped.
+            let next = woken_until(&crew.changed, || match crew.ended.get() {
+                Some(entry) => Some(Err(entry.clone())),
+                None => crew.flight.get().map(|flight| Ok(flight.upgrade())),
             });
             match tokio::time::timeout_at(started + probe.timeout, next).await {
                 Ok(next) => next,
@@ -463,35 +467,18 @@ impl Drop for ClaimGuard<'_> {
     }
 }
 
-/// A flight's execution, which retires the flight (the probe's next run
-/// may start) only once its future is dropped: finished, or cancelled
-/// wherever it runs. A finished run has retired it already
-/// (`execute`), after its check's future was dropped.
-struct Retiring {
-    work: Option<BoxFuture<'static, HealthEntry>>,
+/// Retires a flight's run (the probe's next run may start) once its
+/// execution is dropped ([`Then`]): finished, or cancelled wherever it
+/// runs. A finished run has retired it already (`execute`), after its
+/// check's future was dropped.
+struct Retire {
     probe: Arc<ProbeRuntime>,
     generation: u64,
     crew: Arc<Crew>,
 }
 
-impl Future for Retiring {
-    type Output = HealthEntry;
-
-    fn poll(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<HealthEntry> {
-        match self.get_mut().work.as_mut() {
-            Some(work) => work.as_mut().poll(cx),
-            None => unreachable!("the work is taken only when dropped"),
-        }
-    }
-}
-
-impl Drop for Retiring {
+impl Drop for Retire {
     fn drop(&mut self) {
-        // The execution's future first, the probe's check in it.
-        drop(self.work.take());
         retire(&mut lock(&self.probe.state.slot), self.generation);
         self.crew.changed.notify_waiters();
     }
@@ -567,9 +554,9 @@ pub(super) async fn execute(
                 HeldSlot(shared.clone())
             }
         };
-        Holding {
-            check: AssertUnwindSafe(pending).catch_unwind(),
-            _slot: slot,
+        Then {
+            future: AssertUnwindSafe(pending).catch_unwind(),
+            _then: slot,
         }
         .await
     };
