@@ -49,9 +49,8 @@
 //!   on the probe thread, which is aborted) is dropped, which cancels it.
 //!   The run is retired only when the execution's future is really gone
 //!   (`Retire`): an abort takes effect later, on the probe thread, so a
-//!   request that finds the flight abandoned before it ended, but not yet
-//!   dropped, waits for that (within its deadline) before it starts
-//!   afresh; a run that ended is every waiter's answer. So a hung
+//!   request that finds the flight abandoned but not yet dropped waits for
+//!   that (within its deadline) before it starts afresh. So a hung
 //!   dependency has at most **one** execution alive, whatever the request
 //!   rate, and none once nobody is waiting.
 //! * **Deadline.** The flight runs under the probe's deadline, counted from

@@ -384,9 +384,9 @@ impl Executor {
     }
 
     /// A request's wait for a run another request claimed, within the
-    /// run's deadline: the run's entry once it ended, else the flight it
-    /// took off as. A flight abandoned before it ended, not yet dropped,
-    /// is waited out first ([`after_retirement`](Self::after_retirement)).
+    /// run's deadline: the entry its first poll ended with, else the
+    /// flight it took off as. A flight abandoned but not yet dropped is
+    /// waited out first ([`after_retirement`](Self::after_retirement)).
     async fn wait(
         &self,
         probe: &Arc<ProbeRuntime>,
@@ -396,13 +396,12 @@ impl Executor {
     ) -> HealthEntry {
         let next = {
             let _waiting = Counted::new(&crew.waiting);
-            // `Err`: the run's entry, once it ended (its first poll, its
-            // flight, or a waiter at its deadline): every request that
-            // finds the run gets it. `Ok(None)`: a flight abandoned before
-            // it ended, not yet dropped.
-            let next = woken_until(&crew.changed, || match crew.ended.get() {
-                Some(entry) => Some(Err(entry.clone())),
-                None => crew.flight.get().map(|flight| Ok(flight.upgrade())),
+            // `Err`: the entry of a run that ended at its first poll.
+            // `Ok(None)`: the flight is abandoned, not yet dropped: the
+            // next run waits until its execution is gone.
+            let next = woken_until(&crew.changed, || match crew.flight.get() {
+                Some(flight) => Some(Ok(flight.upgrade())),
+                None => crew.ended.get().cloned().map(Err),
             });
             match tokio::time::timeout_at(started + probe.timeout, next).await {
                 Ok(next) => next,
