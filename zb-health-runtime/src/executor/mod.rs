@@ -151,8 +151,9 @@
 //! probe: the claim, the first poll, the flight and its waiters, the run's
 //! end, recorded once); `schedule` (background probes); `tier` (a tier's
 //! report, each probe's entry under its policy, and the executor's
-//! settings). A request for an uncached tier runs code of `tier`, `run`
-//! and `runtime` only.
+//! settings). A request for an uncached tier whose probes answer at their
+//! first poll, with no threshold, runs code of `tier`, `run` and `runtime`
+//! only (the hysteresis is entered only with a threshold set).
 
 mod descriptions;
 mod hysteresis;
