@@ -328,7 +328,8 @@ pub(super) fn kept_entry(probe: &ProbeRuntime) -> Option<(HealthEntry, Instant)>
     (Instant::now() < expires).then(|| (entry.clone(), expires))
 }
 
-/// One probe's runtime state: its flight, its last result, its schedule.
+/// One probe's runtime state: its run under way, its last result, its
+/// schedule.
 pub(super) struct ProbeState {
     pub(super) slot: Mutex<Slot>,
     /// A background probe's schedule (`refresh`); boxed, and `None` for
@@ -363,6 +364,41 @@ pub(super) fn restart_epoch() -> std::time::Instant {
 }
 
 impl ProbeState {
+    /// Whether the background schedule is running (its task alive).
+    #[inline]
+    pub(super) fn task_running(&self) -> bool {
+        self.background
+            .as_ref()
+            .is_some_and(|b| lock(&b.task).as_ref().is_some_and(|stop| !stop.is_closed()))
+    }
+
+    /// How old a background result may be; zero for other probes.
+    #[inline]
+    pub(super) fn max_staleness(&self) -> Duration {
+        self.background
+            .as_ref()
+            .map_or(Duration::ZERO, |b| b.max_staleness)
+    }
+
+    pub(super) fn new(policy: ExecutionPolicy, timeout: Duration) -> Self {
+        let background = policy.refresh.map(|r| {
+            Box::new(Background {
+                task: Mutex::new(None),
+                max_staleness: background_max_age(r, policy.max_staleness, timeout),
+            })
+        });
+        Self {
+            slot: Mutex::new(Slot::default()),
+            background,
+            version: AtomicU64::new(0),
+            hysteresis: Hysteresis::new(policy.threshold),
+            published: AtomicU64::new(0),
+            last_status: AtomicU8::new(0),
+            opened: OnceLock::new(),
+            failing_since: AtomicU64::new(0),
+        }
+    }
+
     /// Notes whether the reported entry is failing here, for
     /// `restart_after`: keeps the start of a failure, clears it on
     /// recovery.
@@ -487,43 +523,6 @@ pub(super) struct Crew {
 /// probe waits on it), and a probe's evaluation within one tier request
 /// (its dependents wait on it, `Executor::evaluation`).
 pub(super) type Flight = Shared<BoxFuture<'static, HealthEntry>>;
-
-impl ProbeState {
-    /// Whether the background schedule is running (its task alive).
-    #[inline]
-    pub(super) fn task_running(&self) -> bool {
-        self.background
-            .as_ref()
-            .is_some_and(|b| lock(&b.task).as_ref().is_some_and(|stop| !stop.is_closed()))
-    }
-
-    /// How old a background result may be; zero for other probes.
-    #[inline]
-    pub(super) fn max_staleness(&self) -> Duration {
-        self.background
-            .as_ref()
-            .map_or(Duration::ZERO, |b| b.max_staleness)
-    }
-
-    pub(super) fn new(policy: ExecutionPolicy, timeout: Duration) -> Self {
-        let background = policy.refresh.map(|r| {
-            Box::new(Background {
-                task: Mutex::new(None),
-                max_staleness: background_max_age(r, policy.max_staleness, timeout),
-            })
-        });
-        Self {
-            slot: Mutex::new(Slot::default()),
-            background,
-            version: AtomicU64::new(0),
-            hysteresis: Hysteresis::new(policy.threshold),
-            published: AtomicU64::new(0),
-            last_status: AtomicU8::new(0),
-            opened: OnceLock::new(),
-            failing_since: AtomicU64::new(0),
-        }
-    }
-}
 
 /// What only a background probe keeps.
 pub(super) struct Background {
