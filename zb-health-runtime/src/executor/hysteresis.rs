@@ -74,11 +74,8 @@ impl Hysteresis {
     /// The entry to report for one run's `raw` result under the probe's
     /// `threshold`, runs counted `period` apart, and whether it is held
     /// back (not the run's own answer). `failed` is the probe's failure
-    /// status.
-    ///
-    /// Inlined, so a probe without a threshold (nearly every one) costs
-    /// one check here, and its entry is not moved through a call.
-    #[inline]
+    /// status. A run enters here only with a threshold set; a probe
+    /// without one (nearly every one) pays one check in its run.
     pub(super) fn apply(
         &self,
         threshold: Threshold,
@@ -86,82 +83,70 @@ impl Hysteresis {
         raw: HealthEntry,
         failed: HealthStatus,
     ) -> (HealthEntry, bool) {
-        match self.state.as_deref().filter(|_| threshold.is_set()) {
-            Some(state) => counted(state, threshold, period, raw, failed),
-            None => (raw, false),
-        }
-    }
-}
-
-/// [`Hysteresis::apply`] for a probe with a threshold: the run counted
-/// into its `state`.
-fn counted(
-    state: &Mutex<State>,
-    threshold: Threshold,
-    period: Duration,
-    raw: HealthEntry,
-    failed: HealthStatus,
-) -> (HealthEntry, bool) {
-    let t = threshold;
-    let mut s = crate::sync::lock(state);
-    let now = Instant::now();
-    let run_failed = raw.status != HealthStatus::Healthy;
-    if run_failed == s.failing {
-        s.streak = 0;
-        s.since = None;
-        s.counted = None;
-        return (raw, false);
-    }
-    // Only a run in a new period counts: a threshold holds back as
-    // long whoever else asks.
-    let since_counted = s.counted.map(|at| now.saturating_duration_since(at));
-    if run_counts(since_counted, period) {
-        s.streak = s.streak.saturating_add(1);
-        s.counted = Some(now);
-    }
-    let description = if s.failing {
-        let need = t.successes.unwrap_or(1);
-        if s.streak >= need {
-            None
-        } else {
-            Some((failed, format!("{} of {need} successes", s.streak)))
-        }
-    } else {
-        let since = *s.since.get_or_insert(now);
-        let by_runs = t.failures.is_some_and(|n| s.streak >= n);
-        let by_time = t.failing_for.is_some_and(|d| now - since >= d);
-        let unbounded = t.failures.is_none() && t.failing_for.is_none();
-        if by_runs || by_time || unbounded {
-            None
-        } else {
-            let d = match (t.failures, t.failing_for) {
-                (Some(n), _) => format!("{} of {n} failures", s.streak),
-                (None, Some(d)) => format!(
-                    "failing for {} ms of {} ms",
-                    (now - since).as_millis(),
-                    d.as_millis()
-                ),
-                (None, None) => unreachable!("an unbounded threshold trips at once"),
-            };
-            Some((HealthStatus::Healthy, d))
-        }
-    };
-    match description {
-        None => {
-            s.failing = !s.failing;
+        let Some(state) = self.state.as_deref() else {
+            return (raw, false);
+        };
+        let t = threshold;
+        let mut s = crate::sync::lock(state);
+        let now = Instant::now();
+        let run_failed = raw.status != HealthStatus::Healthy;
+        if run_failed == s.failing {
             s.streak = 0;
             s.since = None;
             s.counted = None;
-            (raw, false)
+            return (raw, false);
         }
-        Some((status, d)) => {
-            let held = HealthEntry {
-                status,
-                description: Some(Cow::Owned(d)),
-                data: None,
-                ..raw
-            };
-            (held, true)
+        // Only a run in a new period counts: a threshold holds back as
+        // long whoever else asks.
+        let since_counted = s.counted.map(|at| now.saturating_duration_since(at));
+        if run_counts(since_counted, period) {
+            s.streak = s.streak.saturating_add(1);
+            s.counted = Some(now);
+        }
+        let description = if s.failing {
+            let need = t.successes.unwrap_or(1);
+            if s.streak >= need {
+                None
+            } else {
+                Some((failed, format!("{} of {need} successes", s.streak)))
+            }
+        } else {
+            let since = *s.since.get_or_insert(now);
+            let by_runs = t.failures.is_some_and(|n| s.streak >= n);
+            let by_time = t.failing_for.is_some_and(|d| now - since >= d);
+            let unbounded = t.failures.is_none() && t.failing_for.is_none();
+            if by_runs || by_time || unbounded {
+                None
+            } else {
+                let d = match (t.failures, t.failing_for) {
+                    (Some(n), _) => format!("{} of {n} failures", s.streak),
+                    (None, Some(d)) => format!(
+                        "failing for {} ms of {} ms",
+                        (now - since).as_millis(),
+                        d.as_millis()
+                    ),
+                    (None, None) => unreachable!("an unbounded threshold trips at once"),
+                };
+                Some((HealthStatus::Healthy, d))
+            }
+        };
+        match description {
+            None => {
+                s.failing = !s.failing;
+                s.streak = 0;
+                s.since = None;
+                s.counted = None;
+                (raw, false)
+            }
+            Some((status, d)) => {
+                let held = HealthEntry {
+                    status,
+                    description: Some(Cow::Owned(d)),
+                    data: None,
+                    ..raw
+                };
+                (held, true)
+            }
         }
     }
 }

@@ -11,30 +11,36 @@
 //! # Single-flight (always on)
 //!
 //! Every run of a probe is claimed by the request that starts it, in the
-//! probe's state, so every other request for the probe waits for that
-//! run's result instead of starting one (`RunState`).
+//! probe's state (`Slot::run`, one `Run`), so every other request for the
+//! probe waits for that run's result instead of starting one. The
+//! requests that wait share the run's `Crew`: their count, the run's
+//! flight once it has one, the run's entry once it ended, and one
+//! `Notify` that wakes them at each of those changes. A run that nobody
+//! waits on (nearly every run) makes no crew.
 //!
 //! * **The first poll is the fast path.** The request that
 //!   claims a run polls the check once, at once, with the probe thread's
-//!   runtime entered (see `thread`) and under the panic guard, after
-//!   taking an in-flight slot without waiting (one atomic). A check that
-//!   answers then (nearly every probe on nearly every request) costs no
-//!   deadline timer, no shared future, no task and no thread hop; a
-//!   request that arrives during that poll (the check blocks its thread)
-//!   is handed the result at its end (`Handoff`), within its own
-//!   deadline.
+//!   runtime entered and under the panic guard, after taking an in-flight
+//!   slot without waiting (one atomic). A check that answers then (nearly
+//!   every probe on nearly every request) costs no deadline timer, no
+//!   shared future, no task and no thread hop; a request that arrives
+//!   during that poll (the check blocks its thread) gets the entry from
+//!   the crew at its end, within its own deadline.
 //! * **A run that waits becomes a *flight*:** a `futures_util`
 //!   [`Shared`](futures_util::future::Shared) future holding the in-flight
 //!   slot, the deadline and the panic guard around the rest of the check.
-//!   The probe's state keeps only a *weak* reference to it; every request
-//!   that wants the probe's result upgrades it and awaits a strong clone.
-//!   The flight is moved to the probe thread, where its timers and I/O
-//!   were registered, so it finishes on its own time whichever runtime
-//!   asked, and however blocked that runtime is (BE-HLTH-006: a handler
-//!   that blocks an application worker cannot stall the management port's
-//!   answer). Every waiter, on any runtime, only waits for the result. Two
-//!   workers asking at once share one run, because the state lives in the
-//!   registry they share, not in a runtime. A registry built with
+//!   The crew keeps only a *weak* reference to it; every request that
+//!   wants the run's result upgrades it and awaits a strong clone. The
+//!   flight's work is spawned at once on the probe thread, where the first
+//!   poll registered its timers and I/O (an actix worker is a
+//!   single-threaded runtime: a probe woken only by a worker whose handler
+//!   blocks its thread would stall every port), so it finishes on its own
+//!   time whichever runtime asked, and however blocked that runtime is
+//!   (BE-HLTH-006: a handler that blocks an application worker cannot
+//!   stall the management port's answer). Every waiter, on any runtime,
+//!   only waits for the result. Two workers asking at once share one run,
+//!   because the state lives in the registry they share, not in a runtime.
+//!   A registry built with
 //!   [`probes_on_caller_runtime`](crate::registry::HealthRegistryBuilder::probes_on_caller_runtime)
 //!   keeps the whole flight on the runtime of the request that started it,
 //!   for tests on tokio's paused clock.
@@ -42,7 +48,7 @@
 //!   reference goes, the flight (and the probe's future in it, or its task
 //!   on the probe thread, which is aborted) is dropped, which cancels it.
 //!   The run is retired only when the execution's future is really gone
-//!   (`Retiring`): an abort takes effect later, on the probe thread, so a
+//!   (`Retire`): an abort takes effect later, on the probe thread, so a
 //!   request that finds the flight abandoned but not yet dropped waits for
 //!   that (within its deadline) before it starts afresh. So a hung
 //!   dependency has at most **one** execution alive, whatever the request
@@ -57,10 +63,11 @@
 //!   taken before the first poll, which may already open a connection, and
 //!   kept by the flight, so one run holds one slot however many requests
 //!   wait on it, given back only after the check's future is dropped
-//!   (`Holding`); with no slot free, the run is a flight that waits for one
+//!   (`Then`); with no slot free, the run is a flight that waits for one
 //!   (within its deadline) before its first poll. The `catch_unwind` guard
 //!   is around every poll, so a panicking probe never poisons the shared
-//!   future.
+//!   future; a first poll that unwinds outside it (`ClaimGuard`) ends its
+//!   run with the probe's failure, so the next request runs it again.
 //!
 //! Every waiter also keeps the flight's deadline on its *own* runtime and
 //! answers `timed out` at it whatever the flight does: a probe that blocks
@@ -136,30 +143,28 @@
 //!
 //! # Parts
 //!
-//! From the bottom up: `descriptions` (fixed entry texts), `limiter` (the
-//! in-flight bound), `context` (the `Executor` handle and what every run
-//! shares; its settings, such as the detection time and the failure log's
-//! interval, are set in `tier`), `state` (a probe's slot and the claim of a run), `runtime`
-//! (a registered probe as it runs), `run` (one execution and its outcome),
-//! `schedule` (background probes), `flight` (a request's way to an entry),
-//! `tier` (a tier's report); `hysteresis` and `thread` beside them.
+//! From the bottom up: `descriptions` (fixed entry texts) and
+//! `hysteresis` (a probe's threshold state); `runtime` (a registered probe
+//! as it runs: its facts, its run under way and kept result, the entries it
+//! gives without a run); `run` (what every run shares, the `Executor`
+//! handle and the in-flight bound; the probe thread; a request's turn at a
+//! probe: the claim, the first poll, the flight and its waiters, the run's
+//! end, recorded once); `schedule` (background probes); `tier` (a tier's
+//! report, each probe's entry under its policy, and the executor's
+//! settings). A request for an uncached tier whose probes answer at their
+//! first poll, with no threshold, runs code of `tier`, `run` and `runtime`
+//! only (the hysteresis is entered only with a threshold set).
 
-mod context;
 mod descriptions;
-mod flight;
 mod hysteresis;
-mod limiter;
 mod run;
 mod runtime;
 mod schedule;
-mod state;
-mod thread;
 mod tier;
 
 #[cfg(test)]
 mod tests;
 
-pub(crate) use context::Executor;
+pub(crate) use run::{Executor, Runs, spawn_on_probe_thread};
 pub(crate) use runtime::ProbeRuntime;
-pub(crate) use thread::{Runs, spawn_on_probe_thread};
 pub(crate) use tier::versions;

@@ -1,27 +1,30 @@
-//! [`ProbeRuntime`]: a registered probe as the executor runs it, the
-//! registration's facts and the state of its runs.
+//! [`ProbeRuntime`]: a registered probe as the executor runs it: the
+//! registration's facts, and the state of its runs (the run under way and
+//! its waiters, the kept result, the hysteresis, the shared-outage mark),
+//! with the entries a probe gives without a run's result.
 
 use std::borrow::Cow;
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
+use futures_util::future::{BoxFuture, Shared, WeakShared};
+use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 
-use std::sync::atomic::AtomicU64;
-use zb_health_spec::detection::default_probe_timeout;
+use zb_health_spec::detection::{background_max_age, default_probe_timeout};
+use zb_health_spec::settings::{ExecutionPolicy, ProbeSettings};
 use zb_health_spec::{FailureStatus, HealthStatus, TagSet, Violations};
 
-use super::context::RunContext;
-use super::state::{Failed, OPENED, Opened, ProbeState, RunState, slot_status};
+use super::descriptions::{NO_RESULT_YET_DESCRIPTION, stale_description};
+use super::hysteresis::Hysteresis;
 use crate::history::{ProbeHistory, ProbeView};
 use crate::observe::ProbeLog;
 use crate::probe::DynProbe;
 use crate::registration::ProbeRegistration;
-use crate::report::{EntryOutcome, HealthEntry};
+use crate::report::{ERRORED_DESCRIPTION, EntryOutcome, HealthEntry, timeout_description};
 use crate::shared::Tally;
 use crate::sync::lock;
-use zb_health_spec::settings::{ExecutionPolicy, ProbeSettings};
 
 /// A registered probe as the executor runs it: the registration's facts,
 /// immutable, and the state of its runs.
@@ -52,7 +55,7 @@ pub(crate) struct ProbeRuntime {
     pub(super) dependencies: Mutex<Box<[Weak<ProbeRuntime>]>>,
     /// Its history, allocated at its first result once history
     /// is enabled on the registry; never before, never again.
-    pub(super) history: std::sync::OnceLock<Box<ProbeHistory>>,
+    pub(super) history: OnceLock<Box<ProbeHistory>>,
 }
 
 impl ProbeRuntime {
@@ -96,7 +99,7 @@ impl ProbeRuntime {
         Self {
             depends_on,
             dependencies: Mutex::new(Box::default()),
-            history: std::sync::OnceLock::new(),
+            history: OnceLock::new(),
             state: ProbeState::new(policy, timeout),
             log: ProbeLog::new(&name),
             policy: (policy != ExecutionPolicy::DEFAULT).then(|| Box::new(policy)),
@@ -132,26 +135,6 @@ impl ProbeRuntime {
         self.history
             .get()
             .map_or_else(ProbeView::empty, |h| h.view_since(now_ms, from_ms))
-    }
-
-    /// Records a reported entry in the history while it is enabled: one
-    /// relaxed load otherwise, and no allocation after the first.
-    /// `starting`: the service's startup gates are pending, so a change is
-    /// no transition, as in the transition log.
-    #[inline]
-    pub(super) fn remember_history(
-        &self,
-        shared: &RunContext,
-        entry: &HealthEntry,
-        starting: bool,
-    ) {
-        if shared.history.load(Ordering::Relaxed) {
-            self.history.get_or_init(ProbeHistory::boxed).record(
-                entry,
-                crate::history::now_ms(),
-                starting,
-            );
-        }
     }
 
     /// The settings this probe was registered with.
@@ -308,22 +291,19 @@ impl ProbeRuntime {
     /// arrived during it.
     pub(crate) fn in_flight(&self) -> Option<(usize, Duration)> {
         let slot = lock(&self.state.slot);
-        let (waiting, started) = match &slot.run {
-            RunState::Idle => return None,
-            RunState::FirstPoll(first) => {
-                let waiting = first
-                    .handoff
-                    .as_ref()
-                    .map_or(0, |h| Arc::strong_count(h) - 1);
-                (waiting, first.started)
-            }
-            RunState::Flight(current) => {
-                // A flight nobody drives any more is over, whatever it recorded.
-                let _alive = current.flight.upgrade()?;
-                (current.crew.waiting.load(Ordering::SeqCst), current.started)
-            }
+        let run = slot.run.as_ref()?;
+        let Some(crew) = &run.crew else {
+            return Some((0, run.started.elapsed()));
         };
-        Some((waiting, started.elapsed()))
+        // A flight nobody drives any more is over, whatever it recorded;
+        // the upgrade is dropped after the lock, which ending it takes.
+        let alive = crew.flight.get().map(WeakShared::upgrade);
+        let answer = (crew.waiting.load(Ordering::SeqCst), run.started.elapsed());
+        drop(slot);
+        match alive {
+            Some(None) => None,
+            _ => Some(answer),
+        }
     }
 }
 
@@ -346,4 +326,273 @@ pub(super) fn kept_entry(probe: &ProbeRuntime) -> Option<(HealthEntry, Instant)>
     let (at, entry) = slot.last.as_deref()?;
     let expires = *at + lifetime;
     (Instant::now() < expires).then(|| (entry.clone(), expires))
+}
+
+/// One probe's runtime state: its run under way, its last result, its
+/// schedule.
+pub(super) struct ProbeState {
+    pub(super) slot: Mutex<Slot>,
+    /// A background probe's schedule (`refresh`); boxed, and `None` for
+    /// every other probe.
+    pub(super) background: Option<Box<Background>>,
+    /// Grows whenever `slot.last` is stored or cleared (see [`versions`]).
+    pub(super) version: AtomicU64,
+    /// Between each run's raw result and its entry (R20 bounds its hold).
+    pub(super) hysteresis: Hysteresis,
+    /// The shared-probe verdict last published, with the generation of
+    /// the verdicts it went to (0: none yet).
+    pub(super) published: AtomicU64,
+    /// The status of the latest entry a run (or a skip) gave: what a
+    /// background dependent reads of this probe. One byte
+    /// (0: none yet, [`OPENED`] for an opened entry, else
+    /// [`slot_code`]), so a run stores it without a lock.
+    pub(super) last_status: AtomicU8,
+    /// What marks this probe's opened entries, made at the
+    /// first; boxed, since most probes are never opened.
+    pub(super) opened: OnceLock<Box<Opened>>,
+    /// For a probe with `restart_after`: since when its reported entry
+    /// has been failing here, as milliseconds since [`restart_epoch`]
+    /// plus one (0: not failing).
+    pub(super) failing_since: AtomicU64,
+}
+
+/// The instant `failing_since` counts from: the first use in this
+/// process.
+pub(super) fn restart_epoch() -> std::time::Instant {
+    static EPOCH: OnceLock<std::time::Instant> = OnceLock::new();
+    *EPOCH.get_or_init(std::time::Instant::now)
+}
+
+impl ProbeState {
+    /// Whether the background schedule is running (its task alive).
+    #[inline]
+    pub(super) fn task_running(&self) -> bool {
+        self.background
+            .as_ref()
+            .is_some_and(|b| lock(&b.task).as_ref().is_some_and(|stop| !stop.is_closed()))
+    }
+
+    /// How old a background result may be; zero for other probes.
+    #[inline]
+    pub(super) fn max_staleness(&self) -> Duration {
+        self.background
+            .as_ref()
+            .map_or(Duration::ZERO, |b| b.max_staleness)
+    }
+
+    pub(super) fn new(policy: ExecutionPolicy, timeout: Duration) -> Self {
+        let background = policy.refresh.map(|r| {
+            Box::new(Background {
+                task: Mutex::new(None),
+                max_staleness: background_max_age(r, policy.max_staleness, timeout),
+            })
+        });
+        Self {
+            slot: Mutex::new(Slot::default()),
+            background,
+            version: AtomicU64::new(0),
+            hysteresis: Hysteresis::new(policy.threshold),
+            published: AtomicU64::new(0),
+            last_status: AtomicU8::new(0),
+            opened: OnceLock::new(),
+            failing_since: AtomicU64::new(0),
+        }
+    }
+
+    /// Notes whether the reported entry is failing here, for
+    /// `restart_after`: keeps the start of a failure, clears it on
+    /// recovery.
+    pub(super) fn note_failing(&self, failing: bool) {
+        if !failing {
+            self.failing_since.store(0, Ordering::Relaxed);
+        } else if self.failing_since.load(Ordering::Relaxed) == 0 {
+            let ms = restart_epoch().elapsed().as_millis() as u64 + 1;
+            self.failing_since.store(ms, Ordering::Relaxed);
+        }
+    }
+
+    /// How long the reported entry has been failing here, if it is.
+    pub(super) fn failing_for(&self) -> Option<Duration> {
+        match self.failing_since.load(Ordering::Relaxed) {
+            0 => None,
+            since => {
+                let now = restart_epoch().elapsed().as_millis() as u64 + 1;
+                Some(Duration::from_millis(now.saturating_sub(since)))
+            }
+        }
+    }
+}
+
+/// How a dependency's entry bears on its dependents.
+#[derive(Clone, Copy)]
+pub(super) enum Failed {
+    /// Not failing (a held-back failure included): they run.
+    No,
+    /// Failing here with its failure status: they are skipped with theirs.
+    Here,
+    /// Failing here, opened to `Degraded` by a shared outage with this
+    /// tally: they are skipped as `Degraded`.
+    SharedOutage(Tally),
+}
+
+/// The marker of a probe's entries whose failure here a shared outage
+/// opened to `Degraded`.
+pub(super) struct Opened {
+    /// The probe's name in a second allocation: an opened entry carries
+    /// this one, so every copy of it is known as opened while its text
+    /// stays the name (`HealthEntry` is public and has no room for a flag).
+    pub(super) name: Arc<str>,
+    /// The tally of the latest opening, `failing << 32 | reporting`.
+    pub(super) tally: AtomicU64,
+}
+
+impl Opened {
+    pub(super) fn tally(&self) -> Tally {
+        let t = self.tally.load(Ordering::Relaxed);
+        Tally {
+            failing: (t >> 32) as u32,
+            reporting: t as u32,
+        }
+    }
+}
+
+/// The [`ProbeState::last_status`] of an opened entry (`Degraded`, and a
+/// failure here).
+pub(super) const OPENED: u8 = 4;
+
+/// A status from its [`slot_code`] (or [`OPENED`], `Degraded`).
+#[inline]
+pub(super) fn slot_status(code: u8) -> Option<HealthStatus> {
+    match code {
+        OPENED => Some(HealthStatus::Degraded),
+        0 => None,
+        code => HealthStatus::from_severity(code - 1),
+    }
+}
+
+/// A status as one byte, never 0 (0: no status yet): its severity plus 1.
+#[inline]
+pub(super) fn slot_code(status: HealthStatus) -> u8 {
+    status.severity() + 1
+}
+
+/// A probe's run under way and its kept result, under one lock.
+#[derive(Default)]
+pub(super) struct Slot {
+    /// The run under way: claimed by the request that polls it first, so
+    /// every other request waits for it instead of starting one.
+    pub(super) run: Option<Run>,
+    /// The last finished run and when it finished, for a probe that keeps
+    /// results (cache, background): boxed, so the many probes that keep
+    /// none carry one pointer, not a whole entry.
+    pub(super) last: Option<Box<(Instant, HealthEntry)>>,
+    pub(super) next_generation: u64,
+}
+
+/// A claimed run: its first poll under way, or the flight it became.
+pub(super) struct Run {
+    pub(super) generation: u64,
+    /// Its deadline counts from here, for every request that waits on it.
+    pub(super) started: Instant,
+    /// Made by the first request that waits on it, or when it takes off:
+    /// a run that answers at its first poll, alone, allocates none.
+    pub(super) crew: Option<Arc<Crew>>,
+}
+
+/// What the requests waiting on one run share.
+#[derive(Default)]
+pub(super) struct Crew {
+    /// How many wait now.
+    pub(super) waiting: AtomicUsize,
+    /// The run's flight, once its first poll was pending: weak, so the
+    /// flight is dropped (cancelled) with its last waiter.
+    pub(super) flight: OnceLock<WeakShared<BoxFuture<'static, HealthEntry>>>,
+    /// The run's entry, set once by whoever ends the run first: its first
+    /// poll, the flight, or a waiter whose timer noticed the run's deadline
+    /// before the flight's own did (it may run on another runtime). So a
+    /// run that reaches its deadline is finished (hysteresis, shared
+    /// comparison, log) exactly once, and every waiter answers with that
+    /// entry, not with a raw timeout of its own.
+    pub(super) ended: OnceLock<HealthEntry>,
+    /// Woken when the run ends at its first poll or takes off, and when
+    /// its flight's execution is dropped.
+    pub(super) changed: Notify,
+}
+
+/// One entry awaited by several: a run's flight (every request for the
+/// probe waits on it), and a probe's evaluation within one tier request
+/// (its dependents wait on it, `Executor::evaluation`).
+pub(super) type Flight = Shared<BoxFuture<'static, HealthEntry>>;
+
+/// What only a background probe keeps.
+pub(super) struct Background {
+    /// `Some` while its task may be running; dropping it (with the
+    /// registration) stops the task.
+    pub(super) task: Mutex<Option<oneshot::Sender<()>>>,
+    pub(super) max_staleness: Duration,
+}
+
+/// Keeps a result where the cache or the background readers find it.
+/// The cache keeps a healthy result only: a failure (or a degraded
+/// answer) clears it, so the next request checks again and a blip
+/// recovers as soon as the dependency does. A held-back failure (`held`,
+/// reported `Healthy`) is not a healthy result and is not cached either.
+#[inline]
+pub(super) fn keep_result(probe: &ProbeRuntime, slot: &mut Slot, entry: &HealthEntry, held: bool) {
+    let code = match probe.is_opened(entry) {
+        true => OPENED,
+        false => slot_code(entry.status),
+    };
+    probe.state.last_status.store(code, Ordering::Release);
+    if probe.policy().refresh.is_some()
+        || (probe.policy().cache.is_some() && entry.status == HealthStatus::Healthy && !held)
+    {
+        slot.last = Some(Box::new((Instant::now(), entry.clone())));
+        probe.state.version.fetch_add(1, Ordering::AcqRel);
+    } else if probe.policy().cache.is_some() && slot.last.take().is_some() {
+        probe.state.version.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
+/// The entry of a run that missed its deadline.
+pub(super) fn timed_out(probe: &ProbeRuntime, duration: Duration) -> HealthEntry {
+    probe.failed_entry(
+        probe.failure_status.status(),
+        Cow::Owned(timeout_description(probe.timeout)),
+        duration,
+        EntryOutcome::TimedOut,
+    )
+}
+
+/// The entry of an execution whose task ended without a result (it
+/// panicked outside the probe's guard, or its runtime shut down): the
+/// probe's failure, never a hang.
+pub(super) fn lost(probe: &ProbeRuntime, duration: Duration) -> HealthEntry {
+    probe.failed_entry(
+        probe.failure_status.status(),
+        Cow::Borrowed(ERRORED_DESCRIPTION),
+        duration,
+        EntryOutcome::Errored,
+    )
+}
+
+/// The latest background result as this request sees it; never waits.
+pub(super) fn background_entry(probe: &ProbeRuntime) -> HealthEntry {
+    let state = &probe.state;
+    // No result within the bound: the same class as a missed deadline.
+    let failed = |description: Cow<'static, str>| {
+        probe.failed_entry(
+            probe.failure_status.status(),
+            description,
+            Duration::ZERO,
+            EntryOutcome::TimedOut,
+        )
+    };
+    match lock(&state.slot).last.as_deref() {
+        None => failed(Cow::Borrowed(NO_RESULT_YET_DESCRIPTION)),
+        Some((at, _)) if at.elapsed() > state.max_staleness() => {
+            failed(Cow::Owned(stale_description(state.max_staleness())))
+        }
+        Some((_, entry)) => entry.clone(),
+    }
 }

@@ -9,8 +9,7 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 use tracing::instrument::WithSubscriber;
 
-use super::context::{Executor, RunContext};
-use super::run::execute;
+use super::run::{Executor, RunContext, execute};
 use super::runtime::ProbeRuntime;
 use crate::sync::lock;
 

@@ -14,16 +14,12 @@ use futures_util::future::join_all;
 use std::sync::atomic::AtomicU64;
 use zb_health_spec::{HealthStatus, Tag};
 
-use super::context::{Executor, RunContext, Starting, nanos};
 use super::descriptions::skipped_description;
-use super::limiter::Limiter;
-use super::run::keep_result;
-use super::runtime::ProbeRuntime;
+use super::run::{EntryOrWait, Executor, Limiter, RunContext, Runs, Starting, record};
+use super::runtime::{Failed, Flight, ProbeRuntime, background_entry, keep_result, kept_entry};
 use super::schedule::ensure_task;
-use super::state::{EntryOrWait, Failed, Flight};
-use super::thread::Runs;
 use crate::observe::{DEFAULT_FAILURE_LOG_INTERVAL, RunError};
-use crate::publish::{Transition, TransitionQueue};
+use crate::publish::TransitionQueue;
 use crate::report::{EntryOutcome, HealthEntry, HealthReport};
 use crate::shared::{SharedVerdicts, skipped_in_shared_outage_description};
 use crate::sync::lock;
@@ -121,6 +117,33 @@ impl Executor {
         self.shared
             .failure_log_interval
             .store(nanos(interval), Ordering::Relaxed);
+    }
+
+    /// The entry of one probe for one request, under its policy: the
+    /// background result, a fresh cached one, or the run's (its own, or
+    /// the one it joins). For one probe alone (the gRPC health service's
+    /// targets); a tier's report asks [`now`](Self::now) for each.
+    #[cfg_attr(not(feature = "grpc"), allow(dead_code))]
+    pub(crate) async fn entry(&self, probe: &Arc<ProbeRuntime>) -> HealthEntry {
+        match self.now(probe) {
+            EntryOrWait::Entry(entry, _) => entry,
+            EntryOrWait::Wait(wait) => wait.await,
+        }
+    }
+
+    /// The entry of `probe` if it is known without waiting, else what to
+    /// wait for. Never blocks, except on the probe's own first poll. A
+    /// background probe's request only reads its latest result.
+    #[inline]
+    pub(super) fn now<'a>(&'a self, probe: &'a Arc<ProbeRuntime>) -> EntryOrWait<'a> {
+        if probe.policy().refresh.is_none() {
+            return self.turn(probe, None);
+        }
+        if let Some((entry, expires)) = kept_entry(probe) {
+            return EntryOrWait::Entry(entry, Some(expires));
+        }
+        ensure_task(probe, &self.shared);
+        EntryOrWait::Entry(background_entry(probe), None)
     }
 
     /// Runs every probe of `probes` (one tier's) and reports the result.
@@ -301,14 +324,7 @@ impl Executor {
             ),
         };
         keep_result(probe, &mut lock(&probe.state.slot), &entry, false);
-        let starting = (self.shared.starting)();
-        probe.remember_history(&self.shared, &entry, starting);
-        let interval = self.failure_log_interval();
-        if let Some(from) = probe.log.ran(&entry, &RunError::None, interval, starting) {
-            self.shared.transitions.offer(|| {
-                Transition::probe(&entry.name, from, entry.status, entry.outcome.as_str())
-            });
-        }
+        record(&self.shared, probe, &entry, &RunError::None);
         entry
     }
 }
@@ -320,4 +336,8 @@ pub(crate) fn versions(probes: &[Arc<ProbeRuntime>]) -> u64 {
     probes.iter().fold(0u64, |sum, p| {
         sum.wrapping_add(p.state.version.load(Ordering::Acquire))
     })
+}
+
+fn nanos(d: Duration) -> u64 {
+    d.as_nanos().try_into().unwrap_or(u64::MAX)
 }
