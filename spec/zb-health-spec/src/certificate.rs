@@ -65,7 +65,8 @@ pub fn parse_address(text: &str) -> Result<TlsAddress, String> {
 
 /// Checks a server name: an IP address, or a DNS name of labels of
 /// letters, digits, `-` and `_` (no label empty, over 63 bytes, or at
-/// either end `-`), at most 253 bytes. As strict as the TLS client, so a
+/// either end `-`; the last not a number), at most 253 bytes. At least as
+/// strict as the TLS client (a runtime test holds them together), so a
 /// name the manifest lets through is one the handshake can send.
 pub fn check_server_name(name: &str) -> Result<(), String> {
     if name.parse::<std::net::IpAddr>().is_ok() {
@@ -79,11 +80,17 @@ pub fn check_server_name(name: &str) -> Result<(), String> {
             && l.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
     };
-    if name.is_empty() || name.len() > 253 || !name.split('.').all(label_ok) {
-        return Err(format!("`{name}` is neither a DNS name nor an IP address"));
-    }
-    // A name of digits and dots only is an IP address written wrong.
-    if name.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+    // The last label is never a number, decimal or `0x` hex: `1.2.3` or
+    // `host.0x7f` is an address written wrong, not a name.
+    let numeric = |l: &str| {
+        let hex = l.strip_prefix("0x").or_else(|| l.strip_prefix("0X"));
+        match hex {
+            Some(digits) => digits.bytes().all(|b| b.is_ascii_hexdigit()),
+            None => l.bytes().all(|b| b.is_ascii_digit()),
+        }
+    };
+    let last = name.rsplit('.').next().unwrap_or_default();
+    if name.is_empty() || name.len() > 253 || !name.split('.').all(label_ok) || numeric(last) {
         return Err(format!("`{name}` is neither a DNS name nor an IP address"));
     }
     Ok(())
@@ -185,10 +192,27 @@ mod tests {
             let err = parse_address(text).expect_err(text);
             assert!(err.contains(reason), "{text}: {err}");
         }
-        for bad in ["", "a..b", "shop.", "sh op", &"a".repeat(64)] {
+        for bad in [
+            "",
+            "a..b",
+            "shop.",
+            "sh op",
+            &"a".repeat(64),
+            "shop.1",
+            "h.0x7f",
+            "0",
+        ] {
             assert!(check_server_name(bad).is_err(), "{bad}");
         }
-        for good in ["shop", "shop.example.com", "127.0.0.1", "::1", "x_y.z"] {
+        for good in [
+            "shop",
+            "shop.example.com",
+            "127.0.0.1",
+            "::1",
+            "x_y.z",
+            "1.2.3.4.com",
+            "h.0xz",
+        ] {
             assert_eq!(check_server_name(good), Ok(()), "{good}");
         }
     }

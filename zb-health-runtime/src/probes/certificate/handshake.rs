@@ -236,6 +236,50 @@ impl ServerCertVerifier for ReadAnyChain {
 mod tests {
     use super::*;
 
+    /// The spec's rule, which the manifest applies at compile time, never
+    /// lets through a name the TLS client refuses (the generated code
+    /// relies on it).
+    #[test]
+    fn the_spec_rule_is_at_least_as_strict_as_the_tls_client() {
+        let long = format!("{}.com", "a".repeat(63));
+        let too_long = format!("{}.com", "a".repeat(64));
+        for name in [
+            "shop",
+            "shop.example.com",
+            "x_y.z",
+            "_srv.example",
+            "1.2.3.4.com",
+            "a-b.c",
+            "127.0.0.1",
+            "::1",
+            "10.0.0.7",
+            "shop.",
+            "shop.1",
+            "h.0x7f",
+            "h.0X1F",
+            "h.0xz",
+            "0",
+            "1.2.3",
+            "-a.com",
+            "a-.com",
+            "a..b",
+            "",
+            "sh op",
+            "ex*mple.com",
+            &long,
+            &too_long,
+            "xn--bcher-kva.example",
+            "é.example",
+        ] {
+            if check_server_name(name).is_ok() {
+                assert!(
+                    ServerName::try_from(name.to_owned()).is_ok(),
+                    "the spec lets `{name}` through, the TLS client refuses it"
+                );
+            }
+        }
+    }
+
     #[test]
     fn an_address_and_a_server_name_are_checked_by_the_spec_rule() {
         let probe = CertificateProbe::address("shop.example.com").expect("valid");
