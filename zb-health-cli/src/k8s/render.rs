@@ -48,182 +48,131 @@ pub fn human(d: Duration) -> String {
     }
 }
 
+/// The indent of the container's keys.
+const CONTAINER: usize = 10;
+
+/// Writes each of `texts` on its own line, indented by `indent` spaces.
+fn lines(o: &mut String, indent: usize, texts: &[&str]) {
+    for text in texts {
+        let _ = writeln!(o, "{:indent$}{text}", "");
+    }
+}
+
 /// The YAML that `zb-health k8s` prints for `plan`. `manifest_path` is
 /// named in the header comment.
 pub fn yaml(plan: &Plan, manifest_path: &str) -> String {
     let mut o = String::new();
-    let line = |o: &mut String, indent: usize, text: &str| {
-        let _ = writeln!(o, "{:indent$}{text}", "");
-    };
-    line(
+    let service = &plan.service;
+    lines(
         &mut o,
         0,
-        &format!(
-            "# Kubernetes probes for `{}`, from {manifest_path} (zb-health k8s).",
-            plan.service
-        ),
+        &[
+            &format!("# Kubernetes probes for `{service}`, from {manifest_path} (zb-health k8s)."),
+            "# A strategic-merge patch for its Deployment or StatefulSet, e.g.",
+            &format!("#   kubectl patch deployment {service} --patch-file probes.yaml"),
+            "# `zb-health k8s --check deployment.yaml` compares an existing one with this.",
+            "spec:",
+            "  template:",
+            "    spec:",
+        ],
     );
-    line(
-        &mut o,
-        0,
-        "# A strategic-merge patch for its Deployment or StatefulSet, e.g.",
-    );
-    line(
-        &mut o,
-        0,
-        &format!(
-            "#   kubectl patch deployment {} --patch-file probes.yaml",
-            plan.service
-        ),
-    );
-    line(
-        &mut o,
-        0,
-        "# `zb-health k8s --check deployment.yaml` compares an existing one with this.",
-    );
-    line(&mut o, 0, "spec:");
-    line(&mut o, 2, "template:");
-    line(&mut o, 4, "spec:");
     let drain = format!(
         "drain_delay {} + shutdown {}",
         human(plan.drain_delay),
         human(plan.graceful_stop)
     );
+    let grace = format!("terminationGracePeriodSeconds: {}", plan.grace_seconds);
     if plan.grace_stated {
-        line(
+        lines(
             &mut o,
             6,
-            &format!(
+            &[&format!(
                 "# orchestrator.termination_grace_period; the drain ({drain}) fits in it (R18)."
-            ),
+            )],
         );
     } else {
-        line(
+        lines(
             &mut o,
             6,
-            &format!("# The drain ({drain}), rounded up: the service exits before SIGKILL."),
-        );
-        line(
-            &mut o,
-            6,
-            "# Kubernetes' default of 30 s applies if this line is left out.",
+            &[
+                &format!("# The drain ({drain}), rounded up: the service exits before SIGKILL."),
+                "# Kubernetes' default of 30 s applies if this line is left out.",
+            ],
         );
     }
-    line(
+    lines(
         &mut o,
         6,
-        &format!("terminationGracePeriodSeconds: {}", plan.grace_seconds),
+        &[
+            &grace,
+            "containers:",
+            &format!("  - name: {}", scalar(&plan.container)),
+        ],
     );
-    line(&mut o, 6, "containers:");
-    line(&mut o, 8, &format!("- name: {}", scalar(&plan.container)));
-    let c = 10;
-    line(
+    let port = plan.port;
+    lines(
         &mut o,
-        c,
-        "# No `lifecycle.preStop` sleep: on SIGTERM the service keeps serving for",
-    );
-    line(
-        &mut o,
-        c,
-        &format!(
-            "# drain_delay ({}) with readiness at 503, so the endpoints drop the pod while",
-            human(plan.drain_delay)
-        ),
-    );
-    line(
-        &mut o,
-        c,
-        "# requests still succeed; a preStop sleep would only add to the grace period.",
-    );
-    line(
-        &mut o,
-        c,
-        &format!(
-            "# The active tier ({}) gets no probe: it is for routing (503 on a",
-            plan.paths.active
-        ),
-    );
-    line(
-        &mut o,
-        c,
-        "# healthy standby), and a kubelet probe on it would restart or unready standbys.",
-    );
-    line(
-        &mut o,
-        c,
-        "# HOST: the service binds its ports to it (default 127.0.0.1), and the kubelet",
-    );
-    line(
-        &mut o,
-        c,
-        "# connects to the pod IP, so a pod binds every interface. Strategic merge merges",
-    );
-    line(
-        &mut o,
-        c,
-        "# `env` by name: this adds HOST and keeps the container's other variables.",
-    );
-    line(&mut o, c, "env:");
-    line(&mut o, c + 2, "- name: HOST");
-    line(&mut o, c + 4, "value: \"0.0.0.0\"");
-    match plan.port_source {
-        PortSource::Management => line(
-            &mut o,
-            c,
+        CONTAINER,
+        &[
+            "# No `lifecycle.preStop` sleep: on SIGTERM the service keeps serving for",
             &format!(
-                "# Port {}: the manifest's management port, so a busy app cannot delay the probes.",
-                plan.port
+                "# drain_delay ({}) with readiness at 503, so the endpoints drop the pod while",
+                human(plan.drain_delay)
             ),
-        ),
-        PortSource::Flag => line(
-            &mut o,
-            c,
+            "# requests still succeed; a preStop sleep would only add to the grace period.",
             &format!(
-                "# Port {}: --port (the app port is not in the manifest).",
-                plan.port
+                "# The active tier ({}) gets no probe: it is for routing (503 on a",
+                plan.paths.active
             ),
-        ),
-        PortSource::Default => line(
-            &mut o,
-            c,
-            &format!(
-                "# Port {}: the default; the app port is not in the manifest (pass --port).",
-                plan.port
-            ),
-        ),
-    }
+            "# healthy standby), and a kubelet probe on it would restart or unready standbys.",
+            "# HOST: the service binds its ports to it (default 127.0.0.1), and the kubelet",
+            "# connects to the pod IP, so a pod binds every interface. Strategic merge merges",
+            "# `env` by name: this adds HOST and keeps the container's other variables.",
+            "env:",
+            "  - name: HOST",
+            "    value: \"0.0.0.0\"",
+            &match plan.port_source {
+                PortSource::Management => format!(
+                    "# Port {port}: the manifest's management port, so a busy app cannot delay the probes."
+                ),
+                PortSource::Flag => {
+                    format!("# Port {port}: --port (the app port is not in the manifest).")
+                }
+                PortSource::Default => format!(
+                    "# Port {port}: the default; the app port is not in the manifest (pass --port)."
+                ),
+            },
+        ],
+    );
     if plan.timeout_stated {
-        line(
+        lines(
             &mut o,
-            c,
-            &format!(
+            CONTAINER,
+            &[&format!(
                 "# timeoutSeconds {}: orchestrator.timeout, above every probe deadline (R5, BE-HLTH-006).",
                 plan.timeout_seconds
-            ),
+            )],
         );
     } else {
-        line(
+        lines(
             &mut o,
-            c,
-            &format!(
-                "# timeoutSeconds {}: above the longest {} deadline ({}); state",
-                plan.timeout_seconds,
-                match &plan.readiness.group {
-                    Some(g) => format!("health group `{}`", g.name),
-                    None => "ready-tier".to_string(),
-                },
-                human(plan.readiness.deadline)
-            ),
-        );
-        line(
-            &mut o,
-            c,
-            "# orchestrator.timeout in the manifest to have the compiler prove it (BE-HLTH-006).",
+            CONTAINER,
+            &[
+                &format!(
+                    "# timeoutSeconds {}: above the longest {} deadline ({}); state",
+                    plan.timeout_seconds,
+                    match &plan.readiness.group {
+                        Some(g) => format!("health group `{}`", g.name),
+                        None => "ready-tier".to_string(),
+                    },
+                    human(plan.readiness.deadline)
+                ),
+                "# orchestrator.timeout in the manifest to have the compiler prove it (BE-HLTH-006).",
+            ],
         );
     }
     probe(
         &mut o,
-        c,
         "livenessProbe",
         &plan.liveness,
         plan,
@@ -253,14 +202,7 @@ pub fn yaml(plan: &Plan, manifest_path: &str) -> String {
             ),
         );
     }
-    probe(
-        &mut o,
-        c,
-        "readinessProbe",
-        &plan.readiness,
-        plan,
-        &ready_note,
-    );
+    probe(&mut o, "readinessProbe", &plan.readiness, plan, &ready_note);
     if let Some(startup) = &plan.startup {
         let budget = startup.period * startup.failure_threshold;
         let mut waits = Vec::new();
@@ -295,7 +237,7 @@ pub fn yaml(plan: &Plan, manifest_path: &str) -> String {
                 startup.period, startup.failure_threshold
             ),
         ]);
-        probe(&mut o, c, "startupProbe", startup, plan, &note);
+        probe(&mut o, "startupProbe", startup, plan, &note);
     }
     o
 }
@@ -321,48 +263,60 @@ fn liveness_note(plan: &Plan) -> Vec<String> {
     note
 }
 
-fn probe(o: &mut String, indent: usize, key: &str, p: &ProbePlan, plan: &Plan, notes: &[String]) {
-    let pad = |n: usize| " ".repeat(n);
-    let _ = writeln!(o, "{}{key}:", pad(indent));
-    let i = indent + 2;
+/// One probe of the container, under its `key`.
+fn probe(o: &mut String, key: &str, p: &ProbePlan, plan: &Plan, notes: &[String]) {
+    lines(o, CONTAINER, &[&format!("{key}:")]);
+    let i = CONTAINER + 2;
     for note in notes {
-        let _ = writeln!(o, "{}# {note}", pad(i));
+        lines(o, i, &[&format!("# {note}")]);
     }
     match &p.handler {
-        Handler::Http { path } => {
-            let _ = writeln!(o, "{}httpGet:", pad(i));
-            let _ = writeln!(o, "{}path: {}", pad(i + 2), scalar(path));
-            let _ = writeln!(o, "{}port: {}", pad(i + 2), plan.port);
-        }
+        Handler::Http { path } => lines(
+            o,
+            i,
+            &[
+                "httpGet:",
+                &format!("  path: {}", scalar(path)),
+                &format!("  port: {}", plan.port),
+            ],
+        ),
         Handler::Grpc { service } => {
             let tier = p.endpoint.as_str();
             let port = plan.grpc_port.unwrap_or(super::DEFAULT_GRPC_PORT);
-            let _ = writeln!(
+            let source = if plan.grpc_port_stated {
+                "--grpc-port"
+            } else {
+                "the gRPC default, an assumption (pass --grpc-port)"
+            };
+            lines(
                 o,
-                "{}# --grpc-probes: grpc.health.v1 service {} answers from the {tier} tier (grpc.services);",
-                pad(i),
-                scalar(service)
+                i,
+                &[
+                    &format!(
+                        "# --grpc-probes: grpc.health.v1 service {} answers from the {tier} tier (grpc.services);",
+                        scalar(service)
+                    ),
+                    &format!(
+                        "# port {port}: {source}. Over HTTP: httpGet {} on port {}.",
+                        plan.paths.endpoint(p.endpoint),
+                        plan.port
+                    ),
+                    "grpc:",
+                    &format!("  port: {port}"),
+                    &format!("  service: {}", scalar(service)),
+                ],
             );
-            let _ = writeln!(
-                o,
-                "{}# port {port}: {}. Over HTTP: httpGet {} on port {}.",
-                pad(i),
-                if plan.grpc_port_stated {
-                    "--grpc-port"
-                } else {
-                    "the gRPC default, an assumption (pass --grpc-port)"
-                },
-                plan.paths.endpoint(p.endpoint),
-                plan.port
-            );
-            let _ = writeln!(o, "{}grpc:", pad(i));
-            let _ = writeln!(o, "{}port: {port}", pad(i + 2));
-            let _ = writeln!(o, "{}service: {}", pad(i + 2), scalar(service));
         }
     }
-    let _ = writeln!(o, "{}timeoutSeconds: {}", pad(i), plan.timeout_seconds);
-    let _ = writeln!(o, "{}periodSeconds: {}", pad(i), p.period);
-    let _ = writeln!(o, "{}failureThreshold: {}", pad(i), p.failure_threshold);
+    lines(
+        o,
+        i,
+        &[
+            &format!("timeoutSeconds: {}", plan.timeout_seconds),
+            &format!("periodSeconds: {}", p.period),
+            &format!("failureThreshold: {}", p.failure_threshold),
+        ],
+    );
 }
 
 #[cfg(test)]
