@@ -15,7 +15,7 @@ mod pod;
 mod probe;
 
 use pod::{cluster_size, grace, host, pod_management, stall_restart};
-use probe::one_probe;
+use probe::ProbeCheck;
 
 /// What a drift is about: its code, name and the requirement at stake.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,63 +57,62 @@ pub enum Check {
 }
 
 impl Check {
-    /// `K1` … `K10`.
-    pub const fn code(self) -> &'static str {
+    /// Its code (`K1` … `K11`), its name, and what the manifest says that
+    /// it is compared with.
+    const fn parts(self) -> (&'static str, &'static str, &'static str) {
         match self {
-            Check::Path => "K1",
-            Check::Port => "K2",
-            Check::Timeout => "K3",
-            Check::Startup => "K4",
-            Check::Grace => "K5",
-            Check::Probe => "K6",
-            Check::PodManagement => "K7",
-            Check::Host => "K8",
-            Check::ClusterSize => "K9",
-            Check::Detection => "K10",
-            Check::StallRestart => "K11",
+            Check::Path => (
+                "K1",
+                "probe-path",
+                "the manifest's endpoints (ZB-1.1, ZB-5)",
+            ),
+            Check::Port => (
+                "K2",
+                "probe-port",
+                "the port the tiers are served on (ZB-5)",
+            ),
+            Check::Timeout => ("K3", "probe-timeout", "the probe deadlines (BE-HLTH-006)"),
+            Check::Startup => (
+                "K4",
+                "startup-probe",
+                "the startup gates and watchdogs (BE-HLTH-004, BE-HLTH-002)",
+            ),
+            Check::Grace => ("K5", "grace-period", "the shutdown drain (BE-HLTH-005)"),
+            Check::Probe => ("K6", "probe-tier", "the tiers (ZB-1.1)"),
+            Check::PodManagement => (
+                "K7",
+                "pod-management",
+                "the majority guards of the cluster probes (AT-5)",
+            ),
+            Check::Host => ("K8", "bind-host", "the address the service binds (HOST)"),
+            Check::ClusterSize => (
+                "K9",
+                "cluster-size",
+                "the cluster size of the majority guards (AT-5, ZB-2.3a)",
+            ),
+            Check::Detection => (
+                "K10",
+                "readiness-detection",
+                "the detection time its caches and thresholds fit (BE-HLTH-006)",
+            ),
+            Check::StallRestart => (
+                "K11",
+                "stall-restart",
+                "the exit of a stalled watchdog (BE-HLTH-002, KEP-5307)",
+            ),
         }
     }
 
     /// The note under the diagnostic.
     pub fn note(self) -> String {
-        let (name, what) = match self {
-            Check::Path => ("probe-path", "the manifest's endpoints (ZB-1.1, ZB-5)"),
-            Check::Port => ("probe-port", "the port the tiers are served on (ZB-5)"),
-            Check::Timeout => ("probe-timeout", "the probe deadlines (BE-HLTH-006)"),
-            Check::Startup => (
-                "startup-probe",
-                "the startup gates and watchdogs (BE-HLTH-004, BE-HLTH-002)",
-            ),
-            Check::Grace => ("grace-period", "the shutdown drain (BE-HLTH-005)"),
-            Check::Probe => ("probe-tier", "the tiers (ZB-1.1)"),
-            Check::PodManagement => (
-                "pod-management",
-                "the majority guards of the cluster probes (AT-5)",
-            ),
-            Check::Host => ("bind-host", "the address the service binds (HOST)"),
-            Check::ClusterSize => (
-                "cluster-size",
-                "the cluster size of the majority guards (AT-5, ZB-2.3a)",
-            ),
-            Check::Detection => (
-                "readiness-detection",
-                "the detection time its caches and thresholds fit (BE-HLTH-006)",
-            ),
-            Check::StallRestart => (
-                "stall-restart",
-                "the exit of a stalled watchdog (BE-HLTH-002, KEP-5307)",
-            ),
-        };
+        let (code, name, what) = self.parts();
         // K7 and K9 read the workload's own spec, not its pod template.
         let subject = match self {
             Check::PodManagement => "StatefulSet",
             Check::ClusterSize => "workload",
             _ => "pod",
         };
-        format!(
-            "check {} ({name}) compares the {subject} with {what}",
-            self.code()
-        )
+        format!("check {code} ({name}) compares the {subject} with {what}")
     }
 }
 
@@ -134,7 +133,7 @@ impl Drift {
     /// The drift as a rustc-style diagnostic: `error[K1]: …` at its place.
     fn diagnostic(&self) -> Diagnostic<'_> {
         Diagnostic {
-            id: self.check.code(),
+            id: self.check.parts().0,
             message: &self.message,
             location: self.location,
             note: self.check.note(),
@@ -164,6 +163,13 @@ struct Target<'a> {
     /// The pod spec's `spec` key, for settings it lacks.
     pod_loc: Location,
     container: &'a Node,
+}
+
+impl Target<'_> {
+    /// The workload's `spec` key, for settings it lacks.
+    fn workload_spec_loc(&self) -> Location {
+        self.workload.key_loc("spec").unwrap_or(self.workload.loc)
+    }
 }
 
 /// Compares the Deployment or StatefulSet in `text` with `plan`.
@@ -200,16 +206,12 @@ pub fn check(
     let all: Vec<Target<'_>> = pods
         .iter()
         .flat_map(|&(workload, pod, pod_loc)| {
-            pod.get("containers")
-                .map(Node::items)
-                .unwrap_or_default()
-                .iter()
-                .map(move |c| Target {
-                    workload,
-                    pod,
-                    pod_loc,
-                    container: c,
-                })
+            yaml::items(pod, "containers").iter().map(move |c| Target {
+                workload,
+                pod,
+                pod_loc,
+                container: c,
+            })
         })
         .collect();
     fn name_of<'a>(t: &Target<'a>) -> &'a str {
@@ -250,7 +252,18 @@ pub fn check(
         match (target.container.get(key), wanted) {
             (Some(probe), Some(wanted)) => {
                 let key_loc = target.container.key_loc(key).unwrap_or(probe.loc);
-                one_probe(manifest, plan, target, key, key_loc, probe, wanted, grpc_port_flag, &mut drifts);
+                ProbeCheck {
+                    manifest,
+                    plan,
+                    target,
+                    key,
+                    key_loc,
+                    probe,
+                    wanted,
+                    grpc_port_flag,
+                    drifts: &mut drifts,
+                }
+                .run();
             }
             (Some(_), None) => {}
             (None, Some(_)) if key == "startupProbe" => drifts.push(Drift {
