@@ -14,8 +14,8 @@ pub mod render;
 
 use std::time::Duration;
 
-use zb_health_spec::manifest::{GrpcTargetDecl, Location, Manifest, ProbeKind};
-use zb_health_spec::{Endpoint, Rule, Tag, Violation, detection};
+use zb_health_spec::manifest::{GrpcTargetDecl, Located, Location, Manifest, ProbeDecl, ProbeKind};
+use zb_health_spec::{Endpoint, Rule, Tag, Violation, detection, suggest};
 
 use crate::args::K8sArgs;
 use crate::input::{self, Failure};
@@ -257,15 +257,60 @@ fn ceil_seconds(d: Duration) -> u64 {
     zb_health_spec::drain::whole_seconds(d).as_secs()
 }
 
-fn violation(location: Location, message: String, help: &str) -> Violation<Location> {
-    // R5 is the rule of durations that cannot fit the orchestrator's probe
-    // timeout (BE-HLTH-006); a timing Kubernetes cannot express is that.
+/// A violation of `rule` at `location`.
+fn violation(
+    rule: Rule,
+    location: Location,
+    message: String,
+    help: impl Into<String>,
+) -> Violation<Location> {
     Violation {
-        rule: Rule::Duration,
+        rule,
         location,
         message,
         help: help.into(),
     }
+}
+
+/// The names `name` may be, and the nearest one when it is close.
+fn one_of(name: &str, names: &[&str]) -> String {
+    format!(
+        "{}{}",
+        suggest::one_of(names),
+        suggest::hint(suggest::did_you_mean(name, names.iter().copied()))
+    )
+}
+
+/// A stated duration in the whole seconds of Kubernetes' `field`, or an
+/// R5 violation when it is none: R5 is the rule of durations that cannot
+/// fit the orchestrator's probe timeout (BE-HLTH-006), and a timing
+/// Kubernetes cannot express is that. `None` when it is not stated.
+fn stated_seconds(
+    stated: Option<Located<Duration>>,
+    what: &str,
+    field: &str,
+    help: &str,
+    errors: &mut Vec<Violation<Location>>,
+) -> Option<u64> {
+    let stated = stated?;
+    Some(exact_seconds(stated.value).unwrap_or_else(|| {
+        errors.push(violation(
+            Rule::Duration,
+            stated.location,
+            format!(
+                "the {what} of {} ms is not a whole number of seconds, which Kubernetes' `{field}` cannot express",
+                stated.value.as_millis()
+            ),
+            help,
+        ));
+        0
+    }))
+}
+
+/// Whether `probe` may be on `tier`: its tags say so, or it is a custom
+/// probe without `tags`, whose attribute may put it there.
+pub fn may_be_on(probe: &ProbeDecl, tier: Tag) -> bool {
+    probe.effective_tags().is_none_or(|t| t.contains(tier))
 }
 
 /// Resolves the probe settings for `manifest`, or every reason Kubernetes
@@ -293,25 +338,16 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
                     .iter()
                     .map(|g| g.name.value.as_str())
                     .collect();
-                return Err(vec![Violation {
-                    rule: Rule::Unknown,
-                    location: manifest.service.location,
-                    message: format!(
-                        "`--readiness-group {name}` names no health group of this manifest"
-                    ),
-                    help: if names.is_empty() {
+                return Err(vec![violation(
+                    Rule::Unknown,
+                    manifest.service.location,
+                    format!("`--readiness-group {name}` names no health group of this manifest"),
+                    if names.is_empty() {
                         "the manifest has no `groups`; declare one (see spec/manifest.md), or leave the readiness probe on the ready tier".into()
                     } else {
-                        format!(
-                            "name one of its `groups`: {}{}",
-                            zb_health_spec::suggest::one_of(&names),
-                            zb_health_spec::suggest::hint(zb_health_spec::suggest::did_you_mean(
-                                name,
-                                names.iter().copied()
-                            ))
-                        )
+                        format!("name one of its `groups`: {}", one_of(name, &names))
                     },
-                }]);
+                )]);
             }
         },
     };
@@ -322,15 +358,12 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
     let ready_probes: Vec<String> = manifest
         .probes
         .iter()
-        .filter(|p| p.effective_tags().is_none_or(|t| t.contains(Tag::Ready)))
+        .filter(|p| may_be_on(p, Tag::Ready))
         .filter_map(|p| p.name.as_ref().map(|n| n.value.clone()))
         .collect();
     if !options.readiness_exclude.is_empty() {
-        let refuse = |message: String, help: String| Violation {
-            rule: Rule::Unknown,
-            location: manifest.service.location,
-            message,
-            help,
+        let refuse = |message: String, help: String| {
+            violation(Rule::Unknown, manifest.service.location, message, help)
         };
         if group.is_some() {
             errors.push(refuse(
@@ -349,12 +382,8 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
                 errors.push(refuse(
                     format!("`--readiness-exclude {name}` names no probe of the ready tier"),
                     format!(
-                        "name one of {}{} (a custom probe named only by its attribute must get a `name:` in the manifest to be excluded here)",
-                        zb_health_spec::suggest::one_of(&names),
-                        zb_health_spec::suggest::hint(zb_health_spec::suggest::did_you_mean(
-                            name,
-                            names.iter().copied()
-                        ))
+                        "name one of {} (a custom probe named only by its attribute must get a `name:` in the manifest to be excluded here)",
+                        one_of(name, &names)
                     ),
                 ));
             }
@@ -374,9 +403,7 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
         // With a group: the probes it selects (a custom probe without
         // `tags` may be on any tier the group selects).
         let on_ready = match group {
-            None => probe
-                .effective_tags()
-                .is_none_or(|t| t.contains(Tag::Ready)),
+            None => may_be_on(probe, Tag::Ready),
             Some(g) => {
                 probe
                     .name
@@ -403,23 +430,17 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
     // The live tier runs no probe (R1); its watchdogs are a clock read.
     let live_deadline = Duration::ZERO;
 
-    let (timeout_seconds, timeout_stated) = match manifest.orchestrator_timeout {
-        Some(stated) => match exact_seconds(stated.value) {
-            // `check` has proved every deadline, attribute ones included
-            // (by the compiler), strictly below it.
-            Some(secs) => (secs, true),
-            None => {
-                errors.push(violation(
-                    stated.location,
-                    format!(
-                        "the orchestrator timeout of {} ms is not a whole number of seconds, which Kubernetes' `timeoutSeconds` cannot express",
-                        stated.value.as_millis()
-                    ),
-                    "state it in whole seconds (`timeoutSeconds` is an integer, at least 1), e.g. `1s` or `2s`, with every probe deadline below it",
-                ));
-                (0, true)
-            }
-        },
+    let stated_timeout = stated_seconds(
+        manifest.orchestrator_timeout,
+        "orchestrator timeout",
+        "timeoutSeconds",
+        "state it in whole seconds (`timeoutSeconds` is an integer, at least 1), e.g. `1s` or `2s`, with every probe deadline below it",
+        &mut errors,
+    );
+    // `check` has proved every deadline, attribute ones included (by the
+    // compiler), strictly below a stated timeout.
+    let (timeout_seconds, timeout_stated) = match stated_timeout {
+        Some(secs) => (secs, true),
         None => {
             for probe in &unknown {
                 let (ty, at) = match &probe.kind {
@@ -429,6 +450,7 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
                     _ => (String::new(), probe.location),
                 };
                 errors.push(violation(
+                    Rule::Duration,
                     at,
                     format!(
                         "the deadline of custom probe `{ty}` is on its #[zb_health] attribute, so `timeoutSeconds` cannot be proved above it"
@@ -443,22 +465,16 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
 
     let drain_delay = manifest.lifecycle.drain_delay();
     let graceful_stop = manifest.graceful_stop();
-    let (grace_seconds, grace_stated) = match manifest.termination_grace_period {
-        Some(stated) => match exact_seconds(stated.value) {
-            // `check` (R18) has proved the drain fits in it.
-            Some(secs) => (secs, true),
-            None => {
-                errors.push(violation(
-                    stated.location,
-                    format!(
-                        "the termination grace period of {} ms is not a whole number of seconds, which Kubernetes' `terminationGracePeriodSeconds` cannot express",
-                        stated.value.as_millis()
-                    ),
-                    "state it in whole seconds, e.g. `30s`",
-                ));
-                (0, true)
-            }
-        },
+    // `check` (R18) has proved the drain fits in a stated grace period.
+    let stated_grace = stated_seconds(
+        manifest.termination_grace_period,
+        "termination grace period",
+        "terminationGracePeriodSeconds",
+        "state it in whole seconds, e.g. `30s`",
+        &mut errors,
+    );
+    let (grace_seconds, grace_stated) = match stated_grace {
+        Some(secs) => (secs, true),
         None => (ceil_seconds(drain_delay + graceful_stop), false),
     };
     if !errors.is_empty() {
@@ -486,23 +502,9 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
 
     // Readiness must see the drain's 503 before the drain ends; the same
     // numbers are the detection time every cache stays below (R19).
-    // A group is served over HTTP only (grpc.health.v1 maps tiers and
-    // probes, not groups).
-    let readiness = ProbePlan {
+    let mut readiness = ProbePlan {
         endpoint: Endpoint::Tier(Tag::Ready),
-        handler: match group {
-            Some(g) => Handler::Http {
-                path: g.path.value.clone(),
-            },
-            None if options.readiness_exclude.is_empty() => handler(Tag::Ready),
-            None => Handler::Http {
-                path: format!(
-                    "{}?{}",
-                    manifest.paths.get(Tag::Ready),
-                    zb_health_spec::query::exclude_query(&options.readiness_exclude)
-                ),
-            },
-        },
+        handler: handler(Tag::Ready),
         deadline: ready_deadline,
         period: detection::readiness_period_seconds(drain_delay),
         failure_threshold: detection::READINESS_FAILURE_THRESHOLD,
@@ -512,12 +514,19 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
         }),
         exclude: options.readiness_exclude.clone(),
     };
+    // A group, or a path with `?exclude=`, is served over HTTP only
+    // (grpc.health.v1 maps tiers and probes, not groups, and excludes none).
+    if readiness.group.is_some() || !readiness.exclude.is_empty() {
+        readiness.handler = Handler::Http {
+            path: readiness.http_path(&manifest.paths),
+        };
+    }
     let liveness = ProbePlan {
         endpoint: Endpoint::Tier(Tag::Live),
         handler: handler(Tag::Live),
         deadline: live_deadline,
-        period: 10,
-        failure_threshold: 3,
+        period: K8S_DEFAULT_PERIOD_SECONDS,
+        failure_threshold: K8S_DEFAULT_FAILURE_THRESHOLD,
         group: None,
         exclude: Vec::new(),
     };
@@ -588,12 +597,7 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
 /// names. The startup probe is the exception the flag states: no manifest
 /// line can map a gRPC name to the startup path.
 fn grpc_refusals(manifest: &Manifest, group: bool) -> Vec<Violation<Location>> {
-    let refuse = |location: Location, message: String, help: String| Violation {
-        rule: Rule::Unknown,
-        location,
-        message,
-        help,
-    };
+    let refuse = |location, message, help| violation(Rule::Unknown, location, message, help);
     let example = |tier: Tag| format!("{}.{tier}: {tier}", manifest.service.value);
     let Some(grpc) = &manifest.grpc else {
         return vec![refuse(
@@ -641,18 +645,7 @@ fn grpc_refusals(manifest: &Manifest, group: bool) -> Vec<Violation<Location>> {
 /// `ready` by default), else the first service mapped to the tier.
 pub fn grpc_service(manifest: &Manifest, tier: Tag) -> Option<String> {
     let grpc = manifest.grpc.as_ref()?;
-    let target_of = |name: &str| {
-        grpc.services
-            .iter()
-            .find(|s| s.name.value == name)
-            .map(|s| &s.target)
-    };
-    let whole = match target_of("") {
-        Some(GrpcTargetDecl::Tier(t)) => Some(t.value),
-        Some(GrpcTargetDecl::Probe(_)) => None,
-        None => Some(Tag::Ready),
-    };
-    if whole == Some(tier) {
+    if tier_of_grpc_service(manifest, "") == Some(tier) {
         return Some(String::new());
     }
     grpc.services

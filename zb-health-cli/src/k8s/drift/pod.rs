@@ -90,9 +90,7 @@ pub(super) fn pod_management(manifest: &Manifest, target: &Target<'_>, drifts: &
     // A ready-tier probe whose majority guard is on: alone, a node of such
     // a cluster answers 503 on ready (one node is a majority of one).
     let Some((probe, size)) = largest_guard(manifest, |p, guard| {
-        p.effective_tags().is_none_or(|t| t.contains(Tag::Ready))
-            && guard.require_majority
-            && guard.expected_size >= 2
+        super::super::may_be_on(p, Tag::Ready) && guard.require_majority && guard.expected_size >= 2
     }) else {
         return;
     };
