@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use zb_health_spec::operator::{check_reason, check_ttl};
 
 use crate::args::OperatorArgs;
-use crate::input::Failure;
+use crate::input::{Failure, unusable};
 use crate::probe::{self, Request};
 
 /// One of the operator controls: where it is served, the key of its window
@@ -45,10 +45,6 @@ pub const STEP_DOWN: Control = Control {
 
 /// Runs `zb-health maintenance` or `zb-health step-down`.
 pub fn run(args: &OperatorArgs, control: &Control) -> Result<(), Failure> {
-    let unusable = |why: String| {
-        eprintln!("error: {why}");
-        Failure::Unusable
-    };
     let mut url = probe::parse_url(&args.url).map_err(unusable)?;
     if url.target == "/" {
         url.target = control.path.to_owned();
@@ -57,8 +53,8 @@ pub fn run(args: &OperatorArgs, control: &Control) -> Result<(), Failure> {
     let (method, body) = match (&args.reason, &args.ttl, args.off) {
         (_, _, true) => ("DELETE", String::new()),
         (Some(reason), Some(ttl), false) => {
-            let reason = check_reason(Some(reason)).map_err(|e| unusable(e.to_string()))?;
-            check_ttl(Some(ttl)).map_err(|e| unusable(e.to_string()))?;
+            let reason = check_reason(Some(reason)).map_err(unusable)?;
+            check_ttl(Some(ttl)).map_err(unusable)?;
             ("POST", json!({"reason": reason, "ttl": ttl}).to_string())
         }
         _ => ("GET", String::new()),

@@ -18,7 +18,7 @@ use zb_health_spec::history::{Since, cluster_digest};
 use super::doc::{self, History};
 use zb_health_spec::upstream::HttpUrl;
 
-use crate::probe;
+use crate::probe::{self, Request};
 
 /// Every this many polls of a pod (5 minutes at the default 2 s period),
 /// its whole document is read again instead of a delta: it picks up what
@@ -163,7 +163,7 @@ impl Fleet {
                 self.reconcile(&mut roster);
             }
             let now = Instant::now();
-            match roster.due.peek().copied() {
+            let wait = match roster.due.peek().copied() {
                 Some(Reverse((at, id))) if at <= now => {
                     roster.due.pop();
                     if let Some(pod) = roster.pods.iter_mut().find(|p| p.id == id) {
@@ -174,23 +174,16 @@ impl Fleet {
                             since,
                         };
                     }
+                    continue;
                 }
-                Some(Reverse((at, _))) => {
-                    let wait = (at - now).min(ROSTER_EVERY);
-                    roster = self
-                        .wake
-                        .wait_timeout(roster, wait)
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .0;
-                }
-                None => {
-                    roster = self
-                        .wake
-                        .wait_timeout(roster, ROSTER_EVERY)
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .0;
-                }
-            }
+                Some(Reverse((at, _))) => (at - now).min(ROSTER_EVERY),
+                None => ROSTER_EVERY,
+            };
+            roster = self
+                .wake
+                .wait_timeout(roster, wait)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
         }
     }
 
@@ -202,13 +195,9 @@ impl Fleet {
             let sep = if url.target.contains('?') { '&' } else { '?' };
             url.target = format!("{}{sep}{}", url.target, since.to_query());
         }
-        let answer = probe::fetch(
-            &url,
-            self.polling.timeout,
-            self.polling.timeout,
-            "application/json",
-        )
-        .map_err(|f| f.describe())?;
+        let timeout = self.polling.timeout;
+        let answer = probe::send(&url, &Request::get("application/json"), timeout, timeout)
+            .map_err(|f| f.describe())?;
         if answer.code != 200 {
             return Err(format!(
                 "not a history endpoint: HTTP {} {}",
@@ -323,9 +312,7 @@ impl Roster {
         });
         self.due.push(Reverse((now, id)));
     }
-}
 
-impl Roster {
     /// Every pod, in the order they joined.
     pub fn all(&self) -> &[Pod] {
         &self.pods

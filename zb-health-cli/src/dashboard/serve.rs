@@ -27,15 +27,6 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// start unbounded threads.
 pub const MAX_CONNECTIONS: usize = 64;
 
-/// What `/history` shows of each pod.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Detail {
-    /// The summary only.
-    Summary,
-    /// The summary and the whole document.
-    Full,
-}
-
 /// The aggregate at `/history`.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -62,7 +53,8 @@ struct Row<'a> {
     history: Option<&'a History>,
 }
 
-fn row(pod: &Pod, detail: Detail) -> Row<'_> {
+/// A pod's row; with `full`, its whole document too.
+fn row(pod: &Pod, full: bool) -> Row<'_> {
     Row {
         id: pod.id,
         url: &pod.url,
@@ -75,7 +67,7 @@ fn row(pod: &Pod, detail: Detail) -> Row<'_> {
         last_answered_ms: pod.last_answered_ms,
         error: pod.error.as_deref(),
         summary: pod.history.as_ref().map(History::summary),
-        history: pod.history.as_ref().filter(|_| detail == Detail::Full),
+        history: pod.history.as_ref().filter(|_| full),
     }
 }
 
@@ -85,20 +77,8 @@ pub fn aggregate(fleet: &Fleet, detail_full: bool, member: Option<u64>) -> Optio
     let roster = fleet.roster();
     let pods = roster.all();
     let rows: Vec<Row<'_>> = match member {
-        Some(id) => vec![row(pods.iter().find(|p| p.id == id)?, Detail::Full)],
-        None => pods
-            .iter()
-            .map(|p| {
-                row(
-                    p,
-                    if detail_full {
-                        Detail::Full
-                    } else {
-                        Detail::Summary
-                    },
-                )
-            })
-            .collect(),
+        Some(id) => vec![row(pods.iter().find(|p| p.id == id)?, true)],
+        None => pods.iter().map(|p| row(p, detail_full)).collect(),
     };
     let aggregate = Aggregate {
         now_ms: now_ms(),

@@ -51,10 +51,7 @@ pub fn run(args: &K8sArgs) -> Result<(), Failure> {
         args.container.as_deref(),
         args.grpc_port,
     )
-    .map_err(|why| {
-        eprintln!("error: cannot check `{}`: {why}", deployment.shown);
-        Failure::Unusable
-    })?;
+    .map_err(|why| input::unusable(format!("cannot check `{}`: {why}", deployment.shown)))?;
     if drifts.is_empty() {
         println!("{}: consistent with {}", deployment.shown, source.shown);
         return Ok(());
@@ -418,11 +415,13 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
         if !on_ready {
             continue;
         }
-        if matches!(probe.kind, ProbeKind::Custom { .. }) && probe.timeout.is_none() {
+        if let ProbeKind::Custom { type_path, .. } = &probe.kind
+            && probe.timeout.is_none()
+        {
             // Its deadline is on its attribute (the manifest's default does
             // not apply to it); only the compiler knows it, and proves it
             // below `orchestrator.timeout` when one is stated.
-            unknown.push(probe);
+            unknown.push(type_path);
             continue;
         }
         ready_deadline = ready_deadline.max(probe.effective_timeout(manifest));
@@ -442,18 +441,13 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
     let (timeout_seconds, timeout_stated) = match stated_timeout {
         Some(secs) => (secs, true),
         None => {
-            for probe in &unknown {
-                let (ty, at) = match &probe.kind {
-                    ProbeKind::Custom { type_path, .. } => {
-                        (type_path.value.clone(), type_path.location)
-                    }
-                    _ => (String::new(), probe.location),
-                };
+            for ty in unknown {
                 errors.push(violation(
                     Rule::Duration,
-                    at,
+                    ty.location,
                     format!(
-                        "the deadline of custom probe `{ty}` is on its #[zb_health] attribute, so `timeoutSeconds` cannot be proved above it"
+                        "the deadline of custom probe `{}` is on its #[zb_health] attribute, so `timeoutSeconds` cannot be proved above it",
+                        ty.value
                     ),
                     "state `orchestrator.timeout` (the compiler then proves every deadline below it), or the probe's `timeout` in the manifest",
                 ));
