@@ -89,7 +89,8 @@ pub struct Fleet {
     pods: Mutex<Roster>,
     wake: Condvar,
     pub stats: Stats,
-    polling: Polling,
+    /// How it is polled; `/history` says whether it discovers.
+    pub polling: Polling,
 }
 
 /// The pods in the order they joined, and their schedule.
@@ -133,11 +134,6 @@ impl Fleet {
             stats: Stats::default(),
             polling,
         }
-    }
-
-    /// Whether the fleet grows from the pods' clusters.
-    pub fn discovers(&self) -> bool {
-        self.polling.discover
     }
 
     /// The pods, locked: for the page and the aggregate.

@@ -26,6 +26,9 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// Connections served at once; more are closed at once, so a flood cannot
 /// start unbounded threads.
 pub const MAX_CONNECTIONS: usize = 64;
+/// The content types of the aggregate and of the plain answers.
+const JSON: &str = "application/json";
+const TEXT: &str = "text/plain; charset=utf-8";
 
 /// The aggregate at `/history`.
 #[derive(Serialize)]
@@ -82,7 +85,7 @@ pub fn aggregate(fleet: &Fleet, detail_full: bool, member: Option<u64>) -> Optio
     };
     let aggregate = Aggregate {
         now_ms: now_ms(),
-        discover: fleet.discovers(),
+        discover: fleet.polling.discover,
         services: rows,
     };
     Some(serde_json::to_string(&aggregate).expect("the aggregate serialises: string keys only"))
@@ -110,8 +113,6 @@ pub fn serve(mut stream: TcpStream, fleet: &Fleet) {
         return;
     };
     let head_only = method == "HEAD";
-    let json = "application/json";
-    let text = "text/plain; charset=utf-8";
     let (status, content_type, body) = match (method.as_str(), path.as_str()) {
         ("GET" | "HEAD", "/" | "/ui") => (
             "200 OK",
@@ -119,15 +120,15 @@ pub fn serve(mut stream: TcpStream, fleet: &Fleet) {
             zb_health_spec::history::PAGE.to_string(),
         ),
         ("GET" | "HEAD", "/history") => history(fleet, &query),
-        ("GET" | "HEAD", "/stats") => ("200 OK", json, stats(fleet)),
+        ("GET" | "HEAD", "/stats") => ("200 OK", JSON, stats(fleet)),
         ("GET" | "HEAD", _) => (
             "404 Not Found",
-            text,
+            TEXT,
             "not found: the dashboard serves /, /ui, /history and /stats\n".to_string(),
         ),
         _ => (
             "405 Method Not Allowed",
-            text,
+            TEXT,
             "only GET and HEAD\n".to_string(),
         ),
     };
@@ -154,7 +155,7 @@ fn history(fleet: &Fleet, query: &str) -> (&'static str, &'static str, String) {
                 Err(_) => {
                     return (
                         "400 Bad Request",
-                        "text/plain; charset=utf-8",
+                        TEXT,
                         format!("member: {id:?} is not a pod's id (the `id` of /history)\n"),
                     );
                 }
@@ -163,10 +164,10 @@ fn history(fleet: &Fleet, query: &str) -> (&'static str, &'static str, String) {
         }
     }
     match aggregate(fleet, full, member) {
-        Some(body) => ("200 OK", "application/json", body),
+        Some(body) => ("200 OK", JSON, body),
         None => (
             "404 Not Found",
-            "text/plain; charset=utf-8",
+            TEXT,
             "no such pod: it left the fleet\n".to_string(),
         ),
     }

@@ -44,14 +44,8 @@ pub fn run(args: &K8sArgs) -> Result<(), Failure> {
         return Ok(());
     };
     let deployment = input::read(deployment)?;
-    let drifts = drift::check(
-        &manifest,
-        &plan,
-        &deployment.text,
-        args.container.as_deref(),
-        args.grpc_port,
-    )
-    .map_err(|why| input::unusable(format!("cannot check `{}`: {why}", deployment.shown)))?;
+    let drifts = drift::check(&manifest, &plan, &deployment.text, &options)
+        .map_err(|why| input::unusable(format!("cannot check `{}`: {why}", deployment.shown)))?;
     if drifts.is_empty() {
         println!("{}: consistent with {}", deployment.shown, source.shown);
         return Ok(());

@@ -6,7 +6,7 @@
 
 use zb_health_spec::manifest::{Location, Manifest};
 
-use super::{Plan, ProbePlan};
+use super::{Options, Plan, ProbePlan};
 use crate::input::Source;
 use crate::render::{Diagnostic, plural, render_all};
 use crate::yaml::{self, Node};
@@ -182,24 +182,20 @@ pub fn check(
     manifest: &Manifest,
     plan: &Plan,
     text: &str,
-    container: Option<&str>,
-    grpc_port_flag: Option<u16>,
+    options: &Options,
 ) -> Result<Vec<Drift>, String> {
     let docs = yaml::load_all(text)?;
-    let mut pods = Vec::new();
-    for doc in &docs {
-        let kind = doc.get("kind").and_then(Node::as_str);
-        if !matches!(kind, Some("Deployment" | "StatefulSet")) {
-            continue;
-        }
-        let Some(template) = doc.get("spec").and_then(|s| s.get("template")) else {
-            continue;
-        };
-        let (Some(pod), Some(pod_loc)) = (template.get("spec"), template.key_loc("spec")) else {
-            continue;
-        };
-        pods.push((doc, pod, pod_loc));
-    }
+    let pods: Vec<_> = docs
+        .iter()
+        .filter(|doc| {
+            let kind = doc.get("kind").and_then(Node::as_str);
+            matches!(kind, Some("Deployment" | "StatefulSet"))
+        })
+        .filter_map(|doc| {
+            let template = doc.get("spec")?.get("template")?;
+            Some((doc, template.get("spec")?, template.key_loc("spec")?))
+        })
+        .collect();
     if pods.is_empty() {
         return Err("no Deployment or StatefulSet with a pod template in it".into());
     }
@@ -222,7 +218,7 @@ pub fn check(
             .iter()
             .any(|k| t.container.get(k).is_some())
     };
-    let target = match container {
+    let target = match options.container.as_deref() {
         Some(wanted) => all.iter().find(|t| name_of(t) == wanted).ok_or_else(|| {
             format!("no container named `{wanted}` in a Deployment or StatefulSet")
         })?,
@@ -260,7 +256,7 @@ pub fn check(
                     key_loc,
                     probe,
                     wanted,
-                    grpc_port_flag,
+                    grpc_port_flag: options.grpc_port,
                     drifts: &mut drifts,
                 }
                 .run();
