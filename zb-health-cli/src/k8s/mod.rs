@@ -28,15 +28,7 @@ pub fn run(args: &K8sArgs) -> Result<(), Failure> {
     let styled = args.color.color.styled();
     let source = input::read(&args.manifest)?;
     let manifest = crate::check::manifest(&source, styled)?;
-    let options = Options {
-        port: args.port,
-        grpc_port: args.grpc_port,
-        grpc_probes: args.grpc_probes,
-        container: args.container.clone(),
-        readiness_group: args.readiness_group.clone(),
-        readiness_exclude: args.readiness_exclude.clone(),
-    };
-    let plan = plan(&manifest, &options).map_err(|violations| {
+    let plan = plan(&manifest, args).map_err(|violations| {
         diagnostics::fail(&diagnostics::report(&source, &violations, styled))
     })?;
     let Some(deployment) = &args.check else {
@@ -44,7 +36,7 @@ pub fn run(args: &K8sArgs) -> Result<(), Failure> {
         return Ok(());
     };
     let deployment = input::read(deployment)?;
-    let drifts = drift::check(&manifest, &plan, &deployment.text, &options)
+    let drifts = drift::check(&manifest, &plan, &deployment.text, args)
         .map_err(|why| input::unusable(format!("cannot check `{}`: {why}", deployment.shown)))?;
     if drifts.is_empty() {
         println!("{}: consistent with {}", deployment.shown, source.shown);
@@ -219,23 +211,10 @@ pub struct Plan {
     pub graceful_stop: Duration,
 }
 
-/// The command-line facts that the manifest does not hold.
-#[derive(Debug, Clone, Default)]
-pub struct Options {
-    /// `--port`.
-    pub port: Option<u16>,
-    /// `--grpc-port`.
-    pub grpc_port: Option<u16>,
-    /// `--grpc-probes`: liveness and readiness over grpc.health.v1.
-    pub grpc_probes: bool,
-    /// `--container`.
-    pub container: Option<String>,
-    /// `--readiness-group`.
-    pub readiness_group: Option<String>,
-    /// `--readiness-exclude`: ready-tier probes the readiness probe's path
-    /// leaves out of the verdict (`?exclude=`).
-    pub readiness_exclude: Vec<String>,
-}
+/// The command-line facts that the manifest does not hold: the arguments
+/// of `k8s` (`--port`, `--grpc-port`, `--grpc-probes`, `--container`,
+/// `--readiness-group`, `--readiness-exclude`).
+pub type Options = K8sArgs;
 
 /// Whole seconds, when `d` is a non-zero whole number of seconds: the only
 /// durations Kubernetes' `*Seconds` fields can hold.

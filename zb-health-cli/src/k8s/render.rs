@@ -48,11 +48,8 @@ pub fn human(d: Duration) -> String {
     }
 }
 
-/// The indent of the container's keys.
-const CONTAINER: usize = 10;
-
 /// Writes each of `texts` on its own line, indented by `indent` spaces.
-fn lines(o: &mut String, indent: usize, texts: &[&str]) {
+fn lines(o: &mut String, indent: usize, texts: &[String]) {
     for text in texts {
         let _ = writeln!(o, "{:indent$}{text}", "");
     }
@@ -61,148 +58,114 @@ fn lines(o: &mut String, indent: usize, texts: &[&str]) {
 /// The YAML that `zb-health k8s` prints for `plan`. `manifest_path` is
 /// named in the header comment.
 pub fn yaml(plan: &Plan, manifest_path: &str) -> String {
-    let mut o = String::new();
     let service = &plan.service;
-    lines(
-        &mut o,
-        0,
-        &[
-            &format!("# Kubernetes probes for `{service}`, from {manifest_path} (zb-health k8s)."),
-            "# A strategic-merge patch for its Deployment or StatefulSet, e.g.",
-            &format!("#   kubectl patch deployment {service} --patch-file probes.yaml"),
-            "# `zb-health k8s --check deployment.yaml` compares an existing one with this.",
-            "spec:",
-            "  template:",
-            "    spec:",
-        ],
-    );
+    let head = [
+        format!("# Kubernetes probes for `{service}`, from {manifest_path} (zb-health k8s)."),
+        "# A strategic-merge patch for its Deployment or StatefulSet, e.g.".into(),
+        format!("#   kubectl patch deployment {service} --patch-file probes.yaml"),
+        "# `zb-health k8s --check deployment.yaml` compares an existing one with this.".into(),
+        "spec:".into(),
+        "  template:".into(),
+        "    spec:".into(),
+    ];
+    // The pod spec's keys, at 6 spaces.
     let drain = format!(
         "drain_delay {} + shutdown {}",
         human(plan.drain_delay),
         human(plan.graceful_stop)
     );
-    let grace = format!("terminationGracePeriodSeconds: {}", plan.grace_seconds);
-    if plan.grace_stated {
-        lines(
-            &mut o,
-            6,
-            &[&format!(
-                "# orchestrator.termination_grace_period; the drain ({drain}) fits in it (R18)."
-            )],
-        );
+    let mut pod = if plan.grace_stated {
+        vec![format!(
+            "# orchestrator.termination_grace_period; the drain ({drain}) fits in it (R18)."
+        )]
     } else {
-        lines(
-            &mut o,
-            6,
-            &[
-                &format!("# The drain ({drain}), rounded up: the service exits before SIGKILL."),
-                "# Kubernetes' default of 30 s applies if this line is left out.",
-            ],
-        );
-    }
-    lines(
-        &mut o,
-        6,
-        &[
-            &grace,
-            "containers:",
-            &format!("  - name: {}", scalar(&plan.container)),
-        ],
-    );
+        vec![
+            format!("# The drain ({drain}), rounded up: the service exits before SIGKILL."),
+            "# Kubernetes' default of 30 s applies if this line is left out.".into(),
+        ]
+    };
+    pod.extend([
+        format!("terminationGracePeriodSeconds: {}", plan.grace_seconds),
+        "containers:".into(),
+        format!("  - name: {}", scalar(&plan.container)),
+    ]);
+    // The container's keys, at 10 spaces.
     let port = plan.port;
-    lines(
-        &mut o,
-        CONTAINER,
-        &[
-            "# No `lifecycle.preStop` sleep: on SIGTERM the service keeps serving for",
-            &format!(
-                "# drain_delay ({}) with readiness at 503, so the endpoints drop the pod while",
-                human(plan.drain_delay)
+    let mut c = vec![
+        "# No `lifecycle.preStop` sleep: on SIGTERM the service keeps serving for".into(),
+        format!(
+            "# drain_delay ({}) with readiness at 503, so the endpoints drop the pod while",
+            human(plan.drain_delay)
+        ),
+        "# requests still succeed; a preStop sleep would only add to the grace period.".into(),
+        format!(
+            "# The active tier ({}) gets no probe: it is for routing (503 on a",
+            plan.paths.active
+        ),
+        "# healthy standby), and a kubelet probe on it would restart or unready standbys.".into(),
+        "# HOST: the service binds its ports to it (default 127.0.0.1), and the kubelet".into(),
+        "# connects to the pod IP, so a pod binds every interface. Strategic merge merges".into(),
+        "# `env` by name: this adds HOST and keeps the container's other variables.".into(),
+        "env:".into(),
+        "  - name: HOST".into(),
+        "    value: \"0.0.0.0\"".into(),
+        match plan.port_source {
+            PortSource::Management => format!(
+                "# Port {port}: the manifest's management port, so a busy app cannot delay the probes."
             ),
-            "# requests still succeed; a preStop sleep would only add to the grace period.",
-            &format!(
-                "# The active tier ({}) gets no probe: it is for routing (503 on a",
-                plan.paths.active
+            PortSource::Flag => {
+                format!("# Port {port}: --port (the app port is not in the manifest).")
+            }
+            PortSource::Default => format!(
+                "# Port {port}: the default; the app port is not in the manifest (pass --port)."
             ),
-            "# healthy standby), and a kubelet probe on it would restart or unready standbys.",
-            "# HOST: the service binds its ports to it (default 127.0.0.1), and the kubelet",
-            "# connects to the pod IP, so a pod binds every interface. Strategic merge merges",
-            "# `env` by name: this adds HOST and keeps the container's other variables.",
-            "env:",
-            "  - name: HOST",
-            "    value: \"0.0.0.0\"",
-            &match plan.port_source {
-                PortSource::Management => format!(
-                    "# Port {port}: the manifest's management port, so a busy app cannot delay the probes."
-                ),
-                PortSource::Flag => {
-                    format!("# Port {port}: --port (the app port is not in the manifest).")
-                }
-                PortSource::Default => format!(
-                    "# Port {port}: the default; the app port is not in the manifest (pass --port)."
-                ),
-            },
-        ],
-    );
+        },
+    ];
     if plan.timeout_stated {
-        lines(
-            &mut o,
-            CONTAINER,
-            &[&format!(
-                "# timeoutSeconds {}: orchestrator.timeout, above every probe deadline (R5, BE-HLTH-006).",
-                plan.timeout_seconds
-            )],
-        );
+        c.push(format!(
+            "# timeoutSeconds {}: orchestrator.timeout, above every probe deadline (R5, BE-HLTH-006).",
+            plan.timeout_seconds
+        ));
     } else {
-        lines(
-            &mut o,
-            CONTAINER,
-            &[
-                &format!(
-                    "# timeoutSeconds {}: above the longest {} deadline ({}); state",
-                    plan.timeout_seconds,
-                    match &plan.readiness.group {
-                        Some(g) => format!("health group `{}`", g.name),
-                        None => "ready-tier".to_string(),
-                    },
-                    human(plan.readiness.deadline)
-                ),
-                "# orchestrator.timeout in the manifest to have the compiler prove it (BE-HLTH-006).",
-            ],
+        c.push(format!(
+            "# timeoutSeconds {}: above the longest {} deadline ({}); state",
+            plan.timeout_seconds,
+            match &plan.readiness.group {
+                Some(g) => format!("health group `{}`", g.name),
+                None => "ready-tier".to_string(),
+            },
+            human(plan.readiness.deadline)
+        ));
+        c.push(
+            "# orchestrator.timeout in the manifest to have the compiler prove it (BE-HLTH-006)."
+                .into(),
         );
     }
     probe(
-        &mut o,
+        &mut c,
         "livenessProbe",
         &plan.liveness,
         plan,
-        &liveness_note(plan),
+        liveness_note(plan),
     );
-    let (period, threshold) = (plan.readiness.period, plan.readiness.failure_threshold);
-    let mut ready_note = vec![
-        if Duration::from_secs(period * threshold) <= plan.drain_delay {
-            format!(
-                "ready tier: its dependencies; {period}s × {threshold} ≤ drain_delay, so the drain's 503 is seen in time."
-            )
-        } else {
-            format!(
-                "ready tier: its dependencies; drain_delay ({}) is under {period}s × {threshold}: the endpoints drop the pod on termination anyway.",
-                human(plan.drain_delay)
-            )
-        },
-    ];
     // A group answers as the ready tier does, over its probes only, with
     // the drain's and the startup gates' 503 all the same.
-    if let Some(g) = &plan.readiness.group {
-        ready_note.insert(
-            0,
-            format!(
-                "health group `{}` (--readiness-group): the ready tier's answer over its probes only.",
-                g.name
-            ),
-        );
-    }
-    probe(&mut o, "readinessProbe", &plan.readiness, plan, &ready_note);
+    let mut ready_note: Vec<String> = plan.readiness.group.iter().map(|g| format!(
+        "health group `{}` (--readiness-group): the ready tier's answer over its probes only.",
+        g.name
+    )).collect();
+    let (period, threshold) = (plan.readiness.period, plan.readiness.failure_threshold);
+    ready_note.push(if Duration::from_secs(period * threshold) <= plan.drain_delay {
+        format!(
+            "ready tier: its dependencies; {period}s × {threshold} ≤ drain_delay, so the drain's 503 is seen in time."
+        )
+    } else {
+        format!(
+            "ready tier: its dependencies; drain_delay ({}) is under {period}s × {threshold}: the endpoints drop the pod on termination anyway.",
+            human(plan.drain_delay)
+        )
+    });
+    probe(&mut c, "readinessProbe", &plan.readiness, plan, ready_note);
     if let Some(startup) = &plan.startup {
         let budget = startup.period * startup.failure_threshold;
         let mut waits = Vec::new();
@@ -237,8 +200,12 @@ pub fn yaml(plan: &Plan, manifest_path: &str) -> String {
                 startup.period, startup.failure_threshold
             ),
         ]);
-        probe(&mut o, "startupProbe", startup, plan, &note);
+        probe(&mut c, "startupProbe", startup, plan, note);
     }
+    let mut o = String::new();
+    lines(&mut o, 0, &head);
+    lines(&mut o, 6, &pod);
+    lines(&mut o, 10, &c);
     o
 }
 
@@ -263,23 +230,17 @@ fn liveness_note(plan: &Plan) -> Vec<String> {
     note
 }
 
-/// One probe of the container, under its `key`.
-fn probe(o: &mut String, key: &str, p: &ProbePlan, plan: &Plan, notes: &[String]) {
-    lines(o, CONTAINER, &[&format!("{key}:")]);
-    let i = CONTAINER + 2;
-    for note in notes {
-        lines(o, i, &[&format!("# {note}")]);
-    }
+/// One probe of the container, under its `key`, with its `notes` as
+/// comments.
+fn probe(c: &mut Vec<String>, key: &str, p: &ProbePlan, plan: &Plan, notes: Vec<String>) {
+    c.push(format!("{key}:"));
+    c.extend(notes.iter().map(|note| format!("  # {note}")));
     match &p.handler {
-        Handler::Http { path } => lines(
-            o,
-            i,
-            &[
-                "httpGet:",
-                &format!("  path: {}", scalar(path)),
-                &format!("  port: {}", plan.port),
-            ],
-        ),
+        Handler::Http { path } => c.extend([
+            "  httpGet:".into(),
+            format!("    path: {}", scalar(path)),
+            format!("    port: {}", plan.port),
+        ]),
         Handler::Grpc { service } => {
             let tier = p.endpoint.as_str();
             let port = plan.grpc_port.unwrap_or(super::DEFAULT_GRPC_PORT);
@@ -288,35 +249,27 @@ fn probe(o: &mut String, key: &str, p: &ProbePlan, plan: &Plan, notes: &[String]
             } else {
                 "the gRPC default, an assumption (pass --grpc-port)"
             };
-            lines(
-                o,
-                i,
-                &[
-                    &format!(
-                        "# --grpc-probes: grpc.health.v1 service {} answers from the {tier} tier (grpc.services);",
-                        scalar(service)
-                    ),
-                    &format!(
-                        "# port {port}: {source}. Over HTTP: httpGet {} on port {}.",
-                        plan.paths.endpoint(p.endpoint),
-                        plan.port
-                    ),
-                    "grpc:",
-                    &format!("  port: {port}"),
-                    &format!("  service: {}", scalar(service)),
-                ],
-            );
+            c.extend([
+                format!(
+                    "  # --grpc-probes: grpc.health.v1 service {} answers from the {tier} tier (grpc.services);",
+                    scalar(service)
+                ),
+                format!(
+                    "  # port {port}: {source}. Over HTTP: httpGet {} on port {}.",
+                    plan.paths.endpoint(p.endpoint),
+                    plan.port
+                ),
+                "  grpc:".into(),
+                format!("    port: {port}"),
+                format!("    service: {}", scalar(service)),
+            ]);
         }
     }
-    lines(
-        o,
-        i,
-        &[
-            &format!("timeoutSeconds: {}", plan.timeout_seconds),
-            &format!("periodSeconds: {}", p.period),
-            &format!("failureThreshold: {}", p.failure_threshold),
-        ],
-    );
+    c.extend([
+        format!("  timeoutSeconds: {}", plan.timeout_seconds),
+        format!("  periodSeconds: {}", p.period),
+        format!("  failureThreshold: {}", p.failure_threshold),
+    ]);
 }
 
 #[cfg(test)]
