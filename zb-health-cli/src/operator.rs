@@ -70,32 +70,26 @@ pub fn run(args: &OperatorArgs, control: &Control) -> Result<(), Failure> {
         Failure::Failed
     })?;
     let document: Value = serde_json::from_slice(&answer.body).unwrap_or(Value::Null);
-    match answer.code {
+    let refused = match answer.code {
         200 => {
             println!("{}", summary(&document, control));
-            Ok(())
+            return Ok(());
         }
-        400 => {
-            let error = &document["error"];
-            eprintln!(
-                "error: the server refused {}: {}",
-                error["field"].as_str().unwrap_or("the request"),
-                error["message"].as_str().unwrap_or("bad request")
-            );
-            Err(Failure::Failed)
-        }
-        404 => {
-            eprintln!(
-                "error: {} answered 404: not a management port with this operator control, or a wrong token (a wrong token gets the answer of an unknown path)",
-                args.url
-            );
-            Err(Failure::Failed)
-        }
-        code => {
-            eprintln!("error: {} answered HTTP {code} {}", args.url, answer.reason);
-            Err(Failure::Failed)
-        }
-    }
+        400 => format!(
+            "the server refused {}: {}",
+            document["error"]["field"].as_str().unwrap_or("the request"),
+            document["error"]["message"]
+                .as_str()
+                .unwrap_or("bad request")
+        ),
+        404 => format!(
+            "{} answered 404: not a management port with this operator control, or a wrong token (a wrong token gets the answer of an unknown path)",
+            args.url
+        ),
+        code => format!("{} answered HTTP {code} {}", args.url, answer.reason),
+    };
+    eprintln!("error: {refused}");
+    Err(Failure::Failed)
 }
 
 /// The token: `--token-file`, else `HEALTH_TOKEN`, else the file

@@ -344,29 +344,19 @@ impl Pod {
                 // comes from was replaced, not on every poll.
                 let mut cluster_came = new.carries_cluster();
                 let merged = match (self.history.take(), new.is_delta()) {
-                    (Some(mut held), true) => match held.merge(new) {
-                        Ok(()) => {
-                            self.polls_since_full += 1;
-                            held
-                        }
-                        // Another process, or no delta after all: kept as
-                        // it came, and read whole next.
-                        Err(new) => {
-                            self.polls_since_full = FULL_EVERY;
-                            cluster_came = true;
-                            *new
-                        }
-                    },
-                    (_, true) => {
-                        self.polls_since_full = FULL_EVERY;
-                        cluster_came = true;
-                        new
+                    (_, false) => Ok((new, 0)),
+                    (Some(mut held), true) => {
+                        held.merge(new).map(|()| (held, self.polls_since_full + 1))
                     }
-                    (_, false) => {
-                        self.polls_since_full = 0;
-                        new
-                    }
+                    (None, true) => Err(Box::new(new)),
                 };
+                // Another process, or no delta after all: kept as it came,
+                // and read whole next.
+                let (merged, polls) = merged.unwrap_or_else(|new| {
+                    cluster_came = true;
+                    (*new, FULL_EVERY)
+                });
+                self.polls_since_full = polls;
                 if cluster_came {
                     self.members = merged.member_urls();
                 }

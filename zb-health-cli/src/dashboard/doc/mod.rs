@@ -270,15 +270,11 @@ impl History {
             return Err(Box::new(delta));
         }
         let cap = delta.capacity;
-        let mut changed: HashMap<String, Probe> = delta
-            .probes
-            .into_iter()
-            .map(|p| (p.name.clone(), p))
-            .collect();
-        let mut kept: HashMap<String, Probe> = std::mem::take(&mut self.probes)
-            .into_iter()
-            .map(|p| (p.name.clone(), p))
-            .collect();
+        let by_name = |probes: Vec<Probe>| -> HashMap<String, Probe> {
+            probes.into_iter().map(|p| (p.name.clone(), p)).collect()
+        };
+        let mut changed = by_name(delta.probes);
+        let mut kept = by_name(std::mem::take(&mut self.probes));
         // The delta's names decide which probes there are, and in what
         // order; one that changed and was not known comes in as it is.
         self.probes = meta
@@ -291,12 +287,7 @@ impl History {
                 (None, None) => None,
             })
             .collect();
-        for event in delta.events {
-            if !self.events.contains(&event) {
-                self.events.push_back(event);
-            }
-        }
-        trim(&mut self.events, cap.events);
+        add_new(&mut self.events, delta.events, cap.events);
         self.service = delta.service;
         self.now_ms = delta.now_ms;
         self.flap_window_ms = delta.flap_window_ms;
@@ -364,18 +355,24 @@ impl Probe {
         let skip = new.samples.len().saturating_sub(fresh);
         self.samples.extend(new.samples.into_iter().skip(skip));
         trim(&mut self.samples, cap.samples);
-        for t in new.transitions {
-            if !self.transitions.contains(&t) {
-                self.transitions.push_back(t);
-            }
-        }
-        trim(&mut self.transitions, cap.transitions);
+        add_new(&mut self.transitions, new.transitions, cap.transitions);
         Probe {
             samples: self.samples,
             transitions: self.transitions,
             ..new
         }
     }
+}
+
+/// Adds to `ring` those of `new` it does not hold yet, then keeps the
+/// newest `cap`.
+fn add_new<T: PartialEq>(ring: &mut VecDeque<T>, new: VecDeque<T>, cap: usize) {
+    for item in new {
+        if !ring.contains(&item) {
+            ring.push_back(item);
+        }
+    }
+    trim(ring, cap);
 }
 
 /// Drops the oldest of `ring` beyond `cap`.
