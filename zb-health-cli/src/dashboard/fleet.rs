@@ -102,13 +102,6 @@ pub struct Roster {
     reconciled: Instant,
 }
 
-/// A poll's request: which pod, where, and what it already holds.
-struct Job {
-    id: u64,
-    url: HttpUrl,
-    since: Option<Since>,
-}
-
 pub fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -144,15 +137,17 @@ impl Fleet {
     /// One worker: forever, the pod due first, polled and recorded.
     pub fn work(&self) {
         loop {
-            let job = self.next_job();
+            let (id, url, since) = self.next_job();
             let started = Instant::now();
-            let outcome = self.poll(&job);
-            self.record(job.id, job.since.is_some(), outcome, started);
+            let delta = since.is_some();
+            let outcome = self.poll(url, since);
+            self.record(id, delta, outcome, started);
         }
     }
 
-    /// Waits for the earliest due pod and takes it off the schedule.
-    fn next_job(&self) -> Job {
+    /// Waits for the earliest due pod and takes it off the schedule: its
+    /// id, its URL, and what it already holds (a delta's `since`).
+    fn next_job(&self) -> (u64, HttpUrl, Option<Since>) {
         let mut roster = self.roster();
         loop {
             if self.polling.discover && roster.reconciled.elapsed() >= ROSTER_EVERY {
@@ -164,11 +159,7 @@ impl Fleet {
                     roster.due.pop();
                     if let Some(pod) = roster.pods.iter_mut().find(|p| p.id == id) {
                         let since = pod.since().filter(|_| self.polling.delta);
-                        return Job {
-                            id,
-                            url: pod.parsed.clone(),
-                            since,
-                        };
+                        return (id, pod.parsed.clone(), since);
                     }
                     continue;
                 }
@@ -185,9 +176,8 @@ impl Fleet {
 
     /// One GET of a pod's history (or its delta): the body, or why there
     /// is none.
-    fn poll(&self, job: &Job) -> Result<String, String> {
-        let mut url = job.url.clone();
-        if let Some(since) = &job.since {
+    fn poll(&self, mut url: HttpUrl, since: Option<Since>) -> Result<String, String> {
+        if let Some(since) = &since {
             let sep = if url.target.contains('?') { '&' } else { '?' };
             url.target = format!("{}{sep}{}", url.target, since.to_query());
         }
@@ -204,7 +194,7 @@ impl Fleet {
             return Err("the answer was cut short".into());
         }
         let bytes = answer.body.len() as u64;
-        let counter = if job.since.is_some() {
+        let counter = if since.is_some() {
             &self.stats.delta_bytes
         } else {
             &self.stats.full_bytes

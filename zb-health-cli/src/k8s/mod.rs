@@ -28,9 +28,8 @@ pub fn run(args: &K8sArgs) -> Result<(), Failure> {
     let styled = args.color.color.styled();
     let source = input::read(&args.manifest)?;
     let manifest = crate::check::manifest(&source, styled)?;
-    let plan = plan(&manifest, args).map_err(|violations| {
-        diagnostics::fail(&diagnostics::report(&source, &violations, styled))
-    })?;
+    let plan = plan(&manifest, args)
+        .map_err(|violations| diagnostics::report(&source, &violations, styled))?;
     let Some(deployment) = &args.check else {
         print!("{}", render::yaml(&plan, &source.shown));
         return Ok(());
@@ -42,12 +41,7 @@ pub fn run(args: &K8sArgs) -> Result<(), Failure> {
         println!("{}: consistent with {}", deployment.shown, source.shown);
         return Ok(());
     }
-    Err(diagnostics::fail(&drift::report(
-        &drifts,
-        &deployment,
-        &source.shown,
-        styled,
-    )))
+    Err(drift::report(&drifts, &deployment, &source.shown, styled))
 }
 
 /// The application port when neither `management.port` nor `--port` says.
@@ -298,29 +292,23 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
 
     // `--readiness-group`: the readiness probe reads the group, answered as
     // `ready` is, over its probes only.
-    let group = match options.readiness_group.as_deref() {
-        None => None,
-        Some(name) => match manifest.groups.iter().find(|g| g.name.value == name) {
-            Some(g) => Some(g),
-            None => {
-                let names: Vec<&str> = manifest
-                    .groups
-                    .iter()
-                    .map(|g| g.name.value.as_str())
-                    .collect();
-                return Err(vec![violation(
-                    Rule::Unknown,
-                    manifest.service.location,
-                    format!("`--readiness-group {name}` names no health group of this manifest"),
-                    if names.is_empty() {
-                        "the manifest has no `groups`; declare one (see spec/manifest.md), or leave the readiness probe on the ready tier".into()
-                    } else {
-                        format!("name one of its `groups`: {}", one_of(name, &names))
-                    },
-                )]);
-            }
-        },
-    };
+    let group = options.readiness_group.as_deref().map(|name| {
+        let found = manifest.groups.iter().find(|g| g.name.value == name);
+        found.ok_or_else(|| {
+            let names: Vec<&str> = manifest.groups.iter().map(|g| g.name.value.as_str()).collect();
+            vec![violation(
+                Rule::Unknown,
+                manifest.service.location,
+                format!("`--readiness-group {name}` names no health group of this manifest"),
+                if names.is_empty() {
+                    "the manifest has no `groups`; declare one (see spec/manifest.md), or leave the readiness probe on the ready tier".into()
+                } else {
+                    format!("name one of its `groups`: {}", one_of(name, &names))
+                },
+            )]
+        })
+    });
+    let group = group.transpose()?;
 
     // The ready tier's probes that have a name here (a custom probe named
     // by its attribute has none the tool can see): what `?exclude=` may

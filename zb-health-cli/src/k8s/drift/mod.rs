@@ -7,7 +7,7 @@
 use zb_health_spec::manifest::{Location, Manifest};
 
 use super::{Options, Plan, ProbePlan};
-use crate::input::Source;
+use crate::input::{Failure, Source};
 use crate::render::{Diagnostic, plural, render_all};
 use crate::yaml::{self, Node};
 
@@ -143,8 +143,8 @@ impl Drift {
 }
 
 /// Renders every drift found in `deployment`, then a summary naming the
-/// manifest it disagrees with.
-pub fn report(drifts: &[Drift], deployment: &Source, manifest: &str, styled: bool) -> String {
+/// manifest it disagrees with, on stderr (exit 1).
+pub fn report(drifts: &[Drift], deployment: &Source, manifest: &str, styled: bool) -> Failure {
     let diagnostics: Vec<Diagnostic<'_>> = drifts.iter().map(Drift::diagnostic).collect();
     let count = drifts.len();
     let summary = format!(
