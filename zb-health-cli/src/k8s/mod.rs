@@ -387,8 +387,6 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
         }
         ready_deadline = ready_deadline.max(probe.effective_timeout(manifest));
     }
-    // The live tier runs no probe (R1); its watchdogs are a clock read.
-    let live_deadline = Duration::ZERO;
 
     let stated_timeout = stated_seconds(
         manifest.orchestrator_timeout,
@@ -479,7 +477,8 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
     let liveness = ProbePlan {
         endpoint: Endpoint::Tier(Tag::Live),
         handler: handler(Tag::Live),
-        deadline: live_deadline,
+        // The live tier runs no probe (R1); its watchdogs are a clock read.
+        deadline: Duration::ZERO,
         period: K8S_DEFAULT_PERIOD_SECONDS,
         failure_threshold: K8S_DEFAULT_FAILURE_THRESHOLD,
         group: None,

@@ -6,7 +6,7 @@
 
 use zb_health_spec::manifest::{Location, Manifest};
 
-use super::{Options, Plan, ProbePlan};
+use super::{Options, Plan};
 use crate::input::{Failure, Source};
 use crate::render::{Diagnostic, plural, render_all};
 use crate::yaml::{self, Node};
@@ -155,6 +155,9 @@ pub fn report(drifts: &[Drift], deployment: &Source, manifest: &str, styled: boo
     render_all(deployment, &diagnostics, &summary, styled)
 }
 
+/// A container's probe keys, in the order they are compared.
+const PROBES: [&str; 3] = ["livenessProbe", "readinessProbe", "startupProbe"];
+
 /// The container chosen, with its pod spec and where they are.
 struct Target<'a> {
     /// The Deployment or StatefulSet document it is in.
@@ -210,22 +213,17 @@ pub fn check(
             })
         })
         .collect();
-    fn name_of<'a>(t: &Target<'a>) -> &'a str {
-        t.container.get("name").and_then(Node::as_str).unwrap_or("")
-    }
-    let has_probes = |t: &Target<'_>| {
-        ["livenessProbe", "readinessProbe", "startupProbe"]
-            .iter()
-            .any(|k| t.container.get(k).is_some())
-    };
     let target = match options.container.as_deref() {
-        Some(wanted) => all.iter().find(|t| name_of(t) == wanted).ok_or_else(|| {
-            format!("no container named `{wanted}` in a Deployment or StatefulSet")
-        })?,
+        Some(wanted) => all
+            .iter()
+            .find(|t| t.container.get("name").and_then(Node::as_str).unwrap_or("") == wanted)
+            .ok_or_else(|| {
+                format!("no container named `{wanted}` in a Deployment or StatefulSet")
+            })?,
         None if all.len() == 1 => &all[0],
         None => all
             .iter()
-            .find(|t| has_probes(t))
+            .find(|t| PROBES.iter().any(|k| t.container.get(k).is_some()))
             .ok_or("several containers and none with probes: name one with --container")?,
     };
 
@@ -239,12 +237,12 @@ pub fn check(
     cluster_size(manifest, target, &mut drifts);
     host(target, at, &mut drifts);
     stall_restart(plan, target, &mut drifts);
-    let expected: [(&str, Option<&ProbePlan>); 3] = [
-        ("livenessProbe", Some(&plan.liveness)),
-        ("readinessProbe", Some(&plan.readiness)),
-        ("startupProbe", plan.startup.as_ref()),
+    let expected = [
+        Some(&plan.liveness),
+        Some(&plan.readiness),
+        plan.startup.as_ref(),
     ];
-    for (key, wanted) in expected {
+    for (key, wanted) in PROBES.into_iter().zip(expected) {
         match (target.container.get(key), wanted) {
             (Some(probe), Some(wanted)) => {
                 let key_loc = target.container.key_loc(key).unwrap_or(probe.loc);
