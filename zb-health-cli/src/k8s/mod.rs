@@ -127,6 +127,21 @@ pub struct GroupTarget {
     pub path: String,
 }
 
+impl Plan {
+    /// What the startup path waits for, of what the manifest declares: the
+    /// startup gates and the watchdogs, each with what it waits for and
+    /// their names.
+    pub fn startup_waits(&self) -> impl Iterator<Item = (&str, &str, String)> {
+        [
+            ("startup gates", "are ready", &self.startup_gates),
+            ("watchdogs", "have beaten once", &self.watchdogs),
+        ]
+        .into_iter()
+        .filter(|(.., names)| !names.is_empty())
+        .map(|(what, until, names)| (what, until, names.join(", ")))
+    }
+}
+
 impl ProbePlan {
     /// The HTTP path it should read, without a query: its group's, else
     /// its endpoint's.

@@ -168,26 +168,17 @@ pub fn yaml(plan: &Plan, manifest_path: &str) -> String {
     probe(&mut c, "readinessProbe", &plan.readiness, plan, ready_note);
     if let Some(startup) = &plan.startup {
         let budget = startup.period * startup.failure_threshold;
-        let mut waits = Vec::new();
-        if !plan.startup_gates.is_empty() {
-            waits.push(format!(
-                "the startup gates ({}) are ready",
-                plan.startup_gates.join(", ")
-            ));
-        }
-        if !plan.watchdogs.is_empty() {
-            waits.push(format!(
-                "the watchdogs ({}) have beaten once",
-                plan.watchdogs.join(", ")
-            ));
-        }
         // One condition a line, so no comment runs long.
-        let mut note: Vec<String> = waits
-            .iter()
+        let mut note: Vec<String> = plan
+            .startup_waits()
             .enumerate()
-            .map(|(i, wait)| match i {
-                0 => format!("startup path: 503 until {wait}"),
-                _ => format!("and {wait}"),
+            .map(|(i, (what, until, names))| {
+                let lead = if i == 0 {
+                    "startup path: 503 until"
+                } else {
+                    "and"
+                };
+                format!("{lead} the {what} ({names}) {until}")
             })
             .collect();
         if let Some(last) = note.last_mut() {

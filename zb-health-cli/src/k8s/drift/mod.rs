@@ -265,7 +265,10 @@ pub fn check(
                 location: at,
                 message: format!(
                     "the container has no startupProbe, but the manifest declares {}",
-                    startup_waits(plan)
+                    plan.startup_waits()
+                        .map(|(what, _, names)| format!("{what} ({names})"))
+                        .collect::<Vec<_>>()
+                        .join(" and ")
                 ),
                 help: format!(
                     "add a startupProbe on the startup path ({}) so the liveness probe waits for the start; `zb-health k8s` prints one",
@@ -292,16 +295,4 @@ pub fn check(
     }
     drifts.sort_by_key(|d| (d.location.line, d.location.column));
     Ok(drifts)
-}
-
-/// What the startup probe waits for, for the K4 message.
-fn startup_waits(plan: &Plan) -> String {
-    let mut waits = Vec::new();
-    if !plan.startup_gates.is_empty() {
-        waits.push(format!("startup gates ({})", plan.startup_gates.join(", ")));
-    }
-    if !plan.watchdogs.is_empty() {
-        waits.push(format!("watchdogs ({})", plan.watchdogs.join(", ")));
-    }
-    waits.join(" and ")
 }
