@@ -627,12 +627,11 @@ pub fn grpc_service(manifest: &Manifest, tier: Tag) -> Option<String> {
 /// whole tier.
 pub fn tier_of_grpc_service(manifest: &Manifest, service: &str) -> Option<Tag> {
     let grpc = manifest.grpc.as_ref()?;
-    match grpc.services.iter().find(|s| s.name.value == service) {
-        Some(s) => match &s.target {
-            GrpcTargetDecl::Tier(t) => Some(t.value),
-            GrpcTargetDecl::Probe(_) => None,
-        },
-        None => (service.is_empty()).then_some(Tag::Ready),
+    let named = grpc.services.iter().find(|s| s.name.value == service);
+    match named.map(|s| &s.target) {
+        Some(GrpcTargetDecl::Tier(t)) => Some(t.value),
+        Some(GrpcTargetDecl::Probe(_)) => None,
+        None => service.is_empty().then_some(Tag::Ready),
     }
 }
 

@@ -226,15 +226,10 @@ pub(super) fn host(target: &Target<'_>, at: Location, drifts: &mut Vec<Drift>) {
 /// `restartPolicy: Never` (KEP-5307) would leave it stopped, unless one of
 /// its `restartPolicyRules` restarts it on that code.
 pub(super) fn stall_restart(plan: &Plan, target: &Target<'_>, drifts: &mut Vec<Drift>) {
-    if !plan.exit_on_stall {
-        return;
-    }
-    let Some(policy) = target.container.get("restartPolicy") else {
+    let never = target.container.get("restartPolicy");
+    let Some(policy) = never.filter(|p| plan.exit_on_stall && p.as_str() == Some("Never")) else {
         return;
     };
-    if policy.as_str() != Some("Never") {
-        return;
-    }
     let code = i128::from(WATCHDOG_STALL_EXIT_CODE);
     let restarts = items(target.container, "restartPolicyRules")
         .iter()

@@ -158,23 +158,22 @@ impl ProbeCheck<'_> {
             let is_probe = command.iter().any(|n| n.as_str() == Some("probe"));
             let url = command
                 .iter()
-                .find(|n| n.as_str().is_some_and(|s| s.contains("://")));
-            if let (true, Some(url_node)) = (is_probe, url) {
-                let text = url_node.as_str().unwrap_or_default();
-                if let Ok(url) = crate::probe::parse_url(text) {
-                    self.path(&url.target, url_node.loc);
-                    if plan.port_source != PortSource::Default && url.port != plan.port {
-                        self.drifts.push(Drift {
-                            check: Check::Port,
-                            location: url_node.loc,
-                            message: format!(
-                                "the {key} probes port {}, not {}",
-                                url.port,
-                                port_why(plan)
-                            ),
-                            help: format!("probe port {}", plan.port),
-                        });
-                    }
+                .find_map(|n| Some((n, n.as_str().filter(|s| s.contains("://"))?)));
+            if let Some((url_node, text)) = url.filter(|_| is_probe)
+                && let Ok(url) = crate::probe::parse_url(text)
+            {
+                self.path(&url.target, url_node.loc);
+                if plan.port_source != PortSource::Default && url.port != plan.port {
+                    self.drifts.push(Drift {
+                        check: Check::Port,
+                        location: url_node.loc,
+                        message: format!(
+                            "the {key} probes port {}, not {}",
+                            url.port,
+                            port_why(plan)
+                        ),
+                        help: format!("probe port {}", plan.port),
+                    });
                 }
             }
         }
