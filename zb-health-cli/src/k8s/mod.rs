@@ -382,10 +382,7 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
                     .name
                     .as_ref()
                     .is_some_and(|n| g.probes.iter().any(|p| p.value == n.value))
-                    || probe
-                        .effective_tags()
-                        .is_none_or(|t| g.tiers.iter().any(|tier| t.contains(tier.value)))
-                        && !g.tiers.is_empty()
+                    || g.tiers.iter().any(|tier| may_be_on(probe, tier.value))
             }
         };
         if !on_ready {
