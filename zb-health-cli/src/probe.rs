@@ -187,21 +187,20 @@ pub fn send(
         .map_err(|e| Failure::Refused(format!("cannot resolve `{}`: {e}", url.host)))?
         .collect();
     let mut last = Failure::Refused(format!("`{}` resolves to no address", url.host));
-    let mut stream = None;
-    for addr in addrs {
-        let budget = remaining(deadline, "no connection within the timeout")?.min(connect_timeout);
-        match TcpStream::connect_timeout(&addr, budget) {
-            Ok(s) => {
-                stream = Some(s);
-                break;
+    let mut stream = 'connect: {
+        for addr in addrs {
+            let budget =
+                remaining(deadline, "no connection within the timeout")?.min(connect_timeout);
+            match TcpStream::connect_timeout(&addr, budget) {
+                Ok(s) => break 'connect s,
+                Err(e) if matches!(e.kind(), ErrorKind::TimedOut | ErrorKind::WouldBlock) => {
+                    last = Failure::Timeout("no connection within the connect timeout");
+                }
+                Err(e) => last = Failure::Refused(format!("connect to {addr}: {e}")),
             }
-            Err(e) if matches!(e.kind(), ErrorKind::TimedOut | ErrorKind::WouldBlock) => {
-                last = Failure::Timeout("no connection within the connect timeout");
-            }
-            Err(e) => last = Failure::Refused(format!("connect to {addr}: {e}")),
         }
-    }
-    let mut stream = stream.ok_or(last)?;
+        return Err(last);
+    };
 
     let extra: String = request
         .headers

@@ -584,13 +584,10 @@ fn grpc_refusals(manifest: &Manifest, group: bool) -> Vec<Violation<Location>> {
                 .into(),
         ));
     }
-    let probed: &[Tag] = if group {
-        &[Tag::Live]
-    } else {
-        &[Tag::Live, Tag::Ready]
-    };
-    for &tier in probed {
-        if grpc_service(manifest, tier).is_none() {
+    // With a group, the readiness probe reads it over HTTP: only `live` is
+    // asked over gRPC.
+    for tier in [Tag::Live, Tag::Ready] {
+        if (tier == Tag::Live || !group) && grpc_service(manifest, tier).is_none() {
             errors.push(refuse(
                 grpc.location,
                 format!(

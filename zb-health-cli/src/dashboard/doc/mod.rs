@@ -263,12 +263,10 @@ impl History {
     /// process started, or it is no delta): the caller keeps `delta` as it
     /// is and reads the whole document next.
     pub fn merge(&mut self, delta: History) -> Result<(), Box<History>> {
-        let Some(meta) = delta.delta.clone() else {
+        let same_process = delta.started_ms == self.started_ms;
+        let Some(meta) = delta.delta.clone().filter(|_| same_process) else {
             return Err(Box::new(delta));
         };
-        if delta.started_ms != self.started_ms {
-            return Err(Box::new(delta));
-        }
         let cap = delta.capacity;
         let by_name = |probes: Vec<Probe>| -> HashMap<String, Probe> {
             probes.into_iter().map(|p| (p.name.clone(), p)).collect()
