@@ -54,14 +54,8 @@ pub fn run(args: &AlertsArgs) -> Result<(), Failure> {
         .selector
         .clone()
         .unwrap_or_else(|| format!("job=\"{}\"", manifest.service.value));
-    print!(
-        "{}",
-        yaml(
-            &manifest,
-            &alerts(&manifest, &selector, args.scrape_interval),
-            &source.shown
-        )
-    );
+    let alerts = alerts(&manifest, &selector, args.scrape_interval);
+    print!("{}", yaml(&manifest, &alerts, &source.shown));
     Ok(())
 }
 

@@ -106,16 +106,12 @@ pub struct Answer {
 /// Runs `zb-health probe`.
 pub fn run(args: &ProbeArgs) -> Result<(), input::Failure> {
     let url = parse_url(&args.url).map_err(input::unusable)?;
-    let outcome = send(
-        &url,
-        &Request::get("*/*"),
-        args.connect_timeout,
-        args.timeout,
-    )
-    .and_then(|answer| match answer.code {
-        200..400 => Ok(answer.code),
-        code => Err(Failure::Status(code, answer.reason)),
-    });
+    let (connect, timeout) = (args.connect_timeout, args.timeout);
+    let outcome =
+        send(&url, &Request::get("*/*"), connect, timeout).and_then(|answer| match answer.code {
+            200..400 => Ok(answer.code),
+            code => Err(Failure::Status(code, answer.reason)),
+        });
     match outcome {
         Ok(status) => {
             println!("{}: HTTP {status}", args.url);

@@ -56,8 +56,6 @@ pub struct Pod {
     members: Vec<String>,
     /// When an answering pod last listed it (discovered pods).
     listed_at: Instant,
-    /// Left the fleet: a worker holding it drops its answer.
-    gone: bool,
 }
 
 /// The counters the bench and `/stats` read.
@@ -221,12 +219,11 @@ impl Fleet {
             stats.failed_polls.fetch_add(1, Ordering::Relaxed);
         }
         let mut roster = self.roster();
+        // A pod that left the fleet meanwhile is not found: its answer is
+        // dropped.
         let Some(pod) = roster.pods.iter_mut().find(|p| p.id == id) else {
             return;
         };
-        if pod.gone {
-            return;
-        }
         pod.apply(parsed);
         roster
             .due
@@ -252,11 +249,10 @@ impl Fleet {
             }
         }
         let forget_after = self.polling.forget_after;
-        roster.pods.retain_mut(|pod| {
+        roster.pods.retain(|pod| {
             let keep = pod.given || now.duration_since(pod.listed_at) < forget_after;
             if !keep {
                 eprintln!("{}: no member lists it any more; dropped", pod.url);
-                pod.gone = true;
             }
             keep
         });
@@ -294,7 +290,6 @@ impl Roster {
             polls_since_full: 0,
             members: Vec::new(),
             listed_at: now,
-            gone: false,
         });
         self.due.push(Reverse((now, id)));
     }

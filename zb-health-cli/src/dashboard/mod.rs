@@ -52,16 +52,14 @@ pub fn run(args: &DashboardArgs) -> Result<(), input::Failure> {
         .local_addr()
         .map_err(|e| input::unusable(format!("cannot read the listening address: {e}")))?;
 
-    let fleet = Arc::new(Fleet::new(
-        urls,
-        fleet::Polling {
-            period: args.period,
-            timeout: args.timeout,
-            discover: args.discover,
-            forget_after: args.forget_after,
-            delta: !args.no_delta,
-        },
-    ));
+    let polling = fleet::Polling {
+        period: args.period,
+        timeout: args.timeout,
+        discover: args.discover,
+        forget_after: args.forget_after,
+        delta: !args.no_delta,
+    };
+    let fleet = Arc::new(Fleet::new(urls, polling));
     for _ in 0..args.concurrency {
         let fleet = Arc::clone(&fleet);
         std::thread::spawn(move || fleet.work());

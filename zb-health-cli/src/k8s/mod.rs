@@ -438,10 +438,8 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
         "state it in whole seconds, e.g. `30s`",
         &mut errors,
     );
-    let (grace_seconds, grace_stated) = match stated_grace {
-        Some(secs) => (secs, true),
-        None => (ceil_seconds(drain_delay + graceful_stop), false),
-    };
+    let drain = ceil_seconds(drain_delay + graceful_stop);
+    let (grace_seconds, grace_stated) = stated_grace.map_or((drain, false), |secs| (secs, true));
     if !errors.is_empty() {
         return Err(errors);
     }

@@ -141,13 +141,8 @@ pub fn yaml(plan: &Plan, manifest_path: &str) -> String {
                 .into(),
         );
     }
-    probe(
-        &mut c,
-        "livenessProbe",
-        &plan.liveness,
-        plan,
-        liveness_note(plan),
-    );
+    let live_note = liveness_note(plan);
+    probe(&mut c, "livenessProbe", &plan.liveness, plan, live_note);
     // A group answers as the ready tier does, over its probes only, with
     // the drain's and the startup gates' 503 all the same.
     let mut ready_note: Vec<String> = plan.readiness.group.iter().map(|g| format!(
@@ -210,13 +205,13 @@ fn liveness_note(plan: &Plan) -> Vec<String> {
         "live tier: no dependency, never cached ({watchdogs}); a restart is the cure."
     )];
     if plan.exit_on_stall {
-        note.push(format!(
-            "lifecycle.exit_on_stall: a stall ends the process (exit code {}) sooner;",
-            zb_health_spec::drain::WATCHDOG_STALL_EXIT_CODE
-        ));
-        note.push(
+        note.extend([
+            format!(
+                "lifecycle.exit_on_stall: a stall ends the process (exit code {}) sooner;",
+                zb_health_spec::drain::WATCHDOG_STALL_EXIT_CODE
+            ),
             "the pod's restartPolicy Always restarts it, so no restart rule is needed.".into(),
-        );
+        ]);
     }
     note
 }

@@ -311,13 +311,12 @@ impl History {
         let mut failing: Vec<FailingProbe<'_>> = self
             .probes
             .iter()
-            .filter_map(|p| match p.status {
-                Some(s) if s != Status::Healthy => Some(FailingProbe {
+            .filter_map(|p| {
+                Some(FailingProbe {
                     name: &p.name,
-                    status: s,
+                    status: p.status.filter(|s| *s != Status::Healthy)?,
                     description: p.description.as_deref(),
-                }),
-                _ => None,
+                })
             })
             .collect();
         failing.sort_by_key(|f| std::cmp::Reverse(f.status));

@@ -259,7 +259,6 @@ pub fn check(
                 }
                 .run();
             }
-            (Some(_), None) => {}
             (None, Some(_)) if key == "startupProbe" => drifts.push(Drift {
                 check: Check::Startup,
                 location: at,
@@ -290,7 +289,7 @@ pub fn check(
                 ),
                 help: format!("add a livenessProbe on {}", plan.paths.live),
             }),
-            (None, _) => {}
+            _ => {}
         }
     }
     drifts.sort_by_key(|d| (d.location.line, d.location.column));

@@ -94,8 +94,10 @@ pub(super) fn pod_management(manifest: &Manifest, target: &Target<'_>, drifts: &
     }) else {
         return;
     };
-    let spec = target.workload.get("spec");
-    let policy = spec.and_then(|s| s.get("podManagementPolicy"));
+    let policy = target
+        .workload
+        .get("spec")
+        .and_then(|s| s.get("podManagementPolicy"));
     let (location, said) = match policy {
         Some(n) if n.as_str() == Some("Parallel") => return,
         Some(n) => (n.loc, format!("`{}`", n.as_str().unwrap_or("?"))),
@@ -194,15 +196,12 @@ pub(super) fn host(target: &Target<'_>, at: Location, drifts: &mut Vec<Drift>) {
         });
         return;
     };
-    if var.get("valueFrom").is_some() {
-        return;
-    }
     let value = var.get("value");
     let text = value.and_then(Node::as_str).unwrap_or("");
-    if text
+    let every = text
         .parse::<std::net::IpAddr>()
-        .is_ok_and(|ip| ip.is_unspecified())
-    {
+        .is_ok_and(|ip| ip.is_unspecified());
+    if every || var.get("valueFrom").is_some() {
         return;
     }
     let message = if text.trim().is_empty() {
