@@ -225,9 +225,8 @@ impl Fleet {
             return;
         };
         pod.apply(parsed);
-        roster
-            .due
-            .push(Reverse((started + self.polling.period, id)));
+        let due = started + self.polling.period;
+        roster.due.push(Reverse((due, id)));
         drop(roster);
         self.wake.notify_one();
     }

@@ -514,12 +514,10 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
             }
         });
 
+    let service = &manifest.service.value;
     Ok(Plan {
-        service: manifest.service.value.clone(),
-        container: options
-            .container
-            .clone()
-            .unwrap_or_else(|| manifest.service.value.clone()),
+        service: service.clone(),
+        container: options.container.as_ref().unwrap_or(service).clone(),
         port,
         port_source,
         grpc_port,

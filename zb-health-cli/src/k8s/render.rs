@@ -127,19 +127,19 @@ pub fn yaml(plan: &Plan, manifest_path: &str) -> String {
             plan.timeout_seconds
         ));
     } else {
-        c.push(format!(
-            "# timeoutSeconds {}: above the longest {} deadline ({}); state",
-            plan.timeout_seconds,
-            match &plan.readiness.group {
-                Some(g) => format!("health group `{}`", g.name),
-                None => "ready-tier".to_string(),
-            },
-            human(plan.readiness.deadline)
-        ));
-        c.push(
+        let longest = match &plan.readiness.group {
+            Some(g) => format!("health group `{}`", g.name),
+            None => "ready-tier".to_string(),
+        };
+        c.extend([
+            format!(
+                "# timeoutSeconds {}: above the longest {longest} deadline ({}); state",
+                plan.timeout_seconds,
+                human(plan.readiness.deadline)
+            ),
             "# orchestrator.timeout in the manifest to have the compiler prove it (BE-HLTH-006)."
                 .into(),
-        );
+        ]);
     }
     let live_note = liveness_note(plan);
     probe(&mut c, "livenessProbe", &plan.liveness, plan, live_note);

@@ -128,13 +128,12 @@ struct TierPeek {
     status: Option<Status>,
 }
 
-#[derive(Deserialize)]
+/// No lifecycle, or one that is not read, is all `false` on the page.
+#[derive(Default, Deserialize)]
+#[serde(default)]
 struct LifecyclePeek {
-    #[serde(default)]
     drain: Option<DrainPeek>,
-    #[serde(default)]
     gates: Vec<GatePeek>,
-    #[serde(default)]
     maintenance: Option<IgnoredAny>,
 }
 
@@ -306,8 +305,9 @@ impl History {
             .values()
             .filter_map(|t| t.as_ref().and_then(|t| t.status))
             .max();
-        let lifecycle: Option<LifecyclePeek> =
-            serde_json::from_str(self.lifecycle.get()).unwrap_or(None);
+        let lifecycle: LifecyclePeek = serde_json::from_str::<Option<_>>(self.lifecycle.get())
+            .unwrap_or(None)
+            .unwrap_or_default();
         let mut failing: Vec<FailingProbe<'_>> = self
             .probes
             .iter()
@@ -326,14 +326,9 @@ impl History {
             tiers: &self.tiers,
             failing,
             flaps: self.probes.iter().map(|p| p.flaps).sum(),
-            draining: lifecycle
-                .as_ref()
-                .and_then(|l| l.drain.as_ref())
-                .is_some_and(|d| d.draining),
-            starting: lifecycle
-                .as_ref()
-                .is_some_and(|l| l.gates.iter().any(|g| g.state == "pending")),
-            maintenance: lifecycle.as_ref().is_some_and(|l| l.maintenance.is_some()),
+            draining: lifecycle.drain.is_some_and(|d| d.draining),
+            starting: lifecycle.gates.iter().any(|g| g.state == "pending"),
+            maintenance: lifecycle.maintenance.is_some(),
         }
     }
 }
