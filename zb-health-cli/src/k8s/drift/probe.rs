@@ -17,17 +17,23 @@ use crate::yaml::{Node, Value, items};
 /// One probe of the chosen container, with what it is compared against;
 /// its drifts go to `drifts`.
 pub(super) struct ProbeCheck<'a> {
+    /// The manifest.
     pub manifest: &'a Manifest,
+    /// What it resolves to.
     pub plan: &'a Plan,
+    /// The container the probe is in.
     pub target: &'a Target<'a>,
     /// `livenessProbe`, `readinessProbe` or `startupProbe`.
     pub key: &'a str,
     /// Where `key` is, for a setting the probe lacks.
     pub key_loc: Location,
+    /// The probe as the Deployment writes it.
     pub probe: &'a Node,
+    /// The probe as the plan wants it.
     pub wanted: &'a ProbePlan,
     /// `--grpc-port`.
     pub grpc_port_flag: Option<u16>,
+    /// Where its drifts go.
     pub drifts: &'a mut Vec<Drift>,
 }
 
