@@ -54,14 +54,8 @@ pub fn run(args: &AlertsArgs) -> Result<(), Failure> {
         .selector
         .clone()
         .unwrap_or_else(|| format!("job=\"{}\"", manifest.service.value));
-    print!(
-        "{}",
-        yaml(
-            &manifest,
-            &alerts(&manifest, &selector, args.scrape_interval),
-            &source.shown
-        )
-    );
+    let alerts = alerts(&manifest, &selector, args.scrape_interval);
+    print!("{}", yaml(&manifest, &alerts, &source.shown));
     Ok(())
 }
 
@@ -74,11 +68,11 @@ const FLAP_CHANGES: u32 = 4;
 pub fn alerts(m: &Manifest, sel: &str, scrape: Duration) -> Vec<Alert> {
     let service = &m.service.value;
     let detection = m.detection_time();
-    let plan = k8s::plan(m, &k8s::Options::default()).ok();
-    // How long the kubelet takes to act on a failing liveness probe.
-    let liveness = plan.as_ref().map_or(Duration::from_secs(30), |p| {
-        Duration::from_secs(p.liveness.period * p.liveness.failure_threshold)
-    });
+    // How long the kubelet takes to act on a failing liveness probe: the
+    // one `zb-health k8s` prints, on Kubernetes' default period and
+    // threshold.
+    let liveness =
+        Duration::from_secs(k8s::K8S_DEFAULT_PERIOD_SECONDS * k8s::K8S_DEFAULT_FAILURE_THRESHOLD);
     let grace = m
         .termination_grace_period
         .map_or(drain::KUBERNETES_DEFAULT_GRACE_PERIOD, |g| g.value);

@@ -82,9 +82,10 @@ pub enum Command {
 }
 
 /// When to colour the diagnostics.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
 pub enum Color {
     /// When stderr is a terminal.
+    #[default]
     Auto,
     /// Always, e.g. for a CI log that renders ANSI.
     Always,
@@ -105,7 +106,7 @@ impl Color {
 }
 
 /// `--color`, shared by the subcommands that print diagnostics.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Args)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Args)]
 pub struct ColorArg {
     /// Colour the diagnostics.
     #[arg(long, value_name = "WHEN", value_enum, default_value_t = Color::Auto)]
@@ -131,8 +132,8 @@ pub struct SchemaArgs {
     pub next_to: Option<PathBuf>,
 }
 
-/// The options of `k8s`.
-#[derive(Debug, PartialEq, Eq, Args)]
+/// The options of `k8s` (`Default` for the plan alone, in tests).
+#[derive(Debug, Default, PartialEq, Eq, Args)]
 pub struct K8sArgs {
     #[command(flatten)]
     pub color: ColorArg,

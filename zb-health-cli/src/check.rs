@@ -45,6 +45,5 @@ fn ok_line(shown: &str, manifest: &Manifest) -> String {
 /// The manifest in `source`, or its violations rendered on stderr (exit 1):
 /// what `check` runs, and what `k8s` runs first.
 pub fn manifest(source: &Source, styled: bool) -> Result<Manifest, Failure> {
-    parse_manifest(&source.text)
-        .map_err(|violations| render::fail(&render::report(source, &violations, styled)))
+    parse_manifest(&source.text).map_err(|violations| render::report(source, &violations, styled))
 }

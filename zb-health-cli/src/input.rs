@@ -23,6 +23,12 @@ pub fn exit_code(outcome: Result<(), Failure>) -> ExitCode {
     }
 }
 
+/// Says on stderr why an input cannot be used; the subcommand then exits 2.
+pub fn unusable(why: impl std::fmt::Display) -> Failure {
+    eprintln!("error: {why}");
+    Failure::Unusable
+}
+
 /// A file read as text, with the name the diagnostics show.
 pub struct Source {
     /// The path as given, for `--> path:line:col` and the messages.
@@ -37,9 +43,6 @@ pub fn read(path: &Path) -> Result<Source, Failure> {
     let shown = path.display().to_string();
     match std::fs::read_to_string(path) {
         Ok(text) => Ok(Source { shown, text }),
-        Err(error) => {
-            eprintln!("error: cannot read `{shown}`: {error}");
-            Err(Failure::Unusable)
-        }
+        Err(error) => Err(unusable(format!("cannot read `{shown}`: {error}"))),
     }
 }

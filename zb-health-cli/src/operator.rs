@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use zb_health_spec::operator::{check_reason, check_ttl};
 
 use crate::args::OperatorArgs;
-use crate::input::Failure;
+use crate::input::{Failure, unusable};
 use crate::probe::{self, Request};
 
 /// One of the operator controls: where it is served, the key of its window
@@ -45,10 +45,6 @@ pub const STEP_DOWN: Control = Control {
 
 /// Runs `zb-health maintenance` or `zb-health step-down`.
 pub fn run(args: &OperatorArgs, control: &Control) -> Result<(), Failure> {
-    let unusable = |why: String| {
-        eprintln!("error: {why}");
-        Failure::Unusable
-    };
     let mut url = probe::parse_url(&args.url).map_err(unusable)?;
     if url.target == "/" {
         url.target = control.path.to_owned();
@@ -57,8 +53,8 @@ pub fn run(args: &OperatorArgs, control: &Control) -> Result<(), Failure> {
     let (method, body) = match (&args.reason, &args.ttl, args.off) {
         (_, _, true) => ("DELETE", String::new()),
         (Some(reason), Some(ttl), false) => {
-            let reason = check_reason(Some(reason)).map_err(|e| unusable(e.to_string()))?;
-            check_ttl(Some(ttl)).map_err(|e| unusable(e.to_string()))?;
+            let reason = check_reason(Some(reason)).map_err(unusable)?;
+            check_ttl(Some(ttl)).map_err(unusable)?;
             ("POST", json!({"reason": reason, "ttl": ttl}).to_string())
         }
         _ => ("GET", String::new()),
@@ -74,32 +70,26 @@ pub fn run(args: &OperatorArgs, control: &Control) -> Result<(), Failure> {
         Failure::Failed
     })?;
     let document: Value = serde_json::from_slice(&answer.body).unwrap_or(Value::Null);
-    match answer.code {
+    let refused = match answer.code {
         200 => {
             println!("{}", summary(&document, control));
-            Ok(())
+            return Ok(());
         }
-        400 => {
-            let error = &document["error"];
-            eprintln!(
-                "error: the server refused {}: {}",
-                error["field"].as_str().unwrap_or("the request"),
-                error["message"].as_str().unwrap_or("bad request")
-            );
-            Err(Failure::Failed)
-        }
-        404 => {
-            eprintln!(
-                "error: {} answered 404: not a management port with this operator control, or a wrong token (a wrong token gets the answer of an unknown path)",
-                args.url
-            );
-            Err(Failure::Failed)
-        }
-        code => {
-            eprintln!("error: {} answered HTTP {code} {}", args.url, answer.reason);
-            Err(Failure::Failed)
-        }
-    }
+        400 => format!(
+            "the server refused {}: {}",
+            document["error"]["field"].as_str().unwrap_or("the request"),
+            document["error"]["message"]
+                .as_str()
+                .unwrap_or("bad request")
+        ),
+        404 => format!(
+            "{} answered 404: not a management port with this operator control, or a wrong token (a wrong token gets the answer of an unknown path)",
+            args.url
+        ),
+        code => format!("{} answered HTTP {code} {}", args.url, answer.reason),
+    };
+    eprintln!("error: {refused}");
+    Err(Failure::Failed)
 }
 
 /// The token: `--token-file`, else `HEALTH_TOKEN`, else the file

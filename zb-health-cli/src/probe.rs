@@ -105,11 +105,14 @@ pub struct Answer {
 
 /// Runs `zb-health probe`.
 pub fn run(args: &ProbeArgs) -> Result<(), input::Failure> {
-    let url = parse_url(&args.url).map_err(|why| {
-        eprintln!("error: {why}");
-        input::Failure::Unusable
-    })?;
-    match get(&url, args) {
+    let url = parse_url(&args.url).map_err(input::unusable)?;
+    let (connect, timeout) = (args.connect_timeout, args.timeout);
+    let outcome =
+        send(&url, &Request::get("*/*"), connect, timeout).and_then(|answer| match answer.code {
+            200..400 => Ok(answer.code),
+            code => Err(Failure::Status(code, answer.reason)),
+        });
+    match outcome {
         Ok(status) => {
             println!("{}: HTTP {status}", args.url);
             Ok(())
@@ -134,32 +137,6 @@ fn io_failure(error: &std::io::Error, what: &'static str) -> Failure {
         ErrorKind::WouldBlock | ErrorKind::TimedOut => Failure::Timeout(what),
         _ => Failure::Refused(format!("{what}: {error}")),
     }
-}
-
-/// One GET: the 200–399 status, or why not.
-fn get(url: &HttpUrl, args: &ProbeArgs) -> Result<u16, Failure> {
-    let answer = fetch(url, args.connect_timeout, args.timeout, "*/*")?;
-    if (200..400).contains(&answer.code) {
-        Ok(answer.code)
-    } else {
-        Err(Failure::Status(answer.code, answer.reason))
-    }
-}
-
-/// One GET of `url` asking for `accept`, within `timeout` for the whole
-/// exchange (`connect_timeout` for the connect): the answer, whatever its
-/// status, or why there was none.
-///
-/// # Errors
-///
-/// No connection, a deadline passed, or the answer is not HTTP/1.x.
-pub fn fetch(
-    url: &HttpUrl,
-    connect_timeout: Duration,
-    timeout: Duration,
-    accept: &str,
-) -> Result<Answer, Failure> {
-    send(url, &Request::get(accept), connect_timeout, timeout)
 }
 
 /// What [`send`] sends: a method, extra headers and a JSON body (none when
@@ -206,21 +183,20 @@ pub fn send(
         .map_err(|e| Failure::Refused(format!("cannot resolve `{}`: {e}", url.host)))?
         .collect();
     let mut last = Failure::Refused(format!("`{}` resolves to no address", url.host));
-    let mut stream = None;
-    for addr in addrs {
-        let budget = remaining(deadline, "no connection within the timeout")?.min(connect_timeout);
-        match TcpStream::connect_timeout(&addr, budget) {
-            Ok(s) => {
-                stream = Some(s);
-                break;
+    let mut stream = 'connect: {
+        for addr in addrs {
+            let budget =
+                remaining(deadline, "no connection within the timeout")?.min(connect_timeout);
+            match TcpStream::connect_timeout(&addr, budget) {
+                Ok(s) => break 'connect s,
+                Err(e) if matches!(e.kind(), ErrorKind::TimedOut | ErrorKind::WouldBlock) => {
+                    last = Failure::Timeout("no connection within the connect timeout");
+                }
+                Err(e) => last = Failure::Refused(format!("connect to {addr}: {e}")),
             }
-            Err(e) if matches!(e.kind(), ErrorKind::TimedOut | ErrorKind::WouldBlock) => {
-                last = Failure::Timeout("no connection within the connect timeout");
-            }
-            Err(e) => last = Failure::Refused(format!("connect to {addr}: {e}")),
         }
-    }
-    let mut stream = stream.ok_or(last)?;
+        return Err(last);
+    };
 
     let extra: String = request
         .headers
@@ -361,46 +337,44 @@ fn drain_body(
     }
 }
 
-/// The data of a complete chunked body, `None` if it is not one.
-fn dechunk(mut body: &[u8]) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(body.len());
+/// Walks a chunked body: `Ok(Some((data, end)))` once its last
+/// (zero-size) chunk is in, `end` being where what follows it starts
+/// (trailers, then a blank line); `Ok(None)` while a chunk is still to
+/// come; `Err(())` when a chunk's size is no hex number.
+fn chunks(whole: &[u8]) -> Result<Option<(Vec<u8>, usize)>, ()> {
+    let mut body = whole;
+    let mut data = Vec::with_capacity(body.len());
     loop {
-        let line_end = find(body, b"\r\n")?;
+        let Some(line_end) = find(body, b"\r\n") else {
+            return Ok(None);
+        };
         let size_text = String::from_utf8_lossy(&body[..line_end]);
         let size_text = size_text.split(';').next().unwrap_or_default().trim();
-        let size = usize::from_str_radix(size_text, 16).ok()?;
+        let size = usize::from_str_radix(size_text, 16).map_err(|_| ())?;
         body = &body[line_end + 2..];
         if size == 0 {
-            return Some(out);
+            return Ok(Some((data, whole.len() - body.len())));
         }
-        out.extend_from_slice(body.get(..size)?);
-        body = body.get(size + 2..)?;
+        let Some(next) = size.checked_add(2).filter(|&n| body.len() >= n) else {
+            return Ok(None);
+        };
+        data.extend_from_slice(&body[..size]);
+        body = &body[next..];
     }
 }
 
+/// The data of a complete chunked body, `None` if it is not one.
+fn dechunk(body: &[u8]) -> Option<Vec<u8>> {
+    chunks(body).ok().flatten().map(|(data, _)| data)
+}
+
 /// Whether a chunked body has reached its last (zero-size) chunk and the
-/// blank line after it.
-fn chunked_complete(mut body: &[u8]) -> bool {
-    loop {
-        let Some(line_end) = find(body, b"\r\n") else {
-            return false;
-        };
-        let size_text = String::from_utf8_lossy(&body[..line_end]);
-        let size_text = size_text.split(';').next().unwrap_or_default().trim();
-        let Ok(size) = usize::from_str_radix(size_text, 16) else {
-            // Not chunked after all: stop reading rather than guess.
-            return true;
-        };
-        body = &body[line_end + 2..];
-        if size == 0 {
-            // Trailers, then a blank line.
-            return find(body, b"\r\n").is_some();
-        }
-        let Some(next) = size.checked_add(2).filter(|&n| body.len() >= n) else {
-            return false;
-        };
-        body = &body[next..];
-    }
+/// blank line after it. A body that is not chunked after all is complete:
+/// reading stops rather than guess.
+fn chunked_complete(body: &[u8]) -> bool {
+    chunks(body).map_or(true, |end| {
+        end.is_some_and(|(_, end)| find(&body[end..], b"\r\n").is_some())
+    })
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {

@@ -26,8 +26,9 @@ pub struct Diagnostic<'a> {
 
 /// Renders every violation of one file, then a one-line summary, as rustc
 /// prints them: `error[R1]: …`, `--> path:line:col`, the line with a caret,
-/// `= note:` with the rule and its requirement, `= help:`.
-pub fn report(source: &Source, violations: &[Violation<Location>], styled: bool) -> String {
+/// `= note:` with the rule and its requirement, `= help:`; on stderr, and
+/// the subcommand then exits 1.
+pub fn report(source: &Source, violations: &[Violation<Location>], styled: bool) -> Failure {
     let diagnostics: Vec<Diagnostic<'_>> = violations
         .iter()
         .map(|violation| {
@@ -60,13 +61,13 @@ pub fn plural(count: usize) -> &'static str {
 }
 
 /// Renders `diagnostics` on the source's text, then `summary` as a last
-/// `error:` line.
+/// `error:` line, on stderr; the subcommand then exits 1.
 pub fn render_all(
     source: &Source,
     diagnostics: &[Diagnostic<'_>],
     summary: &str,
     styled: bool,
-) -> String {
+) -> Failure {
     let (path, text) = (source.shown.as_str(), source.text.as_str());
     let renderer = if styled {
         Renderer::styled()
@@ -92,13 +93,8 @@ pub fn render_all(
     }
     out.push_str(&renderer.render(&[Group::with_title(Level::ERROR.primary_title(summary))]));
     out.push_str("\n\n");
-    out
-}
-
-/// Writes a rendered report on stderr; the subcommand then exits 1.
-pub fn fail(report: &str) -> Failure {
     // A closed stderr leaves nothing to tell; the status still says it.
-    let _ = std::io::stderr().write_all(report.as_bytes());
+    let _ = std::io::stderr().write_all(out.as_bytes());
     Failure::Failed
 }
 

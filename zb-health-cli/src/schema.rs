@@ -33,10 +33,8 @@ pub fn run(args: &SchemaArgs) -> Result<(), Failure> {
     let source = input::read(manifest)?;
     let dir = manifest.parent().unwrap_or(Path::new(""));
     let out = dir.join(FILE_NAME);
-    if let Err(error) = std::fs::write(&out, SCHEMA) {
-        eprintln!("error: cannot write `{}`: {error}", out.display());
-        return Err(Failure::Unusable);
-    }
+    std::fs::write(&out, SCHEMA)
+        .map_err(|e| input::unusable(format!("cannot write `{}`: {e}", out.display())))?;
     println!("wrote {}", out.display());
     if source.text.lines().any(|l| l.trim() == COMMENT) {
         println!("{}: already points editors at it", source.shown);

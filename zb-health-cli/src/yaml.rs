@@ -30,3 +30,9 @@ pub fn load_all(text: &str) -> Result<Vec<Node>, String> {
         format!("not valid YAML{at}: {message}")
     })
 }
+
+/// The items of `node`'s sequence `key`; none when it has no such
+/// sequence.
+pub fn items<'a>(node: &'a Node, key: &str) -> &'a [Node] {
+    node.get(key).map(Node::items).unwrap_or_default()
+}

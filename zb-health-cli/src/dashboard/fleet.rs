@@ -18,7 +18,7 @@ use zb_health_spec::history::{Since, cluster_digest};
 use super::doc::{self, History};
 use zb_health_spec::upstream::HttpUrl;
 
-use crate::probe;
+use crate::probe::{self, Request};
 
 /// Every this many polls of a pod (5 minutes at the default 2 s period),
 /// its whole document is read again instead of a delta: it picks up what
@@ -56,8 +56,6 @@ pub struct Pod {
     members: Vec<String>,
     /// When an answering pod last listed it (discovered pods).
     listed_at: Instant,
-    /// Left the fleet: a worker holding it drops its answer.
-    gone: bool,
 }
 
 /// The counters the bench and `/stats` read.
@@ -89,7 +87,8 @@ pub struct Fleet {
     pods: Mutex<Roster>,
     wake: Condvar,
     pub stats: Stats,
-    polling: Polling,
+    /// How it is polled; `/history` says whether it discovers.
+    pub polling: Polling,
 }
 
 /// The pods in the order they joined, and their schedule.
@@ -99,13 +98,6 @@ pub struct Roster {
     /// `(due, pod id)`, earliest first; an id whose pod left is skipped.
     due: BinaryHeap<Reverse<(Instant, u64)>>,
     reconciled: Instant,
-}
-
-/// A poll's request: which pod, where, and what it already holds.
-struct Job {
-    id: u64,
-    url: HttpUrl,
-    since: Option<Since>,
 }
 
 pub fn now_ms() -> u64 {
@@ -135,11 +127,6 @@ impl Fleet {
         }
     }
 
-    /// Whether the fleet grows from the pods' clusters.
-    pub fn discovers(&self) -> bool {
-        self.polling.discover
-    }
-
     /// The pods, locked: for the page and the aggregate.
     pub fn roster(&self) -> MutexGuard<'_, Roster> {
         self.pods.lock().unwrap_or_else(PoisonError::into_inner)
@@ -148,67 +135,53 @@ impl Fleet {
     /// One worker: forever, the pod due first, polled and recorded.
     pub fn work(&self) {
         loop {
-            let job = self.next_job();
+            let (id, url, since) = self.next_job();
             let started = Instant::now();
-            let outcome = self.poll(&job);
-            self.record(job.id, job.since.is_some(), outcome, started);
+            let delta = since.is_some();
+            let outcome = self.poll(url, since);
+            self.record(id, delta, outcome, started);
         }
     }
 
-    /// Waits for the earliest due pod and takes it off the schedule.
-    fn next_job(&self) -> Job {
+    /// Waits for the earliest due pod and takes it off the schedule: its
+    /// id, its URL, and what it already holds (a delta's `since`).
+    fn next_job(&self) -> (u64, HttpUrl, Option<Since>) {
         let mut roster = self.roster();
         loop {
             if self.polling.discover && roster.reconciled.elapsed() >= ROSTER_EVERY {
                 self.reconcile(&mut roster);
             }
             let now = Instant::now();
-            match roster.due.peek().copied() {
+            let wait = match roster.due.peek().copied() {
                 Some(Reverse((at, id))) if at <= now => {
                     roster.due.pop();
                     if let Some(pod) = roster.pods.iter_mut().find(|p| p.id == id) {
                         let since = pod.since().filter(|_| self.polling.delta);
-                        return Job {
-                            id,
-                            url: pod.parsed.clone(),
-                            since,
-                        };
+                        return (id, pod.parsed.clone(), since);
                     }
+                    continue;
                 }
-                Some(Reverse((at, _))) => {
-                    let wait = (at - now).min(ROSTER_EVERY);
-                    roster = self
-                        .wake
-                        .wait_timeout(roster, wait)
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .0;
-                }
-                None => {
-                    roster = self
-                        .wake
-                        .wait_timeout(roster, ROSTER_EVERY)
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .0;
-                }
-            }
+                Some(Reverse((at, _))) => (at - now).min(ROSTER_EVERY),
+                None => ROSTER_EVERY,
+            };
+            roster = self
+                .wake
+                .wait_timeout(roster, wait)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
         }
     }
 
     /// One GET of a pod's history (or its delta): the body, or why there
     /// is none.
-    fn poll(&self, job: &Job) -> Result<String, String> {
-        let mut url = job.url.clone();
-        if let Some(since) = &job.since {
+    fn poll(&self, mut url: HttpUrl, since: Option<Since>) -> Result<String, String> {
+        if let Some(since) = &since {
             let sep = if url.target.contains('?') { '&' } else { '?' };
             url.target = format!("{}{sep}{}", url.target, since.to_query());
         }
-        let answer = probe::fetch(
-            &url,
-            self.polling.timeout,
-            self.polling.timeout,
-            "application/json",
-        )
-        .map_err(|f| f.describe())?;
+        let timeout = self.polling.timeout;
+        let answer = probe::send(&url, &Request::get("application/json"), timeout, timeout)
+            .map_err(|f| f.describe())?;
         if answer.code != 200 {
             return Err(format!(
                 "not a history endpoint: HTTP {} {}",
@@ -219,7 +192,7 @@ impl Fleet {
             return Err("the answer was cut short".into());
         }
         let bytes = answer.body.len() as u64;
-        let counter = if job.since.is_some() {
+        let counter = if since.is_some() {
             &self.stats.delta_bytes
         } else {
             &self.stats.full_bytes
@@ -246,16 +219,14 @@ impl Fleet {
             stats.failed_polls.fetch_add(1, Ordering::Relaxed);
         }
         let mut roster = self.roster();
+        // A pod that left the fleet meanwhile is not found: its answer is
+        // dropped.
         let Some(pod) = roster.pods.iter_mut().find(|p| p.id == id) else {
             return;
         };
-        if pod.gone {
-            return;
-        }
         pod.apply(parsed);
-        roster
-            .due
-            .push(Reverse((started + self.polling.period, id)));
+        let due = started + self.polling.period;
+        roster.due.push(Reverse((due, id)));
         drop(roster);
         self.wake.notify_one();
     }
@@ -277,11 +248,10 @@ impl Fleet {
             }
         }
         let forget_after = self.polling.forget_after;
-        roster.pods.retain_mut(|pod| {
+        roster.pods.retain(|pod| {
             let keep = pod.given || now.duration_since(pod.listed_at) < forget_after;
             if !keep {
                 eprintln!("{}: no member lists it any more; dropped", pod.url);
-                pod.gone = true;
             }
             keep
         });
@@ -319,13 +289,10 @@ impl Roster {
             polls_since_full: 0,
             members: Vec::new(),
             listed_at: now,
-            gone: false,
         });
         self.due.push(Reverse((now, id)));
     }
-}
 
-impl Roster {
     /// Every pod, in the order they joined.
     pub fn all(&self) -> &[Pod] {
         &self.pods
@@ -361,29 +328,19 @@ impl Pod {
                 // comes from was replaced, not on every poll.
                 let mut cluster_came = new.carries_cluster();
                 let merged = match (self.history.take(), new.is_delta()) {
-                    (Some(mut held), true) => match held.merge(new) {
-                        Ok(()) => {
-                            self.polls_since_full += 1;
-                            held
-                        }
-                        // Another process, or no delta after all: kept as
-                        // it came, and read whole next.
-                        Err(new) => {
-                            self.polls_since_full = FULL_EVERY;
-                            cluster_came = true;
-                            *new
-                        }
-                    },
-                    (_, true) => {
-                        self.polls_since_full = FULL_EVERY;
-                        cluster_came = true;
-                        new
+                    (_, false) => Ok((new, 0)),
+                    (Some(mut held), true) => {
+                        held.merge(new).map(|()| (held, self.polls_since_full + 1))
                     }
-                    (_, false) => {
-                        self.polls_since_full = 0;
-                        new
-                    }
+                    (None, true) => Err(Box::new(new)),
                 };
+                // Another process, or no delta after all: kept as it came,
+                // and read whole next.
+                let (merged, polls) = merged.unwrap_or_else(|new| {
+                    cluster_came = true;
+                    (*new, FULL_EVERY)
+                });
+                self.polls_since_full = polls;
                 if cluster_came {
                     self.members = merged.member_urls();
                 }

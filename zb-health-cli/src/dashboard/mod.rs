@@ -37,8 +37,7 @@ pub fn run(args: &DashboardArgs) -> Result<(), input::Failure> {
     let mut urls = Vec::with_capacity(args.urls.len());
     for url in &args.urls {
         let mut parsed = probe::parse_url(url).map_err(|why| {
-            eprintln!("error: {why} (the dashboard reads http:// history URLs)");
-            input::Failure::Unusable
+            input::unusable(format!("{why} (the dashboard reads http:// history URLs)"))
         })?;
         let mut shown = url.clone();
         if parsed.target == "/" {
@@ -47,25 +46,20 @@ pub fn run(args: &DashboardArgs) -> Result<(), input::Failure> {
         }
         urls.push((shown, parsed));
     }
-    let listener = TcpListener::bind(args.listen).map_err(|e| {
-        eprintln!("error: cannot listen on {}: {e}", args.listen);
-        input::Failure::Unusable
-    })?;
-    let local = listener.local_addr().map_err(|e| {
-        eprintln!("error: cannot read the listening address: {e}");
-        input::Failure::Unusable
-    })?;
+    let listener = TcpListener::bind(args.listen)
+        .map_err(|e| input::unusable(format!("cannot listen on {}: {e}", args.listen)))?;
+    let local = listener
+        .local_addr()
+        .map_err(|e| input::unusable(format!("cannot read the listening address: {e}")))?;
 
-    let fleet = Arc::new(Fleet::new(
-        urls,
-        fleet::Polling {
-            period: args.period,
-            timeout: args.timeout,
-            discover: args.discover,
-            forget_after: args.forget_after,
-            delta: !args.no_delta,
-        },
-    ));
+    let polling = fleet::Polling {
+        period: args.period,
+        timeout: args.timeout,
+        discover: args.discover,
+        forget_after: args.forget_after,
+        delta: !args.no_delta,
+    };
+    let fleet = Arc::new(Fleet::new(urls, polling));
     for _ in 0..args.concurrency {
         let fleet = Arc::clone(&fleet);
         std::thread::spawn(move || fleet.work());

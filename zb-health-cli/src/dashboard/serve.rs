@@ -26,15 +26,9 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// Connections served at once; more are closed at once, so a flood cannot
 /// start unbounded threads.
 pub const MAX_CONNECTIONS: usize = 64;
-
-/// What `/history` shows of each pod.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Detail {
-    /// The summary only.
-    Summary,
-    /// The summary and the whole document.
-    Full,
-}
+/// The content types of the aggregate and of the plain answers.
+const JSON: &str = "application/json";
+const TEXT: &str = "text/plain; charset=utf-8";
 
 /// The aggregate at `/history`.
 #[derive(Serialize)]
@@ -62,7 +56,8 @@ struct Row<'a> {
     history: Option<&'a History>,
 }
 
-fn row(pod: &Pod, detail: Detail) -> Row<'_> {
+/// A pod's row; with `full`, its whole document too.
+fn row(pod: &Pod, full: bool) -> Row<'_> {
     Row {
         id: pod.id,
         url: &pod.url,
@@ -75,7 +70,7 @@ fn row(pod: &Pod, detail: Detail) -> Row<'_> {
         last_answered_ms: pod.last_answered_ms,
         error: pod.error.as_deref(),
         summary: pod.history.as_ref().map(History::summary),
-        history: pod.history.as_ref().filter(|_| detail == Detail::Full),
+        history: pod.history.as_ref().filter(|_| full),
     }
 }
 
@@ -85,24 +80,12 @@ pub fn aggregate(fleet: &Fleet, detail_full: bool, member: Option<u64>) -> Optio
     let roster = fleet.roster();
     let pods = roster.all();
     let rows: Vec<Row<'_>> = match member {
-        Some(id) => vec![row(pods.iter().find(|p| p.id == id)?, Detail::Full)],
-        None => pods
-            .iter()
-            .map(|p| {
-                row(
-                    p,
-                    if detail_full {
-                        Detail::Full
-                    } else {
-                        Detail::Summary
-                    },
-                )
-            })
-            .collect(),
+        Some(id) => vec![row(pods.iter().find(|p| p.id == id)?, true)],
+        None => pods.iter().map(|p| row(p, detail_full)).collect(),
     };
     let aggregate = Aggregate {
         now_ms: now_ms(),
-        discover: fleet.discovers(),
+        discover: fleet.polling.discover,
         services: rows,
     };
     Some(serde_json::to_string(&aggregate).expect("the aggregate serialises: string keys only"))
@@ -130,8 +113,6 @@ pub fn serve(mut stream: TcpStream, fleet: &Fleet) {
         return;
     };
     let head_only = method == "HEAD";
-    let json = "application/json";
-    let text = "text/plain; charset=utf-8";
     let (status, content_type, body) = match (method.as_str(), path.as_str()) {
         ("GET" | "HEAD", "/" | "/ui") => (
             "200 OK",
@@ -139,15 +120,15 @@ pub fn serve(mut stream: TcpStream, fleet: &Fleet) {
             zb_health_spec::history::PAGE.to_string(),
         ),
         ("GET" | "HEAD", "/history") => history(fleet, &query),
-        ("GET" | "HEAD", "/stats") => ("200 OK", json, stats(fleet)),
+        ("GET" | "HEAD", "/stats") => ("200 OK", JSON, stats(fleet)),
         ("GET" | "HEAD", _) => (
             "404 Not Found",
-            text,
+            TEXT,
             "not found: the dashboard serves /, /ui, /history and /stats\n".to_string(),
         ),
         _ => (
             "405 Method Not Allowed",
-            text,
+            TEXT,
             "only GET and HEAD\n".to_string(),
         ),
     };
@@ -174,7 +155,7 @@ fn history(fleet: &Fleet, query: &str) -> (&'static str, &'static str, String) {
                 Err(_) => {
                     return (
                         "400 Bad Request",
-                        "text/plain; charset=utf-8",
+                        TEXT,
                         format!("member: {id:?} is not a pod's id (the `id` of /history)\n"),
                     );
                 }
@@ -183,10 +164,10 @@ fn history(fleet: &Fleet, query: &str) -> (&'static str, &'static str, String) {
         }
     }
     match aggregate(fleet, full, member) {
-        Some(body) => ("200 OK", "application/json", body),
+        Some(body) => ("200 OK", JSON, body),
         None => (
             "404 Not Found",
-            "text/plain; charset=utf-8",
+            TEXT,
             "no such pod: it left the fleet\n".to_string(),
         ),
     }

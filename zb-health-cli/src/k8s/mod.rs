@@ -14,8 +14,8 @@ pub mod render;
 
 use std::time::Duration;
 
-use zb_health_spec::manifest::{GrpcTargetDecl, Location, Manifest, ProbeKind};
-use zb_health_spec::{Endpoint, Rule, Tag, Violation, detection};
+use zb_health_spec::manifest::{GrpcTargetDecl, Located, Location, Manifest, ProbeDecl, ProbeKind};
+use zb_health_spec::{Endpoint, Rule, Tag, Violation, detection, suggest};
 
 use crate::args::K8sArgs;
 use crate::input::{self, Failure};
@@ -28,43 +28,20 @@ pub fn run(args: &K8sArgs) -> Result<(), Failure> {
     let styled = args.color.color.styled();
     let source = input::read(&args.manifest)?;
     let manifest = crate::check::manifest(&source, styled)?;
-    let options = Options {
-        port: args.port,
-        grpc_port: args.grpc_port,
-        grpc_probes: args.grpc_probes,
-        container: args.container.clone(),
-        readiness_group: args.readiness_group.clone(),
-        readiness_exclude: args.readiness_exclude.clone(),
-    };
-    let plan = plan(&manifest, &options).map_err(|violations| {
-        diagnostics::fail(&diagnostics::report(&source, &violations, styled))
-    })?;
+    let plan = plan(&manifest, args)
+        .map_err(|violations| diagnostics::report(&source, &violations, styled))?;
     let Some(deployment) = &args.check else {
         print!("{}", render::yaml(&plan, &source.shown));
         return Ok(());
     };
     let deployment = input::read(deployment)?;
-    let drifts = drift::check(
-        &manifest,
-        &plan,
-        &deployment.text,
-        args.container.as_deref(),
-        args.grpc_port,
-    )
-    .map_err(|why| {
-        eprintln!("error: cannot check `{}`: {why}", deployment.shown);
-        Failure::Unusable
-    })?;
+    let drifts = drift::check(&manifest, &plan, &deployment.text, args)
+        .map_err(|why| input::unusable(format!("cannot check `{}`: {why}", deployment.shown)))?;
     if drifts.is_empty() {
         println!("{}: consistent with {}", deployment.shown, source.shown);
         return Ok(());
     }
-    Err(diagnostics::fail(&drift::report(
-        &drifts,
-        &deployment,
-        &source.shown,
-        styled,
-    )))
+    Err(drift::report(&drifts, &deployment, &source.shown, styled))
 }
 
 /// The application port when neither `management.port` nor `--port` says.
@@ -150,6 +127,21 @@ pub struct GroupTarget {
     pub path: String,
 }
 
+impl Plan {
+    /// What the startup path waits for, of what the manifest declares: the
+    /// startup gates and the watchdogs, each with what it waits for and
+    /// their names.
+    pub fn startup_waits(&self) -> impl Iterator<Item = (&str, &str, String)> {
+        [
+            ("startup gates", "are ready", &self.startup_gates),
+            ("watchdogs", "have beaten once", &self.watchdogs),
+        ]
+        .into_iter()
+        .filter(|(.., names)| !names.is_empty())
+        .map(|(what, until, names)| (what, until, names.join(", ")))
+    }
+}
+
 impl ProbePlan {
     /// The HTTP path it should read, without a query: its group's, else
     /// its endpoint's.
@@ -228,23 +220,10 @@ pub struct Plan {
     pub graceful_stop: Duration,
 }
 
-/// The command-line facts that the manifest does not hold.
-#[derive(Debug, Clone, Default)]
-pub struct Options {
-    /// `--port`.
-    pub port: Option<u16>,
-    /// `--grpc-port`.
-    pub grpc_port: Option<u16>,
-    /// `--grpc-probes`: liveness and readiness over grpc.health.v1.
-    pub grpc_probes: bool,
-    /// `--container`.
-    pub container: Option<String>,
-    /// `--readiness-group`.
-    pub readiness_group: Option<String>,
-    /// `--readiness-exclude`: ready-tier probes the readiness probe's path
-    /// leaves out of the verdict (`?exclude=`).
-    pub readiness_exclude: Vec<String>,
-}
+/// The command-line facts that the manifest does not hold: the arguments
+/// of `k8s` (`--port`, `--grpc-port`, `--grpc-probes`, `--container`,
+/// `--readiness-group`, `--readiness-exclude`).
+pub type Options = K8sArgs;
 
 /// Whole seconds, when `d` is a non-zero whole number of seconds: the only
 /// durations Kubernetes' `*Seconds` fields can hold.
@@ -257,15 +236,60 @@ fn ceil_seconds(d: Duration) -> u64 {
     zb_health_spec::drain::whole_seconds(d).as_secs()
 }
 
-fn violation(location: Location, message: String, help: &str) -> Violation<Location> {
-    // R5 is the rule of durations that cannot fit the orchestrator's probe
-    // timeout (BE-HLTH-006); a timing Kubernetes cannot express is that.
+/// A violation of `rule` at `location`.
+fn violation(
+    rule: Rule,
+    location: Location,
+    message: String,
+    help: impl Into<String>,
+) -> Violation<Location> {
     Violation {
-        rule: Rule::Duration,
+        rule,
         location,
         message,
         help: help.into(),
     }
+}
+
+/// The names `name` may be, and the nearest one when it is close.
+fn one_of(name: &str, names: &[&str]) -> String {
+    format!(
+        "{}{}",
+        suggest::one_of(names),
+        suggest::hint(suggest::did_you_mean(name, names.iter().copied()))
+    )
+}
+
+/// A stated duration in the whole seconds of Kubernetes' `field`, or an
+/// R5 violation when it is none: R5 is the rule of durations that cannot
+/// fit the orchestrator's probe timeout (BE-HLTH-006), and a timing
+/// Kubernetes cannot express is that. `None` when it is not stated.
+fn stated_seconds(
+    stated: Option<Located<Duration>>,
+    what: &str,
+    field: &str,
+    help: &str,
+    errors: &mut Vec<Violation<Location>>,
+) -> Option<u64> {
+    let stated = stated?;
+    Some(exact_seconds(stated.value).unwrap_or_else(|| {
+        errors.push(violation(
+            Rule::Duration,
+            stated.location,
+            format!(
+                "the {what} of {} ms is not a whole number of seconds, which Kubernetes' `{field}` cannot express",
+                stated.value.as_millis()
+            ),
+            help,
+        ));
+        0
+    }))
+}
+
+/// Whether `probe` may be on `tier`: its tags say so, or it is a custom
+/// probe without `tags`, whose attribute may put it there.
+pub fn may_be_on(probe: &ProbeDecl, tier: Tag) -> bool {
+    probe.effective_tags().is_none_or(|t| t.contains(tier))
 }
 
 /// Resolves the probe settings for `manifest`, or every reason Kubernetes
@@ -283,38 +307,23 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
 
     // `--readiness-group`: the readiness probe reads the group, answered as
     // `ready` is, over its probes only.
-    let group = match options.readiness_group.as_deref() {
-        None => None,
-        Some(name) => match manifest.groups.iter().find(|g| g.name.value == name) {
-            Some(g) => Some(g),
-            None => {
-                let names: Vec<&str> = manifest
-                    .groups
-                    .iter()
-                    .map(|g| g.name.value.as_str())
-                    .collect();
-                return Err(vec![Violation {
-                    rule: Rule::Unknown,
-                    location: manifest.service.location,
-                    message: format!(
-                        "`--readiness-group {name}` names no health group of this manifest"
-                    ),
-                    help: if names.is_empty() {
-                        "the manifest has no `groups`; declare one (see spec/manifest.md), or leave the readiness probe on the ready tier".into()
-                    } else {
-                        format!(
-                            "name one of its `groups`: {}{}",
-                            zb_health_spec::suggest::one_of(&names),
-                            zb_health_spec::suggest::hint(zb_health_spec::suggest::did_you_mean(
-                                name,
-                                names.iter().copied()
-                            ))
-                        )
-                    },
-                }]);
-            }
-        },
-    };
+    let group = options.readiness_group.as_deref().map(|name| {
+        let found = manifest.groups.iter().find(|g| g.name.value == name);
+        found.ok_or_else(|| {
+            let names: Vec<&str> = manifest.groups.iter().map(|g| g.name.value.as_str()).collect();
+            vec![violation(
+                Rule::Unknown,
+                manifest.service.location,
+                format!("`--readiness-group {name}` names no health group of this manifest"),
+                if names.is_empty() {
+                    "the manifest has no `groups`; declare one (see spec/manifest.md), or leave the readiness probe on the ready tier".into()
+                } else {
+                    format!("name one of its `groups`: {}", one_of(name, &names))
+                },
+            )]
+        })
+    });
+    let group = group.transpose()?;
 
     // The ready tier's probes that have a name here (a custom probe named
     // by its attribute has none the tool can see): what `?exclude=` may
@@ -322,15 +331,12 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
     let ready_probes: Vec<String> = manifest
         .probes
         .iter()
-        .filter(|p| p.effective_tags().is_none_or(|t| t.contains(Tag::Ready)))
+        .filter(|p| may_be_on(p, Tag::Ready))
         .filter_map(|p| p.name.as_ref().map(|n| n.value.clone()))
         .collect();
     if !options.readiness_exclude.is_empty() {
-        let refuse = |message: String, help: String| Violation {
-            rule: Rule::Unknown,
-            location: manifest.service.location,
-            message,
-            help,
+        let refuse = |message: String, help: String| {
+            violation(Rule::Unknown, manifest.service.location, message, help)
         };
         if group.is_some() {
             errors.push(refuse(
@@ -349,12 +355,8 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
                 errors.push(refuse(
                     format!("`--readiness-exclude {name}` names no probe of the ready tier"),
                     format!(
-                        "name one of {}{} (a custom probe named only by its attribute must get a `name:` in the manifest to be excluded here)",
-                        zb_health_spec::suggest::one_of(&names),
-                        zb_health_spec::suggest::hint(zb_health_spec::suggest::did_you_mean(
-                            name,
-                            names.iter().copied()
-                        ))
+                        "name one of {} (a custom probe named only by its attribute must get a `name:` in the manifest to be excluded here)",
+                        one_of(name, &names)
                     ),
                 ));
             }
@@ -374,64 +376,49 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
         // With a group: the probes it selects (a custom probe without
         // `tags` may be on any tier the group selects).
         let on_ready = match group {
-            None => probe
-                .effective_tags()
-                .is_none_or(|t| t.contains(Tag::Ready)),
+            None => may_be_on(probe, Tag::Ready),
             Some(g) => {
                 probe
                     .name
                     .as_ref()
                     .is_some_and(|n| g.probes.iter().any(|p| p.value == n.value))
-                    || probe
-                        .effective_tags()
-                        .is_none_or(|t| g.tiers.iter().any(|tier| t.contains(tier.value)))
-                        && !g.tiers.is_empty()
+                    || g.tiers.iter().any(|tier| may_be_on(probe, tier.value))
             }
         };
         if !on_ready {
             continue;
         }
-        if matches!(probe.kind, ProbeKind::Custom { .. }) && probe.timeout.is_none() {
+        if let ProbeKind::Custom { type_path, .. } = &probe.kind
+            && probe.timeout.is_none()
+        {
             // Its deadline is on its attribute (the manifest's default does
             // not apply to it); only the compiler knows it, and proves it
             // below `orchestrator.timeout` when one is stated.
-            unknown.push(probe);
+            unknown.push(type_path);
             continue;
         }
         ready_deadline = ready_deadline.max(probe.effective_timeout(manifest));
     }
-    // The live tier runs no probe (R1); its watchdogs are a clock read.
-    let live_deadline = Duration::ZERO;
 
-    let (timeout_seconds, timeout_stated) = match manifest.orchestrator_timeout {
-        Some(stated) => match exact_seconds(stated.value) {
-            // `check` has proved every deadline, attribute ones included
-            // (by the compiler), strictly below it.
-            Some(secs) => (secs, true),
-            None => {
-                errors.push(violation(
-                    stated.location,
-                    format!(
-                        "the orchestrator timeout of {} ms is not a whole number of seconds, which Kubernetes' `timeoutSeconds` cannot express",
-                        stated.value.as_millis()
-                    ),
-                    "state it in whole seconds (`timeoutSeconds` is an integer, at least 1), e.g. `1s` or `2s`, with every probe deadline below it",
-                ));
-                (0, true)
-            }
-        },
+    let stated_timeout = stated_seconds(
+        manifest.orchestrator_timeout,
+        "orchestrator timeout",
+        "timeoutSeconds",
+        "state it in whole seconds (`timeoutSeconds` is an integer, at least 1), e.g. `1s` or `2s`, with every probe deadline below it",
+        &mut errors,
+    );
+    // `check` has proved every deadline, attribute ones included (by the
+    // compiler), strictly below a stated timeout.
+    let (timeout_seconds, timeout_stated) = match stated_timeout {
+        Some(secs) => (secs, true),
         None => {
-            for probe in &unknown {
-                let (ty, at) = match &probe.kind {
-                    ProbeKind::Custom { type_path, .. } => {
-                        (type_path.value.clone(), type_path.location)
-                    }
-                    _ => (String::new(), probe.location),
-                };
+            for ty in unknown {
                 errors.push(violation(
-                    at,
+                    Rule::Duration,
+                    ty.location,
                     format!(
-                        "the deadline of custom probe `{ty}` is on its #[zb_health] attribute, so `timeoutSeconds` cannot be proved above it"
+                        "the deadline of custom probe `{}` is on its #[zb_health] attribute, so `timeoutSeconds` cannot be proved above it",
+                        ty.value
                     ),
                     "state `orchestrator.timeout` (the compiler then proves every deadline below it), or the probe's `timeout` in the manifest",
                 ));
@@ -443,24 +430,16 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
 
     let drain_delay = manifest.lifecycle.drain_delay();
     let graceful_stop = manifest.graceful_stop();
-    let (grace_seconds, grace_stated) = match manifest.termination_grace_period {
-        Some(stated) => match exact_seconds(stated.value) {
-            // `check` (R18) has proved the drain fits in it.
-            Some(secs) => (secs, true),
-            None => {
-                errors.push(violation(
-                    stated.location,
-                    format!(
-                        "the termination grace period of {} ms is not a whole number of seconds, which Kubernetes' `terminationGracePeriodSeconds` cannot express",
-                        stated.value.as_millis()
-                    ),
-                    "state it in whole seconds, e.g. `30s`",
-                ));
-                (0, true)
-            }
-        },
-        None => (ceil_seconds(drain_delay + graceful_stop), false),
-    };
+    // `check` (R18) has proved the drain fits in a stated grace period.
+    let stated_grace = stated_seconds(
+        manifest.termination_grace_period,
+        "termination grace period",
+        "terminationGracePeriodSeconds",
+        "state it in whole seconds, e.g. `30s`",
+        &mut errors,
+    );
+    let drain = ceil_seconds(drain_delay + graceful_stop);
+    let (grace_seconds, grace_stated) = stated_grace.map_or((drain, false), |secs| (secs, true));
     if !errors.is_empty() {
         return Err(errors);
     }
@@ -486,23 +465,9 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
 
     // Readiness must see the drain's 503 before the drain ends; the same
     // numbers are the detection time every cache stays below (R19).
-    // A group is served over HTTP only (grpc.health.v1 maps tiers and
-    // probes, not groups).
-    let readiness = ProbePlan {
+    let mut readiness = ProbePlan {
         endpoint: Endpoint::Tier(Tag::Ready),
-        handler: match group {
-            Some(g) => Handler::Http {
-                path: g.path.value.clone(),
-            },
-            None if options.readiness_exclude.is_empty() => handler(Tag::Ready),
-            None => Handler::Http {
-                path: format!(
-                    "{}?{}",
-                    manifest.paths.get(Tag::Ready),
-                    zb_health_spec::query::exclude_query(&options.readiness_exclude)
-                ),
-            },
-        },
+        handler: handler(Tag::Ready),
         deadline: ready_deadline,
         period: detection::readiness_period_seconds(drain_delay),
         failure_threshold: detection::READINESS_FAILURE_THRESHOLD,
@@ -512,12 +477,20 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
         }),
         exclude: options.readiness_exclude.clone(),
     };
+    // A group, or a path with `?exclude=`, is served over HTTP only
+    // (grpc.health.v1 maps tiers and probes, not groups, and excludes none).
+    if readiness.group.is_some() || !readiness.exclude.is_empty() {
+        readiness.handler = Handler::Http {
+            path: readiness.http_path(&manifest.paths),
+        };
+    }
     let liveness = ProbePlan {
         endpoint: Endpoint::Tier(Tag::Live),
         handler: handler(Tag::Live),
-        deadline: live_deadline,
-        period: 10,
-        failure_threshold: 3,
+        // The live tier runs no probe (R1); its watchdogs are a clock read.
+        deadline: Duration::ZERO,
+        period: K8S_DEFAULT_PERIOD_SECONDS,
+        failure_threshold: K8S_DEFAULT_FAILURE_THRESHOLD,
         group: None,
         exclude: Vec::new(),
     };
@@ -541,12 +514,10 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
             }
         });
 
+    let service = &manifest.service.value;
     Ok(Plan {
-        service: manifest.service.value.clone(),
-        container: options
-            .container
-            .clone()
-            .unwrap_or_else(|| manifest.service.value.clone()),
+        service: service.clone(),
+        container: options.container.as_ref().unwrap_or(service).clone(),
         port,
         port_source,
         grpc_port,
@@ -588,12 +559,7 @@ pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violatio
 /// names. The startup probe is the exception the flag states: no manifest
 /// line can map a gRPC name to the startup path.
 fn grpc_refusals(manifest: &Manifest, group: bool) -> Vec<Violation<Location>> {
-    let refuse = |location: Location, message: String, help: String| Violation {
-        rule: Rule::Unknown,
-        location,
-        message,
-        help,
-    };
+    let refuse = |location, message, help| violation(Rule::Unknown, location, message, help);
     let example = |tier: Tag| format!("{}.{tier}: {tier}", manifest.service.value);
     let Some(grpc) = &manifest.grpc else {
         return vec![refuse(
@@ -614,13 +580,10 @@ fn grpc_refusals(manifest: &Manifest, group: bool) -> Vec<Violation<Location>> {
                 .into(),
         ));
     }
-    let probed: &[Tag] = if group {
-        &[Tag::Live]
-    } else {
-        &[Tag::Live, Tag::Ready]
-    };
-    for &tier in probed {
-        if grpc_service(manifest, tier).is_none() {
+    // With a group, the readiness probe reads it over HTTP: only `live` is
+    // asked over gRPC.
+    for tier in [Tag::Live, Tag::Ready] {
+        if (tier == Tag::Live || !group) && grpc_service(manifest, tier).is_none() {
             errors.push(refuse(
                 grpc.location,
                 format!(
@@ -641,18 +604,7 @@ fn grpc_refusals(manifest: &Manifest, group: bool) -> Vec<Violation<Location>> {
 /// `ready` by default), else the first service mapped to the tier.
 pub fn grpc_service(manifest: &Manifest, tier: Tag) -> Option<String> {
     let grpc = manifest.grpc.as_ref()?;
-    let target_of = |name: &str| {
-        grpc.services
-            .iter()
-            .find(|s| s.name.value == name)
-            .map(|s| &s.target)
-    };
-    let whole = match target_of("") {
-        Some(GrpcTargetDecl::Tier(t)) => Some(t.value),
-        Some(GrpcTargetDecl::Probe(_)) => None,
-        None => Some(Tag::Ready),
-    };
-    if whole == Some(tier) {
+    if tier_of_grpc_service(manifest, "") == Some(tier) {
         return Some(String::new());
     }
     grpc.services
@@ -665,12 +617,11 @@ pub fn grpc_service(manifest: &Manifest, tier: Tag) -> Option<String> {
 /// whole tier.
 pub fn tier_of_grpc_service(manifest: &Manifest, service: &str) -> Option<Tag> {
     let grpc = manifest.grpc.as_ref()?;
-    match grpc.services.iter().find(|s| s.name.value == service) {
-        Some(s) => match &s.target {
-            GrpcTargetDecl::Tier(t) => Some(t.value),
-            GrpcTargetDecl::Probe(_) => None,
-        },
-        None => (service.is_empty()).then_some(Tag::Ready),
+    let named = grpc.services.iter().find(|s| s.name.value == service);
+    match named.map(|s| &s.target) {
+        Some(GrpcTargetDecl::Tier(t)) => Some(t.value),
+        Some(GrpcTargetDecl::Probe(_)) => None,
+        None => service.is_empty().then_some(Tag::Ready),
     }
 }
 

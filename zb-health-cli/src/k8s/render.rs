@@ -48,241 +48,132 @@ pub fn human(d: Duration) -> String {
     }
 }
 
+/// Writes each of `texts` on its own line, indented by `indent` spaces.
+fn lines(o: &mut String, indent: usize, texts: &[String]) {
+    for text in texts {
+        let _ = writeln!(o, "{:indent$}{text}", "");
+    }
+}
+
 /// The YAML that `zb-health k8s` prints for `plan`. `manifest_path` is
 /// named in the header comment.
 pub fn yaml(plan: &Plan, manifest_path: &str) -> String {
-    let mut o = String::new();
-    let line = |o: &mut String, indent: usize, text: &str| {
-        let _ = writeln!(o, "{:indent$}{text}", "");
-    };
-    line(
-        &mut o,
-        0,
-        &format!(
-            "# Kubernetes probes for `{}`, from {manifest_path} (zb-health k8s).",
-            plan.service
-        ),
-    );
-    line(
-        &mut o,
-        0,
-        "# A strategic-merge patch for its Deployment or StatefulSet, e.g.",
-    );
-    line(
-        &mut o,
-        0,
-        &format!(
-            "#   kubectl patch deployment {} --patch-file probes.yaml",
-            plan.service
-        ),
-    );
-    line(
-        &mut o,
-        0,
-        "# `zb-health k8s --check deployment.yaml` compares an existing one with this.",
-    );
-    line(&mut o, 0, "spec:");
-    line(&mut o, 2, "template:");
-    line(&mut o, 4, "spec:");
+    let service = &plan.service;
+    let head = [
+        format!("# Kubernetes probes for `{service}`, from {manifest_path} (zb-health k8s)."),
+        "# A strategic-merge patch for its Deployment or StatefulSet, e.g.".into(),
+        format!("#   kubectl patch deployment {service} --patch-file probes.yaml"),
+        "# `zb-health k8s --check deployment.yaml` compares an existing one with this.".into(),
+        "spec:".into(),
+        "  template:".into(),
+        "    spec:".into(),
+    ];
+    // The pod spec's keys, at 6 spaces.
     let drain = format!(
         "drain_delay {} + shutdown {}",
         human(plan.drain_delay),
         human(plan.graceful_stop)
     );
-    if plan.grace_stated {
-        line(
-            &mut o,
-            6,
-            &format!(
-                "# orchestrator.termination_grace_period; the drain ({drain}) fits in it (R18)."
-            ),
-        );
+    let mut pod = if plan.grace_stated {
+        vec![format!(
+            "# orchestrator.termination_grace_period; the drain ({drain}) fits in it (R18)."
+        )]
     } else {
-        line(
-            &mut o,
-            6,
-            &format!("# The drain ({drain}), rounded up: the service exits before SIGKILL."),
-        );
-        line(
-            &mut o,
-            6,
-            "# Kubernetes' default of 30 s applies if this line is left out.",
-        );
-    }
-    line(
-        &mut o,
-        6,
-        &format!("terminationGracePeriodSeconds: {}", plan.grace_seconds),
-    );
-    line(&mut o, 6, "containers:");
-    line(&mut o, 8, &format!("- name: {}", scalar(&plan.container)));
-    let c = 10;
-    line(
-        &mut o,
-        c,
-        "# No `lifecycle.preStop` sleep: on SIGTERM the service keeps serving for",
-    );
-    line(
-        &mut o,
-        c,
-        &format!(
+        vec![
+            format!("# The drain ({drain}), rounded up: the service exits before SIGKILL."),
+            "# Kubernetes' default of 30 s applies if this line is left out.".into(),
+        ]
+    };
+    pod.extend([
+        format!("terminationGracePeriodSeconds: {}", plan.grace_seconds),
+        "containers:".into(),
+        format!("  - name: {}", scalar(&plan.container)),
+    ]);
+    // The container's keys, at 10 spaces.
+    let port = plan.port;
+    let mut c = vec![
+        "# No `lifecycle.preStop` sleep: on SIGTERM the service keeps serving for".into(),
+        format!(
             "# drain_delay ({}) with readiness at 503, so the endpoints drop the pod while",
             human(plan.drain_delay)
         ),
-    );
-    line(
-        &mut o,
-        c,
-        "# requests still succeed; a preStop sleep would only add to the grace period.",
-    );
-    line(
-        &mut o,
-        c,
-        &format!(
+        "# requests still succeed; a preStop sleep would only add to the grace period.".into(),
+        format!(
             "# The active tier ({}) gets no probe: it is for routing (503 on a",
             plan.paths.active
         ),
-    );
-    line(
-        &mut o,
-        c,
-        "# healthy standby), and a kubelet probe on it would restart or unready standbys.",
-    );
-    line(
-        &mut o,
-        c,
-        "# HOST: the service binds its ports to it (default 127.0.0.1), and the kubelet",
-    );
-    line(
-        &mut o,
-        c,
-        "# connects to the pod IP, so a pod binds every interface. Strategic merge merges",
-    );
-    line(
-        &mut o,
-        c,
-        "# `env` by name: this adds HOST and keeps the container's other variables.",
-    );
-    line(&mut o, c, "env:");
-    line(&mut o, c + 2, "- name: HOST");
-    line(&mut o, c + 4, "value: \"0.0.0.0\"");
-    match plan.port_source {
-        PortSource::Management => line(
-            &mut o,
-            c,
-            &format!(
-                "# Port {}: the manifest's management port, so a busy app cannot delay the probes.",
-                plan.port
+        "# healthy standby), and a kubelet probe on it would restart or unready standbys.".into(),
+        "# HOST: the service binds its ports to it (default 127.0.0.1), and the kubelet".into(),
+        "# connects to the pod IP, so a pod binds every interface. Strategic merge merges".into(),
+        "# `env` by name: this adds HOST and keeps the container's other variables.".into(),
+        "env:".into(),
+        "  - name: HOST".into(),
+        "    value: \"0.0.0.0\"".into(),
+        match plan.port_source {
+            PortSource::Management => format!(
+                "# Port {port}: the manifest's management port, so a busy app cannot delay the probes."
             ),
-        ),
-        PortSource::Flag => line(
-            &mut o,
-            c,
-            &format!(
-                "# Port {}: --port (the app port is not in the manifest).",
-                plan.port
+            PortSource::Flag => {
+                format!("# Port {port}: --port (the app port is not in the manifest).")
+            }
+            PortSource::Default => format!(
+                "# Port {port}: the default; the app port is not in the manifest (pass --port)."
             ),
-        ),
-        PortSource::Default => line(
-            &mut o,
-            c,
-            &format!(
-                "# Port {}: the default; the app port is not in the manifest (pass --port).",
-                plan.port
-            ),
-        ),
-    }
-    if plan.timeout_stated {
-        line(
-            &mut o,
-            c,
-            &format!(
-                "# timeoutSeconds {}: orchestrator.timeout, above every probe deadline (R5, BE-HLTH-006).",
-                plan.timeout_seconds
-            ),
-        );
-    } else {
-        line(
-            &mut o,
-            c,
-            &format!(
-                "# timeoutSeconds {}: above the longest {} deadline ({}); state",
-                plan.timeout_seconds,
-                match &plan.readiness.group {
-                    Some(g) => format!("health group `{}`", g.name),
-                    None => "ready-tier".to_string(),
-                },
-                human(plan.readiness.deadline)
-            ),
-        );
-        line(
-            &mut o,
-            c,
-            "# orchestrator.timeout in the manifest to have the compiler prove it (BE-HLTH-006).",
-        );
-    }
-    probe(
-        &mut o,
-        c,
-        "livenessProbe",
-        &plan.liveness,
-        plan,
-        &liveness_note(plan),
-    );
-    let (period, threshold) = (plan.readiness.period, plan.readiness.failure_threshold);
-    let mut ready_note = vec![
-        if Duration::from_secs(period * threshold) <= plan.drain_delay {
-            format!(
-                "ready tier: its dependencies; {period}s × {threshold} ≤ drain_delay, so the drain's 503 is seen in time."
-            )
-        } else {
-            format!(
-                "ready tier: its dependencies; drain_delay ({}) is under {period}s × {threshold}: the endpoints drop the pod on termination anyway.",
-                human(plan.drain_delay)
-            )
         },
     ];
+    if plan.timeout_stated {
+        c.push(format!(
+            "# timeoutSeconds {}: orchestrator.timeout, above every probe deadline (R5, BE-HLTH-006).",
+            plan.timeout_seconds
+        ));
+    } else {
+        let longest = match &plan.readiness.group {
+            Some(g) => format!("health group `{}`", g.name),
+            None => "ready-tier".to_string(),
+        };
+        c.extend([
+            format!(
+                "# timeoutSeconds {}: above the longest {longest} deadline ({}); state",
+                plan.timeout_seconds,
+                human(plan.readiness.deadline)
+            ),
+            "# orchestrator.timeout in the manifest to have the compiler prove it (BE-HLTH-006)."
+                .into(),
+        ]);
+    }
+    let live_note = liveness_note(plan);
+    probe(&mut c, "livenessProbe", &plan.liveness, plan, live_note);
     // A group answers as the ready tier does, over its probes only, with
     // the drain's and the startup gates' 503 all the same.
-    if let Some(g) = &plan.readiness.group {
-        ready_note.insert(
-            0,
-            format!(
-                "health group `{}` (--readiness-group): the ready tier's answer over its probes only.",
-                g.name
-            ),
-        );
-    }
-    probe(
-        &mut o,
-        c,
-        "readinessProbe",
-        &plan.readiness,
-        plan,
-        &ready_note,
-    );
+    let mut ready_note: Vec<String> = plan.readiness.group.iter().map(|g| format!(
+        "health group `{}` (--readiness-group): the ready tier's answer over its probes only.",
+        g.name
+    )).collect();
+    let (period, threshold) = (plan.readiness.period, plan.readiness.failure_threshold);
+    ready_note.push(if Duration::from_secs(period * threshold) <= plan.drain_delay {
+        format!(
+            "ready tier: its dependencies; {period}s × {threshold} ≤ drain_delay, so the drain's 503 is seen in time."
+        )
+    } else {
+        format!(
+            "ready tier: its dependencies; drain_delay ({}) is under {period}s × {threshold}: the endpoints drop the pod on termination anyway.",
+            human(plan.drain_delay)
+        )
+    });
+    probe(&mut c, "readinessProbe", &plan.readiness, plan, ready_note);
     if let Some(startup) = &plan.startup {
         let budget = startup.period * startup.failure_threshold;
-        let mut waits = Vec::new();
-        if !plan.startup_gates.is_empty() {
-            waits.push(format!(
-                "the startup gates ({}) are ready",
-                plan.startup_gates.join(", ")
-            ));
-        }
-        if !plan.watchdogs.is_empty() {
-            waits.push(format!(
-                "the watchdogs ({}) have beaten once",
-                plan.watchdogs.join(", ")
-            ));
-        }
         // One condition a line, so no comment runs long.
-        let mut note: Vec<String> = waits
-            .iter()
+        let mut note: Vec<String> = plan
+            .startup_waits()
             .enumerate()
-            .map(|(i, wait)| match i {
-                0 => format!("startup path: 503 until {wait}"),
-                _ => format!("and {wait}"),
+            .map(|(i, (what, until, names))| {
+                let lead = if i == 0 {
+                    "startup path: 503 until"
+                } else {
+                    "and"
+                };
+                format!("{lead} the {what} ({names}) {until}")
             })
             .collect();
         if let Some(last) = note.last_mut() {
@@ -295,8 +186,12 @@ pub fn yaml(plan: &Plan, manifest_path: &str) -> String {
                 startup.period, startup.failure_threshold
             ),
         ]);
-        probe(&mut o, c, "startupProbe", startup, plan, &note);
+        probe(&mut c, "startupProbe", startup, plan, note);
     }
+    let mut o = String::new();
+    lines(&mut o, 0, &head);
+    lines(&mut o, 6, &pod);
+    lines(&mut o, 10, &c);
     o
 }
 
@@ -310,59 +205,57 @@ fn liveness_note(plan: &Plan) -> Vec<String> {
         "live tier: no dependency, never cached ({watchdogs}); a restart is the cure."
     )];
     if plan.exit_on_stall {
-        note.push(format!(
-            "lifecycle.exit_on_stall: a stall ends the process (exit code {}) sooner;",
-            zb_health_spec::drain::WATCHDOG_STALL_EXIT_CODE
-        ));
-        note.push(
+        note.extend([
+            format!(
+                "lifecycle.exit_on_stall: a stall ends the process (exit code {}) sooner;",
+                zb_health_spec::drain::WATCHDOG_STALL_EXIT_CODE
+            ),
             "the pod's restartPolicy Always restarts it, so no restart rule is needed.".into(),
-        );
+        ]);
     }
     note
 }
 
-fn probe(o: &mut String, indent: usize, key: &str, p: &ProbePlan, plan: &Plan, notes: &[String]) {
-    let pad = |n: usize| " ".repeat(n);
-    let _ = writeln!(o, "{}{key}:", pad(indent));
-    let i = indent + 2;
-    for note in notes {
-        let _ = writeln!(o, "{}# {note}", pad(i));
-    }
+/// One probe of the container, under its `key`, with its `notes` as
+/// comments.
+fn probe(c: &mut Vec<String>, key: &str, p: &ProbePlan, plan: &Plan, notes: Vec<String>) {
+    c.push(format!("{key}:"));
+    c.extend(notes.iter().map(|note| format!("  # {note}")));
     match &p.handler {
-        Handler::Http { path } => {
-            let _ = writeln!(o, "{}httpGet:", pad(i));
-            let _ = writeln!(o, "{}path: {}", pad(i + 2), scalar(path));
-            let _ = writeln!(o, "{}port: {}", pad(i + 2), plan.port);
-        }
+        Handler::Http { path } => c.extend([
+            "  httpGet:".into(),
+            format!("    path: {}", scalar(path)),
+            format!("    port: {}", plan.port),
+        ]),
         Handler::Grpc { service } => {
             let tier = p.endpoint.as_str();
             let port = plan.grpc_port.unwrap_or(super::DEFAULT_GRPC_PORT);
-            let _ = writeln!(
-                o,
-                "{}# --grpc-probes: grpc.health.v1 service {} answers from the {tier} tier (grpc.services);",
-                pad(i),
-                scalar(service)
-            );
-            let _ = writeln!(
-                o,
-                "{}# port {port}: {}. Over HTTP: httpGet {} on port {}.",
-                pad(i),
-                if plan.grpc_port_stated {
-                    "--grpc-port"
-                } else {
-                    "the gRPC default, an assumption (pass --grpc-port)"
-                },
-                plan.paths.endpoint(p.endpoint),
-                plan.port
-            );
-            let _ = writeln!(o, "{}grpc:", pad(i));
-            let _ = writeln!(o, "{}port: {port}", pad(i + 2));
-            let _ = writeln!(o, "{}service: {}", pad(i + 2), scalar(service));
+            let source = if plan.grpc_port_stated {
+                "--grpc-port"
+            } else {
+                "the gRPC default, an assumption (pass --grpc-port)"
+            };
+            c.extend([
+                format!(
+                    "  # --grpc-probes: grpc.health.v1 service {} answers from the {tier} tier (grpc.services);",
+                    scalar(service)
+                ),
+                format!(
+                    "  # port {port}: {source}. Over HTTP: httpGet {} on port {}.",
+                    plan.paths.endpoint(p.endpoint),
+                    plan.port
+                ),
+                "  grpc:".into(),
+                format!("    port: {port}"),
+                format!("    service: {}", scalar(service)),
+            ]);
         }
     }
-    let _ = writeln!(o, "{}timeoutSeconds: {}", pad(i), plan.timeout_seconds);
-    let _ = writeln!(o, "{}periodSeconds: {}", pad(i), p.period);
-    let _ = writeln!(o, "{}failureThreshold: {}", pad(i), p.failure_threshold);
+    c.extend([
+        format!("  timeoutSeconds: {}", plan.timeout_seconds),
+        format!("  periodSeconds: {}", p.period),
+        format!("  failureThreshold: {}", p.failure_threshold),
+    ]);
 }
 
 #[cfg(test)]

@@ -128,13 +128,12 @@ struct TierPeek {
     status: Option<Status>,
 }
 
-#[derive(Deserialize)]
+/// No lifecycle, or one that is not read, is all `false` on the page.
+#[derive(Default, Deserialize)]
+#[serde(default)]
 struct LifecyclePeek {
-    #[serde(default)]
     drain: Option<DrainPeek>,
-    #[serde(default)]
     gates: Vec<GatePeek>,
-    #[serde(default)]
     maintenance: Option<IgnoredAny>,
 }
 
@@ -263,22 +262,16 @@ impl History {
     /// process started, or it is no delta): the caller keeps `delta` as it
     /// is and reads the whole document next.
     pub fn merge(&mut self, delta: History) -> Result<(), Box<History>> {
-        let Some(meta) = delta.delta.clone() else {
+        let same_process = delta.started_ms == self.started_ms;
+        let Some(meta) = delta.delta.clone().filter(|_| same_process) else {
             return Err(Box::new(delta));
         };
-        if delta.started_ms != self.started_ms {
-            return Err(Box::new(delta));
-        }
         let cap = delta.capacity;
-        let mut changed: HashMap<String, Probe> = delta
-            .probes
-            .into_iter()
-            .map(|p| (p.name.clone(), p))
-            .collect();
-        let mut kept: HashMap<String, Probe> = std::mem::take(&mut self.probes)
-            .into_iter()
-            .map(|p| (p.name.clone(), p))
-            .collect();
+        let by_name = |probes: Vec<Probe>| -> HashMap<String, Probe> {
+            probes.into_iter().map(|p| (p.name.clone(), p)).collect()
+        };
+        let mut changed = by_name(delta.probes);
+        let mut kept = by_name(std::mem::take(&mut self.probes));
         // The delta's names decide which probes there are, and in what
         // order; one that changed and was not known comes in as it is.
         self.probes = meta
@@ -291,12 +284,7 @@ impl History {
                 (None, None) => None,
             })
             .collect();
-        for event in delta.events {
-            if !self.events.contains(&event) {
-                self.events.push_back(event);
-            }
-        }
-        trim(&mut self.events, cap.events);
+        add_new(&mut self.events, delta.events, cap.events);
         self.service = delta.service;
         self.now_ms = delta.now_ms;
         self.flap_window_ms = delta.flap_window_ms;
@@ -317,18 +305,18 @@ impl History {
             .values()
             .filter_map(|t| t.as_ref().and_then(|t| t.status))
             .max();
-        let lifecycle: Option<LifecyclePeek> =
-            serde_json::from_str(self.lifecycle.get()).unwrap_or(None);
+        let lifecycle: LifecyclePeek = serde_json::from_str::<Option<_>>(self.lifecycle.get())
+            .unwrap_or(None)
+            .unwrap_or_default();
         let mut failing: Vec<FailingProbe<'_>> = self
             .probes
             .iter()
-            .filter_map(|p| match p.status {
-                Some(s) if s != Status::Healthy => Some(FailingProbe {
+            .filter_map(|p| {
+                Some(FailingProbe {
                     name: &p.name,
-                    status: s,
+                    status: p.status.filter(|s| *s != Status::Healthy)?,
                     description: p.description.as_deref(),
-                }),
-                _ => None,
+                })
             })
             .collect();
         failing.sort_by_key(|f| std::cmp::Reverse(f.status));
@@ -338,14 +326,9 @@ impl History {
             tiers: &self.tiers,
             failing,
             flaps: self.probes.iter().map(|p| p.flaps).sum(),
-            draining: lifecycle
-                .as_ref()
-                .and_then(|l| l.drain.as_ref())
-                .is_some_and(|d| d.draining),
-            starting: lifecycle
-                .as_ref()
-                .is_some_and(|l| l.gates.iter().any(|g| g.state == "pending")),
-            maintenance: lifecycle.as_ref().is_some_and(|l| l.maintenance.is_some()),
+            draining: lifecycle.drain.is_some_and(|d| d.draining),
+            starting: lifecycle.gates.iter().any(|g| g.state == "pending"),
+            maintenance: lifecycle.maintenance.is_some(),
         }
     }
 }
@@ -364,18 +347,24 @@ impl Probe {
         let skip = new.samples.len().saturating_sub(fresh);
         self.samples.extend(new.samples.into_iter().skip(skip));
         trim(&mut self.samples, cap.samples);
-        for t in new.transitions {
-            if !self.transitions.contains(&t) {
-                self.transitions.push_back(t);
-            }
-        }
-        trim(&mut self.transitions, cap.transitions);
+        add_new(&mut self.transitions, new.transitions, cap.transitions);
         Probe {
             samples: self.samples,
             transitions: self.transitions,
             ..new
         }
     }
+}
+
+/// Adds to `ring` those of `new` it does not hold yet, then keeps the
+/// newest `cap`.
+fn add_new<T: PartialEq>(ring: &mut VecDeque<T>, new: VecDeque<T>, cap: usize) {
+    for item in new {
+        if !ring.contains(&item) {
+            ring.push_back(item);
+        }
+    }
+    trim(ring, cap);
 }
 
 /// Drops the oldest of `ring` beyond `cap`.

@@ -6,8 +6,8 @@
 
 use zb_health_spec::manifest::{Location, Manifest};
 
-use super::{Plan, ProbePlan};
-use crate::input::Source;
+use super::{Options, Plan};
+use crate::input::{Failure, Source};
 use crate::render::{Diagnostic, plural, render_all};
 use crate::yaml::{self, Node};
 
@@ -15,7 +15,7 @@ mod pod;
 mod probe;
 
 use pod::{cluster_size, grace, host, pod_management, stall_restart};
-use probe::one_probe;
+use probe::ProbeCheck;
 
 /// What a drift is about: its code, name and the requirement at stake.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,63 +57,62 @@ pub enum Check {
 }
 
 impl Check {
-    /// `K1` … `K10`.
-    pub const fn code(self) -> &'static str {
+    /// Its code (`K1` … `K11`), its name, and what the manifest says that
+    /// it is compared with.
+    const fn parts(self) -> (&'static str, &'static str, &'static str) {
         match self {
-            Check::Path => "K1",
-            Check::Port => "K2",
-            Check::Timeout => "K3",
-            Check::Startup => "K4",
-            Check::Grace => "K5",
-            Check::Probe => "K6",
-            Check::PodManagement => "K7",
-            Check::Host => "K8",
-            Check::ClusterSize => "K9",
-            Check::Detection => "K10",
-            Check::StallRestart => "K11",
+            Check::Path => (
+                "K1",
+                "probe-path",
+                "the manifest's endpoints (ZB-1.1, ZB-5)",
+            ),
+            Check::Port => (
+                "K2",
+                "probe-port",
+                "the port the tiers are served on (ZB-5)",
+            ),
+            Check::Timeout => ("K3", "probe-timeout", "the probe deadlines (BE-HLTH-006)"),
+            Check::Startup => (
+                "K4",
+                "startup-probe",
+                "the startup gates and watchdogs (BE-HLTH-004, BE-HLTH-002)",
+            ),
+            Check::Grace => ("K5", "grace-period", "the shutdown drain (BE-HLTH-005)"),
+            Check::Probe => ("K6", "probe-tier", "the tiers (ZB-1.1)"),
+            Check::PodManagement => (
+                "K7",
+                "pod-management",
+                "the majority guards of the cluster probes (AT-5)",
+            ),
+            Check::Host => ("K8", "bind-host", "the address the service binds (HOST)"),
+            Check::ClusterSize => (
+                "K9",
+                "cluster-size",
+                "the cluster size of the majority guards (AT-5, ZB-2.3a)",
+            ),
+            Check::Detection => (
+                "K10",
+                "readiness-detection",
+                "the detection time its caches and thresholds fit (BE-HLTH-006)",
+            ),
+            Check::StallRestart => (
+                "K11",
+                "stall-restart",
+                "the exit of a stalled watchdog (BE-HLTH-002, KEP-5307)",
+            ),
         }
     }
 
     /// The note under the diagnostic.
     pub fn note(self) -> String {
-        let (name, what) = match self {
-            Check::Path => ("probe-path", "the manifest's endpoints (ZB-1.1, ZB-5)"),
-            Check::Port => ("probe-port", "the port the tiers are served on (ZB-5)"),
-            Check::Timeout => ("probe-timeout", "the probe deadlines (BE-HLTH-006)"),
-            Check::Startup => (
-                "startup-probe",
-                "the startup gates and watchdogs (BE-HLTH-004, BE-HLTH-002)",
-            ),
-            Check::Grace => ("grace-period", "the shutdown drain (BE-HLTH-005)"),
-            Check::Probe => ("probe-tier", "the tiers (ZB-1.1)"),
-            Check::PodManagement => (
-                "pod-management",
-                "the majority guards of the cluster probes (AT-5)",
-            ),
-            Check::Host => ("bind-host", "the address the service binds (HOST)"),
-            Check::ClusterSize => (
-                "cluster-size",
-                "the cluster size of the majority guards (AT-5, ZB-2.3a)",
-            ),
-            Check::Detection => (
-                "readiness-detection",
-                "the detection time its caches and thresholds fit (BE-HLTH-006)",
-            ),
-            Check::StallRestart => (
-                "stall-restart",
-                "the exit of a stalled watchdog (BE-HLTH-002, KEP-5307)",
-            ),
-        };
+        let (code, name, what) = self.parts();
         // K7 and K9 read the workload's own spec, not its pod template.
         let subject = match self {
             Check::PodManagement => "StatefulSet",
             Check::ClusterSize => "workload",
             _ => "pod",
         };
-        format!(
-            "check {} ({name}) compares the {subject} with {what}",
-            self.code()
-        )
+        format!("check {code} ({name}) compares the {subject} with {what}")
     }
 }
 
@@ -134,7 +133,7 @@ impl Drift {
     /// The drift as a rustc-style diagnostic: `error[K1]: …` at its place.
     fn diagnostic(&self) -> Diagnostic<'_> {
         Diagnostic {
-            id: self.check.code(),
+            id: self.check.parts().0,
             message: &self.message,
             location: self.location,
             note: self.check.note(),
@@ -144,8 +143,8 @@ impl Drift {
 }
 
 /// Renders every drift found in `deployment`, then a summary naming the
-/// manifest it disagrees with.
-pub fn report(drifts: &[Drift], deployment: &Source, manifest: &str, styled: bool) -> String {
+/// manifest it disagrees with, on stderr (exit 1).
+pub fn report(drifts: &[Drift], deployment: &Source, manifest: &str, styled: bool) -> Failure {
     let diagnostics: Vec<Diagnostic<'_>> = drifts.iter().map(Drift::diagnostic).collect();
     let count = drifts.len();
     let summary = format!(
@@ -156,6 +155,9 @@ pub fn report(drifts: &[Drift], deployment: &Source, manifest: &str, styled: boo
     render_all(deployment, &diagnostics, &summary, styled)
 }
 
+/// A container's probe keys, in the order they are compared.
+const PROBES: [&str; 3] = ["livenessProbe", "readinessProbe", "startupProbe"];
+
 /// The container chosen, with its pod spec and where they are.
 struct Target<'a> {
     /// The Deployment or StatefulSet document it is in.
@@ -164,6 +166,13 @@ struct Target<'a> {
     /// The pod spec's `spec` key, for settings it lacks.
     pod_loc: Location,
     container: &'a Node,
+}
+
+impl Target<'_> {
+    /// The workload's `spec` key, for settings it lacks.
+    fn workload_spec_loc(&self) -> Location {
+        self.workload.key_loc("spec").unwrap_or(self.workload.loc)
+    }
 }
 
 /// Compares the Deployment or StatefulSet in `text` with `plan`.
@@ -176,58 +185,45 @@ pub fn check(
     manifest: &Manifest,
     plan: &Plan,
     text: &str,
-    container: Option<&str>,
-    grpc_port_flag: Option<u16>,
+    options: &Options,
 ) -> Result<Vec<Drift>, String> {
     let docs = yaml::load_all(text)?;
-    let mut pods = Vec::new();
-    for doc in &docs {
-        let kind = doc.get("kind").and_then(Node::as_str);
-        if !matches!(kind, Some("Deployment" | "StatefulSet")) {
-            continue;
-        }
-        let Some(template) = doc.get("spec").and_then(|s| s.get("template")) else {
-            continue;
-        };
-        let (Some(pod), Some(pod_loc)) = (template.get("spec"), template.key_loc("spec")) else {
-            continue;
-        };
-        pods.push((doc, pod, pod_loc));
-    }
+    let pods: Vec<_> = docs
+        .iter()
+        .filter(|doc| {
+            let kind = doc.get("kind").and_then(Node::as_str);
+            matches!(kind, Some("Deployment" | "StatefulSet"))
+        })
+        .filter_map(|doc| {
+            let template = doc.get("spec")?.get("template")?;
+            Some((doc, template.get("spec")?, template.key_loc("spec")?))
+        })
+        .collect();
     if pods.is_empty() {
         return Err("no Deployment or StatefulSet with a pod template in it".into());
     }
     let all: Vec<Target<'_>> = pods
         .iter()
         .flat_map(|&(workload, pod, pod_loc)| {
-            pod.get("containers")
-                .map(Node::items)
-                .unwrap_or_default()
-                .iter()
-                .map(move |c| Target {
-                    workload,
-                    pod,
-                    pod_loc,
-                    container: c,
-                })
+            yaml::items(pod, "containers").iter().map(move |c| Target {
+                workload,
+                pod,
+                pod_loc,
+                container: c,
+            })
         })
         .collect();
-    fn name_of<'a>(t: &Target<'a>) -> &'a str {
-        t.container.get("name").and_then(Node::as_str).unwrap_or("")
-    }
-    let has_probes = |t: &Target<'_>| {
-        ["livenessProbe", "readinessProbe", "startupProbe"]
+    let target = match options.container.as_deref() {
+        Some(wanted) => all
             .iter()
-            .any(|k| t.container.get(k).is_some())
-    };
-    let target = match container {
-        Some(wanted) => all.iter().find(|t| name_of(t) == wanted).ok_or_else(|| {
-            format!("no container named `{wanted}` in a Deployment or StatefulSet")
-        })?,
+            .find(|t| t.container.get("name").and_then(Node::as_str).unwrap_or("") == wanted)
+            .ok_or_else(|| {
+                format!("no container named `{wanted}` in a Deployment or StatefulSet")
+            })?,
         None if all.len() == 1 => &all[0],
         None => all
             .iter()
-            .find(|t| has_probes(t))
+            .find(|t| PROBES.iter().any(|k| t.container.get(k).is_some()))
             .ok_or("several containers and none with probes: name one with --container")?,
     };
 
@@ -241,24 +237,37 @@ pub fn check(
     cluster_size(manifest, target, &mut drifts);
     host(target, at, &mut drifts);
     stall_restart(plan, target, &mut drifts);
-    let expected: [(&str, Option<&ProbePlan>); 3] = [
-        ("livenessProbe", Some(&plan.liveness)),
-        ("readinessProbe", Some(&plan.readiness)),
-        ("startupProbe", plan.startup.as_ref()),
+    let expected = [
+        Some(&plan.liveness),
+        Some(&plan.readiness),
+        plan.startup.as_ref(),
     ];
-    for (key, wanted) in expected {
+    for (key, wanted) in PROBES.into_iter().zip(expected) {
         match (target.container.get(key), wanted) {
             (Some(probe), Some(wanted)) => {
                 let key_loc = target.container.key_loc(key).unwrap_or(probe.loc);
-                one_probe(manifest, plan, target, key, key_loc, probe, wanted, grpc_port_flag, &mut drifts);
+                ProbeCheck {
+                    manifest,
+                    plan,
+                    target,
+                    key,
+                    key_loc,
+                    probe,
+                    wanted,
+                    grpc_port_flag: options.grpc_port,
+                    drifts: &mut drifts,
+                }
+                .run();
             }
-            (Some(_), None) => {}
             (None, Some(_)) if key == "startupProbe" => drifts.push(Drift {
                 check: Check::Startup,
                 location: at,
                 message: format!(
                     "the container has no startupProbe, but the manifest declares {}",
-                    startup_waits(plan)
+                    plan.startup_waits()
+                        .map(|(what, _, names)| format!("{what} ({names})"))
+                        .collect::<Vec<_>>()
+                        .join(" and ")
                 ),
                 help: format!(
                     "add a startupProbe on the startup path ({}) so the liveness probe waits for the start; `zb-health k8s` prints one",
@@ -280,21 +289,9 @@ pub fn check(
                 ),
                 help: format!("add a livenessProbe on {}", plan.paths.live),
             }),
-            (None, _) => {}
+            _ => {}
         }
     }
     drifts.sort_by_key(|d| (d.location.line, d.location.column));
     Ok(drifts)
-}
-
-/// What the startup probe waits for, for the K4 message.
-fn startup_waits(plan: &Plan) -> String {
-    let mut waits = Vec::new();
-    if !plan.startup_gates.is_empty() {
-        waits.push(format!("startup gates ({})", plan.startup_gates.join(", ")));
-    }
-    if !plan.watchdogs.is_empty() {
-        waits.push(format!("watchdogs ({})", plan.watchdogs.join(", ")));
-    }
-    waits.join(" and ")
 }

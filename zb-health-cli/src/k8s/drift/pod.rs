@@ -2,14 +2,14 @@
 //! the StatefulSet's pod management (K7), `HOST` (K8), `replicas` (K9) and
 //! the restart after a stall exit (K11).
 
-use zb_health_spec::Tag;
 use zb_health_spec::drain::WATCHDOG_STALL_EXIT_CODE;
-use zb_health_spec::manifest::{Location, Manifest, ProbeKind};
+use zb_health_spec::manifest::{Location, Manifest, ProbeDecl, ProbeKind};
+use zb_health_spec::{MajorityGuard, Tag};
 
 use super::super::render::human;
 use super::super::{K8S_DEFAULT_GRACE_SECONDS, Plan};
 use super::{Check, Drift, Target};
-use crate::yaml::Node;
+use crate::yaml::{Node, items};
 
 pub(super) fn grace(plan: &Plan, target: &Target<'_>, drifts: &mut Vec<Drift>) {
     let node = target.pod.get("terminationGracePeriodSeconds");
@@ -55,28 +55,27 @@ pub(super) fn grace(plan: &Plan, target: &Target<'_>, drifts: &mut Vec<Drift>) {
     }
 }
 
-/// The largest `expected_size` of a ready-tier probe whose majority guard
-/// is on: alone, a node of such a cluster answers 503 on ready.
-pub(super) fn majority_guard_on_ready(manifest: &Manifest) -> Option<(String, u32)> {
+/// The largest `expected_size` of a cluster probe's majority guard that
+/// `keep` accepts, with the probe's name.
+fn largest_guard(
+    manifest: &Manifest,
+    keep: impl Fn(&ProbeDecl, &MajorityGuard) -> bool,
+) -> Option<(String, u32)> {
     manifest
         .probes
         .iter()
-        .filter(|p| p.effective_tags().is_none_or(|t| t.contains(Tag::Ready)))
         .filter_map(|p| {
-            let guard = match &p.kind {
-                ProbeKind::ClusterTransport { guard } | ProbeKind::ActiveNode { guard, .. } => {
-                    guard.as_ref()?
-                }
-                _ => return None,
+            let (ProbeKind::ClusterTransport { guard } | ProbeKind::ActiveNode { guard, .. }) =
+                &p.kind
+            else {
+                return None;
             };
-            // One node is a majority of one.
-            (guard.require_majority && guard.expected_size >= 2).then(|| {
-                let name = p
-                    .name
-                    .as_ref()
-                    .map_or_else(String::new, |n| n.value.clone());
-                (name, guard.expected_size)
-            })
+            let guard = guard.as_ref().filter(|g| keep(p, g))?;
+            let name = p
+                .name
+                .as_ref()
+                .map_or_else(String::new, |n| n.value.clone());
+            Some((name, guard.expected_size))
         })
         .max_by_key(|(_, size)| *size)
 }
@@ -88,19 +87,22 @@ pub(super) fn pod_management(manifest: &Manifest, target: &Target<'_>, drifts: &
     if target.workload.get("kind").and_then(Node::as_str) != Some("StatefulSet") {
         return;
     }
-    let Some((probe, size)) = majority_guard_on_ready(manifest) else {
+    // A ready-tier probe whose majority guard is on: alone, a node of such
+    // a cluster answers 503 on ready (one node is a majority of one).
+    let Some((probe, size)) = largest_guard(manifest, |p, guard| {
+        super::super::may_be_on(p, Tag::Ready) && guard.require_majority && guard.expected_size >= 2
+    }) else {
         return;
     };
-    let spec = target.workload.get("spec");
-    let policy = spec.and_then(|s| s.get("podManagementPolicy"));
+    let policy = target
+        .workload
+        .get("spec")
+        .and_then(|s| s.get("podManagementPolicy"));
     let (location, said) = match policy {
         Some(n) if n.as_str() == Some("Parallel") => return,
         Some(n) => (n.loc, format!("`{}`", n.as_str().unwrap_or("?"))),
         None => (
-            target
-                .workload
-                .key_loc("spec")
-                .unwrap_or(target.workload.loc),
+            target.workload_spec_loc(),
             "no podManagementPolicy: Kubernetes' default `OrderedReady`".to_string(),
         ),
     };
@@ -115,28 +117,6 @@ pub(super) fn pod_management(manifest: &Manifest, target: &Target<'_>, drifts: &
     });
 }
 
-/// The largest `expected_size` of any cluster probe's guard, with the
-/// probe's name: the cluster size the manifest counts majorities of.
-pub(super) fn stated_cluster_size(manifest: &Manifest) -> Option<(String, u32)> {
-    manifest
-        .probes
-        .iter()
-        .filter_map(|p| {
-            let guard = match &p.kind {
-                ProbeKind::ClusterTransport { guard } | ProbeKind::ActiveNode { guard, .. } => {
-                    guard.as_ref()?
-                }
-                _ => return None,
-            };
-            let name = p
-                .name
-                .as_ref()
-                .map_or_else(String::new, |n| n.value.clone());
-            Some((name, guard.expected_size))
-        })
-        .max_by_key(|(_, size)| *size)
-}
-
 /// K9: the cluster size that the majority guards count against, the
 /// container's `CLUSTER_EXPECTED_SIZE` (a literal `value`; it overrides the
 /// manifest's) or else the manifest's `expected_size`, is not the
@@ -145,21 +125,14 @@ pub(super) fn stated_cluster_size(manifest: &Manifest) -> Option<(String, u32)> 
 /// it, and both sides of a partition can count a majority: split brain.
 pub(super) fn cluster_size(manifest: &Manifest, target: &Target<'_>, drifts: &mut Vec<Drift>) {
     const VAR: &str = "CLUSTER_EXPECTED_SIZE";
-    let env = target
-        .container
-        .get("env")
-        .map(Node::items)
-        .unwrap_or_default();
-    let from_env = env
-        .iter()
-        .find(|e| e.get("name").and_then(Node::as_str) == Some(VAR))
+    let from_env = env_var(target, VAR)
         .and_then(|e| e.get("value"))
         .and_then(|v| {
             v.as_int()
                 .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
         })
         .and_then(|n| u32::try_from(n).ok());
-    let (size, source) = match (from_env, stated_cluster_size(manifest)) {
+    let (size, source) = match (from_env, largest_guard(manifest, |_, _| true)) {
         (Some(size), _) => (size, format!("the container's {VAR}")),
         (None, Some((probe, size))) => (
             size,
@@ -173,10 +146,7 @@ pub(super) fn cluster_size(manifest: &Manifest, target: &Target<'_>, drifts: &mu
         Some(n) => (n.as_int(), n.loc, String::new()),
         None => (
             Some(1),
-            target
-                .workload
-                .key_loc("spec")
-                .unwrap_or(target.workload.loc),
+            target.workload_spec_loc(),
             " (no replicas: Kubernetes' default)".to_string(),
         ),
     };
@@ -217,15 +187,7 @@ pub(super) fn cluster_size(manifest: &Manifest, target: &Target<'_>, drifts: &mu
 /// connects to the pod IP, so a pod must bind every interface. A `HOST`
 /// from `valueFrom` is not known here and not judged.
 pub(super) fn host(target: &Target<'_>, at: Location, drifts: &mut Vec<Drift>) {
-    let env = target
-        .container
-        .get("env")
-        .map(Node::items)
-        .unwrap_or_default();
-    let Some(var) = env
-        .iter()
-        .find(|e| e.get("name").and_then(Node::as_str) == Some("HOST"))
-    else {
+    let Some(var) = env_var(target, "HOST") else {
         drifts.push(Drift {
             check: Check::Host,
             location: at,
@@ -234,15 +196,12 @@ pub(super) fn host(target: &Target<'_>, at: Location, drifts: &mut Vec<Drift>) {
         });
         return;
     };
-    if var.get("valueFrom").is_some() {
-        return;
-    }
     let value = var.get("value");
     let text = value.and_then(Node::as_str).unwrap_or("");
-    if text
+    let every = text
         .parse::<std::net::IpAddr>()
-        .is_ok_and(|ip| ip.is_unspecified())
-    {
+        .is_ok_and(|ip| ip.is_unspecified());
+    if every || var.get("valueFrom").is_some() {
         return;
     }
     let message = if text.trim().is_empty() {
@@ -266,38 +225,27 @@ pub(super) fn host(target: &Target<'_>, at: Location, drifts: &mut Vec<Drift>) {
 /// `restartPolicy: Never` (KEP-5307) would leave it stopped, unless one of
 /// its `restartPolicyRules` restarts it on that code.
 pub(super) fn stall_restart(plan: &Plan, target: &Target<'_>, drifts: &mut Vec<Drift>) {
-    if !plan.exit_on_stall {
-        return;
-    }
-    let Some(policy) = target.container.get("restartPolicy") else {
+    let never = target.container.get("restartPolicy");
+    let Some(policy) = never.filter(|p| plan.exit_on_stall && p.as_str() == Some("Never")) else {
         return;
     };
-    if policy.as_str() != Some("Never") {
-        return;
-    }
     let code = i128::from(WATCHDOG_STALL_EXIT_CODE);
-    let rules = target
-        .container
-        .get("restartPolicyRules")
-        .map(Node::items)
-        .unwrap_or_default();
-    let restarts = rules.iter().any(|rule| {
-        let Some(codes) = rule.get("exitCodes") else {
-            return false;
-        };
-        let listed = codes
-            .get("values")
-            .map(Node::items)
-            .unwrap_or_default()
-            .iter()
-            .any(|v| v.as_int() == Some(code));
-        rule.get("action").and_then(Node::as_str) == Some("Restart")
-            && match codes.get("operator").and_then(Node::as_str) {
-                Some("In") => listed,
-                Some("NotIn") => !listed,
-                _ => false,
-            }
-    });
+    let restarts = items(target.container, "restartPolicyRules")
+        .iter()
+        .any(|rule| {
+            let Some(codes) = rule.get("exitCodes") else {
+                return false;
+            };
+            let listed = items(codes, "values")
+                .iter()
+                .any(|v| v.as_int() == Some(code));
+            rule.get("action").and_then(Node::as_str) == Some("Restart")
+                && match codes.get("operator").and_then(Node::as_str) {
+                    Some("In") => listed,
+                    Some("NotIn") => !listed,
+                    _ => false,
+                }
+        });
     if restarts {
         return;
     }
@@ -311,4 +259,11 @@ pub(super) fn stall_restart(plan: &Plan, target: &Target<'_>, drifts: &mut Vec<D
             "add `restartPolicyRules: [{{ action: Restart, exitCodes: {{ operator: In, values: [{code}] }} }}]` (KEP-5307), or leave out `restartPolicy: Never`"
         ),
     });
+}
+
+/// The container's `env` entry named `name`.
+fn env_var<'a>(target: &Target<'a>, name: &str) -> Option<&'a Node> {
+    items(target.container, "env")
+        .iter()
+        .find(|e| e.get("name").and_then(Node::as_str) == Some(name))
 }
