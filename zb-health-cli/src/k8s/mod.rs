@@ -220,11 +220,6 @@ pub struct Plan {
     pub graceful_stop: Duration,
 }
 
-/// The command-line facts that the manifest does not hold: the arguments
-/// of `k8s` (`--port`, `--grpc-port`, `--grpc-probes`, `--container`,
-/// `--readiness-group`, `--readiness-exclude`).
-pub type Options = K8sArgs;
-
 /// Whole seconds, when `d` is a non-zero whole number of seconds: the only
 /// durations Kubernetes' `*Seconds` fields can hold.
 fn exact_seconds(d: Duration) -> Option<u64> {
@@ -302,7 +297,7 @@ pub fn may_be_on(probe: &ProbeDecl, tier: Tag) -> bool {
 /// `orchestrator.timeout`) a ready-tier custom probe whose deadline is only
 /// on its Rust attribute, which the tool cannot see and so cannot prove
 /// below `timeoutSeconds`.
-pub fn plan(manifest: &Manifest, options: &Options) -> Result<Plan, Vec<Violation<Location>>> {
+pub fn plan(manifest: &Manifest, options: &K8sArgs) -> Result<Plan, Vec<Violation<Location>>> {
     let mut errors = Vec::new();
 
     // `--readiness-group`: the readiness probe reads the group, answered as

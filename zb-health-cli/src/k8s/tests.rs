@@ -3,7 +3,7 @@ use zb_health_spec::manifest::parse_manifest;
 
 fn plan_of(yaml: &str) -> Plan {
     let manifest = parse_manifest(yaml).expect("a valid manifest");
-    plan(&manifest, &Options::default()).expect("a plan")
+    plan(&manifest, &K8sArgs::default()).expect("a plan")
 }
 
 #[test]
@@ -34,9 +34,9 @@ fn a_readiness_group_reads_its_path_and_its_probes_deadlines() {
     )
     .expect("a valid manifest");
     let with = |group: &str| {
-        let options = Options {
+        let options = K8sArgs {
             readiness_group: Some(group.into()),
-            ..Options::default()
+            ..K8sArgs::default()
         };
         plan(&manifest, &options).expect("a plan")
     };
@@ -52,9 +52,9 @@ fn a_readiness_group_reads_its_path_and_its_probes_deadlines() {
     assert_eq!(with("db").timeout_seconds, 1);
     let errors = plan(
         &manifest,
-        &Options {
+        &K8sArgs {
             readiness_group: Some("nope".into()),
-            ..Options::default()
+            ..K8sArgs::default()
         },
     )
     .expect_err("an unknown group");
@@ -72,9 +72,9 @@ fn a_derived_grace_period_covers_the_drain_rounded_up() {
 
 fn grpc_plan(yaml: &str) -> Result<Plan, Vec<Violation<Location>>> {
     let manifest = parse_manifest(yaml).expect("a valid manifest");
-    let options = Options {
+    let options = K8sArgs {
         grpc_probes: true,
-        ..Options::default()
+        ..K8sArgs::default()
     };
     plan(&manifest, &options)
 }
@@ -149,15 +149,15 @@ fn grpc_probes_refuse_a_probed_tier_without_a_name_and_name_the_line_to_add() {
     )
     .expect("a valid manifest");
     for options in [
-        Options {
+        K8sArgs {
             grpc_probes: true,
             readiness_exclude: vec!["d".into()],
-            ..Options::default()
+            ..K8sArgs::default()
         },
-        Options {
+        K8sArgs {
             grpc_probes: true,
             readiness_group: Some("db".into()),
-            ..Options::default()
+            ..K8sArgs::default()
         },
     ] {
         let errors = plan(&manifest, &options).expect_err("refused");
@@ -168,9 +168,9 @@ fn grpc_probes_refuse_a_probed_tier_without_a_name_and_name_the_line_to_add() {
 #[test]
 fn the_management_port_wins_over_the_flag() {
     let manifest = parse_manifest("service: s\nmanagement: { port: 8081 }\n").expect("valid");
-    let options = Options {
+    let options = K8sArgs {
         port: Some(9000),
-        ..Options::default()
+        ..K8sArgs::default()
     };
     let plan = plan(&manifest, &options).expect("a plan");
     assert_eq!(

@@ -6,7 +6,8 @@
 
 use zb_health_spec::manifest::{Location, Manifest};
 
-use super::{Options, Plan};
+use super::Plan;
+use crate::args::K8sArgs;
 use crate::input::{Failure, Source};
 use crate::render::{Diagnostic, plural, render_all};
 use crate::yaml::{self, Node};
@@ -185,7 +186,7 @@ pub fn check(
     manifest: &Manifest,
     plan: &Plan,
     text: &str,
-    options: &Options,
+    options: &K8sArgs,
 ) -> Result<Vec<Drift>, String> {
     let docs = yaml::load_all(text)?;
     let pods: Vec<_> = docs
