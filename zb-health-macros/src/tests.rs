@@ -454,3 +454,29 @@ fn an_async_fn_keeps_its_fn_and_gets_a_probe_type_of_its_name() {
     assert!(out.contains("const STATELESS"), "{out}");
     assert!(out.contains("__zb_health_limits_of_ping as ping"), "{out}");
 }
+
+#[test]
+fn a_certificate_address_is_built_behind_the_handshake_feature_and_files_are_not() {
+    let out = expand_inline(
+        "service: s\nprobes:\n  - { name: site, kind: certificate, address: \"shop:8443\", server_name: shop.example }\n",
+    );
+    assert!(!out.contains("compile_error"), "{out}");
+    assert!(
+        out.contains("__zb_require_certificate_handshake ! ()"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "__private :: certificate_address (\"shop:8443\" , :: core :: option :: Option :: Some (\"shop.example\"))"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("pub site :"), "no deps field: {out}");
+    // PEM files need the `certificate` feature alone.
+    let out = expand_inline(
+        "service: s\nprobes:\n  - { name: tls, kind: certificate, path: /tls.crt }\n",
+    );
+    assert!(out.contains("__zb_require_certificate ! ()"), "{out}");
+    assert!(!out.contains("certificate_handshake"), "{out}");
+    assert!(out.contains("CertificateProbe :: with_paths"), "{out}");
+}
