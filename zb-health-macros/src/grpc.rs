@@ -5,9 +5,9 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 use zb_health_spec::Rule;
-use zb_health_spec::manifest::{GrpcTargetDecl, Manifest, ProbeKind};
+use zb_health_spec::manifest::{GrpcTargetDecl, Manifest};
 
-use crate::site::Site;
+use crate::site::{Site, named_by_attribute};
 use crate::tokens::{DurationTokens, TagTokens};
 
 /// What the manifest type gets from the `grpc` section.
@@ -67,10 +67,7 @@ pub fn generate(m: &Manifest, site: &Site<'_>) -> Generated {
     // The reader checked probe targets against the manifest's names unless
     // a custom probe takes its name from its attribute; then `__PROBE_NAMES`
     // exists and the check happens here, against the attributes' names.
-    let dynamic = m
-        .probes
-        .iter()
-        .any(|p| matches!(p.kind, ProbeKind::Custom { .. }) && p.name.is_none());
+    let dynamic = m.probes.iter().any(named_by_attribute);
     let targets = grpc
         .services
         .iter()

@@ -7,7 +7,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use zb_health_spec::Rule;
 use zb_health_spec::Violation;
-use zb_health_spec::manifest::{Located, Location};
+use zb_health_spec::manifest::{Located, Location, ProbeDecl, ProbeKind};
 
 use crate::errors::located;
 
@@ -69,6 +69,13 @@ impl Site<'_> {
         let ok = quote!(#krate::spec::grpc::names_contain(&#name::__PROBE_NAMES, #value));
         self.fact(subject, fact, ok, &message)
     }
+}
+
+/// Whether `p` takes its name from its `#[zb_health]` attribute, which the
+/// macro cannot read (a custom entry without `name:`): then the names that
+/// refer to probes are checked by generated code, against `__PROBE_NAMES`.
+pub fn named_by_attribute(p: &ProbeDecl) -> bool {
+    matches!(p.kind, ProbeKind::Custom { .. }) && p.name.is_none()
 }
 
 /// One item checking one fact: `ok` must hold, else compilation fails

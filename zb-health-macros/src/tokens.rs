@@ -7,7 +7,9 @@ use std::time::Duration;
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
 use zb_health_spec::settings::ProbeSettings;
-use zb_health_spec::{Disclosure, FailureStatus, HealthStatus, ResponseFormat, Tag};
+use zb_health_spec::{
+    Disclosure, FailureStatus, HealthStatus, MembershipPolicy, ResponseFormat, Tag,
+};
 
 /// A newtype that emits a spec enum's value as the runtime's variant of
 /// the same name, `#krate::Enum::Variant`.
@@ -40,6 +42,11 @@ variant_tokens! {
 variant_tokens! {
     /// A health status: `#krate::spec::HealthStatus::Degraded`.
     HealthStatusTokens(HealthStatus) { Healthy, Degraded, Unhealthy }
+}
+
+variant_tokens! {
+    /// A cluster membership policy: `#krate::spec::MembershipPolicy::Default`.
+    MembershipPolicyTokens(MembershipPolicy) { Default, OtOpcUaCompat }
 }
 
 variant_tokens! {
@@ -116,14 +123,8 @@ impl ToTokens for ProbeMetaTokens<'_> {
         let failure = FailureStatusTokens(failure_status, krate);
         let [cache, refresh, max_staleness] = [policy.cache, policy.refresh, policy.max_staleness]
             .map(|d| optional_duration(d, krate));
-        let count = |n: Option<u32>| match n {
-            Some(n) => quote!(::core::option::Option::Some(#n)),
-            None => quote!(::core::option::Option::None),
-        };
-        let (failures, successes) = (
-            count(policy.threshold.failures),
-            count(policy.threshold.successes),
-        );
+        let [failures, successes] =
+            [policy.threshold.failures, policy.threshold.successes].map(OptionTokens);
         let failing_for = optional_duration(policy.threshold.failing_for, krate);
         let shared = policy.shared;
         let restart_after = optional_duration(policy.restart_after, krate);

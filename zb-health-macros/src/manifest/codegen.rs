@@ -14,8 +14,8 @@ use super::wiring::install;
 use crate::builtin;
 use crate::errors::Ctxt;
 use crate::lifecycle;
-use crate::site::Site;
-use crate::tokens::{DurationTokens, OptionTokens};
+use crate::site::{Site, named_by_attribute};
+use crate::tokens::{DurationTokens, optional_duration};
 
 /// The names the caller chose: `NAME` and `NAMEDeps` (the lifecycle's
 /// `NAMEInstalled`, `NAMEStartup` and `NAMEWatchdogs` are in
@@ -93,10 +93,7 @@ pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> 
     let service = &m.service.value;
     let [ready, active, live] = Tag::ALL.map(|t| m.paths.get(t).to_owned());
     let started = m.paths.started.clone();
-    let orchestrator = OptionTokens(
-        m.orchestrator_timeout
-            .map(|t| DurationTokens(t.value, krate)),
-    );
+    let orchestrator = optional_duration(m.orchestrator_timeout.map(|t| t.value), krate);
     let detection = DurationTokens(m.detection_time(), krate);
     let mut fields: Vec<TokenStream> = deps
         .iter()
@@ -465,11 +462,7 @@ fn active_node_gate(m: &Manifest, krate: &TokenStream) -> TokenStream {
 /// against the manifest's unless a custom probe takes its name from its
 /// attribute; then `__PROBE_NAMES` exists and each name is checked here.
 fn group_checks(m: &Manifest, site: &Site<'_>) -> TokenStream {
-    let dynamic = m
-        .probes
-        .iter()
-        .any(|p| matches!(p.kind, ProbeKind::Custom { .. }) && p.name.is_none());
-    if !dynamic {
+    if !m.probes.iter().any(named_by_attribute) {
         return quote!();
     }
     let mut checks = TokenStream::new();

@@ -47,7 +47,7 @@ use zb_health_spec::settings::ProbeSettings;
 use zb_health_spec::{Rule, TagSet};
 
 use crate::site::Site;
-use crate::tokens::ProbeMetaTokens;
+use crate::tokens::{ProbeMetaTokens, millis};
 
 /// The type of the custom probe at `index`, as generated code names it.
 pub struct CustomType {
@@ -335,12 +335,6 @@ impl CustomType {
             }
         }
     }
-}
-
-/// A duration in whole milliseconds, as the callback reads it (the
-/// manifest's durations are whole milliseconds).
-fn millis(d: std::time::Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// `tokens` with every span set to `span`, into groups.
