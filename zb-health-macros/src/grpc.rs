@@ -11,6 +11,7 @@ use crate::site::{Site, named_by_attribute};
 use crate::tokens::{DurationTokens, TagTokens};
 
 /// What the manifest type gets from the `grpc` section.
+#[derive(Default)]
 pub struct Generated {
     /// Items of the manifest type's `impl`.
     pub items: TokenStream,
@@ -23,10 +24,7 @@ pub struct Generated {
 pub fn generate(m: &Manifest, site: &Site<'_>) -> Generated {
     let krate = site.krate;
     let Some(grpc) = &m.grpc else {
-        return Generated {
-            items: quote!(),
-            checks: quote!(),
-        };
+        return Generated::default();
     };
     let period = DurationTokens(grpc.period(), krate);
     let services = grpc.services.iter().map(|s| {

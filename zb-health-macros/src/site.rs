@@ -11,8 +11,8 @@ use zb_health_spec::manifest::{Located, Location, ProbeDecl, ProbeKind};
 
 use crate::errors::located;
 
-/// Where generated code comes from and what it refers to: every check item
-/// needs all four.
+/// Where generated code comes from and what it refers to: the manifest,
+/// the runtime's path and the names of the generated items.
 pub struct Site<'a> {
     /// The manifest as the user named it (`health.yaml`, or
     /// `<inline manifest>`), the prefix of every message.
@@ -21,10 +21,20 @@ pub struct Site<'a> {
     pub span: Span,
     /// The runtime crate's path.
     pub krate: &'a TokenStream,
+    /// The generated items' visibility.
+    pub vis: &'a syn::Visibility,
     /// The generated manifest type.
     pub name: &'a syn::Ident,
     /// The file that calls `manifest!`, if rustc says (`Span::local_file`).
     pub caller: Option<&'a std::path::Path>,
+    /// Its dependencies struct: `NAMEDeps`.
+    pub deps: syn::Ident,
+    /// What `install` returns: `NAMEInstalled`.
+    pub installed: syn::Ident,
+    /// The startup gates' handles: `NAMEStartup`.
+    pub startup: syn::Ident,
+    /// The watchdogs' heartbeats: `NAMEWatchdogs`.
+    pub watchdogs: syn::Ident,
 }
 
 impl Site<'_> {

@@ -17,18 +17,6 @@ use crate::lifecycle;
 use crate::site::{Site, named_by_attribute};
 use crate::tokens::{DurationTokens, optional_duration};
 
-/// The names the caller chose: `NAME` and `NAMEDeps` (the lifecycle's
-/// `NAMEInstalled`, `NAMEStartup` and `NAMEWatchdogs` are in
-/// `lifecycle::Names`).
-pub struct Names<'a> {
-    /// The generated items' visibility.
-    pub vis: &'a syn::Visibility,
-    /// The manifest type.
-    pub ty: &'a syn::Ident,
-    /// Its dependencies struct.
-    pub deps: syn::Ident,
-}
-
 /// One generated registration: its deps field (none for cluster kinds,
 /// which share one view), its `ProbeRegistration` and its metadata.
 struct Dep {
@@ -67,29 +55,31 @@ struct Probes {
 
 /// Every generated item. Errors go into `cx`; every stage runs even when
 /// an earlier one reported, and the caller drops the items if any did.
-pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> TokenStream {
-    let Site { file, krate, .. } = *site;
-    let Names {
+pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>) -> TokenStream {
+    let Site {
+        file,
+        krate,
         vis,
-        ty: name,
-        deps: deps_name,
-    } = names;
+        name,
+        deps: ref deps_name,
+        ref installed,
+        ..
+    } = *site;
     let Probes {
         deps,
         mut checks,
         features,
         types,
         aliases,
-    } = probes(cx, m, site, names);
-    let life_names = lifecycle::Names::new(vis, name);
-    let life = lifecycle::generate(cx, m, file, site.span, krate, &life_names);
+    } = probes(cx, m, site);
+    let life = lifecycle::generate(cx, m, site);
     let (names_table, unique) = facts::unique_name_facts(site, m, &types);
     checks.extend(unique);
     let grpc = crate::grpc::generate(m, site);
     checks.push(grpc.checks);
     checks.push(group_checks(m, site));
 
-    let install = install(m, krate, deps_name, &life_names.installed, &life);
+    let install = install(m, site, &life);
     let service = &m.service.value;
     let [ready, active, live] = Tag::ALL.map(|t| m.paths.get(t).to_owned());
     let started = m.paths.started.clone();
@@ -112,7 +102,7 @@ pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> 
         let mac = format_ident!("__zb_require_{}", f.replace('-', "_"));
         quote!(#krate::#mac!();)
     });
-    let lookup = lookup_items(names, &types, aliases);
+    let lookup = lookup_items(site, &types, aliases);
     let gate = active_node_gate(m, krate);
     let registrations = deps.iter().map(|d| &d.registration);
     let metas = deps.iter().map(|d| &d.meta);
@@ -120,7 +110,6 @@ pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> 
         "What the health manifest `{file}` needs from the application, for [`{name}`]: one field per probe it names (leaving one out is a compile error naming it; a `fn:` entry, an async fn with no state, has none), plus `cluster_view` if it has cluster kinds.\n\n\
          A field is named after the probe's `name` in the manifest, with `-` and `.` turned into `_` (`disk-space` → `disk_space`). A `kind: custom` entry without `name:` takes its name from its `#[zb_health]` attribute, which the macro cannot read, so its field is named after its type in snake case (`CacheProbe` → `cache_probe`); write `name:` in the entry to name the field after the probe."
     );
-    let installed = &life_names.installed;
     let manifest_doc = format!(
         "The health of service `{service}`, as declared in `{file}`. Its dependencies are [`{deps_name}`]; `install` registers them in the process registry and returns [`{installed}`]: the server of everything the manifest declares and the lifecycle handles."
     );
@@ -196,11 +185,11 @@ pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> 
 /// the checks of custom probes. A field clash or a `type:` that is not a
 /// path is reported and the other probes are still generated, so every
 /// such error shows at once.
-fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> Probes {
+fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>) -> Probes {
     let Site {
         file, span, krate, ..
     } = *site;
-    let deps_name = &names.deps;
+    let deps_name = &site.deps;
     let mut out = Probes {
         deps: Vec::new(),
         checks: Vec::new(),
@@ -254,8 +243,7 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> Probes
         {
             out.features.push(f);
         }
-        let mut ty = None;
-        match &probe.kind {
+        let (registration, meta, field) = match &probe.kind {
             ProbeKind::Custom {
                 type_path,
                 function,
@@ -276,7 +264,7 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> Probes
                 let source = nearby.get_or_insert_with(|| super::nearby::crate_source(site.caller));
                 let hint = super::nearby::hint(&custom.path, &source.found);
                 let at_attribute = super::nearby::reachable(&custom.path, source);
-                let call = names.ty.to_string();
+                let call = site.name.to_string();
                 let missing = super::nearby::missing(&custom.path, &call, source);
                 // For a type proved missing, the probe the hint names stands
                 // in, field name and all, so the caller's struct literal
@@ -300,56 +288,39 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> Probes
                 }
                 let resolved = &custom.resolved;
                 let meta = custom.meta(krate);
-                if *function {
+                let (registration, field) = if *function {
                     // Needs no state: made from nothing, no deps field.
-                    out.deps.push(Dep {
-                        registration: with_dependencies(
-                            quote!(#krate::__private::stateless(<#resolved as #krate::meta::ZbHealthProbe>::STATELESS)),
-                            probe,
-                        ),
-                        meta,
-                        field: None,
-                    });
-                    ty = Some(custom);
-                    out.types.push(ty);
-                    continue;
-                }
-                let (ident, doc) =
-                    custom_field(probe, instead.as_ref().unwrap_or(&custom.path), tyname);
-                let label = match &probe.name {
-                    Some(n) => format!("`{}`", n.value),
-                    None => format!("`{tyname}`"),
+                    let stateless = quote!(<#resolved as #krate::meta::ZbHealthProbe>::STATELESS);
+                    (quote!(#krate::__private::stateless(#stateless)), None)
+                } else {
+                    let (ident, doc) =
+                        custom_field(probe, instead.as_ref().unwrap_or(&custom.path), tyname);
+                    let label = match &probe.name {
+                        Some(n) => format!("`{}`", n.value),
+                        None => format!("`{tyname}`"),
+                    };
+                    claim(&ident, probe, &label);
+                    // The field's type reads as the user's in the docs: an
+                    // alias of that name, unless two types share the name.
+                    let last = custom.path.segments.last().map(|s| &s.ident);
+                    let ty = match last {
+                        Some(last) if !alias_names.contains(&last.to_string()) => {
+                            alias_names.push(last.to_string());
+                            let target = custom.in_module();
+                            out.aliases.push(quote! {
+                                #[doc = concat!("`", #tyname, "`, as the manifest names it.")]
+                                pub type #last = #target;
+                            });
+                            let module = lookup_module(site.name);
+                            quote!(#module::#last)
+                        }
+                        _ => resolved.clone(),
+                    };
+                    let registration = quote!(<#resolved as #krate::meta::ZbHealthProbe>::registration(deps.#ident));
+                    (registration, Some(Field { ident, ty, doc }))
                 };
-                claim(&ident, probe, &label);
-                // The field's type reads as the user's in the docs: an
-                // alias of that name, unless two types share the name.
-                let last = custom.path.segments.last().map(|s| &s.ident);
-                let field_ty = match last {
-                    Some(last) if !alias_names.contains(&last.to_string()) => {
-                        alias_names.push(last.to_string());
-                        let target = custom.in_module();
-                        out.aliases.push(quote! {
-                            #[doc = concat!("`", #tyname, "`, as the manifest names it.")]
-                            pub type #last = #target;
-                        });
-                        let module = lookup_module(names.ty);
-                        quote!(#module::#last)
-                    }
-                    _ => resolved.clone(),
-                };
-                out.deps.push(Dep {
-                    registration: with_dependencies(
-                        quote!(<#resolved as #krate::meta::ZbHealthProbe>::registration(deps.#ident)),
-                        probe,
-                    ),
-                    meta,
-                    field: Some(Field {
-                        ident,
-                        ty: field_ty,
-                        doc,
-                    }),
-                });
-                ty = Some(custom);
+                out.types.push(Some(custom));
+                (registration, meta, field)
             }
             kind => {
                 let field = builtin::own_field_type(kind, krate).map(|ty| {
@@ -367,14 +338,15 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> Probes
                 });
                 let meta = builtin::meta(m, probe, krate);
                 let value = builtin::probe(probe, field.as_ref().map(|f| &f.ident), krate);
-                out.deps.push(Dep {
-                    registration: with_dependencies(quote!((#meta).registration(#value)), probe),
-                    meta: quote!(#meta),
-                    field,
-                });
+                out.types.push(None);
+                (quote!((#meta).registration(#value)), quote!(#meta), field)
             }
-        }
-        out.types.push(ty);
+        };
+        out.deps.push(Dep {
+            registration: with_dependencies(registration, probe),
+            meta,
+            field,
+        });
     }
     out
 }
@@ -392,15 +364,15 @@ fn with_dependencies(registration: TokenStream, probe: &ProbeDecl) -> TokenStrea
 /// The module of the custom types' lookups (see `custom`); nothing
 /// without custom probes.
 fn lookup_items(
-    names: &Names<'_>,
+    site: &Site<'_>,
     types: &[Option<CustomType>],
     aliases: Vec<TokenStream>,
 ) -> TokenStream {
     if types.iter().all(Option::is_none) {
         return quote!();
     }
-    let Names { vis, ty: name, .. } = names;
-    let module = lookup_module(name);
+    let vis = site.vis;
+    let module = lookup_module(site.name);
     quote! {
         /// The custom probes' types of the manifest type, under the names
         /// the manifest gives them.

@@ -51,8 +51,8 @@ use crate::tokens::{ProbeMetaTokens, millis};
 
 /// The type of the custom probe at `index`, as generated code names it.
 pub struct CustomType {
-    /// The probe's position in the manifest.
-    pub index: usize,
+    /// The probe's position in the manifest, from 1: the lookup's `N`.
+    n: usize,
     /// The path as written, parsed.
     pub path: syn::Path,
     /// The path as written, for messages and docs (`crate::CacheProbe`).
@@ -90,7 +90,7 @@ impl CustomType {
         let module = lookup_module(site.name);
         let n = index + 1;
         Self {
-            index,
+            n,
             path,
             written,
             location,
@@ -111,7 +111,7 @@ impl CustomType {
 
     /// The type as the lookup module's own items name it, for its alias.
     pub fn in_module(&self) -> TokenStream {
-        let n = self.index + 1;
+        let n = self.n;
         quote!(<Manifest as Custom<#n>>::Type)
     }
 
@@ -223,7 +223,7 @@ impl CustomType {
     ) -> TokenStream {
         let here = Span::call_site().located_at(site.span);
         let module = lookup_module(site.name);
-        let n = self.index + 1;
+        let n = self.n;
         // Named as written: a follow-on error (no probe to use instead)
         // then reads "expected `CahceProbe`".
         let Some(last) = self.path.segments.last() else {
@@ -261,7 +261,7 @@ impl CustomType {
         let args = respan(last.arguments.to_token_stream(), here);
         let parent = respan(self.parent(), here);
         let module = lookup_module(name);
-        let n = self.index + 1;
+        let n = self.n;
         let fallback = self.fallback(site, &ident);
         let message = self.missing_message(site, hint);
         let missing = &self.missing;

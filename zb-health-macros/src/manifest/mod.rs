@@ -84,15 +84,15 @@ fn stages(cx: &Ctxt, input: TokenStream, caller: Option<PathBuf>) -> TokenStream
         file: &loaded.file_label,
         span: loaded.span,
         krate: &krate,
+        vis: &input.vis,
         name: &input.name,
         caller: caller.as_deref(),
-    };
-    let names = codegen::Names {
-        vis: &input.vis,
-        ty: &input.name,
         deps: format_ident!("{}Deps", input.name),
+        installed: format_ident!("{}Installed", input.name),
+        startup: format_ident!("{}Startup", input.name),
+        watchdogs: format_ident!("{}Watchdogs", input.name),
     };
-    let items = codegen::generate(cx, &manifest, &site, &names);
+    let items = codegen::generate(cx, &manifest, &site);
     if cx.has_errors() {
         return quote!();
     }

@@ -89,40 +89,32 @@ pub struct CrateSource {
 /// closest probe's path, in the form the user wrote where they can be
 /// compared, or nothing.
 pub fn hint(written: &syn::Path, found: &[Found]) -> Option<String> {
-    let last = written.segments.last()?.ident.to_string();
-    let parent: Vec<String> = written
+    let idents: Vec<String> = written
         .segments
         .iter()
-        .rev()
-        .skip(1)
-        .rev()
         .map(|s| s.ident.to_string())
         .collect();
+    let (last, parent) = idents.split_last()?;
     // `crate::a::X` names module `a`; `X` or `self::X` the caller's, which
     // the scan cannot place, so any module is as good.
-    let module: Option<Vec<String>> = match parent.first().map(String::as_str) {
-        Some("crate") => Some(parent[1..].to_vec()),
+    let module: Option<&[String]> = match parent.first().map(String::as_str) {
+        Some("crate") => Some(&parent[1..]),
         _ => None,
     };
-    let written_text = written
-        .segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect::<Vec<_>>()
-        .join("::");
+    let written_text = idents.join("::");
     // The same name in another module: the path was wrong, not the name.
     if let Some(same) = found
         .iter()
-        .find(|f| f.name == last && module.as_ref() != Some(&f.module))
+        .find(|f| f.name == *last && module != Some(&f.module[..]))
     {
         return Some(same.path()).filter(|p| *p != written_text);
     }
     let names: Vec<&str> = found.iter().map(|f| f.name.as_str()).collect();
-    let near = suggest::did_you_mean(&last, names.iter().copied())?;
+    let near = suggest::did_you_mean(last, names.iter().copied())?;
     let f = found.iter().find(|f| f.name == near)?;
-    let path = if module.is_none() || module.as_ref() == Some(&f.module) {
+    let path = if module.is_none() || module == Some(&f.module[..]) {
         // Written as the user wrote it, with the name mended.
-        let mut mended = parent;
+        let mut mended = parent.to_vec();
         mended.push(f.name.clone());
         mended.join("::")
     } else {

@@ -186,11 +186,8 @@ impl Tree {
         };
         // Most files declare no module and hold no probe: not parsed (and
         // so decide nothing).
-        if !text.contains("zb_health") && !text.contains("mod ") {
-            self.modules.push(module);
-            return;
-        }
-        let Ok(parsed) = syn::parse_file(&text) else {
+        let worth = text.contains("zb_health") || text.contains("mod ");
+        let Some(parsed) = worth.then(|| syn::parse_file(&text).ok()).flatten() else {
             self.modules.push(module);
             return;
         };
