@@ -41,11 +41,10 @@ fn keys() -> impl Iterator<Item = &'static str> {
     PROBE_SETTING_KEYS.into_iter().chain(["blocking", "crate"])
 }
 
-/// The `tags` as parsed: the tags that are known, with their spans, the
-/// list's span, and whether every element was a known tag.
+/// The `tags` as parsed: the tags that are known, with their spans, and
+/// whether every element was a known tag.
 struct Tags {
     known: Vec<(Tag, Span)>,
-    span: Span,
     complete: bool,
 }
 
@@ -182,17 +181,14 @@ fn check_settings(settings: &Settings, ident: &syn::Ident, sink: &mut Violations
             String::new()
         }
     };
-    let tags = match &settings.tags {
-        Some((tags, _)) => {
-            // Unknown tags were reported; an all-unknown list is not also
-            // "no tags" (R13), and nothing else is guessed.
-            if tags.complete || !tags.known.is_empty() {
-                check_probe_tags(&name, &tags.known, tags.span, sink);
-            }
-            tags.known.iter().map(|(t, _)| *t).collect()
-        }
-        None => TagSet::READY,
-    };
+    // Unknown tags were reported; an all-unknown list is not also "no
+    // tags" (R13), and nothing else is guessed.
+    if let Some((tags, span)) = &settings.tags
+        && (tags.complete || !tags.known.is_empty())
+    {
+        check_probe_tags(&name, &tags.known, *span, sink);
+    }
+    let tags = values(settings).tags;
     if let Some((timeout, span)) = settings.timeout {
         check_timeout(&name, timeout, None, span, sink);
     }
@@ -588,10 +584,7 @@ fn parse_settings(args: TokenStream, errors: &Ctxt, sink: &mut Violations<Span>)
                 }
             }
             "tags" => {
-                s.tags = parse_tags(&nv.value, sink).map(|tags| {
-                    let span = tags.span;
-                    (tags, span)
-                });
+                s.tags = parse_tags(&nv.value, sink);
             }
             "failure_threshold" | "success_threshold" => {
                 let attr = match key.as_str() {
@@ -704,7 +697,7 @@ fn parse_settings(args: TokenStream, errors: &Ctxt, sink: &mut Violations<Span>)
     s
 }
 
-fn parse_tags(value: &Expr, sink: &mut Violations<Span>) -> Option<Tags> {
+fn parse_tags(value: &Expr, sink: &mut Violations<Span>) -> Attr<Tags> {
     let Expr::Array(array) = value else {
         sink.push(
             Rule::ValueType,
@@ -716,7 +709,6 @@ fn parse_tags(value: &Expr, sink: &mut Violations<Span>) -> Option<Tags> {
     };
     let mut tags = Tags {
         known: Vec::new(),
-        span: array.span(),
         complete: true,
     };
     for elem in &array.elems {
@@ -737,7 +729,7 @@ fn parse_tags(value: &Expr, sink: &mut Violations<Span>) -> Option<Tags> {
             }
         }
     }
-    Some(tags)
+    Some((tags, array.span()))
 }
 
 /// A string literal, or R15 at the value. `key` and `example` word the

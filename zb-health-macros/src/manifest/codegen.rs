@@ -293,12 +293,8 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>) -> Probes {
                     let stateless = quote!(<#resolved as #krate::meta::ZbHealthProbe>::STATELESS);
                     (quote!(#krate::__private::stateless(#stateless)), None)
                 } else {
-                    let (ident, doc) =
+                    let (ident, doc, label) =
                         custom_field(probe, instead.as_ref().unwrap_or(&custom.path), tyname);
-                    let label = match &probe.name {
-                        Some(n) => format!("`{}`", n.value),
-                        None => format!("`{tyname}`"),
-                    };
                     claim(&ident, probe, &label);
                     // The field's type reads as the user's in the docs: an
                     // alias of that name, unless two types share the name.
@@ -481,9 +477,9 @@ pub fn snake_case(ident: &str) -> String {
     out
 }
 
-/// The deps field of a custom probe and its doc: the manifest's `name`,
-/// else the type's name in snake case.
-fn custom_field(probe: &ProbeDecl, ty: &syn::Path, tyname: &str) -> (syn::Ident, String) {
+/// The deps field of a custom probe, its doc and how a clash names the
+/// probe: the manifest's `name`, else the type's name in snake case.
+fn custom_field(probe: &ProbeDecl, ty: &syn::Path, tyname: &str) -> (syn::Ident, String, String) {
     match &probe.name {
         Some(n) => (
             builtin::ident_for(&n.value),
@@ -491,6 +487,7 @@ fn custom_field(probe: &ProbeDecl, ty: &syn::Path, tyname: &str) -> (syn::Ident,
                 "The `{}` probe, `{tyname}`; the field is named after the manifest entry's `name`.",
                 n.value
             ),
+            format!("`{}`", n.value),
         ),
         None => {
             let last = ty
@@ -504,6 +501,7 @@ fn custom_field(probe: &ProbeDecl, ty: &syn::Path, tyname: &str) -> (syn::Ident,
                 format!(
                     "The `{tyname}` probe. The field is named after the type: the probe's name is on its #[zb_health] attribute, which `manifest!` cannot read. Write `name:` in the manifest entry to name the field after the probe."
                 ),
+                format!("`{tyname}`"),
             )
         }
     }

@@ -51,7 +51,8 @@ pub(super) fn crate_source_in(
         .chain(roots.iter().filter(|r| **r != caller));
     for root in ordered {
         let tree = Tree::walk(root);
-        if let Some(module) = tree.module_of(&caller) {
+        if let Some(file) = tree.files.iter().find(|f| f.path == caller) {
+            let module = file.module.clone();
             return tree.source(module, Some(caller));
         }
     }
@@ -142,13 +143,6 @@ impl Tree {
         let dir = root.parent().unwrap_or(Path::new("")).to_owned();
         tree.file(root, Vec::new(), true, &dir);
         tree
-    }
-
-    fn module_of(&self, file: &Path) -> Option<Vec<String>> {
-        self.files
-            .iter()
-            .find(|f| f.path == file)
-            .map(|f| f.module.clone())
     }
 
     fn source(self, caller: Vec<String>, rooted: Option<PathBuf>) -> CrateSource {
