@@ -428,6 +428,7 @@ fn limits_callback(ident: &syn::Ident, krate: &TokenStream, args: &TokenStream) 
 
 /// What `manifest!` hands a callback: the manifest, the entry's position
 /// in it, the type as written, and the limits.
+#[derive(Default)]
 struct LimitsInput {
     args: TokenStream,
     file: String,
@@ -440,46 +441,32 @@ impl syn::parse::Parse for LimitsInput {
     fn parse(input: syn::parse::ParseStream<'_>) -> syn::Result<Self> {
         let content;
         syn::bracketed!(content in input);
-        let args: TokenStream = content.parse()?;
-        let pairs = Punctuated::<syn::MetaNameValue, Token![,]>::parse_terminated(input)?;
-        let mut text = std::collections::HashMap::new();
-        let mut millis = std::collections::HashMap::new();
-        for nv in pairs {
+        let mut limits = Self {
+            args: content.parse()?,
+            ..Self::default()
+        };
+        let bad = |span| syn::Error::new(span, "zb-health internal: bad limits input");
+        for nv in Punctuated::<syn::MetaNameValue, Token![,]>::parse_terminated(input)? {
             let key = nv
                 .path
                 .get_ident()
                 .map(ToString::to_string)
                 .unwrap_or_default();
-            match &nv.value {
-                Expr::Lit(ExprLit {
-                    lit: Lit::Str(s), ..
-                }) => {
-                    text.insert(key, s.value());
-                }
-                Expr::Lit(ExprLit {
-                    lit: Lit::Int(n), ..
-                }) => {
-                    millis.insert(key, Duration::from_millis(n.base10_parse()?));
-                }
-                other => {
-                    return Err(syn::Error::new(
-                        other.span(),
-                        "zb-health internal: bad limits input",
-                    ));
-                }
+            let Expr::Lit(ExprLit { lit, .. }) = &nv.value else {
+                return Err(bad(nv.value.span()));
+            };
+            let millis = |n: &syn::LitInt| n.base10_parse().map(Duration::from_millis);
+            match (key.as_str(), lit) {
+                ("file", Lit::Str(s)) => limits.file = s.value(),
+                ("at", Lit::Str(s)) => limits.at = s.value(),
+                ("ty", Lit::Str(s)) => limits.ty = s.value(),
+                ("orchestrator", Lit::Int(n)) => limits.bounds.orchestrator = Some(millis(n)?),
+                ("detection", Lit::Int(n)) => limits.bounds.detection = millis(n)?,
+                (_, Lit::Str(_) | Lit::Int(_)) => {}
+                _ => return Err(bad(lit.span())),
             }
         }
-        let mut take = |k: &str| text.remove(k).unwrap_or_default();
-        Ok(Self {
-            args,
-            file: take("file"),
-            at: take("at"),
-            ty: take("ty"),
-            bounds: Bounds {
-                orchestrator: millis.get("orchestrator").copied(),
-                detection: millis.get("detection").copied().unwrap_or_default(),
-            },
-        })
+        Ok(limits)
     }
 }
 

@@ -41,6 +41,7 @@ struct Claim {
 }
 
 /// What the probe list generates.
+#[derive(Default)]
 struct Probes {
     deps: Vec<Dep>,
     /// Module-level items: the custom types' lookups and fact checks.
@@ -190,13 +191,7 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>) -> Probes {
         file, span, krate, ..
     } = *site;
     let deps_name = &site.deps;
-    let mut out = Probes {
-        deps: Vec::new(),
-        checks: Vec::new(),
-        features: Vec::new(),
-        types: Vec::new(),
-        aliases: Vec::new(),
-    };
+    let mut out = Probes::default();
     let mut alias_names: Vec<String> = Vec::new();
     // Read only when the manifest names a custom type.
     let mut nearby: Option<super::nearby::CrateSource> = None;
