@@ -3,10 +3,10 @@
 //! `install` returns: the server and those handles), the checked drain,
 //! and the management port.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::TokenStream;
 use quote::quote;
 use zb_health_spec::manifest::{Located, Manifest};
-use zb_health_spec::{NameOf, Rule, Violation};
+use zb_health_spec::{NameOf, Rule};
 
 use crate::builtin;
 use crate::errors::Ctxt;
@@ -31,7 +31,6 @@ pub struct Generated {
 pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>) -> Generated {
     let Site {
         file,
-        span,
         krate,
         vis,
         name: ty,
@@ -41,20 +40,10 @@ pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>) -> Generated {
         ..
     } = *site;
     let lifecycle = &m.lifecycle;
-    let gate_fields = fields(
-        cx,
-        NameOf::StartupGate,
-        lifecycle.startup_gates.iter(),
-        file,
-        span,
-    );
-    let dog_fields = fields(
-        cx,
-        NameOf::Watchdog,
-        lifecycle.watchdogs.iter().map(|w| &w.name),
-        file,
-        span,
-    );
+    let gates = lifecycle.startup_gates.iter();
+    let gate_fields = fields(cx, site, NameOf::StartupGate, gates);
+    let watchdog_names = lifecycle.watchdogs.iter().map(|w| &w.name);
+    let dog_fields = fields(cx, site, NameOf::Watchdog, watchdog_names);
 
     let gate_decls = gate_fields.iter().zip(&lifecycle.startup_gates).map(|(f, g)| {
         let doc = format!(
@@ -152,31 +141,24 @@ pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>) -> Generated {
 /// `warm_cache`) are an R3 error naming both, never a silent suffix.
 fn fields<'a>(
     cx: &Ctxt,
+    site: &Site<'_>,
     of: NameOf,
     names: impl Iterator<Item = &'a Located<String>>,
-    file: &str,
-    span: Span,
 ) -> Vec<syn::Ident> {
     let mut out: Vec<(syn::Ident, &Located<String>)> = Vec::new();
     for name in names {
         let ident = builtin::ident_for(&name.value);
         if let Some((_, first)) = out.iter().find(|(i, _)| *i == ident) {
-            let noun = of.noun();
-            cx.in_manifest(
-                file,
-                span,
-                &Violation {
-                    rule: Rule::DuplicateName,
-                    location: name.location,
-                    message: format!(
-                        "{noun}s `{}` (at {file}:{}) and `{}` would both get the field `{ident}`",
-                        first.value, first.location, name.value
-                    ),
-                    help: format!(
-                        "a field is named after the {noun}'s name with `-` and `.` turned into `_`; rename one of them"
-                    ),
-                },
+            let (noun, file) = (of.noun(), site.file);
+            let text = format!(
+                "{noun}s `{}` (at {file}:{}) and `{}` would both get the field `{ident}`",
+                first.value, first.location, name.value
             );
+            let help = format!(
+                "a field is named after the {noun}'s name with `-` and `.` turned into `_`; rename one of them"
+            );
+            let message = site.message(Rule::DuplicateName, name.location, text, &help);
+            cx.push(syn::Error::new(site.span, message));
         }
         out.push((ident, name));
     }

@@ -14,7 +14,7 @@ use zb_health_spec::{
 /// A newtype that emits a spec enum's value as the runtime's variant of
 /// the same name, `#krate::Enum::Variant`.
 macro_rules! variant_tokens {
-    ($(#[$doc:meta])* $name:ident($ty:ident) { $($variant:ident),* }) => {
+    ($($(#[$doc:meta])* $name:ident($ty:ident) { $($variant:ident),* })*) => {$(
         $(#[$doc])*
         pub struct $name<'a>(pub $ty, pub &'a TokenStream);
 
@@ -26,35 +26,25 @@ macro_rules! variant_tokens {
                 });
             }
         }
-    };
+    )*};
 }
 
 variant_tokens! {
     /// A tag (or tier): `#krate::spec::Tag::Ready`.
     TagTokens(Tag) { Ready, Active, Live }
-}
 
-variant_tokens! {
     /// A failure status: `#krate::spec::FailureStatus::Degraded`.
     FailureStatusTokens(FailureStatus) { Unhealthy, Degraded }
-}
 
-variant_tokens! {
     /// A health status: `#krate::spec::HealthStatus::Degraded`.
     HealthStatusTokens(HealthStatus) { Healthy, Degraded, Unhealthy }
-}
 
-variant_tokens! {
     /// A cluster membership policy: `#krate::spec::MembershipPolicy::Default`.
     MembershipPolicyTokens(MembershipPolicy) { Default, OtOpcUaCompat }
-}
 
-variant_tokens! {
     /// A tier's disclosure level: `#krate::spec::Disclosure::Names`.
     DisclosureTokens(Disclosure) { Full, Names, Status }
-}
 
-variant_tokens! {
     /// The response body format: `#krate::spec::ResponseFormat::PassFail`.
     ResponseFormatTokens(ResponseFormat) { Zb, PassFail }
 }

@@ -6,7 +6,7 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use zb_health_spec::manifest::{Location, Manifest, ProbeDecl, ProbeKind};
-use zb_health_spec::{Rule, Tag, Violation};
+use zb_health_spec::{Rule, Tag};
 
 use super::custom::{CustomType, lookup_module};
 use super::facts;
@@ -215,16 +215,9 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>) -> Probes {
                     first.probe, first.location
                 )
             };
-            cx.in_manifest(
-                file,
-                span,
-                &Violation {
-                    rule: Rule::DuplicateName,
-                    location: probe.location,
-                    message,
-                    help: "a field is named after the probe's `name` (`-` and `.` become `_`), or, for a `kind: custom` entry without `name:`, after its type in snake case; give one of the entries a `name:` that differs as an identifier".into(),
-                },
-            );
+            let help = "a field is named after the probe's `name` (`-` and `.` become `_`), or, for a `kind: custom` entry without `name:`, after its type in snake case; give one of the entries a `name:` that differs as an identifier";
+            let message = site.message(Rule::DuplicateName, probe.location, message, help);
+            cx.push(syn::Error::new(span, message));
         }
         claims.push(Claim {
             field,

@@ -48,19 +48,15 @@ pub fn custom_facts(
     let duration = |d: &Option<Located<Duration>>, field: TokenStream| {
         d.as_ref().map(|d| {
             let v = DurationTokens(d.value, krate);
-            (
-                d.location,
-                quote!(#f::states_duration(#meta.settings.policy.#field, #v)),
-            )
+            let ok = quote!(#f::states_duration(#meta.settings.policy.#field, #v));
+            (d.location, ok)
         })
     };
     let count = |n: &Option<Located<u32>>, field: TokenStream| {
         n.as_ref().map(|n| {
             let v = n.value;
-            (
-                n.location,
-                quote!(#f::states_count(#meta.settings.policy.threshold.#field, #v)),
-            )
+            let ok = quote!(#f::states_count(#meta.settings.policy.threshold.#field, #v));
+            (n.location, ok)
         })
     };
     let attribute_timeout =
