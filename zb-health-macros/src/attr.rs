@@ -116,17 +116,13 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         let errs = errors.check();
         return quote!(#errs #item_tokens);
     };
-    let ident = match &item {
-        Item::Struct(s) => s.ident.clone(),
-        Item::Fn(f) => f.sig.ident.clone(),
-    };
-    let name = check_settings(&settings, &ident, &mut sink);
     // A fn whose shape is wrong still gets its probe type, so a manifest's
     // `fn:` adds nothing to the error; its registration is never reached.
-    let fn_ok = match &item {
-        Item::Fn(f) => check_fn(f, &settings, &errors),
-        Item::Struct(_) => true,
+    let (ident, fn_ok) = match &item {
+        Item::Struct(s) => (s.ident.clone(), true),
+        Item::Fn(f) => (f.sig.ident.clone(), check_fn(f, &settings, &errors)),
     };
+    let name = check_settings(&settings, &ident, &mut sink);
     errors.violations(sink);
 
     let krate = settings

@@ -53,12 +53,6 @@ impl Ctxt {
         }
     }
 
-    /// Adds a violation located in the manifest `file`, reported at `span`
-    /// (the manifest's string literal) with the YAML position in front.
-    pub fn in_manifest(&self, file: &str, span: Span, v: &Violation<Location>) {
-        self.push(syn::Error::new(span, located(file, v)));
-    }
-
     /// Whether any stage reported an error so far.
     pub fn has_errors(&self) -> bool {
         self.errors.borrow().as_ref().is_some_and(|e| !e.is_empty())

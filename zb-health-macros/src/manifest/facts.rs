@@ -64,10 +64,7 @@ pub fn custom_facts(
     let stated = [
         (
             "name",
-            p.name.as_ref().map(|n| {
-                let v = &n.value;
-                (n.location, quote!(#f::same_name(#meta.name, #v)))
-            }),
+            stated(&p.name, |v| quote!(#f::same_name(#meta.name, #v))),
         ),
         (
             "tags",
@@ -113,10 +110,7 @@ pub fn custom_facts(
         ),
         (
             "shared",
-            p.shared.as_ref().map(|s| {
-                let v = s.value;
-                (s.location, quote!(#meta.settings.policy.shared == #v))
-            }),
+            stated(&p.shared, |v| quote!(#meta.settings.policy.shared == #v)),
         ),
         (
             "restart_after",
@@ -153,6 +147,15 @@ pub fn custom_facts(
     }
     out
 }
+
+/// Where the entry states a key, and `ok`, the check that the attribute
+/// agrees with the value stated.
+fn stated<T>(key: &Option<Located<T>>, ok: impl Fn(&T) -> TokenStream) -> Stated {
+    key.as_ref().map(|k| (k.location, ok(&k.value)))
+}
+
+/// Where a key is stated and its check, if the entry states it.
+type Stated = Option<(Location, TokenStream)>;
 
 /// The limits `m` sets a custom probe's attribute.
 pub fn bounds(m: &Manifest) -> Bounds {
