@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
 use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
@@ -162,13 +163,11 @@ fn check_settings(settings: &Settings, ident: &syn::Ident, sink: &mut Violations
         None => {
             // Written but not a string literal: reported where it is.
             if !settings.written("name") {
-                let ident = ident.to_string();
-                let ident = ident.strip_prefix("r#").unwrap_or(&ident);
                 missing_key(
                     "#[zb_health] needs a `name`",
                     format!(
                         "write #[zb_health(name = \"{}\")]; the name keys the probe's entry in the JSON body",
-                        crate::manifest::snake_case(ident)
+                        crate::manifest::snake_case(&ident.unraw().to_string())
                     ),
                     Span::call_site(),
                     sink,

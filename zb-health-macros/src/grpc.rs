@@ -66,21 +66,15 @@ pub fn generate(m: &Manifest, site: &Site<'_>) -> Generated {
     // a custom probe takes its name from its attribute; then `__PROBE_NAMES`
     // exists and the check happens here, against the attributes' names.
     let dynamic = m.probes.iter().any(named_by_attribute);
-    let targets = grpc
-        .services
-        .iter()
-        .filter_map(|s| match &s.target {
-            GrpcTargetDecl::Probe(p) if dynamic => Some((s, p)),
-            _ => None,
-        })
-        .map(|(s, p)| {
-            site.probe_known(
-                Rule::Unknown,
-                format!("gRPC service `{}` maps to", s.name.value),
-                p,
-                (&s.name.value, "grpc_service_probe_known"),
-            )
-        });
+    let targets = grpc.services.iter().filter_map(|s| match &s.target {
+        GrpcTargetDecl::Probe(p) if dynamic => Some(site.probe_known(
+            Rule::Unknown,
+            format!("gRPC service `{}` maps to", s.name.value),
+            p,
+            (&s.name.value, "grpc_service_probe_known"),
+        )),
+        _ => None,
+    });
     let checks = quote! {
         #krate::__zb_require_grpc_server!();
         #(#targets)*

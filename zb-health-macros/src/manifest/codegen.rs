@@ -5,6 +5,7 @@
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
+use syn::ext::IdentExt;
 use zb_health_spec::manifest::{Location, Manifest, ProbeDecl, ProbeKind};
 use zb_health_spec::{Rule, Tag};
 
@@ -478,14 +479,9 @@ fn custom_field(probe: &ProbeDecl, ty: &syn::Path, tyname: &str) -> (syn::Ident,
             format!("`{}`", n.value),
         ),
         None => {
-            let last = ty
-                .segments
-                .last()
-                .map(|s| s.ident.to_string())
-                .unwrap_or_default();
-            let last = last.strip_prefix("r#").unwrap_or(&last);
+            let last = ty.segments.last().map(|s| s.ident.unraw().to_string());
             (
-                builtin::ident_for(&snake_case(last)),
+                builtin::ident_for(&snake_case(&last.unwrap_or_default())),
                 format!(
                     "The `{tyname}` probe. The field is named after the type: the probe's name is on its #[zb_health] attribute, which `manifest!` cannot read. Write `name:` in the manifest entry to name the field after the probe."
                 ),

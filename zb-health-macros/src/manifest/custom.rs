@@ -305,9 +305,7 @@ impl CustomType {
         bounds: crate::limits::Bounds,
     ) -> TokenStream {
         let here = Span::call_site().located_at(site.span);
-        let colon = self.path.leading_colon;
-        let idents = self.path.segments.iter().map(|s| &s.ident);
-        let path = respan(quote!(#colon #(#idents)::*), here);
+        let path = respan(self.prefix(self.path.segments.len()), here);
         let file = site.file;
         let at = probe.location.to_string();
         let ty = &self.written;
@@ -325,15 +323,17 @@ impl CustomType {
     /// module: `crate::probes` for `crate::probes::CacheProbe`, `self` for
     /// `CacheProbe`.
     fn parent(&self) -> TokenStream {
-        let segments: Vec<_> = self.path.segments.iter().collect();
-        match segments.split_last() {
-            Some((_, [])) | None => quote!(self),
-            Some((_, parent)) => {
-                let colon = self.path.leading_colon;
-                let idents = parent.iter().map(|s| &s.ident);
-                quote!(#colon #(#idents)::*)
-            }
+        match self.path.segments.len() {
+            0 | 1 => quote!(self),
+            n => self.prefix(n - 1),
         }
+    }
+
+    /// The path's first `n` segments, without generic arguments.
+    fn prefix(&self, n: usize) -> TokenStream {
+        let colon = self.path.leading_colon;
+        let idents = self.path.segments.iter().take(n).map(|s| &s.ident);
+        quote!(#colon #(#idents)::*)
     }
 }
 

@@ -161,17 +161,13 @@ fn endpoints(m: &Manifest, krate: &TokenStream) -> TokenStream {
         }
         management.extend(history);
     }
-    let port = |port: &str| {
-        let port = format_ident!("{port}");
-        quote!(settings.port(#krate::install::Port::#port))
-    };
-    let (app_port, management_port) = (port("Application"), port("Management"));
-    let management = (!management.is_empty()).then(|| quote!(#management_port #management;));
+    let management = (!management.is_empty())
+        .then(|| quote!(settings.port(#krate::install::Port::Management) #management;));
     quote! {
         for endpoints in &mut settings.endpoints {
             endpoints #both;
         }
-        #app_port #application;
+        settings.port(#krate::install::Port::Application) #application;
         #management
     }
 }
