@@ -2,15 +2,17 @@
 //! them with the shared spec rules, generate `ZbHealthProbe`.
 //!
 //! As in serde_derive, each setting is an [`Attr`] that remembers where it
-//! was written, so a key given twice is refused at its second occurrence;
-//! and an attribute with errors still expands to the struct and an impl
-//! built from whatever parsed, so the user sees only the real errors, not a
-//! cascade of "is not a #[zb_health] probe" at every use of the type.
+//! was written, and the keys written are kept, so a key given twice is
+//! refused at its second occurrence; and an attribute with errors still
+//! expands to the struct and an impl built from whatever parsed, so the
+//! user sees only the real errors, not a cascade of "is not a #[zb_health]
+//! probe" at every use of the type.
 
 use std::time::Duration;
 
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
 use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
@@ -40,58 +42,23 @@ fn keys() -> impl Iterator<Item = &'static str> {
     PROBE_SETTING_KEYS.into_iter().chain(["blocking", "crate"])
 }
 
-/// One setting of the attribute and where its value was written. The
-/// first occurrence of the key wins; a second is an error at its own key
-/// (serde_derive's `Attr::set`).
-struct Attr<T> {
-    key: &'static str,
-    written: bool,
-    value: Option<(T, Span)>,
-}
-
-impl<T> Attr<T> {
-    const fn none(key: &'static str) -> Self {
-        Self {
-            key,
-            written: false,
-            value: None,
-        }
-    }
-
-    /// Records that the key was written at `key_span`; `false`, after
-    /// reporting R14, if it was written before.
-    fn first(&mut self, key_span: Span, sink: &mut Violations<Span>) -> bool {
-        if self.written {
-            sink.push(
-                Rule::DuplicateKey,
-                key_span,
-                format!("`{}` is set twice in #[zb_health]", self.key),
-                format!(
-                    "each key is written once; remove this `{}` or the earlier one",
-                    self.key
-                ),
-            );
-            return false;
-        }
-        self.written = true;
-        true
-    }
-
-    fn set(&mut self, value: T, span: Span) {
-        self.value = Some((value, span));
-    }
-}
-
-/// The `tags` as parsed: the tags that are known, with their spans, the
-/// list's span, and whether every element was a known tag.
+/// The `tags` as parsed: the tags that are known, with their spans, and
+/// whether every element was a known tag.
 struct Tags {
     known: Vec<(Tag, Span)>,
-    span: Span,
     complete: bool,
 }
 
-/// The attribute's settings, each with the span it was written at.
+/// One setting's value and the span it was written at; `None` when the key
+/// is not written, or its value did not parse (reported where it is).
+type Attr<T> = Option<(T, Span)>;
+
+/// The attribute's settings, and the keys written. As in serde_derive's
+/// `Attr::set`, the first occurrence of a key wins; a second is an error
+/// at its own key.
+#[derive(Default)]
 struct Settings {
+    written: Vec<String>,
     name: Attr<String>,
     tags: Attr<Tags>,
     timeout: Attr<Duration>,
@@ -106,6 +73,13 @@ struct Settings {
     restart_after: Attr<Duration>,
     blocking: Attr<bool>,
     krate: Attr<syn::Path>,
+}
+
+impl Settings {
+    /// Whether `key` was written, whether or not its value parsed.
+    fn written(&self, key: &str) -> bool {
+        self.written.iter().any(|k| k == key)
+    }
 }
 
 /// What the attribute is on: a probe struct, or an `async fn` that is
@@ -143,22 +117,17 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         let errs = errors.check();
         return quote!(#errs #item_tokens);
     };
-    let ident = match &item {
-        Item::Struct(s) => s.ident.clone(),
-        Item::Fn(f) => f.sig.ident.clone(),
-    };
-    let name = check_settings(&settings, &ident, &mut sink);
     // A fn whose shape is wrong still gets its probe type, so a manifest's
     // `fn:` adds nothing to the error; its registration is never reached.
-    let fn_ok = match &item {
-        Item::Fn(f) => check_fn(f, &settings, &errors),
-        Item::Struct(_) => true,
+    let (ident, fn_ok) = match &item {
+        Item::Struct(s) => (s.ident.clone(), true),
+        Item::Fn(f) => (f.sig.ident.clone(), check_fn(f, &settings, &errors)),
     };
+    let name = check_settings(&settings, &ident, &mut sink);
     errors.violations(sink);
 
     let krate = settings
         .krate
-        .value
         .as_ref()
         .map(|(p, _)| p.to_token_stream())
         .unwrap_or_else(|| quote!(::zb_health));
@@ -186,21 +155,19 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
 /// The spec rules over the attribute's settings, the same for a struct
 /// and an `async fn`; the probe's name (empty when it did not parse).
 fn check_settings(settings: &Settings, ident: &syn::Ident, sink: &mut Violations<Span>) -> String {
-    let name = match &settings.name.value {
+    let name = match &settings.name {
         Some((name, span)) => {
             check_name(name, *span, sink);
             name.clone()
         }
         None => {
             // Written but not a string literal: reported where it is.
-            if !settings.name.written {
-                let ident = ident.to_string();
-                let ident = ident.strip_prefix("r#").unwrap_or(&ident);
+            if !settings.written("name") {
                 missing_key(
                     "#[zb_health] needs a `name`",
                     format!(
                         "write #[zb_health(name = \"{}\")]; the name keys the probe's entry in the JSON body",
-                        crate::manifest::snake_case(ident)
+                        crate::manifest::snake_case(&ident.unraw().to_string())
                     ),
                     Span::call_site(),
                     sink,
@@ -209,35 +176,37 @@ fn check_settings(settings: &Settings, ident: &syn::Ident, sink: &mut Violations
             String::new()
         }
     };
-    let tags = match &settings.tags.value {
-        Some((tags, _)) => {
-            // Unknown tags were reported; an all-unknown list is not also
-            // "no tags" (R13), and nothing else is guessed.
-            if tags.complete || !tags.known.is_empty() {
-                check_probe_tags(&name, &tags.known, tags.span, sink);
-            }
-            tags.known.iter().map(|(t, _)| *t).collect()
-        }
-        None => TagSet::READY,
-    };
-    if let Some((timeout, span)) = settings.timeout.value {
+    // Unknown tags were reported; an all-unknown list is not also "no
+    // tags" (R13), and nothing else is guessed.
+    if let Some((tags, span)) = &settings.tags
+        && (tags.complete || !tags.known.is_empty())
+    {
+        check_probe_tags(&name, &tags.known, *span, sink);
+    }
+    let tags = values(settings).tags;
+    if let Some((timeout, span)) = settings.timeout {
         check_timeout(&name, timeout, None, span, sink);
     }
-    if let Some((status, span)) = settings.failure_status.value {
+    if let Some((status, span)) = settings.failure_status {
         check_active_not_optional(&name, tags, status, span, sink);
     }
     // R5, R16, R17 with the attribute's tags: the one rule the runtime
     // builder and the manifest apply.
-    let [cache, refresh, max_staleness] =
-        [&settings.cache, &settings.refresh, &settings.max_staleness].map(|a| a.value);
+    let Settings {
+        cache,
+        refresh,
+        max_staleness,
+        failure_threshold: failures,
+        failing_for,
+        success_threshold: successes,
+        restart_after,
+        ..
+    } = *settings;
     check_execution_policy_at(&name, tags, cache, refresh, max_staleness, sink);
     // R20 without a detection time (the manifest has it): a zero count.
     // The hold itself is a limit the manifest sets (`crate::limits`).
-    let [failures, successes] =
-        [&settings.failure_threshold, &settings.success_threshold].map(|a| a.value);
-    let failing_for = settings.failing_for.value;
     check_threshold(&name, failures, failing_for, successes, None, None, sink);
-    let shared = match settings.shared.value {
+    let shared = match settings.shared {
         Some((true, span)) => {
             check_shared(&name, tags, span, sink);
             true
@@ -246,7 +215,6 @@ fn check_settings(settings: &Settings, ident: &syn::Ident, sink: &mut Violations
     };
     // R27 without a detection time (a limit the manifest sets checks
     // it): on `ready` alone, and shared.
-    let restart_after = settings.restart_after.value;
     if let Some(r) = restart_after {
         check_restart_after(&name, r, Some(tags), Some(shared), None, sink);
     }
@@ -267,9 +235,9 @@ fn struct_probe(
     // impl is reported as that trait's, at the struct name. A `blocking`
     // that did not parse chose neither: the body then asks nothing of the
     // type, so the R15 error stands alone.
-    let registration = match settings.blocking.value {
+    let registration = match settings.blocking {
         Some((true, _)) => quote_spanned!(ident.span()=> #meta.blocking_registration(self)),
-        None if settings.blocking.written => {
+        None if settings.written("blocking") => {
             quote!(::core::unreachable!("#[zb_health] had errors"))
         }
         _ => quote_spanned!(ident.span()=> #meta.registration(self)),
@@ -336,7 +304,7 @@ fn check_fn(f: &syn::ItemFn, settings: &Settings, errors: &Ctxt) -> bool {
             ),
         );
     }
-    if let Some((true, span)) = settings.blocking.value {
+    if let Some((true, span)) = settings.blocking {
         fail(
             span,
             "`blocking = true` is for a probe struct, not an async fn",
@@ -409,25 +377,25 @@ fn fn_probe(
 /// The settings as the probe's `META` states them: what parsed, defaults
 /// for the rest (an unparsed key was reported where it is written).
 fn values(s: &Settings) -> ProbeSettings {
-    let value = |a: &Attr<Duration>| a.value.map(|(d, _)| d);
-    let count = |a: &Attr<u32>| a.value.map(|(n, _)| n);
+    let value = |a: Attr<Duration>| a.map(|(d, _)| d);
+    let count = |a: Attr<u32>| a.map(|(n, _)| n);
     ProbeSettings {
-        tags: s.tags.value.as_ref().map_or(TagSet::READY, |(tags, _)| {
+        tags: s.tags.as_ref().map_or(TagSet::READY, |(tags, _)| {
             tags.known.iter().map(|(t, _)| *t).collect()
         }),
-        timeout: value(&s.timeout),
-        failure_status: s.failure_status.value.map(|(f, _)| f).unwrap_or_default(),
+        timeout: value(s.timeout),
+        failure_status: s.failure_status.map(|(f, _)| f).unwrap_or_default(),
         policy: ExecutionPolicy {
-            cache: value(&s.cache),
-            refresh: value(&s.refresh),
-            max_staleness: value(&s.max_staleness),
+            cache: value(s.cache),
+            refresh: value(s.refresh),
+            max_staleness: value(s.max_staleness),
             threshold: Threshold {
-                failures: count(&s.failure_threshold),
-                failing_for: value(&s.failing_for),
-                successes: count(&s.success_threshold),
+                failures: count(s.failure_threshold),
+                failing_for: value(s.failing_for),
+                successes: count(s.success_threshold),
             },
-            shared: s.shared.value.is_some_and(|(b, _)| b),
-            restart_after: value(&s.restart_after),
+            shared: s.shared.is_some_and(|(b, _)| b),
+            restart_after: value(s.restart_after),
         },
     }
 }
@@ -455,6 +423,7 @@ fn limits_callback(ident: &syn::Ident, krate: &TokenStream, args: &TokenStream) 
 
 /// What `manifest!` hands a callback: the manifest, the entry's position
 /// in it, the type as written, and the limits.
+#[derive(Default)]
 struct LimitsInput {
     args: TokenStream,
     file: String,
@@ -467,46 +436,32 @@ impl syn::parse::Parse for LimitsInput {
     fn parse(input: syn::parse::ParseStream<'_>) -> syn::Result<Self> {
         let content;
         syn::bracketed!(content in input);
-        let args: TokenStream = content.parse()?;
-        let pairs = Punctuated::<syn::MetaNameValue, Token![,]>::parse_terminated(input)?;
-        let mut text = std::collections::HashMap::new();
-        let mut millis = std::collections::HashMap::new();
-        for nv in pairs {
+        let mut limits = Self {
+            args: content.parse()?,
+            ..Self::default()
+        };
+        let bad = |span| syn::Error::new(span, "zb-health internal: bad limits input");
+        for nv in Punctuated::<syn::MetaNameValue, Token![,]>::parse_terminated(input)? {
             let key = nv
                 .path
                 .get_ident()
                 .map(ToString::to_string)
                 .unwrap_or_default();
-            match &nv.value {
-                Expr::Lit(ExprLit {
-                    lit: Lit::Str(s), ..
-                }) => {
-                    text.insert(key, s.value());
-                }
-                Expr::Lit(ExprLit {
-                    lit: Lit::Int(n), ..
-                }) => {
-                    millis.insert(key, Duration::from_millis(n.base10_parse()?));
-                }
-                other => {
-                    return Err(syn::Error::new(
-                        other.span(),
-                        "zb-health internal: bad limits input",
-                    ));
-                }
+            let Expr::Lit(ExprLit { lit, .. }) = &nv.value else {
+                return Err(bad(nv.value.span()));
+            };
+            let millis = |n: &syn::LitInt| n.base10_parse().map(Duration::from_millis);
+            match (key.as_str(), lit) {
+                ("file", Lit::Str(s)) => limits.file = s.value(),
+                ("at", Lit::Str(s)) => limits.at = s.value(),
+                ("ty", Lit::Str(s)) => limits.ty = s.value(),
+                ("orchestrator", Lit::Int(n)) => limits.bounds.orchestrator = Some(millis(n)?),
+                ("detection", Lit::Int(n)) => limits.bounds.detection = millis(n)?,
+                (_, Lit::Str(_) | Lit::Int(_)) => {}
+                _ => return Err(bad(lit.span())),
             }
         }
-        let mut take = |k: &str| text.remove(k).unwrap_or_default();
-        Ok(Self {
-            args,
-            file: take("file"),
-            at: take("at"),
-            ty: take("ty"),
-            bounds: Bounds {
-                orchestrator: millis.get("orchestrator").copied(),
-                detection: millis.get("detection").copied().unwrap_or_default(),
-            },
-        })
+        Ok(limits)
     }
 }
 
@@ -526,13 +481,13 @@ pub fn limits(input: TokenStream) -> TokenStream {
     let values = values(&settings);
     let spans = |key: &str| -> Option<Span> {
         match key {
-            "timeout" => settings.timeout.value.map(|(_, s)| s),
-            "cache" => settings.cache.value.map(|(_, s)| s),
-            "refresh" => settings.refresh.value.map(|(_, s)| s),
-            "max_staleness" => settings.max_staleness.value.map(|(_, s)| s),
-            "failure_threshold" => settings.failure_threshold.value.map(|(_, s)| s),
-            "failing_for" => settings.failing_for.value.map(|(_, s)| s),
-            "restart_after" => settings.restart_after.value.map(|(_, s)| s),
+            "timeout" => settings.timeout.map(|(_, s)| s),
+            "cache" => settings.cache.map(|(_, s)| s),
+            "refresh" => settings.refresh.map(|(_, s)| s),
+            "max_staleness" => settings.max_staleness.map(|(_, s)| s),
+            "failure_threshold" => settings.failure_threshold.map(|(_, s)| s),
+            "failing_for" => settings.failing_for.map(|(_, s)| s),
+            "restart_after" => settings.restart_after.map(|(_, s)| s),
             _ => None,
         }
     };
@@ -547,17 +502,17 @@ pub fn limits(input: TokenStream) -> TokenStream {
         .filter(|l| l.applies(input.bounds) && !l.holds(&values, input.bounds))
         .map(|l| {
             let span = l.keys().iter().find_map(|k| spans(k)).unwrap_or(whole);
-            let message = crate::errors::render_noted(
+            let message = crate::errors::render(
                 &zb_health_spec::Violation {
                     rule: l.rule(),
                     location: (),
                     message: l.text(&input.ty, input.bounds),
                     help: l.help().to_owned(),
                 },
-                &format!(
+                Some(&format!(
                     "{}:{}: the manifest entry of `{}`, which sets this limit",
                     input.file, input.at, input.ty
-                ),
+                )),
             );
             syn::Error::new(span, message).to_compile_error()
         })
@@ -565,22 +520,7 @@ pub fn limits(input: TokenStream) -> TokenStream {
 }
 
 fn parse_settings(args: TokenStream, errors: &Ctxt, sink: &mut Violations<Span>) -> Settings {
-    let mut s = Settings {
-        name: Attr::none("name"),
-        tags: Attr::none("tags"),
-        timeout: Attr::none("timeout"),
-        failure_status: Attr::none("failure_status"),
-        cache: Attr::none("cache"),
-        refresh: Attr::none("refresh"),
-        max_staleness: Attr::none("max_staleness"),
-        failure_threshold: Attr::none("failure_threshold"),
-        failing_for: Attr::none("failing_for"),
-        success_threshold: Attr::none("success_threshold"),
-        shared: Attr::none("shared"),
-        restart_after: Attr::none("restart_after"),
-        blocking: Attr::none("blocking"),
-        krate: Attr::none("crate"),
-    };
+    let mut s = Settings::default();
     let metas = match Punctuated::<Meta, Token![,]>::parse_terminated.parse2(args) {
         Ok(m) => m,
         Err(e) => {
@@ -607,49 +547,48 @@ fn parse_settings(args: TokenStream, errors: &Ctxt, sink: &mut Violations<Span>)
             .map(ToString::to_string)
             .unwrap_or_default();
         let key_span = nv.path.span();
+        if keys().any(|k| k == key) {
+            if s.written(&key) {
+                sink.push(
+                    Rule::DuplicateKey,
+                    key_span,
+                    format!("`{key}` is set twice in #[zb_health]"),
+                    format!("each key is written once; remove this `{key}` or the earlier one"),
+                );
+                continue;
+            }
+            s.written.push(key.clone());
+        }
         match key.as_str() {
             "name" => {
-                if s.name.first(key_span, sink)
-                    && let Some(lit) = string_lit(&nv.value, "name", "name = \"cache\"", sink)
-                {
-                    s.name.set(lit.value(), lit.span());
+                if let Some(lit) = string_lit(&nv.value, "name", "name = \"cache\"", sink) {
+                    s.name = Some((lit.value(), lit.span()));
                 }
             }
             "tags" => {
-                if s.tags.first(key_span, sink)
-                    && let Some(tags) = parse_tags(&nv.value, sink)
-                {
-                    let span = tags.span;
-                    s.tags.set(tags, span);
-                }
+                s.tags = parse_tags(&nv.value, sink);
             }
             "failure_threshold" | "success_threshold" => {
                 let attr = match key.as_str() {
                     "failure_threshold" => &mut s.failure_threshold,
                     _ => &mut s.success_threshold,
                 };
-                if attr.first(key_span, sink) {
-                    match &nv.value {
-                        Expr::Lit(ExprLit {
-                            lit: Lit::Int(n), ..
-                        }) if n.base10_parse::<u32>().is_ok() => {
-                            let value = n.base10_parse::<u32>().unwrap_or_default();
-                            attr.set(value, n.span());
-                        }
-                        other => sink.push(
-                            Rule::ValueType,
-                            other.span(),
-                            format!(
-                                "`{} = {}` is not a count of runs",
-                                attr.key,
-                                other.to_token_stream()
-                            ),
-                            format!(
-                                "write a whole number of runs in a row, e.g. `{} = 3`",
-                                attr.key
-                            ),
-                        ),
+                match &nv.value {
+                    Expr::Lit(ExprLit {
+                        lit: Lit::Int(n), ..
+                    }) if n.base10_parse::<u32>().is_ok() => {
+                        let value = n.base10_parse::<u32>().unwrap_or_default();
+                        *attr = Some((value, n.span()));
                     }
+                    other => sink.push(
+                        Rule::ValueType,
+                        other.span(),
+                        format!(
+                            "`{key} = {}` is not a count of runs",
+                            other.to_token_stream()
+                        ),
+                        format!("write a whole number of runs in a row, e.g. `{key} = 3`"),
+                    ),
                 }
             }
             "timeout" | "cache" | "refresh" | "max_staleness" | "failing_for" | "restart_after" => {
@@ -661,32 +600,29 @@ fn parse_settings(args: TokenStream, errors: &Ctxt, sink: &mut Violations<Span>)
                     "failing_for" => (&mut s.failing_for, "failing_for = \"3s\""),
                     _ => (&mut s.max_staleness, "max_staleness = \"12s\""),
                 };
-                if attr.first(key_span, sink)
-                    && let Some(lit) = string_lit(&nv.value, attr.key, example, sink)
+                if let Some(lit) = string_lit(&nv.value, &key, example, sink)
                     && let Some(d) = check_duration_text(&lit.value(), lit.span(), sink)
                 {
-                    attr.set(d, lit.span());
+                    *attr = Some((d, lit.span()));
                 }
             }
             "failure_status" => {
-                if s.failure_status.first(key_span, sink) {
-                    let word = path_word(&nv.value);
-                    match word.as_deref().and_then(FailureStatus::parse) {
-                        Some(f) => s.failure_status.set(f, nv.value.span()),
-                        None => sink.push(
-                            Rule::Unknown,
-                            nv.value.span(),
-                            format!(
-                                "unknown failure_status `{}`",
-                                nv.value.to_token_stream()
-                            ),
-                            format!(
-                                "write {}: `unhealthy` (the default) fails the tier, `degraded` declares an optional dependency{}",
-                                one_of(FailureStatus::NAMES),
-                                hint(word.as_deref().and_then(FailureStatus::suggest))
-                            ),
+                let word = path_word(&nv.value);
+                match word.as_deref().and_then(FailureStatus::parse) {
+                    Some(f) => s.failure_status = Some((f, nv.value.span())),
+                    None => sink.push(
+                        Rule::Unknown,
+                        nv.value.span(),
+                        format!(
+                            "unknown failure_status `{}`",
+                            nv.value.to_token_stream()
                         ),
-                    }
+                        format!(
+                            "write {}: `unhealthy` (the default) fails the tier, `degraded` declares an optional dependency{}",
+                            one_of(FailureStatus::NAMES),
+                            hint(word.as_deref().and_then(FailureStatus::suggest))
+                        ),
+                    ),
                 }
             }
             "shared" | "blocking" => {
@@ -700,26 +636,22 @@ fn parse_settings(args: TokenStream, errors: &Ctxt, sink: &mut Violations<Span>)
                         "write `blocking = true` for a probe that implements `zb_health::prelude::BlockingProbe` (run on the blocking pool), or leave it out for a `zb_health::prelude::Probe`",
                     ),
                 };
-                if attr.first(key_span, sink) {
-                    match &nv.value {
-                        Expr::Lit(ExprLit {
-                            lit: Lit::Bool(b), ..
-                        }) => attr.set(b.value, b.span),
-                        other => sink.push(
-                            Rule::ValueType,
-                            other.span(),
-                            format!("`{} = {}` is not a bool", attr.key, other.to_token_stream()),
-                            help,
-                        ),
-                    }
+                match &nv.value {
+                    Expr::Lit(ExprLit {
+                        lit: Lit::Bool(b), ..
+                    }) => *attr = Some((b.value, b.span)),
+                    other => sink.push(
+                        Rule::ValueType,
+                        other.span(),
+                        format!("`{key} = {}` is not a bool", other.to_token_stream()),
+                        help,
+                    ),
                 }
             }
             "crate" => {
-                if s.krate.first(key_span, sink)
-                    && let Some(lit) = string_lit(&nv.value, "crate", "crate = \"zb_health\"", sink)
-                {
+                if let Some(lit) = string_lit(&nv.value, "crate", "crate = \"zb_health\"", sink) {
                     match lit.parse::<syn::Path>() {
-                        Ok(p) => s.krate.set(p, lit.span()),
+                        Ok(p) => s.krate = Some((p, lit.span())),
                         Err(_) => sink.push(
                             Rule::ValueType,
                             lit.span(),
@@ -747,7 +679,7 @@ fn parse_settings(args: TokenStream, errors: &Ctxt, sink: &mut Violations<Span>)
     s
 }
 
-fn parse_tags(value: &Expr, sink: &mut Violations<Span>) -> Option<Tags> {
+fn parse_tags(value: &Expr, sink: &mut Violations<Span>) -> Attr<Tags> {
     let Expr::Array(array) = value else {
         sink.push(
             Rule::ValueType,
@@ -759,7 +691,6 @@ fn parse_tags(value: &Expr, sink: &mut Violations<Span>) -> Option<Tags> {
     };
     let mut tags = Tags {
         known: Vec::new(),
-        span: array.span(),
         complete: true,
     };
     for elem in &array.elems {
@@ -780,7 +711,7 @@ fn parse_tags(value: &Expr, sink: &mut Violations<Span>) -> Option<Tags> {
             }
         }
     }
-    Some(tags)
+    Some((tags, array.span()))
 }
 
 /// A string literal, or R15 at the value. `key` and `example` word the

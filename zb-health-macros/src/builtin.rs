@@ -3,11 +3,11 @@
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
+use zb_health_spec::MajorityGuard;
 use zb_health_spec::disk::FreeSpace;
 use zb_health_spec::manifest::{ActiveScope, CertificateSource, Manifest, ProbeDecl, ProbeKind};
-use zb_health_spec::{MajorityGuard, MembershipPolicy};
 
-use crate::tokens::{HealthStatusTokens, ProbeMetaTokens};
+use crate::tokens::{HealthStatusTokens, MembershipPolicyTokens, OptionTokens, ProbeMetaTokens};
 
 /// The shared deps field every cluster kind reads, so membership,
 /// transport, active node and the gate all see one view.
@@ -76,12 +76,7 @@ pub fn probe(p: &ProbeDecl, field: Option<&syn::Ident>, krate: &TokenStream) -> 
     match &p.kind {
         ProbeKind::Database | ProbeKind::Grpc => quote!(deps.#field),
         ProbeKind::ClusterMembership { policy } => {
-            let policy = match policy {
-                MembershipPolicy::Default => quote!(#krate::spec::MembershipPolicy::Default),
-                MembershipPolicy::OtOpcUaCompat => {
-                    quote!(#krate::spec::MembershipPolicy::OtOpcUaCompat)
-                }
-            };
+            let policy = MembershipPolicyTokens(*policy, krate);
             quote!(#krate::cluster::ClusterMembershipProbe::new(#view).policy(#policy))
         }
         ProbeKind::ClusterTransport { guard } => guarded(
@@ -103,13 +98,7 @@ pub fn probe(p: &ProbeDecl, field: Option<&syn::Ident>, krate: &TokenStream) -> 
             body_contains,
         } => {
             let (url, low, high) = (url.value.as_str(), status.low, status.high);
-            let body = match body_contains {
-                Some(text) => {
-                    let text = text.value.as_str();
-                    quote!(::core::option::Option::Some(#text))
-                }
-                None => quote!(::core::option::Option::None),
-            };
+            let body = OptionTokens(body_contains.as_ref().map(|t| t.value.as_str()));
             // The url and range passed their rules at compile time.
             quote!(#krate::__private::http_probe(#url, #low, #high, #body))
         }
@@ -152,13 +141,7 @@ pub fn probe(p: &ProbeDecl, field: Option<&syn::Ident>, krate: &TokenStream) -> 
                     server_name,
                 } => {
                     let address = address.value.as_str();
-                    let server_name = match server_name {
-                        Some(n) => {
-                            let n = n.value.as_str();
-                            quote!(::core::option::Option::Some(#n))
-                        }
-                        None => quote!(::core::option::Option::None),
-                    };
+                    let server_name = OptionTokens(server_name.as_ref().map(|n| n.value.as_str()));
                     // Both passed their rules at compile time.
                     quote!(#krate::__private::certificate_address(#address, #server_name))
                 }
@@ -203,13 +186,10 @@ pub fn active_rule(p: &ProbeDecl, krate: &TokenStream) -> Option<TokenStream> {
 /// time sets it, which also turns a guard on where the
 /// manifest states none.
 fn guarded(base: TokenStream, g: Option<MajorityGuard>, krate: &TokenStream) -> TokenStream {
-    let stated = match g {
-        Some(g) => {
-            let (size, require) = (g.expected_size, g.require_majority);
-            quote!(::core::option::Option::Some(#krate::spec::MajorityGuard { expected_size: #size, require_majority: #require }))
-        }
-        None => quote!(::core::option::Option::None),
-    };
+    let stated = OptionTokens(g.map(|g| {
+        let (size, require) = (g.expected_size, g.require_majority);
+        quote!(#krate::spec::MajorityGuard { expected_size: #size, require_majority: #require })
+    }));
     quote!({
         let base = #base;
         match #krate::__private::runtime_guard(#stated) {

@@ -46,24 +46,11 @@ impl Ctxt {
         ));
     }
 
-    /// Adds a spec violation located at a token.
-    pub fn violation(&self, v: Violation<Span>) {
-        self.push(syn::Error::new(v.location, render(&v)));
-    }
-
-    /// Adds every violation a spec check found.
+    /// Adds every violation a spec check found, each at its token.
     pub fn violations(&self, sink: Violations<Span>) {
-        if let Err(found) = sink.into_result() {
-            for v in found {
-                self.violation(v);
-            }
+        for v in sink.into_result().err().unwrap_or_default() {
+            self.push(syn::Error::new(v.location, render(&v, None)));
         }
-    }
-
-    /// Adds a violation located in the manifest `file`, reported at `span`
-    /// (the manifest's string literal) with the YAML position in front.
-    pub fn in_manifest(&self, file: &str, span: Span, v: &Violation<Location>) {
-        self.push(syn::Error::new(span, located(file, v)));
     }
 
     /// Whether any stage reported an error so far.
@@ -90,16 +77,12 @@ impl Drop for Ctxt {
 }
 
 /// The one wording of a violation: what is wrong, the rule it breaks with
-/// its spec ID, and the fix.
-pub fn render<L>(v: &Violation<L>) -> String {
-    format!("{}\n  = rule {}\n  = help: {}", v.message, v.rule, v.help)
-}
-
-/// [`render`], with a note between the rule and the fix: where else the
-/// fact comes from (the manifest line behind an attribute's error).
-pub fn render_noted<L>(v: &Violation<L>, note: &str) -> String {
+/// its spec ID, a note of where else the fact comes from (the manifest line
+/// behind an attribute's error), and the fix.
+pub fn render<L>(v: &Violation<L>, note: Option<&str>) -> String {
+    let note = note.map(|n| format!("\n  = note: {n}")).unwrap_or_default();
     format!(
-        "{}\n  = rule {}\n  = note: {note}\n  = help: {}",
+        "{}\n  = rule {}{note}\n  = help: {}",
         v.message, v.rule, v.help
     )
 }
@@ -108,5 +91,5 @@ pub fn render_noted<L>(v: &Violation<L>, note: &str) -> String {
 /// `health.yaml:9:5: ...`: every manifest message, whether the macro or
 /// the generated code reports it.
 pub fn located(file: &str, v: &Violation<Location>) -> String {
-    format!("{file}:{}: {}", v.location, render(v))
+    format!("{file}:{}: {}", v.location, render(v, None))
 }

@@ -5,12 +5,13 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 use zb_health_spec::Rule;
-use zb_health_spec::manifest::{GrpcTargetDecl, Manifest, ProbeKind};
+use zb_health_spec::manifest::{GrpcTargetDecl, Manifest};
 
-use crate::site::Site;
+use crate::site::{Site, named_by_attribute};
 use crate::tokens::{DurationTokens, TagTokens};
 
 /// What the manifest type gets from the `grpc` section.
+#[derive(Default)]
 pub struct Generated {
     /// Items of the manifest type's `impl`.
     pub items: TokenStream,
@@ -23,10 +24,7 @@ pub struct Generated {
 pub fn generate(m: &Manifest, site: &Site<'_>) -> Generated {
     let krate = site.krate;
     let Some(grpc) = &m.grpc else {
-        return Generated {
-            items: quote!(),
-            checks: quote!(),
-        };
+        return Generated::default();
     };
     let period = DurationTokens(grpc.period(), krate);
     let services = grpc.services.iter().map(|s| {
@@ -67,25 +65,16 @@ pub fn generate(m: &Manifest, site: &Site<'_>) -> Generated {
     // The reader checked probe targets against the manifest's names unless
     // a custom probe takes its name from its attribute; then `__PROBE_NAMES`
     // exists and the check happens here, against the attributes' names.
-    let dynamic = m
-        .probes
-        .iter()
-        .any(|p| matches!(p.kind, ProbeKind::Custom { .. }) && p.name.is_none());
-    let targets = grpc
-        .services
-        .iter()
-        .filter_map(|s| match &s.target {
-            GrpcTargetDecl::Probe(p) if dynamic => Some((s, p)),
-            _ => None,
-        })
-        .map(|(s, p)| {
-            site.probe_known(
-                Rule::Unknown,
-                format!("gRPC service `{}` maps to", s.name.value),
-                p,
-                (&s.name.value, "grpc_service_probe_known"),
-            )
-        });
+    let dynamic = m.probes.iter().any(named_by_attribute);
+    let targets = grpc.services.iter().filter_map(|s| match &s.target {
+        GrpcTargetDecl::Probe(p) if dynamic => Some(site.probe_known(
+            Rule::Unknown,
+            format!("gRPC service `{}` maps to", s.name.value),
+            p,
+            (&s.name.value, "grpc_service_probe_known"),
+        )),
+        _ => None,
+    });
     let checks = quote! {
         #krate::__zb_require_grpc_server!();
         #(#targets)*

@@ -3,13 +3,14 @@
 //! `install` returns: the server and those handles), the checked drain,
 //! and the management port.
 
-use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote};
+use proc_macro2::TokenStream;
+use quote::quote;
 use zb_health_spec::manifest::{Located, Manifest};
-use zb_health_spec::{NameOf, Rule, Violation};
+use zb_health_spec::{NameOf, Rule};
 
 use crate::builtin;
 use crate::errors::Ctxt;
+use crate::site::Site;
 use crate::tokens::{DurationTokens, OptionTokens, optional_duration};
 
 /// What `install` needs from the lifecycle section.
@@ -18,81 +19,31 @@ pub struct Generated {
     pub items: TokenStream,
     /// Constants in the manifest type's `impl`.
     pub consts: TokenStream,
-    /// Each watchdog's `(name, deadline)`, in manifest order: what the
-    /// runtime's install registers, all or none.
-    pub watchdog_loops: Vec<TokenStream>,
-    /// The field of each watchdog's heartbeat, in the same order.
+    /// The field of each watchdog's heartbeat, in manifest order.
     pub watchdog_fields: Vec<syn::Ident>,
-    /// Each startup gate's name, in manifest order.
-    pub gate_names: Vec<String>,
-    /// The field of each startup gate, in the same order.
+    /// The field of each startup gate, in manifest order.
     pub gate_fields: Vec<syn::Ident>,
-    /// The watchdogs struct from the bound heartbeats.
-    pub watchdogs: TokenStream,
-    /// The startup struct from the bound gates.
-    pub startup: TokenStream,
-}
-
-/// The generated type names.
-pub struct Names<'a> {
-    /// The generated items' visibility.
-    pub vis: &'a syn::Visibility,
-    /// The manifest type.
-    pub ty: &'a syn::Ident,
-    /// What `install` returns: `NAMEInstalled`.
-    pub installed: syn::Ident,
-    /// The startup gates' handles: `NAMEStartup`.
-    pub startup: syn::Ident,
-    /// The watchdogs' heartbeats: `NAMEWatchdogs`.
-    pub watchdogs: syn::Ident,
-}
-
-impl<'a> Names<'a> {
-    /// The names derived from the manifest type's.
-    pub fn new(vis: &'a syn::Visibility, ty: &'a syn::Ident) -> Self {
-        Self {
-            vis,
-            ty,
-            installed: format_ident!("{}Installed", ty),
-            startup: format_ident!("{}Startup", ty),
-            watchdogs: format_ident!("{}Watchdogs", ty),
-        }
-    }
 }
 
 /// The lifecycle items; a clash of two gates' or two watchdogs' fields is
 /// reported into `cx`, and the items are still generated, so a clash
 /// among the gates does not hide one among the watchdogs.
-pub fn generate(
-    cx: &Ctxt,
-    m: &Manifest,
-    file: &str,
-    span: Span,
-    krate: &TokenStream,
-    names: &Names<'_>,
-) -> Generated {
-    let Names {
+pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>) -> Generated {
+    let Site {
+        file,
+        krate,
         vis,
-        ty,
-        installed,
-        startup,
-        watchdogs,
-    } = names;
+        name: ty,
+        ref installed,
+        ref startup,
+        ref watchdogs,
+        ..
+    } = *site;
     let lifecycle = &m.lifecycle;
-    let gate_fields = fields(
-        cx,
-        NameOf::StartupGate,
-        lifecycle.startup_gates.iter(),
-        file,
-        span,
-    );
-    let dog_fields = fields(
-        cx,
-        NameOf::Watchdog,
-        lifecycle.watchdogs.iter().map(|w| &w.name),
-        file,
-        span,
-    );
+    let gates = lifecycle.startup_gates.iter();
+    let gate_fields = fields(cx, site, NameOf::StartupGate, gates);
+    let watchdog_names = lifecycle.watchdogs.iter().map(|w| &w.name);
+    let dog_fields = fields(cx, site, NameOf::Watchdog, watchdog_names);
 
     let gate_decls = gate_fields.iter().zip(&lifecycle.startup_gates).map(|(f, g)| {
         let doc = format!(
@@ -146,23 +97,6 @@ pub fn generate(
         }
     };
 
-    let watchdog_loops = lifecycle
-        .watchdogs
-        .iter()
-        .map(|w| {
-            let name = &w.name.value;
-            let deadline = DurationTokens(w.deadline.value, krate);
-            quote!((#name, #deadline))
-        })
-        .collect();
-    let watchdogs_init = quote!(#watchdogs { #(#dog_fields),* });
-    let gate_names = lifecycle
-        .startup_gates
-        .iter()
-        .map(|g| g.value.clone())
-        .collect();
-    let startup_init = quote!(#startup { #(#gate_fields),* });
-
     let delay = DurationTokens(lifecycle.drain_delay(), krate);
     // Only a stated shutdown timeout is fixed: without one the graceful
     // stop is what the grace period leaves, also after a `DRAIN_DELAY_MS`.
@@ -198,12 +132,8 @@ pub fn generate(
     Generated {
         items,
         consts,
-        watchdog_loops,
         watchdog_fields: dog_fields,
-        gate_names,
         gate_fields,
-        watchdogs: watchdogs_init,
-        startup: startup_init,
     }
 }
 
@@ -211,31 +141,24 @@ pub fn generate(
 /// `warm_cache`) are an R3 error naming both, never a silent suffix.
 fn fields<'a>(
     cx: &Ctxt,
+    site: &Site<'_>,
     of: NameOf,
     names: impl Iterator<Item = &'a Located<String>>,
-    file: &str,
-    span: Span,
 ) -> Vec<syn::Ident> {
     let mut out: Vec<(syn::Ident, &Located<String>)> = Vec::new();
     for name in names {
         let ident = builtin::ident_for(&name.value);
         if let Some((_, first)) = out.iter().find(|(i, _)| *i == ident) {
-            let noun = of.noun();
-            cx.in_manifest(
-                file,
-                span,
-                &Violation {
-                    rule: Rule::DuplicateName,
-                    location: name.location,
-                    message: format!(
-                        "{noun}s `{}` (at {file}:{}) and `{}` would both get the field `{ident}`",
-                        first.value, first.location, name.value
-                    ),
-                    help: format!(
-                        "a field is named after the {noun}'s name with `-` and `.` turned into `_`; rename one of them"
-                    ),
-                },
+            let (noun, file) = (of.noun(), site.file);
+            let text = format!(
+                "{noun}s `{}` (at {file}:{}) and `{}` would both get the field `{ident}`",
+                first.value, first.location, name.value
             );
+            let help = format!(
+                "a field is named after the {noun}'s name with `-` and `.` turned into `_`; rename one of them"
+            );
+            let message = site.message(Rule::DuplicateName, name.location, text, &help);
+            cx.push(syn::Error::new(site.span, message));
         }
         out.push((ident, name));
     }

@@ -36,7 +36,7 @@ pub enum Limit {
 }
 
 /// What the manifest sets the limits with.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Bounds {
     /// `orchestrator.timeout`, if stated.
     pub orchestrator: Option<Duration>,

@@ -7,12 +7,12 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use zb_health_spec::Rule;
 use zb_health_spec::Violation;
-use zb_health_spec::manifest::{Located, Location};
+use zb_health_spec::manifest::{Located, Location, ProbeDecl, ProbeKind};
 
 use crate::errors::located;
 
-/// Where generated code comes from and what it refers to: every check item
-/// needs all four.
+/// Where generated code comes from and what it refers to: the manifest,
+/// the runtime's path and the names of the generated items.
 pub struct Site<'a> {
     /// The manifest as the user named it (`health.yaml`, or
     /// `<inline manifest>`), the prefix of every message.
@@ -21,10 +21,20 @@ pub struct Site<'a> {
     pub span: Span,
     /// The runtime crate's path.
     pub krate: &'a TokenStream,
+    /// The generated items' visibility.
+    pub vis: &'a syn::Visibility,
     /// The generated manifest type.
     pub name: &'a syn::Ident,
     /// The file that calls `manifest!`, if rustc says (`Span::local_file`).
     pub caller: Option<&'a std::path::Path>,
+    /// Its dependencies struct: `NAMEDeps`.
+    pub deps: syn::Ident,
+    /// What `install` returns: `NAMEInstalled`.
+    pub installed: syn::Ident,
+    /// The startup gates' handles: `NAMEStartup`.
+    pub startup: syn::Ident,
+    /// The watchdogs' heartbeats: `NAMEWatchdogs`.
+    pub watchdogs: syn::Ident,
 }
 
 impl Site<'_> {
@@ -69,6 +79,13 @@ impl Site<'_> {
         let ok = quote!(#krate::spec::grpc::names_contain(&#name::__PROBE_NAMES, #value));
         self.fact(subject, fact, ok, &message)
     }
+}
+
+/// Whether `p` takes its name from its `#[zb_health]` attribute, which the
+/// macro cannot read (a custom entry without `name:`): then the names that
+/// refer to probes are checked by generated code, against `__PROBE_NAMES`.
+pub fn named_by_attribute(p: &ProbeDecl) -> bool {
+    matches!(p.kind, ProbeKind::Custom { .. }) && p.name.is_none()
 }
 
 /// One item checking one fact: `ok` must hold, else compilation fails

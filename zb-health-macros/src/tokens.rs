@@ -7,12 +7,14 @@ use std::time::Duration;
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
 use zb_health_spec::settings::ProbeSettings;
-use zb_health_spec::{Disclosure, FailureStatus, HealthStatus, ResponseFormat, Tag};
+use zb_health_spec::{
+    Disclosure, FailureStatus, HealthStatus, MembershipPolicy, ResponseFormat, Tag,
+};
 
 /// A newtype that emits a spec enum's value as the runtime's variant of
 /// the same name, `#krate::Enum::Variant`.
 macro_rules! variant_tokens {
-    ($(#[$doc:meta])* $name:ident($ty:ident) { $($variant:ident),* }) => {
+    ($($(#[$doc:meta])* $name:ident($ty:ident) { $($variant:ident),* })*) => {$(
         $(#[$doc])*
         pub struct $name<'a>(pub $ty, pub &'a TokenStream);
 
@@ -24,30 +26,25 @@ macro_rules! variant_tokens {
                 });
             }
         }
-    };
+    )*};
 }
 
 variant_tokens! {
     /// A tag (or tier): `#krate::spec::Tag::Ready`.
     TagTokens(Tag) { Ready, Active, Live }
-}
 
-variant_tokens! {
     /// A failure status: `#krate::spec::FailureStatus::Degraded`.
     FailureStatusTokens(FailureStatus) { Unhealthy, Degraded }
-}
 
-variant_tokens! {
     /// A health status: `#krate::spec::HealthStatus::Degraded`.
     HealthStatusTokens(HealthStatus) { Healthy, Degraded, Unhealthy }
-}
 
-variant_tokens! {
+    /// A cluster membership policy: `#krate::spec::MembershipPolicy::Default`.
+    MembershipPolicyTokens(MembershipPolicy) { Default, OtOpcUaCompat }
+
     /// A tier's disclosure level: `#krate::spec::Disclosure::Names`.
     DisclosureTokens(Disclosure) { Full, Names, Status }
-}
 
-variant_tokens! {
     /// The response body format: `#krate::spec::ResponseFormat::PassFail`.
     ResponseFormatTokens(ResponseFormat) { Zb, PassFail }
 }
@@ -116,14 +113,8 @@ impl ToTokens for ProbeMetaTokens<'_> {
         let failure = FailureStatusTokens(failure_status, krate);
         let [cache, refresh, max_staleness] = [policy.cache, policy.refresh, policy.max_staleness]
             .map(|d| optional_duration(d, krate));
-        let count = |n: Option<u32>| match n {
-            Some(n) => quote!(::core::option::Option::Some(#n)),
-            None => quote!(::core::option::Option::None),
-        };
-        let (failures, successes) = (
-            count(policy.threshold.failures),
-            count(policy.threshold.successes),
-        );
+        let [failures, successes] =
+            [policy.threshold.failures, policy.threshold.successes].map(OptionTokens);
         let failing_for = optional_duration(policy.threshold.failing_for, krate);
         let shared = policy.shared;
         let restart_after = optional_duration(policy.restart_after, krate);

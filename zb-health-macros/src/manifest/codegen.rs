@@ -5,8 +5,9 @@
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
+use syn::ext::IdentExt;
 use zb_health_spec::manifest::{Location, Manifest, ProbeDecl, ProbeKind};
-use zb_health_spec::{Rule, Tag, Violation};
+use zb_health_spec::{Rule, Tag};
 
 use super::custom::{CustomType, lookup_module};
 use super::facts;
@@ -14,20 +15,8 @@ use super::wiring::install;
 use crate::builtin;
 use crate::errors::Ctxt;
 use crate::lifecycle;
-use crate::site::Site;
-use crate::tokens::{DurationTokens, OptionTokens};
-
-/// The names the caller chose: `NAME` and `NAMEDeps` (the lifecycle's
-/// `NAMEInstalled`, `NAMEStartup` and `NAMEWatchdogs` are in
-/// `lifecycle::Names`).
-pub struct Names<'a> {
-    /// The generated items' visibility.
-    pub vis: &'a syn::Visibility,
-    /// The manifest type.
-    pub ty: &'a syn::Ident,
-    /// Its dependencies struct.
-    pub deps: syn::Ident,
-}
+use crate::site::{Site, named_by_attribute};
+use crate::tokens::{DurationTokens, optional_duration};
 
 /// One generated registration: its deps field (none for cluster kinds,
 /// which share one view), its `ProbeRegistration` and its metadata.
@@ -53,6 +42,7 @@ struct Claim {
 }
 
 /// What the probe list generates.
+#[derive(Default)]
 struct Probes {
     deps: Vec<Dep>,
     /// Module-level items: the custom types' lookups and fact checks.
@@ -67,36 +57,35 @@ struct Probes {
 
 /// Every generated item. Errors go into `cx`; every stage runs even when
 /// an earlier one reported, and the caller drops the items if any did.
-pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> TokenStream {
-    let Site { file, krate, .. } = *site;
-    let Names {
+pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>) -> TokenStream {
+    let Site {
+        file,
+        krate,
         vis,
-        ty: name,
-        deps: deps_name,
-    } = names;
+        name,
+        deps: ref deps_name,
+        ref installed,
+        ..
+    } = *site;
     let Probes {
         deps,
         mut checks,
         features,
         types,
         aliases,
-    } = probes(cx, m, site, names);
-    let life_names = lifecycle::Names::new(vis, name);
-    let life = lifecycle::generate(cx, m, file, site.span, krate, &life_names);
+    } = probes(cx, m, site);
+    let life = lifecycle::generate(cx, m, site);
     let (names_table, unique) = facts::unique_name_facts(site, m, &types);
     checks.extend(unique);
     let grpc = crate::grpc::generate(m, site);
     checks.push(grpc.checks);
     checks.push(group_checks(m, site));
 
-    let install = install(m, krate, deps_name, &life_names.installed, &life);
+    let install = install(m, site, &life);
     let service = &m.service.value;
     let [ready, active, live] = Tag::ALL.map(|t| m.paths.get(t).to_owned());
     let started = m.paths.started.clone();
-    let orchestrator = OptionTokens(
-        m.orchestrator_timeout
-            .map(|t| DurationTokens(t.value, krate)),
-    );
+    let orchestrator = optional_duration(m.orchestrator_timeout.map(|t| t.value), krate);
     let detection = DurationTokens(m.detection_time(), krate);
     let mut fields: Vec<TokenStream> = deps
         .iter()
@@ -115,7 +104,7 @@ pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> 
         let mac = format_ident!("__zb_require_{}", f.replace('-', "_"));
         quote!(#krate::#mac!();)
     });
-    let lookup = lookup_items(names, &types, aliases);
+    let lookup = lookup_items(site, &types, aliases);
     let gate = active_node_gate(m, krate);
     let registrations = deps.iter().map(|d| &d.registration);
     let metas = deps.iter().map(|d| &d.meta);
@@ -123,7 +112,6 @@ pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> 
         "What the health manifest `{file}` needs from the application, for [`{name}`]: one field per probe it names (leaving one out is a compile error naming it; a `fn:` entry, an async fn with no state, has none), plus `cluster_view` if it has cluster kinds.\n\n\
          A field is named after the probe's `name` in the manifest, with `-` and `.` turned into `_` (`disk-space` → `disk_space`). A `kind: custom` entry without `name:` takes its name from its `#[zb_health]` attribute, which the macro cannot read, so its field is named after its type in snake case (`CacheProbe` → `cache_probe`); write `name:` in the entry to name the field after the probe."
     );
-    let installed = &life_names.installed;
     let manifest_doc = format!(
         "The health of service `{service}`, as declared in `{file}`. Its dependencies are [`{deps_name}`]; `install` registers them in the process registry and returns [`{installed}`]: the server of everything the manifest declares and the lifecycle handles."
     );
@@ -199,18 +187,12 @@ pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> 
 /// the checks of custom probes. A field clash or a `type:` that is not a
 /// path is reported and the other probes are still generated, so every
 /// such error shows at once.
-fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> Probes {
+fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>) -> Probes {
     let Site {
         file, span, krate, ..
     } = *site;
-    let deps_name = &names.deps;
-    let mut out = Probes {
-        deps: Vec::new(),
-        checks: Vec::new(),
-        features: Vec::new(),
-        types: Vec::new(),
-        aliases: Vec::new(),
-    };
+    let deps_name = &site.deps;
+    let mut out = Probes::default();
     let mut alias_names: Vec<String> = Vec::new();
     // Read only when the manifest names a custom type.
     let mut nearby: Option<super::nearby::CrateSource> = None;
@@ -234,16 +216,9 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> Probes
                     first.probe, first.location
                 )
             };
-            cx.in_manifest(
-                file,
-                span,
-                &Violation {
-                    rule: Rule::DuplicateName,
-                    location: probe.location,
-                    message,
-                    help: "a field is named after the probe's `name` (`-` and `.` become `_`), or, for a `kind: custom` entry without `name:`, after its type in snake case; give one of the entries a `name:` that differs as an identifier".into(),
-                },
-            );
+            let help = "a field is named after the probe's `name` (`-` and `.` become `_`), or, for a `kind: custom` entry without `name:`, after its type in snake case; give one of the entries a `name:` that differs as an identifier";
+            let message = site.message(Rule::DuplicateName, probe.location, message, help);
+            cx.push(syn::Error::new(span, message));
         }
         claims.push(Claim {
             field,
@@ -257,8 +232,7 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> Probes
         {
             out.features.push(f);
         }
-        let mut ty = None;
-        match &probe.kind {
+        let (registration, meta, field) = match &probe.kind {
             ProbeKind::Custom {
                 type_path,
                 function,
@@ -279,7 +253,7 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> Probes
                 let source = nearby.get_or_insert_with(|| super::nearby::crate_source(site.caller));
                 let hint = super::nearby::hint(&custom.path, &source.found);
                 let at_attribute = super::nearby::reachable(&custom.path, source);
-                let call = names.ty.to_string();
+                let call = site.name.to_string();
                 let missing = super::nearby::missing(&custom.path, &call, source);
                 // For a type proved missing, the probe the hint names stands
                 // in, field name and all, so the caller's struct literal
@@ -303,56 +277,35 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> Probes
                 }
                 let resolved = &custom.resolved;
                 let meta = custom.meta(krate);
-                if *function {
+                let (registration, field) = if *function {
                     // Needs no state: made from nothing, no deps field.
-                    out.deps.push(Dep {
-                        registration: with_dependencies(
-                            quote!(#krate::__private::stateless(<#resolved as #krate::meta::ZbHealthProbe>::STATELESS)),
-                            probe,
-                        ),
-                        meta,
-                        field: None,
-                    });
-                    ty = Some(custom);
-                    out.types.push(ty);
-                    continue;
-                }
-                let (ident, doc) =
-                    custom_field(probe, instead.as_ref().unwrap_or(&custom.path), tyname);
-                let label = match &probe.name {
-                    Some(n) => format!("`{}`", n.value),
-                    None => format!("`{tyname}`"),
+                    let stateless = quote!(<#resolved as #krate::meta::ZbHealthProbe>::STATELESS);
+                    (quote!(#krate::__private::stateless(#stateless)), None)
+                } else {
+                    let (ident, doc, label) =
+                        custom_field(probe, instead.as_ref().unwrap_or(&custom.path), tyname);
+                    claim(&ident, probe, &label);
+                    // The field's type reads as the user's in the docs: an
+                    // alias of that name, unless two types share the name.
+                    let last = custom.path.segments.last().map(|s| &s.ident);
+                    let ty = match last {
+                        Some(last) if !alias_names.contains(&last.to_string()) => {
+                            alias_names.push(last.to_string());
+                            let target = custom.in_module();
+                            out.aliases.push(quote! {
+                                #[doc = concat!("`", #tyname, "`, as the manifest names it.")]
+                                pub type #last = #target;
+                            });
+                            let module = lookup_module(site.name);
+                            quote!(#module::#last)
+                        }
+                        _ => resolved.clone(),
+                    };
+                    let registration = quote!(<#resolved as #krate::meta::ZbHealthProbe>::registration(deps.#ident));
+                    (registration, Some(Field { ident, ty, doc }))
                 };
-                claim(&ident, probe, &label);
-                // The field's type reads as the user's in the docs: an
-                // alias of that name, unless two types share the name.
-                let last = custom.path.segments.last().map(|s| &s.ident);
-                let field_ty = match last {
-                    Some(last) if !alias_names.contains(&last.to_string()) => {
-                        alias_names.push(last.to_string());
-                        let target = custom.in_module();
-                        out.aliases.push(quote! {
-                            #[doc = concat!("`", #tyname, "`, as the manifest names it.")]
-                            pub type #last = #target;
-                        });
-                        let module = lookup_module(names.ty);
-                        quote!(#module::#last)
-                    }
-                    _ => resolved.clone(),
-                };
-                out.deps.push(Dep {
-                    registration: with_dependencies(
-                        quote!(<#resolved as #krate::meta::ZbHealthProbe>::registration(deps.#ident)),
-                        probe,
-                    ),
-                    meta,
-                    field: Some(Field {
-                        ident,
-                        ty: field_ty,
-                        doc,
-                    }),
-                });
-                ty = Some(custom);
+                out.types.push(Some(custom));
+                (registration, meta, field)
             }
             kind => {
                 let field = builtin::own_field_type(kind, krate).map(|ty| {
@@ -370,14 +323,15 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>, names: &Names<'_>) -> Probes
                 });
                 let meta = builtin::meta(m, probe, krate);
                 let value = builtin::probe(probe, field.as_ref().map(|f| &f.ident), krate);
-                out.deps.push(Dep {
-                    registration: with_dependencies(quote!((#meta).registration(#value)), probe),
-                    meta: quote!(#meta),
-                    field,
-                });
+                out.types.push(None);
+                (quote!((#meta).registration(#value)), quote!(#meta), field)
             }
-        }
-        out.types.push(ty);
+        };
+        out.deps.push(Dep {
+            registration: with_dependencies(registration, probe),
+            meta,
+            field,
+        });
     }
     out
 }
@@ -395,15 +349,15 @@ fn with_dependencies(registration: TokenStream, probe: &ProbeDecl) -> TokenStrea
 /// The module of the custom types' lookups (see `custom`); nothing
 /// without custom probes.
 fn lookup_items(
-    names: &Names<'_>,
+    site: &Site<'_>,
     types: &[Option<CustomType>],
     aliases: Vec<TokenStream>,
 ) -> TokenStream {
     if types.iter().all(Option::is_none) {
         return quote!();
     }
-    let Names { vis, ty: name, .. } = names;
-    let module = lookup_module(name);
+    let vis = site.vis;
+    let module = lookup_module(site.name);
     quote! {
         /// The custom probes' types of the manifest type, under the names
         /// the manifest gives them.
@@ -465,11 +419,7 @@ fn active_node_gate(m: &Manifest, krate: &TokenStream) -> TokenStream {
 /// against the manifest's unless a custom probe takes its name from its
 /// attribute; then `__PROBE_NAMES` exists and each name is checked here.
 fn group_checks(m: &Manifest, site: &Site<'_>) -> TokenStream {
-    let dynamic = m
-        .probes
-        .iter()
-        .any(|p| matches!(p.kind, ProbeKind::Custom { .. }) && p.name.is_none());
-    if !dynamic {
+    if !m.probes.iter().any(named_by_attribute) {
         return quote!();
     }
     let mut checks = TokenStream::new();
@@ -516,9 +466,9 @@ pub fn snake_case(ident: &str) -> String {
     out
 }
 
-/// The deps field of a custom probe and its doc: the manifest's `name`,
-/// else the type's name in snake case.
-fn custom_field(probe: &ProbeDecl, ty: &syn::Path, tyname: &str) -> (syn::Ident, String) {
+/// The deps field of a custom probe, its doc and how a clash names the
+/// probe: the manifest's `name`, else the type's name in snake case.
+fn custom_field(probe: &ProbeDecl, ty: &syn::Path, tyname: &str) -> (syn::Ident, String, String) {
     match &probe.name {
         Some(n) => (
             builtin::ident_for(&n.value),
@@ -526,19 +476,16 @@ fn custom_field(probe: &ProbeDecl, ty: &syn::Path, tyname: &str) -> (syn::Ident,
                 "The `{}` probe, `{tyname}`; the field is named after the manifest entry's `name`.",
                 n.value
             ),
+            format!("`{}`", n.value),
         ),
         None => {
-            let last = ty
-                .segments
-                .last()
-                .map(|s| s.ident.to_string())
-                .unwrap_or_default();
-            let last = last.strip_prefix("r#").unwrap_or(&last);
+            let last = ty.segments.last().map(|s| s.ident.unraw().to_string());
             (
-                builtin::ident_for(&snake_case(last)),
+                builtin::ident_for(&snake_case(&last.unwrap_or_default())),
                 format!(
                     "The `{tyname}` probe. The field is named after the type: the probe's name is on its #[zb_health] attribute, which `manifest!` cannot read. Write `name:` in the manifest entry to name the field after the probe."
                 ),
+                format!("`{tyname}`"),
             )
         }
     }

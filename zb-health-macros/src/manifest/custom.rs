@@ -47,12 +47,12 @@ use zb_health_spec::settings::ProbeSettings;
 use zb_health_spec::{Rule, TagSet};
 
 use crate::site::Site;
-use crate::tokens::ProbeMetaTokens;
+use crate::tokens::{ProbeMetaTokens, millis};
 
 /// The type of the custom probe at `index`, as generated code names it.
 pub struct CustomType {
-    /// The probe's position in the manifest.
-    pub index: usize,
+    /// The probe's position in the manifest, from 1: the lookup's `N`.
+    n: usize,
     /// The path as written, parsed.
     pub path: syn::Path,
     /// The path as written, for messages and docs (`crate::CacheProbe`).
@@ -90,7 +90,7 @@ impl CustomType {
         let module = lookup_module(site.name);
         let n = index + 1;
         Self {
-            index,
+            n,
             path,
             written,
             location,
@@ -111,7 +111,7 @@ impl CustomType {
 
     /// The type as the lookup module's own items name it, for its alias.
     pub fn in_module(&self) -> TokenStream {
-        let n = self.index + 1;
+        let n = self.n;
         quote!(<Manifest as Custom<#n>>::Type)
     }
 
@@ -223,7 +223,7 @@ impl CustomType {
     ) -> TokenStream {
         let here = Span::call_site().located_at(site.span);
         let module = lookup_module(site.name);
-        let n = self.index + 1;
+        let n = self.n;
         // Named as written: a follow-on error (no probe to use instead)
         // then reads "expected `CahceProbe`".
         let Some(last) = self.path.segments.last() else {
@@ -261,7 +261,7 @@ impl CustomType {
         let args = respan(last.arguments.to_token_stream(), here);
         let parent = respan(self.parent(), here);
         let module = lookup_module(name);
-        let n = self.index + 1;
+        let n = self.n;
         let fallback = self.fallback(site, &ident);
         let message = self.missing_message(site, hint);
         let missing = &self.missing;
@@ -305,9 +305,7 @@ impl CustomType {
         bounds: crate::limits::Bounds,
     ) -> TokenStream {
         let here = Span::call_site().located_at(site.span);
-        let colon = self.path.leading_colon;
-        let idents = self.path.segments.iter().map(|s| &s.ident);
-        let path = respan(quote!(#colon #(#idents)::*), here);
+        let path = respan(self.prefix(self.path.segments.len()), here);
         let file = site.file;
         let at = probe.location.to_string();
         let ty = &self.written;
@@ -325,22 +323,18 @@ impl CustomType {
     /// module: `crate::probes` for `crate::probes::CacheProbe`, `self` for
     /// `CacheProbe`.
     fn parent(&self) -> TokenStream {
-        let segments: Vec<_> = self.path.segments.iter().collect();
-        match segments.split_last() {
-            Some((_, [])) | None => quote!(self),
-            Some((_, parent)) => {
-                let colon = self.path.leading_colon;
-                let idents = parent.iter().map(|s| &s.ident);
-                quote!(#colon #(#idents)::*)
-            }
+        match self.path.segments.len() {
+            0 | 1 => quote!(self),
+            n => self.prefix(n - 1),
         }
     }
-}
 
-/// A duration in whole milliseconds, as the callback reads it (the
-/// manifest's durations are whole milliseconds).
-fn millis(d: std::time::Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+    /// The path's first `n` segments, without generic arguments.
+    fn prefix(&self, n: usize) -> TokenStream {
+        let colon = self.path.leading_colon;
+        let idents = self.path.segments.iter().take(n).map(|s| &s.ident);
+        quote!(#colon #(#idents)::*)
+    }
 }
 
 /// `tokens` with every span set to `span`, into groups.

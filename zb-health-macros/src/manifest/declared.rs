@@ -169,22 +169,14 @@ const PRELUDE: &[&str] = &[
 /// The name a `manifest!` call gives (`pub(crate) Health = "…"` →
 /// `Health`): the first identifier after the visibility.
 pub fn call_name(tokens: proc_macro2::TokenStream) -> Option<String> {
-    use proc_macro2::TokenTree;
-    let mut tokens = tokens.into_iter().peekable();
-    if let Some(TokenTree::Ident(i)) = tokens.peek()
-        && i == "pub"
-    {
-        tokens.next();
-        if let Some(TokenTree::Group(g)) = tokens.peek()
-            && g.delimiter() == proc_macro2::Delimiter::Parenthesis
-        {
-            tokens.next();
-        }
-    }
-    match tokens.next() {
-        Some(TokenTree::Ident(i)) => Some(i.to_string()),
-        _ => None,
-    }
+    use syn::parse::{ParseStream, Parser};
+    let name = |input: ParseStream<'_>| {
+        input.parse::<syn::Visibility>()?;
+        let name = input.parse::<syn::Ident>()?;
+        input.parse::<proc_macro2::TokenStream>()?;
+        Ok(name)
+    };
+    name.parse2(tokens).ok().map(|n| n.to_string())
 }
 
 /// The names of every `manifest!` call in `tokens`, at any depth (in a

@@ -8,13 +8,13 @@ use std::time::Duration;
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
-use zb_health_spec::manifest::{Located, Location, Manifest, ProbeDecl, ProbeKind};
+use zb_health_spec::manifest::{Located, Location, Manifest, ProbeDecl};
 use zb_health_spec::{Rule, facts};
 
 use super::custom::CustomType;
 use crate::limits::{Bounds, Limit};
-use crate::site::Site;
-use crate::tokens::{DurationTokens, FailureStatusTokens, OptionTokens, TagTokens};
+use crate::site::{Site, named_by_attribute};
+use crate::tokens::{DurationTokens, FailureStatusTokens, TagTokens, optional_duration};
 
 /// R7, R5, R19, R20 and R27 for a custom probe: what the manifest states about it
 /// must match its attribute, one item per key it states, its attribute
@@ -35,10 +35,7 @@ pub fn custom_facts(
     let f = quote!(#krate::__private::facts);
     // The deadline the registry will run it with: a default one is
     // derived below the orchestrator's, so only a stated one can break R5.
-    let orchestrator = OptionTokens(
-        m.orchestrator_timeout
-            .map(|t| DurationTokens(t.value, krate)),
-    );
+    let orchestrator = optional_duration(m.orchestrator_timeout.map(|t| t.value), krate);
     let timeout = quote!(#f::attribute_timeout(#meta.settings.timeout, #orchestrator));
     let mut out = Vec::new();
     let mut contradiction = |key: &str, fact: &str, loc: Location, ok: TokenStream| {
@@ -51,104 +48,80 @@ pub fn custom_facts(
     let duration = |d: &Option<Located<Duration>>, field: TokenStream| {
         d.as_ref().map(|d| {
             let v = DurationTokens(d.value, krate);
-            (
-                d.location,
-                quote!(#f::states_duration(#meta.settings.policy.#field, #v)),
-            )
+            let ok = quote!(#f::states_duration(#meta.settings.policy.#field, #v));
+            (d.location, ok)
         })
     };
     let count = |n: &Option<Located<u32>>, field: TokenStream| {
         n.as_ref().map(|n| {
             let v = n.value;
-            (
-                n.location,
-                quote!(#f::states_count(#meta.settings.policy.threshold.#field, #v)),
-            )
+            let ok = quote!(#f::states_count(#meta.settings.policy.threshold.#field, #v));
+            (n.location, ok)
         })
     };
+    let attribute_timeout =
+        quote!(#f::attribute_timeout(#meta.settings.timeout, ::core::option::Option::None));
     let stated = [
         (
             "name",
-            "name_agrees",
-            p.name.as_ref().map(|n| {
-                let v = &n.value;
-                (n.location, quote!(#f::same_name(#meta.name, #v)))
-            }),
+            stated(&p.name, |v| quote!(#f::same_name(#meta.name, #v))),
         ),
         (
             "tags",
-            "tags_agree",
             p.tags.as_ref().map(|tags| {
                 let toks = tags.iter().map(|t| TagTokens(t.value, krate));
                 let loc = tags.first().map_or(p.location, |t| t.location);
-                (
-                    loc,
-                    quote!(#f::same_tags(#meta.settings.tags, #krate::spec::TagSet::of(&[#(#toks),*]))),
-                )
+                let v = quote!(#krate::spec::TagSet::of(&[#(#toks),*]));
+                (loc, quote!(#f::same_tags(#meta.settings.tags, #v)))
             }),
         ),
         (
             "timeout",
-            "timeout_agrees",
             p.timeout.as_ref().map(|t| {
                 let v = DurationTokens(t.value, krate);
-                (t.location, quote!(#f::same_timeout(#f::attribute_timeout(#meta.settings.timeout, ::core::option::Option::None), #v)))
+                (t.location, quote!(#f::same_timeout(#attribute_timeout, #v)))
             }),
         ),
         (
             "failure_status",
-            "failure_status_agrees",
             p.failure_status.as_ref().map(|s| {
                 let v = FailureStatusTokens(s.value, krate);
-                (
-                    s.location,
-                    quote!(#f::same_failure_status(#meta.settings.failure_status, #v)),
-                )
+                let ok = quote!(#f::same_failure_status(#meta.settings.failure_status, #v));
+                (s.location, ok)
             }),
         ),
-        ("cache", "cache_agrees", duration(&p.cache, quote!(cache))),
-        (
-            "refresh",
-            "refresh_agrees",
-            duration(&p.refresh, quote!(refresh)),
-        ),
+        ("cache", duration(&p.cache, quote!(cache))),
+        ("refresh", duration(&p.refresh, quote!(refresh))),
         (
             "max_staleness",
-            "max_staleness_agrees",
             duration(&p.max_staleness, quote!(max_staleness)),
         ),
         (
             "failure_threshold",
-            "failure_threshold_agrees",
             count(&p.failure_threshold, quote!(failures)),
         ),
         (
             "failing_for",
-            "failing_for_agrees",
             duration(&p.failing_for, quote!(threshold.failing_for)),
         ),
         (
             "success_threshold",
-            "success_threshold_agrees",
             count(&p.success_threshold, quote!(successes)),
         ),
         (
             "shared",
-            "shared_agrees",
-            p.shared.as_ref().map(|s| {
-                let v = s.value;
-                (s.location, quote!(#meta.settings.policy.shared == #v))
-            }),
+            stated(&p.shared, |v| quote!(#meta.settings.policy.shared == #v)),
         ),
         (
             "restart_after",
-            "restart_after_agrees",
             duration(&p.restart_after, quote!(restart_after)),
         ),
     ];
-    for (key, fact, check) in stated {
+    for (key, check) in stated {
         if let Some((loc, ok)) = check {
-            contradiction(key, fact, loc, ok);
+            // The check's name reads as a sentence: `TagsAgree`, `CacheAgrees`.
+            let verb = if key == "tags" { "agree" } else { "agrees" };
+            contradiction(key, &format!("{key}_{verb}"), loc, ok);
         }
     }
     // R5, R19, R20 and R27: the attribute's values against the limits
@@ -175,6 +148,15 @@ pub fn custom_facts(
     out
 }
 
+/// Where the entry states a key, and `ok`, the check that the attribute
+/// agrees with the value stated.
+fn stated<T>(key: &Option<Located<T>>, ok: impl Fn(&T) -> TokenStream) -> Stated {
+    key.as_ref().map(|k| (k.location, ok(&k.value)))
+}
+
+/// Where a key is stated and its check, if the entry states it.
+type Stated = Option<(Location, TokenStream)>;
+
 /// The limits `m` sets a custom probe's attribute.
 pub fn bounds(m: &Manifest) -> Bounds {
     Bounds {
@@ -197,8 +179,7 @@ pub fn unique_name_facts(
     types: &[Option<CustomType>],
 ) -> (TokenStream, Vec<TokenStream>) {
     let krate = site.krate;
-    let dynamic = |p: &ProbeDecl| matches!(p.kind, ProbeKind::Custom { .. }) && p.name.is_none();
-    let Some(first_dynamic) = m.probes.iter().position(dynamic) else {
+    let Some(first_dynamic) = m.probes.iter().position(named_by_attribute) else {
         return (quote!(), Vec::new());
     };
     let names = m

@@ -151,7 +151,8 @@ fn read(lit: &LitStr, caller: Option<&Path>) -> Result<(PathBuf, String), String
         .map(|e| e.to_string())
         .unwrap_or_else(|| "no place to look".into());
     // Rendered like every other violation (R8), by the one renderer.
-    Err(render(&Violation {
+    Err(render(
+        &Violation {
         rule: Rule::ManifestFile,
         location: (),
         message: format!(
@@ -160,5 +161,5 @@ fn read(lit: &LitStr, caller: Option<&Path>) -> Result<(PathBuf, String), String
             looked.join(" and ")
         ),
         help: "a relative path is resolved from the directory of the file that calls `manifest!` (as `include_str!` does), then from the crate root; create the file or fix the path".into(),
-    }))
+    }, None))
 }

@@ -30,7 +30,7 @@ use zb_health_spec::manifest::parse_manifest;
 
 pub use codegen::snake_case;
 
-use crate::errors::Ctxt;
+use crate::errors::{Ctxt, located};
 use crate::site::Site;
 
 /// `caller` is the file invoking the macro (`Span::local_file`), so a
@@ -67,7 +67,7 @@ fn stages(cx: &Ctxt, input: TokenStream, caller: Option<PathBuf>) -> TokenStream
         Ok(m) => m,
         Err(violations) => {
             for v in &violations {
-                cx.in_manifest(&loaded.file_label, loaded.span, v);
+                cx.push(syn::Error::new(loaded.span, located(&loaded.file_label, v)));
             }
             if violations.is_empty() {
                 cx.push(syn::Error::new(loaded.span, "invalid manifest"));
@@ -84,15 +84,15 @@ fn stages(cx: &Ctxt, input: TokenStream, caller: Option<PathBuf>) -> TokenStream
         file: &loaded.file_label,
         span: loaded.span,
         krate: &krate,
+        vis: &input.vis,
         name: &input.name,
         caller: caller.as_deref(),
-    };
-    let names = codegen::Names {
-        vis: &input.vis,
-        ty: &input.name,
         deps: format_ident!("{}Deps", input.name),
+        installed: format_ident!("{}Installed", input.name),
+        startup: format_ident!("{}Startup", input.name),
+        watchdogs: format_ident!("{}Watchdogs", input.name),
     };
-    let items = codegen::generate(cx, &manifest, &site, &names);
+    let items = codegen::generate(cx, &manifest, &site);
     if cx.has_errors() {
         return quote!();
     }

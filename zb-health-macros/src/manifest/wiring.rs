@@ -10,18 +10,21 @@ use zb_health_spec::{Disclosure, Tag};
 
 use crate::builtin;
 use crate::lifecycle;
+use crate::site::Site;
 use crate::tokens::{DisclosureTokens, DurationTokens, ResponseFormatTokens, TagTokens};
 
 /// `install` and `install_into`: the manifest's wiring facts as
 /// assignments to the runtime's `Settings`, whose `install` does the wiring; what is
 /// generated here is data and the typed handles, never the steps.
-pub fn install(
-    m: &Manifest,
-    krate: &TokenStream,
-    deps_name: &syn::Ident,
-    installed: &syn::Ident,
-    life: &lifecycle::Generated,
-) -> TokenStream {
+pub fn install(m: &Manifest, site: &Site<'_>, life: &lifecycle::Generated) -> TokenStream {
+    let Site {
+        krate,
+        deps: ref deps_name,
+        ref installed,
+        ref startup,
+        ref watchdogs,
+        ..
+    } = *site;
     let service = &m.service.value;
     let log_interval = m.failure_log_interval.map(|t| {
         let d = DurationTokens(t.value, krate);
@@ -50,14 +53,17 @@ pub fn install(
         .exits_on_stall()
         .then(|| quote!(registry.lifecycle().exit_on_stall();));
     let lifecycle::Generated {
-        watchdog_loops,
         watchdog_fields,
-        gate_names,
         gate_fields,
-        startup,
-        watchdogs,
         ..
     } = life;
+    // What the runtime's install registers, all or none, in manifest order.
+    let watchdog_loops = m.lifecycle.watchdogs.iter().map(|w| {
+        let name = &w.name.value;
+        let deadline = DurationTokens(w.deadline.value, krate);
+        quote!((#name, #deadline))
+    });
+    let gate_names = m.lifecycle.startup_gates.iter().map(|g| &g.value);
     quote! {
         /// Installs the manifest into the process registry,
         /// `HealthRegistry::process()` (AT-1: one per process), and
@@ -112,8 +118,8 @@ pub fn install(
             #exit_on_stall
             ::core::result::Result::Ok(#installed {
                 server,
-                startup: #startup,
-                watchdogs: #watchdogs,
+                startup: #startup { #(#gate_fields),* },
+                watchdogs: #watchdogs { #(#watchdog_fields),* },
             })
         }
     }
@@ -155,17 +161,13 @@ fn endpoints(m: &Manifest, krate: &TokenStream) -> TokenStream {
         }
         management.extend(history);
     }
-    let port = |port: &str| {
-        let port = format_ident!("{port}");
-        quote!(settings.port(#krate::install::Port::#port))
-    };
-    let (app_port, management_port) = (port("Application"), port("Management"));
-    let management = (!management.is_empty()).then(|| quote!(#management_port #management;));
+    let management = (!management.is_empty())
+        .then(|| quote!(settings.port(#krate::install::Port::Management) #management;));
     quote! {
         for endpoints in &mut settings.endpoints {
             endpoints #both;
         }
-        #app_port #application;
+        settings.port(#krate::install::Port::Application) #application;
         #management
     }
 }

@@ -89,40 +89,32 @@ pub struct CrateSource {
 /// closest probe's path, in the form the user wrote where they can be
 /// compared, or nothing.
 pub fn hint(written: &syn::Path, found: &[Found]) -> Option<String> {
-    let last = written.segments.last()?.ident.to_string();
-    let parent: Vec<String> = written
+    let idents: Vec<String> = written
         .segments
         .iter()
-        .rev()
-        .skip(1)
-        .rev()
         .map(|s| s.ident.to_string())
         .collect();
+    let (last, parent) = idents.split_last()?;
     // `crate::a::X` names module `a`; `X` or `self::X` the caller's, which
     // the scan cannot place, so any module is as good.
-    let module: Option<Vec<String>> = match parent.first().map(String::as_str) {
-        Some("crate") => Some(parent[1..].to_vec()),
+    let module: Option<&[String]> = match parent.first().map(String::as_str) {
+        Some("crate") => Some(&parent[1..]),
         _ => None,
     };
-    let written_text = written
-        .segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect::<Vec<_>>()
-        .join("::");
+    let written_text = idents.join("::");
     // The same name in another module: the path was wrong, not the name.
     if let Some(same) = found
         .iter()
-        .find(|f| f.name == last && module.as_ref() != Some(&f.module))
+        .find(|f| f.name == *last && module != Some(&f.module[..]))
     {
         return Some(same.path()).filter(|p| *p != written_text);
     }
     let names: Vec<&str> = found.iter().map(|f| f.name.as_str()).collect();
-    let near = suggest::did_you_mean(&last, names.iter().copied())?;
+    let near = suggest::did_you_mean(last, names.iter().copied())?;
     let f = found.iter().find(|f| f.name == near)?;
-    let path = if module.is_none() || module.as_ref() == Some(&f.module) {
+    let path = if module.is_none() || module == Some(&f.module[..]) {
         // Written as the user wrote it, with the name mended.
-        let mut mended = parent;
+        let mut mended = parent.to_vec();
         mended.push(f.name.clone());
         mended.join("::")
     } else {
@@ -136,31 +128,12 @@ pub fn hint(written: &syn::Path, found: &[Found]) -> Option<String> {
 /// that very path: `crate::a::X` in module `a`, `X` or `self::a::X` from
 /// the module of the file that calls `manifest!`.
 pub fn reachable(written: &syn::Path, source: &CrateSource) -> bool {
-    let idents: Vec<String> = written
-        .segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect();
-    let Some((name, parent)) = idents.split_last() else {
-        return false;
-    };
-    let module: Vec<String> = match parent.first().map(String::as_str) {
-        Some("crate") => parent[1..].to_vec(),
-        None | Some("self") => {
-            let Some(mut here) = source.caller.clone() else {
-                return false;
-            };
-            here.extend(parent.iter().skip(usize::from(!parent.is_empty())).cloned());
-            here
-        }
-        // `super::`, another crate, a leading `::`: not placed.
-        Some(_) => return false,
-    };
-    written.leading_colon.is_none()
-        && source
+    place(written, source.caller.as_deref()).is_some_and(|(module, name)| {
+        source
             .found
             .iter()
-            .any(|f| f.name == *name && f.module == module)
+            .any(|f| f.name == name && f.module == module)
+    })
 }
 
 /// Whether `written`, the `type:` of the `manifest!` call named `call`,
@@ -174,9 +147,19 @@ pub fn missing(written: &syn::Path, call: &str, source: &CrateSource) -> bool {
     let Some(here) = call_module(call, source) else {
         return false;
     };
-    let Some((module, name)) = place(written, &here) else {
+    let Some((module, name)) = place(written, Some(&here)) else {
         return false;
     };
+    // Generic arguments on a module: not a path to decide on.
+    if written
+        .segments
+        .iter()
+        .rev()
+        .skip(1)
+        .any(|s| !s.arguments.is_none())
+    {
+        return false;
+    }
     if written.segments.len() == 1 && STD_PRELUDE.contains(&name.as_str()) {
         return false;
     }
@@ -192,7 +175,7 @@ pub fn missing(written: &syn::Path, call: &str, source: &CrateSource) -> bool {
 pub fn usable(hint: &str, call: &str, source: &CrateSource) -> Option<String> {
     let here = call_module(call, source)?;
     let path: syn::Path = syn::parse_str(hint).ok()?;
-    let (module, name) = place(&path, &here)?;
+    let (module, name) = place(&path, Some(&here))?;
     let f = source
         .found
         .iter()
@@ -231,28 +214,20 @@ fn call_module(call: &str, source: &CrateSource) -> Option<Vec<String>> {
 /// The module a path names an item of, and the item's name, from the
 /// module `here`: `crate::a::X`, `self::a::X` and `X`; `None` for any
 /// other path (another crate, `super`, a module of `here` named without
-/// `self`, generic arguments on a module).
-fn place(path: &syn::Path, here: &[String]) -> Option<(Vec<String>, String)> {
-    if path.leading_colon.is_some() {
-        return None;
-    }
-    let (last, parent) = path
-        .segments
-        .iter()
-        .collect::<Vec<_>>()
+/// `self`), and for a path from `here` when it is not known.
+fn place(path: &syn::Path, here: Option<&[String]>) -> Option<(Vec<String>, String)> {
+    let idents: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let (name, parent) = idents
         .split_last()
-        .map(|(l, p)| (*l, p.to_vec()))?;
-    if parent.iter().any(|s| !s.arguments.is_none()) {
-        return None;
-    }
-    let parent: Vec<String> = parent.iter().map(|s| s.ident.to_string()).collect();
+        .filter(|_| path.leading_colon.is_none())?;
     let module = match parent.first().map(String::as_str) {
-        None => here.to_vec(),
+        None => here?.to_vec(),
         Some("crate") => parent[1..].to_vec(),
-        Some("self") => here.iter().chain(&parent[1..]).cloned().collect(),
+        Some("self") => here?.iter().chain(&parent[1..]).cloned().collect(),
+        // `super::`, another crate: not placed.
         Some(_) => return None,
     };
-    Some((module, last.ident.to_string()))
+    Some((module, name.clone()))
 }
 
 /// The type and trait names of the standard preludes and the primitive

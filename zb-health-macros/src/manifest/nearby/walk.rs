@@ -51,7 +51,8 @@ pub(super) fn crate_source_in(
         .chain(roots.iter().filter(|r| **r != caller));
     for root in ordered {
         let tree = Tree::walk(root);
-        if let Some(module) = tree.module_of(&caller) {
+        if let Some(file) = tree.files.iter().find(|f| f.path == caller) {
+            let module = file.module.clone();
             return tree.source(module, Some(caller));
         }
     }
@@ -144,13 +145,6 @@ impl Tree {
         tree
     }
 
-    fn module_of(&self, file: &Path) -> Option<Vec<String>> {
-        self.files
-            .iter()
-            .find(|f| f.path == file)
-            .map(|f| f.module.clone())
-    }
-
     fn source(self, caller: Vec<String>, rooted: Option<PathBuf>) -> CrateSource {
         CrateSource {
             found: self.found,
@@ -186,11 +180,8 @@ impl Tree {
         };
         // Most files declare no module and hold no probe: not parsed (and
         // so decide nothing).
-        if !text.contains("zb_health") && !text.contains("mod ") {
-            self.modules.push(module);
-            return;
-        }
-        let Ok(parsed) = syn::parse_file(&text) else {
+        let worth = text.contains("zb_health") || text.contains("mod ");
+        let Some(parsed) = worth.then(|| syn::parse_file(&text).ok()).flatten() else {
             self.modules.push(module);
             return;
         };
