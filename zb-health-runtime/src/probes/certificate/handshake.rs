@@ -15,8 +15,7 @@ use zb_health_spec::certificate::{
     ADDRESS_SYNTAX, SERVER_NAME_SYNTAX, check_server_name, parse_address,
 };
 
-use super::{CertificateProbe, Origin, Source, Validity};
-use crate::probe::ProbeOutcome;
+use super::{CertificateProbe, Origin, Validity};
 use crate::probes::TargetError;
 
 /// Where to connect and the name to send.
@@ -81,19 +80,10 @@ fn server_name(name: &str) -> Result<ServerName<'static>, TargetError> {
         .map_err(|e| TargetError(format!("`{name}` is not a server name: {e}")))
 }
 
-/// One run: the handshake's chain, judged by the source.
-pub(super) async fn run(source: Arc<Source>) -> ProbeOutcome {
-    let Origin::Address(handshake) = &source.from else {
-        return Err("a handshake run of a probe that reads files".into());
-    };
-    let chain = handshake.chain().await?;
-    source.judge(&chain)
-}
-
 impl Handshake {
     /// Connects, hands shake, closes, and reads the chain the server
     /// presented.
-    async fn chain(&self) -> Result<Vec<Validity>, String> {
+    pub(super) async fn chain(&self) -> Result<Vec<Validity>, String> {
         let at = &self.connect;
         let mut tcp = TcpStream::connect(at)
             .await

@@ -90,6 +90,8 @@ mod handshake;
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
+#[cfg(feature = "certificate-handshake")]
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use metrics::{Key, Label, with_recorder};
@@ -209,9 +211,11 @@ impl Probe for CertificateProbe {
         let run: BoxProbeFuture<'static> = match &self.source.settings().from {
             Origin::Files(_) => self.source.check(Source::read_files),
             #[cfg(feature = "certificate-handshake")]
-            Origin::Address(_) => Box::pin(handshake::run(std::sync::Arc::clone(
-                self.source.settings(),
-            ))),
+            Origin::Address(handshake) => {
+                // A clone per run: two short strings, beside a TLS handshake.
+                let (handshake, source) = (handshake.clone(), Arc::clone(self.source.settings()));
+                Box::pin(async move { source.judge(&handshake.chain().await?) })
+            }
         };
         run
     }
