@@ -2,6 +2,8 @@
 //! `?exclude=NAME`: one reading for the runtime that answers it and the
 //! CLI that writes it into a probe's path.
 
+use crate::upstream::percent_decode;
+
 /// The most `exclude` values read from one query; the rest are ignored.
 /// A probe path names a few, an emergency one or two.
 pub const MAX_EXCLUDED: usize = 64;
@@ -29,7 +31,7 @@ impl TierQuery {
             match key {
                 "verbose" => parsed.verbose = !matches!(value, "false" | "0"),
                 "exclude" if parsed.exclude.len() < MAX_EXCLUDED => {
-                    let name = percent_decode(value).unwrap_or_else(|| value.to_owned());
+                    let name = percent_decode(value, true).unwrap_or_else(|| value.to_owned());
                     if !name.is_empty() && !parsed.exclude.contains(&name) {
                         parsed.exclude.push(name);
                     }
@@ -54,33 +56,6 @@ pub fn exclude_query<S: AsRef<str>>(names: &[S]) -> String {
         .map(|n| format!("exclude={}", n.as_ref()))
         .collect::<Vec<_>>()
         .join("&")
-}
-
-/// `%XX` and `+` decoded; `None` for a bad escape or bytes that are not
-/// UTF-8.
-fn percent_decode(value: &str) -> Option<String> {
-    let bytes = value.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'%' => {
-                let hex = bytes.get(i + 1..i + 3)?;
-                let hex = std::str::from_utf8(hex).ok()?;
-                out.push(u8::from_str_radix(hex, 16).ok()?);
-                i += 3;
-            }
-            b'+' => {
-                out.push(b' ');
-                i += 1;
-            }
-            b => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 #[cfg(test)]

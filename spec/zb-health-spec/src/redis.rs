@@ -15,7 +15,7 @@
 
 use std::fmt;
 
-use crate::upstream::{UrlProblem, split_authority, split_scheme};
+use crate::upstream::{UrlProblem, percent_decode, split_authority, split_scheme};
 
 /// Redis's port, when the URL names none.
 pub const DEFAULT_PORT: u16 = 6379;
@@ -101,7 +101,7 @@ pub fn parse_url(url: &str) -> Result<RedisUrl, UrlProblem> {
         None => (None, None),
         Some(info) => {
             let (user, pass) = info.split_once(':').unwrap_or((info, ""));
-            let decoded = |s: &str| match percent_decode(s) {
+            let decoded = |s: &str| match percent_decode(s, false) {
                 Some(d) if d.is_empty() => Ok(None),
                 Some(d) => Ok(Some(d)),
                 None => Err(problem(
@@ -118,24 +118,6 @@ pub fn parse_url(url: &str) -> Result<RedisUrl, UrlProblem> {
         username,
         password,
     })
-}
-
-/// `s` with each `%XX` replaced by its byte, as UTF-8; `None` for a `%`
-/// not followed by two hex digits, or bytes that are not UTF-8.
-fn percent_decode(s: &str) -> Option<String> {
-    let mut bytes = Vec::with_capacity(s.len());
-    let mut rest = s.as_bytes();
-    while let Some((&b, tail)) = rest.split_first() {
-        if b == b'%' {
-            let hex = std::str::from_utf8(tail.get(..2)?).ok()?;
-            bytes.push(u8::from_str_radix(hex, 16).ok()?);
-            rest = &tail[2..];
-        } else {
-            bytes.push(b);
-            rest = tail;
-        }
-    }
-    String::from_utf8(bytes).ok()
 }
 
 #[cfg(test)]

@@ -255,6 +255,29 @@ pub fn without_password(url: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// `s` with each `%XX` replaced by its byte, as UTF-8, and each `+` by a
+/// space when `plus_as_space` (a query's form encoding; a URL's user info
+/// keeps `+`); `None` for a `%` not followed by two hex digits, or bytes
+/// that are not UTF-8. The one decoding of every URL part the library
+/// reads.
+pub(crate) fn percent_decode(s: &str, plus_as_space: bool) -> Option<String> {
+    let mut bytes = Vec::with_capacity(s.len());
+    let mut rest = s.as_bytes();
+    while let Some((&b, tail)) = rest.split_first() {
+        rest = tail;
+        match b {
+            b'%' => {
+                let hex = std::str::from_utf8(tail.get(..2)?).ok()?;
+                bytes.push(u8::from_str_radix(hex, 16).ok()?);
+                rest = &tail[2..];
+            }
+            b'+' if plus_as_space => bytes.push(b' '),
+            b => bytes.push(b),
+        }
+    }
+    String::from_utf8(bytes).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -265,13 +265,20 @@ impl OtelSettings {
 
     /// The metrics' endpoint and where it came from.
     fn metrics_target(&self) -> Option<(&str, &'static str)> {
-        let (url, origin) = self.metrics_endpoint.as_ref().or(self.endpoint.as_ref())?;
-        Some((url, origin))
+        self.target(&self.metrics_endpoint)
     }
 
     /// The logs' endpoint and where it came from.
     fn logs_target(&self) -> Option<(&str, &'static str)> {
-        let (url, origin) = self.logs_endpoint.as_ref().or(self.endpoint.as_ref())?;
+        self.target(&self.logs_endpoint)
+    }
+
+    /// A signal's own endpoint, else the shared one.
+    fn target<'a>(
+        &'a self,
+        own: &'a Option<(String, &'static str)>,
+    ) -> Option<(&'a str, &'static str)> {
+        let (url, origin) = own.as_ref().or(self.endpoint.as_ref())?;
         Some((url, origin))
     }
 
@@ -385,10 +392,10 @@ pub(crate) fn install(
     settings: OtelSettings,
     runtime: Option<&tokio::runtime::Handle>,
 ) -> Result<Option<Exporting>, SettingError> {
+    // The endpoints were checked by `from_lookup`, which every bind runs.
     if !settings.is_configured() {
         return Ok(None);
     }
-    settings.check()?;
     if let Some(pipeline) = PIPELINE.get() {
         if pipeline.settings != settings {
             tracing::warn!(

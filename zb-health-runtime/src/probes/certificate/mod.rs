@@ -92,7 +92,7 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 #[cfg(feature = "certificate-handshake")]
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use metrics::{Key, Label, with_recorder};
 use x509_parser::certificate::X509Certificate;
@@ -102,7 +102,7 @@ pub use zb_health_spec::certificate::DEFAULT_WARN_WITHIN;
 use super::Blocking;
 use crate::probe::{BoxProbeFuture, Probe, ProbeOutcome, ProbeResult};
 use crate::registration::ProbeRegistration;
-use crate::wallclock::rfc3339;
+use crate::wallclock::{rfc3339, unix_ms};
 
 /// The description of an entry whose first-expiring certificate has expired.
 pub const EXPIRED_DESCRIPTION: &str = "certificate expired";
@@ -238,9 +238,7 @@ impl Source {
 
     /// The verdict on what a run read, and the gauge.
     fn judge(&self, all: &[Validity]) -> ProbeOutcome {
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+        let now = i64::try_from(unix_ms(SystemTime::now()) / 1000).unwrap_or(i64::MAX);
         let (result, expires_in) = self.verdict(all, now).ok_or("no PEM file to read")?;
         if let Some(key) = &self.gauge {
             with_recorder(|r| {
