@@ -272,7 +272,13 @@ impl ZbHealthServer {
     /// application's: the same registry, with bodies of their own (a
     /// manifest's `management.disclosure`, and the cluster addresses the
     /// application port leaves out).
+    /// A token already given to the server (or to its application
+    /// endpoints) reaches these too, so the setters' order does not matter.
     pub fn management_endpoints(mut self, endpoints: ZbHealthEndpoints) -> Self {
+        let endpoints = match (endpoints.token(), self.endpoints.token()) {
+            (None, Some(token)) => endpoints.with_bearer_token(token.clone()),
+            _ => endpoints,
+        };
         self.management_endpoints = Some(endpoints);
         self
     }

@@ -367,7 +367,7 @@ fn status_of(addr: std::net::SocketAddr, path: &str, token: Option<&str>) -> Str
 /// endpoints hold, wherever it was given: `HEALTH_TOKEN`, or the built
 /// endpoints in code. Without it they are an unknown path.
 #[actix_web::test]
-async fn the_controls_take_the_token_of_the_management_endpoints_from_either_place() {
+async fn the_controls_take_the_token_of_the_management_endpoints_from_any_place_in_any_order() {
     use crate::http::MAINTENANCE_PATH;
     use crate::http::ZbHealth;
     use crate::token::BearerToken;
@@ -384,12 +384,18 @@ async fn the_controls_take_the_token_of_the_management_endpoints_from_either_pla
             .with_bearer_token(BearerToken::new(TOKEN).unwrap());
         ZbHealthServer::new(registry, endpoints, Drain::new(Duration::from_secs(5)))
     };
+    // The token first, the management port's own endpoints after it.
+    let endpoints_after = |registry: HealthRegistry| {
+        let management = map_zb_health(registry.clone());
+        from_env(registry).management_endpoints(management)
+    };
     for (how, make) in [
         (
             "HEALTH_TOKEN",
             &from_env as &dyn Fn(HealthRegistry) -> ZbHealthServer,
         ),
         ("ZbHealthEndpoints::with_bearer_token", &in_code),
+        ("HEALTH_TOKEN, then management_endpoints", &endpoints_after),
     ] {
         let bound = make(HealthRegistry::new())
             .port(0)
