@@ -337,13 +337,14 @@ fn drain_body(
     }
 }
 
-/// Walks a chunked body: `Ok(Some((data, end)))` once its last
-/// (zero-size) chunk is in, `end` being where what follows it starts
-/// (trailers, then a blank line); `Ok(None)` while a chunk is still to
-/// come; `Err(())` when a chunk's size is no hex number.
-fn chunks(whole: &[u8]) -> Result<Option<(Vec<u8>, usize)>, ()> {
+/// Walks a chunked body, copying each chunk's data into `data` when given
+/// (the completeness check after each read copies nothing):
+/// `Ok(Some(end))` once its last (zero-size) chunk is in, `end` being
+/// where what follows it starts (trailers, then a blank line); `Ok(None)`
+/// while a chunk is still to come; `Err(())` when a chunk's size is no hex
+/// number.
+fn chunks(whole: &[u8], mut data: Option<&mut Vec<u8>>) -> Result<Option<usize>, ()> {
     let mut body = whole;
-    let mut data = Vec::with_capacity(body.len());
     loop {
         let Some(line_end) = find(body, b"\r\n") else {
             return Ok(None);
@@ -353,27 +354,30 @@ fn chunks(whole: &[u8]) -> Result<Option<(Vec<u8>, usize)>, ()> {
         let size = usize::from_str_radix(size_text, 16).map_err(|_| ())?;
         body = &body[line_end + 2..];
         if size == 0 {
-            return Ok(Some((data, whole.len() - body.len())));
+            return Ok(Some(whole.len() - body.len()));
         }
         let Some(next) = size.checked_add(2).filter(|&n| body.len() >= n) else {
             return Ok(None);
         };
-        data.extend_from_slice(&body[..size]);
+        if let Some(data) = data.as_deref_mut() {
+            data.extend_from_slice(&body[..size]);
+        }
         body = &body[next..];
     }
 }
 
 /// The data of a complete chunked body, `None` if it is not one.
 fn dechunk(body: &[u8]) -> Option<Vec<u8>> {
-    chunks(body).ok().flatten().map(|(data, _)| data)
+    let mut data = Vec::with_capacity(body.len());
+    chunks(body, Some(&mut data)).ok().flatten().map(|_| data)
 }
 
 /// Whether a chunked body has reached its last (zero-size) chunk and the
 /// blank line after it. A body that is not chunked after all is complete:
 /// reading stops rather than guess.
 fn chunked_complete(body: &[u8]) -> bool {
-    chunks(body).map_or(true, |end| {
-        end.is_some_and(|(_, end)| find(&body[end..], b"\r\n").is_some())
+    chunks(body, None).map_or(true, |end| {
+        end.is_some_and(|end| find(&body[end..], b"\r\n").is_some())
     })
 }
 
