@@ -63,6 +63,16 @@ struct State {
     counted: Option<Instant>,
 }
 
+impl State {
+    /// No run counted against the reported status: after a run that agrees
+    /// with it, or once the status flipped.
+    fn restart(&mut self) {
+        self.streak = 0;
+        self.since = None;
+        self.counted = None;
+    }
+}
+
 impl Hysteresis {
     /// The state of a probe with `threshold`; none without one.
     pub(super) fn new(threshold: Threshold) -> Self {
@@ -91,9 +101,7 @@ impl Hysteresis {
         let now = Instant::now();
         let run_failed = raw.status != HealthStatus::Healthy;
         if run_failed == s.failing {
-            s.streak = 0;
-            s.since = None;
-            s.counted = None;
+            s.restart();
             return (raw, false);
         }
         // Only a run in a new period counts: a threshold holds back as
@@ -133,9 +141,7 @@ impl Hysteresis {
         match description {
             None => {
                 s.failing = !s.failing;
-                s.streak = 0;
-                s.since = None;
-                s.counted = None;
+                s.restart();
                 (raw, false)
             }
             Some((status, d)) => {

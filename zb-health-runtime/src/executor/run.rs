@@ -222,6 +222,16 @@ pub(super) enum EntryOrWait<'a> {
     Wait(BoxFuture<'a, HealthEntry>),
 }
 
+impl EntryOrWait<'_> {
+    /// The entry, waited for if need be.
+    pub(super) async fn resolve(self) -> HealthEntry {
+        match self {
+            EntryOrWait::Entry(entry, _) => entry,
+            EntryOrWait::Wait(wait) => wait.await,
+        }
+    }
+}
+
 impl Executor {
     /// A request's turn at a request-driven probe: its fresh kept result,
     /// else the run under way (waited for), else a run it claims and
@@ -442,10 +452,7 @@ impl Executor {
         }
         // Every wait from here ends by the same deadline or earlier: its
         // own run's, or the deadline of a flight it joins.
-        match self.turn(probe, Some(arrived)) {
-            EntryOrWait::Entry(entry, _) => entry,
-            EntryOrWait::Wait(wait) => wait.await,
-        }
+        self.turn(probe, Some(arrived)).resolve().await
     }
 }
 

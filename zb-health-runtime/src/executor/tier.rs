@@ -125,10 +125,7 @@ impl Executor {
     /// targets); a tier's report asks [`now`](Self::now) for each.
     #[cfg_attr(not(feature = "grpc"), allow(dead_code))]
     pub(crate) async fn entry(&self, probe: &Arc<ProbeRuntime>) -> HealthEntry {
-        match self.now(probe) {
-            EntryOrWait::Entry(entry, _) => entry,
-            EntryOrWait::Wait(wait) => wait.await,
-        }
+        self.now(probe).resolve().await
     }
 
     /// The entry of `probe` if it is known without waiting, else what to
