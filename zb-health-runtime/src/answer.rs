@@ -7,8 +7,6 @@
 //! rendered from it (one per endpoint, its public body only) go with the
 //! answer they were made from, and a cached tier costs what a static
 //! answer costs (BE-HLTH-006).
-//!
-//! Also the one mapping of a status to its HTTP code ([`http_code`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{LazyLock, OnceLock};
@@ -16,20 +14,13 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use tokio::time::Instant;
-use zb_health_spec::{HealthStatus, Tag};
+use zb_health_spec::Tag;
 
 use crate::report::HealthReport;
 
 /// How many endpoints keep a body of one answer (an application port and a
 /// management port need two); an endpoint past them renders each time.
 const BODIES: usize = 4;
-
-/// The HTTP status code of an answer (ZB-1.2), on every tier: 200 while
-/// serving (`Healthy`, `Degraded`), 503 when `Unhealthy`. `live` is
-/// `Unhealthy` only for a stalled watchdog or a restart request.
-pub(crate) fn http_code(status: HealthStatus) -> u16 {
-    if status.is_serving() { 200 } else { 503 }
-}
 
 /// A key for one endpoint's bodies in every [`Kept`]: unique in the
 /// process, so no endpoint is served another's body.

@@ -68,6 +68,13 @@ impl HealthStatus {
         !matches!(self, Self::Unhealthy)
     }
 
+    /// The HTTP status code of an answer with this status, on every tier
+    /// (ZB-1.2): 200 while serving, 503 when `Unhealthy`. `live` is
+    /// `Unhealthy` only for a stalled watchdog or a restart request.
+    pub const fn http_code(self) -> u16 {
+        if self.is_serving() { 200 } else { 503 }
+    }
+
     /// The manifest spelling: `healthy`, `degraded`, `unhealthy`.
     pub const fn keyword(self) -> &'static str {
         match self {
@@ -124,6 +131,9 @@ mod tests {
         assert!(Healthy.is_serving());
         assert!(Degraded.is_serving());
         assert!(!Unhealthy.is_serving());
+        assert_eq!(Healthy.http_code(), 200);
+        assert_eq!(Degraded.http_code(), 200);
+        assert_eq!(Unhealthy.http_code(), 503);
     }
 
     #[test]

@@ -46,9 +46,10 @@ use crate::report::HealthEntry;
 
 /// The per-probe hysteresis state; the threshold is the probe's policy's,
 /// passed to each [`apply`](Self::apply) rather than kept twice. Boxed,
-/// and only for a probe with a threshold, so the others keep one pointer.
+/// and only for a probe with a threshold ([`new`](Self::new)), so the
+/// others keep one `None` and their runs never enter here.
 pub(super) struct Hysteresis {
-    state: Option<Box<Mutex<State>>>,
+    state: Mutex<State>,
 }
 
 #[derive(Default)]
@@ -75,10 +76,12 @@ impl State {
 
 impl Hysteresis {
     /// The state of a probe with `threshold`; none without one.
-    pub(super) fn new(threshold: Threshold) -> Self {
-        Self {
-            state: threshold.is_set().then(Box::default),
-        }
+    pub(super) fn new(threshold: Threshold) -> Option<Box<Self>> {
+        threshold.is_set().then(|| {
+            Box::new(Self {
+                state: Mutex::default(),
+            })
+        })
     }
 
     /// The entry to report for one run's `raw` result under the probe's
@@ -93,11 +96,8 @@ impl Hysteresis {
         raw: HealthEntry,
         failed: HealthStatus,
     ) -> (HealthEntry, bool) {
-        let Some(state) = self.state.as_deref() else {
-            return (raw, false);
-        };
         let t = threshold;
-        let mut s = crate::sync::lock(state);
+        let mut s = crate::sync::lock(&self.state);
         let now = Instant::now();
         let run_failed = raw.status != HealthStatus::Healthy;
         if run_failed == s.failing {

@@ -633,13 +633,12 @@ pub(super) fn finish(
     let policy = probe.policy();
     // Only a threshold counts periods; a probe without one (nearly every
     // one) does not enter the hysteresis at all.
-    let (entry, held) = match policy.threshold.is_set() {
-        true => {
+    let (entry, held) = match &probe.state.hysteresis {
+        Some(hysteresis) => {
             let period = shared.run_period(policy.refresh);
-            let hysteresis = &probe.state.hysteresis;
             hysteresis.apply(policy.threshold, period, raw, failed)
         }
-        false => (raw, false),
+        None => (raw, false),
     };
     // `restart_after` counts from the reported failure, opened or not.
     if policy.restart_after.is_some() {

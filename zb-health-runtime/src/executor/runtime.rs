@@ -337,8 +337,9 @@ pub(super) struct ProbeState {
     pub(super) background: Option<Box<Background>>,
     /// Grows whenever `slot.last` is stored or cleared (see [`versions`]).
     pub(super) version: AtomicU64,
-    /// Between each run's raw result and its entry (R20 bounds its hold).
-    pub(super) hysteresis: Hysteresis,
+    /// Between each run's raw result and its entry (R20 bounds its hold);
+    /// `None` for a probe without a threshold.
+    pub(super) hysteresis: Option<Box<Hysteresis>>,
     /// The shared-probe verdict last published, with the generation of
     /// the verdicts it went to (0: none yet).
     pub(super) published: AtomicU64,

@@ -70,7 +70,6 @@ use zb_health_spec::grpc::{
 };
 use zb_health_spec::{SpecError, Violations};
 
-use crate::answer::http_code;
 use crate::registry::{Answer, HealthRegistry, Selection};
 use zb_health_spec::{HealthStatus, Tag};
 
@@ -95,7 +94,7 @@ impl GrpcTarget {
 /// when its HTTP code is 200 (a probe that is no longer registered is
 /// `Unhealthy`, so `NOT_SERVING`).
 fn serving(status: HealthStatus) -> ServingStatus {
-    if http_code(status) == 200 {
+    if status.http_code() == 200 {
         ServingStatus::Serving
     } else {
         ServingStatus::NotServing

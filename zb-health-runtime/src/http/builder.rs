@@ -14,10 +14,10 @@ use zb_health_spec::{
 use super::endpoints::ZbHealthEndpoints;
 use super::group::{GroupEndpoint, HealthGroup};
 use super::history::HistoryEndpoint;
+use super::respond::TierEndpoint;
 use super::respond::{Authorized, Body};
 use super::settings::EndpointSettings;
 use super::started::StartedEndpoint;
-use super::tier::TierEndpoint;
 use crate::registry::HealthRegistry;
 use crate::setting::forward_setters;
 use crate::writer::ResponseWriter;

@@ -10,8 +10,8 @@ use zb_health_spec::Tag;
 use super::group::GroupEndpoint;
 use super::history::{HistoryEndpoint, history_page};
 use super::respond::get_and_head;
+use super::respond::{TierEndpoint, ZbHealthTier};
 use super::started::StartedEndpoint;
-use super::tier::{TierEndpoint, ZbHealthTier};
 use crate::token::BearerToken;
 
 /// Every endpoint [`ZbHealth`](super::ZbHealth) built (the tiers and their per-probe

@@ -28,7 +28,6 @@ mod settings;
 mod started;
 #[cfg(test)]
 mod tests;
-mod tier;
 mod verbose;
 
 pub use builder::ZbHealth;
@@ -37,6 +36,6 @@ pub use endpoints::ZbHealthEndpoints;
 pub use group::HealthGroup;
 pub use history::{DEFAULT_HISTORY_PATH, DEFAULT_HISTORY_UI_PATH};
 pub use operator::{MAINTENANCE_PATH, OperatorControls, STEP_DOWN_PATH};
+pub use respond::ZbHealthTier;
 pub use respond::status_code;
 pub use settings::EndpointSettings;
-pub use tier::ZbHealthTier;

@@ -1,8 +1,10 @@
-//! How an answer becomes an HTTP response ([`Body::render`], the one
-//! rendering): the status code (ZB-1.2), what a request with the bearer
-//! token sees (decided before any probe runs, BE-HLTH-007),
-//! `Cache-Control: no-store` on every answer, a body already made, the
-//! writer's body, and `GET`/`HEAD` routes with `405` otherwise.
+//! A tier's endpoint ([`ZbHealthTier`]: `ready`, `active`, `live` and the
+//! per-probe paths `<tier path>/{probe}`) and how an answer becomes an
+//! HTTP response ([`Body::render`], the one rendering): the status code
+//! (ZB-1.2), what a request with the bearer token sees (decided before any
+//! probe runs, BE-HLTH-007), `Cache-Control: no-store` on every answer, a
+//! body already made, the writer's body, and `GET`/`HEAD` routes with
+//! `405` otherwise.
 
 use std::borrow::Cow;
 use std::future::Future;
@@ -16,13 +18,13 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::{Method, StatusCode};
 use actix_web::web::Bytes;
 use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, web};
-use zb_health_spec::HealthStatus;
 use zb_health_spec::query::TierQuery;
+use zb_health_spec::{HealthStatus, Tag};
 
 use super::verbose::{mark_excluded, verbose_body, verbose_response};
-use crate::answer::{body_key, http_code};
+use crate::answer::body_key;
 use crate::paced::{self, Paced};
-use crate::registry::{Answer, Exclusion};
+use crate::registry::{Answer, Exclusion, HealthRegistry, Selection};
 use crate::report::HealthReport;
 use crate::token::BearerToken;
 use crate::writer::{BodyStyle, ResponseWriter};
@@ -32,12 +34,119 @@ use crate::writer::{BodyStyle, ResponseWriter};
 /// stalled watchdog or a restart request makes it so). Public so custom
 /// endpoints map statuses the same way.
 pub fn status_code(status: HealthStatus) -> StatusCode {
-    StatusCode::from_u16(http_code(status)).unwrap_or(StatusCode::SERVICE_UNAVAILABLE)
+    StatusCode::from_u16(status.http_code()).unwrap_or(StatusCode::SERVICE_UNAVAILABLE)
 }
 
 /// The body of a per-probe path whose tier has no probe of that name: the
 /// same for every name, so nothing of the request is echoed back.
 pub(super) const UNKNOWN_PROBE_BODY: &str = r#"{"error":"no probe of this tier has this name"}"#;
+
+/// One tier's endpoint, from [`ZbHealthEndpoints::tier`](super::ZbHealthEndpoints::tier): `GET` and `HEAD`
+/// on its path, and for `ready` and `active` on `<path>/{probe}` (one
+/// probe's answer, see [`Selection::Probe`]); `405` with
+/// `Allow` for any other method. Cheap to clone into each actix worker's
+/// `App` factory.
+#[derive(Clone)]
+pub struct ZbHealthTier(pub(super) Arc<TierEndpoint>);
+
+impl ZbHealthTier {
+    /// The tier it serves.
+    pub fn tag(&self) -> Tag {
+        self.0.tag
+    }
+
+    /// The path it is served on.
+    pub fn path(&self) -> &str {
+        &self.0.path
+    }
+}
+
+impl HttpServiceFactory for ZbHealthTier {
+    fn register(self, config: &mut AppService) {
+        self.0.register_tier(config);
+        self.0.register_probes(config);
+    }
+}
+
+/// The per-probe path of a tier served on `path`: `<path>/{probe}`; `None`
+/// for a tier at `/`, whose per-probe path would take every one-segment
+/// path of the application.
+pub(super) fn probe_path(path: &str) -> Option<String> {
+    let base = path.trim_end_matches('/');
+    (!base.is_empty()).then(|| format!("{base}/{{probe}}"))
+}
+
+pub(super) struct TierEndpoint {
+    pub(super) tag: Tag,
+    pub(super) path: String,
+    pub(super) registry: HealthRegistry,
+    /// How its answers become bodies.
+    pub(super) body: Body,
+}
+
+/// A copy with the same settings and nothing kept: its answers are its
+/// own (another token may change who sees what).
+impl Clone for TierEndpoint {
+    fn clone(&self) -> Self {
+        Self {
+            tag: self.tag,
+            path: self.path.clone(),
+            registry: self.registry.clone(),
+            body: self.body.clone(),
+        }
+    }
+}
+
+impl TierEndpoint {
+    /// `GET` and `HEAD` on the tier's own path.
+    pub(super) fn register_tier(self: &Arc<Self>, config: &mut AppService) {
+        let tier = self.clone();
+        get_and_head(self.path.clone(), move |r| tier.clone().respond(r), config);
+    }
+
+    /// `GET` and `HEAD` on `<path>/{probe}` for `ready` and `active`;
+    /// nothing for `live`, which carries no probes (ZB-1.3).
+    pub(super) fn register_probes(self: &Arc<Self>, config: &mut AppService) {
+        if self.tag == Tag::Live {
+            return;
+        }
+        if let Some(path) = probe_path(&self.path) {
+            let tier = self.clone();
+            get_and_head(path, move |r| tier.clone().respond_probe(r), config);
+        }
+    }
+
+    /// One probe's answer ([`Selection::Probe`]): a 404 when the tier has
+    /// no such probe.
+    pub(super) async fn respond_probe(self: Arc<Self>, request: HttpRequest) -> HttpResponse {
+        let name = request.match_info().get("probe").unwrap_or_default();
+        let answer = self
+            .registry
+            .answer(Selection::Probe(Some(self.tag), name))
+            .await;
+        self.body.render(&answer, &request, None, Some(name))
+    }
+
+    /// The tier's answer; with `?verbose` or `?exclude=` (one length check
+    /// on the common path), the answer with those exclusions.
+    pub(super) async fn respond(self: Arc<Self>, request: HttpRequest) -> HttpResponse {
+        let query = if request.query_string().is_empty() {
+            None
+        } else {
+            Some(TierQuery::parse(request.query_string())).filter(|q| !q.is_plain())
+        };
+        let selection = match &query {
+            None => Selection::Tier(self.tag),
+            Some(query) => Selection::Excluding(self.tag, &query.exclude),
+        };
+        // A kept answer, or `live`, without a state machine of its own.
+        let answer = match self.registry.answer_now(selection) {
+            Ok(answer) => answer,
+            Err(pending) => self.registry.answer_pending(pending).await,
+        };
+        self.body.render(&answer, &request, query.as_ref(), None)
+    }
+}
 
 /// How an endpoint's answers become responses: its body style, a custom
 /// writer, what the bearer token unlocks, its key in the kept answers'

@@ -247,10 +247,8 @@ pub(crate) static METADATA: Metadata<'static> =
 
 #[cfg(feature = "otel")]
 pub mod otel;
-mod probe;
 #[cfg(feature = "prometheus")]
 pub mod prometheus;
-mod tier;
+mod record;
 
-pub(crate) use probe::{ProbeLog, RunError};
-pub(crate) use tier::{TierLog, unhealthy_entries};
+pub(crate) use record::{ProbeLog, RunError, TierLog, unhealthy_entries};

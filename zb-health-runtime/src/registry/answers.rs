@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::inner::{HealthRegistry, KeptTier};
-use crate::answer::{Kept, http_code};
+use crate::answer::Kept;
 use crate::lifecycle::LiveAnswer;
 use crate::observe;
 use crate::report::HealthReport;
@@ -134,7 +134,7 @@ impl Answer {
     /// `Unhealthy`, on every tier (`live` is `Unhealthy` only for a
     /// stalled watchdog or a restart request).
     pub fn http_code(&self) -> u16 {
-        http_code(self.status)
+        self.status.http_code()
     }
 
     /// What [`Selection::Excluding`] left out; `None` for other selections.
@@ -455,7 +455,7 @@ impl HealthRegistry {
         self.inner
             .history
             .tiers
-            .answered(tier, status, http_code(status));
+            .answered(tier, status, status.http_code());
         if changed {
             self.inner.executor.publish_ready(status);
         }
