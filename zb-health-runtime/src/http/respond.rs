@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures_util::future::Either;
 
+use actix_web::body::BoxBody;
 use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::{Method, StatusCode};
@@ -320,11 +321,14 @@ pub(super) fn write_body(
 /// ([`Paced`]), so it leaves no write buffer grown to its size on the
 /// connection.
 pub(super) fn fixed_json(status: StatusCode, body: Bytes, paced: bool) -> HttpResponse {
-    let mut response = if paced && body.len() > paced::SLICE {
-        HttpResponse::with_body(status, Paced::new(body)).map_into_boxed_body()
+    // The boxed body is built directly: `map_into_boxed_body` is a call
+    // the compiler does not always inline.
+    let body = if paced && body.len() > paced::SLICE {
+        BoxBody::new(Paced::new(body))
     } else {
-        HttpResponse::with_body(status, body).map_into_boxed_body()
+        BoxBody::new(body)
     };
+    let mut response = HttpResponse::with_body(status, body);
     let headers = response.headers_mut();
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert(

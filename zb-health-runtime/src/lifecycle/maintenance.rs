@@ -1,10 +1,12 @@
-//! Maintenance mode: an operator's bounded "out of rotation", held in one
-//! atomic for the request path and a mutex for its reason.
+//! Maintenance mode: an operator's bounded "out of rotation", held in the
+//! lifecycle's [`Phase`] word for the request path, its end in one atomic
+//! and its reason in a mutex.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
+use super::Phase;
 use crate::history::{EventKind, Events, now_ms};
 use crate::observe::MAINTENANCE;
 use crate::sync::lock;
@@ -45,27 +47,24 @@ pub(crate) enum Ended {
     Replaced,
 }
 
-/// The state: `until_ms` is 0 outside maintenance, so the request path
-/// pays one relaxed load in the common case.
+/// The state: `until_ms` is 0 outside maintenance, and the phase's
+/// maintenance bit is on exactly while it is not (both written under
+/// `window`'s lock).
 pub(super) struct Maintenance {
+    phase: Arc<Phase>,
     until_ms: AtomicU64,
     window: Mutex<Option<MaintenanceWindow>>,
     events: Arc<Events>,
 }
 
 impl Maintenance {
-    pub(super) fn new(events: Arc<Events>) -> Self {
+    pub(super) fn new(phase: Arc<Phase>, events: Arc<Events>) -> Self {
         Self {
+            phase,
             until_ms: AtomicU64::new(0),
             window: Mutex::new(None),
             events,
         }
-    }
-
-    /// Whether a window may be open (its expiry not yet noticed included).
-    #[inline]
-    pub(super) fn may_be_on(&self) -> bool {
-        self.until_ms.load(Ordering::Relaxed) != 0
     }
 
     /// Opens a window of `ttl` for `reason` (already checked), replacing
@@ -85,6 +84,7 @@ impl Maintenance {
         // At least 1, so a window never reads as "off".
         self.until_ms
             .store(unix_ms(window.until).max(1), Ordering::Release);
+        self.phase.put(Phase::MAINTENANCE, Phase::MAINTENANCE);
         drop(slot);
         self.events
             .push(EventKind::MaintenanceStarted, Arc::from(MAINTENANCE_ENTRY));
@@ -103,6 +103,7 @@ impl Maintenance {
         let mut slot = lock(&self.window);
         let window = slot.take()?;
         self.until_ms.store(0, Ordering::Release);
+        self.phase.put(Phase::MAINTENANCE, 0);
         drop(slot);
         self.events
             .push(EventKind::MaintenanceEnded, Arc::from(MAINTENANCE_ENTRY));
@@ -138,6 +139,7 @@ impl Maintenance {
             {
                 let window = slot.take();
                 self.until_ms.store(0, Ordering::Release);
+                self.phase.put(Phase::MAINTENANCE, 0);
                 drop(slot);
                 if let Some(window) = window {
                     self.events
@@ -169,8 +171,9 @@ mod tests {
 
     #[test]
     fn a_window_is_on_until_its_end_or_until_ended() {
-        let m = Maintenance::new(Arc::new(Events::default()));
-        assert!(!m.may_be_on() && m.current().is_none());
+        let m = Maintenance::new(Arc::default(), Arc::new(Events::default()));
+        let may_be_on = || m.phase.get() & Phase::MAINTENANCE != 0;
+        assert!(!may_be_on() && m.current().is_none());
         let w = m.begin("kernel patch", Duration::from_secs(600));
         assert!(
             w.description()
@@ -178,13 +181,13 @@ mod tests {
         );
         assert_eq!(m.current(), Some(w.clone()));
         assert_eq!(m.end(Ended::ByOperator), Some(w));
-        assert!(!m.may_be_on() && m.current().is_none() && m.end(Ended::ByOperator).is_none());
+        assert!(!may_be_on() && m.current().is_none() && m.end(Ended::ByOperator).is_none());
         m.begin("short", Duration::from_millis(1));
         std::thread::sleep(Duration::from_millis(5));
         assert!(
             m.current().is_none(),
             "a window past its end is closed when read"
         );
-        assert!(!m.may_be_on());
+        assert!(!may_be_on());
     }
 }

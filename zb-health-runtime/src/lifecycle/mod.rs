@@ -47,7 +47,7 @@ mod watchdog;
 mod tests;
 
 use std::borrow::Cow;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -91,13 +91,70 @@ pub(crate) const DRAINING_DESCRIPTION: &str = "draining";
 
 type DrainHook = Box<dyn FnOnce() + Send>;
 
+/// The lifecycle's states that change what `ready` and `active` answer,
+/// one bit each in one word, so the request path reads the steady state
+/// (started, not draining, no maintenance window) in a single load. Each
+/// bit is written where its state changes, under that state's own lock
+/// (the startup gates', the maintenance window's); the drain's is set once.
+#[derive(Default)]
+struct Phase(AtomicU8);
+
+impl Phase {
+    /// A declared startup gate is not signalled yet.
+    const STARTING: u8 = 1;
+    /// A startup gate failed; sticky.
+    const START_FAILED: u8 = 2;
+    /// The drain has begun; there is no way back.
+    const DRAINING: u8 = 4;
+    /// A maintenance window may be open (its expiry not yet noticed
+    /// included).
+    const MAINTENANCE: u8 = 8;
+
+    #[inline]
+    fn get(&self) -> u8 {
+        self.0.load(Ordering::Acquire)
+    }
+
+    /// Makes the bits of `mask` those of `bits`, in one step (so no reader
+    /// sees a state between two bits); the bits of `mask` before.
+    fn put(&self, mask: u8, bits: u8) -> u8 {
+        let old = self
+            .0
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |old| {
+                Some(old & !mask | bits & mask)
+            });
+        old.unwrap_or_else(|old| old) & mask
+    }
+
+    /// A normal start under way: a gate pending and none failed.
+    #[inline]
+    fn is_starting(&self) -> bool {
+        self.get() & (Self::STARTING | Self::START_FAILED) == Self::STARTING
+    }
+
+    /// The startup entry's description while one applies.
+    fn startup_description(&self) -> Option<&'static str> {
+        let bits = self.get();
+        if bits & Self::START_FAILED != 0 {
+            Some(STARTUP_FAILED_DESCRIPTION)
+        } else if bits & Self::STARTING != 0 {
+            Some(STARTING_DESCRIPTION)
+        } else {
+            None
+        }
+    }
+}
+
 /// A registry's lifecycle ([`HealthRegistry::lifecycle`](crate::registry::HealthRegistry::lifecycle)):
-/// startup gates, watchdogs, the drain and maintenance mode. Read with
-/// atomic loads on every request, so the common case (started, not
-/// draining) costs two loads.
+/// startup gates, watchdogs, the drain and maintenance mode. Read on every
+/// request, so the common case (started, not draining, no maintenance)
+/// costs one load.
 pub struct Lifecycle {
+    /// What the gates, the drain and maintenance make of `ready` and
+    /// `active`; shared with the gates and the maintenance window, which
+    /// write their own bits.
+    phase: Arc<Phase>,
     startup: Arc<Startup>,
-    draining: Arc<AtomicBool>,
     /// Taken (and run) by the first `begin_drain`.
     on_drain: Mutex<Option<Vec<DrainHook>>>,
     watchdogs: Arc<Watchdogs>,
@@ -116,13 +173,14 @@ pub struct Lifecycle {
 impl Default for Lifecycle {
     fn default() -> Self {
         let events = Arc::new(Events::default());
+        let phase = Arc::new(Phase::default());
         Self {
-            startup: Arc::new(Startup::new(events.clone())),
-            draining: Arc::default(),
+            startup: Arc::new(Startup::new(phase.clone(), events.clone())),
             on_drain: Mutex::new(Some(Vec::new())),
             watchdogs: Arc::new(Watchdogs::new(events.clone())),
-            maintenance: Arc::new(Maintenance::new(events.clone())),
+            maintenance: Arc::new(Maintenance::new(phase.clone(), events.clone())),
             restart: Restart::new(events.clone()),
+            phase,
             events,
             drain_since_ms: AtomicU64::new(0),
         }
@@ -163,27 +221,22 @@ impl Lifecycle {
     /// Whether every declared startup gate is ready (and none failed).
     /// `true` when no gate was declared.
     pub fn is_started(&self) -> bool {
-        self.startup.is_started()
+        self.phase.get() & (Phase::STARTING | Phase::START_FAILED) == 0
     }
 
     /// A question for the executor: is a startup gate still pending (and
-    /// none failed)? Holds the gates weakly, so it keeps nothing alive.
+    /// none failed)? Holds the phase word only, so it keeps no gate, probe
+    /// or registry alive.
     pub(crate) fn starting(&self) -> impl Fn() -> bool + Send + Sync + 'static {
-        let startup = Arc::downgrade(&self.startup);
-        move || startup.upgrade().is_some_and(|s| s.is_starting())
+        let phase = self.phase.clone();
+        move || phase.is_starting()
     }
 
     /// A question for the transition publishers: is the service starting
-    /// or draining (nothing is published then)? Holds the state weakly.
+    /// or draining (nothing is published then)? Holds the phase word only.
     pub(crate) fn quiet(&self) -> impl Fn() -> bool + Send + Sync + 'static {
-        let starting = self.starting();
-        let draining = Arc::downgrade(&self.draining);
-        move || {
-            starting()
-                || draining
-                    .upgrade()
-                    .is_some_and(|d| d.load(Ordering::Acquire))
-        }
+        let phase = self.phase.clone();
+        move || phase.is_starting() || phase.get() & Phase::DRAINING != 0
     }
 
     /// Starts the drain (BE-HLTH-005): from now on `ready` and `active`
@@ -198,7 +251,7 @@ impl Lifecycle {
     /// call it yourself when something else decides the process is going
     /// away. Returns `true` the first time.
     pub fn begin_drain(&self) -> bool {
-        if self.draining.swap(true, Ordering::AcqRel) {
+        if self.phase.put(Phase::DRAINING, Phase::DRAINING) != 0 {
             return false;
         }
         self.drain_since_ms
@@ -220,7 +273,7 @@ impl Lifecycle {
 
     /// Whether the drain has begun.
     pub fn is_draining(&self) -> bool {
-        self.draining.load(Ordering::Acquire)
+        self.phase.get() & Phase::DRAINING != 0
     }
 
     /// Takes this pod out of rotation for `ttl`, for `reason`: maintenance
@@ -277,7 +330,9 @@ impl Lifecycle {
     /// each in the common case.
     #[inline]
     pub fn is_out_of_rotation(&self) -> bool {
-        self.is_draining() || (self.maintenance.may_be_on() && self.maintenance().is_some())
+        let bits = self.phase.get();
+        bits & Phase::DRAINING != 0
+            || (bits & Phase::MAINTENANCE != 0 && self.maintenance().is_some())
     }
 
     /// Runs `hook` when the drain begins, e.g. to make this node give up
@@ -414,7 +469,7 @@ impl Lifecycle {
         candidate: Option<Candidate>,
         budget: Option<&dyn crate::shared::SharedVerdicts>,
     ) {
-        let blocked = self.startup.description().is_some()
+        let blocked = self.phase.startup_description().is_some()
             || self.is_draining()
             || self.maintenance().is_some();
         let inputs = RestartInputs {
@@ -436,7 +491,7 @@ impl Lifecycle {
     /// Empty in the steady state.
     fn entries(&self, tier: Tag) -> Vec<HealthEntry> {
         let mut entries = Vec::new();
-        if let Some(description) = self.startup.description() {
+        if let Some(description) = self.phase.startup_description() {
             entries.push(fixed_entry(STARTUP_ENTRY, description));
         }
         if self.is_draining() {
@@ -455,13 +510,17 @@ impl Lifecycle {
     /// Whether the lifecycle adds no entry to `ready` and `active` (started,
     /// not draining, not in maintenance), the state [`apply`](Self::apply)
     /// leaves a report unchanged in.
+    #[inline]
     pub(crate) fn is_steady(&self) -> bool {
-        self.startup.description().is_none() && !self.is_draining() && !self.maintenance.may_be_on()
+        self.phase.get() == 0
     }
 
     /// `report` (of `ready` or `active`) with the lifecycle entries first;
     /// unchanged, without allocating, in the steady state.
     pub(crate) fn apply(&self, report: HealthReport) -> HealthReport {
+        if self.is_steady() {
+            return report;
+        }
         let mut entries = self.entries(report.tier);
         if entries.is_empty() {
             return report;
@@ -481,7 +540,7 @@ impl Lifecycle {
     /// only.
     pub fn started(&self) -> HealthReport {
         let mut entries = Vec::new();
-        if let Some(description) = self.startup.description() {
+        if let Some(description) = self.phase.startup_description() {
             let mut entry = fixed_entry(STARTUP_ENTRY, description);
             // Which named gates it waits for, and which failed: values,
             // not keys, so a gate's name cannot collide with an entry's.

@@ -3,30 +3,33 @@
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use futures_util::FutureExt;
 
-use super::{STARTING_DESCRIPTION, STARTUP_ENTRY, STARTUP_FAILED_DESCRIPTION};
+use super::{Phase, STARTUP_ENTRY};
 use crate::history::{EventKind, Events, GateView};
 
-/// The gates of one registry.
+/// The gates of one registry. What the request path reads of them is the
+/// lifecycle's [`Phase`] word, whose startup bits only the gates write,
+/// under `names`'s lock.
 pub(super) struct Startup {
-    /// Declared gates not yet signalled.
-    pending: AtomicUsize,
-    /// Set by any gate that failed; sticky.
-    failed: AtomicBool,
-    /// The named gates not yet signalled, and those that failed, in
-    /// declaration order: what the startup path names.
+    phase: Arc<Phase>,
+    /// The gates by state, with the named ones in declaration order: what
+    /// the startup path names.
     names: Mutex<GateNames>,
     /// Where a gate's signal is recorded for the history.
     events: Arc<Events>,
 }
 
-/// The names of the named gates, by state.
+/// The gates by state: how many are unsignalled, whether one failed, and
+/// the names of the named ones.
 #[derive(Default)]
 pub(super) struct GateNames {
+    /// Declared gates, named or not, not yet signalled.
+    unsignalled: usize,
+    /// Whether any gate failed; sticky.
+    any_failed: bool,
     /// Declared, not yet signalled.
     pub(super) pending: Vec<Arc<str>>,
     /// Signalled `failed`.
@@ -38,10 +41,9 @@ pub(super) struct GateNames {
 }
 
 impl Startup {
-    pub(super) fn new(events: Arc<Events>) -> Self {
+    pub(super) fn new(phase: Arc<Phase>, events: Arc<Events>) -> Self {
         Self {
-            pending: AtomicUsize::new(0),
-            failed: AtomicBool::new(false),
+            phase,
             names: Mutex::new(GateNames::default()),
             events,
         }
@@ -61,39 +63,32 @@ impl Startup {
             .collect()
     }
 
-    pub(super) fn is_started(&self) -> bool {
-        !self.failed.load(Ordering::Acquire) && self.pending.load(Ordering::Acquire) == 0
-    }
-
-    /// Sets [`STARTING`](crate::observe::STARTING): 1 while a normal
-    /// start is under way, 0 once started or failed (a failed start is a
-    /// failure to alert on, not a start). Called when a gate is declared
-    /// first or settled.
-    fn note_starting(&self) {
-        let starting = self.is_starting();
+    /// Writes the phase's startup bits and the
+    /// [`STARTING`](crate::observe::STARTING) gauge (1 while a normal start
+    /// is under way, 0 once started or failed: a failed start is a failure
+    /// to alert on, not a start) from `names`, whose lock the caller holds,
+    /// so the last change written is the last one made.
+    fn note(&self, names: &GateNames) {
+        let pending = if names.unsignalled > 0 {
+            Phase::STARTING
+        } else {
+            0
+        };
+        let failed = if names.any_failed {
+            Phase::START_FAILED
+        } else {
+            0
+        };
+        self.phase
+            .put(Phase::STARTING | Phase::START_FAILED, pending | failed);
+        let starting = pending != 0 && failed == 0;
         metrics::gauge!(crate::observe::STARTING).set(f64::from(u8::from(starting)));
-    }
-
-    /// Some gate is pending and none has failed: a normal start under way.
-    pub(super) fn is_starting(&self) -> bool {
-        !self.failed.load(Ordering::Acquire) && self.pending.load(Ordering::Acquire) > 0
     }
 
     /// The pending and the failed named gates, for the startup path.
     pub(super) fn named(&self) -> (Vec<Arc<str>>, Vec<Arc<str>>) {
         let names = crate::sync::lock(&self.names);
         (names.pending.clone(), names.failed.clone())
-    }
-
-    /// The startup entry's description while one applies.
-    pub(super) fn description(&self) -> Option<&'static str> {
-        if self.failed.load(Ordering::Acquire) {
-            Some(STARTUP_FAILED_DESCRIPTION)
-        } else if self.pending.load(Ordering::Acquire) > 0 {
-            Some(STARTING_DESCRIPTION)
-        } else {
-            None
-        }
     }
 }
 
@@ -119,14 +114,14 @@ pub struct StartupGate {
 
 impl StartupGate {
     pub(super) fn declare(startup: &Arc<Startup>, name: Option<Arc<str>>) -> Self {
-        if startup.pending.fetch_add(1, Ordering::AcqRel) == 0 {
-            startup.note_starting();
-        }
+        let mut names = crate::sync::lock(&startup.names);
+        names.unsignalled += 1;
         if let Some(name) = &name {
-            let mut names = crate::sync::lock(&startup.names);
             names.pending.push(name.clone());
             names.states.push((name.clone(), "pending", None));
         }
+        startup.note(&names);
+        drop(names);
         Self {
             startup: Arc::downgrade(startup),
             name,
@@ -139,8 +134,8 @@ impl StartupGate {
         self.name.as_deref()
     }
 
-    /// Takes the named gate out of the pending ones, into the failed ones
-    /// when it `failed`.
+    /// Takes the gate out of the pending ones, into the failed ones when
+    /// it `failed`.
     fn settle(&self, startup: &Startup, failed: bool) {
         let kind = if failed {
             EventKind::GateFailed
@@ -150,21 +145,23 @@ impl StartupGate {
         // An unnamed gate's event speaks of the startup as a whole.
         let event_name = self.name.clone().unwrap_or_else(|| STARTUP_ENTRY.into());
         startup.events.push(kind, event_name);
-        let Some(name) = &self.name else {
-            return;
-        };
         let at = crate::history::now_ms();
         let mut names = crate::sync::lock(&startup.names);
-        if let Some(i) = names.pending.iter().position(|n| Arc::ptr_eq(n, name)) {
-            names.pending.remove(i);
+        names.unsignalled -= 1;
+        names.any_failed |= failed;
+        if let Some(name) = &self.name {
+            if let Some(i) = names.pending.iter().position(|n| Arc::ptr_eq(n, name)) {
+                names.pending.remove(i);
+            }
+            if failed {
+                names.failed.push(name.clone());
+            }
+            if let Some(state) = names.states.iter_mut().find(|(n, ..)| Arc::ptr_eq(n, name)) {
+                state.1 = if failed { "failed" } else { "ready" };
+                state.2 = Some(at);
+            }
         }
-        if failed {
-            names.failed.push(name.clone());
-        }
-        if let Some(state) = names.states.iter_mut().find(|(n, ..)| Arc::ptr_eq(n, name)) {
-            state.1 = if failed { "failed" } else { "ready" };
-            state.2 = Some(at);
-        }
+        startup.note(&names);
     }
 
     /// This piece of initialisation is complete. When it is the last one,
@@ -173,8 +170,6 @@ impl StartupGate {
         self.signalled = true;
         if let Some(startup) = self.startup.upgrade() {
             self.settle(&startup, false);
-            startup.pending.fetch_sub(1, Ordering::AcqRel);
-            startup.note_starting();
         }
     }
 
@@ -186,9 +181,6 @@ impl StartupGate {
         tracing::error!(error = %error, "startup failed; ready and active answer 503");
         if let Some(startup) = self.startup.upgrade() {
             self.settle(&startup, true);
-            startup.failed.store(true, Ordering::Release);
-            startup.pending.fetch_sub(1, Ordering::AcqRel);
-            startup.note_starting();
         }
     }
 

@@ -106,6 +106,49 @@ mod startup_and_drain {
         assert!(registry.lifecycle().is_started());
     }
 
+    /// The request path reads the gates through one word written under
+    /// the gates' lock: gates declared and signalled on several threads at
+    /// once never make a pending start read as started, nor leave a
+    /// finished one reading as starting.
+    #[test]
+    fn gates_signalled_on_many_threads_never_read_as_started_while_one_is_pending() {
+        let lifecycle = Arc::new(Lifecycle::default());
+        let held = lifecycle.startup_gate();
+        let done = Arc::new(AtomicBool::new(false));
+        let reads = Arc::new(AtomicUsize::new(0));
+        let reader = {
+            let (lifecycle, done, reads) = (lifecycle.clone(), done.clone(), reads.clone());
+            std::thread::spawn(move || {
+                while !done.load(Ordering::Acquire) {
+                    assert!(!lifecycle.is_started() && !lifecycle.is_steady());
+                    reads.fetch_add(1, Ordering::Release);
+                }
+            })
+        };
+        // The writers start once the reader reads.
+        while reads.load(Ordering::Acquire) == 0 {
+            std::thread::yield_now();
+        }
+        let writers: Vec<_> = (0..4)
+            .map(|_| {
+                let lifecycle = lifecycle.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..2_000 {
+                        lifecycle.startup_gate().ready();
+                    }
+                })
+            })
+            .collect();
+        for writer in writers {
+            writer.join().unwrap();
+        }
+        done.store(true, Ordering::Release);
+        reader.join().unwrap();
+        assert!(!lifecycle.is_started());
+        held.ready();
+        assert!(lifecycle.is_started() && lifecycle.is_steady());
+    }
+
     #[test]
     fn a_dropped_gate_stays_pending_and_never_fails_the_start() {
         let registry = HealthRegistry::new();
