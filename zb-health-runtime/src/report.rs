@@ -159,6 +159,25 @@ pub struct HealthEntry {
     pub outcome: EntryOutcome,
 }
 
+impl HealthEntry {
+    /// An entry no probe run made (a lifecycle entry, a watchdog's line):
+    /// no duration, no data, `Completed`.
+    pub(crate) fn fixed(
+        name: impl Into<Arc<str>>,
+        status: HealthStatus,
+        description: Option<Cow<'static, str>>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            status,
+            description,
+            duration: Duration::ZERO,
+            data: None,
+            outcome: EntryOutcome::Completed,
+        }
+    }
+}
+
 /// How a probe's run ended; lets logs, metrics and writers tell a verdict
 /// from a failure of the probe itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -53,7 +53,7 @@ use std::time::Duration;
 
 use crate::history::{Event, EventKind, Events, LifecycleView, MaintenanceView};
 use crate::registration::RegistryError;
-use crate::report::{EntryOutcome, HealthEntry, HealthReport};
+use crate::report::{HealthEntry, HealthReport};
 use zb_health_spec::{HealthStatus, Tag};
 
 use crate::executor::spawn_on_probe_thread;
@@ -177,7 +177,7 @@ impl Default for Lifecycle {
         Self {
             startup: Arc::new(Startup::new(phase.clone(), events.clone())),
             on_drain: Mutex::new(Some(Vec::new())),
-            watchdogs: Arc::new(Watchdogs::new(events.clone())),
+            watchdogs: Arc::new(Watchdogs::new(phase.clone(), events.clone())),
             maintenance: Arc::new(Maintenance::new(phase.clone(), events.clone())),
             restart: Restart::new(events.clone()),
             phase,
@@ -259,7 +259,6 @@ impl Lifecycle {
         metrics::gauge!(crate::observe::DRAINING).set(1.0);
         self.events
             .push(EventKind::DrainStarted, Arc::from(SHUTDOWN_ENTRY));
-        self.watchdogs.begin_drain();
         let hooks = lock(&self.on_drain).take().unwrap_or_default();
         for hook in hooks {
             // A hook that panics must not stop the others (the node must
@@ -564,12 +563,9 @@ impl Lifecycle {
 }
 
 fn fixed_entry(name: &'static str, description: &'static str) -> HealthEntry {
-    HealthEntry {
-        name: name.into(),
-        status: HealthStatus::Unhealthy,
-        description: Some(Cow::Borrowed(description)),
-        duration: Duration::ZERO,
-        data: None,
-        outcome: EntryOutcome::Completed,
-    }
+    HealthEntry::fixed(
+        name,
+        HealthStatus::Unhealthy,
+        Some(Cow::Borrowed(description)),
+    )
 }

@@ -31,7 +31,7 @@ use zb_health_spec::rules::RESTART_ENTRY;
 
 use crate::history::{EventKind, Events, now_ms};
 use crate::observe::RESTART_REQUESTED;
-use crate::report::{EntryOutcome, HealthEntry};
+use crate::report::HealthEntry;
 use crate::shared::{RestartClaim, SharedVerdicts};
 use crate::sync::lock;
 
@@ -116,14 +116,11 @@ impl Restart {
             return None;
         }
         match &*lock(&self.state) {
-            State::Requested { description, .. } => Some(HealthEntry {
-                name: RESTART_ENTRY.into(),
-                status: HealthStatus::Unhealthy,
-                description: Some(Cow::Owned(description.clone())),
-                duration: Duration::ZERO,
-                data: None,
-                outcome: EntryOutcome::Completed,
-            }),
+            State::Requested { description, .. } => Some(HealthEntry::fixed(
+                RESTART_ENTRY,
+                HealthStatus::Unhealthy,
+                Some(Cow::Owned(description.clone())),
+            )),
             _ => None,
         }
     }

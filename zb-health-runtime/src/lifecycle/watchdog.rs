@@ -20,10 +20,11 @@ use zb_health_spec::{
 
 use std::sync::atomic::AtomicBool;
 
+use super::Phase;
 use crate::answer::Kept;
 use crate::history::{EventKind, Events, WatchdogView};
 use crate::registration::RegistryError;
-use crate::report::{EntryOutcome, HealthEntry, HealthReport};
+use crate::report::{HealthEntry, HealthReport};
 use zb_health_spec::HealthStatus;
 
 /// How a stalled watchdog's description starts: `no heartbeat within
@@ -98,20 +99,14 @@ impl Table {
 }
 
 fn entry(slot: &Slot, status: HealthStatus) -> HealthEntry {
-    HealthEntry {
-        name: slot.name.clone(),
-        status,
-        description: (status != HealthStatus::Healthy).then(|| {
-            if slot.is_dead() {
-                Cow::Borrowed(DEAD_DESCRIPTION)
-            } else {
-                Cow::Owned(slot.stalled_description.clone())
-            }
-        }),
-        duration: Duration::ZERO,
-        data: None,
-        outcome: EntryOutcome::Completed,
-    }
+    let description = (status != HealthStatus::Healthy).then(|| {
+        if slot.is_dead() {
+            Cow::Borrowed(DEAD_DESCRIPTION)
+        } else {
+            Cow::Owned(slot.stalled_description.clone())
+        }
+    });
+    HealthEntry::fixed(slot.name.clone(), status, description)
 }
 
 /// The watchdogs of one registry.
@@ -120,9 +115,10 @@ pub(super) struct Watchdogs {
     /// can pause time.
     epoch: Instant,
     table: RwLock<Option<Arc<Table>>>,
-    /// Set when the drain begins: loops then end with the process, so a
-    /// heartbeat dropped from then on is retired, not a dead loop.
-    draining: AtomicBool,
+    /// The lifecycle's phase: once it is draining, loops end with the
+    /// process, so a heartbeat dropped from then on is retired, not a dead
+    /// loop.
+    phase: Arc<Phase>,
     /// Where stalls and recoveries are recorded for the history.
     events: Arc<Events>,
     /// Set once the opt-in stall exit watches this set
@@ -131,11 +127,11 @@ pub(super) struct Watchdogs {
 }
 
 impl Watchdogs {
-    pub(super) fn new(events: Arc<Events>) -> Self {
+    pub(super) fn new(phase: Arc<Phase>, events: Arc<Events>) -> Self {
         Self {
             epoch: Instant::now(),
             table: RwLock::new(None),
-            draining: AtomicBool::new(false),
+            phase,
             events,
             exit_watched: AtomicBool::new(false),
         }
@@ -311,14 +307,7 @@ impl Watchdogs {
                 } else {
                     (HealthStatus::Unhealthy, Some(WAITING_DESCRIPTION))
                 };
-                HealthEntry {
-                    name: s.name.clone(),
-                    status,
-                    description: description.map(Cow::Borrowed),
-                    duration: Duration::ZERO,
-                    data: None,
-                    outcome: EntryOutcome::Completed,
-                }
+                HealthEntry::fixed(s.name.clone(), status, description.map(Cow::Borrowed))
             })
             .collect()
     }
@@ -334,7 +323,7 @@ impl Watchdogs {
     /// it; none once the drain has begun, as the loops then end with the
     /// process. What the opt-in stall exit watches.
     pub(super) fn first_stalled(&self) -> Option<Arc<str>> {
-        if self.draining.load(Ordering::Relaxed) {
+        if self.is_draining() {
             return None;
         }
         let table = self.current()?;
@@ -344,9 +333,8 @@ impl Watchdogs {
         Some(slot.name.clone())
     }
 
-    /// The drain began: from now on a dropped heartbeat is retired.
-    pub(super) fn begin_drain(&self) {
-        self.draining.store(true, Ordering::Relaxed);
+    fn is_draining(&self) -> bool {
+        self.phase.get() & Phase::DRAINING != 0
     }
 
     /// Takes `slot` out of the table: `live` no longer watches it.
@@ -434,7 +422,7 @@ impl Drop for Heartbeat {
         }
         // During the drain the process is going away and its loops with it
         // (their owners are dropped as the servers stop): not a dead loop.
-        if watchdogs.draining.load(Ordering::Relaxed) {
+        if watchdogs.is_draining() {
             watchdogs.remove(&self.slot);
             return;
         }
