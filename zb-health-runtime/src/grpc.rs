@@ -30,11 +30,12 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use tonic::transport::{Channel, Endpoint};
 
 use crate::probe::{Probe, ProbeError, ProbeOutcome, ProbeResult};
+use crate::sync::lock;
 
 // This process's own health over grpc.health.v1 (AT-7); the rest of this
 // module checks a dependency's.
@@ -180,7 +181,7 @@ impl GrpcDependencyProbe {
     /// The shared channel of the delegate modes and its generation,
     /// created on first use.
     fn channel(&self) -> (u64, Channel) {
-        let mut slot = self.channel.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut slot = lock(&self.channel);
         let (generation, channel) = slot.get_or_insert_with(|| (0, self.endpoint.connect_lazy()));
         (*generation, channel.clone())
     }
@@ -191,7 +192,7 @@ impl GrpcDependencyProbe {
     /// was spawned on (e.g. a restarted actix worker), which would otherwise
     /// fail every later run.
     fn discard_channel(&self, generation: u64) {
-        let mut slot = self.channel.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut slot = lock(&self.channel);
         if let Some((current, _)) = slot.as_ref()
             && *current == generation
         {

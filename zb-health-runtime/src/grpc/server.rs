@@ -72,6 +72,7 @@ use zb_health_spec::{SpecError, Violations};
 
 use crate::answer::http_code;
 use crate::registry::{Answer, HealthRegistry, Selection};
+use crate::sync::lock;
 use zb_health_spec::{HealthStatus, Tag};
 
 /// What a gRPC service name answers from.
@@ -296,13 +297,7 @@ impl GrpcHealth {
     /// shutdown does not wait on streams that never end by themselves.
     pub fn stop(&self) {
         self.shared.stop.send_replace(true);
-        if let Some(task) = self
-            .shared
-            .task
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-        {
+        if let Some(task) = lock(&self.shared.task).take() {
             task.abort();
         }
     }
@@ -334,7 +329,7 @@ impl GrpcHealth {
         if *self.shared.stop.borrow() {
             return;
         }
-        let mut task = self.shared.task.lock().unwrap_or_else(|e| e.into_inner());
+        let mut task = lock(&self.shared.task);
         if task.as_ref().is_some_and(|t| !t.is_finished()) {
             return;
         }

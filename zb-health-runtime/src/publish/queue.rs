@@ -10,6 +10,7 @@ use tokio::sync::{mpsc, oneshot};
 use zb_health_spec::Tag;
 
 use super::{DROPPED_TRANSITIONS, Transition, TransitionKind, TransitionPublisher};
+use crate::sync::lock;
 
 /// Whether the service is starting or draining: nothing is published then.
 pub(crate) type Quiet = Box<dyn Fn() -> bool + Send + Sync>;
@@ -56,7 +57,7 @@ impl TransitionQueue {
         if !self.on.load(Ordering::Relaxed) || (self.quiet)() {
             return;
         }
-        let tx = self.tx.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let tx = lock(&self.tx).clone();
         if let Some(tx) = tx
             && tx.try_send(transition()).is_err()
         {
@@ -89,7 +90,7 @@ impl TransitionQueue {
     /// of the drain, so the last transitions are not lost with the
     /// process. Returns at once without a publisher.
     pub(crate) async fn flush(&self) {
-        let flush = self.flush.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let flush = lock(&self.flush).clone();
         let Some(flush) = flush else {
             return;
         };
@@ -106,7 +107,7 @@ impl TransitionQueue {
 
     /// Sets how long transitions are gathered before they are published.
     pub(crate) fn set_window(&self, window: Duration) {
-        *self.window.lock().unwrap_or_else(|e| e.into_inner()) = window;
+        *lock(&self.window) = window;
     }
 
     /// Adds a publisher; the first one starts the task that feeds them,
@@ -116,17 +117,14 @@ impl TransitionQueue {
         publisher: Arc<dyn TransitionPublisher>,
         spawn: impl FnOnce(futures_util::future::BoxFuture<'static, ()>),
     ) {
-        self.publishers
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(publisher);
-        let mut tx = self.tx.lock().unwrap_or_else(|e| e.into_inner());
+        lock(&self.publishers).push(publisher);
+        let mut tx = lock(&self.tx);
         if tx.is_none() {
             let (sender, receiver) = mpsc::channel(self.capacity);
             *tx = Some(sender);
             let (flush, flushes) = mpsc::channel(1);
-            *self.flush.lock().unwrap_or_else(|e| e.into_inner()) = Some(flush);
-            let window = *self.window.lock().unwrap_or_else(|e| e.into_inner());
+            *lock(&self.flush) = Some(flush);
+            let window = *lock(&self.window);
             spawn(Box::pin(feed(
                 receiver,
                 flushes,
@@ -193,7 +191,7 @@ async fn feed(
 
 /// Hands one batch to each publisher in turn; a failure is logged.
 async fn publish(publishers: &Mutex<Vec<Arc<dyn TransitionPublisher>>>, batch: Vec<Transition>) {
-    let publishers = publishers.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let publishers = lock(publishers).clone();
     for publisher in publishers {
         if let Err(error) = publisher.publish(&batch).await {
             tracing::warn!(
