@@ -50,14 +50,14 @@
 //! ```
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use futures_util::future::{Either, join_all, select};
+use futures_util::future::join_all;
 use futures_util::{Stream, StreamExt};
 use tokio::sync::watch;
 use tonic::{Request, Response, Status};
@@ -197,15 +197,11 @@ pub struct GrpcHealth {
 
 impl std::fmt::Debug for GrpcHealth {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut services: Vec<_> = self.shared.services.iter().collect();
-        services.sort_by(|a, b| a.0.cmp(b.0));
+        let services = self.shared.services.iter();
         f.debug_struct("GrpcHealth")
             .field(
                 "services",
-                &services
-                    .iter()
-                    .map(|(n, s)| (n.as_str(), &s.target))
-                    .collect::<Vec<_>>(),
+                &services.map(|(n, s)| (n, &s.target)).collect::<Vec<_>>(),
             )
             .field("period", &self.shared.period)
             .finish_non_exhaustive()
@@ -214,7 +210,8 @@ impl std::fmt::Debug for GrpcHealth {
 
 struct ServerState {
     registry: HealthRegistry,
-    services: HashMap<String, Service>,
+    /// By name, so they are listed in order.
+    services: BTreeMap<String, Service>,
     period: Duration,
     /// Orders evaluations by their start, so an older one finishing late
     /// never overwrites a newer one's result.
@@ -349,23 +346,14 @@ async fn schedule(weak: Weak<ServerState>, period: Duration, mut stop: watch::Re
     let mut ticks = tokio::time::interval(period);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        let stopped = pin_wait_stop(&mut stop);
-        match select(Box::pin(ticks.tick()), stopped).await {
-            Either::Left(_) => {}
-            Either::Right(_) => return,
+        tokio::select! {
+            biased;
+            _ = ticks.tick() => {}
+            _ = stop.wait_for(|s| *s) => return,
         }
         let Some(shared) = weak.upgrade() else { return };
         shared.evaluate_all().await;
     }
-}
-
-/// Resolves once stopped (or the sender is gone).
-fn pin_wait_stop(
-    stop: &mut watch::Receiver<bool>,
-) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
-    Box::pin(async move {
-        let _ = stop.wait_for(|s| *s).await;
-    })
 }
 
 impl ServerState {
@@ -549,11 +537,11 @@ impl Health for GrpcHealth {
                     {
                         return Some((Ok(response(status)), (rx, stop, Some(status))));
                     }
-                    let changed = Box::pin(rx.changed());
-                    match select(changed, pin_wait_stop(&mut stop)).await {
-                        Either::Left((Ok(()), _)) => {}
-                        // Sender gone or stopped: the server is going away.
-                        Either::Left((Err(_), _)) | Either::Right(_) => return None,
+                    // Sender gone or stopped: the server is going away.
+                    tokio::select! {
+                        biased;
+                        changed = rx.changed() => changed.ok()?,
+                        _ = stop.wait_for(|s| *s) => return None,
                     }
                 }
             },

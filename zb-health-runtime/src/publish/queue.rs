@@ -9,7 +9,9 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use zb_health_spec::Tag;
 
-use super::{DROPPED_TRANSITIONS, Transition, TransitionKind, TransitionPublisher};
+use super::{
+    DEFAULT_CAPACITY, DROPPED_TRANSITIONS, Transition, TransitionKind, TransitionPublisher,
+};
 use crate::sync::lock;
 
 /// Whether the service is starting or draining: nothing is published then.
@@ -22,14 +24,13 @@ type Flush = oneshot::Sender<()>;
 /// relaxed load per transition) until a publisher is added.
 pub(crate) struct TransitionQueue {
     on: AtomicBool,
-    tx: Mutex<Option<mpsc::Sender<Transition>>>,
-    /// Where [`flush`](Self::flush) asks the feeding task; set with `tx`.
-    flush: Mutex<Option<mpsc::Sender<Flush>>>,
+    /// Where transitions go, and where [`flush`](Self::flush) asks the
+    /// feeding task; set by the first publisher.
+    feeder: Mutex<Option<(mpsc::Sender<Transition>, mpsc::Sender<Flush>)>>,
     publishers: Arc<Mutex<Vec<Arc<dyn TransitionPublisher>>>>,
     dropped: AtomicU64,
     quiet: Quiet,
     window: Mutex<Duration>,
-    capacity: usize,
     /// Per tier: its verdict last changed while starting or draining, so
     /// its next change (out of the startup 503) is no news either.
     quiet_change: [AtomicBool; 3],
@@ -39,13 +40,11 @@ impl TransitionQueue {
     pub(crate) fn new(quiet: Quiet) -> Self {
         Self {
             on: AtomicBool::new(false),
-            tx: Mutex::new(None),
-            flush: Mutex::new(None),
+            feeder: Mutex::new(None),
             publishers: Arc::default(),
             dropped: AtomicU64::new(0),
             quiet,
             window: Mutex::new(super::DEFAULT_WINDOW),
-            capacity: super::DEFAULT_CAPACITY,
             quiet_change: Default::default(),
         }
     }
@@ -57,7 +56,7 @@ impl TransitionQueue {
         if !self.on.load(Ordering::Relaxed) || (self.quiet)() {
             return;
         }
-        let tx = lock(&self.tx).clone();
+        let tx = lock(&self.feeder).as_ref().map(|(tx, _)| tx.clone());
         if let Some(tx) = tx
             && tx.try_send(transition()).is_err()
         {
@@ -90,8 +89,7 @@ impl TransitionQueue {
     /// of the drain, so the last transitions are not lost with the
     /// process. Returns at once without a publisher.
     pub(crate) async fn flush(&self) {
-        let flush = lock(&self.flush).clone();
-        let Some(flush) = flush else {
+        let Some(flush) = lock(&self.feeder).as_ref().map(|(_, flush)| flush.clone()) else {
             return;
         };
         let (done, published) = oneshot::channel();
@@ -118,26 +116,20 @@ impl TransitionQueue {
         spawn: impl FnOnce(futures_util::future::BoxFuture<'static, ()>),
     ) {
         lock(&self.publishers).push(publisher);
-        let mut tx = lock(&self.tx);
-        if tx.is_none() {
-            let (sender, receiver) = mpsc::channel(self.capacity);
-            *tx = Some(sender);
+        let mut feeder = lock(&self.feeder);
+        if feeder.is_none() {
+            let (tx, receiver) = mpsc::channel(DEFAULT_CAPACITY);
             let (flush, flushes) = mpsc::channel(1);
-            *lock(&self.flush) = Some(flush);
+            *feeder = Some((tx, flush));
             let window = *lock(&self.window);
-            spawn(Box::pin(feed(
-                receiver,
-                flushes,
-                self.publishers.clone(),
-                window,
-                self.capacity,
-            )));
+            let publishers = self.publishers.clone();
+            spawn(Box::pin(feed(receiver, flushes, publishers, window)));
         }
         self.on.store(true, Ordering::Relaxed);
     }
 }
 
-/// Gathers a window's transitions after the first (at most `capacity`,
+/// Gathers a window's transitions after the first (at most [`DEFAULT_CAPACITY`],
 /// so a flood waits in the bounded queue, not here), groups them per tier
 /// or probe, and hands the batch to each publisher in turn. A flush ends
 /// the window at once, takes what is queued too, and is answered once
@@ -147,7 +139,6 @@ async fn feed(
     mut flushes: mpsc::Receiver<Flush>,
     publishers: Arc<Mutex<Vec<Arc<dyn TransitionPublisher>>>>,
     window: Duration,
-    capacity: usize,
 ) {
     loop {
         let (mut gathered, mut flushed) = tokio::select! {
@@ -161,7 +152,7 @@ async fn feed(
             },
         };
         let until = tokio::time::Instant::now() + window;
-        while flushed.is_none() && gathered.len() < capacity {
+        while flushed.is_none() && gathered.len() < DEFAULT_CAPACITY {
             tokio::select! {
                 next = tokio::time::timeout_at(until, receiver.recv()) => match next {
                     Ok(Some(next)) => gathered.push(next),
@@ -174,7 +165,7 @@ async fn feed(
             }
         }
         if flushed.is_some() {
-            while gathered.len() < capacity
+            while gathered.len() < DEFAULT_CAPACITY
                 && let Ok(next) = receiver.try_recv()
             {
                 gathered.push(next);
