@@ -274,11 +274,7 @@ impl DatabaseProbe {
     /// }
     /// ```
     pub fn with_query(conn: DatabaseConnection, sql: impl Into<Cow<'static, str>>) -> Self {
-        let sql: Arc<str> = match sql.into() {
-            Cow::Borrowed(sql) => Arc::from(sql),
-            Cow::Owned(sql) => Arc::from(sql),
-        };
-        Self::direct(conn, Some(sql))
+        Self::direct(conn, Some(Arc::from(&*sql.into())))
     }
 
     /// The probe over its own connection to `conn`'s database, running

@@ -29,9 +29,9 @@
 
 use std::fmt;
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
+use futures_util::future::BoxFuture;
 use tonic::transport::{Channel, Endpoint};
 
 use crate::probe::{Probe, ProbeError, ProbeOutcome, ProbeResult};
@@ -60,8 +60,7 @@ pub(crate) const SERVING_DESCRIPTION: &str = "gRPC dependency serving";
 /// dependency's health service reports `NOT_SERVING`.
 pub(crate) const NOT_SERVING_DESCRIPTION: &str = "gRPC dependency not serving";
 
-type BoxCheckFuture = Pin<Box<dyn Future<Output = Result<bool, ProbeError>> + Send + 'static>>;
-type Delegate = Arc<dyn Fn(Channel) -> BoxCheckFuture + Send + Sync + 'static>;
+type Delegate = Arc<dyn Fn(Channel) -> BoxFuture<'static, Result<bool, ProbeError>> + Send + Sync>;
 
 enum Check {
     /// Open a fresh connection each run.
@@ -113,11 +112,7 @@ impl GrpcDependencyProbe {
     /// completes the handshake; [`grpc_health`](Self::grpc_health) catches
     /// that.
     pub fn new(endpoint: Endpoint) -> Self {
-        Self {
-            endpoint,
-            channel: Mutex::new(None),
-            check: Check::Connect,
-        }
+        Self::checking(endpoint, Check::Connect)
     }
 
     /// A probe running `check` over the dependency's shared, lazily
@@ -134,10 +129,14 @@ impl GrpcDependencyProbe {
         Fut: Future<Output = Result<bool, ProbeError>> + Send + 'static,
     {
         let delegate: Delegate = Arc::new(move |channel| Box::pin(check(channel)));
+        Self::checking(endpoint, Check::Delegate(delegate))
+    }
+
+    fn checking(endpoint: Endpoint, check: Check) -> Self {
         Self {
             endpoint,
             channel: Mutex::new(None),
-            check: Check::Delegate(delegate),
+            check,
         }
     }
 

@@ -45,6 +45,7 @@ pub(crate) struct MaintenanceView {
 /// The cluster as this node sees it, addresses included (the render
 /// leaves them out where the port does not show them).
 #[cfg_attr(not(feature = "cluster"), allow(dead_code))]
+#[derive(Default)]
 pub(crate) struct ClusterDoc {
     pub(crate) self_address: Option<String>,
     pub(crate) active: Option<String>,
