@@ -299,32 +299,6 @@ pub trait ClusterView: Send + Sync + 'static {
     }
 }
 
-impl<V: ClusterView + ?Sized> ClusterView for Arc<V> {
-    fn state(&self) -> Option<Arc<ClusterState>> {
-        (**self).state()
-    }
-
-    fn shared_verdicts(self: Arc<Self>) -> Option<Arc<dyn crate::shared::SharedVerdicts>> {
-        V::shared_verdicts(Arc::clone(&*self))
-    }
-
-    fn handover(&self) -> Option<Handover> {
-        (**self).handover()
-    }
-
-    fn step_down(&self, on: bool) -> bool {
-        (**self).step_down(on)
-    }
-
-    fn leave(&self) -> bool {
-        (**self).leave()
-    }
-
-    fn has_left(&self) -> bool {
-        (**self).has_left()
-    }
-}
-
 /// A view set by hand: for apps that learn membership elsewhere, and for
 /// tests that flip a node between active and standby.
 #[derive(Debug, Default)]
