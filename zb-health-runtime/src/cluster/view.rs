@@ -365,11 +365,7 @@ impl ClusterView for InMemoryClusterView {
             return false;
         };
         let state = state.with_self_member(|m| {
-            m.stepped_down_since = if on {
-                Some(m.stepped_down_since.unwrap_or_else(Instant::now))
-            } else {
-                None
-            };
+            m.stepped_down_since = on.then(|| m.stepped_down_since.unwrap_or_else(Instant::now));
         });
         *slot = Some(Arc::new(state));
         true

@@ -361,10 +361,16 @@ impl ServerState {
         self.next_seq.fetch_add(1, Ordering::Relaxed)
     }
 
+    /// Whether the drain has turned `service` `NOT_SERVING`.
+    fn drained(&self, service: &Service) -> bool {
+        service.drains() && self.registry.lifecycle().is_draining()
+    }
+
     /// Publishes `status` from evaluation `seq` unless a newer one (or the
     /// drain) already published; watchers are woken only on a change.
-    fn publish(&self, service: &Service, seq: u64, status: ServingStatus) {
-        let status = if service.drains() && self.registry.lifecycle().is_draining() {
+    /// Returns the status as published: `NOT_SERVING` once drained.
+    fn publish(&self, service: &Service, seq: u64, status: ServingStatus) -> ServingStatus {
+        let status = if self.drained(service) {
             ServingStatus::NotServing
         } else {
             status
@@ -378,6 +384,7 @@ impl ServerState {
             p.status = Some(status);
             changed
         });
+        status
     }
 
     fn publish_drained(&self) {
@@ -395,21 +402,12 @@ impl ServerState {
     /// A fresh evaluation of one service, published; for `Check`.
     async fn evaluate(&self, service: &Service) -> ServingStatus {
         let seq = self.seq();
-        let drained = || service.drains() && self.registry.lifecycle().is_draining();
-        let status = if drained() {
-            ServingStatus::NotServing
-        } else {
-            serving(match &service.target {
-                GrpcTarget::Tier(tier) => self.registry.answer(*tier).await.status,
-                GrpcTarget::Probe(name) => self.probe_answer(name).await.status,
-            })
+        let status = match &service.target {
+            _ if self.drained(service) => ServingStatus::NotServing,
+            GrpcTarget::Tier(tier) => serving(self.registry.answer(*tier).await.status),
+            GrpcTarget::Probe(name) => serving(self.probe_answer(name).await.status),
         };
-        self.publish(service, seq, status);
-        if drained() {
-            ServingStatus::NotServing
-        } else {
-            status
-        }
+        self.publish(service, seq, status)
     }
 
     /// One scheduled evaluation of every service: each tier answered once;

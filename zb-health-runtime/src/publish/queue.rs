@@ -1,7 +1,6 @@
 //! The bounded queue between the probe path and the publishers, and the
 //! task on the probe thread that groups and hands on what it holds.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -9,9 +8,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use zb_health_spec::Tag;
 
-use super::{
-    DEFAULT_CAPACITY, DROPPED_TRANSITIONS, Transition, TransitionKind, TransitionPublisher,
-};
+use super::{DEFAULT_CAPACITY, DROPPED_TRANSITIONS, Transition, TransitionPublisher};
 use crate::sync::lock;
 
 /// Whether the service is starting or draining: nothing is published then.
@@ -198,27 +195,22 @@ async fn publish(publishers: &Mutex<Vec<Arc<dyn TransitionPublisher>>>, batch: V
 /// One transition per tier or probe: from the first's `from` to the
 /// last's `to`, with the count, in the order each was first seen.
 pub(super) fn group(transitions: Vec<Transition>) -> Vec<Transition> {
-    let mut order: Vec<(TransitionKind, Arc<str>)> = Vec::new();
-    let mut groups: HashMap<(TransitionKind, Arc<str>), Transition> = HashMap::new();
+    let mut groups: Vec<Transition> = Vec::new();
     for t in transitions {
-        let key = (t.kind, t.name.clone());
-        match groups.get_mut(&key) {
+        match groups
+            .iter_mut()
+            .find(|g| g.kind == t.kind && g.name == t.name)
+        {
             Some(group) => {
                 group.to = t.to;
                 group.at = t.at;
                 group.reason = t.reason;
                 group.count += t.count;
             }
-            None => {
-                order.push(key.clone());
-                groups.insert(key, t);
-            }
+            None => groups.push(t),
         }
     }
-    order
-        .into_iter()
-        .filter_map(|key| groups.remove(&key))
-        .collect()
+    groups
 }
 
 #[cfg(test)]
