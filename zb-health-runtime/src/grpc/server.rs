@@ -50,7 +50,7 @@
 //! ```
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -135,7 +135,7 @@ impl GrpcHealthBuilder {
     /// # Errors
     ///
     /// The violations, as [`SpecError`].
-    pub fn build(mut self) -> Result<GrpcHealth, SpecError> {
+    pub fn build(self) -> Result<GrpcHealth, SpecError> {
         let mut sink = Violations::new();
         check_grpc_unique_services(
             self.services.iter().map(|(n, _)| (n.as_str(), ())),
@@ -151,27 +151,21 @@ impl GrpcHealthBuilder {
         }
         check_grpc_period(self.period, (), &mut sink);
         sink.into_result()?;
-        if !self.services.iter().any(|(n, _)| n == OVERALL_SERVICE) {
-            self.services.insert(
-                0,
-                (OVERALL_SERVICE.to_owned(), GrpcTarget::Tier(Tag::Ready)),
-            );
-        }
-        let (stop, _) = watch::channel(false);
+        let mut services: BTreeMap<String, Service> = self
+            .services
+            .into_iter()
+            .map(|(name, target)| (name, Service::new(target)))
+            .collect();
+        services
+            .entry(OVERALL_SERVICE.to_owned())
+            .or_insert_with(|| Service::new(GrpcTarget::Tier(Tag::Ready)));
         let shared = Arc::new(ServerState {
             registry: self.registry.clone(),
-            services: self
-                .services
-                .into_iter()
-                .map(|(name, target)| {
-                    let (tx, _) = watch::channel(Published::default());
-                    (name, Service { target, tx })
-                })
-                .collect(),
+            services,
             period: self.period,
             next_seq: AtomicU64::new(1),
             evaluations: AtomicU64::new(0),
-            stop,
+            stop: watch::channel(false).0,
             task: Mutex::new(None),
         });
         // Pushes `NOT_SERVING` to every watcher at the drain's first step,
@@ -230,6 +224,12 @@ struct Service {
 }
 
 impl Service {
+    /// Nothing published yet.
+    fn new(target: GrpcTarget) -> Self {
+        let tx = watch::channel(Published::default()).0;
+        Self { target, tx }
+    }
+
     /// Whether the drain turns it `NOT_SERVING`: every service but one
     /// mapped to `live`, the tier the drain leaves alone.
     fn drains(&self) -> bool {
@@ -430,50 +430,43 @@ impl ServerState {
             return;
         }
         self.evaluations.fetch_add(1, Ordering::SeqCst);
-        let mut tiers: Vec<Tag> = Vec::new();
-        for service in &evaluated {
-            if let GrpcTarget::Tier(t) = service.target
-                && !tiers.contains(&t)
-            {
-                tiers.push(t);
-            }
-        }
-        let mut alone: Vec<&str> = Vec::new();
-        for service in &evaluated {
-            if let GrpcTarget::Probe(name) = &service.target {
-                let covered = self
-                    .registry
-                    .probe_tags(name)
-                    .is_some_and(|tags| tiers.iter().any(|t| *t != Tag::Live && tags.contains(*t)));
-                if !covered && !alone.contains(&&**name) {
-                    alone.push(name);
-                }
-            }
-        }
+        let tiers: BTreeSet<Tag> = evaluated
+            .iter()
+            .filter_map(|s| match s.target {
+                GrpcTarget::Tier(t) => Some(t),
+                GrpcTarget::Probe(_) => None,
+            })
+            .collect();
+        let covered = |name: &str| {
+            let tags = self.registry.probe_tags(name);
+            tags.is_some_and(|tags| tiers.iter().any(|t| *t != Tag::Live && tags.contains(*t)))
+        };
+        let alone: BTreeSet<&str> = evaluated
+            .iter()
+            .filter_map(|s| match &s.target {
+                GrpcTarget::Probe(name) if !covered(name) => Some(&**name),
+                _ => None,
+            })
+            .collect();
         let answers = join_all(tiers.iter().map(|t| self.registry.answer(*t)));
         let singles = join_all(alone.iter().map(|n| self.probe_answer(n)));
-        let (answers, singles): (Vec<Answer>, Vec<Answer>) =
-            futures_util::future::join(answers, singles).await;
+        let (answers, singles) = futures_util::future::join(answers, singles).await;
+        let answers: BTreeMap<Tag, Answer> = tiers.into_iter().zip(answers).collect();
+        let singles: BTreeMap<&str, Answer> = alone.into_iter().zip(singles).collect();
         for service in evaluated {
             let status = match &service.target {
-                GrpcTarget::Tier(t) => tiers
-                    .iter()
-                    .position(|x| x == t)
-                    .map(|i| serving(answers[i].status)),
-                GrpcTarget::Probe(name) => alone
-                    .iter()
-                    .position(|x| x == name)
-                    .map(|i| serving(singles[i].status))
-                    .or_else(|| {
-                        // Not `live`: its entries are watchdogs, not probes.
-                        answers
-                            .iter()
-                            .filter(|r| r.tier != Tag::Live)
-                            .find_map(|r| r.entry(name))
-                            .map(|e| serving(e.status))
-                    }),
+                GrpcTarget::Tier(t) => answers.get(t).map(|a| a.status),
+                GrpcTarget::Probe(name) => singles.get(&**name).map(|a| a.status).or_else(|| {
+                    // Not `live`: its entries are watchdogs, not probes.
+                    answers
+                        .values()
+                        .filter(|r| r.tier != Tag::Live)
+                        .find_map(|r| r.entry(name))
+                        .map(|e| e.status)
+                }),
             };
-            self.publish(service, seq, status.unwrap_or(ServingStatus::NotServing));
+            let status = status.map_or(ServingStatus::NotServing, serving);
+            self.publish(service, seq, status);
         }
     }
 }

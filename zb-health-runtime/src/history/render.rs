@@ -274,10 +274,7 @@ struct TransitionOut<'a> {
 /// Without addresses a member is named by its place in the view's list
 /// (`member-1`…), which says nothing of where it runs.
 fn cluster(c: &ClusterDoc, addresses: bool) -> Value {
-    let address = |a: &Option<String>| match (addresses, a) {
-        (true, Some(a)) => Value::from(a.as_str()),
-        _ => Value::Null,
-    };
+    let address = |a: &Option<String>| a.clone().filter(|_| addresses);
     let members: Vec<Value> = c
         .members
         .iter()

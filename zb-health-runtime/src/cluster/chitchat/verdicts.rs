@@ -204,13 +204,8 @@ pub(super) fn peer_verdicts(chitchat: &Chitchat) -> Vec<(String, Record)> {
                 })
                 .collect();
             let ready = node
-                .iter_prefix(READY_VERDICT_KEY)
-                .find(|(key, _)| *key == READY_VERDICT_KEY)
-                .and_then(|(_, value)| {
-                    HealthStatus::ALL
-                        .into_iter()
-                        .find(|s| s.as_str() == value.value)
-                });
+                .get(READY_VERDICT_KEY)
+                .and_then(|v| HealthStatus::ALL.into_iter().find(|s| s.as_str() == v));
             // `<at_ms> <probe>`; empty once withdrawn.
             let restart = node.get(RESTART_CLAIM_KEY).and_then(|value| {
                 let (at_ms, probe) = value.split_once(' ')?;
