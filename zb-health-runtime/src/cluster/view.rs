@@ -203,13 +203,14 @@ impl ClusterState {
         })
     }
 
-    /// This snapshot as a node that has left sees it ([`ClusterView::leave`]):
-    /// its own member `Leaving` while its record still says it takes part
-    /// (a `Removed` or `Down` record stays as it is). The one patch every
-    /// view that can leave applies, so the rule never picks a node that
-    /// left, whatever its gossip or its table says later.
-    pub(crate) fn as_left(self: Arc<Self>) -> Arc<Self> {
-        if !self.self_member().is_some_and(|m| m.status.is_expected()) {
+    /// This snapshot as a node that has `left` sees it
+    /// ([`ClusterView::leave`]): its own member `Leaving` while its record
+    /// still says it takes part (a `Removed` or `Down` record stays as it
+    /// is); unchanged when it has not left. The one patch every view that
+    /// can leave applies, so the rule never picks a node that left,
+    /// whatever its gossip or its table says later.
+    pub(crate) fn as_left(self: Arc<Self>, left: bool) -> Arc<Self> {
+        if !left || !self.self_member().is_some_and(|m| m.status.is_expected()) {
             return self;
         }
         Arc::new(self.with_self_member(|m| m.status = MemberStatus::Leaving))
@@ -340,11 +341,7 @@ impl ClusterView for InMemoryClusterView {
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .clone()?;
-        Some(if self.has_left() {
-            state.as_left()
-        } else {
-            state
-        })
+        Some(state.as_left(self.has_left()))
     }
 
     /// Latches at once; there is no gossip to announce it on.

@@ -161,11 +161,7 @@ impl ClusterView for ChitchatClusterView {
     fn state(&self) -> Option<Arc<ClusterState>> {
         let state = self.own_step_down(self.shared.state()?);
         // A leave holds here at once, before (and whatever) gossip says.
-        Some(if self.has_left() {
-            state.as_left()
-        } else {
-            state
-        })
+        Some(state.as_left(self.has_left()))
     }
 
     /// Announces `Leaving` in gossip and latches it here at once: this
