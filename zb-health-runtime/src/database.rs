@@ -274,35 +274,33 @@ impl DatabaseProbe {
     /// }
     /// ```
     pub fn with_query(conn: DatabaseConnection, sql: impl Into<Cow<'static, str>>) -> Self {
-        let sql: Arc<str> = match sql.into() {
-            Cow::Borrowed(sql) => Arc::from(sql),
-            Cow::Owned(sql) => Arc::from(sql),
-        };
-        Self::direct(conn, Some(sql))
+        Self::direct(conn, Some(Arc::from(&*sql.into())))
     }
 
     /// The probe over its own connection to `conn`'s database, running
     /// `sql` or, without it, the backend's default check.
     fn direct(conn: DatabaseConnection, sql: Option<Arc<str>>) -> Self {
-        let backend = Arc::new(match &conn.inner {
+        match &conn.inner {
             #[cfg(feature = "postgres")]
             DatabaseConnectionType::SqlxPostgresPoolConnection(_) => {
-                Backend::Postgres(Direct::new(conn.get_postgres_connection_pool().clone()))
+                let pool = conn.get_postgres_connection_pool().clone();
+                Direct::<PgOwn>::new(pool).probe(conn, sql)
             }
             #[cfg(feature = "sqlite")]
             DatabaseConnectionType::SqlxSqlitePoolConnection(_) => {
-                Backend::Sqlite(Direct::new(conn.get_sqlite_connection_pool().clone()))
+                let pool = conn.get_sqlite_connection_pool().clone();
+                Direct::<SqliteOwn>::new(pool).probe(conn, sql)
             }
-            // No direct path for this backend: through its own pool, as
-            // `DatabaseConnection` itself checks it.
-            _ => Backend::Pooled,
-        });
-        Self {
-            conn,
-            check: Box::new(move |conn| {
-                let backend = Arc::clone(&backend);
+            // No direct path for this backend: pinged (or queried) through
+            // its own pool, as `DatabaseConnection` itself checks it.
+            _ => Self::with_check(conn, move |conn: DatabaseConnection| {
                 let sql = sql.clone();
-                Box::pin(async move { backend.check(&conn, sql).await })
+                async move {
+                    match sql {
+                        None => conn.ping().await,
+                        Some(sql) => conn.execute_unprepared(&sql).await.map(drop),
+                    }
+                }
             }),
         }
     }
@@ -389,40 +387,6 @@ impl<C> fmt::Debug for DatabaseProbe<C> {
     }
 }
 
-/// How [`DatabaseProbe::new`] and [`DatabaseProbe::with_query`] reach the
-/// database, by backend.
-enum Backend {
-    #[cfg(feature = "postgres")]
-    Postgres(Direct<PgOwn>),
-    #[cfg(feature = "sqlite")]
-    Sqlite(Direct<SqliteOwn>),
-    /// A backend with no direct path: pinged (or queried) through its pool.
-    Pooled,
-}
-
-impl Backend {
-    async fn check(
-        &self,
-        conn: &DatabaseConnection,
-        sql: Option<Arc<str>>,
-    ) -> Result<(), ProbeError> {
-        match self {
-            #[cfg(feature = "postgres")]
-            Self::Postgres(direct) => direct.check(sql).await,
-            #[cfg(feature = "sqlite")]
-            Self::Sqlite(direct) => direct.check(sql).await,
-            Self::Pooled => match sql {
-                None => conn.ping().await.map_err(Into::into),
-                Some(sql) => conn
-                    .execute_unprepared(&sql)
-                    .await
-                    .map(drop)
-                    .map_err(Into::into),
-            },
-        }
-    }
-}
-
 /// A connection of the probe's own, by backend: how it is opened from the
 /// application pool's options and what one check runs on it.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
@@ -462,6 +426,17 @@ impl<C: OwnConnection> Direct<C> {
             pool,
             kept: Mutex::new(None),
         }
+    }
+
+    /// The probe over `conn` (the application's) that checks on this
+    /// connection of its own.
+    fn probe(self, conn: DatabaseConnection, sql: Option<Arc<str>>) -> DatabaseProbe {
+        let direct = Arc::new(self);
+        let check: Check<DatabaseConnection> = Box::new(move |_| {
+            let (direct, sql) = (Arc::clone(&direct), sql.clone());
+            Box::pin(async move { direct.check(sql).await })
+        });
+        DatabaseProbe { conn, check }
     }
 
     async fn check(&self, sql: Option<Arc<str>>) -> Result<(), ProbeError> {

@@ -29,12 +29,13 @@
 
 use std::fmt;
 use std::future::Future;
-use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
+use futures_util::future::BoxFuture;
 use tonic::transport::{Channel, Endpoint};
 
 use crate::probe::{Probe, ProbeError, ProbeOutcome, ProbeResult};
+use crate::sync::lock;
 
 // This process's own health over grpc.health.v1 (AT-7); the rest of this
 // module checks a dependency's.
@@ -59,8 +60,7 @@ pub(crate) const SERVING_DESCRIPTION: &str = "gRPC dependency serving";
 /// dependency's health service reports `NOT_SERVING`.
 pub(crate) const NOT_SERVING_DESCRIPTION: &str = "gRPC dependency not serving";
 
-type BoxCheckFuture = Pin<Box<dyn Future<Output = Result<bool, ProbeError>> + Send + 'static>>;
-type Delegate = Arc<dyn Fn(Channel) -> BoxCheckFuture + Send + Sync + 'static>;
+type Delegate = Arc<dyn Fn(Channel) -> BoxFuture<'static, Result<bool, ProbeError>> + Send + Sync>;
 
 enum Check {
     /// Open a fresh connection each run.
@@ -112,11 +112,7 @@ impl GrpcDependencyProbe {
     /// completes the handshake; [`grpc_health`](Self::grpc_health) catches
     /// that.
     pub fn new(endpoint: Endpoint) -> Self {
-        Self {
-            endpoint,
-            channel: Mutex::new(None),
-            check: Check::Connect,
-        }
+        Self::checking(endpoint, Check::Connect)
     }
 
     /// A probe running `check` over the dependency's shared, lazily
@@ -133,10 +129,14 @@ impl GrpcDependencyProbe {
         Fut: Future<Output = Result<bool, ProbeError>> + Send + 'static,
     {
         let delegate: Delegate = Arc::new(move |channel| Box::pin(check(channel)));
+        Self::checking(endpoint, Check::Delegate(delegate))
+    }
+
+    fn checking(endpoint: Endpoint, check: Check) -> Self {
         Self {
             endpoint,
             channel: Mutex::new(None),
-            check: Check::Delegate(delegate),
+            check,
         }
     }
 
@@ -180,7 +180,7 @@ impl GrpcDependencyProbe {
     /// The shared channel of the delegate modes and its generation,
     /// created on first use.
     fn channel(&self) -> (u64, Channel) {
-        let mut slot = self.channel.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut slot = lock(&self.channel);
         let (generation, channel) = slot.get_or_insert_with(|| (0, self.endpoint.connect_lazy()));
         (*generation, channel.clone())
     }
@@ -191,7 +191,7 @@ impl GrpcDependencyProbe {
     /// was spawned on (e.g. a restarted actix worker), which would otherwise
     /// fail every later run.
     fn discard_channel(&self, generation: u64) {
-        let mut slot = self.channel.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut slot = lock(&self.channel);
         if let Some((current, _)) = slot.as_ref()
             && *current == generation
         {

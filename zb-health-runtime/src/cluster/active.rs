@@ -229,19 +229,16 @@ impl ClusterActiveNode {
                 };
             }
         }
-        let role = if self.is_scoped() {
-            let own = state.self_member();
-            match self
-                .roles
-                .iter()
-                .find(|r| own.is_some_and(|m| m.has_role(r)))
-            {
-                Some(r) => Some(r.clone()),
-                None => return ActiveDecision::NoActiveRole,
-            }
-        } else {
-            None
-        };
+        // The first listed role this node holds; none when unscoped.
+        let own = state.self_member();
+        let role = self
+            .roles
+            .iter()
+            .find(|r| own.is_some_and(|m| m.has_role(r)))
+            .cloned();
+        if self.is_scoped() && role.is_none() {
+            return ActiveDecision::NoActiveRole;
+        }
         let margin = handover.margin();
         // With a lease and the member's hearings known, its silence alone
         // decides: it stays the choice (so no one else is active) until it

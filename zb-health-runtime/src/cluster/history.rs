@@ -19,17 +19,14 @@ impl ClusterSource for ViewSource {
     fn cluster(&self) -> Option<ClusterDoc> {
         let Some(state) = self.view.state() else {
             // A view that has not joined yet: no members to show.
-            return Some(ClusterDoc {
-                self_address: None,
-                active: None,
-                members: Vec::new(),
-            });
+            return Some(ClusterDoc::default());
         };
         // The rule `cluster::active` applies, unscoped: the oldest
         // reachable `Up` member.
         let active = ClusterActiveNode::unscoped()
             .oldest_up(&state, None)
             .map(|m| m.address.clone());
+        let verdicts = self.verdicts.as_deref();
         let members = state
             .members
             .iter()
@@ -39,19 +36,9 @@ impl ClusterSource for ViewSource {
                 reachable: m.reachable,
                 active: active.as_deref() == Some(m.address.as_str()),
                 is_self: m.address == state.self_address,
-                shared: self
-                    .verdicts
-                    .as_ref()
-                    .map(|v| v.member_verdicts(&m.address))
-                    .unwrap_or_default(),
-                ready: self
-                    .verdicts
-                    .as_ref()
-                    .and_then(|v| v.member_ready(&m.address)),
-                history: self
-                    .verdicts
-                    .as_ref()
-                    .and_then(|v| v.member_history(&m.address)),
+                shared: verdicts.map_or_else(Vec::new, |v| v.member_verdicts(&m.address)),
+                ready: verdicts.and_then(|v| v.member_ready(&m.address)),
+                history: verdicts.and_then(|v| v.member_history(&m.address)),
             })
             .collect();
         Some(ClusterDoc {

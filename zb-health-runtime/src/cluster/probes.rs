@@ -118,22 +118,14 @@ impl Probe for ClusterMembershipProbe {
         } else {
             self.policy.evaluate(&state)
         };
-        let description = match state.self_member().map(|m| m.status) {
-            Some(MemberStatus::Joining) => "Member status: Joining",
-            Some(MemberStatus::WeaklyUp) => "Member status: WeaklyUp",
-            Some(MemberStatus::Up) => "Member status: Up",
-            Some(MemberStatus::Leaving) => "Member status: Leaving",
-            Some(MemberStatus::Exiting) => "Member status: Exiting",
-            Some(MemberStatus::Down) => "Member status: Down",
-            Some(MemberStatus::Removed) => "Member status: Removed",
-            None => "Member status: Unknown",
+        let Some(own) = state.self_member().map(|m| m.status) else {
+            return Ok(ProbeResult::new(status).with_description("Member status: Unknown"));
         };
-        let mut result = ProbeResult::new(status).with_description(description);
-        if let Some(own) = state.self_member() {
-            // What `clusterReady` reads: Healthy is not yet `Up` (AT-8).
-            result = result.with_data(MEMBER_STATUS_KEY, own.status.as_str());
-        }
-        Ok(result)
+        // Akka's names (`WeaklyUp`); the data has what `clusterReady`
+        // reads: Healthy is not yet `Up` (AT-8).
+        Ok(ProbeResult::new(status)
+            .with_description(format!("Member status: {own:?}"))
+            .with_data(MEMBER_STATUS_KEY, own.as_str()))
     }
 }
 

@@ -20,6 +20,7 @@ use zb_health_spec::HealthStatus;
 
 use super::view::{ClusterState, ClusterView};
 use crate::shared::{SharedVerdicts, Tally};
+use crate::sync::lock;
 
 /// A [`ClusterView`] that a node can leave and join again: it reads the
 /// current incarnation's membership, which [`rejoin`](Self::rejoin)
@@ -61,7 +62,7 @@ impl RejoinableView {
     /// replaces the checks).
     pub fn rejoin(&self, view: Arc<dyn ClusterView>) {
         *self.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::clone(&view);
-        let published = self.published.lock().unwrap_or_else(|e| e.into_inner());
+        let published = lock(&self.published);
         if let Some(verdicts) = view.shared_verdicts() {
             for (probe, failing) in &published.verdicts {
                 verdicts.publish(probe, *failing);
@@ -116,9 +117,7 @@ impl ClusterView for RejoinableView {
 /// nothing is published and every tally is `None` (ordinary probes).
 impl SharedVerdicts for RejoinableView {
     fn publish(&self, probe: &str, failing: bool) {
-        self.published
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        lock(&self.published)
             .verdicts
             .insert(probe.to_owned(), failing);
         if let Some(v) = self.verdicts() {
@@ -137,10 +136,7 @@ impl SharedVerdicts for RejoinableView {
     }
 
     fn publish_ready(&self, status: HealthStatus) {
-        self.published
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .ready = Some(status);
+        lock(&self.published).ready = Some(status);
         if let Some(v) = self.verdicts() {
             v.publish_ready(status);
         }

@@ -10,6 +10,7 @@ use zb_health_spec::operator::{FieldError, check_reason, check_ttl_value};
 use super::view::ClusterView;
 use crate::executor::spawn_on_probe_thread;
 use crate::observe::STEPPED_DOWN;
+use crate::sync::lock;
 
 /// One step-down, as [`StepDown`] reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,7 +88,7 @@ impl StepDown {
             since,
             until: since + ttl,
         };
-        *self.window.lock().unwrap_or_else(|e| e.into_inner()) = Some(window.clone());
+        *lock(&self.window) = Some(window.clone());
         metrics::gauge!(STEPPED_DOWN).set(1.0);
         let generation = self.generation.fetch_add(1, Ordering::AcqRel) + 1;
         tracing::warn!(
@@ -116,10 +117,7 @@ impl StepDown {
 
     /// The open window, if any.
     pub fn current(&self) -> Option<StepDownWindow> {
-        self.window
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        lock(&self.window).clone()
     }
 
     fn finish(&self, how: &str) -> Option<StepDownWindow> {

@@ -203,13 +203,14 @@ impl ClusterState {
         })
     }
 
-    /// This snapshot as a node that has left sees it ([`ClusterView::leave`]):
-    /// its own member `Leaving` while its record still says it takes part
-    /// (a `Removed` or `Down` record stays as it is). The one patch every
-    /// view that can leave applies, so the rule never picks a node that
-    /// left, whatever its gossip or its table says later.
-    pub(crate) fn as_left(self: Arc<Self>) -> Arc<Self> {
-        if !self.self_member().is_some_and(|m| m.status.is_expected()) {
+    /// This snapshot as a node that has `left` sees it
+    /// ([`ClusterView::leave`]): its own member `Leaving` while its record
+    /// still says it takes part (a `Removed` or `Down` record stays as it
+    /// is); unchanged when it has not left. The one patch every view that
+    /// can leave applies, so the rule never picks a node that left,
+    /// whatever its gossip or its table says later.
+    pub(crate) fn as_left(self: Arc<Self>, left: bool) -> Arc<Self> {
+        if !left || !self.self_member().is_some_and(|m| m.status.is_expected()) {
             return self;
         }
         Arc::new(self.with_self_member(|m| m.status = MemberStatus::Leaving))
@@ -299,32 +300,6 @@ pub trait ClusterView: Send + Sync + 'static {
     }
 }
 
-impl<V: ClusterView + ?Sized> ClusterView for Arc<V> {
-    fn state(&self) -> Option<Arc<ClusterState>> {
-        (**self).state()
-    }
-
-    fn shared_verdicts(self: Arc<Self>) -> Option<Arc<dyn crate::shared::SharedVerdicts>> {
-        V::shared_verdicts(Arc::clone(&*self))
-    }
-
-    fn handover(&self) -> Option<Handover> {
-        (**self).handover()
-    }
-
-    fn step_down(&self, on: bool) -> bool {
-        (**self).step_down(on)
-    }
-
-    fn leave(&self) -> bool {
-        (**self).leave()
-    }
-
-    fn has_left(&self) -> bool {
-        (**self).has_left()
-    }
-}
-
 /// A view set by hand: for apps that learn membership elsewhere, and for
 /// tests that flip a node between active and standby.
 #[derive(Debug, Default)]
@@ -366,11 +341,7 @@ impl ClusterView for InMemoryClusterView {
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .clone()?;
-        Some(if self.has_left() {
-            state.as_left()
-        } else {
-            state
-        })
+        Some(state.as_left(self.has_left()))
     }
 
     /// Latches at once; there is no gossip to announce it on.
@@ -391,11 +362,7 @@ impl ClusterView for InMemoryClusterView {
             return false;
         };
         let state = state.with_self_member(|m| {
-            m.stepped_down_since = if on {
-                Some(m.stepped_down_since.unwrap_or_else(Instant::now))
-            } else {
-                None
-            };
+            m.stepped_down_since = on.then(|| m.stepped_down_since.unwrap_or_else(Instant::now));
         });
         *slot = Some(Arc::new(state));
         true

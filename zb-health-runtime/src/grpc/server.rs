@@ -50,14 +50,14 @@
 //! ```
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use futures_util::future::{Either, join_all, select};
+use futures_util::future::join_all;
 use futures_util::{Stream, StreamExt};
 use tokio::sync::watch;
 use tonic::{Request, Response, Status};
@@ -71,6 +71,7 @@ use zb_health_spec::grpc::{
 use zb_health_spec::{SpecError, Violations};
 
 use crate::registry::{Answer, HealthRegistry, Selection};
+use crate::sync::lock;
 use zb_health_spec::{HealthStatus, Tag};
 
 /// What a gRPC service name answers from.
@@ -133,7 +134,7 @@ impl GrpcHealthBuilder {
     /// # Errors
     ///
     /// The violations, as [`SpecError`].
-    pub fn build(mut self) -> Result<GrpcHealth, SpecError> {
+    pub fn build(self) -> Result<GrpcHealth, SpecError> {
         let mut sink = Violations::new();
         check_grpc_unique_services(
             self.services.iter().map(|(n, _)| (n.as_str(), ())),
@@ -149,27 +150,21 @@ impl GrpcHealthBuilder {
         }
         check_grpc_period(self.period, (), &mut sink);
         sink.into_result()?;
-        if !self.services.iter().any(|(n, _)| n == OVERALL_SERVICE) {
-            self.services.insert(
-                0,
-                (OVERALL_SERVICE.to_owned(), GrpcTarget::Tier(Tag::Ready)),
-            );
-        }
-        let (stop, _) = watch::channel(false);
+        let mut services: BTreeMap<String, Service> = self
+            .services
+            .into_iter()
+            .map(|(name, target)| (name, Service::new(target)))
+            .collect();
+        services
+            .entry(OVERALL_SERVICE.to_owned())
+            .or_insert_with(|| Service::new(GrpcTarget::Tier(Tag::Ready)));
         let shared = Arc::new(ServerState {
             registry: self.registry.clone(),
-            services: self
-                .services
-                .into_iter()
-                .map(|(name, target)| {
-                    let (tx, _) = watch::channel(Published::default());
-                    (name, Service { target, tx })
-                })
-                .collect(),
+            services,
             period: self.period,
             next_seq: AtomicU64::new(1),
             evaluations: AtomicU64::new(0),
-            stop,
+            stop: watch::channel(false).0,
             task: Mutex::new(None),
         });
         // Pushes `NOT_SERVING` to every watcher at the drain's first step,
@@ -195,15 +190,11 @@ pub struct GrpcHealth {
 
 impl std::fmt::Debug for GrpcHealth {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut services: Vec<_> = self.shared.services.iter().collect();
-        services.sort_by(|a, b| a.0.cmp(b.0));
+        let services = self.shared.services.iter();
         f.debug_struct("GrpcHealth")
             .field(
                 "services",
-                &services
-                    .iter()
-                    .map(|(n, s)| (n.as_str(), &s.target))
-                    .collect::<Vec<_>>(),
+                &services.map(|(n, s)| (n, &s.target)).collect::<Vec<_>>(),
             )
             .field("period", &self.shared.period)
             .finish_non_exhaustive()
@@ -212,7 +203,8 @@ impl std::fmt::Debug for GrpcHealth {
 
 struct ServerState {
     registry: HealthRegistry,
-    services: HashMap<String, Service>,
+    /// By name, so they are listed in order.
+    services: BTreeMap<String, Service>,
     period: Duration,
     /// Orders evaluations by their start, so an older one finishing late
     /// never overwrites a newer one's result.
@@ -231,6 +223,12 @@ struct Service {
 }
 
 impl Service {
+    /// Nothing published yet.
+    fn new(target: GrpcTarget) -> Self {
+        let tx = watch::channel(Published::default()).0;
+        Self { target, tx }
+    }
+
     /// Whether the drain turns it `NOT_SERVING`: every service but one
     /// mapped to `live`, the tier the drain leaves alone.
     fn drains(&self) -> bool {
@@ -295,13 +293,7 @@ impl GrpcHealth {
     /// shutdown does not wait on streams that never end by themselves.
     pub fn stop(&self) {
         self.shared.stop.send_replace(true);
-        if let Some(task) = self
-            .shared
-            .task
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-        {
+        if let Some(task) = lock(&self.shared.task).take() {
             task.abort();
         }
     }
@@ -333,7 +325,7 @@ impl GrpcHealth {
         if *self.shared.stop.borrow() {
             return;
         }
-        let mut task = self.shared.task.lock().unwrap_or_else(|e| e.into_inner());
+        let mut task = lock(&self.shared.task);
         if task.as_ref().is_some_and(|t| !t.is_finished()) {
             return;
         }
@@ -353,23 +345,14 @@ async fn schedule(weak: Weak<ServerState>, period: Duration, mut stop: watch::Re
     let mut ticks = tokio::time::interval(period);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        let stopped = pin_wait_stop(&mut stop);
-        match select(Box::pin(ticks.tick()), stopped).await {
-            Either::Left(_) => {}
-            Either::Right(_) => return,
+        tokio::select! {
+            biased;
+            _ = ticks.tick() => {}
+            _ = stop.wait_for(|s| *s) => return,
         }
         let Some(shared) = weak.upgrade() else { return };
         shared.evaluate_all().await;
     }
-}
-
-/// Resolves once stopped (or the sender is gone).
-fn pin_wait_stop(
-    stop: &mut watch::Receiver<bool>,
-) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
-    Box::pin(async move {
-        let _ = stop.wait_for(|s| *s).await;
-    })
 }
 
 impl ServerState {
@@ -377,10 +360,16 @@ impl ServerState {
         self.next_seq.fetch_add(1, Ordering::Relaxed)
     }
 
+    /// Whether the drain has turned `service` `NOT_SERVING`.
+    fn drained(&self, service: &Service) -> bool {
+        service.drains() && self.registry.lifecycle().is_draining()
+    }
+
     /// Publishes `status` from evaluation `seq` unless a newer one (or the
     /// drain) already published; watchers are woken only on a change.
-    fn publish(&self, service: &Service, seq: u64, status: ServingStatus) {
-        let status = if service.drains() && self.registry.lifecycle().is_draining() {
+    /// Returns the status as published: `NOT_SERVING` once drained.
+    fn publish(&self, service: &Service, seq: u64, status: ServingStatus) -> ServingStatus {
+        let status = if self.drained(service) {
             ServingStatus::NotServing
         } else {
             status
@@ -394,6 +383,7 @@ impl ServerState {
             p.status = Some(status);
             changed
         });
+        status
     }
 
     fn publish_drained(&self) {
@@ -411,21 +401,12 @@ impl ServerState {
     /// A fresh evaluation of one service, published; for `Check`.
     async fn evaluate(&self, service: &Service) -> ServingStatus {
         let seq = self.seq();
-        let drained = || service.drains() && self.registry.lifecycle().is_draining();
-        let status = if drained() {
-            ServingStatus::NotServing
-        } else {
-            serving(match &service.target {
-                GrpcTarget::Tier(tier) => self.registry.answer(*tier).await.status,
-                GrpcTarget::Probe(name) => self.probe_answer(name).await.status,
-            })
+        let status = match &service.target {
+            _ if self.drained(service) => ServingStatus::NotServing,
+            GrpcTarget::Tier(tier) => serving(self.registry.answer(*tier).await.status),
+            GrpcTarget::Probe(name) => serving(self.probe_answer(name).await.status),
         };
-        self.publish(service, seq, status);
-        if drained() {
-            ServingStatus::NotServing
-        } else {
-            status
-        }
+        self.publish(service, seq, status)
     }
 
     /// One scheduled evaluation of every service: each tier answered once;
@@ -448,50 +429,43 @@ impl ServerState {
             return;
         }
         self.evaluations.fetch_add(1, Ordering::SeqCst);
-        let mut tiers: Vec<Tag> = Vec::new();
-        for service in &evaluated {
-            if let GrpcTarget::Tier(t) = service.target
-                && !tiers.contains(&t)
-            {
-                tiers.push(t);
-            }
-        }
-        let mut alone: Vec<&str> = Vec::new();
-        for service in &evaluated {
-            if let GrpcTarget::Probe(name) = &service.target {
-                let covered = self
-                    .registry
-                    .probe_tags(name)
-                    .is_some_and(|tags| tiers.iter().any(|t| *t != Tag::Live && tags.contains(*t)));
-                if !covered && !alone.contains(&&**name) {
-                    alone.push(name);
-                }
-            }
-        }
+        let tiers: BTreeSet<Tag> = evaluated
+            .iter()
+            .filter_map(|s| match s.target {
+                GrpcTarget::Tier(t) => Some(t),
+                GrpcTarget::Probe(_) => None,
+            })
+            .collect();
+        let covered = |name: &str| {
+            let tags = self.registry.probe_tags(name);
+            tags.is_some_and(|tags| tiers.iter().any(|t| *t != Tag::Live && tags.contains(*t)))
+        };
+        let alone: BTreeSet<&str> = evaluated
+            .iter()
+            .filter_map(|s| match &s.target {
+                GrpcTarget::Probe(name) if !covered(name) => Some(&**name),
+                _ => None,
+            })
+            .collect();
         let answers = join_all(tiers.iter().map(|t| self.registry.answer(*t)));
         let singles = join_all(alone.iter().map(|n| self.probe_answer(n)));
-        let (answers, singles): (Vec<Answer>, Vec<Answer>) =
-            futures_util::future::join(answers, singles).await;
+        let (answers, singles) = futures_util::future::join(answers, singles).await;
+        let answers: BTreeMap<Tag, Answer> = tiers.into_iter().zip(answers).collect();
+        let singles: BTreeMap<&str, Answer> = alone.into_iter().zip(singles).collect();
         for service in evaluated {
             let status = match &service.target {
-                GrpcTarget::Tier(t) => tiers
-                    .iter()
-                    .position(|x| x == t)
-                    .map(|i| serving(answers[i].status)),
-                GrpcTarget::Probe(name) => alone
-                    .iter()
-                    .position(|x| x == name)
-                    .map(|i| serving(singles[i].status))
-                    .or_else(|| {
-                        // Not `live`: its entries are watchdogs, not probes.
-                        answers
-                            .iter()
-                            .filter(|r| r.tier != Tag::Live)
-                            .find_map(|r| r.entry(name))
-                            .map(|e| serving(e.status))
-                    }),
+                GrpcTarget::Tier(t) => answers.get(t).map(|a| a.status),
+                GrpcTarget::Probe(name) => singles.get(&**name).map(|a| a.status).or_else(|| {
+                    // Not `live`: its entries are watchdogs, not probes.
+                    answers
+                        .values()
+                        .filter(|r| r.tier != Tag::Live)
+                        .find_map(|r| r.entry(name))
+                        .map(|e| e.status)
+                }),
             };
-            self.publish(service, seq, status.unwrap_or(ServingStatus::NotServing));
+            let status = status.map_or(ServingStatus::NotServing, serving);
+            self.publish(service, seq, status);
         }
     }
 }
@@ -553,11 +527,11 @@ impl Health for GrpcHealth {
                     {
                         return Some((Ok(response(status)), (rx, stop, Some(status))));
                     }
-                    let changed = Box::pin(rx.changed());
-                    match select(changed, pin_wait_stop(&mut stop)).await {
-                        Either::Left((Ok(()), _)) => {}
-                        // Sender gone or stopped: the server is going away.
-                        Either::Left((Err(_), _)) | Either::Right(_) => return None,
+                    // Sender gone or stopped: the server is going away.
+                    tokio::select! {
+                        biased;
+                        changed = rx.changed() => changed.ok()?,
+                        _ = stop.wait_for(|s| *s) => return None,
                     }
                 }
             },

@@ -95,6 +95,7 @@ pub(crate) struct ProbeHistory {
 }
 
 /// What a probe's history holds now, oldest first, for the document.
+#[derive(Default)]
 pub(crate) struct ProbeView {
     pub(crate) status: Option<HealthStatus>,
     pub(crate) description: Option<String>,
@@ -119,18 +120,13 @@ impl ProbeView {
     /// A probe that has recorded nothing (never run, or history enabled
     /// after its last result).
     pub(crate) fn empty() -> Self {
-        Self {
-            status: None,
-            description: None,
-            duration_ms: None,
-            outcome: None,
-            since_ms: None,
-            flaps: 0,
-            runs: 0,
-            samples: Vec::new(),
-            transitions: Vec::new(),
-        }
+        Self::default()
     }
+}
+
+/// What a ring of `N` slots holds after `written` writes, oldest first.
+fn ring<T: Copy, const N: usize>(slots: &[T; N], written: u64) -> impl Iterator<Item = T> + '_ {
+    (written.saturating_sub(N as u64)..written).map(|i| slots[(i % N as u64) as usize])
 }
 
 fn millis(ns: u64) -> f64 {
@@ -232,9 +228,7 @@ impl ProbeHistory {
             .filter(|(minute, _)| now_minute.saturating_sub(*minute) < FLAP_BUCKETS as u64)
             .map(|(_, n)| *n)
             .sum();
-        let kept = r.runs.min(SAMPLES as u64);
-        let samples = (r.runs - kept..r.runs)
-            .map(|i| r.samples[(i % SAMPLES as u64) as usize])
+        let samples = ring(&r.samples, r.runs)
             .filter(|s| s.at_ms >= from_ms)
             .map(|s| {
                 (
@@ -245,9 +239,7 @@ impl ProbeHistory {
                 )
             })
             .collect();
-        let kept = r.transitions_seen.min(TRANSITIONS as u64);
-        let transitions = (r.transitions_seen - kept..r.transitions_seen)
-            .map(|i| r.transitions[(i % TRANSITIONS as u64) as usize])
+        let transitions = ring(&r.transitions, r.transitions_seen)
             .filter(|t| t.at_ms >= from_ms)
             .map(|t| {
                 let d = t.description.map(|d| d.as_str().to_owned());

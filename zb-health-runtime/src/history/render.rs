@@ -45,6 +45,7 @@ pub(crate) struct MaintenanceView {
 /// The cluster as this node sees it, addresses included (the render
 /// leaves them out where the port does not show them).
 #[cfg_attr(not(feature = "cluster"), allow(dead_code))]
+#[derive(Default)]
 pub(crate) struct ClusterDoc {
     pub(crate) self_address: Option<String>,
     pub(crate) active: Option<String>,
@@ -100,11 +101,37 @@ pub(crate) fn render(
     };
     // Serialised as it is written, with no `Value` tree: the samples of
     // 1,000 probes as `Value`s were a 145 MB peak for an 8 MB document.
-    let probes = Probes {
-        doc,
-        described,
-        shown,
-    };
+    let probes = each(
+        if shown { &doc.probes[..] } else { &[] },
+        |(name, tags, v)| ProbeOut {
+            name,
+            tiers: tags.iter().map(Tag::as_str).collect(),
+            status: v.status.map(HealthStatus::as_str),
+            description: v.description.as_deref().filter(|_| described),
+            duration_ms: v.duration_ms,
+            outcome: v.outcome.map(EntryOutcome::as_str),
+            since_ms: v.since_ms,
+            flaps: v.flaps,
+            runs: v.runs,
+            samples: each(&v.samples, |&(at_ms, status, duration_ms, outcome)| {
+                SampleOut {
+                    at_ms,
+                    status: status.as_str(),
+                    duration_ms,
+                    outcome: outcome.as_str(),
+                }
+            }),
+            transitions: each(&v.transitions, move |(at_ms, from, to, outcome, d)| {
+                TransitionOut {
+                    at_ms: *at_ms,
+                    from: from.as_str(),
+                    to: to.as_str(),
+                    outcome: outcome.as_str(),
+                    description: d.as_deref().filter(|_| described),
+                }
+            }),
+        },
+    );
     let lifecycle = if shown {
         let l = &doc.lifecycle;
         json!({
@@ -133,7 +160,7 @@ pub(crate) fn render(
         (Some(c), true) => cluster(c, addresses),
         _ => Value::Null,
     };
-    let delta = delta.map(|(since, names)| {
+    let delta = delta.as_ref().map(|(since, names)| {
         // The digest of the very bytes the full document would carry.
         let unchanged = !cluster.is_null()
             && since.cluster.as_deref() == Some(&*cluster_digest(&cluster.to_string()));
@@ -142,7 +169,7 @@ pub(crate) fn render(
         }
         DeltaOut {
             since_ms: since.since_ms,
-            names: Names(if shown { names } else { Vec::new() }),
+            names: each(if shown { &names[..] } else { &[] }, |n| &**n),
             cluster_unchanged: unchanged,
         }
     });
@@ -166,20 +193,20 @@ pub(crate) fn render(
 /// The document, in the contract's key order.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct Out<'a> {
+struct Out<'a, P, D> {
     service: Option<&'a str>,
     now_ms: u64,
     started_ms: u64,
     flap_window_ms: u64,
     tiers: Value,
-    probes: Probes<'a>,
+    probes: P,
     lifecycle: Value,
     events: Vec<Value>,
     cluster: Value,
     capacity: Value,
     /// Only in a delta.
     #[serde(skip_serializing_if = "Option::is_none")]
-    delta: Option<DeltaOut>,
+    delta: Option<D>,
 }
 
 /// `delta`: what the reader asked for, every probe's name in order (so a
@@ -187,56 +214,31 @@ struct Out<'a> {
 /// because the reader's is still the one.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct DeltaOut {
+struct DeltaOut<N> {
     since_ms: u64,
-    names: Names,
+    names: N,
     cluster_unchanged: bool,
 }
 
-/// Probe names, as strings (`Arc<str>` is no `Serialize` without serde's
-/// `rc` feature).
-struct Names(Vec<Arc<str>>);
+/// `items` as a sequence of what `f` makes of each, written straight out:
+/// no `Value` tree, no copy.
+fn each<'a, T, O: Serialize>(items: &'a [T], f: impl Fn(&'a T) -> O) -> impl Serialize {
+    Each(items, f)
+}
 
-impl Serialize for Names {
+struct Each<'a, T, F>(&'a [T], F);
+
+impl<'a, T, O: Serialize, F: Fn(&'a T) -> O> Serialize for Each<'a, T, F> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.iter().map(|n| &**n))
+        serializer.collect_seq(self.0.iter().map(&self.1))
     }
 }
 
-/// `probes`: every probe's record, written straight out.
-struct Probes<'a> {
-    doc: &'a Document,
-    described: bool,
-    shown: bool,
-}
-
-impl Serialize for Probes<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let probes = if self.shown {
-            &self.doc.probes[..]
-        } else {
-            &[]
-        };
-        let described = self.described;
-        serializer.collect_seq(probes.iter().map(|(name, tags, v)| ProbeOut {
-            name,
-            tiers: tags.iter().map(Tag::as_str).collect(),
-            status: v.status.map(HealthStatus::as_str),
-            description: v.description.as_deref().filter(|_| described),
-            duration_ms: v.duration_ms,
-            outcome: v.outcome.map(EntryOutcome::as_str),
-            since_ms: v.since_ms,
-            flaps: v.flaps,
-            runs: v.runs,
-            samples: Samples(&v.samples),
-            transitions: Transitions(&v.transitions, described),
-        }))
-    }
-}
-
+/// A probe's record; its samples and transitions oldest first, the
+/// transitions with their descriptions when the level shows them.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct ProbeOut<'a> {
+struct ProbeOut<'a, S, T> {
     name: &'a str,
     tiers: Vec<&'static str>,
     status: Option<&'static str>,
@@ -246,53 +248,8 @@ struct ProbeOut<'a> {
     since_ms: Option<u64>,
     flaps: u32,
     runs: u64,
-    samples: Samples<'a>,
-    transitions: Transitions<'a>,
-}
-
-/// A probe's samples, oldest first.
-struct Samples<'a>(&'a [(u64, HealthStatus, f64, EntryOutcome)]);
-
-impl Serialize for Samples<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.iter().map(|&(at_ms, status, duration_ms, outcome)| {
-            SampleOut {
-                at_ms,
-                status: status.as_str(),
-                duration_ms,
-                outcome: outcome.as_str(),
-            }
-        }))
-    }
-}
-
-type Transition = (
-    u64,
-    HealthStatus,
-    HealthStatus,
-    EntryOutcome,
-    Option<String>,
-);
-
-/// A probe's transitions, oldest first, with their descriptions when
-/// the level shows them.
-struct Transitions<'a>(&'a [Transition], bool);
-
-impl Serialize for Transitions<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let described = self.1;
-        serializer.collect_seq(
-            self.0
-                .iter()
-                .map(|(at_ms, from, to, outcome, d)| TransitionOut {
-                    at_ms: *at_ms,
-                    from: from.as_str(),
-                    to: to.as_str(),
-                    outcome: outcome.as_str(),
-                    description: d.as_deref().filter(|_| described),
-                }),
-        )
-    }
+    samples: S,
+    transitions: T,
 }
 
 #[derive(Serialize)]
@@ -317,10 +274,7 @@ struct TransitionOut<'a> {
 /// Without addresses a member is named by its place in the view's list
 /// (`member-1`…), which says nothing of where it runs.
 fn cluster(c: &ClusterDoc, addresses: bool) -> Value {
-    let address = |a: &Option<String>| match (addresses, a) {
-        (true, Some(a)) => Value::from(a.as_str()),
-        _ => Value::Null,
-    };
+    let address = |a: &Option<String>| a.clone().filter(|_| addresses);
     let members: Vec<Value> = c
         .members
         .iter()

@@ -1,7 +1,6 @@
 //! The bounded queue between the probe path and the publishers, and the
 //! task on the probe thread that groups and hands on what it holds.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -9,7 +8,8 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use zb_health_spec::Tag;
 
-use super::{DROPPED_TRANSITIONS, Transition, TransitionKind, TransitionPublisher};
+use super::{DEFAULT_CAPACITY, DROPPED_TRANSITIONS, Transition, TransitionPublisher};
+use crate::sync::lock;
 
 /// Whether the service is starting or draining: nothing is published then.
 pub(crate) type Quiet = Box<dyn Fn() -> bool + Send + Sync>;
@@ -21,14 +21,13 @@ type Flush = oneshot::Sender<()>;
 /// relaxed load per transition) until a publisher is added.
 pub(crate) struct TransitionQueue {
     on: AtomicBool,
-    tx: Mutex<Option<mpsc::Sender<Transition>>>,
-    /// Where [`flush`](Self::flush) asks the feeding task; set with `tx`.
-    flush: Mutex<Option<mpsc::Sender<Flush>>>,
+    /// Where transitions go, and where [`flush`](Self::flush) asks the
+    /// feeding task; set by the first publisher.
+    feeder: Mutex<Option<(mpsc::Sender<Transition>, mpsc::Sender<Flush>)>>,
     publishers: Arc<Mutex<Vec<Arc<dyn TransitionPublisher>>>>,
     dropped: AtomicU64,
     quiet: Quiet,
     window: Mutex<Duration>,
-    capacity: usize,
     /// Per tier: its verdict last changed while starting or draining, so
     /// its next change (out of the startup 503) is no news either.
     quiet_change: [AtomicBool; 3],
@@ -38,13 +37,11 @@ impl TransitionQueue {
     pub(crate) fn new(quiet: Quiet) -> Self {
         Self {
             on: AtomicBool::new(false),
-            tx: Mutex::new(None),
-            flush: Mutex::new(None),
+            feeder: Mutex::new(None),
             publishers: Arc::default(),
             dropped: AtomicU64::new(0),
             quiet,
             window: Mutex::new(super::DEFAULT_WINDOW),
-            capacity: super::DEFAULT_CAPACITY,
             quiet_change: Default::default(),
         }
     }
@@ -56,7 +53,7 @@ impl TransitionQueue {
         if !self.on.load(Ordering::Relaxed) || (self.quiet)() {
             return;
         }
-        let tx = self.tx.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let tx = lock(&self.feeder).as_ref().map(|(tx, _)| tx.clone());
         if let Some(tx) = tx
             && tx.try_send(transition()).is_err()
         {
@@ -89,8 +86,7 @@ impl TransitionQueue {
     /// of the drain, so the last transitions are not lost with the
     /// process. Returns at once without a publisher.
     pub(crate) async fn flush(&self) {
-        let flush = self.flush.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let Some(flush) = flush else {
+        let Some(flush) = lock(&self.feeder).as_ref().map(|(_, flush)| flush.clone()) else {
             return;
         };
         let (done, published) = oneshot::channel();
@@ -106,7 +102,7 @@ impl TransitionQueue {
 
     /// Sets how long transitions are gathered before they are published.
     pub(crate) fn set_window(&self, window: Duration) {
-        *self.window.lock().unwrap_or_else(|e| e.into_inner()) = window;
+        *lock(&self.window) = window;
     }
 
     /// Adds a publisher; the first one starts the task that feeds them,
@@ -116,30 +112,21 @@ impl TransitionQueue {
         publisher: Arc<dyn TransitionPublisher>,
         spawn: impl FnOnce(futures_util::future::BoxFuture<'static, ()>),
     ) {
-        self.publishers
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(publisher);
-        let mut tx = self.tx.lock().unwrap_or_else(|e| e.into_inner());
-        if tx.is_none() {
-            let (sender, receiver) = mpsc::channel(self.capacity);
-            *tx = Some(sender);
+        lock(&self.publishers).push(publisher);
+        let mut feeder = lock(&self.feeder);
+        if feeder.is_none() {
+            let (tx, receiver) = mpsc::channel(DEFAULT_CAPACITY);
             let (flush, flushes) = mpsc::channel(1);
-            *self.flush.lock().unwrap_or_else(|e| e.into_inner()) = Some(flush);
-            let window = *self.window.lock().unwrap_or_else(|e| e.into_inner());
-            spawn(Box::pin(feed(
-                receiver,
-                flushes,
-                self.publishers.clone(),
-                window,
-                self.capacity,
-            )));
+            *feeder = Some((tx, flush));
+            let window = *lock(&self.window);
+            let publishers = self.publishers.clone();
+            spawn(Box::pin(feed(receiver, flushes, publishers, window)));
         }
         self.on.store(true, Ordering::Relaxed);
     }
 }
 
-/// Gathers a window's transitions after the first (at most `capacity`,
+/// Gathers a window's transitions after the first (at most [`DEFAULT_CAPACITY`],
 /// so a flood waits in the bounded queue, not here), groups them per tier
 /// or probe, and hands the batch to each publisher in turn. A flush ends
 /// the window at once, takes what is queued too, and is answered once
@@ -149,7 +136,6 @@ async fn feed(
     mut flushes: mpsc::Receiver<Flush>,
     publishers: Arc<Mutex<Vec<Arc<dyn TransitionPublisher>>>>,
     window: Duration,
-    capacity: usize,
 ) {
     loop {
         let (mut gathered, mut flushed) = tokio::select! {
@@ -163,7 +149,7 @@ async fn feed(
             },
         };
         let until = tokio::time::Instant::now() + window;
-        while flushed.is_none() && gathered.len() < capacity {
+        while flushed.is_none() && gathered.len() < DEFAULT_CAPACITY {
             tokio::select! {
                 next = tokio::time::timeout_at(until, receiver.recv()) => match next {
                     Ok(Some(next)) => gathered.push(next),
@@ -176,7 +162,7 @@ async fn feed(
             }
         }
         if flushed.is_some() {
-            while gathered.len() < capacity
+            while gathered.len() < DEFAULT_CAPACITY
                 && let Ok(next) = receiver.try_recv()
             {
                 gathered.push(next);
@@ -193,7 +179,7 @@ async fn feed(
 
 /// Hands one batch to each publisher in turn; a failure is logged.
 async fn publish(publishers: &Mutex<Vec<Arc<dyn TransitionPublisher>>>, batch: Vec<Transition>) {
-    let publishers = publishers.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let publishers = lock(publishers).clone();
     for publisher in publishers {
         if let Err(error) = publisher.publish(&batch).await {
             tracing::warn!(
@@ -209,27 +195,22 @@ async fn publish(publishers: &Mutex<Vec<Arc<dyn TransitionPublisher>>>, batch: V
 /// One transition per tier or probe: from the first's `from` to the
 /// last's `to`, with the count, in the order each was first seen.
 pub(super) fn group(transitions: Vec<Transition>) -> Vec<Transition> {
-    let mut order: Vec<(TransitionKind, Arc<str>)> = Vec::new();
-    let mut groups: HashMap<(TransitionKind, Arc<str>), Transition> = HashMap::new();
+    let mut groups: Vec<Transition> = Vec::new();
     for t in transitions {
-        let key = (t.kind, t.name.clone());
-        match groups.get_mut(&key) {
+        match groups
+            .iter_mut()
+            .find(|g| g.kind == t.kind && g.name == t.name)
+        {
             Some(group) => {
                 group.to = t.to;
                 group.at = t.at;
                 group.reason = t.reason;
                 group.count += t.count;
             }
-            None => {
-                order.push(key.clone());
-                groups.insert(key, t);
-            }
+            None => groups.push(t),
         }
     }
-    order
-        .into_iter()
-        .filter_map(|key| groups.remove(&key))
-        .collect()
+    groups
 }
 
 #[cfg(test)]

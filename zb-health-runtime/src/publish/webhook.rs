@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
 use super::{Transition, TransitionPublisher};
@@ -141,17 +141,10 @@ impl WebhookPublisher {
                 .map_err(|e| format!("send: {e}"))?;
             // The status line is all that is needed.
             let mut head = Vec::with_capacity(64);
-            let mut byte = [0u8; 1];
-            while !head.ends_with(b"\r\n") && head.len() < 256 {
-                let n = stream
-                    .read(&mut byte)
-                    .await
-                    .map_err(|e| format!("read: {e}"))?;
-                if n == 0 {
-                    break;
-                }
-                head.push(byte[0]);
-            }
+            BufReader::new(stream.take(256))
+                .read_until(b'\n', &mut head)
+                .await
+                .map_err(|e| format!("read: {e}"))?;
             let line = String::from_utf8_lossy(&head);
             line.split(' ')
                 .nth(1)

@@ -2,8 +2,8 @@
 //! and heard without a break: the view's part of the hand-over, including
 //! the pauses of this process itself.
 
-use std::collections::{BTreeMap, HashSet};
-use std::time::Duration;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::time::{Duration, Instant};
 
 use ::chitchat::{Chitchat, ChitchatId};
 
@@ -30,12 +30,12 @@ use crate::cluster::view::ClusterState;
 /// paused for longer than the lease.
 #[derive(Default)]
 pub(super) struct Heartbeats {
-    seen: std::collections::HashMap<ChitchatId, (u64, std::time::Instant)>,
-    live_since: std::collections::HashMap<ChitchatId, std::time::Instant>,
+    seen: HashMap<ChitchatId, (u64, Instant)>,
+    live_since: HashMap<ChitchatId, Instant>,
     /// The previous rebuild, to notice this process's own pauses.
-    last_note: Option<std::time::Instant>,
+    last_note: Option<Instant>,
     /// Since when each member has been seen stepped down.
-    stepped: std::collections::HashMap<String, std::time::Instant>,
+    stepped: HashMap<String, Instant>,
 }
 
 impl Heartbeats {
@@ -45,7 +45,7 @@ impl Heartbeats {
         &mut self,
         chitchat: &Chitchat,
         state: &mut ClusterState,
-        now: std::time::Instant,
+        now: Instant,
         lease: Duration,
     ) {
         let own = chitchat.self_chitchat_id();
@@ -80,7 +80,7 @@ impl Heartbeats {
         marks: Vec<(ChitchatId, u64)>,
         live: &HashSet<ChitchatId>,
         state: &mut ClusterState,
-        now: std::time::Instant,
+        now: Instant,
         lease: Duration,
     ) {
         self.seen
@@ -98,7 +98,7 @@ impl Heartbeats {
             );
             self.live_since.clear();
         }
-        let mut heard: BTreeMap<String, std::time::Instant> = BTreeMap::new();
+        let mut heard: BTreeMap<String, Instant> = BTreeMap::new();
         let mut silent: HashSet<&ChitchatId> = HashSet::new();
         for (id, mark) in &marks {
             let entry = self.seen.entry(id.clone()).or_insert((*mark, now));
@@ -108,23 +108,16 @@ impl Heartbeats {
             if now.saturating_duration_since(entry.1) >= lease {
                 silent.insert(id);
             }
-            let at = heard
-                .entry(id.gossip_advertise_addr.to_string())
-                .or_insert(entry.1);
-            *at = (*at).max(entry.1);
+            latest(&mut heard, id, entry.1);
         }
         self.live_since
             .retain(|id, _| live.contains(id) && !silent.contains(id));
         for id in live.iter().filter(|id| !silent.contains(id)) {
             self.live_since.entry(id.clone()).or_insert(now);
         }
-        let mut since: BTreeMap<String, std::time::Instant> = BTreeMap::new();
+        let mut since: BTreeMap<String, Instant> = BTreeMap::new();
         for (id, at) in &self.live_since {
-            // Two incarnations on one address: the later start wins.
-            let at_addr = since
-                .entry(id.gossip_advertise_addr.to_string())
-                .or_insert(*at);
-            *at_addr = (*at_addr).max(*at);
+            latest(&mut since, id, *at);
         }
         for m in &mut state.members {
             if m.address != state.self_address {
@@ -135,17 +128,24 @@ impl Heartbeats {
         }
         // A step-down counts from when this node first saw it, never
         // earlier: the successor's margin starts then.
-        self.stepped.retain(|address, _| {
-            state
-                .members
-                .iter()
-                .any(|m| &m.address == address && m.stepped_down_since.is_some())
-        });
-        for m in &mut state.members {
-            if m.stepped_down_since.is_some() {
-                let at = *self.stepped.entry(m.address.clone()).or_insert(now);
-                m.stepped_down_since = Some(at);
-            }
+        let before = std::mem::take(&mut self.stepped);
+        for m in state
+            .members
+            .iter_mut()
+            .filter(|m| m.stepped_down_since.is_some())
+        {
+            let at = before.get(&m.address).copied().unwrap_or(now);
+            self.stepped.insert(m.address.clone(), at);
+            m.stepped_down_since = Some(at);
         }
     }
+}
+
+/// Notes `at` for the address of `id`, keeping the later instant: two
+/// incarnations on one address count as the one heard (or started) last.
+fn latest(by_address: &mut BTreeMap<String, Instant>, id: &ChitchatId, at: Instant) {
+    let kept = by_address
+        .entry(id.gossip_advertise_addr.to_string())
+        .or_insert(at);
+    *kept = (*kept).max(at);
 }

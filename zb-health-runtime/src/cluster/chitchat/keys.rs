@@ -84,11 +84,11 @@ where
 
 /// Writes this node's status and roles into its gossip state, under a
 /// lock the caller holds.
-pub(super) fn write_member<I, S>(chitchat: &mut Chitchat, status: MemberStatus, roles: I)
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<str>,
-{
+pub(super) fn write_member(
+    chitchat: &mut Chitchat,
+    status: MemberStatus,
+    roles: impl IntoIterator<Item = impl AsRef<str>>,
+) {
     write_status(chitchat, status);
     chitchat.self_node_state().set(ROLES_KEY, join_roles(roles));
 }
@@ -99,11 +99,7 @@ pub(super) fn write_status(chitchat: &mut Chitchat, status: MemberStatus) {
     chitchat.self_node_state().set(STATUS_KEY, status.as_str());
 }
 
-fn join_roles<I, S>(roles: I) -> String
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<str>,
-{
+fn join_roles(roles: impl IntoIterator<Item = impl AsRef<str>>) -> String {
     clean_roles(roles).join(",")
 }
 
@@ -114,11 +110,7 @@ pub(super) fn parse_roles(value: Option<&str>) -> Vec<String> {
 
 /// `roles` trimmed, the blank ones left out: how they are written and
 /// read alike.
-fn clean_roles<I, S>(roles: I) -> Vec<String>
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<str>,
-{
+fn clean_roles(roles: impl IntoIterator<Item = impl AsRef<str>>) -> Vec<String> {
     roles
         .into_iter()
         .map(|r| r.as_ref().trim().to_owned())

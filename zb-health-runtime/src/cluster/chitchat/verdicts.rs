@@ -10,118 +10,119 @@ use zb_health_spec::HealthStatus;
 
 use super::keys::{HISTORY_KEY, READY_VERDICT_KEY, RESTART_CLAIM_KEY, SHARED_VERDICT_PREFIX};
 use super::members::newest_nodes;
-use crate::cluster::view::{ClusterState, MemberStatus};
-use crate::shared::Tally;
+use crate::cluster::view::{ClusterState, Member, MemberStatus};
+use crate::shared::{RestartClaim, Tally};
 
 const FAILING: &str = "failing";
 const OK: &str = "ok";
 
-/// Every peer's shared-probe verdicts, ready verdict and restart claim
-/// (`at_ms`, probe), by address, as [`peer_verdicts`] reads them.
-pub(super) type PeerVerdicts = Vec<(String, PeerRecord)>;
-
-/// What one peer gossips of its verdicts.
-pub(super) struct PeerRecord {
-    shared: BTreeMap<String, bool>,
-    ready: Option<HealthStatus>,
-    restart: Option<(u64, String)>,
+/// What one member gossips of its verdicts: this node's as its probes
+/// published them, a peer's as [`peer_verdicts`] reads them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct Record {
+    /// Its shared-probe verdicts, by probe: `true` failing.
+    pub(super) shared: BTreeMap<String, bool>,
+    /// Its ready verdict.
+    pub(super) ready: Option<HealthStatus>,
+    /// Its restart claim (`at_ms`, probe).
+    pub(super) restart: Option<(u64, String)>,
     /// Its [`HISTORY_KEY`] value.
-    history: Option<String>,
+    pub(super) history: Option<String>,
+}
+
+impl Record {
+    /// Its shared-probe verdicts, as the history lists them.
+    pub(super) fn verdicts(&self) -> Vec<(String, bool)> {
+        self.shared.iter().map(|(p, f)| (p.clone(), *f)).collect()
+    }
+
+    /// Its history URL: the gossip host of `address` (the member's) and
+    /// its [`HISTORY_KEY`] value.
+    pub(super) fn history_url(&self, address: &str) -> Option<String> {
+        let host = address.rsplit_once(':').map_or(address, |(host, _)| host);
+        Some(format!("http://{host}{}", self.history.as_ref()?))
+    }
 }
 
 /// The shared probes' verdicts as this view holds them.
 #[derive(Default)]
 pub(super) struct Verdicts {
     /// This node's latest, as its probes published them.
-    own: BTreeMap<String, bool>,
-    /// What of `own` is in chitchat's state already.
-    written: BTreeMap<String, bool>,
+    own: Record,
+    /// What of `own` is in chitchat's state already; `None` before the
+    /// first write.
+    written: Option<Record>,
     /// Every peer's, by address, as of the last rebuild.
-    peers: HashMap<String, BTreeMap<String, bool>>,
-    /// This node's ready verdict, and what of it is written.
-    own_ready: Option<HealthStatus>,
-    written_ready: Option<HealthStatus>,
-    /// Every peer's ready verdict, by address.
-    peers_ready: HashMap<String, HealthStatus>,
-    /// This node's restart claim (`at_ms`, probe), and what of it is
-    /// written (`Some(None)`: its withdrawal).
-    own_restart: Option<(u64, String)>,
-    written_restart: Option<Option<(u64, String)>>,
-    /// Every peer's restart claim, by address.
-    peers_restart: HashMap<String, (u64, String)>,
-    /// This node's [`HISTORY_KEY`] value, and whether it is written.
-    own_history: Option<String>,
-    history_written: bool,
-    /// Every peer's, by address.
-    peers_history: HashMap<String, String>,
+    peers: HashMap<String, Record>,
+}
+
+/// Sets `slot` to `value`; whether it changed (and so is to be written).
+fn set<T: PartialEq>(slot: &mut T, value: T) -> bool {
+    let changed = *slot != value;
+    *slot = value;
+    changed
 }
 
 impl Verdicts {
-    /// Notes this node's verdict of `probe`; whether it changed (and so
-    /// is to be written).
+    /// Notes this node's verdict of `probe`; whether it changed.
     pub(super) fn publish(&mut self, probe: &str, failing: bool) -> bool {
-        let changed = self.own.get(probe) != Some(&failing);
+        let changed = self.own.shared.get(probe) != Some(&failing);
         if changed {
-            self.own.insert(probe.to_owned(), failing);
+            self.own.shared.insert(probe.to_owned(), failing);
         }
         changed
     }
 
     /// Notes this node's ready verdict; whether it changed.
     pub(super) fn publish_ready(&mut self, status: HealthStatus) -> bool {
-        let changed = self.own_ready != Some(status);
-        if changed {
-            self.own_ready = Some(status);
-        }
-        changed
+        set(&mut self.own.ready, Some(status))
     }
 
     /// Notes where this node serves its history (`:<port><path>`); whether
     /// it changed.
     pub(super) fn publish_history(&mut self, value: String) -> bool {
-        let changed = self.own_history.as_ref() != Some(&value);
-        if changed {
-            self.own_history = Some(value);
-            self.history_written = false;
-        }
-        changed
-    }
-
-    /// The history URL of the member at `address`, this node's when `own`:
-    /// its gossip host and its [`HISTORY_KEY`] value.
-    pub(super) fn member_history(&self, address: &str, own: bool) -> Option<String> {
-        let value = if own {
-            self.own_history.as_ref()
-        } else {
-            self.peers_history.get(address)
-        }?;
-        let host = address.rsplit_once(':').map_or(address, |(host, _)| host);
-        Some(format!("http://{host}{value}"))
+        set(&mut self.own.history, Some(value))
     }
 
     /// Notes this node's restart claim (or its withdrawal); whether it
     /// changed.
     pub(super) fn claim_restart(&mut self, claim: Option<(u64, String)>) -> bool {
-        let changed = self.own_restart != claim;
-        self.own_restart = claim;
-        changed
+        set(&mut self.own.restart, claim)
     }
 
-    /// The restart claims of the `Up`, reachable members of `state`, this
-    /// node's included.
-    pub(super) fn restart_claims(&self, state: &ClusterState) -> Vec<crate::shared::RestartClaim> {
+    /// The record of the member at `address`, this node's when `own`.
+    pub(super) fn member(&self, address: &str, own: bool) -> Option<&Record> {
+        if own {
+            Some(&self.own)
+        } else {
+            self.peers.get(address)
+        }
+    }
+
+    /// The `Up`, reachable members of `state` with a record, this node's
+    /// latest (not yet gossiped, perhaps) included, and whether each is
+    /// this node.
+    fn counted<'a>(
+        &'a self,
+        state: &'a ClusterState,
+    ) -> impl Iterator<Item = (&'a Member, bool, &'a Record)> {
         state
             .members
             .iter()
             .filter(|m| m.status == MemberStatus::Up && m.reachable)
             .filter_map(|m| {
                 let own = m.address == state.self_address;
-                let claim = if own {
-                    self.own_restart.as_ref()
-                } else {
-                    self.peers_restart.get(&m.address)
-                };
-                claim.map(|(at_ms, probe)| crate::shared::RestartClaim {
+                Some((m, own, self.member(&m.address, own)?))
+            })
+    }
+
+    /// The restart claims of the `Up`, reachable members of `state`, this
+    /// node's included.
+    pub(super) fn restart_claims(&self, state: &ClusterState) -> Vec<RestartClaim> {
+        self.counted(state)
+            .filter_map(|(m, own, record)| {
+                let (at_ms, probe) = record.restart.as_ref()?;
+                Some(RestartClaim {
                     address: m.address.clone(),
                     own,
                     probe: probe.clone(),
@@ -131,28 +132,6 @@ impl Verdicts {
             .collect()
     }
 
-    /// The ready verdict of the member at `address`, this node's when
-    /// `own`.
-    pub(super) fn member_ready(&self, address: &str, own: bool) -> Option<HealthStatus> {
-        if own {
-            self.own_ready
-        } else {
-            self.peers_ready.get(address).copied()
-        }
-    }
-
-    /// The shared-probe verdicts of the member at `address`, this node's
-    /// when `own`.
-    pub(super) fn member_verdicts(&self, address: &str, own: bool) -> Vec<(String, bool)> {
-        let of = if own {
-            Some(&self.own)
-        } else {
-            self.peers.get(address)
-        };
-        of.map(|v| v.iter().map(|(p, f)| (p.clone(), *f)).collect())
-            .unwrap_or_default()
-    }
-
     /// Counts the `Up`, reachable members of `state` that report a verdict
     /// of `probe`, this node's latest (not yet gossiped, perhaps) included.
     pub(super) fn tally(&self, state: &ClusterState, probe: &str) -> Tally {
@@ -160,17 +139,8 @@ impl Verdicts {
             failing: 0,
             reporting: 0,
         };
-        let counted = state
-            .members
-            .iter()
-            .filter(|m| m.status == MemberStatus::Up && m.reachable);
-        for member in counted {
-            let verdict = if member.address == state.self_address {
-                self.own.get(probe)
-            } else {
-                self.peers.get(&member.address).and_then(|v| v.get(probe))
-            };
-            if let Some(failing) = verdict {
+        for (_, _, record) in self.counted(state) {
+            if let Some(failing) = record.shared.get(probe) {
                 tally.reporting += 1;
                 tally.failing += u32::from(*failing);
             }
@@ -178,78 +148,55 @@ impl Verdicts {
         tally
     }
 
-    /// Writes this node's changed verdicts into its gossip state.
+    /// Writes this node's changed verdicts into its gossip state (the
+    /// restart claim, withdrawn or not, at the first write too).
     pub(super) fn write(&mut self, chitchat: &mut Chitchat) {
-        let Verdicts {
-            own,
-            written,
-            own_ready,
-            written_ready,
-            own_restart,
-            written_restart,
-            own_history,
-            history_written,
-            ..
-        } = self;
-        let restart_written = written_restart.as_ref() == Some(&*own_restart);
-        let history_current = *history_written || own_history.is_none();
-        if own == written && own_ready == written_ready && restart_written && history_current {
+        if self.written.as_ref() == Some(&self.own) {
             return;
         }
+        let first = self.written.is_none();
+        let (own, written) = (&self.own, self.written.get_or_insert_default());
         let state = chitchat.self_node_state();
-        if let (Some(value), false) = (own_history.as_ref(), history_current) {
+        if let Some(value) = own
+            .history
+            .as_ref()
+            .filter(|v| written.history.as_ref() != Some(*v))
+        {
             state.set(HISTORY_KEY, value.as_str());
-            *history_written = true;
         }
-        if !restart_written {
-            let value = own_restart
+        if first || own.restart != written.restart {
+            let value = own
+                .restart
                 .as_ref()
                 .map_or_else(String::new, |(at_ms, probe)| format!("{at_ms} {probe}"));
             state.set(RESTART_CLAIM_KEY, value);
-            *written_restart = Some(own_restart.clone());
         }
-        if let (Some(ready), true) = (*own_ready, own_ready != written_ready) {
+        if let Some(ready) = own.ready.filter(|r| written.ready != Some(*r)) {
             state.set(READY_VERDICT_KEY, ready.as_str());
-            *written_ready = Some(ready);
         }
-        for (probe, failing) in own.iter() {
-            if written.get(probe) != Some(failing) {
+        for (probe, failing) in &own.shared {
+            if written.shared.get(probe) != Some(failing) {
                 let value = if *failing { FAILING } else { OK };
                 state.set(format!("{SHARED_VERDICT_PREFIX}{probe}"), value);
-                written.insert(probe.clone(), *failing);
             }
         }
+        *written = own.clone();
     }
 
-    /// Keeps `peers`, every peer's verdicts as of this rebuild.
-    pub(super) fn note_peers(&mut self, peers: PeerVerdicts) {
-        self.peers_ready = peers
-            .iter()
-            .filter_map(|(address, p)| p.ready.map(|r| (address.clone(), r)))
-            .collect();
-        self.peers_restart = peers
-            .iter()
-            .filter_map(|(address, p)| p.restart.clone().map(|c| (address.clone(), c)))
-            .collect();
-        self.peers_history = peers
-            .iter()
-            .filter_map(|(address, p)| p.history.clone().map(|h| (address.clone(), h)))
-            .collect();
-        self.peers = peers
-            .into_iter()
-            .map(|(address, p)| (address, p.shared))
-            .collect();
+    /// Keeps `peers`, every peer's record as of this rebuild.
+    pub(super) fn note_peers(&mut self, peers: Vec<(String, Record)>) {
+        self.peers = peers.into_iter().collect();
     }
 }
 
-/// Reads every peer's shared-probe verdicts from its gossip state.
-pub(super) fn peer_verdicts(chitchat: &Chitchat) -> PeerVerdicts {
+/// Reads every peer's record from its gossip state, by address.
+pub(super) fn peer_verdicts(chitchat: &Chitchat) -> Vec<(String, Record)> {
     let own = chitchat.self_chitchat_id();
     newest_nodes(chitchat)
         .into_values()
         .filter(|(id, _)| *id != own)
         .map(|(id, node)| {
-            let verdicts = node
+            let shared = node
                 .iter_prefix(SHARED_VERDICT_PREFIX)
                 .map(|(key, value)| {
                     let probe = &key[SHARED_VERDICT_PREFIX.len()..];
@@ -257,13 +204,8 @@ pub(super) fn peer_verdicts(chitchat: &Chitchat) -> PeerVerdicts {
                 })
                 .collect();
             let ready = node
-                .iter_prefix(READY_VERDICT_KEY)
-                .find(|(key, _)| *key == READY_VERDICT_KEY)
-                .and_then(|(_, value)| {
-                    HealthStatus::ALL
-                        .into_iter()
-                        .find(|s| s.as_str() == value.value)
-                });
+                .get(READY_VERDICT_KEY)
+                .and_then(|v| HealthStatus::ALL.into_iter().find(|s| s.as_str() == v));
             // `<at_ms> <probe>`; empty once withdrawn.
             let restart = node.get(RESTART_CLAIM_KEY).and_then(|value| {
                 let (at_ms, probe) = value.split_once(' ')?;
@@ -278,8 +220,8 @@ pub(super) fn peer_verdicts(chitchat: &Chitchat) -> PeerVerdicts {
                         .is_some_and(|(port, _)| port.parse::<u16>().is_ok())
                 })
                 .map(str::to_owned);
-            let record = PeerRecord {
-                shared: verdicts,
+            let record = Record {
+                shared,
                 ready,
                 restart,
                 history,

@@ -11,12 +11,14 @@ use zb_health_spec::HealthStatus;
 use super::config::ChitchatViewConfig;
 use super::keys::{STEP_DOWN_KEY, write_member, write_status};
 use super::snapshot::{Terminated, ViewState, run};
+use super::verdicts::{Record, Verdicts};
 use crate::cluster::handover::Handover;
 use crate::cluster::view::{ClusterState, ClusterView, MemberStatus};
 use crate::executor::spawn_on_probe_thread;
 use crate::shared::{RestartClaim, SharedVerdicts, Tally};
+use crate::sync::lock;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// A [`ClusterView`] over a running chitchat node: a snapshot kept current
 /// by a background task, so [`state`](ClusterView::state) costs one
@@ -129,11 +131,7 @@ impl ChitchatClusterView {
     fn own_step_down(&self, state: Arc<ClusterState>) -> Arc<ClusterState> {
         // This node's own step-down is what it decided, not what its
         // gossip says yet: patched in only when they differ (rarely).
-        let own = self
-            .stepped_down
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .map(OwnStepDown::since);
+        let own = lock(&self.stepped_down).map(OwnStepDown::since);
         let gossiped = state.self_member().map(|m| m.stepped_down_since);
         if gossiped.is_none() || gossiped == Some(own) {
             return state;
@@ -163,11 +161,7 @@ impl ClusterView for ChitchatClusterView {
     fn state(&self) -> Option<Arc<ClusterState>> {
         let state = self.own_step_down(self.shared.state()?);
         // A leave holds here at once, before (and whatever) gossip says.
-        Some(if self.has_left() {
-            state.as_left()
-        } else {
-            state
-        })
+        Some(state.as_left(self.has_left()))
     }
 
     /// Announces `Leaving` in gossip and latches it here at once: this
@@ -200,7 +194,7 @@ impl ClusterView for ChitchatClusterView {
     fn step_down(&self, on: bool) -> bool {
         let now = Instant::now();
         let returning = {
-            let mut own = self.stepped_down.lock().unwrap_or_else(|e| e.into_inner());
+            let mut own = lock(&self.stepped_down);
             *own = match (on, *own) {
                 (true, Some(OwnStepDown::Stepped(since))) => Some(OwnStepDown::Stepped(since)),
                 (true, _) => Some(OwnStepDown::Stepped(now)),
@@ -220,10 +214,7 @@ impl ClusterView for ChitchatClusterView {
         spawn_on_probe_thread(async move {
             {
                 let mut guard = chitchat.lock().await;
-                let stepped = matches!(
-                    *own.lock().unwrap_or_else(|e| e.into_inner()),
-                    Some(OwnStepDown::Stepped(_))
-                );
+                let stepped = matches!(*lock(&own), Some(OwnStepDown::Stepped(_)));
                 guard
                     .self_node_state()
                     .set(STEP_DOWN_KEY, if stepped { "1" } else { "0" });
@@ -231,7 +222,7 @@ impl ClusterView for ChitchatClusterView {
             }
             if returning {
                 tokio::time::sleep(margin).await;
-                let mut own = own.lock().unwrap_or_else(|e| e.into_inner());
+                let mut own = lock(&own);
                 if *own == Some(OwnStepDown::Returning(now)) {
                     *own = None;
                 }
@@ -249,82 +240,80 @@ impl ClusterView for ChitchatClusterView {
     }
 }
 
+impl ChitchatClusterView {
+    /// Applies `change` to this node's verdicts; a change wakes the task
+    /// that writes them into gossip.
+    fn note(&self, change: impl FnOnce(&mut Verdicts) -> bool) {
+        if change(&mut self.shared.verdicts()) {
+            self.shared.verdict_changed.notify_one();
+        }
+    }
+
+    /// `read` of what the member at `address` gossips (this node's own
+    /// latest, for its own address).
+    fn member<T>(&self, address: &str, read: impl FnOnce(&Record) -> Option<T>) -> Option<T> {
+        let own = self.state().is_some_and(|s| s.self_address == address);
+        self.shared.verdicts().member(address, own).and_then(read)
+    }
+}
+
 /// Each node gossips its verdicts in its own key-values
 /// ([`SHARED_VERDICT_PREFIX`](super::SHARED_VERDICT_PREFIX)); a tally counts the `Up`, reachable members
 /// of the current snapshot that report one, this node's latest (not yet
 /// gossiped, perhaps) included.
 impl SharedVerdicts for ChitchatClusterView {
     fn publish(&self, probe: &str, failing: bool) {
-        let mut verdicts = self.shared.verdicts();
-        if verdicts.publish(probe, failing) {
-            self.shared.verdict_changed.notify_one();
-        }
+        self.note(|v| v.publish(probe, failing));
     }
 
     fn publish_ready(&self, status: HealthStatus) {
-        let mut verdicts = self.shared.verdicts();
-        if verdicts.publish_ready(status) {
-            self.shared.verdict_changed.notify_one();
-        }
+        self.note(|v| v.publish_ready(status));
     }
 
     fn member_ready(&self, address: &str) -> Option<HealthStatus> {
-        let own = self.state().is_some_and(|s| s.self_address == address);
-        self.shared.verdicts().member_ready(address, own)
+        self.member(address, |r| r.ready)
     }
 
     fn member_verdicts(&self, address: &str) -> Vec<(String, bool)> {
-        let own = self.state().is_some_and(|s| s.self_address == address);
-        self.shared.verdicts().member_verdicts(address, own)
+        self.member(address, |r| Some(r.verdicts()))
+            .unwrap_or_default()
     }
 
     /// Written into this node's key-values
     /// ([`HISTORY_KEY`](super::HISTORY_KEY)) as `:<port><path>`.
     fn publish_history(&self, port: u16, path: &str) {
-        if self
-            .shared
-            .verdicts()
-            .publish_history(format!(":{port}{path}"))
-        {
-            self.shared.verdict_changed.notify_one();
-        }
+        self.note(|v| v.publish_history(format!(":{port}{path}")));
     }
 
     fn member_history(&self, address: &str) -> Option<String> {
-        let own = self.state().is_some_and(|s| s.self_address == address);
-        self.shared.verdicts().member_history(address, own)
+        self.member(address, |r| r.history_url(address))
     }
 
     fn tally(&self, probe: &str) -> Option<Tally> {
         let state = self.state()?;
-        let verdicts = self.shared.verdicts();
-        Some(verdicts.tally(&state, probe))
+        Some(self.shared.verdicts().tally(&state, probe))
     }
 
     /// Written into this node's key-values ([`RESTART_CLAIM_KEY`](super::RESTART_CLAIM_KEY))
     /// with the verdicts, on a change.
     fn claim_restart(&self, claim: Option<&RestartClaim>) -> bool {
-        let claim = claim.map(|c| (c.at_ms, c.probe.clone()));
-        if self.shared.verdicts().claim_restart(claim) {
-            self.shared.verdict_changed.notify_one();
-        }
+        self.note(|v| v.claim_restart(claim.map(|c| (c.at_ms, c.probe.clone()))));
         true
     }
 
     fn restart_claims(&self) -> Vec<RestartClaim> {
-        match self.state() {
-            Some(state) => self.shared.verdicts().restart_claims(&state),
-            None => Vec::new(),
-        }
+        self.state()
+            .map(|state| self.shared.verdicts().restart_claims(&state))
+            .unwrap_or_default()
     }
 
     /// The hand-over margin: what the view allows gossip to reach every
     /// reachable member.
-    fn claim_settle(&self) -> std::time::Duration {
+    fn claim_settle(&self) -> Duration {
         self.shared
             .config
             .handover()
             .margin()
-            .unwrap_or(std::time::Duration::from_secs(5))
+            .unwrap_or(Duration::from_secs(5))
     }
 }
