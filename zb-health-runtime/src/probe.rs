@@ -296,7 +296,7 @@ where
 {
     /// The running call, or a new one if none runs.
     fn call(&self) -> Shared<BoxFuture<'static, BlockingResult>> {
-        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        let mut running = crate::sync::lock(&self.running);
         if let Some(call) = &*running
             && !call.done.load(Ordering::SeqCst)
         {

@@ -300,11 +300,11 @@ impl ProbeTable {
     fn read(&self) -> RwLockReadGuard<'_, State> {
         // A panic while holding the lock cannot leave `State` half-written
         // (every mutation is a push or a swap), so poisoning is ignored.
-        self.state.read().unwrap_or_else(|e| e.into_inner())
+        crate::sync::read(&self.state)
     }
 
     fn write(&self) -> RwLockWriteGuard<'_, State> {
-        self.state.write().unwrap_or_else(|e| e.into_inner())
+        crate::sync::write(&self.state)
     }
 }
 

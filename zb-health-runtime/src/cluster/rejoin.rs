@@ -51,7 +51,7 @@ impl RejoinableView {
 
     /// The incarnation every probe reads now.
     pub fn current(&self) -> Arc<dyn ClusterView> {
-        Arc::clone(&self.current.read().unwrap_or_else(|e| e.into_inner()))
+        Arc::clone(&crate::sync::read(&self.current))
     }
 
     /// The node joined again with `view`: every probe, gate and shared
@@ -61,7 +61,7 @@ impl RejoinableView {
     /// the probes pass again once it is `Up` (AT-6: a later re-join
     /// replaces the checks).
     pub fn rejoin(&self, view: Arc<dyn ClusterView>) {
-        *self.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::clone(&view);
+        *crate::sync::write(&self.current) = Arc::clone(&view);
         let published = lock(&self.published);
         if let Some(verdicts) = view.shared_verdicts() {
             for (probe, failing) in &published.verdicts {

@@ -121,11 +121,7 @@ impl StepDown {
     }
 
     fn finish(&self, how: &str) -> Option<StepDownWindow> {
-        let window = self
-            .window
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()?;
+        let window = lock(&self.window).take()?;
         self.view.step_down(false);
         metrics::gauge!(STEPPED_DOWN).set(0.0);
         tracing::warn!(

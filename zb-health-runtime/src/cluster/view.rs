@@ -325,22 +325,18 @@ impl InMemoryClusterView {
 
     /// Replaces the snapshot.
     pub fn set(&self, state: ClusterState) {
-        *self.state.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(state));
+        *crate::sync::write(&self.state) = Some(Arc::new(state));
     }
 
     /// Back to "no cluster yet".
     pub fn clear(&self) {
-        *self.state.write().unwrap_or_else(|e| e.into_inner()) = None;
+        *crate::sync::write(&self.state) = None;
     }
 }
 
 impl ClusterView for InMemoryClusterView {
     fn state(&self) -> Option<Arc<ClusterState>> {
-        let state = self
-            .state
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()?;
+        let state = crate::sync::read(&self.state).clone()?;
         Some(state.as_left(self.has_left()))
     }
 
@@ -357,7 +353,7 @@ impl ClusterView for InMemoryClusterView {
     /// Marks this node's member stepped down (or not) in the snapshot;
     /// `false` while there is none.
     fn step_down(&self, on: bool) -> bool {
-        let mut slot = self.state.write().unwrap_or_else(|e| e.into_inner());
+        let mut slot = crate::sync::write(&self.state);
         let Some(state) = slot.as_ref() else {
             return false;
         };

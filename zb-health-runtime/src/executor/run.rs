@@ -649,7 +649,7 @@ pub(super) fn finish(
     // cluster's, to fail open (BE-HLTH-003); without a view it is an
     // ordinary probe.
     let entry = match probe.policy().shared {
-        true => match &*shared.verdicts.read().unwrap_or_else(|e| e.into_inner()) {
+        true => match &*crate::sync::read(&shared.verdicts) {
             Some((generation, verdicts)) => {
                 // Published on a change only: a steady verdict costs one
                 // atomic, not a call into the view.

@@ -48,11 +48,7 @@ impl Executor {
     /// Publishes this node's ready verdict where the shared verdicts go,
     /// if they are set, so every member's history shows it.
     pub(crate) fn publish_ready(&self, status: HealthStatus) {
-        let slot = self
-            .shared
-            .verdicts
-            .read()
-            .unwrap_or_else(|e| e.into_inner());
+        let slot = crate::sync::read(&self.shared.verdicts);
         if let Some((_, verdicts)) = &*slot {
             verdicts.publish_ready(status);
         }
@@ -60,20 +56,12 @@ impl Executor {
 
     /// Where the shared verdicts go, if they are set.
     pub(crate) fn shared_verdicts(&self) -> Option<Arc<dyn SharedVerdicts>> {
-        let slot = self
-            .shared
-            .verdicts
-            .read()
-            .unwrap_or_else(|e| e.into_inner());
+        let slot = crate::sync::read(&self.shared.verdicts);
         slot.as_ref().map(|(_, v)| Arc::clone(v))
     }
 
     pub(crate) fn set_shared_verdicts(&self, verdicts: Arc<dyn SharedVerdicts>) {
-        let mut slot = self
-            .shared
-            .verdicts
-            .write()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut slot = crate::sync::write(&self.shared.verdicts);
         // A new generation: every probe publishes to the new one afresh.
         let generation = slot.as_ref().map_or(1, |(g, _)| g + 1);
         *slot = Some((generation, verdicts));

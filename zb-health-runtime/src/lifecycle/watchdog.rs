@@ -154,7 +154,7 @@ impl Watchdogs {
     }
 
     fn current(&self) -> Option<Arc<Table>> {
-        self.table.read().unwrap_or_else(|e| e.into_inner()).clone()
+        crate::sync::read(&self.table).clone()
     }
 
     /// The live tier's answer: one clock read and two atomic loads per
@@ -251,7 +251,7 @@ impl Watchdogs {
         this: &Arc<Self>,
         loops: [(&str, Duration); N],
     ) -> Result<[Heartbeat; N], RegistryError> {
-        let mut table = this.table.write().unwrap_or_else(|e| e.into_inner());
+        let mut table = crate::sync::write(&this.table);
         let existing: &[Arc<Slot>] = table.as_ref().map_or(&[], |t| &t.slots);
         let mut sink = Violations::new();
         for (name, deadline) in loops {
@@ -339,7 +339,7 @@ impl Watchdogs {
 
     /// Takes `slot` out of the table: `live` no longer watches it.
     fn remove(&self, slot: &Arc<Slot>) {
-        let mut table = self.table.write().unwrap_or_else(|e| e.into_inner());
+        let mut table = crate::sync::write(&self.table);
         let Some(current) = table.as_ref() else {
             return;
         };

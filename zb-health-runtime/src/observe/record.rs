@@ -232,7 +232,7 @@ fn probe_labels(name: &Arc<str>) -> &'static [Label] {
     static LABELS: std::sync::LazyLock<Mutex<std::collections::HashSet<ByName>>> =
         std::sync::LazyLock::new(Mutex::default);
     // Never left half-changed by a panic: a lookup, then one insert.
-    let mut labels = LABELS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut labels = crate::sync::lock(&LABELS);
     if let Some(found) = labels.get(&**name) {
         return found.0;
     }
@@ -278,7 +278,7 @@ impl ProbeLog {
         let (line, to_failure, previous) = if starting {
             (Line::Quiet, false, Some(entry.status))
         } else {
-            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            let mut state = crate::sync::lock(&self.state);
             let previous = state.last;
             let (line, to_failure) = state.step(entry.status, Instant::now, interval);
             (line, to_failure, previous)

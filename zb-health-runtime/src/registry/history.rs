@@ -29,23 +29,13 @@ impl HealthRegistry {
     /// The service's name, shown as the history's `service` (a manifest's
     /// `install` sets its `service`).
     pub fn set_service_name(&self, name: impl Into<Arc<str>>) {
-        *self
-            .inner
-            .history
-            .service
-            .write()
-            .unwrap_or_else(|e| e.into_inner()) = Some(name.into());
+        *crate::sync::write(&self.inner.history.service) = Some(name.into());
     }
 
     /// Where the history reads the cluster from (see `set_cluster_view`).
     #[cfg_attr(not(feature = "cluster"), allow(dead_code))]
     pub(crate) fn set_history_cluster(&self, source: Arc<dyn ClusterSource>) {
-        *self
-            .inner
-            .history
-            .cluster
-            .write()
-            .unwrap_or_else(|e| e.into_inner()) = Some(source);
+        *crate::sync::write(&self.inner.history.cluster) = Some(source);
     }
 
     /// Tells the cluster where this node serves its history: the
@@ -94,7 +84,7 @@ impl HealthRegistry {
             .map(|p| (p.name.clone(), p.tags, p.history_view(now, from)))
             .collect();
         let h = &self.inner.history;
-        let cluster = h.cluster.read().unwrap_or_else(|e| e.into_inner()).clone();
+        let cluster = crate::sync::read(&h.cluster).clone();
         let mut events = self.inner.lifecycle.events();
         let mut names = Vec::new();
         if since.is_some() {
@@ -107,7 +97,7 @@ impl HealthRegistry {
             events.retain(|e| e.at_ms >= from);
         }
         let doc = Document {
-            service: h.service.read().unwrap_or_else(|e| e.into_inner()).clone(),
+            service: crate::sync::read(&h.service).clone(),
             now_ms: now,
             started_ms: h.started_ms,
             tiers: Tag::ALL.map(|t| h.tiers.last(t)),

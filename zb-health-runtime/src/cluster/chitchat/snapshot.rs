@@ -68,11 +68,11 @@ impl ViewState {
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Cell> {
         // Every write is a whole-value swap: poisoning cannot leave it torn.
-        self.cell.read().unwrap_or_else(|e| e.into_inner())
+        crate::sync::read(&self.cell)
     }
 
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, Cell> {
-        self.cell.write().unwrap_or_else(|e| e.into_inner())
+        crate::sync::write(&self.cell)
     }
 
     /// Whether every seed other than self is live, or the wait is over.
