@@ -243,11 +243,8 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>) -> Probes {
                     .filter(|_| missing)
                     .and_then(|h| super::nearby::usable(h, &call, source))
                     .and_then(|p| syn::parse_str::<syn::Path>(&p).ok());
-                out.checks.push(if missing {
-                    custom.proved_missing(site, hint.as_deref(), instead.as_ref())
-                } else {
-                    custom.lookup(site, hint.as_deref())
-                });
+                out.checks
+                    .push(custom.lookup(site, hint.as_deref(), missing, instead.as_ref()));
                 out.checks.push(custom.form_fact(site));
                 out.checks
                     .extend(facts::custom_facts(site, m, probe, &custom, at_attribute));
