@@ -406,11 +406,7 @@ impl syn::parse::Parse for LimitsInput {
         };
         let bad = |span| syn::Error::new(span, "zb-health internal: bad limits input");
         for nv in Punctuated::<syn::MetaNameValue, Token![,]>::parse_terminated(input)? {
-            let key = nv
-                .path
-                .get_ident()
-                .map(ToString::to_string)
-                .unwrap_or_default();
+            let key = key_of(&nv.path);
             let Expr::Lit(ExprLit { lit, .. }) = &nv.value else {
                 return Err(bad(nv.value.span()));
             };
@@ -457,18 +453,12 @@ pub fn limits(input: TokenStream) -> TokenStream {
                 .iter()
                 .find_map(|k| settings.span(k))
                 .unwrap_or(whole);
-            let message = crate::errors::render(
-                &zb_health_spec::Violation {
-                    rule: l.rule(),
-                    location: (),
-                    message: l.text(&input.ty, input.bounds),
-                    help: l.help().to_owned(),
-                },
-                Some(&format!(
-                    "{}:{}: the manifest entry of `{}`, which sets this limit",
-                    input.file, input.at, input.ty
-                )),
+            let note = format!(
+                "{}:{}: the manifest entry of `{}`, which sets this limit",
+                input.file, input.at, input.ty
             );
+            let text = l.text(&input.ty, input.bounds);
+            let message = crate::errors::render(l.rule(), &text, l.help(), Some(&note));
             syn::Error::new(span, message).to_compile_error()
         })
         .collect()
@@ -496,11 +486,7 @@ fn parse_settings(args: TokenStream, errors: &Ctxt, sink: &mut Violations<Span>)
             );
             continue;
         };
-        let key = nv
-            .path
-            .get_ident()
-            .map(ToString::to_string)
-            .unwrap_or_default();
+        let key = key_of(&nv.path);
         let key_span = nv.path.span();
         let known = keys().any(|k| k == key);
         if known && s.written(&key) {
@@ -706,6 +692,13 @@ fn bool_lit<'a>(
             _ => None,
         },
     )
+}
+
+/// A setting's key: its one identifier, else nothing a key matches.
+fn key_of(path: &syn::Path) -> String {
+    path.get_ident()
+        .map(ToString::to_string)
+        .unwrap_or_default()
 }
 
 fn path_word(e: &Expr) -> Option<String> {

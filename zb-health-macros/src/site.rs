@@ -6,10 +6,9 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use zb_health_spec::Rule;
-use zb_health_spec::Violation;
 use zb_health_spec::manifest::{Located, Location, ProbeDecl, ProbeKind};
 
-use crate::errors::located;
+use crate::errors::render;
 
 /// Where generated code comes from and what it refers to: the manifest,
 /// the runtime's path and the names of the generated items.
@@ -41,13 +40,11 @@ impl Site<'_> {
     /// A violation at `location` of the manifest, as the generated code's
     /// panic message: the one wording of every compile error.
     pub fn message(&self, rule: Rule, location: Location, text: String, help: &str) -> String {
-        let v = Violation {
-            rule,
-            location,
-            message: text,
-            help: help.to_owned(),
-        };
-        located(self.file, &v)
+        format!(
+            "{}:{location}: {}",
+            self.file,
+            render(rule, &text, help, None)
+        )
     }
 
     /// The check item of `subject`'s `fact` (see [`fact_item`]).

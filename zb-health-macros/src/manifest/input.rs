@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use proc_macro2::Span;
 use syn::parse::{Parse, ParseStream};
 use syn::{LitStr, Token};
-use zb_health_spec::{Rule, Violation};
+use zb_health_spec::Rule;
 
 use crate::errors::render;
 
@@ -152,14 +152,13 @@ fn read(lit: &LitStr, caller: Option<&Path>) -> Result<(PathBuf, String), String
         .unwrap_or_else(|| "no place to look".into());
     // Rendered like every other violation (R8), by the one renderer.
     Err(render(
-        &Violation {
-        rule: Rule::ManifestFile,
-        location: (),
-        message: format!(
+        Rule::ManifestFile,
+        &format!(
             "cannot read the health manifest `{}` (looked for {}): {why}",
             lit.value(),
             looked.join(" and ")
         ),
-        help: "a relative path is resolved from the directory of the file that calls `manifest!` (as `include_str!` does), then from the crate root; create the file or fix the path".into(),
-    }, None))
+        "a relative path is resolved from the directory of the file that calls `manifest!` (as `include_str!` does), then from the crate root; create the file or fix the path",
+        None,
+    ))
 }
