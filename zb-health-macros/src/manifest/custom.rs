@@ -124,13 +124,15 @@ impl CustomType {
     /// What is wrong when the type does not exist, with `hint` ("did you
     /// mean") at the end of the help.
     fn missing_message(&self, site: &Site<'_>, hint: Option<&str>) -> String {
-        let (what, help) = if self.function {
+        let (key, what, help) = if self.function {
             (
+                "fn",
                 "a #[zb_health] async fn that can be named",
                 "name a #[zb_health] async fn by its path from the module that calls `manifest!` (`crate::probes::ping`, `self::ping`), as a `use` there would; check the spelling, that it carries #[zb_health], and that it is visible there",
             )
         } else {
             (
+                "type",
                 "a type that can be named",
                 "name a #[zb_health] probe struct by its path from the module that calls `manifest!` (`crate::probes::CacheProbe`, `self::CacheProbe`), as a `use` there would; check the spelling, and that it is visible there",
             )
@@ -139,17 +141,11 @@ impl CustomType {
             Rule::Unknown,
             self.location,
             format!(
-                "`{}`, the `{}` of a `kind: custom` entry, is not {what} where `manifest!` is called",
-                self.written,
-                self.key()
+                "`{}`, the `{key}` of a `kind: custom` entry, is not {what} where `manifest!` is called",
+                self.written
             ),
             &format!("{help}{}", zb_health_spec::suggest::hint(hint)),
         )
-    }
-
-    /// The entry's key: `fn` or `type`.
-    fn key(&self) -> &'static str {
-        if self.function { "fn" } else { "type" }
     }
 
     /// The check that the entry's form is the probe's: a `fn:` names an

@@ -1,5 +1,5 @@
 //! The facts the manifest states about items it cannot see, checked by the
-//! generated code: one check item per fact (`crate::site::fact_item`), each calling a `const fn` of
+//! generated code: one check item per fact (`crate::site::Site::fact`), each calling a `const fn` of
 //! `zb_health_spec::facts`, so rustc reports every broken fact at once
 //! (axum's `debug_handler` does the same), each message naming the YAML
 //! line and column.

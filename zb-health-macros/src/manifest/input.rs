@@ -106,23 +106,21 @@ pub struct Loaded {
 impl Source {
     /// Reads the manifest; an unreadable file is an R8 error at the path.
     pub fn load(&self, caller: Option<&Path>) -> syn::Result<Loaded> {
-        match self {
-            Source::Inline(lit) => Ok(Loaded {
-                text: lit.value(),
-                file_label: "<inline manifest>".to_owned(),
-                span: lit.span(),
-                tracked: None,
-            }),
-            Source::File(lit) => match read(lit, caller) {
-                Ok((path, text)) => Ok(Loaded {
-                    text,
-                    file_label: lit.value(),
-                    span: lit.span(),
-                    tracked: Some(path),
-                }),
-                Err(message) => Err(syn::Error::new(lit.span(), message)),
-            },
-        }
+        let (Source::File(lit) | Source::Inline(lit)) = self;
+        let (text, file_label, tracked) = match self {
+            Source::Inline(_) => (lit.value(), "<inline manifest>".to_owned(), None),
+            Source::File(_) => {
+                let (path, text) = read(lit, caller).map_err(|m| syn::Error::new(lit.span(), m))?;
+                (text, lit.value(), Some(path))
+            }
+        };
+        let span = lit.span();
+        Ok(Loaded {
+            text,
+            file_label,
+            span,
+            tracked,
+        })
     }
 }
 

@@ -200,61 +200,60 @@ impl Tree {
 
     fn items(&mut self, items: &[syn::Item], module: &[String], file: &Path, dir: &Path) {
         for item in items {
-            match item {
-                syn::Item::Struct(s) if is_probe(&s.attrs) && !is_cfg(&s.attrs) => {
-                    self.found.push(Found {
-                        module: module.to_vec(),
-                        name: s.ident.to_string(),
-                        public: is_public(&s.vis),
+            // An async fn probe's type is named like the fn.
+            let probe = match item {
+                syn::Item::Struct(s) => Some((&s.attrs, &s.ident, &s.vis)),
+                syn::Item::Fn(f) => Some((&f.attrs, &f.sig.ident, &f.vis)),
+                _ => None,
+            };
+            if let Some((attrs, ident, vis)) = probe
+                && is_probe(attrs)
+                && !is_cfg(attrs)
+            {
+                self.found.push(Found {
+                    module: module.to_vec(),
+                    name: ident.to_string(),
+                    public: is_public(vis),
+                });
+            }
+            // A module under `#[cfg]` may not exist: its probes are left
+            // to the checks at the manifest.
+            let syn::Item::Mod(m) = item else { continue };
+            if is_cfg(&m.attrs) {
+                continue;
+            }
+            let name = m.ident.to_string();
+            let mut nested = module.to_vec();
+            nested.push(name.clone());
+            let public = is_public(&m.vis);
+            match &m.content {
+                Some((_, inner)) => {
+                    let mut declared = Declared::of(&m.attrs, inner);
+                    // `#[path]` on an inline module moves its children's
+                    // files: not followed for `missing`.
+                    declared.open |= m
+                        .attrs
+                        .iter()
+                        .any(|a| !declared::inert(a) || a.path().is_ident("path"));
+                    self.modules.push(Module {
+                        path: nested.clone(),
+                        file: file.to_owned(),
+                        public,
+                        declared,
                     });
+                    self.items(inner, &nested, file, &dir.join(&name));
                 }
-                // An async fn probe's type is named like the fn.
-                syn::Item::Fn(f) if is_probe(&f.attrs) && !is_cfg(&f.attrs) => {
-                    self.found.push(Found {
-                        module: module.to_vec(),
-                        name: f.sig.ident.to_string(),
-                        public: is_public(&f.vis),
-                    });
-                }
-                // A module under `#[cfg]` may not exist: its probes are
-                // left to the checks at the manifest.
-                syn::Item::Mod(m) if !is_cfg(&m.attrs) => {
-                    let name = m.ident.to_string();
-                    let mut nested = module.to_vec();
-                    nested.push(name.clone());
-                    let public = is_public(&m.vis);
-                    match &m.content {
-                        Some((_, inner)) => {
-                            let mut declared = Declared::of(&m.attrs, inner);
-                            // `#[path]` on an inline module moves its
-                            // children's files: not followed for `missing`.
-                            declared.open |= m
-                                .attrs
-                                .iter()
-                                .any(|a| !declared::inert(a) || a.path().is_ident("path"));
-                            self.modules.push(Module {
-                                path: nested.clone(),
-                                file: file.to_owned(),
-                                public,
-                                declared,
-                            });
-                            self.items(inner, &nested, file, &dir.join(&name));
-                        }
-                        None => {
-                            let (child, child_dir) = module_file(&m.attrs, dir, &name);
-                            self.file(&child, nested.clone(), public, &child_dir);
-                            // A `cfg_attr` may move the file: its names
-                            // decide nothing.
-                            if !m.attrs.iter().all(declared::inert)
-                                && let Some(read) =
-                                    self.modules.iter_mut().find(|r| r.path == nested)
-                            {
-                                read.declared.open = true;
-                            }
-                        }
+                None => {
+                    let (child, child_dir) = module_file(&m.attrs, dir, &name);
+                    self.file(&child, nested.clone(), public, &child_dir);
+                    // A `cfg_attr` may move the file: its names decide
+                    // nothing.
+                    if !m.attrs.iter().all(declared::inert)
+                        && let Some(read) = self.modules.iter_mut().find(|r| r.path == nested)
+                    {
+                        read.declared.open = true;
                     }
                 }
-                _ => {}
             }
         }
     }
