@@ -83,6 +83,8 @@ pub struct CrateSource {
     modules: Vec<Module>,
     /// The names of every `manifest!` call in each file, at any depth.
     calls: Vec<(PathBuf, Vec<String>)>,
+    /// How many files the scan read, up to `walk::MAX_FILES`.
+    files: usize,
 }
 
 /// The hint for a `type:` written as `written` that names no type: the

@@ -50,13 +50,17 @@ pub(super) fn crate_source_in(
         .filter(|r| **r == caller)
         .chain(roots.iter().filter(|r| **r != caller));
     for root in ordered {
-        let tree = Tree::walk(root);
-        if let Some(file) = tree.files.iter().find(|f| f.path == caller) {
-            let module = file.module.clone();
-            return tree.source(module, Some(caller));
+        let mut source = CrateSource::walk(root);
+        // A file's own module is the first read from it.
+        if let Some(m) = source.modules.iter().find(|m| m.file == caller) {
+            source.caller = Some(m.path.clone());
+            source.rooted = Some(caller);
+            return source;
         }
     }
-    Tree::walk(&caller).source(Vec::new(), None)
+    let mut alone = CrateSource::walk(&caller);
+    alone.caller = Some(Vec::new());
+    alone
 }
 
 /// The crate roots of the package in `dir`, as Cargo finds them, with
@@ -120,55 +124,27 @@ pub(super) fn declared_paths(toml: &str) -> Vec<String> {
     out
 }
 
-/// One file of a crate, with its module.
-#[derive(Debug)]
-struct File {
-    path: PathBuf,
-    module: Vec<String>,
-}
-
-/// One crate's files, each with its module, and its probes.
-#[derive(Default)]
-struct Tree {
-    files: Vec<File>,
-    found: Vec<Found>,
-    modules: Vec<Module>,
-    calls: Vec<(PathBuf, Vec<String>)>,
-}
-
-impl Tree {
-    /// The files `root` declares, transitively.
+impl CrateSource {
+    /// The files `root` declares, transitively, with no caller placed.
     fn walk(root: &Path) -> Self {
-        let mut tree = Tree::default();
+        let mut source = CrateSource::default();
         let dir = root.parent().unwrap_or(Path::new("")).to_owned();
-        tree.file(root, Vec::new(), true, &dir);
-        tree
-    }
-
-    fn source(self, caller: Vec<String>, rooted: Option<PathBuf>) -> CrateSource {
-        CrateSource {
-            found: self.found,
-            caller: Some(caller),
-            rooted,
-            modules: self.modules,
-            calls: self.calls,
-        }
+        source.file(root, Vec::new(), true, &dir);
+        source
     }
 
     /// Reads `file`, module `module`, whose `mod x;` files are in `dir`.
     fn file(&mut self, file: &Path, module: Vec<String>, public: bool, dir: &Path) {
         let file = file.canonicalize().unwrap_or_else(|_| file.to_owned());
-        if self.files.len() >= MAX_FILES || self.files.iter().any(|f| f.path == file) {
+        // Every file read has its module, the first of those in it.
+        if self.files >= MAX_FILES || self.modules.iter().any(|m| m.file == file) {
             return;
         }
         let small = std::fs::metadata(&file).is_ok_and(|m| m.len() <= MAX_BYTES);
         let Some(text) = small.then(|| std::fs::read_to_string(&file).ok()).flatten() else {
             return;
         };
-        self.files.push(File {
-            path: file.clone(),
-            module: module.clone(),
-        });
+        self.files += 1;
         let mut module = Module {
             path: module,
             file: file.clone(),
