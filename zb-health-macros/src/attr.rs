@@ -124,11 +124,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let name = check_settings(&settings, &ident, &mut sink);
     errors.violations(sink);
 
-    let krate = settings
-        .krate
-        .as_ref()
-        .map(ToTokens::to_token_stream)
-        .unwrap_or_else(|| quote!(::zb_health));
+    let krate = crate::tokens::krate(settings.krate.as_ref());
     let meta_value = ProbeMetaTokens {
         krate: &krate,
         name: &name,

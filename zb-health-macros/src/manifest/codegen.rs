@@ -248,10 +248,6 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>) -> Probes {
                 out.checks.push(custom.form_fact(site));
                 out.checks
                     .extend(facts::custom_facts(site, m, probe, &custom, at_attribute));
-                if at_attribute {
-                    out.checks
-                        .push(custom.limits_callback(site, probe, facts::bounds(m)));
-                }
                 let resolved = &custom.resolved;
                 let meta = custom.meta(krate);
                 let registration = if *function {

@@ -20,8 +20,10 @@ use crate::tokens::{DurationTokens, FailureStatusTokens, TagTokens, optional_dur
 /// R7, R5, R19, R20 and R27 for a custom probe: what the manifest states about it
 /// must match its attribute, one item per key it states, its attribute
 /// timeout must fit the orchestrator's, and its attribute's cache or
-/// background result must stay younger than the detection time. A type that does not exist is
-/// reported once, by its own check; these then hold vacuously.
+/// background result must stay younger than the detection time (those
+/// limits through the attribute's callback when `at_attribute`). A type
+/// that does not exist is reported once, by its own check; these then
+/// hold vacuously.
 pub fn custom_facts(
     site: &Site<'_>,
     m: &Manifest,
@@ -92,10 +94,16 @@ pub fn custom_facts(
         }
     }
     // R5, R19, R20 and R27: the attribute's values against the limits
-    // the manifest sets. Checked at the attribute when its callback is
-    // reachable (`at_attribute`), else here, with the same words.
-    if !at_attribute {
-        let b = bounds(m);
+    // the manifest sets. Checked at the attribute, by a call of its
+    // callback, when that is reachable (`at_attribute`), else here, with
+    // the same words.
+    let b = Bounds {
+        orchestrator: m.orchestrator_timeout.map(|t| t.value),
+        detection: m.detection_time(),
+    };
+    if at_attribute {
+        out.push(ty.limits_callback(site, p, b));
+    } else {
         let d = DurationTokens(b.detection, krate);
         let o = b
             .orchestrator
@@ -123,14 +131,6 @@ fn stated<T>(key: &Option<Located<T>>, ok: impl Fn(&T) -> TokenStream) -> Stated
 
 /// Where a key is stated and its check, if the entry states it.
 type Stated = Option<(Location, TokenStream)>;
-
-/// The limits `m` sets a custom probe's attribute.
-pub fn bounds(m: &Manifest) -> Bounds {
-    Bounds {
-        orchestrator: m.orchestrator_timeout.map(|t| t.value),
-        detection: m.detection_time(),
-    }
-}
 
 /// R3 across the manifest and the attributes: a probe's name must not
 /// repeat an earlier probe's, where one of the two comes from an attribute
