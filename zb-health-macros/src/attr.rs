@@ -1,9 +1,10 @@
 //! `#[zb_health(...)]`: parse the arguments into typed settings, check
 //! them with the shared spec rules, generate `ZbHealthProbe`.
 //!
-//! As in serde_derive, each setting is an [`Attr`] that remembers where it
-//! was written, and the keys written are kept, so a key given twice is
-//! refused at its second occurrence; and an attribute with errors still
+//! As in serde_derive, each setting remembers where it was written (its
+//! key's span in [`Settings`]), and the keys written are kept, so a key
+//! given twice is refused at its second occurrence; and an attribute with
+//! errors still
 //! expands to the struct and an impl built from whatever parsed, so the
 //! user sees only the real errors, not a cascade of "is not a #[zb_health]
 //! probe" at every use of the type.
