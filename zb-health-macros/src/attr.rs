@@ -4,10 +4,9 @@
 //! As in serde_derive, each setting remembers where it was written (its
 //! key's span in [`Settings`]), and the keys written are kept, so a key
 //! given twice is refused at its second occurrence; and an attribute with
-//! errors still
-//! expands to the struct and an impl built from whatever parsed, so the
-//! user sees only the real errors, not a cascade of "is not a #[zb_health]
-//! probe" at every use of the type.
+//! errors still expands to the struct and an impl built from whatever
+//! parsed, so the user sees only the real errors, not a cascade of "is not
+//! a #[zb_health] probe" at every use of the type.
 
 use std::time::Duration;
 
