@@ -104,24 +104,15 @@ pub(super) fn targets_in(dir: &Path) -> Vec<(PathBuf, Option<String>)> {
 /// The values of `path = "….rs"` in a `Cargo.toml`: the targets it
 /// declares (a dependency's `path` is a directory).
 pub(super) fn declared_paths(toml: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut rest = toml;
-    while let Some(at) = rest.find("path") {
-        rest = &rest[at + 4..];
-        let value = rest.trim_start().strip_prefix('=').map(str::trim_start);
-        let Some(value) = value else { continue };
-        let Some(quote) = value.chars().next().filter(|c| *c == '"' || *c == '\'') else {
-            continue;
-        };
-        let value = &value[1..];
-        if let Some(end) = value.find(quote) {
-            let path = &value[..end];
-            if path.ends_with(".rs") {
-                out.push(path.to_owned());
-            }
-        }
-    }
-    out
+    toml.match_indices("path")
+        .filter_map(|(at, _)| {
+            let value = toml[at + 4..].trim_start().strip_prefix('=')?.trim_start();
+            let quote = value.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+            let value = &value[1..];
+            let path = &value[..value.find(quote)?];
+            path.ends_with(".rs").then(|| path.to_owned())
+        })
+        .collect()
 }
 
 impl CrateSource {
