@@ -555,14 +555,23 @@ fn parse_settings(args: TokenStream, errors: &Ctxt, sink: &mut Violations<Span>)
                 }
                 status.map(|_| value.span())
             }
-            "shared" => bool_lit(value, &key, "write `shared = true` for a dependency every node of the cluster uses (it fails open when most of them share its failure), or leave it out", sink).map(|b| {
-                s.values.policy.shared = b.value;
-                b.span
-            }),
-            "blocking" => bool_lit(value, &key, "write `blocking = true` for a probe that implements `zb_health::prelude::BlockingProbe` (run on the blocking pool), or leave it out for a `zb_health::prelude::Probe`", sink).map(|b| {
-                s.blocking = Some(b.value);
-                b.span
-            }),
+            "shared" | "blocking" => {
+                let help = if key == "shared" {
+                    "write `shared = true` for a dependency every node of the cluster uses (it fails open when most of them share its failure), or leave it out"
+                } else {
+                    "write `blocking = true` for a probe that implements `zb_health::prelude::BlockingProbe` (run on the blocking pool), or leave it out for a `zb_health::prelude::Probe`"
+                };
+                let b = literal(value, &key, "a bool", help.into(), sink, |lit| match lit {
+                    Lit::Bool(b) => Some(b),
+                    _ => None,
+                });
+                match (key.as_str(), b) {
+                    ("shared", Some(b)) => s.values.policy.shared = b.value,
+                    (_, Some(b)) => s.blocking = Some(b.value),
+                    (_, None) => {}
+                }
+                b.map(|b| b.span)
+            }
             "crate" => string_lit(value, "crate", "crate = \"zb_health\"", sink).and_then(|lit| {
                 s.krate = lit.parse().ok();
                 if s.krate.is_none() {
@@ -668,26 +677,6 @@ fn string_lit<'a>(
         Lit::Str(s) => Some(s),
         _ => None,
     })
-}
-
-/// A bool literal.
-fn bool_lit<'a>(
-    value: &'a Expr,
-    key: &str,
-    help: &str,
-    sink: &mut Violations<Span>,
-) -> Option<&'a syn::LitBool> {
-    literal(
-        value,
-        key,
-        "a bool",
-        help.to_owned(),
-        sink,
-        |lit| match lit {
-            Lit::Bool(b) => Some(b),
-            _ => None,
-        },
-    )
 }
 
 /// A setting's key: its one identifier, else nothing a key matches.
