@@ -171,9 +171,7 @@ fn check_settings(s: &Settings, ident: &syn::Ident, sink: &mut Violations<Span>)
     {
         check_probe_tags(&name, &tags.known, span, sink);
     }
-    let ProbeSettings {
-        tags, policy: p, ..
-    } = s.values;
+    let (tags, p) = (s.values.tags, s.values.policy);
     if let Some((timeout, span)) = s.at(s.values.timeout, "timeout") {
         check_timeout(&name, timeout, None, span, sink);
     }
@@ -182,12 +180,9 @@ fn check_settings(s: &Settings, ident: &syn::Ident, sink: &mut Violations<Span>)
     }
     // R5, R16, R17 with the attribute's tags: the one rule the runtime
     // builder and the manifest apply.
-    let [cache, refresh, max_staleness] = [
-        (p.cache, "cache"),
-        (p.refresh, "refresh"),
-        (p.max_staleness, "max_staleness"),
-    ]
-    .map(|(d, key)| s.at(d, key));
+    let cache = s.at(p.cache, "cache");
+    let refresh = s.at(p.refresh, "refresh");
+    let max_staleness = s.at(p.max_staleness, "max_staleness");
     check_execution_policy_at(&name, tags, cache, refresh, max_staleness, sink);
     // R20 without a detection time (the manifest has it): a zero count.
     // The hold itself is a limit the manifest sets (`crate::limits`).
