@@ -10,8 +10,8 @@ use zb_health_spec::manifest::{Location, Manifest, ProbeDecl, ProbeKind};
 use zb_health_spec::{Rule, Tag};
 
 use super::custom::{CustomType, lookup_module};
-use super::facts;
 use super::wiring::install;
+use super::{facts, nearby};
 use crate::builtin;
 use crate::errors::Ctxt;
 use crate::lifecycle;
@@ -173,7 +173,7 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>) -> Probes {
     let mut out = Probes::default();
     let mut alias_names: Vec<String> = Vec::new();
     // Read only when the manifest names a custom type.
-    let mut nearby: Option<super::nearby::CrateSource> = None;
+    let mut scan: Option<nearby::CrateSource> = None;
     // Field names are a stable function of what the user wrote: two
     // probes that would share one are an error, never a silent suffix.
     // Who claimed each field first, to name both probes on a clash: the
@@ -230,18 +230,18 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>) -> Probes {
                 };
                 let custom = CustomType::new(site, index, path, type_path.location, *function);
                 let tyname = &custom.written;
-                let source = nearby.get_or_insert_with(|| super::nearby::crate_source(site.caller));
-                let hint = super::nearby::hint(&custom.path, &source.found);
-                let at_attribute = super::nearby::reachable(&custom.path, source);
+                let source = scan.get_or_insert_with(|| nearby::crate_source(site.caller));
+                let hint = nearby::hint(&custom.path, &source.found);
+                let at_attribute = nearby::reachable(&custom.path, source);
                 let call = site.name.to_string();
-                let missing = super::nearby::missing(&custom.path, &call, source);
+                let missing = nearby::missing(&custom.path, &call, source);
                 // For a type proved missing, the probe the hint names stands
                 // in, field name and all, so the caller's struct literal
                 // adds no error to ours.
                 let instead = hint
                     .as_deref()
                     .filter(|_| missing)
-                    .and_then(|h| super::nearby::usable(h, &call, source))
+                    .and_then(|h| nearby::usable(h, &call, source))
                     .and_then(|p| syn::parse_str::<syn::Path>(&p).ok());
                 out.checks
                     .push(custom.lookup(site, hint.as_deref(), missing, instead.as_ref()));
