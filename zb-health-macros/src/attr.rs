@@ -1,12 +1,12 @@
 //! `#[zb_health(...)]`: parse the arguments into typed settings, check
 //! them with the shared spec rules, generate `ZbHealthProbe`.
 //!
-//! As in serde_derive, each setting is an [`Attr`] that remembers where it
-//! was written, and the keys written are kept, so a key given twice is
-//! refused at its second occurrence; and an attribute with errors still
-//! expands to the struct and an impl built from whatever parsed, so the
-//! user sees only the real errors, not a cascade of "is not a #[zb_health]
-//! probe" at every use of the type.
+//! As in serde_derive, each setting remembers where it was written (its
+//! key's span in [`Settings`]), and the keys written are kept, so a key
+//! given twice is refused at its second occurrence; and an attribute with
+//! errors still expands to the struct and an impl built from whatever
+//! parsed, so the user sees only the real errors, not a cascade of "is not
+//! a #[zb_health] probe" at every use of the type.
 
 use std::time::Duration;
 
@@ -17,10 +17,9 @@ use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Lit, Meta, Token};
-use zb_health_spec::detection::Threshold;
-use zb_health_spec::settings::{ExecutionPolicy, ProbeSettings};
+use zb_health_spec::settings::ProbeSettings;
 use zb_health_spec::{
-    FailureStatus, Rule, Tag, TagSet, Violations,
+    FailureStatus, Rule, Tag, Violations,
     rules::{
         check_active_not_optional, check_duration_text, check_execution_policy_at, check_name,
         check_probe_tags, check_restart_after, check_shared, check_threshold, check_timeout,
@@ -49,36 +48,35 @@ struct Tags {
     complete: bool,
 }
 
-/// One setting's value and the span it was written at; `None` when the key
-/// is not written, or its value did not parse (reported where it is).
-type Attr<T> = Option<(T, Span)>;
-
-/// The attribute's settings, and the keys written. As in serde_derive's
-/// `Attr::set`, the first occurrence of a key wins; a second is an error
-/// at its own key.
+/// The attribute's settings: the spec's model of them, filled from what
+/// parsed, defaults for the rest (an unparsed key is reported where it is
+/// written); and the keys written, each with its value's span once that
+/// parsed. As in serde_derive's `Attr::set`, the first occurrence of a key
+/// wins; a second is an error at its own key.
 #[derive(Default)]
 struct Settings {
-    written: Vec<String>,
-    name: Attr<String>,
-    tags: Attr<Tags>,
-    timeout: Attr<Duration>,
-    failure_status: Attr<FailureStatus>,
-    cache: Attr<Duration>,
-    refresh: Attr<Duration>,
-    max_staleness: Attr<Duration>,
-    failure_threshold: Attr<u32>,
-    failing_for: Attr<Duration>,
-    success_threshold: Attr<u32>,
-    shared: Attr<bool>,
-    restart_after: Attr<Duration>,
-    blocking: Attr<bool>,
-    krate: Attr<syn::Path>,
+    written: Vec<(String, Option<Span>)>,
+    name: Option<String>,
+    tags: Option<Tags>,
+    values: ProbeSettings,
+    blocking: Option<bool>,
+    krate: Option<syn::Path>,
 }
 
 impl Settings {
     /// Whether `key` was written, whether or not its value parsed.
     fn written(&self, key: &str) -> bool {
-        self.written.iter().any(|k| k == key)
+        self.written.iter().any(|(k, _)| k == key)
+    }
+
+    /// Where `key`'s value is written, if it parsed.
+    fn span(&self, key: &str) -> Option<Span> {
+        self.written.iter().find(|(k, _)| k == key)?.1
+    }
+
+    /// `value` at `key`'s span, as the spec's checks take a setting.
+    fn at<T>(&self, value: Option<T>, key: &str) -> Option<(T, Span)> {
+        value.zip(self.span(key))
     }
 }
 
@@ -126,15 +124,11 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let name = check_settings(&settings, &ident, &mut sink);
     errors.violations(sink);
 
-    let krate = settings
-        .krate
-        .as_ref()
-        .map(|(p, _)| p.to_token_stream())
-        .unwrap_or_else(|| quote!(::zb_health));
+    let krate = crate::tokens::krate(settings.krate.as_ref());
     let meta_value = ProbeMetaTokens {
         krate: &krate,
         name: &name,
-        settings: values(&settings),
+        settings: settings.values,
     };
     // `META` is qualified because an inherent `META` of the type would win
     // over `Self::META`.
@@ -154,69 +148,56 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
 
 /// The spec rules over the attribute's settings, the same for a struct
 /// and an `async fn`; the probe's name (empty when it did not parse).
-fn check_settings(settings: &Settings, ident: &syn::Ident, sink: &mut Violations<Span>) -> String {
-    let name = match &settings.name {
-        Some((name, span)) => {
-            check_name(name, *span, sink);
-            name.clone()
-        }
-        None => {
-            // Written but not a string literal: reported where it is.
-            if !settings.written("name") {
-                missing_key(
-                    "#[zb_health] needs a `name`",
-                    format!(
-                        "write #[zb_health(name = \"{}\")]; the name keys the probe's entry in the JSON body",
-                        crate::manifest::snake_case(&ident.unraw().to_string())
-                    ),
-                    Span::call_site(),
-                    sink,
-                );
-            }
-            String::new()
-        }
-    };
+fn check_settings(s: &Settings, ident: &syn::Ident, sink: &mut Violations<Span>) -> String {
+    let name = s.name.clone().unwrap_or_default();
+    match s.span("name") {
+        Some(span) => check_name(&name, span, sink),
+        // Written but not a string literal: reported where it is.
+        None if s.written("name") => {}
+        None => missing_key(
+            "#[zb_health] needs a `name`",
+            format!(
+                "write #[zb_health(name = \"{}\")]; the name keys the probe's entry in the JSON body",
+                crate::manifest::snake_case(&ident.unraw().to_string())
+            ),
+            Span::call_site(),
+            sink,
+        ),
+    }
     // Unknown tags were reported; an all-unknown list is not also "no
     // tags" (R13), and nothing else is guessed.
-    if let Some((tags, span)) = &settings.tags
+    if let (Some(tags), Some(span)) = (&s.tags, s.span("tags"))
         && (tags.complete || !tags.known.is_empty())
     {
-        check_probe_tags(&name, &tags.known, *span, sink);
+        check_probe_tags(&name, &tags.known, span, sink);
     }
-    let tags = values(settings).tags;
-    if let Some((timeout, span)) = settings.timeout {
+    let (tags, p) = (s.values.tags, s.values.policy);
+    if let Some((timeout, span)) = s.at(s.values.timeout, "timeout") {
         check_timeout(&name, timeout, None, span, sink);
     }
-    if let Some((status, span)) = settings.failure_status {
-        check_active_not_optional(&name, tags, status, span, sink);
+    if let Some(span) = s.span("failure_status") {
+        check_active_not_optional(&name, tags, s.values.failure_status, span, sink);
     }
     // R5, R16, R17 with the attribute's tags: the one rule the runtime
     // builder and the manifest apply.
-    let Settings {
-        cache,
-        refresh,
-        max_staleness,
-        failure_threshold: failures,
-        failing_for,
-        success_threshold: successes,
-        restart_after,
-        ..
-    } = *settings;
+    let cache = s.at(p.cache, "cache");
+    let refresh = s.at(p.refresh, "refresh");
+    let max_staleness = s.at(p.max_staleness, "max_staleness");
     check_execution_policy_at(&name, tags, cache, refresh, max_staleness, sink);
     // R20 without a detection time (the manifest has it): a zero count.
     // The hold itself is a limit the manifest sets (`crate::limits`).
+    let t = p.threshold;
+    let failures = s.at(t.failures, "failure_threshold");
+    let successes = s.at(t.successes, "success_threshold");
+    let failing_for = s.at(t.failing_for, "failing_for");
     check_threshold(&name, failures, failing_for, successes, None, None, sink);
-    let shared = match settings.shared {
-        Some((true, span)) => {
-            check_shared(&name, tags, span, sink);
-            true
-        }
-        _ => false,
-    };
+    if let Some(span) = s.span("shared").filter(|_| p.shared) {
+        check_shared(&name, tags, span, sink);
+    }
     // R27 without a detection time (a limit the manifest sets checks
     // it): on `ready` alone, and shared.
-    if let Some(r) = restart_after {
-        check_restart_after(&name, r, Some(tags), Some(shared), None, sink);
+    if let Some(r) = s.at(p.restart_after, "restart_after") {
+        check_restart_after(&name, r, Some(tags), Some(p.shared), None, sink);
     }
     name
 }
@@ -236,7 +217,7 @@ fn struct_probe(
     // that did not parse chose neither: the body then asks nothing of the
     // type, so the R15 error stands alone.
     let registration = match settings.blocking {
-        Some((true, _)) => quote_spanned!(ident.span()=> #meta.blocking_registration(self)),
+        Some(true) => quote_spanned!(ident.span()=> #meta.blocking_registration(self)),
         None if settings.written("blocking") => {
             quote!(::core::unreachable!("#[zb_health] had errors"))
         }
@@ -304,7 +285,7 @@ fn check_fn(f: &syn::ItemFn, settings: &Settings, errors: &Ctxt) -> bool {
             ),
         );
     }
-    if let Some((true, span)) = settings.blocking {
+    if let (Some(true), Some(span)) = (settings.blocking, settings.span("blocking")) {
         fail(
             span,
             "`blocking = true` is for a probe struct, not an async fn",
@@ -374,32 +355,6 @@ fn fn_probe(
     }
 }
 
-/// The settings as the probe's `META` states them: what parsed, defaults
-/// for the rest (an unparsed key was reported where it is written).
-fn values(s: &Settings) -> ProbeSettings {
-    let value = |a: Attr<Duration>| a.map(|(d, _)| d);
-    let count = |a: Attr<u32>| a.map(|(n, _)| n);
-    ProbeSettings {
-        tags: s.tags.as_ref().map_or(TagSet::READY, |(tags, _)| {
-            tags.known.iter().map(|(t, _)| *t).collect()
-        }),
-        timeout: value(s.timeout),
-        failure_status: s.failure_status.map(|(f, _)| f).unwrap_or_default(),
-        policy: ExecutionPolicy {
-            cache: value(s.cache),
-            refresh: value(s.refresh),
-            max_staleness: value(s.max_staleness),
-            threshold: Threshold {
-                failures: count(s.failure_threshold),
-                failing_for: value(s.failing_for),
-                successes: count(s.success_threshold),
-            },
-            shared: s.shared.is_some_and(|(b, _)| b),
-            restart_after: value(s.restart_after),
-        },
-    }
-}
-
 /// The attribute's callback: a hidden macro named like the struct (macros
 /// have their own namespace), through which `manifest!` hands the limits
 /// it sets, so that a broken one is reported here, at the key the user
@@ -442,11 +397,7 @@ impl syn::parse::Parse for LimitsInput {
         };
         let bad = |span| syn::Error::new(span, "zb-health internal: bad limits input");
         for nv in Punctuated::<syn::MetaNameValue, Token![,]>::parse_terminated(input)? {
-            let key = nv
-                .path
-                .get_ident()
-                .map(ToString::to_string)
-                .unwrap_or_default();
+            let key = key_of(&nv.path);
             let Expr::Lit(ExprLit { lit, .. }) = &nv.value else {
                 return Err(bad(nv.value.span()));
             };
@@ -478,19 +429,6 @@ pub fn limits(input: TokenStream) -> TokenStream {
     let mut ignored = Violations::new();
     let settings = parse_settings(input.args.clone(), &scratch, &mut ignored);
     drop(scratch.check());
-    let values = values(&settings);
-    let spans = |key: &str| -> Option<Span> {
-        match key {
-            "timeout" => settings.timeout.map(|(_, s)| s),
-            "cache" => settings.cache.map(|(_, s)| s),
-            "refresh" => settings.refresh.map(|(_, s)| s),
-            "max_staleness" => settings.max_staleness.map(|(_, s)| s),
-            "failure_threshold" => settings.failure_threshold.map(|(_, s)| s),
-            "failing_for" => settings.failing_for.map(|(_, s)| s),
-            "restart_after" => settings.restart_after.map(|(_, s)| s),
-            _ => None,
-        }
-    };
     let whole = input
         .args
         .clone()
@@ -499,21 +437,19 @@ pub fn limits(input: TokenStream) -> TokenStream {
         .map_or_else(Span::call_site, |t| t.span());
     Limit::ALL
         .into_iter()
-        .filter(|l| l.applies(input.bounds) && !l.holds(&values, input.bounds))
+        .filter(|l| l.applies(input.bounds) && !l.holds(&settings.values, input.bounds))
         .map(|l| {
-            let span = l.keys().iter().find_map(|k| spans(k)).unwrap_or(whole);
-            let message = crate::errors::render(
-                &zb_health_spec::Violation {
-                    rule: l.rule(),
-                    location: (),
-                    message: l.text(&input.ty, input.bounds),
-                    help: l.help().to_owned(),
-                },
-                Some(&format!(
-                    "{}:{}: the manifest entry of `{}`, which sets this limit",
-                    input.file, input.at, input.ty
-                )),
+            let span = l
+                .keys()
+                .iter()
+                .find_map(|k| settings.span(k))
+                .unwrap_or(whole);
+            let note = format!(
+                "{}:{}: the manifest entry of `{}`, which sets this limit",
+                input.file, input.at, input.ty
             );
+            let text = l.text(&input.ty, input.bounds);
+            let message = crate::errors::render(l.rule(), &text, l.help(), Some(&note));
             syn::Error::new(span, message).to_compile_error()
         })
         .collect()
@@ -541,82 +477,70 @@ fn parse_settings(args: TokenStream, errors: &Ctxt, sink: &mut Violations<Span>)
             );
             continue;
         };
-        let key = nv
-            .path
-            .get_ident()
-            .map(ToString::to_string)
-            .unwrap_or_default();
+        let key = key_of(&nv.path);
         let key_span = nv.path.span();
-        if keys().any(|k| k == key) {
-            if s.written(&key) {
-                sink.push(
-                    Rule::DuplicateKey,
-                    key_span,
-                    format!("`{key}` is set twice in #[zb_health]"),
-                    format!("each key is written once; remove this `{key}` or the earlier one"),
-                );
-                continue;
-            }
-            s.written.push(key.clone());
+        let known = keys().any(|k| k == key);
+        if known && s.written(&key) {
+            sink.push(
+                Rule::DuplicateKey,
+                key_span,
+                format!("`{key}` is set twice in #[zb_health]"),
+                format!("each key is written once; remove this `{key}` or the earlier one"),
+            );
+            continue;
         }
-        match key.as_str() {
-            "name" => {
-                if let Some(lit) = string_lit(&nv.value, "name", "name = \"cache\"", sink) {
-                    s.name = Some((lit.value(), lit.span()));
-                }
-            }
-            "tags" => {
-                s.tags = parse_tags(&nv.value, sink);
-            }
+        let value = &nv.value;
+        let written = value.to_token_stream();
+        // The span of the value, once it parsed into `s`.
+        let parsed = match key.as_str() {
+            "name" => string_lit(value, "name", "name = \"cache\"", sink).map(|lit| {
+                s.name = Some(lit.value());
+                lit.span()
+            }),
+            "tags" => parse_tags(value, sink).map(|tags| {
+                s.values.tags = tags.known.iter().map(|(t, _)| *t).collect();
+                s.tags = Some(tags);
+                value.span()
+            }),
             "failure_threshold" | "success_threshold" => {
-                let attr = match key.as_str() {
-                    "failure_threshold" => &mut s.failure_threshold,
-                    _ => &mut s.success_threshold,
+                let t = &mut s.values.policy.threshold;
+                let slot = match key.as_str() {
+                    "failure_threshold" => &mut t.failures,
+                    _ => &mut t.successes,
                 };
-                match &nv.value {
-                    Expr::Lit(ExprLit {
-                        lit: Lit::Int(n), ..
-                    }) if n.base10_parse::<u32>().is_ok() => {
-                        let value = n.base10_parse::<u32>().unwrap_or_default();
-                        *attr = Some((value, n.span()));
-                    }
-                    other => sink.push(
-                        Rule::ValueType,
-                        other.span(),
-                        format!(
-                            "`{key} = {}` is not a count of runs",
-                            other.to_token_stream()
-                        ),
-                        format!("write a whole number of runs in a row, e.g. `{key} = 3`"),
-                    ),
-                }
+                let help = format!("write a whole number of runs in a row, e.g. `{key} = 3`");
+                let count = literal(value, &key, "a count of runs", help, sink, |lit| match lit {
+                    Lit::Int(n) => Some((n.base10_parse().ok()?, n.span())),
+                    _ => None,
+                });
+                let span;
+                (*slot, span) = count.unzip();
+                span
             }
             "timeout" | "cache" | "refresh" | "max_staleness" | "failing_for" | "restart_after" => {
-                let (attr, example) = match key.as_str() {
-                    "timeout" => (&mut s.timeout, "timeout = \"750ms\""),
-                    "cache" => (&mut s.cache, "cache = \"1s\""),
-                    "restart_after" => (&mut s.restart_after, "restart_after = \"2m\""),
-                    "refresh" => (&mut s.refresh, "refresh = \"5s\""),
-                    "failing_for" => (&mut s.failing_for, "failing_for = \"3s\""),
-                    _ => (&mut s.max_staleness, "max_staleness = \"12s\""),
+                let (v, p) = (&mut s.values.timeout, &mut s.values.policy);
+                let (slot, example) = match key.as_str() {
+                    "timeout" => (v, "timeout = \"750ms\""),
+                    "cache" => (&mut p.cache, "cache = \"1s\""),
+                    "restart_after" => (&mut p.restart_after, "restart_after = \"2m\""),
+                    "refresh" => (&mut p.refresh, "refresh = \"5s\""),
+                    "failing_for" => (&mut p.threshold.failing_for, "failing_for = \"3s\""),
+                    _ => (&mut p.max_staleness, "max_staleness = \"12s\""),
                 };
-                if let Some(lit) = string_lit(&nv.value, &key, example, sink)
-                    && let Some(d) = check_duration_text(&lit.value(), lit.span(), sink)
-                {
-                    *attr = Some((d, lit.span()));
-                }
+                let lit = string_lit(value, &key, example, sink);
+                let d = lit.and_then(|lit| check_duration_text(&lit.value(), lit.span(), sink));
+                *slot = d;
+                d.and(lit.map(syn::LitStr::span))
             }
             "failure_status" => {
-                let word = path_word(&nv.value);
-                match word.as_deref().and_then(FailureStatus::parse) {
-                    Some(f) => s.failure_status = Some((f, nv.value.span())),
+                let word = path_word(value);
+                let status = word.as_deref().and_then(FailureStatus::parse);
+                match status {
+                    Some(f) => s.values.failure_status = f,
                     None => sink.push(
                         Rule::Unknown,
-                        nv.value.span(),
-                        format!(
-                            "unknown failure_status `{}`",
-                            nv.value.to_token_stream()
-                        ),
+                        value.span(),
+                        format!("unknown failure_status `{written}`"),
                         format!(
                             "write {}: `unhealthy` (the default) fails the tier, `degraded` declares an optional dependency{}",
                             one_of(FailureStatus::NAMES),
@@ -624,62 +548,62 @@ fn parse_settings(args: TokenStream, errors: &Ctxt, sink: &mut Violations<Span>)
                         ),
                     ),
                 }
+                status.map(|_| value.span())
             }
             "shared" | "blocking" => {
-                let (attr, help) = match key.as_str() {
-                    "shared" => (
-                        &mut s.shared,
-                        "write `shared = true` for a dependency every node of the cluster uses (it fails open when most of them share its failure), or leave it out",
-                    ),
-                    _ => (
-                        &mut s.blocking,
-                        "write `blocking = true` for a probe that implements `zb_health::prelude::BlockingProbe` (run on the blocking pool), or leave it out for a `zb_health::prelude::Probe`",
-                    ),
+                let help = if key == "shared" {
+                    "write `shared = true` for a dependency every node of the cluster uses (it fails open when most of them share its failure), or leave it out"
+                } else {
+                    "write `blocking = true` for a probe that implements `zb_health::prelude::BlockingProbe` (run on the blocking pool), or leave it out for a `zb_health::prelude::Probe`"
                 };
-                match &nv.value {
-                    Expr::Lit(ExprLit {
-                        lit: Lit::Bool(b), ..
-                    }) => *attr = Some((b.value, b.span)),
-                    other => sink.push(
+                let b = literal(value, &key, "a bool", help.into(), sink, |lit| match lit {
+                    Lit::Bool(b) => Some(b),
+                    _ => None,
+                });
+                match (key.as_str(), b) {
+                    ("shared", Some(b)) => s.values.policy.shared = b.value,
+                    (_, Some(b)) => s.blocking = Some(b.value),
+                    (_, None) => {}
+                }
+                b.map(|b| b.span)
+            }
+            "crate" => string_lit(value, "crate", "crate = \"zb_health\"", sink).and_then(|lit| {
+                s.krate = lit.parse().ok();
+                if s.krate.is_none() {
+                    sink.push(
                         Rule::ValueType,
-                        other.span(),
-                        format!("`{key} = {}` is not a bool", other.to_token_stream()),
-                        help,
+                        lit.span(),
+                        format!("`crate = {:?}` is not a path", lit.value()),
+                        "name the zb-health runtime as a path, e.g. `crate = \"zb_health\"` or `crate = \"::my_reexport::zb_health\"`",
+                    );
+                }
+                s.krate.as_ref().map(|_| lit.span())
+            }),
+            _ => {
+                sink.push(
+                    Rule::Unknown,
+                    key_span,
+                    format!(
+                        "unknown key `{}` in #[zb_health]",
+                        nv.path.to_token_stream()
                     ),
-                }
+                    format!(
+                        "the keys are {}{}",
+                        one_of(&keys().collect::<Vec<_>>()),
+                        hint(did_you_mean(&key, keys()))
+                    ),
+                );
+                None
             }
-            "crate" => {
-                if let Some(lit) = string_lit(&nv.value, "crate", "crate = \"zb_health\"", sink) {
-                    match lit.parse::<syn::Path>() {
-                        Ok(p) => s.krate = Some((p, lit.span())),
-                        Err(_) => sink.push(
-                            Rule::ValueType,
-                            lit.span(),
-                            format!("`crate = {:?}` is not a path", lit.value()),
-                            "name the zb-health runtime as a path, e.g. `crate = \"zb_health\"` or `crate = \"::my_reexport::zb_health\"`",
-                        ),
-                    }
-                }
-            }
-            _ => sink.push(
-                Rule::Unknown,
-                key_span,
-                format!(
-                    "unknown key `{}` in #[zb_health]",
-                    nv.path.to_token_stream()
-                ),
-                format!(
-                    "the keys are {}{}",
-                    one_of(&keys().collect::<Vec<_>>()),
-                    hint(did_you_mean(&key, keys()))
-                ),
-            ),
+        };
+        if known {
+            s.written.push((key, parsed));
         }
     }
     s
 }
 
-fn parse_tags(value: &Expr, sink: &mut Violations<Span>) -> Attr<Tags> {
+fn parse_tags(value: &Expr, sink: &mut Violations<Span>) -> Option<Tags> {
     let Expr::Array(array) = value else {
         sink.push(
             Rule::ValueType,
@@ -711,31 +635,50 @@ fn parse_tags(value: &Expr, sink: &mut Violations<Span>) -> Attr<Tags> {
             }
         }
     }
-    Some((tags, array.span()))
+    Some(tags)
 }
 
-/// A string literal, or R15 at the value. `key` and `example` word the
-/// message.
+/// The literal `pick` takes from `value`, or R15 at the value, saying it
+/// is not `what`.
+fn literal<'a, T>(
+    value: &'a Expr,
+    key: &str,
+    what: &str,
+    help: String,
+    sink: &mut Violations<Span>,
+    pick: impl FnOnce(&'a Lit) -> Option<T>,
+) -> Option<T> {
+    let picked = match value {
+        Expr::Lit(ExprLit { lit, .. }) => pick(lit),
+        _ => None,
+    };
+    if picked.is_none() {
+        let written = value.to_token_stream();
+        let message = format!("`{key} = {written}` is not {what}");
+        sink.push(Rule::ValueType, value.span(), message, help);
+    }
+    picked
+}
+
+/// A string literal; `example` words the help.
 fn string_lit<'a>(
     value: &'a Expr,
     key: &str,
     example: &str,
     sink: &mut Violations<Span>,
 ) -> Option<&'a syn::LitStr> {
-    match value {
-        Expr::Lit(ExprLit {
-            lit: Lit::Str(s), ..
-        }) => Some(s),
-        other => {
-            sink.push(
-                Rule::ValueType,
-                other.span(),
-                format!("`{key} = {}` is not a string", other.to_token_stream()),
-                format!("write it as a string literal, e.g. `{example}`"),
-            );
-            None
-        }
-    }
+    let help = format!("write it as a string literal, e.g. `{example}`");
+    literal(value, key, "a string", help, sink, |lit| match lit {
+        Lit::Str(s) => Some(s),
+        _ => None,
+    })
+}
+
+/// A setting's key: its one identifier, else nothing a key matches.
+fn key_of(path: &syn::Path) -> String {
+    path.get_ident()
+        .map(ToString::to_string)
+        .unwrap_or_default()
 }
 
 fn path_word(e: &Expr) -> Option<String> {

@@ -5,7 +5,7 @@ use std::cell::RefCell;
 
 use proc_macro2::{Span, TokenStream};
 use zb_health_spec::manifest::Location;
-use zb_health_spec::{Violation, Violations};
+use zb_health_spec::{Rule, Violation, Violations};
 
 /// Collects every error of one expansion, from every stage, so the user
 /// sees all of them at once (serde_derive's `Ctxt`). Stages push through a
@@ -49,7 +49,8 @@ impl Ctxt {
     /// Adds every violation a spec check found, each at its token.
     pub fn violations(&self, sink: Violations<Span>) {
         for v in sink.into_result().err().unwrap_or_default() {
-            self.push(syn::Error::new(v.location, render(&v, None)));
+            let message = render(v.rule, &v.message, &v.help, None);
+            self.push(syn::Error::new(v.location, message));
         }
     }
 
@@ -79,17 +80,18 @@ impl Drop for Ctxt {
 /// The one wording of a violation: what is wrong, the rule it breaks with
 /// its spec ID, a note of where else the fact comes from (the manifest line
 /// behind an attribute's error), and the fix.
-pub fn render<L>(v: &Violation<L>, note: Option<&str>) -> String {
+pub fn render(rule: Rule, message: &str, help: &str, note: Option<&str>) -> String {
     let note = note.map(|n| format!("\n  = note: {n}")).unwrap_or_default();
-    format!(
-        "{}\n  = rule {}{note}\n  = help: {}",
-        v.message, v.rule, v.help
-    )
+    format!("{message}\n  = rule {rule}{note}\n  = help: {help}")
 }
 
 /// A violation of the manifest `file` with its YAML position in front,
 /// `health.yaml:9:5: ...`: every manifest message, whether the macro or
 /// the generated code reports it.
 pub fn located(file: &str, v: &Violation<Location>) -> String {
-    format!("{file}:{}: {}", v.location, render(v, None))
+    format!(
+        "{file}:{}: {}",
+        v.location,
+        render(v.rule, &v.message, &v.help, None)
+    )
 }

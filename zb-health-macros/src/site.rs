@@ -6,10 +6,9 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use zb_health_spec::Rule;
-use zb_health_spec::Violation;
 use zb_health_spec::manifest::{Located, Location, ProbeDecl, ProbeKind};
 
-use crate::errors::located;
+use crate::errors::render;
 
 /// Where generated code comes from and what it refers to: the manifest,
 /// the runtime's path and the names of the generated items.
@@ -41,18 +40,46 @@ impl Site<'_> {
     /// A violation at `location` of the manifest, as the generated code's
     /// panic message: the one wording of every compile error.
     pub fn message(&self, rule: Rule, location: Location, text: String, help: &str) -> String {
-        let v = Violation {
-            rule,
-            location,
-            message: text,
-            help: help.to_owned(),
-        };
-        located(self.file, &v)
+        format!(
+            "{}:{location}: {}",
+            self.file,
+            render(rule, &text, help, None)
+        )
     }
 
-    /// The check item of `subject`'s `fact` (see [`fact_item`]).
+    /// One item checking one fact: `ok` must hold, else compilation fails
+    /// with `message` at the manifest's string, as ONE `E0277` whose text
+    /// is ours; `subject` and `fact` name its trait.
+    ///
+    /// The fact becomes a type, `Fact<{ ok }>`, that must implement a trait
+    /// only `Fact<true>` implements; the trait's `on_unimplemented` carries
+    /// the message. A `panic!` in a `const` would say "evaluation panicked"
+    /// and quote the item's generated name; an unmet bound says only what
+    /// the trait says, and rustc's one label names the trait, which is named
+    /// after what the fact is about and the fact (`CacheProbe`,
+    /// `fits_orchestrator` → `CacheProbeFitsOrchestrator`): unique, so rustc
+    /// prints it without a path. Each trait lives in its own block, so a
+    /// repeated name never clashes.
     pub fn fact(&self, subject: &str, fact: &str, ok: TokenStream, message: &str) -> TokenStream {
-        fact_item(self.krate, subject, fact, self.span, ok, message)
+        let (krate, span) = (self.krate, self.span);
+        let name = format_ident!("{}{}", camel_case(subject), camel_case(fact));
+        // `on_unimplemented` formats its strings: `{Self}` would be replaced.
+        let message = message.replace('{', "{{").replace('}', "}}");
+        quote_spanned! {span=>
+            const _: () = {
+                // Named here, so every token of the check is at `span` and
+                // rustc's label reads `Fact<false>`.
+                use #krate::meta::Fact;
+                #[diagnostic::on_unimplemented(message = #message)]
+                trait #name {
+                    const HOLDS: () = ();
+                }
+                // Never offered as "implemented for `Fact<true>`".
+                #[diagnostic::do_not_recommend]
+                impl #name for Fact<true> {}
+                <Fact<{ #ok }> as #name>::HOLDS
+            };
+        }
     }
 
     /// The check that `probe`, named by `referrer` (``health group `g`
@@ -86,46 +113,6 @@ impl Site<'_> {
 /// refer to probes are checked by generated code, against `__PROBE_NAMES`.
 pub fn named_by_attribute(p: &ProbeDecl) -> bool {
     matches!(p.kind, ProbeKind::Custom { .. }) && p.name.is_none()
-}
-
-/// One item checking one fact: `ok` must hold, else compilation fails
-/// with `message` at `span`, as ONE `E0277` whose text is ours.
-///
-/// The fact becomes a type, `Fact<{ ok }>`, that must implement a trait
-/// only `Fact<true>` implements; the trait's `on_unimplemented` carries
-/// the message. A `panic!` in a `const` would say "evaluation panicked"
-/// and quote the item's generated name; an unmet bound says only what
-/// the trait says, and rustc's one label names the trait, which is named
-/// after what the fact is about and the fact (`CacheProbe`,
-/// `fits_orchestrator` → `CacheProbeFitsOrchestrator`): unique, so rustc
-/// prints it without a path. Each trait lives in its own block, so a
-/// repeated name never clashes.
-pub fn fact_item(
-    krate: &TokenStream,
-    subject: &str,
-    fact: &str,
-    span: Span,
-    ok: TokenStream,
-    message: &str,
-) -> TokenStream {
-    let name = format_ident!("{}{}", camel_case(subject), camel_case(fact));
-    // `on_unimplemented` formats its strings: `{Self}` would be replaced.
-    let message = message.replace('{', "{{").replace('}', "}}");
-    quote_spanned! {span=>
-        const _: () = {
-            // Named here, so every token of the check is at `span` and
-            // rustc's label reads `Fact<false>`.
-            use #krate::meta::Fact;
-            #[diagnostic::on_unimplemented(message = #message)]
-            trait #name {
-                const HOLDS: () = ();
-            }
-            // Never offered as "implemented for `Fact<true>`".
-            #[diagnostic::do_not_recommend]
-            impl #name for Fact<true> {}
-            <Fact<{ #ok }> as #name>::HOLDS
-        };
-    }
 }
 
 /// `fits_orchestrator` → `FitsOrchestrator`, `orders.v1` → `OrdersV1`:

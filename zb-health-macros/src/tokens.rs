@@ -11,6 +11,12 @@ use zb_health_spec::{
     Disclosure, FailureStatus, HealthStatus, MembershipPolicy, ResponseFormat, Tag,
 };
 
+/// The runtime crate's path: the one given by `crate = "..."`, else
+/// `::zb_health`.
+pub fn krate(given: Option<&syn::Path>) -> TokenStream {
+    given.map_or_else(|| quote!(::zb_health), ToTokens::to_token_stream)
+}
+
 /// A newtype that emits a spec enum's value as the runtime's variant of
 /// the same name, `#krate::Enum::Variant`.
 macro_rules! variant_tokens {

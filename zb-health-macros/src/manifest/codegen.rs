@@ -10,41 +10,24 @@ use zb_health_spec::manifest::{Location, Manifest, ProbeDecl, ProbeKind};
 use zb_health_spec::{Rule, Tag};
 
 use super::custom::{CustomType, lookup_module};
-use super::facts;
 use super::wiring::install;
+use super::{facts, nearby};
 use crate::builtin;
 use crate::errors::Ctxt;
 use crate::lifecycle;
 use crate::site::{Site, named_by_attribute};
 use crate::tokens::{DurationTokens, optional_duration};
 
-/// One generated registration: its deps field (none for cluster kinds,
-/// which share one view), its `ProbeRegistration` and its metadata.
-struct Dep {
-    field: Option<Field>,
-    registration: TokenStream,
-    meta: TokenStream,
-}
-
-/// A field of the deps struct, with the doc that says where its name
-/// comes from.
-struct Field {
-    ident: syn::Ident,
-    ty: TokenStream,
-    doc: String,
-}
-
-/// Who claimed a deps field name first, to name both probes on a clash.
-struct Claim {
-    field: String,
-    probe: String,
-    location: Location,
-}
-
 /// What the probe list generates.
 #[derive(Default)]
 struct Probes {
-    deps: Vec<Dep>,
+    /// The deps struct's fields (none for cluster kinds, which share one
+    /// view, and for kinds that need nothing of their own).
+    fields: Vec<TokenStream>,
+    /// Each probe's `ProbeRegistration`, in manifest order.
+    registrations: Vec<TokenStream>,
+    /// Each probe's `ProbeMeta`, in manifest order.
+    metas: Vec<TokenStream>,
     /// Module-level items: the custom types' lookups and fact checks.
     checks: Vec<TokenStream>,
     /// The runtime features the kinds need, in first-use order.
@@ -68,7 +51,9 @@ pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>) -> TokenStream {
         ..
     } = *site;
     let Probes {
-        deps,
+        mut fields,
+        registrations,
+        metas,
         mut checks,
         features,
         types,
@@ -87,11 +72,6 @@ pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>) -> TokenStream {
     let started = m.paths.started.clone();
     let orchestrator = optional_duration(m.orchestrator_timeout.map(|t| t.value), krate);
     let detection = DurationTokens(m.detection_time(), krate);
-    let mut fields: Vec<TokenStream> = deps
-        .iter()
-        .filter_map(|d| d.field.as_ref())
-        .map(|Field { ident, ty, doc }| quote!(#[doc = #doc] pub #ident: #ty,))
-        .collect();
     if features.contains(&"cluster") {
         let f = format_ident!("{}", builtin::CLUSTER_FIELD);
         fields.push(quote! {
@@ -106,8 +86,6 @@ pub fn generate(cx: &Ctxt, m: &Manifest, site: &Site<'_>) -> TokenStream {
     });
     let lookup = lookup_items(site, &types, aliases);
     let gate = active_node_gate(m, krate);
-    let registrations = deps.iter().map(|d| &d.registration);
-    let metas = deps.iter().map(|d| &d.meta);
     let deps_doc = format!(
         "What the health manifest `{file}` needs from the application, for [`{name}`]: one field per probe it names (leaving one out is a compile error naming it; a `fn:` entry, an async fn with no state, has none), plus `cluster_view` if it has cluster kinds.\n\n\
          A field is named after the probe's `name` in the manifest, with `-` and `.` turned into `_` (`disk-space` → `disk_space`). A `kind: custom` entry without `name:` takes its name from its `#[zb_health]` attribute, which the macro cannot read, so its field is named after its type in snake case (`CacheProbe` → `cache_probe`); write `name:` in the entry to name the field after the probe."
@@ -195,36 +173,38 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>) -> Probes {
     let mut out = Probes::default();
     let mut alias_names: Vec<String> = Vec::new();
     // Read only when the manifest names a custom type.
-    let mut nearby: Option<super::nearby::CrateSource> = None;
+    let mut scan: Option<nearby::CrateSource> = None;
     // Field names are a stable function of what the user wrote: two
     // probes that would share one are an error, never a silent suffix.
-    let mut claims = vec![Claim {
-        field: builtin::CLUSTER_FIELD.to_owned(),
-        probe: String::new(),
-        location: Location::default(),
-    }];
-    let mut claim = |ident: &syn::Ident, probe: &ProbeDecl, label: &str| {
+    // Who claimed each field first, to name both probes on a clash: the
+    // field, the probe and where it is written.
+    let mut claims = vec![(
+        builtin::CLUSTER_FIELD.to_owned(),
+        String::new(),
+        Location::default(),
+    )];
+    let mut field = |ident: syn::Ident,
+                     ty: TokenStream,
+                     doc: String,
+                     probe: &ProbeDecl,
+                     label: &str| {
         let field = ident.to_string();
-        if let Some(first) = claims.iter().find(|c| c.field == field) {
-            let message = if first.probe.is_empty() {
+        if let Some((_, first, at)) = claims.iter().find(|(f, ..)| *f == field) {
+            let message = if first.is_empty() {
                 format!(
                     "probe {label} would get the `{deps_name}` field `{field}`, which holds the cluster view shared by the cluster kinds"
                 )
             } else {
                 format!(
-                    "probes {} (at {file}:{}) and {label} would both get the `{deps_name}` field `{field}`",
-                    first.probe, first.location
+                    "probes {first} (at {file}:{at}) and {label} would both get the `{deps_name}` field `{field}`"
                 )
             };
             let help = "a field is named after the probe's `name` (`-` and `.` become `_`), or, for a `kind: custom` entry without `name:`, after its type in snake case; give one of the entries a `name:` that differs as an identifier";
             let message = site.message(Rule::DuplicateName, probe.location, message, help);
             cx.push(syn::Error::new(span, message));
         }
-        claims.push(Claim {
-            field,
-            probe: label.to_owned(),
-            location: probe.location,
-        });
+        claims.push((field, label.to_owned(), probe.location));
+        out.fields.push(quote!(#[doc = #doc] pub #ident: #ty,));
     };
     for (index, probe) in m.probes.iter().enumerate() {
         if let Some(f) = builtin::feature(&probe.kind)
@@ -232,7 +212,7 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>) -> Probes {
         {
             out.features.push(f);
         }
-        let (registration, meta, field) = match &probe.kind {
+        let (registration, meta) = match &probe.kind {
             ProbeKind::Custom {
                 type_path,
                 function,
@@ -250,41 +230,33 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>) -> Probes {
                 };
                 let custom = CustomType::new(site, index, path, type_path.location, *function);
                 let tyname = &custom.written;
-                let source = nearby.get_or_insert_with(|| super::nearby::crate_source(site.caller));
-                let hint = super::nearby::hint(&custom.path, &source.found);
-                let at_attribute = super::nearby::reachable(&custom.path, source);
+                let source = scan.get_or_insert_with(|| nearby::crate_source(site.caller));
+                let hint = nearby::hint(&custom.path, &source.found);
+                let at_attribute = nearby::reachable(&custom.path, source);
                 let call = site.name.to_string();
-                let missing = super::nearby::missing(&custom.path, &call, source);
+                let missing = nearby::missing(&custom.path, &call, source);
                 // For a type proved missing, the probe the hint names stands
                 // in, field name and all, so the caller's struct literal
                 // adds no error to ours.
                 let instead = hint
                     .as_deref()
                     .filter(|_| missing)
-                    .and_then(|h| super::nearby::usable(h, &call, source))
+                    .and_then(|h| nearby::usable(h, &call, source))
                     .and_then(|p| syn::parse_str::<syn::Path>(&p).ok());
-                out.checks.push(if missing {
-                    custom.proved_missing(site, hint.as_deref(), instead.as_ref())
-                } else {
-                    custom.lookup(site, hint.as_deref())
-                });
+                out.checks
+                    .push(custom.lookup(site, hint.as_deref(), missing, instead.as_ref()));
                 out.checks.push(custom.form_fact(site));
                 out.checks
                     .extend(facts::custom_facts(site, m, probe, &custom, at_attribute));
-                if at_attribute {
-                    out.checks
-                        .push(custom.limits_callback(site, probe, facts::bounds(m)));
-                }
                 let resolved = &custom.resolved;
                 let meta = custom.meta(krate);
-                let (registration, field) = if *function {
+                let registration = if *function {
                     // Needs no state: made from nothing, no deps field.
                     let stateless = quote!(<#resolved as #krate::meta::ZbHealthProbe>::STATELESS);
-                    (quote!(#krate::__private::stateless(#stateless)), None)
+                    quote!(#krate::__private::stateless(#stateless))
                 } else {
                     let (ident, doc, label) =
                         custom_field(probe, instead.as_ref().unwrap_or(&custom.path), tyname);
-                    claim(&ident, probe, &label);
                     // The field's type reads as the user's in the docs: an
                     // alias of that name, unless two types share the name.
                     let last = custom.path.segments.last().map(|s| &s.ident);
@@ -302,36 +274,32 @@ fn probes(cx: &Ctxt, m: &Manifest, site: &Site<'_>) -> Probes {
                         _ => resolved.clone(),
                     };
                     let registration = quote!(<#resolved as #krate::meta::ZbHealthProbe>::registration(deps.#ident));
-                    (registration, Some(Field { ident, ty, doc }))
+                    field(ident, ty, doc, probe, &label);
+                    registration
                 };
                 out.types.push(Some(custom));
-                (registration, meta, field)
+                (registration, meta)
             }
             kind => {
-                let field = builtin::own_field_type(kind, krate).map(|ty| {
+                let own = builtin::own_field_type(kind, krate).map(|ty| {
                     let probe_name = probe.name.as_ref().map_or("probe", |n| n.value.as_str());
                     let ident = builtin::ident_for(probe_name);
-                    claim(&ident, probe, &format!("`{probe_name}`"));
-                    Field {
-                        doc: format!(
-                            "The `{probe_name}` probe (`kind: {}`); the field is named after its `name`.",
-                            kind.as_str()
-                        ),
-                        ident,
-                        ty,
-                    }
+                    let doc = format!(
+                        "The `{probe_name}` probe (`kind: {}`); the field is named after its `name`.",
+                        kind.as_str()
+                    );
+                    field(ident.clone(), ty, doc, probe, &format!("`{probe_name}`"));
+                    ident
                 });
                 let meta = builtin::meta(m, probe, krate);
-                let value = builtin::probe(probe, field.as_ref().map(|f| &f.ident), krate);
+                let value = builtin::probe(probe, own.as_ref(), krate);
                 out.types.push(None);
-                (quote!((#meta).registration(#value)), quote!(#meta), field)
+                (quote!((#meta).registration(#value)), quote!(#meta))
             }
         };
-        out.deps.push(Dep {
-            registration: with_dependencies(registration, probe),
-            meta,
-            field,
-        });
+        out.registrations
+            .push(with_dependencies(registration, probe));
+        out.metas.push(meta);
     }
     out
 }

@@ -38,7 +38,7 @@
 //! fallback ("expected `CahceProbe`, found `CacheProbe`"). So when the
 //! source proves the type missing (`nearby::missing`), there is no lookup
 //! by glob: the macro reports the error itself, and the type is the probe
-//! its "did you mean" names ([`CustomType::proved_missing`]).
+//! its "did you mean" names ([`CustomType::lookup`]).
 
 use proc_macro2::{Group, Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote};
@@ -124,13 +124,15 @@ impl CustomType {
     /// What is wrong when the type does not exist, with `hint` ("did you
     /// mean") at the end of the help.
     fn missing_message(&self, site: &Site<'_>, hint: Option<&str>) -> String {
-        let (what, help) = if self.function {
+        let (key, what, help) = if self.function {
             (
+                "fn",
                 "a #[zb_health] async fn that can be named",
                 "name a #[zb_health] async fn by its path from the module that calls `manifest!` (`crate::probes::ping`, `self::ping`), as a `use` there would; check the spelling, that it carries #[zb_health], and that it is visible there",
             )
         } else {
             (
+                "type",
                 "a type that can be named",
                 "name a #[zb_health] probe struct by its path from the module that calls `manifest!` (`crate::probes::CacheProbe`, `self::CacheProbe`), as a `use` there would; check the spelling, and that it is visible there",
             )
@@ -139,17 +141,11 @@ impl CustomType {
             Rule::Unknown,
             self.location,
             format!(
-                "`{}`, the `{}` of a `kind: custom` entry, is not {what} where `manifest!` is called",
-                self.written,
-                self.key()
+                "`{}`, the `{key}` of a `kind: custom` entry, is not {what} where `manifest!` is called",
+                self.written
             ),
             &format!("{help}{}", zb_health_spec::suggest::hint(hint)),
         )
-    }
-
-    /// The entry's key: `fn` or `type`.
-    fn key(&self) -> &'static str {
-        if self.function { "fn" } else { "type" }
     }
 
     /// The check that the entry's form is the probe's: a `fn:` names an
@@ -208,62 +204,55 @@ impl CustomType {
         }
     }
 
-    /// The lookup of a type the source scan proved missing
-    /// (`nearby::missing`): our error, as the macro's own, at the
-    /// manifest's string, with no name of the generated code; and the
-    /// lookup's type is `instead` (the probe the hint names, so the
-    /// caller's `HealthDeps { … }` still type-checks and nothing follows
-    /// the error), else the fallback. `MISSING` is true, so every fact
+    /// The lookup's impl, and the check that the type exists, whose help
+    /// ends in `hint` ("did you mean").
+    ///
+    /// For a type the source scan proved `missing` (`nearby::missing`),
+    /// the error instead is the macro's own, at the manifest's string,
+    /// with no name of the generated code; and the lookup's type is
+    /// `instead` (the probe the hint names, so the caller's
+    /// `HealthDeps { … }` still type-checks and nothing follows the
+    /// error), else the fallback. `MISSING` is then true, so every fact
     /// about the type holds vacuously.
-    pub fn proved_missing(
+    pub fn lookup(
         &self,
         site: &Site<'_>,
         hint: Option<&str>,
+        missing: bool,
         instead: Option<&syn::Path>,
     ) -> TokenStream {
-        let here = Span::call_site().located_at(site.span);
-        let module = lookup_module(site.name);
-        let n = self.n;
-        // Named as written: a follow-on error (no probe to use instead)
-        // then reads "expected `CahceProbe`".
-        let Some(last) = self.path.segments.last() else {
-            return quote!();
-        };
-        let ident = respan(last.ident.to_token_stream(), here);
-        let (ty, fallback) = match instead {
-            Some(path) => (respan(path.to_token_stream(), here), None),
-            None => (ident.clone(), Some(self.fallback(site, &ident))),
-        };
-        let error = syn::Error::new(site.span, self.missing_message(site, hint)).to_compile_error();
-        quote! {
-            #error
-            const _: () = {
-                #fallback
-                impl #module::Custom<#n> for #module::Manifest {
-                    type Type = #ty;
-                    const MISSING: bool = true;
-                }
-            };
-        }
-    }
-
-    /// The lookup's impl and the check that the type exists, whose help
-    /// ends in `hint` ("did you mean").
-    pub fn lookup(&self, site: &Site<'_>, hint: Option<&str>) -> TokenStream {
-        let Site { name, span, .. } = site;
         // The path's tokens point at the manifest's string: an error about
         // its module is reported there, never at the whole macro call.
-        let here = Span::call_site().located_at(*span);
+        let here = Span::call_site().located_at(site.span);
         let Some(last) = self.path.segments.last() else {
             return quote!();
         };
+        // Named as written: a follow-on error (no probe to use instead)
+        // then reads "expected `CahceProbe`".
         let ident = respan(last.ident.to_token_stream(), here);
+        let module = lookup_module(site.name);
+        let n = self.n;
+        let message = self.missing_message(site, hint);
+        if missing {
+            let (ty, fallback) = match instead {
+                Some(path) => (respan(path.to_token_stream(), here), None),
+                None => (ident.clone(), Some(self.fallback(site, &ident))),
+            };
+            let error = syn::Error::new(site.span, message).to_compile_error();
+            return quote! {
+                #error
+                const _: () = {
+                    #fallback
+                    impl #module::Custom<#n> for #module::Manifest {
+                        type Type = #ty;
+                        const MISSING: bool = true;
+                    }
+                };
+            };
+        }
         let args = respan(last.arguments.to_token_stream(), here);
         let parent = respan(self.parent(), here);
-        let module = lookup_module(name);
-        let n = self.n;
         let fallback = self.fallback(site, &ident);
-        let message = self.missing_message(site, hint);
         let missing = &self.missing;
         let check = site.fact(&self.ident(), "type_exists", quote!(!#missing), &message);
         quote! {

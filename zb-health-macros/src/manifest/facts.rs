@@ -1,5 +1,5 @@
 //! The facts the manifest states about items it cannot see, checked by the
-//! generated code: one check item per fact (`crate::site::fact_item`), each calling a `const fn` of
+//! generated code: one check item per fact (`crate::site::Site::fact`), each calling a `const fn` of
 //! `zb_health_spec::facts`, so rustc reports every broken fact at once
 //! (axum's `debug_handler` does the same), each message naming the YAML
 //! line and column.
@@ -9,6 +9,7 @@ use std::time::Duration;
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
 use zb_health_spec::manifest::{Located, Location, Manifest, ProbeDecl};
+use zb_health_spec::vocab::PROBE_SETTING_KEYS;
 use zb_health_spec::{Rule, facts};
 
 use super::custom::CustomType;
@@ -19,8 +20,10 @@ use crate::tokens::{DurationTokens, FailureStatusTokens, TagTokens, optional_dur
 /// R7, R5, R19, R20 and R27 for a custom probe: what the manifest states about it
 /// must match its attribute, one item per key it states, its attribute
 /// timeout must fit the orchestrator's, and its attribute's cache or
-/// background result must stay younger than the detection time. A type that does not exist is
-/// reported once, by its own check; these then hold vacuously.
+/// background result must stay younger than the detection time (those
+/// limits through the attribute's callback when `at_attribute`). A type
+/// that does not exist is reported once, by its own check; these then
+/// hold vacuously.
 pub fn custom_facts(
     site: &Site<'_>,
     m: &Manifest,
@@ -38,97 +41,69 @@ pub fn custom_facts(
     let orchestrator = optional_duration(m.orchestrator_timeout.map(|t| t.value), krate);
     let timeout = quote!(#f::attribute_timeout(#meta.settings.timeout, #orchestrator));
     let mut out = Vec::new();
-    let mut contradiction = |key: &str, fact: &str, loc: Location, ok: TokenStream| {
-        let text =
-            format!("the manifest's `{key}` for `{tyname}` contradicts its #[zb_health] attribute");
-        let msg = site.message(Rule::Contradiction, loc, text, facts::CONTRADICTION_HELP);
-        out.push(site.fact(&ty.ident(), fact, quote!(#missing || #ok), &msg));
-    };
     // Each key the entry states, with where and the comparison.
     let duration = |d: &Option<Located<Duration>>, field: TokenStream| {
-        d.as_ref().map(|d| {
-            let v = DurationTokens(d.value, krate);
-            let ok = quote!(#f::states_duration(#meta.settings.policy.#field, #v));
-            (d.location, ok)
+        stated(d, |v| {
+            let v = DurationTokens(*v, krate);
+            quote!(#f::states_duration(#meta.settings.policy.#field, #v))
         })
     };
     let count = |n: &Option<Located<u32>>, field: TokenStream| {
-        n.as_ref().map(|n| {
-            let v = n.value;
-            let ok = quote!(#f::states_count(#meta.settings.policy.threshold.#field, #v));
-            (n.location, ok)
-        })
+        stated(
+            n,
+            |v| quote!(#f::states_count(#meta.settings.policy.threshold.#field, #v)),
+        )
     };
-    let attribute_timeout =
-        quote!(#f::attribute_timeout(#meta.settings.timeout, ::core::option::Option::None));
-    let stated = [
-        (
-            "name",
-            stated(&p.name, |v| quote!(#f::same_name(#meta.name, #v))),
-        ),
-        (
-            "tags",
-            p.tags.as_ref().map(|tags| {
+    for key in PROBE_SETTING_KEYS {
+        let stated = match key {
+            "name" => stated(&p.name, |v| quote!(#f::same_name(#meta.name, #v))),
+            "tags" => p.tags.as_ref().map(|tags| {
                 let toks = tags.iter().map(|t| TagTokens(t.value, krate));
                 let loc = tags.first().map_or(p.location, |t| t.location);
                 let v = quote!(#krate::spec::TagSet::of(&[#(#toks),*]));
                 (loc, quote!(#f::same_tags(#meta.settings.tags, #v)))
             }),
-        ),
-        (
-            "timeout",
-            p.timeout.as_ref().map(|t| {
-                let v = DurationTokens(t.value, krate);
-                (t.location, quote!(#f::same_timeout(#attribute_timeout, #v)))
+            "timeout" => stated(&p.timeout, |v| {
+                let v = DurationTokens(*v, krate);
+                let none = quote!(::core::option::Option::None);
+                quote!(#f::same_timeout(#f::attribute_timeout(#meta.settings.timeout, #none), #v))
             }),
-        ),
-        (
-            "failure_status",
-            p.failure_status.as_ref().map(|s| {
-                let v = FailureStatusTokens(s.value, krate);
-                let ok = quote!(#f::same_failure_status(#meta.settings.failure_status, #v));
-                (s.location, ok)
+            "failure_status" => stated(&p.failure_status, |v| {
+                let v = FailureStatusTokens(*v, krate);
+                quote!(#f::same_failure_status(#meta.settings.failure_status, #v))
             }),
-        ),
-        ("cache", duration(&p.cache, quote!(cache))),
-        ("refresh", duration(&p.refresh, quote!(refresh))),
-        (
-            "max_staleness",
-            duration(&p.max_staleness, quote!(max_staleness)),
-        ),
-        (
-            "failure_threshold",
-            count(&p.failure_threshold, quote!(failures)),
-        ),
-        (
-            "failing_for",
-            duration(&p.failing_for, quote!(threshold.failing_for)),
-        ),
-        (
-            "success_threshold",
-            count(&p.success_threshold, quote!(successes)),
-        ),
-        (
-            "shared",
-            stated(&p.shared, |v| quote!(#meta.settings.policy.shared == #v)),
-        ),
-        (
-            "restart_after",
-            duration(&p.restart_after, quote!(restart_after)),
-        ),
-    ];
-    for (key, check) in stated {
-        if let Some((loc, ok)) = check {
+            "cache" => duration(&p.cache, quote!(cache)),
+            "refresh" => duration(&p.refresh, quote!(refresh)),
+            "max_staleness" => duration(&p.max_staleness, quote!(max_staleness)),
+            "failure_threshold" => count(&p.failure_threshold, quote!(failures)),
+            "failing_for" => duration(&p.failing_for, quote!(threshold.failing_for)),
+            "success_threshold" => count(&p.success_threshold, quote!(successes)),
+            "shared" => stated(&p.shared, |v| quote!(#meta.settings.policy.shared == #v)),
+            "restart_after" => duration(&p.restart_after, quote!(restart_after)),
+            _ => None,
+        };
+        if let Some((loc, ok)) = stated {
+            let text = format!(
+                "the manifest's `{key}` for `{tyname}` contradicts its #[zb_health] attribute"
+            );
+            let msg = site.message(Rule::Contradiction, loc, text, facts::CONTRADICTION_HELP);
             // The check's name reads as a sentence: `TagsAgree`, `CacheAgrees`.
             let verb = if key == "tags" { "agree" } else { "agrees" };
-            contradiction(key, &format!("{key}_{verb}"), loc, ok);
+            let fact = format!("{key}_{verb}");
+            out.push(site.fact(&ty.ident(), &fact, quote!(#missing || #ok), &msg));
         }
     }
     // R5, R19, R20 and R27: the attribute's values against the limits
-    // the manifest sets. Checked at the attribute when its callback is
-    // reachable (`at_attribute`), else here, with the same words.
-    if !at_attribute {
-        let b = bounds(m);
+    // the manifest sets. Checked at the attribute, by a call of its
+    // callback, when that is reachable (`at_attribute`), else here, with
+    // the same words.
+    let b = Bounds {
+        orchestrator: m.orchestrator_timeout.map(|t| t.value),
+        detection: m.detection_time(),
+    };
+    if at_attribute {
+        out.push(ty.limits_callback(site, p, b));
+    } else {
         let d = DurationTokens(b.detection, krate);
         let o = b
             .orchestrator
@@ -156,14 +131,6 @@ fn stated<T>(key: &Option<Located<T>>, ok: impl Fn(&T) -> TokenStream) -> Stated
 
 /// Where a key is stated and its check, if the entry states it.
 type Stated = Option<(Location, TokenStream)>;
-
-/// The limits `m` sets a custom probe's attribute.
-pub fn bounds(m: &Manifest) -> Bounds {
-    Bounds {
-        orchestrator: m.orchestrator_timeout.map(|t| t.value),
-        detection: m.detection_time(),
-    }
-}
 
 /// R3 across the manifest and the attributes: a probe's name must not
 /// repeat an earlier probe's, where one of the two comes from an attribute

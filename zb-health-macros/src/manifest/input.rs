@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use proc_macro2::Span;
 use syn::parse::{Parse, ParseStream};
 use syn::{LitStr, Token};
-use zb_health_spec::{Rule, Violation};
+use zb_health_spec::Rule;
 
 use crate::errors::render;
 
@@ -106,23 +106,21 @@ pub struct Loaded {
 impl Source {
     /// Reads the manifest; an unreadable file is an R8 error at the path.
     pub fn load(&self, caller: Option<&Path>) -> syn::Result<Loaded> {
-        match self {
-            Source::Inline(lit) => Ok(Loaded {
-                text: lit.value(),
-                file_label: "<inline manifest>".to_owned(),
-                span: lit.span(),
-                tracked: None,
-            }),
-            Source::File(lit) => match read(lit, caller) {
-                Ok((path, text)) => Ok(Loaded {
-                    text,
-                    file_label: lit.value(),
-                    span: lit.span(),
-                    tracked: Some(path),
-                }),
-                Err(message) => Err(syn::Error::new(lit.span(), message)),
-            },
-        }
+        let (Source::File(lit) | Source::Inline(lit)) = self;
+        let (text, file_label, tracked) = match self {
+            Source::Inline(_) => (lit.value(), "<inline manifest>".to_owned(), None),
+            Source::File(_) => {
+                let (path, text) = read(lit, caller).map_err(|m| syn::Error::new(lit.span(), m))?;
+                (text, lit.value(), Some(path))
+            }
+        };
+        let span = lit.span();
+        Ok(Loaded {
+            text,
+            file_label,
+            span,
+            tracked,
+        })
     }
 }
 
@@ -152,14 +150,13 @@ fn read(lit: &LitStr, caller: Option<&Path>) -> Result<(PathBuf, String), String
         .unwrap_or_else(|| "no place to look".into());
     // Rendered like every other violation (R8), by the one renderer.
     Err(render(
-        &Violation {
-        rule: Rule::ManifestFile,
-        location: (),
-        message: format!(
+        Rule::ManifestFile,
+        &format!(
             "cannot read the health manifest `{}` (looked for {}): {why}",
             lit.value(),
             looked.join(" and ")
         ),
-        help: "a relative path is resolved from the directory of the file that calls `manifest!` (as `include_str!` does), then from the crate root; create the file or fix the path".into(),
-    }, None))
+        "a relative path is resolved from the directory of the file that calls `manifest!` (as `include_str!` does), then from the crate root; create the file or fix the path",
+        None,
+    ))
 }

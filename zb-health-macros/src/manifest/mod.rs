@@ -32,37 +32,30 @@ pub use codegen::snake_case;
 
 use crate::errors::{Ctxt, located};
 use crate::site::Site;
+use crate::tokens::krate;
 
 /// `caller` is the file invoking the macro (`Span::local_file`), so a
 /// relative path resolves as `include_str!` does, also under trybuild.
 pub fn expand(input: TokenStream, caller: Option<PathBuf>) -> TokenStream {
     let cx = Ctxt::new();
-    let out = stages(&cx, input, caller);
+    let out = stages(&cx, input, caller).unwrap_or_else(|e| {
+        cx.push(e);
+        quote!()
+    });
     let errors = cx.check();
     quote!(#errors #out)
 }
 
 /// Every stage that can run; the generated items only if none reported an
 /// error, so a mistake is never followed by errors about the items it
-/// spoiled (a duplicate field, a missing one).
-fn stages(cx: &Ctxt, input: TokenStream, caller: Option<PathBuf>) -> TokenStream {
-    let input = match syn::parse2::<input::Input>(input) {
-        Ok(i) => i,
-        Err(e) => {
-            cx.push(e);
-            return quote!();
-        }
-    };
+/// spoiled (a duplicate field, a missing one). An error that stops every
+/// later stage is the `Err`.
+fn stages(cx: &Ctxt, input: TokenStream, caller: Option<PathBuf>) -> syn::Result<TokenStream> {
+    let input = syn::parse2::<input::Input>(input)?;
     for e in input.option_errors.iter().cloned() {
         cx.push(e);
     }
-    let loaded = match input.source.load(caller.as_deref()) {
-        Ok(l) => l,
-        Err(e) => {
-            cx.push(e);
-            return quote!();
-        }
-    };
+    let loaded = input.source.load(caller.as_deref())?;
     let manifest = match parse_manifest(&loaded.text) {
         Ok(m) => m,
         Err(violations) => {
@@ -72,14 +65,10 @@ fn stages(cx: &Ctxt, input: TokenStream, caller: Option<PathBuf>) -> TokenStream
             if violations.is_empty() {
                 cx.push(syn::Error::new(loaded.span, "invalid manifest"));
             }
-            return quote!();
+            return Ok(quote!());
         }
     };
-    let krate = input
-        .krate
-        .as_ref()
-        .map(|p| quote!(#p))
-        .unwrap_or_else(|| quote!(::zb_health));
+    let krate = krate(input.krate.as_ref());
     let site = Site {
         file: &loaded.file_label,
         span: loaded.span,
@@ -94,7 +83,7 @@ fn stages(cx: &Ctxt, input: TokenStream, caller: Option<PathBuf>) -> TokenStream
     };
     let items = codegen::generate(cx, &manifest, &site);
     if cx.has_errors() {
-        return quote!();
+        return Ok(quote!());
     }
     let track = loaded.tracked.map(|p| {
         let p = p.to_string_lossy().into_owned();
@@ -102,5 +91,5 @@ fn stages(cx: &Ctxt, input: TokenStream, caller: Option<PathBuf>) -> TokenStream
             const _: &[u8] = ::core::include_bytes!(#p);
         )
     });
-    quote!(#track #items)
+    Ok(quote!(#track #items))
 }

@@ -83,6 +83,8 @@ pub struct CrateSource {
     modules: Vec<Module>,
     /// The names of every `manifest!` call in each file, at any depth.
     calls: Vec<(PathBuf, Vec<String>)>,
+    /// How many files the scan read, up to `walk::MAX_FILES`.
+    files: usize,
 }
 
 /// The hint for a `type:` written as `written` that names no type: the
@@ -109,8 +111,7 @@ pub fn hint(written: &syn::Path, found: &[Found]) -> Option<String> {
     {
         return Some(same.path()).filter(|p| *p != written_text);
     }
-    let names: Vec<&str> = found.iter().map(|f| f.name.as_str()).collect();
-    let near = suggest::did_you_mean(last, names.iter().copied())?;
+    let near = suggest::did_you_mean(last, found.iter().map(|f| f.name.as_str()))?;
     let f = found.iter().find(|f| f.name == near)?;
     let path = if module.is_none() || module == Some(&f.module[..]) {
         // Written as the user wrote it, with the name mended.

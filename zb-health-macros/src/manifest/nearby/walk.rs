@@ -50,13 +50,17 @@ pub(super) fn crate_source_in(
         .filter(|r| **r == caller)
         .chain(roots.iter().filter(|r| **r != caller));
     for root in ordered {
-        let tree = Tree::walk(root);
-        if let Some(file) = tree.files.iter().find(|f| f.path == caller) {
-            let module = file.module.clone();
-            return tree.source(module, Some(caller));
+        let mut source = CrateSource::walk(root);
+        // A file's own module is the first read from it.
+        if let Some(m) = source.modules.iter().find(|m| m.file == caller) {
+            source.caller = Some(m.path.clone());
+            source.rooted = Some(caller);
+            return source;
         }
     }
-    Tree::walk(&caller).source(Vec::new(), None)
+    let mut alone = CrateSource::walk(&caller);
+    alone.caller = Some(Vec::new());
+    alone
 }
 
 /// The crate roots of the package in `dir`, as Cargo finds them, with
@@ -100,75 +104,38 @@ pub(super) fn targets_in(dir: &Path) -> Vec<(PathBuf, Option<String>)> {
 /// The values of `path = "….rs"` in a `Cargo.toml`: the targets it
 /// declares (a dependency's `path` is a directory).
 pub(super) fn declared_paths(toml: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut rest = toml;
-    while let Some(at) = rest.find("path") {
-        rest = &rest[at + 4..];
-        let value = rest.trim_start().strip_prefix('=').map(str::trim_start);
-        let Some(value) = value else { continue };
-        let Some(quote) = value.chars().next().filter(|c| *c == '"' || *c == '\'') else {
-            continue;
-        };
-        let value = &value[1..];
-        if let Some(end) = value.find(quote) {
-            let path = &value[..end];
-            if path.ends_with(".rs") {
-                out.push(path.to_owned());
-            }
-        }
-    }
-    out
+    toml.match_indices("path")
+        .filter_map(|(at, _)| {
+            let value = toml[at + 4..].trim_start().strip_prefix('=')?.trim_start();
+            let quote = value.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+            let value = &value[1..];
+            let path = &value[..value.find(quote)?];
+            path.ends_with(".rs").then(|| path.to_owned())
+        })
+        .collect()
 }
 
-/// One file of a crate, with its module.
-#[derive(Debug)]
-struct File {
-    path: PathBuf,
-    module: Vec<String>,
-}
-
-/// One crate's files, each with its module, and its probes.
-#[derive(Default)]
-struct Tree {
-    files: Vec<File>,
-    found: Vec<Found>,
-    modules: Vec<Module>,
-    calls: Vec<(PathBuf, Vec<String>)>,
-}
-
-impl Tree {
-    /// The files `root` declares, transitively.
+impl CrateSource {
+    /// The files `root` declares, transitively, with no caller placed.
     fn walk(root: &Path) -> Self {
-        let mut tree = Tree::default();
+        let mut source = CrateSource::default();
         let dir = root.parent().unwrap_or(Path::new("")).to_owned();
-        tree.file(root, Vec::new(), true, &dir);
-        tree
-    }
-
-    fn source(self, caller: Vec<String>, rooted: Option<PathBuf>) -> CrateSource {
-        CrateSource {
-            found: self.found,
-            caller: Some(caller),
-            rooted,
-            modules: self.modules,
-            calls: self.calls,
-        }
+        source.file(root, Vec::new(), true, &dir);
+        source
     }
 
     /// Reads `file`, module `module`, whose `mod x;` files are in `dir`.
     fn file(&mut self, file: &Path, module: Vec<String>, public: bool, dir: &Path) {
         let file = file.canonicalize().unwrap_or_else(|_| file.to_owned());
-        if self.files.len() >= MAX_FILES || self.files.iter().any(|f| f.path == file) {
+        // Every file read has its module, the first of those in it.
+        if self.files >= MAX_FILES || self.modules.iter().any(|m| m.file == file) {
             return;
         }
         let small = std::fs::metadata(&file).is_ok_and(|m| m.len() <= MAX_BYTES);
         let Some(text) = small.then(|| std::fs::read_to_string(&file).ok()).flatten() else {
             return;
         };
-        self.files.push(File {
-            path: file.clone(),
-            module: module.clone(),
-        });
+        self.files += 1;
         let mut module = Module {
             path: module,
             file: file.clone(),
@@ -200,61 +167,60 @@ impl Tree {
 
     fn items(&mut self, items: &[syn::Item], module: &[String], file: &Path, dir: &Path) {
         for item in items {
-            match item {
-                syn::Item::Struct(s) if is_probe(&s.attrs) && !is_cfg(&s.attrs) => {
-                    self.found.push(Found {
-                        module: module.to_vec(),
-                        name: s.ident.to_string(),
-                        public: is_public(&s.vis),
+            // An async fn probe's type is named like the fn.
+            let probe = match item {
+                syn::Item::Struct(s) => Some((&s.attrs, &s.ident, &s.vis)),
+                syn::Item::Fn(f) => Some((&f.attrs, &f.sig.ident, &f.vis)),
+                _ => None,
+            };
+            if let Some((attrs, ident, vis)) = probe
+                && is_probe(attrs)
+                && !is_cfg(attrs)
+            {
+                self.found.push(Found {
+                    module: module.to_vec(),
+                    name: ident.to_string(),
+                    public: is_public(vis),
+                });
+            }
+            // A module under `#[cfg]` may not exist: its probes are left
+            // to the checks at the manifest.
+            let syn::Item::Mod(m) = item else { continue };
+            if is_cfg(&m.attrs) {
+                continue;
+            }
+            let name = m.ident.to_string();
+            let mut nested = module.to_vec();
+            nested.push(name.clone());
+            let public = is_public(&m.vis);
+            match &m.content {
+                Some((_, inner)) => {
+                    let mut declared = Declared::of(&m.attrs, inner);
+                    // `#[path]` on an inline module moves its children's
+                    // files: not followed for `missing`.
+                    declared.open |= m
+                        .attrs
+                        .iter()
+                        .any(|a| !declared::inert(a) || a.path().is_ident("path"));
+                    self.modules.push(Module {
+                        path: nested.clone(),
+                        file: file.to_owned(),
+                        public,
+                        declared,
                     });
+                    self.items(inner, &nested, file, &dir.join(&name));
                 }
-                // An async fn probe's type is named like the fn.
-                syn::Item::Fn(f) if is_probe(&f.attrs) && !is_cfg(&f.attrs) => {
-                    self.found.push(Found {
-                        module: module.to_vec(),
-                        name: f.sig.ident.to_string(),
-                        public: is_public(&f.vis),
-                    });
-                }
-                // A module under `#[cfg]` may not exist: its probes are
-                // left to the checks at the manifest.
-                syn::Item::Mod(m) if !is_cfg(&m.attrs) => {
-                    let name = m.ident.to_string();
-                    let mut nested = module.to_vec();
-                    nested.push(name.clone());
-                    let public = is_public(&m.vis);
-                    match &m.content {
-                        Some((_, inner)) => {
-                            let mut declared = Declared::of(&m.attrs, inner);
-                            // `#[path]` on an inline module moves its
-                            // children's files: not followed for `missing`.
-                            declared.open |= m
-                                .attrs
-                                .iter()
-                                .any(|a| !declared::inert(a) || a.path().is_ident("path"));
-                            self.modules.push(Module {
-                                path: nested.clone(),
-                                file: file.to_owned(),
-                                public,
-                                declared,
-                            });
-                            self.items(inner, &nested, file, &dir.join(&name));
-                        }
-                        None => {
-                            let (child, child_dir) = module_file(&m.attrs, dir, &name);
-                            self.file(&child, nested.clone(), public, &child_dir);
-                            // A `cfg_attr` may move the file: its names
-                            // decide nothing.
-                            if !m.attrs.iter().all(declared::inert)
-                                && let Some(read) =
-                                    self.modules.iter_mut().find(|r| r.path == nested)
-                            {
-                                read.declared.open = true;
-                            }
-                        }
+                None => {
+                    let (child, child_dir) = module_file(&m.attrs, dir, &name);
+                    self.file(&child, nested.clone(), public, &child_dir);
+                    // A `cfg_attr` may move the file: its names decide
+                    // nothing.
+                    if !m.attrs.iter().all(declared::inert)
+                        && let Some(read) = self.modules.iter_mut().find(|r| r.path == nested)
+                    {
+                        read.declared.open = true;
                     }
                 }
-                _ => {}
             }
         }
     }
