@@ -173,7 +173,9 @@ pub const fn names_contain(names: &[&str], name: &str) -> bool {
     false
 }
 
-#[cfg(all(test, feature = "manifest"))]
+// Tests, as `size.py` counts them only under a plain `#[cfg(test)]`.
+#[cfg(test)]
+#[cfg(feature = "manifest")]
 mod manifest_tests {
     use crate::manifest::{GrpcTargetDecl, parse_manifest};
     use crate::{Rule, Tag};
