@@ -40,9 +40,7 @@ impl Reader {
     /// tier to level) and `cluster_ready` of the `endpoints` section.
     pub(super) fn responses(&mut self, section: &Fields) -> (ResponsesDecl, ClusterReady) {
         let mut decl = ResponsesDecl {
-            format: section
-                .get("format")
-                .and_then(|f| self.keyword::<ResponseFormat>("`endpoints.format`", f.node)),
+            format: self.value(section, "format", Self::keyword::<ResponseFormat>),
             ..ResponsesDecl::default()
         };
         if let Some(f) = section.get("disclosure") {
@@ -52,9 +50,7 @@ impl Reader {
             let public = Tag::ALL.map(|t| decl.disclosure(t));
             decl.authorized = self.authorized("`endpoints.authorized`", f.node, public);
         }
-        decl.cluster_addresses = section
-            .get("cluster_addresses")
-            .and_then(|f| self.boolean("`endpoints.cluster_addresses`", f.node));
+        decl.cluster_addresses = self.value(section, "cluster_addresses", Self::boolean);
         let cluster_ready = match section.get("cluster_ready").map(|f| f.node) {
             None => ClusterReady::Off,
             Some(node) => match &node.value {

@@ -21,9 +21,8 @@ impl Reader {
     /// read; the targets are then not checked again).
     pub(super) fn grpc(&mut self, top: &Fields, probes: Option<&[ProbeDecl]>) -> Option<GrpcDecl> {
         let section = self.section(top, "grpc", &GRPC_KEYS)?;
-        let period = section
-            .get("period")
-            .and_then(|f| self.duration("`grpc.period`", f.node))
+        let period = self
+            .value(&section, "period", Self::duration)
             .inspect(|p| check_grpc_period(p.value, p.location, &mut self.sink));
         let services = match section.get("services") {
             Some(f) => self.grpc_services(f.node),

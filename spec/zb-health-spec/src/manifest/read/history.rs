@@ -39,25 +39,18 @@ impl Reader {
             ),
         };
         if !matches!(field.node.value, Value::Null) {
-            let fields = self.mapping("`history`", field.node, &HISTORY_KEYS)?;
-            let flag = |r: &mut Self, key: &str| {
-                fields
-                    .get(key)
-                    .and_then(|f| r.boolean(&format!("`history.{key}`"), f.node))
+            let mut fields = self.mapping("`history`", field.node, &HISTORY_KEYS)?;
+            fields.path = Some("history.".into());
+            let mut flag = |key| {
+                self.value(&fields, key, Self::boolean)
                     .is_some_and(|b| b.value)
             };
-            decl.ui = flag(self, "ui");
-            decl.application_port = flag(self, "application_port");
-            if let Some(p) = fields
-                .get("path")
-                .and_then(|f| self.string("`history.path`", f.node))
-            {
+            decl.ui = flag("ui");
+            decl.application_port = flag("application_port");
+            if let Some(p) = self.value(&fields, "path", Self::string) {
                 decl.path = p;
             }
-            if let Some(p) = fields
-                .get("ui_path")
-                .and_then(|f| self.string("`history.ui_path`", f.node))
-            {
+            if let Some(p) = self.value(&fields, "ui_path", Self::string) {
                 decl.ui_path = p;
             }
         }

@@ -8,9 +8,7 @@ use super::{Fields, Reader};
 use crate::manifest::{LifecycleDecl, Located, WatchdogDecl};
 use crate::{
     NameOf,
-    rules::{
-        check_drain, check_name_of, check_unique_names_of, check_watchdog_deadline, missing_key,
-    },
+    rules::{check_drain, check_name_of, check_unique_names_of, check_watchdog_deadline},
 };
 
 /// The keys of `lifecycle`.
@@ -39,15 +37,9 @@ impl Reader {
             if let Some(f) = section.get("watchdogs") {
                 decl.watchdogs = self.watchdogs(f.node);
             }
-            decl.drain_delay = section
-                .get("drain_delay")
-                .and_then(|f| self.duration("`lifecycle.drain_delay`", f.node));
-            decl.shutdown_timeout = section
-                .get("shutdown_timeout")
-                .and_then(|f| self.duration("`lifecycle.shutdown_timeout`", f.node));
-            decl.exit_on_stall = section
-                .get("exit_on_stall")
-                .and_then(|f| self.boolean("`lifecycle.exit_on_stall`", f.node));
+            decl.drain_delay = self.value(&section, "drain_delay", Self::duration);
+            decl.shutdown_timeout = self.value(&section, "shutdown_timeout", Self::duration);
+            decl.exit_on_stall = self.value(&section, "exit_on_stall", Self::boolean);
         }
         let at = |d: Option<Located<Duration>>| d.map(|d| (d.value, d.location));
         check_drain(
@@ -95,35 +87,22 @@ impl Reader {
             let Some(fields) = self.mapping(&label, item, &WATCHDOG_KEYS) else {
                 continue;
             };
-            let name = match fields.get("name") {
-                Some(f) => self.string(&format!("`name` of {label}"), f.node),
-                None => {
-                    missing_key(
-                        format!("{label} has no `name`"),
-                        "add `name: <short-id>`; it names the loop's entry in `live`",
-                        item.loc,
-                        &mut self.sink,
-                    );
-                    None
-                }
-            };
-            let shown_name = name.as_ref().map_or(label.clone(), |n| n.value.clone());
-            let deadline = match fields.get("deadline") {
-                Some(f) => self
-                    .duration(&format!("`deadline` of watchdog `{shown_name}`"), f.node)
-                    .inspect(|d| {
-                        check_watchdog_deadline(&shown_name, d.value, d.location, &mut self.sink);
-                    }),
-                None => {
-                    missing_key(
-                        format!("watchdog `{shown_name}` has no `deadline`"),
-                        "add `deadline: 30s`, the longest time one iteration of the loop may take",
-                        item.loc,
-                        &mut self.sink,
-                    );
-                    None
-                }
-            };
+            let missing = (
+                format!("{label} has no `name`"),
+                "add `name: <short-id>`; it names the loop's entry in `live`",
+            );
+            let name = self.required(&fields, "name", missing, Self::string);
+            let shown_name = name.as_ref().map_or(label, |n| n.value.clone());
+            let missing = (
+                format!("watchdog `{shown_name}` has no `deadline`"),
+                "add `deadline: 30s`, the longest time one iteration of the loop may take",
+            );
+            let deadline = self.required(&fields, "deadline", missing, |r, _, node| {
+                let what = format!("`deadline` of watchdog `{shown_name}`");
+                let d = r.duration(&what, node)?;
+                check_watchdog_deadline(&shown_name, d.value, d.location, &mut r.sink);
+                Some(d)
+            });
             if let Some(n) = &name {
                 names.push(n.clone());
             }

@@ -89,12 +89,26 @@ struct Field<'a> {
 /// A mapping's string-keyed entries, unknown keys included (already reported).
 struct Fields<'a> {
     loc: Location,
+    /// What messages call the mapping: `` probe `db` ``.
+    what: String,
+    /// The path of a section's keys (`lifecycle.`, empty at the top), so
+    /// a key's value is `` `lifecycle.drain_delay` ``; `None` in a list
+    /// item, whose key's value is `` `cache` of probe `db` ``.
+    path: Option<String>,
     entries: Vec<Field<'a>>,
 }
 
 impl<'a> Fields<'a> {
     fn get(&self, key: &str) -> Option<Field<'a>> {
         self.entries.iter().find(|f| f.key == key).copied()
+    }
+
+    /// What messages call the value of `key`.
+    fn what(&self, key: &str) -> String {
+        match &self.path {
+            Some(path) => format!("`{path}{key}`"),
+            None => format!("`{key}` of {}", self.what),
+        }
     }
 }
 
@@ -108,16 +122,6 @@ enum Written<T> {
 }
 
 impl<T: Copy> Written<T> {
-    fn read<'a>(
-        field: Option<Field<'a>>,
-        read: impl FnOnce(Field<'a>) -> Option<Located<T>>,
-    ) -> Self {
-        match field {
-            None => Written::Absent,
-            Some(f) => read(f).map_or(Written::Invalid, Written::Valid),
-        }
-    }
-
     fn valid(self) -> Option<Located<T>> {
         match self {
             Written::Valid(v) => Some(v),
@@ -172,6 +176,21 @@ struct Reader {
 }
 
 impl Reader {
+    /// [`value`](Self::value), telling an absent key from an invalid one.
+    fn written<T>(
+        &mut self,
+        fields: &Fields,
+        key: &str,
+        read: impl FnOnce(&mut Self, &str, &Node) -> Option<Located<T>>,
+    ) -> Written<T> {
+        match fields.get(key) {
+            None => Written::Absent,
+            Some(_) => self
+                .value(fields, key, read)
+                .map_or(Written::Invalid, Written::Valid),
+        }
+    }
+
     fn root(&mut self, root: &Node) -> Option<Manifest> {
         if matches!(root.value, Value::Null) {
             self.sink.push(
@@ -182,7 +201,8 @@ impl Reader {
             );
             return None;
         }
-        let top = self.mapping("the manifest", root, &TOP_KEYS)?;
+        let mut top = self.mapping("the manifest", root, &TOP_KEYS)?;
+        top.path = Some(String::new());
         let service = self.service(&top);
         let (paths, mut responses, cluster_ready) = self.endpoints(&top);
         let (orchestrator_timeout, grace_period) = self.orchestrator(&top);
@@ -234,16 +254,11 @@ impl Reader {
 
     /// `service`: required, and a short identifier (R9).
     fn service(&mut self, top: &Fields) -> Option<Located<String>> {
-        let Some(f) = top.get("service") else {
-            missing_key(
-                "the manifest has no `service`",
-                "add `service: <name>`, the service's short identifier, e.g. `service: scadabridge`",
-                top.loc,
-                &mut self.sink,
-            );
-            return None;
-        };
-        let service = self.string("`service`", f.node)?;
+        let missing = (
+            "the manifest has no `service`",
+            "add `service: <name>`, the service's short identifier, e.g. `service: scadabridge`",
+        );
+        let service = self.required(top, "service", missing, Self::string)?;
         check_name_of(
             NameOf::Service,
             &service.value,
@@ -266,19 +281,12 @@ impl Reader {
         if let Some(section) = self.section(top, "endpoints", &ENDPOINT_KEYS) {
             responses = self.responses(&section);
             set_at = [section.loc; 4];
-            let preset = section
-                .get("preset")
-                .and_then(|f| self.keyword::<Preset>("`endpoints.preset`", f.node));
-            if let Some(preset) = preset {
+            if let Some(preset) = self.value(&section, "preset", Self::keyword::<Preset>) {
                 paths = preset.value.paths();
                 set_at = [preset.location; 4];
             }
             for (endpoint, at) in Endpoint::ALL.into_iter().zip(&mut set_at) {
-                let what = format!("`endpoints.{endpoint}`");
-                if let Some(path) = section
-                    .get(endpoint.as_str())
-                    .and_then(|f| self.string(&what, f.node))
-                {
+                if let Some(path) = self.value(&section, endpoint.as_str(), Self::string) {
                     *paths.endpoint_mut(endpoint) = path.value;
                     *at = path.location;
                 }
@@ -296,13 +304,11 @@ impl Reader {
     /// `orchestrator`: the orchestrator's probe timeout and its termination
     /// grace period (checked against the drain, R18, in `lifecycle`).
     fn orchestrator(&mut self, top: &Fields) -> (Written<Duration>, Option<Located<Duration>>) {
-        let section = self.section(top, "orchestrator", &ORCHESTRATOR_KEYS);
-        let field = |key| section.as_ref().and_then(|s| s.get(key));
-        let timeout = Written::read(field("timeout"), |f| {
-            self.setting_timeout("`orchestrator.timeout`", f)
-        });
-        let grace = field("termination_grace_period")
-            .and_then(|f| self.duration("`orchestrator.termination_grace_period`", f.node));
+        let Some(section) = self.section(top, "orchestrator", &ORCHESTRATOR_KEYS) else {
+            return (Written::Absent, None);
+        };
+        let timeout = self.written(&section, "timeout", Self::setting_timeout);
+        let grace = self.value(&section, "termination_grace_period", Self::duration);
         (timeout, grace)
     }
 
@@ -314,13 +320,17 @@ impl Reader {
         let Some(section) = self.section(top, "management", &MANAGEMENT_KEYS) else {
             return (None, [None; 3], [None; 3]);
         };
-        let disclosure = section.get("disclosure").map_or([None; 3], |f| {
-            self.disclosure("`management.disclosure`", f.node)
-        });
+        let disclosure = self
+            .value(&section, "disclosure", |r, what, node| {
+                Some(r.disclosure(what, node))
+            })
+            .unwrap_or_default();
         let public = disclosure.map(|d| d.map(|d| d.value).unwrap_or_default());
-        let authorized = section.get("authorized").map_or([None; 3], |f| {
-            self.authorized("`management.authorized`", f.node, public)
-        });
+        let authorized = self
+            .value(&section, "authorized", |r, what, node| {
+                Some(r.authorized(what, node, public))
+            })
+            .unwrap_or_default();
         let (port, disclosure) = self.management_port(&section, disclosure, &authorized);
         (port, disclosure, authorized)
     }
@@ -361,20 +371,18 @@ impl Reader {
 
     /// `defaults`: the timeout and failure status probes inherit.
     fn defaults(&mut self, top: &Fields) -> (Written<Duration>, Option<Located<FailureStatus>>) {
-        let section = self.section(top, "defaults", &DEFAULT_KEYS);
-        let field = |key| section.as_ref().and_then(|s| s.get(key));
-        let timeout = Written::read(field("timeout"), |f| {
-            self.setting_timeout("`defaults.timeout`", f)
-        });
-        let failure_status = field("failure_status")
-            .and_then(|f| self.keyword::<FailureStatus>("`defaults.failure_status`", f.node));
-        (timeout, failure_status)
+        let Some(section) = self.section(top, "defaults", &DEFAULT_KEYS) else {
+            return (Written::Absent, None);
+        };
+        let timeout = self.written(&section, "timeout", Self::setting_timeout);
+        let status = self.value(&section, "failure_status", Self::keyword::<FailureStatus>);
+        (timeout, status)
     }
 
     /// `orchestrator.timeout` or `defaults.timeout`: a duration, not zero
     /// (R5; a zero one is still returned, so it is reported only here).
-    fn setting_timeout(&mut self, what: &str, f: Field) -> Option<Located<Duration>> {
-        let timeout = self.duration(what, f.node)?;
+    fn setting_timeout(&mut self, what: &str, node: &Node) -> Option<Located<Duration>> {
+        let timeout = self.duration(what, node)?;
         if timeout.value.is_zero() {
             self.sink.push(
                 Rule::Duration,

@@ -26,15 +26,13 @@ impl Reader {
         let Some(section) = self.section(top, "observability", &OBSERVABILITY_KEYS) else {
             return Observability::default();
         };
-        let failure_log_interval = section
-            .get("failure_log_interval")
-            .and_then(|f| self.duration("`observability.failure_log_interval`", f.node));
-        let webhook = section.get("webhook").and_then(|f| {
-            let url = self.string("`observability.webhook`", f.node)?;
+        let failure_log_interval = self.value(&section, "failure_log_interval", Self::duration);
+        let webhook = self.value(&section, "webhook", |r, what, node| {
+            let url = r.string(what, node)?;
             match crate::webhook::parse_webhook_url(&url.value) {
                 Ok(_) => Some(url),
                 Err(reason) => {
-                    self.sink.push(
+                    r.sink.push(
                         Rule::ValueType,
                         url.location,
                         format!("`observability.webhook`: {reason}"),

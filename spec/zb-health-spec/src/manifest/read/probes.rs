@@ -32,29 +32,21 @@ struct ExecutionPolicy {
 }
 
 impl ExecutionPolicy {
-    /// `cache`, `refresh` and `max_staleness` of a probe (R5 for a
-    /// malformed one, at its value).
-    fn read(reader: &mut Reader, label: &str, fields: &Fields) -> Self {
-        let mut read = |key: &str| {
-            fields
-                .get(key)
-                .and_then(|f| reader.duration(&format!("`{key}` of {label}"), f.node))
-        };
-        let failing_for = read("failing_for");
-        let (cache, refresh, max_staleness) =
-            (read("cache"), read("refresh"), read("max_staleness"));
-        let mut count = |key: &str| {
-            fields
-                .get(key)
-                .and_then(|f| reader.run_count(&format!("`{key}` of {label}"), f.node))
-        };
+    /// The policy keys of a probe (R5 for a malformed duration, R15 for a
+    /// count that is none, each at its value).
+    fn read(reader: &mut Reader, fields: &Fields) -> Self {
+        let [cache, refresh, max_staleness, failing_for] =
+            ["cache", "refresh", "max_staleness", "failing_for"]
+                .map(|key| reader.value(fields, key, Reader::duration));
+        let [failure_threshold, success_threshold] = ["failure_threshold", "success_threshold"]
+            .map(|key| reader.value(fields, key, Reader::run_count));
         Self {
             cache,
             refresh,
             max_staleness,
-            failure_threshold: count("failure_threshold"),
+            failure_threshold,
             failing_for,
-            success_threshold: count("success_threshold"),
+            success_threshold,
         }
     }
 }
@@ -113,15 +105,9 @@ fn probe_keys_of(kind: Option<Kind>) -> Vec<&'static str> {
 /// of an unknown key lists the keys of that kind); `None` when `kind` is
 /// missing or no kind (reported where it is read).
 fn declared_kind(node: &Node) -> Option<Kind> {
-    let Value::Map(pairs) = &node.value else {
-        return None;
-    };
-    pairs
-        .iter()
-        .find_map(|(key, value)| match (&key.value, &value.value) {
-            (Value::Str(k), Value::Str(v)) if k == "kind" => Kind::parse(v),
-            _ => None,
-        })
+    node.get("kind")
+        .and_then(Node::as_str)
+        .and_then(Kind::parse)
 }
 
 impl Reader {
@@ -145,15 +131,13 @@ impl Reader {
         else {
             return (None, None);
         };
-        let declared = fields
-            .get("name")
-            .and_then(|f| self.string(&format!("`name` of {label}"), f.node));
+        let declared = self.value(&fields, "name", Self::string);
         if let Some(n) = &declared {
             check_name(&n.value, n.location, &mut self.sink);
         }
-        let kind_id = self.kind_id(&label, &fields);
+        let kind_id = self.kind_id(&fields);
         if let Some(id) = &kind_id {
-            self.kind_options(&label, id, &fields);
+            self.kind_options(id, &fields);
             if id.value != Kind::Custom && fields.get("name").is_none() {
                 missing_key(
                     format!("{label} of kind `{}` has no `name`", id.value),
@@ -163,14 +147,12 @@ impl Reader {
                 );
             }
         }
-        let kind = kind_id.and_then(|id| self.kind(&name, &label, id.value, &fields, node.loc));
+        let kind = kind_id.and_then(|id| self.kind(&name, id.value, &fields));
         let tags_field = fields.get("tags");
         let tags = tags_field.and_then(|f| self.tags(&name, &label, f.node));
         let custom = kind_id.as_ref().is_some_and(|id| id.value == Kind::Custom);
-        let timeout = self.probe_timeout(&name, &label, &fields, node.loc, settings, custom);
-        let failure_status = fields.get("failure_status").and_then(|f| {
-            self.keyword::<FailureStatus>(&format!("`failure_status` of {label}"), f.node)
-        });
+        let timeout = self.probe_timeout(&name, &fields, settings, custom);
+        let failure_status = self.value(&fields, "failure_status", Self::keyword::<FailureStatus>);
         // Tags written but invalid were reported; R10 does not guess them.
         let effective_tags = match (&tags, tags_field) {
             (Some(tags), _) => Some(tags.iter().map(|t| t.value).collect()),
@@ -193,17 +175,18 @@ impl Reader {
             settings.default_timeout.as_ref(),
             settings.orchestrator,
         );
-        let policy = ExecutionPolicy::read(self, &label, &fields);
-        let depends_on = fields
-            .get("depends_on")
-            .and_then(|f| self.depends_on(&label, f.node))
+        let policy = ExecutionPolicy::read(self, &fields);
+        let depends_on = self
+            .name_list(
+                &fields,
+                "depends_on",
+                ("probe", "database", "a `depends_on` name"),
+            )
             .unwrap_or_default();
         if let Some(tags) = checked_tags {
             self.execution_policy(&name, tags, deadline, settings.detection, &policy);
         }
-        let shared = fields
-            .get("shared")
-            .and_then(|f| self.boolean(&format!("`shared` of {label}"), f.node));
+        let shared = self.value(&fields, "shared", Self::boolean);
         // A custom probe's tags without manifest `tags` are its attribute's,
         // which checks `shared` against them itself.
         let shared_tags = match (&kind_id, &tags) {
@@ -215,9 +198,7 @@ impl Reader {
         {
             check_shared(&name, tags, s.location, &mut self.sink);
         }
-        let restart_after = fields
-            .get("restart_after")
-            .and_then(|f| self.duration(&format!("`restart_after` of {label}"), f.node));
+        let restart_after = self.value(&fields, "restart_after", Self::duration);
         // A custom probe's is its attribute's, checked there and against
         // the detection time by the generated code.
         if let (Some(r), false) = (&restart_after, custom) {
@@ -318,21 +299,16 @@ impl Reader {
     }
 
     /// `kind`: required (R11), one of [`Kind::NAMES`].
-    fn kind_id(&mut self, label: &str, fields: &Fields) -> Option<Located<Kind>> {
-        let Some(f) = fields.get("kind") else {
-            missing_key(
-                format!("{label} has no `kind`"),
-                format!("add `kind:` with one of {}", one_of(Kind::NAMES)),
-                fields.loc,
-                &mut self.sink,
-            );
-            return None;
-        };
-        self.keyword::<Kind>(&format!("`kind` of {label}"), f.node)
+    fn kind_id(&mut self, fields: &Fields) -> Option<Located<Kind>> {
+        let missing = (
+            format!("{} has no `kind`", fields.what),
+            format!("add `kind:` with one of {}", one_of(Kind::NAMES)),
+        );
+        self.required(fields, "kind", missing, Self::keyword::<Kind>)
     }
 
     /// R4 for each kind-specific key on a kind that does not take it.
-    fn kind_options(&mut self, label: &str, kind: &Located<Kind>, fields: &Fields) {
+    fn kind_options(&mut self, kind: &Located<Kind>, fields: &Fields) {
         for field in &fields.entries {
             let Some((key, kinds)) = KIND_OPTIONS.iter().find(|(k, _)| *k == field.key) else {
                 continue;
@@ -343,8 +319,8 @@ impl Reader {
                     Rule::Unknown,
                     field.key_loc,
                     format!(
-                        "`{key}` does not apply to {label}, a `{}` probe",
-                        kind.value
+                        "`{key}` does not apply to {}, a `{}` probe",
+                        fields.what, kind.value
                     ),
                     format!(
                         "`{key}` is an option of {} probes only; remove it, or change `kind`",
@@ -357,30 +333,22 @@ impl Reader {
 
     /// The kind with its options; every option key of another kind was
     /// reported by [`Reader::kind_options`] and is not read.
-    fn kind(
-        &mut self,
-        name: &str,
-        label: &str,
-        id: Kind,
-        fields: &Fields,
-        at: Location,
-    ) -> Option<ProbeKind> {
+    fn kind(&mut self, name: &str, id: Kind, fields: &Fields) -> Option<ProbeKind> {
+        let (label, at) = (fields.what.as_str(), fields.loc);
         match id {
             Kind::Database => Some(ProbeKind::Database),
             Kind::ClusterMembership => {
-                let policy = fields.get("policy").and_then(|f| {
-                    self.keyword::<MembershipPolicy>(&format!("`policy` of {label}"), f.node)
-                });
+                let policy = self.value(fields, "policy", Self::keyword::<MembershipPolicy>);
                 Some(ProbeKind::ClusterMembership {
                     policy: policy.map_or_else(MembershipPolicy::default, |p| p.value),
                 })
             }
             Kind::ClusterTransport => Some(ProbeKind::ClusterTransport {
-                guard: self.guard(label, fields),
+                guard: self.guard(fields),
             }),
-            Kind::ActiveNode => self.active_node(name, label, fields),
+            Kind::ActiveNode => self.active_node(name, fields),
             Kind::Grpc => Some(ProbeKind::Grpc),
-            Kind::Http => self.http(label, fields, at),
+            Kind::Http => self.http(fields),
             Kind::Disk => self.disk(label, fields, at),
             Kind::Redis => self.redis(label, fields, at),
             Kind::Certificate => self.certificate(label, fields, at),
@@ -397,17 +365,14 @@ impl Reader {
     /// (R11). With an expected size, a majority is required unless the
     /// manifest says `require_majority: false`: split-brain safety is the
     /// default wherever the size is known (ZB-2.3a).
-    fn guard(&mut self, label: &str, fields: &Fields) -> Option<MajorityGuard> {
-        let size = fields
-            .get("expected_size")
-            .and_then(|f| self.expected_size(label, f.node));
-        let majority = fields
-            .get("require_majority")
-            .and_then(|f| self.boolean(&format!("`require_majority` of {label}"), f.node));
+    fn guard(&mut self, fields: &Fields) -> Option<MajorityGuard> {
+        let size = self.value(fields, "expected_size", Self::expected_size);
+        let majority = self.value(fields, "require_majority", Self::boolean);
         if let (None, Some(f)) = (fields.get("expected_size"), fields.get("require_majority")) {
             missing_key(
                 format!(
-                    "`require_majority` of {label} has no `expected_size` to count a majority of"
+                    "{} has no `expected_size` to count a majority of",
+                    fields.what("require_majority")
                 ),
                 "add `expected_size: <nodes in the cluster>`, or remove `require_majority`",
                 f.key_loc,
@@ -423,17 +388,17 @@ impl Reader {
     /// `scope`, `roles`, `no_active_role_status` of an active-node probe:
     /// R2 for `scope: role` without roles (ZB-2.3d), R7 for role options on
     /// a cluster-wide scope.
-    fn active_node(&mut self, name: &str, label: &str, fields: &Fields) -> Option<ProbeKind> {
-        let scope = fields
-            .get("scope")
-            .and_then(|f| self.keyword::<Scope>(&format!("`scope` of {label}"), f.node));
+    fn active_node(&mut self, name: &str, fields: &Fields) -> Option<ProbeKind> {
+        let scope = self.value(fields, "scope", Self::keyword::<Scope>);
         let roles_field = fields.get("roles");
-        let roles = roles_field.and_then(|f| self.roles(label, f.node));
+        let roles = self.name_list(fields, "roles", ("role", "admin, driver", "a role"));
         let status_field = fields.get("no_active_role_status");
-        let status = status_field.and_then(|f| {
-            self.keyword::<HealthStatus>(&format!("`no_active_role_status` of {label}"), f.node)
-        });
-        let guard = self.guard(label, fields);
+        let status = self.value(
+            fields,
+            "no_active_role_status",
+            Self::keyword::<HealthStatus>,
+        );
+        let guard = self.guard(fields);
         let scope = match scope {
             Some(s) if s.value == Scope::Role => {
                 self.role_scope(name, s.location, roles_field, roles)
@@ -446,8 +411,8 @@ impl Reader {
                         Rule::Contradiction,
                         f.key_loc,
                         format!(
-                            "{label} sets `{}` but its scope is the whole cluster",
-                            f.key
+                            "{} sets `{}` but its scope is the whole cluster",
+                            fields.what, f.key
                         ),
                         format!(
                             "add `scope: role` to choose the active node per role, or remove `{}`",
@@ -494,38 +459,36 @@ impl Reader {
         }
     }
 
-    /// `roles`: a list of role names; [`check_role_preference`] judges it.
-    fn roles(&mut self, label: &str, node: &Node) -> Option<Vec<Located<String>>> {
-        let what = format!("`roles` of {label}");
-        let help = "write a YAML list, e.g. `roles: [admin, driver]`";
-        let item = format!("a role of {label}");
-        self.strings((&what, "a list of role names", help), &item, node)
-    }
-
-    /// `depends_on`: a list of probe names; R21 and R22 judge it over
-    /// every probe, once all are read.
-    fn depends_on(&mut self, label: &str, node: &Node) -> Option<Vec<Located<String>>> {
-        let what = format!("`depends_on` of {label}");
-        let help = "write a YAML list, e.g. `depends_on: [database]`";
-        let item = format!("a `depends_on` name of {label}");
-        self.strings((&what, "a list of probe names", help), &item, node)
+    /// `key`, a list of `noun` names, each `item` in messages: `roles`,
+    /// which [`check_role_preference`] judges, or `depends_on`, which R21
+    /// and R22 judge over every probe, once all are read.
+    fn name_list(
+        &mut self,
+        fields: &Fields,
+        key: &str,
+        (noun, example, item): (&str, &str, &str),
+    ) -> Option<Vec<Located<String>>> {
+        let help = format!("write a YAML list, e.g. `{key}: [{example}]`");
+        let item = format!("{item} of {}", fields.what);
+        let expected = format!("a list of {noun} names");
+        self.value(fields, key, |r, what, node| {
+            r.strings((what, &expected, &help), &item, node)
+        })
     }
 
     /// `url` (required, R11; callable, R15 through
     /// [`upstream::parse_url`]), `status` (a range of codes, R15) and
     /// `body_contains` of an HTTP probe, each error at its value.
-    fn http(&mut self, label: &str, fields: &Fields, at: Location) -> Option<ProbeKind> {
+    fn http(&mut self, fields: &Fields) -> Option<ProbeKind> {
         let status = match fields.get("status") {
             None => Some(StatusRange::DEFAULT),
-            Some(f) => self.status_range(label, f.node),
+            Some(_) => self.value(fields, "status", Self::status_range),
         };
-        let body_contains = fields
-            .get("body_contains")
-            .and_then(|f| self.string(&format!("`body_contains` of {label}"), f.node));
+        let body_contains = self.value(fields, "body_contains", Self::string);
         let url = self.url(
-            (label, Kind::Http),
+            (&fields.what, Kind::Http),
             fields,
-            at,
+            fields.loc,
             "add `url: http://host:port/path`, the upstream to call",
             |u| upstream::parse_url(u).map(drop),
         )?;
@@ -573,8 +536,7 @@ impl Reader {
     }
 
     /// `status` of an HTTP probe: `200-299` or one code such as `204`.
-    fn status_range(&mut self, label: &str, node: &Node) -> Option<StatusRange> {
-        let what = format!("`status` of {label}");
+    fn status_range(&mut self, what: &str, node: &Node) -> Option<StatusRange> {
         let help = "write a range of status codes, e.g. `status: 200-399`, or one code, e.g. `status: 204`";
         let parsed = match &node.value {
             Value::Int(n) => u16::try_from(*n)
@@ -582,7 +544,7 @@ impl Reader {
                 .and_then(|c| StatusRange::new(c, c)),
             Value::Str(s) => StatusRange::parse(s),
             _ => {
-                self.wrong_type(&what, "a status code range", node, help);
+                self.wrong_type(what, "a status code range", node, help);
                 return None;
             }
         };
@@ -688,15 +650,11 @@ impl Reader {
     fn probe_timeout(
         &mut self,
         name: &str,
-        label: &str,
         fields: &Fields,
-        at: Location,
         settings: &Settings,
         custom: bool,
     ) -> Option<Located<Duration>> {
-        let own = Written::read(fields.get("timeout"), |f| {
-            self.duration(&format!("`timeout` of {label}"), f.node)
-        });
+        let own = self.written(fields, "timeout", Self::duration);
         let checked = match own {
             Written::Invalid => false,
             Written::Valid(_) => true,
@@ -704,7 +662,9 @@ impl Reader {
         };
         if checked {
             let own = own.valid();
-            let written_at = own.or(settings.default_timeout).map_or(at, |t| t.location);
+            let written_at = own
+                .or(settings.default_timeout)
+                .map_or(fields.loc, |t| t.location);
             let deadline = effective_timeout(
                 own.as_ref(),
                 settings.default_timeout.as_ref(),

@@ -9,7 +9,7 @@ use super::{Field, Fields, Reader};
 use crate::manifest::{Located, ProbeDecl, ProbeKind};
 use crate::{
     Rule,
-    rules::{check_cluster_size, check_duration_text},
+    rules::{check_cluster_size, check_duration_text, missing_key},
     suggest::{did_you_mean, hint, one_of},
     vocab::Keyword,
 };
@@ -75,8 +75,37 @@ impl Reader {
         }
         Some(Fields {
             loc: node.loc,
+            what: what.to_owned(),
+            path: None,
             entries,
         })
+    }
+
+    /// The value of `key`, when written, read by `read` under its name in
+    /// messages ([`Fields::what`]).
+    pub(super) fn value<T>(
+        &mut self,
+        fields: &Fields,
+        key: &str,
+        read: impl FnOnce(&mut Self, &str, &Node) -> Option<T>,
+    ) -> Option<T> {
+        let f = fields.get(key)?;
+        read(self, &fields.what(key), f.node)
+    }
+
+    /// [`value`](Self::value) of a required key: R11, `missing` (what
+    /// lacks it and how to add it) at the mapping, when it is absent.
+    pub(super) fn required<T>(
+        &mut self,
+        fields: &Fields,
+        key: &str,
+        missing: (impl Into<String>, impl Into<String>),
+        read: impl FnOnce(&mut Self, &str, &Node) -> Option<T>,
+    ) -> Option<T> {
+        if fields.get(key).is_none() {
+            missing_key(missing.0, missing.1, fields.loc, &mut self.sink);
+        }
+        self.value(fields, key, read)
     }
 
     /// An optional section: absent or `null` is `None`; otherwise a mapping.
@@ -90,39 +119,51 @@ impl Reader {
         if matches!(f.node.value, Value::Null) {
             return None;
         }
-        self.mapping(&format!("`{key}`"), f.node, known)
+        let mut fields = self.mapping(&format!("`{key}`"), f.node, known)?;
+        fields.path = Some(format!("{key}."));
+        Some(fields)
+    }
+
+    /// The value `get` finds in `node`, located; R15 (`expected`, `help`)
+    /// when it finds none.
+    fn typed<T>(
+        &mut self,
+        what: &str,
+        node: &Node,
+        (expected, help): (&str, &str),
+        get: impl FnOnce(&Value) -> Option<T>,
+    ) -> Option<Located<T>> {
+        let value = get(&node.value).map(|v| Located::new(v, node.loc));
+        if value.is_none() {
+            self.wrong_type(what, expected, node, help);
+        }
+        value
     }
 
     pub(super) fn string(&mut self, what: &str, node: &Node) -> Option<Located<String>> {
-        if let Value::Str(s) = &node.value {
-            return Some(Located::new(s.clone(), node.loc));
-        }
-        self.wrong_type(
-            what,
-            "a string",
-            node,
-            "write it as text; quote it if YAML reads it as something else",
-        );
-        None
+        let help = "write it as text; quote it if YAML reads it as something else";
+        self.typed(what, node, ("a string", help), |v| match v {
+            Value::Str(s) => Some(s.clone()),
+            _ => None,
+        })
     }
 
     pub(super) fn boolean(&mut self, what: &str, node: &Node) -> Option<Located<bool>> {
-        if let Value::Bool(b) = node.value {
-            return Some(Located::new(b, node.loc));
-        }
-        self.wrong_type(what, "`true` or `false`", node, "write `true` or `false`");
-        None
+        let expected = ("`true` or `false`", "write `true` or `false`");
+        self.typed(what, node, expected, |v| match v {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        })
     }
 
     /// `expected_size`: a whole number of nodes (R15 otherwise), at least
     /// one (R12).
-    pub(super) fn expected_size(&mut self, label: &str, node: &Node) -> Option<u32> {
-        let what = format!("`expected_size` of {label}");
+    pub(super) fn expected_size(&mut self, what: &str, node: &Node) -> Option<u32> {
         if let Value::Int(n) = node.value {
-            return check_cluster_size(&what, n, node.loc, &mut self.sink);
+            return check_cluster_size(what, n, node.loc, &mut self.sink);
         }
         self.wrong_type(
-            &what,
+            what,
             "a whole number of nodes",
             node,
             "set it to the number of nodes, e.g. `3`",
@@ -133,21 +174,14 @@ impl Reader {
     /// A count of runs in a row (`failure_threshold`,
     /// `success_threshold`); zero is read, and refused by R20.
     pub(super) fn run_count(&mut self, what: &str, node: &Node) -> Option<Located<u32>> {
-        if let Value::Int(n) = node.value
-            && let Ok(n) = u32::try_from(n)
-        {
-            return Some(Located {
-                value: n,
-                location: node.loc,
-            });
-        }
-        self.wrong_type(
-            what,
+        let expected = (
             "a whole number of runs",
-            node,
             "set it to the runs in a row, e.g. `3`",
         );
-        None
+        self.typed(what, node, expected, |v| match v {
+            Value::Int(n) => u32::try_from(*n).ok(),
+            _ => None,
+        })
     }
 
     /// A duration (R5 via [`check_duration_text`]). A bare YAML number
