@@ -80,18 +80,13 @@ pub fn check_grpc_unique_services<'a, L: 'a>(
     names: impl IntoIterator<Item = (&'a str, L)>,
     sink: &mut Violations<L>,
 ) {
-    let mut seen: Vec<&str> = Vec::new();
-    for (name, loc) in names {
-        if seen.contains(&name) {
-            sink.push(
-                Rule::DuplicateName,
-                loc,
-                format!("gRPC service `{name}` is mapped twice"),
-                "map each service name once",
-            );
-        } else {
-            seen.push(name);
-        }
+    for (name, loc) in crate::rules::names::repeats(names) {
+        sink.push(
+            Rule::DuplicateName,
+            loc,
+            format!("gRPC service `{name}` is mapped twice"),
+            "map each service name once",
+        );
     }
 }
 

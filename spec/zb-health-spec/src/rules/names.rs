@@ -148,20 +148,30 @@ pub fn check_unique_names_of<'a, L: 'a + Clone>(
     sink: &mut Violations<L>,
 ) {
     let noun = of.noun();
+    for (name, loc) in repeats(names) {
+        sink.push(
+            Rule::DuplicateName,
+            loc,
+            format!("{noun} name `{name}` is used twice"),
+            match of {
+                NameOf::Probe | NameOf::Service => crate::facts::DUPLICATE_NAME_HELP.to_owned(),
+                _ => format!("each {noun} needs a name of its own; rename one of them"),
+            },
+        );
+    }
+}
+
+/// Each name of `names` that an earlier one equals, where it is written
+/// again: what R3 reports.
+pub(crate) fn repeats<'a, L>(
+    names: impl IntoIterator<Item = (&'a str, L)>,
+) -> impl Iterator<Item = (&'a str, L)> {
     let mut seen: Vec<&str> = Vec::new();
-    for (name, loc) in names {
-        if seen.iter().any(|s| crate::facts::same_name(s, name)) {
-            sink.push(
-                Rule::DuplicateName,
-                loc,
-                format!("{noun} name `{name}` is used twice"),
-                match of {
-                    NameOf::Probe | NameOf::Service => crate::facts::DUPLICATE_NAME_HELP.to_owned(),
-                    _ => format!("each {noun} needs a name of its own; rename one of them"),
-                },
-            );
-        } else {
+    names.into_iter().filter(move |(name, _)| {
+        let again = seen.contains(name);
+        if !again {
             seen.push(name);
         }
-    }
+        again
+    })
 }

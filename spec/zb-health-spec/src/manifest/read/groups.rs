@@ -100,11 +100,11 @@ impl Reader {
         };
         let probes = fields
             .get("probes")
-            .map(|f| self.group_probes(&format!("the `probes` of {what}"), f.node))
+            .map(|f| self.group_list(("probes", &what), f.node, Self::string))
             .unwrap_or_default();
         let tiers = fields
             .get("tiers")
-            .map(|f| self.group_tiers(&format!("the `tiers` of {what}"), f.node))
+            .map(|f| self.group_list(("tiers", &what), f.node, Self::keyword::<Tag>))
             .unwrap_or_default();
         let disclosure = fields.get("disclosure").and_then(|f| {
             self.keyword::<Disclosure>(&format!("the `disclosure` of {what}"), f.node)
@@ -118,21 +118,18 @@ impl Reader {
         })
     }
 
-    /// A list of probe names.
-    fn group_probes(&mut self, what: &str, node: &Node) -> Vec<Located<String>> {
-        self.list(what, "a list of probe names", node, LIST_HELP)
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|item| self.string(what, item))
-            .collect()
-    }
-
-    /// A list of tier names.
-    fn group_tiers(&mut self, what: &str, node: &Node) -> Vec<Located<Tag>> {
-        self.list(what, "a list of tier names", node, LIST_HELP)
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|item| self.keyword::<Tag>(what, item))
-            .collect()
+    /// The `probes` or `tiers` of `group`: a list of names, each read by
+    /// `read`.
+    fn group_list<T>(
+        &mut self,
+        (key, group): (&str, &str),
+        node: &Node,
+        mut read: impl FnMut(&mut Self, &str, &Node) -> Option<T>,
+    ) -> Vec<T> {
+        let what = format!("the `{key}` of {group}");
+        let expected = format!("a list of {} names", key.trim_end_matches('s'));
+        let items = self.list(&what, &expected, node, LIST_HELP);
+        let items = items.unwrap_or_default().iter();
+        items.filter_map(|item| read(self, &what, item)).collect()
     }
 }

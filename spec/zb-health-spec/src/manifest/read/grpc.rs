@@ -24,14 +24,11 @@ impl Reader {
         let period = self
             .value(&section, "period", Self::duration)
             .inspect(|p| check_grpc_period(p.value, p.location, &mut self.sink));
-        let services = match section.get("services") {
-            Some(f) => self.grpc_services(f.node),
-            None => Vec::new(),
-        };
+        let services = section.get("services");
+        let services = services.map_or_else(Vec::new, |f| self.grpc_services(f.node));
         // Unknown with a name on an attribute: the generated code checks
         // the targets then.
-        let known = known_names(probes);
-        if let Some(known) = known {
+        if let Some(known) = known_names(probes) {
             for service in &services {
                 if let GrpcTargetDecl::Probe(probe) = &service.target {
                     check_grpc_probe_target(

@@ -41,13 +41,9 @@ impl Reader {
             decl.shutdown_timeout = self.value(&section, "shutdown_timeout", Self::duration);
             decl.exit_on_stall = self.value(&section, "exit_on_stall", Self::boolean);
         }
-        let at = |d: Option<Located<Duration>>| d.map(|d| (d.value, d.location));
-        check_drain(
-            at(decl.drain_delay),
-            at(decl.shutdown_timeout),
-            at(grace_period),
-            &mut self.sink,
-        );
+        let [delay, stop, grace] =
+            [decl.drain_delay, decl.shutdown_timeout, grace_period].map(|d| d.map(Located::pair));
+        check_drain(delay, stop, grace, &mut self.sink);
         decl
     }
 

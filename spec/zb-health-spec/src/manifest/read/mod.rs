@@ -56,18 +56,18 @@ const TOP_KEYS: [&str; 11] = [
     "history",
 ];
 /// The keys of `endpoints`: the preset, one path per tier and the startup
-/// path, then what the bodies show (`endpoints::RESPONSE_KEYS`).
+/// path, then what the bodies show (read in `endpoints.rs`).
 const ENDPOINT_KEYS: [&str; 10] = [
     "preset",
     "ready",
     "active",
     "live",
     "started",
-    endpoints::RESPONSE_KEYS[0],
-    endpoints::RESPONSE_KEYS[1],
-    endpoints::RESPONSE_KEYS[2],
-    endpoints::RESPONSE_KEYS[3],
-    endpoints::RESPONSE_KEYS[4],
+    "format",
+    "disclosure",
+    "cluster_ready",
+    "cluster_addresses",
+    "authorized",
 ];
 /// The keys of `orchestrator`.
 const ORCHESTRATOR_KEYS: [&str; 2] = ["timeout", "termination_grace_period"];
@@ -227,7 +227,7 @@ impl Reader {
         if let Some(probes) = &probes {
             responses.cluster_ready = self.cluster_ready(cluster_ready, probes);
         }
-        let observability = self.observability(&top);
+        let (failure_log_interval, webhook) = self.observability(&top);
         let grpc = self.grpc(&top, probes.as_deref());
         let groups = self.groups(&top, &paths, probes.as_deref());
         let history = self.history(&top, management_port.is_some(), &paths, &groups);
@@ -244,8 +244,8 @@ impl Reader {
             default_timeout: default_timeout.valid(),
             default_failure_status,
             probes: probes?,
-            failure_log_interval: observability.failure_log_interval,
-            webhook: observability.webhook,
+            failure_log_interval,
+            webhook,
             grpc,
             groups,
             history,
@@ -331,42 +331,27 @@ impl Reader {
                 Some(r.authorized(what, node, public))
             })
             .unwrap_or_default();
-        let (port, disclosure) = self.management_port(&section, disclosure, &authorized);
-        (port, disclosure, authorized)
-    }
-
-    /// `management.port`, which `disclosure` and `authorized` need (R11).
-    fn management_port(
-        &mut self,
-        section: &Fields,
-        disclosure: Levels,
-        authorized: &Levels,
-    ) -> (Option<Located<u16>>, Levels) {
-        let Some(node) = section.get("port").map(|f| f.node) else {
-            let levels = disclosure.iter().chain(authorized).flatten();
-            if let Some(at) = levels.map(|d| d.location).next() {
-                missing_key(
-                    "`management.disclosure` and `management.authorized` are for the management port, and `management.port` is absent",
-                    "add `port: 8081` (the management server's port), or move the level to `endpoints.disclosure`",
-                    at,
-                    &mut self.sink,
-                );
-            }
-            return (None, disclosure);
-        };
-        if let Value::Int(n) = node.value
-            && let Ok(port) = u16::try_from(n)
-            && port > 0
-        {
-            return (Some(Located::new(port, node.loc)), disclosure);
+        // `disclosure` and `authorized` need the port (R11).
+        let levels = disclosure.iter().chain(&authorized).flatten();
+        if let (None, Some(at)) = (section.get("port"), levels.map(|d| d.location).next()) {
+            missing_key(
+                "`management.disclosure` and `management.authorized` are for the management port, and `management.port` is absent",
+                "add `port: 8081` (the management server's port), or move the level to `endpoints.disclosure`",
+                at,
+                &mut self.sink,
+            );
         }
-        self.wrong_type(
-            "`management.port`",
+        let expected = (
             "a TCP port from 1 to 65535",
-            node,
             "write the port the management server listens on, e.g. `8081`; the orchestrator's probes target it",
         );
-        (None, disclosure)
+        let port = self.value(&section, "port", |r, what, node| {
+            r.typed(what, node, expected, |v| match v {
+                Value::Int(n) => u16::try_from(*n).ok().filter(|p| *p > 0),
+                _ => None,
+            })
+        });
+        (port, disclosure, authorized)
     }
 
     /// `defaults`: the timeout and failure status probes inherit.
@@ -428,20 +413,11 @@ impl Reader {
     /// `probes`: a list (missing or empty means no probes), then R3 over the
     /// declared names.
     fn probes(&mut self, top: &Fields, settings: &Settings) -> Option<Vec<ProbeDecl>> {
-        let items = match top.get("probes").map(|f| &f.node.value) {
-            None | Some(Value::Null) => return Some(Vec::new()),
-            Some(Value::Seq(items)) => items,
-            Some(_) => {
-                let node = top.get("probes")?.node;
-                self.wrong_type(
-                    "`probes`",
-                    "a list of probes",
-                    node,
-                    "write one `- { name: …, kind: … }` item per probe",
-                );
-                return None;
-            }
+        let Some(f) = top.get("probes") else {
+            return Some(Vec::new());
         };
+        let help = "write one `- { name: …, kind: … }` item per probe";
+        let items = self.list("`probes`", "a list of probes", f.node, help)?;
         let mut names = Vec::new();
         let mut decls = Vec::new();
         for (index, item) in items.iter().enumerate() {

@@ -10,21 +10,17 @@ use crate::manifest::Located;
 /// The keys of `observability`.
 const OBSERVABILITY_KEYS: [&str; 2] = ["failure_log_interval", "webhook"];
 
-/// What `observability` states.
-#[derive(Default)]
-pub(super) struct Observability {
-    pub(super) failure_log_interval: Option<Located<Duration>>,
-    pub(super) webhook: Option<Located<String>>,
-}
-
 impl Reader {
     /// `observability.failure_log_interval`: any duration; zero logs every
     /// failing run. `observability.webhook`: a URL
     /// [`parse_webhook_url`](crate::webhook::parse_webhook_url) accepts
     /// (R15 at the value otherwise).
-    pub(super) fn observability(&mut self, top: &Fields) -> Observability {
+    pub(super) fn observability(
+        &mut self,
+        top: &Fields,
+    ) -> (Option<Located<Duration>>, Option<Located<String>>) {
         let Some(section) = self.section(top, "observability", &OBSERVABILITY_KEYS) else {
-            return Observability::default();
+            return (None, None);
         };
         let failure_log_interval = self.value(&section, "failure_log_interval", Self::duration);
         let webhook = self.value(&section, "webhook", |r, what, node| {
@@ -42,10 +38,7 @@ impl Reader {
                 }
             }
         });
-        Observability {
-            failure_log_interval,
-            webhook,
-        }
+        (failure_log_interval, webhook)
     }
 }
 

@@ -21,35 +21,11 @@ use crate::{
     vocab::{Kind, PROBE_SETTING_KEYS, Scope},
 };
 
-/// The execution policy keys of one probe, as written.
-struct ExecutionPolicy {
-    cache: Option<Located<Duration>>,
-    refresh: Option<Located<Duration>>,
-    max_staleness: Option<Located<Duration>>,
-    failure_threshold: Option<Located<u32>>,
-    failing_for: Option<Located<Duration>>,
-    success_threshold: Option<Located<u32>>,
-}
-
-impl ExecutionPolicy {
-    /// The policy keys of a probe (R5 for a malformed duration, R15 for a
-    /// count that is none, each at its value).
-    fn read(reader: &mut Reader, fields: &Fields) -> Self {
-        let [cache, refresh, max_staleness, failing_for] =
-            ["cache", "refresh", "max_staleness", "failing_for"]
-                .map(|key| reader.value(fields, key, Reader::duration));
-        let [failure_threshold, success_threshold] = ["failure_threshold", "success_threshold"]
-            .map(|key| reader.value(fields, key, Reader::run_count));
-        Self {
-            cache,
-            refresh,
-            max_staleness,
-            failure_threshold,
-            failing_for,
-            success_threshold,
-        }
-    }
-}
+/// The execution policy's durations of one probe, as written: `cache`,
+/// `refresh`, `max_staleness`, `failing_for`.
+type PolicyTimes = [Option<Located<Duration>>; 4];
+/// Its counts: `failure_threshold`, `success_threshold`.
+type PolicyCounts = [Option<Located<u32>>; 2];
 
 /// The kind-specific probe keys, each with the kinds that take it.
 const KIND_OPTIONS: [(&str, &[Kind]); 17] = [
@@ -75,15 +51,10 @@ const KIND_OPTIONS: [(&str, &[Kind]); 17] = [
     ("server_name", &[Kind::Certificate]),
 ];
 
-/// Every key a probe may have: `name`, `kind`, the other settings it
-/// shares with the attribute ([`PROBE_SETTING_KEYS`]), then each kind's
-/// options.
-fn probe_keys() -> Vec<&'static str> {
-    probe_keys_of(None)
-}
-
-/// The keys a probe of `kind` takes (every kind's options when `None`):
-/// what the help of an unknown key lists.
+/// The keys a probe of `kind` takes: `name`, `kind`, the other settings
+/// it shares with the attribute ([`PROBE_SETTING_KEYS`]), then the kind's
+/// options (every kind's when `None`: every key a probe may have). What
+/// the help of an unknown key lists.
 fn probe_keys_of(kind: Option<Kind>) -> Vec<&'static str> {
     let [name, settings @ ..] = PROBE_SETTING_KEYS;
     [name, "kind"]
@@ -127,7 +98,8 @@ impl Reader {
             None => "the keys are".to_string(),
         };
         let listed = probe_keys_of(kind_ahead);
-        let Some(fields) = self.mapping_listing(&label, node, &probe_keys(), (&intro, &listed))
+        let Some(fields) =
+            self.mapping_listing(&label, node, &probe_keys_of(None), (&intro, &listed))
         else {
             return (None, None);
         };
@@ -175,7 +147,12 @@ impl Reader {
             settings.default_timeout.as_ref(),
             settings.orchestrator,
         );
-        let policy = ExecutionPolicy::read(self, &fields);
+        let times @ [cache, refresh, max_staleness, failing_for] =
+            ["cache", "refresh", "max_staleness", "failing_for"]
+                .map(|key| self.value(&fields, key, Self::duration));
+        let counts @ [failure_threshold, success_threshold] =
+            ["failure_threshold", "success_threshold"]
+                .map(|key| self.value(&fields, key, Self::run_count));
         let depends_on = self
             .name_list(
                 &fields,
@@ -184,7 +161,7 @@ impl Reader {
             )
             .unwrap_or_default();
         if let Some(tags) = checked_tags {
-            self.execution_policy(&name, tags, deadline, settings.detection, &policy);
+            self.execution_policy(&name, tags, (deadline, settings.detection), times, counts);
         }
         let shared = self.value(&fields, "shared", Self::boolean);
         // A custom probe's tags without manifest `tags` are its attribute's,
@@ -204,7 +181,7 @@ impl Reader {
         if let (Some(r), false) = (&restart_after, custom) {
             check_restart_after(
                 &name,
-                (r.value, r.location),
+                r.pair(),
                 effective_tags,
                 Some(shared.is_some_and(|s| s.value)),
                 Some(settings.detection),
@@ -218,12 +195,12 @@ impl Reader {
             tags,
             timeout,
             failure_status,
-            cache: policy.cache,
-            refresh: policy.refresh,
-            max_staleness: policy.max_staleness,
-            failure_threshold: policy.failure_threshold,
-            failing_for: policy.failing_for,
-            success_threshold: policy.success_threshold,
+            cache,
+            refresh,
+            max_staleness,
+            failure_threshold,
+            failing_for,
+            success_threshold,
             shared,
             restart_after,
             depends_on,
@@ -243,13 +220,11 @@ impl Reader {
         &mut self,
         name: &str,
         tags: TagSet,
-        deadline: Duration,
-        detection: Duration,
-        policy: &ExecutionPolicy,
+        (deadline, detection): (Duration, Duration),
+        times: PolicyTimes,
+        [failures, successes]: PolicyCounts,
     ) {
-        let at = |d: Option<Located<Duration>>| d.map(|d| (d.value, d.location));
-        let [cache, refresh, max_staleness] =
-            [policy.cache, policy.refresh, policy.max_staleness].map(at);
+        let [cache, refresh, max_staleness, failing_for] = times.map(|d| d.map(Located::pair));
         check_execution_policy_at(name, tags, cache, refresh, max_staleness, &mut self.sink);
         check_max_age(
             name,
@@ -260,13 +235,12 @@ impl Reader {
             detection,
             &mut self.sink,
         );
-        let count = |n: Option<Located<u32>>| n.map(|n| (n.value, n.location));
         check_threshold(
             name,
-            count(policy.failure_threshold),
-            at(policy.failing_for),
-            count(policy.success_threshold),
-            policy.refresh.map(|r| r.value),
+            failures.map(Located::pair),
+            failing_for,
+            successes.map(Located::pair),
+            refresh.map(|r| r.0),
             Some(detection),
             &mut self.sink,
         );
@@ -350,7 +324,7 @@ impl Reader {
             Kind::Grpc => Some(ProbeKind::Grpc),
             Kind::Http => self.http(fields),
             Kind::Disk => self.disk(label, fields, at),
-            Kind::Redis => self.redis(label, fields, at),
+            Kind::Redis => self.redis(fields),
             Kind::Certificate => self.certificate(label, fields, at),
             Kind::Custom => self
                 .custom_type(label, fields, at)
@@ -486,9 +460,8 @@ impl Reader {
         };
         let body_contains = self.value(fields, "body_contains", Self::string);
         let url = self.url(
-            (&fields.what, Kind::Http),
+            Kind::Http,
             fields,
-            fields.loc,
             "add `url: http://host:port/path`, the upstream to call",
             |u| upstream::parse_url(u).map(drop),
         )?;
@@ -503,28 +476,23 @@ impl Reader {
     /// (R15, at its value). A message shows the URL without its password.
     pub(super) fn url(
         &mut self,
-        (label, kind): (&str, Kind),
+        kind: Kind,
         fields: &Fields,
-        at: Location,
         missing_help: &str,
         check: impl FnOnce(&str) -> Result<(), upstream::UrlProblem>,
     ) -> Option<Located<String>> {
-        let Some(f) = fields.get("url") else {
-            missing_key(
-                format!("{label} has kind `{kind}` but no `url`"),
-                missing_help,
-                at,
-                &mut self.sink,
-            );
-            return None;
-        };
-        let url = self.string(&format!("`url` of {label}"), f.node)?;
+        let missing = (
+            format!("{} has kind `{kind}` but no `url`", fields.what),
+            missing_help,
+        );
+        let url = self.required(fields, "url", missing, Self::string)?;
         if let Err(problem) = check(&url.value) {
             self.sink.push(
                 Rule::ValueType,
                 url.location,
                 format!(
-                    "`url` of {label}, `{}`, {}",
+                    "{}, `{}`, {}",
+                    fields.what("url"),
                     shown(&upstream::without_password(&url.value)),
                     problem.message
                 ),

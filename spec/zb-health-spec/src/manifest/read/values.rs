@@ -64,7 +64,11 @@ impl Reader {
                     Rule::Unknown,
                     key.loc,
                     format!("unknown key `{}` in {what}", shown(text)),
-                    format!("{intro} {}{}", one_of(listed), suggestion(text, listed)),
+                    format!(
+                        "{intro} {}{}",
+                        one_of(listed),
+                        hint(did_you_mean(text, listed.iter().copied()))
+                    ),
                 );
             }
             entries.push(Field {
@@ -126,7 +130,7 @@ impl Reader {
 
     /// The value `get` finds in `node`, located; R15 (`expected`, `help`)
     /// when it finds none.
-    fn typed<T>(
+    pub(super) fn typed<T>(
         &mut self,
         what: &str,
         node: &Node,
@@ -336,20 +340,8 @@ pub(super) fn known_names(probes: Option<&[ProbeDecl]>) -> Option<Vec<&str>> {
 /// The name a probe's messages use, read before validation: its `name`, else
 /// its custom `type` or `fn`, else its position (`#1` is the first).
 pub(super) fn subject_name(node: &Node, index: usize) -> String {
-    let text_of = |key: &str| match &node.value {
-        Value::Map(pairs) => pairs.iter().find_map(|(k, v)| match (&k.value, &v.value) {
-            (Value::Str(k), Value::Str(v)) if k == key => Some(v.clone()),
-            _ => None,
-        }),
-        _ => None,
-    };
-    text_of("name")
-        .or_else(|| text_of("type"))
-        .or_else(|| text_of("fn"))
-        .unwrap_or_else(|| format!("#{}", index + 1))
-}
-
-/// "; did you mean `x`?" for a near miss among `names`, else "".
-fn suggestion(input: &str, names: &[&'static str]) -> String {
-    hint(did_you_mean(input, names.iter().copied()))
+    ["name", "type", "fn"]
+        .into_iter()
+        .find_map(|key| node.get(key).and_then(Node::as_str))
+        .map_or_else(|| format!("#{}", index + 1), str::to_owned)
 }
