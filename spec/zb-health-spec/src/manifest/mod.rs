@@ -126,6 +126,13 @@ impl<T> Located<T> {
     }
 }
 
+impl Located<String> {
+    /// The text and its location, as the rules take them.
+    pub(crate) fn text(&self) -> (&str, Location) {
+        (&self.value, self.location)
+    }
+}
+
 /// A validated `health.yaml`: which probes a service runs and how its tiers
 /// are served (ZB-5). Only [`parse_manifest`] builds one, so holding a
 /// `Manifest` means every rule that the file alone can break holds.

@@ -139,54 +139,44 @@ impl Reader {
                 }
             }
             ClusterReady::Named(name) => {
-                let Some(probe) = probes
-                    .iter()
-                    .find(|p| p.name.as_ref().is_some_and(|n| n.value == name.value))
-                else {
-                    let names: Vec<&str> = probes
-                        .iter()
-                        .filter_map(|p| p.name.as_ref().map(|n| n.value.as_str()))
-                        .collect();
-                    self.sink.push(
-                        Rule::Unknown,
-                        name.location,
-                        format!(
-                            "`endpoints.cluster_ready` names `{}`, which is not a probe of the manifest",
-                            shown(&name.value)
-                        ),
-                        format!(
-                            "name the cluster-membership probe whose entry `clusterReady` reads{}",
-                            hint(did_you_mean(&name.value, names.iter().copied()))
-                        ),
-                    );
-                    return None;
-                };
-                let kind = probe.kind.kind();
-                if !matches!(kind, Kind::ClusterMembership | Kind::Custom) {
-                    self.sink.push(
+                let named = |p: &&ProbeDecl| p.name.as_ref().is_some_and(|n| n.value == name.value);
+                let (rule, message, help) = match probes.iter().find(named) {
+                    None => {
+                        let names = probes.iter().filter_map(|p| p.name.as_ref());
+                        let names = names.map(|n| n.value.as_str());
+                        (
+                            Rule::Unknown,
+                            format!(
+                                "`endpoints.cluster_ready` names `{}`, which is not a probe of the manifest",
+                                shown(&name.value)
+                            ),
+                            format!(
+                                "name the cluster-membership probe whose entry `clusterReady` reads{}",
+                                hint(did_you_mean(&name.value, names))
+                            ),
+                        )
+                    }
+                    Some(p) if !matches!(p.kind.kind(), Kind::ClusterMembership | Kind::Custom) => (
                         Rule::Contradiction,
-                        name.location,
                         format!(
-                            "`endpoints.cluster_ready` names `{}`, a `{kind}` probe; `clusterReady` reads a cluster-membership probe",
-                            name.value
+                            "`endpoints.cluster_ready` names `{}`, a `{}` probe; `clusterReady` reads a cluster-membership probe",
+                            name.value,
+                            p.kind.kind()
                         ),
-                        "name a `cluster-membership` probe (or a custom probe that checks membership)",
-                    );
-                    return None;
-                }
-                if !on_ready(&probe) {
-                    self.sink.push(
+                        "name a `cluster-membership` probe (or a custom probe that checks membership)".into(),
+                    ),
+                    Some(p) if !on_ready(&p) => (
                         Rule::Contradiction,
-                        name.location,
                         format!(
                             "`endpoints.cluster_ready` names `{}`, which is not on the ready tier, so its entry is never in the ready report",
                             name.value
                         ),
-                        "tag the probe `ready`, or name one that is",
-                    );
-                    return None;
-                }
-                Some(name)
+                        "tag the probe `ready`, or name one that is".into(),
+                    ),
+                    Some(_) => return Some(name),
+                };
+                self.sink.push(rule, name.location, message, help);
+                None
             }
         }
     }

@@ -7,7 +7,7 @@ use super::{Fields, Reader};
 use crate::manifest::{GroupDecl, Located, Location, ProbeDecl};
 use crate::{
     Disclosure, EndpointPaths, NameOf, Tag,
-    rules::{check_group_paths, check_group_probes, check_group_tiers, check_name_of, missing_key},
+    rules::{check_group_paths, check_group_probes, check_group_tiers, check_name_of},
 };
 
 /// The keys of one group.
@@ -49,15 +49,10 @@ impl Reader {
         // the names then (R23 there).
         let known = known_names(probes);
         for group in &groups {
-            let tiers: Vec<(Tag, Location)> =
-                group.tiers.iter().map(|t| (t.value, t.location)).collect();
+            let tiers: Vec<(Tag, Location)> = group.tiers.iter().map(|t| t.pair()).collect();
             check_group_tiers(&group.name.value, &tiers, &mut self.sink);
             if let Some(known) = &known {
-                let names: Vec<(&str, Location)> = group
-                    .probes
-                    .iter()
-                    .map(|p| (p.value.as_str(), p.location))
-                    .collect();
+                let names: Vec<(&str, Location)> = group.probes.iter().map(Located::text).collect();
                 check_group_probes(
                     &group.name.value,
                     &names,
@@ -86,18 +81,13 @@ impl Reader {
     fn group(&mut self, name: Located<String>, node: &Node) -> Option<GroupDecl> {
         let what = format!("health group `{}`", name.value);
         let fields = self.mapping(&what, node, &GROUP_KEYS)?;
-        let path = match fields.get("path") {
-            Some(f) => self.string(&format!("the `path` of {what}"), f.node),
-            None => {
-                missing_key(
-                    format!("{what} has no `path`"),
-                    format!("add `path: /health/{}`, where it is served", name.value),
-                    fields.loc,
-                    &mut self.sink,
-                );
-                None
-            }
-        };
+        let missing = (
+            format!("{what} has no `path`"),
+            format!("add `path: /health/{}`, where it is served", name.value),
+        );
+        let path = self.required(&fields, "path", missing, |r, _, node| {
+            r.string(&format!("the `path` of {what}"), node)
+        });
         let probes = fields
             .get("probes")
             .map(|f| self.group_list(("probes", &what), f.node, Self::string))

@@ -31,12 +31,10 @@ impl Reader {
     ) -> LifecycleDecl {
         let mut decl = LifecycleDecl::default();
         if let Some(section) = self.section(top, "lifecycle", &LIFECYCLE_KEYS) {
-            if let Some(f) = section.get("startup_gates") {
-                decl.startup_gates = self.startup_gates(f.node);
-            }
-            if let Some(f) = section.get("watchdogs") {
-                decl.watchdogs = self.watchdogs(f.node);
-            }
+            let gates = self.value(&section, "startup_gates", Self::startup_gates);
+            decl.startup_gates = gates.unwrap_or_default();
+            let watchdogs = self.value(&section, "watchdogs", Self::watchdogs);
+            decl.watchdogs = watchdogs.unwrap_or_default();
             decl.drain_delay = self.value(&section, "drain_delay", Self::duration);
             decl.shutdown_timeout = self.value(&section, "shutdown_timeout", Self::duration);
             decl.exit_on_stall = self.value(&section, "exit_on_stall", Self::boolean);
@@ -49,33 +47,21 @@ impl Reader {
 
     /// A list of names (R15 otherwise), each a short identifier (R9), none
     /// twice (R3).
-    fn startup_gates(&mut self, node: &Node) -> Vec<Located<String>> {
-        let Some(items) = self.list(
-            "`lifecycle.startup_gates`",
-            "a list of names",
-            node,
-            "write the names of the startup work, e.g. `[migrations, warm-cache]`",
-        ) else {
-            return Vec::new();
-        };
+    fn startup_gates(&mut self, what: &str, node: &Node) -> Option<Vec<Located<String>>> {
+        let help = "write the names of the startup work, e.g. `[migrations, warm-cache]`";
+        let items = self.list(what, "a list of names", node, help)?;
         let gates: Vec<Located<String>> = items
             .iter()
             .filter_map(|item| self.string("a startup gate", item))
             .collect();
         self.names(NameOf::StartupGate, &gates);
-        gates
+        Some(gates)
     }
 
     /// A list of `{ name, deadline }` (both required, R11).
-    fn watchdogs(&mut self, node: &Node) -> Vec<WatchdogDecl> {
-        let Some(items) = self.list(
-            "`lifecycle.watchdogs`",
-            "a list of watchdogs",
-            node,
-            "write one `- { name: consumer, deadline: 30s }` item per loop",
-        ) else {
-            return Vec::new();
-        };
+    fn watchdogs(&mut self, what: &str, node: &Node) -> Option<Vec<WatchdogDecl>> {
+        let help = "write one `- { name: consumer, deadline: 30s }` item per loop";
+        let items = self.list(what, "a list of watchdogs", node, help)?;
         let mut watchdogs = Vec::new();
         let mut names = Vec::new();
         for (index, item) in items.iter().enumerate() {
@@ -107,7 +93,7 @@ impl Reader {
             }
         }
         self.names(NameOf::Watchdog, &names);
-        watchdogs
+        Some(watchdogs)
     }
 
     /// R9 for each name and R3 over the list.
@@ -115,10 +101,6 @@ impl Reader {
         for n in names {
             check_name_of(of, &n.value, n.location, &mut self.sink);
         }
-        check_unique_names_of(
-            of,
-            names.iter().map(|n| (n.value.as_str(), n.location)),
-            &mut self.sink,
-        );
+        check_unique_names_of(of, names.iter().map(Located::text), &mut self.sink);
     }
 }

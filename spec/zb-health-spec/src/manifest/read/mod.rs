@@ -397,11 +397,7 @@ impl Reader {
                 Dependent {
                     name,
                     label,
-                    depends_on: d
-                        .depends_on
-                        .iter()
-                        .map(|n| (n.value.as_str(), n.location))
-                        .collect(),
+                    depends_on: d.depends_on.iter().map(Located::text).collect(),
                 }
             })
             .collect();
@@ -425,22 +421,17 @@ impl Reader {
             names.extend(name);
             decls.push(decl);
         }
-        check_unique_names(
-            names.iter().map(|n| (n.value.as_str(), n.location)),
-            &mut self.sink,
-        );
+        check_unique_names(names.iter().map(Located::text), &mut self.sink);
         // A `kind: custom` entry without `name:` is named by its type's
         // attribute: the same type twice is one probe registered twice,
         // which the compiler refuses, so `check` must too.
-        let mut unnamed: Vec<&Located<String>> = Vec::new();
-        for decl in decls.iter().flatten() {
-            let ProbeKind::Custom { type_path, .. } = &decl.kind else {
-                continue;
-            };
-            if decl.name.is_some() {
-                continue;
-            }
-            if let Some(first) = unnamed.iter().find(|t| t.value == type_path.value) {
+        let unnamed = decls.iter().flatten().filter_map(|d| match &d.kind {
+            ProbeKind::Custom { type_path, .. } if d.name.is_none() => Some(type_path),
+            _ => None,
+        });
+        let mut seen: Vec<&Located<String>> = Vec::new();
+        for type_path in unnamed {
+            if let Some(first) = seen.iter().find(|t| t.value == type_path.value) {
                 self.sink.push(
                     Rule::DuplicateName,
                     type_path.location,
@@ -451,7 +442,7 @@ impl Reader {
                     "give one of the entries a `name:` of its own, or remove the duplicate",
                 );
             } else {
-                unnamed.push(type_path);
+                seen.push(type_path);
             }
         }
         self.dependencies(&decls);

@@ -164,13 +164,9 @@ impl Reader {
             self.execution_policy(&name, tags, (deadline, settings.detection), times, counts);
         }
         let shared = self.value(&fields, "shared", Self::boolean);
-        // A custom probe's tags without manifest `tags` are its attribute's,
-        // which checks `shared` against them itself.
-        let shared_tags = match (&kind_id, &tags) {
-            (Some(id), None) if id.value == Kind::Custom => None,
-            _ => effective_tags,
-        };
-        if let (Some(s), Some(tags)) = (&shared, shared_tags)
+        // A custom probe's tags without manifest `tags` are its attribute's
+        // (`effective_tags` is `None`), which checks `shared` itself.
+        if let (Some(s), Some(tags)) = (&shared, effective_tags)
             && s.value
         {
             check_shared(&name, tags, s.location, &mut self.sink);
@@ -418,10 +414,7 @@ impl Reader {
             (Some(_), None) => None,
             (field, roles) => {
                 let roles = roles.unwrap_or_default();
-                let listed: Vec<(&str, Location)> = roles
-                    .iter()
-                    .map(|r| (r.value.as_str(), r.location))
-                    .collect();
+                let listed: Vec<(&str, Location)> = roles.iter().map(Located::text).collect();
                 let ok = check_role_preference(
                     probe,
                     field.map(|f| (listed.as_slice(), f.node.loc)),
@@ -576,20 +569,15 @@ impl Reader {
     /// `tags`: each one known (R4), then R1 and R13 on the list. A list
     /// whose every tag is unknown is not also reported as empty.
     fn tags(&mut self, name: &str, label: &str, node: &Node) -> Option<Vec<Located<Tag>>> {
-        let Value::Seq(items) = &node.value else {
-            self.wrong_type(
-                &format!("`tags` of {label}"),
-                "a list of tags",
-                node,
-                "write a YAML list, e.g. `tags: [ready]`",
-            );
-            return None;
-        };
+        let what = format!("`tags` of {label}");
+        let help = "write a YAML list, e.g. `tags: [ready]`";
+        let written = self.strings(
+            (&what, "a list of tags", help),
+            &format!("a tag of {label}"),
+            node,
+        )?;
         let mut tags = Vec::new();
-        for item in items {
-            let Some(text) = self.string(&format!("a tag of {label}"), item) else {
-                continue;
-            };
+        for text in written {
             match Tag::parse(&text.value) {
                 Ok(tag) => tags.push(Located::new(tag, text.location)),
                 Err(unknown) => self.sink.push(
@@ -603,10 +591,10 @@ impl Reader {
                 ),
             }
         }
-        if tags.is_empty() && !items.is_empty() {
+        if tags.is_empty() && !node.items().is_empty() {
             return None;
         }
-        let located: Vec<(Tag, Location)> = tags.iter().map(|t| (t.value, t.location)).collect();
+        let located: Vec<(Tag, Location)> = tags.iter().map(|t| t.pair()).collect();
         check_probe_tags(name, &located, node.loc, &mut self.sink);
         Some(tags)
     }
