@@ -67,17 +67,14 @@ impl Reader {
             let target = match &value.value {
                 Value::Map(_) => self
                     .mapping(&what, value, &TARGET_KEYS)
-                    .and_then(|fields| match fields.get("probe") {
-                        Some(f) => self.string("`probe`", f.node),
-                        None => {
-                            crate::rules::missing_key(
-                                format!("{what} has no `probe`"),
-                                "write `{ probe: <probe name> }`, or a tier name",
-                                value.loc,
-                                &mut self.sink,
-                            );
-                            None
-                        }
+                    .and_then(|fields| {
+                        let missing = (
+                            format!("{what} has no `probe`"),
+                            "write `{ probe: <probe name> }`, or a tier name",
+                        );
+                        self.required(&fields, "probe", missing, |r, _, node| {
+                            r.string("`probe`", node)
+                        })
                     })
                     .map(GrpcTargetDecl::Probe),
                 Value::Str(_) => self.keyword::<Tag>(&what, value).map(GrpcTargetDecl::Tier),

@@ -346,9 +346,9 @@ impl Reader {
             "write the port the management server listens on, e.g. `8081`; the orchestrator's probes target it",
         );
         let port = self.value(&section, "port", |r, what, node| {
-            r.typed(what, node, expected, |v| match v {
-                Value::Int(n) => u16::try_from(*n).ok().filter(|p| *p > 0),
-                _ => None,
+            r.typed(what, node, expected, |n| {
+                let port = n.as_int().and_then(|n| u16::try_from(n).ok());
+                port.filter(|p| *p > 0)
             })
         });
         (port, disclosure, authorized)

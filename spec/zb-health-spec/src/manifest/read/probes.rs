@@ -309,9 +309,8 @@ impl Reader {
             Kind::Database => Some(ProbeKind::Database),
             Kind::ClusterMembership => {
                 let policy = self.value(fields, "policy", Self::keyword::<MembershipPolicy>);
-                Some(ProbeKind::ClusterMembership {
-                    policy: policy.map_or_else(MembershipPolicy::default, |p| p.value),
-                })
+                let policy = policy.map(|p| p.value).unwrap_or_default();
+                Some(ProbeKind::ClusterMembership { policy })
             }
             Kind::ClusterTransport => Some(ProbeKind::ClusterTransport {
                 guard: self.guard(fields),

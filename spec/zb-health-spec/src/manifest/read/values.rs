@@ -135,9 +135,9 @@ impl Reader {
         what: &str,
         node: &Node,
         (expected, help): (&str, &str),
-        get: impl FnOnce(&Value) -> Option<T>,
+        get: impl FnOnce(&Node) -> Option<T>,
     ) -> Option<Located<T>> {
-        let value = get(&node.value).map(|v| Located::new(v, node.loc));
+        let value = get(node).map(|v| Located::new(v, node.loc));
         if value.is_none() {
             self.wrong_type(what, expected, node, help);
         }
@@ -146,16 +146,15 @@ impl Reader {
 
     pub(super) fn string(&mut self, what: &str, node: &Node) -> Option<Located<String>> {
         let help = "write it as text; quote it if YAML reads it as something else";
-        self.typed(what, node, ("a string", help), |v| match v {
-            Value::Str(s) => Some(s.clone()),
-            _ => None,
+        self.typed(what, node, ("a string", help), |n| {
+            n.as_str().map(str::to_owned)
         })
     }
 
     pub(super) fn boolean(&mut self, what: &str, node: &Node) -> Option<Located<bool>> {
         let expected = ("`true` or `false`", "write `true` or `false`");
-        self.typed(what, node, expected, |v| match v {
-            Value::Bool(b) => Some(*b),
+        self.typed(what, node, expected, |n| match n.value {
+            Value::Bool(b) => Some(b),
             _ => None,
         })
     }
@@ -163,16 +162,12 @@ impl Reader {
     /// `expected_size`: a whole number of nodes (R15 otherwise), at least
     /// one (R12).
     pub(super) fn expected_size(&mut self, what: &str, node: &Node) -> Option<u32> {
-        if let Value::Int(n) = node.value {
-            return check_cluster_size(what, n, node.loc, &mut self.sink);
-        }
-        self.wrong_type(
-            what,
+        let expected = (
             "a whole number of nodes",
-            node,
             "set it to the number of nodes, e.g. `3`",
         );
-        None
+        let n = self.typed(what, node, expected, Node::as_int)?;
+        check_cluster_size(what, n.value, n.location, &mut self.sink)
     }
 
     /// A count of runs in a row (`failure_threshold`,
@@ -182,9 +177,8 @@ impl Reader {
             "a whole number of runs",
             "set it to the runs in a row, e.g. `3`",
         );
-        self.typed(what, node, expected, |v| match v {
-            Value::Int(n) => u32::try_from(*n).ok(),
-            _ => None,
+        self.typed(what, node, expected, |n| {
+            n.as_int().and_then(|n| u32::try_from(n).ok())
         })
     }
 
@@ -192,21 +186,18 @@ impl Reader {
     /// is read as its text, so `1000` gets the "no unit" message, not a type
     /// error.
     pub(super) fn duration(&mut self, what: &str, node: &Node) -> Option<Located<Duration>> {
-        let text = match &node.value {
-            Value::Str(s) => s.clone(),
-            Value::Int(n) => n.to_string(),
-            Value::Float(x) => x.to_string(),
-            _ => {
-                self.wrong_type(
-                    what,
-                    "a duration such as `800ms`",
-                    node,
-                    "write an integer and a unit: `ms`, `s` or `m`",
-                );
-                return None;
-            }
-        };
-        check_duration_text(&text, node.loc, &mut self.sink).map(|d| Located::new(d, node.loc))
+        let expected = (
+            "a duration such as `800ms`",
+            "write an integer and a unit: `ms`, `s` or `m`",
+        );
+        let text = self.typed(what, node, expected, |n| match &n.value {
+            Value::Str(s) => Some(s.clone()),
+            Value::Int(n) => Some(n.to_string()),
+            Value::Float(x) => Some(x.to_string()),
+            _ => None,
+        })?;
+        check_duration_text(&text.value, node.loc, &mut self.sink)
+            .map(|d| Located::new(d, node.loc))
     }
 
     /// One of a closed set of words ([`Keyword`]); R4 with a "did you
