@@ -88,39 +88,34 @@ pub fn check_name<L>(name: &str, location: L, sink: &mut Violations<L>) {
 /// [`check_name`], with messages that say what the name names.
 pub fn check_name_of<L>(of: NameOf, name: &str, location: L, sink: &mut Violations<L>) {
     let (noun, example) = (of.noun(), of.example());
-    if name.is_empty() {
-        sink.push(
-            Rule::ProbeName,
-            location,
-            format!("{noun} name is empty"),
-            match of {
-                NameOf::Probe => "give the probe a short fixed name such as `database`; it is the key of its entry in the JSON body".to_owned(),
-                _ => format!("give the {noun} a short fixed name such as `{example}`"),
-            },
-        );
+    let (message, help) = if name.is_empty() {
+        (format!("{noun} name is empty"), match of {
+            NameOf::Probe => "give the probe a short fixed name such as `database`; it is the key of its entry in the JSON body".to_owned(),
+            _ => format!("give the {noun} a short fixed name such as `{example}`"),
+        })
     } else if name.len() > 64
         || !name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
     {
-        sink.push(
-            Rule::ProbeName,
-            location,
-            format!("{noun} name `{name}` is not a short identifier"),
-            "use at most 64 ASCII letters, digits, `-`, `_` or `.`; names are JSON keys and metric labels, so keep them fixed and low-cardinality (BE-HLTH-007)",
-        );
+        (format!("{noun} name `{name}` is not a short identifier"),
+            "use at most 64 ASCII letters, digits, `-`, `_` or `.`; names are JSON keys and metric labels, so keep them fixed and low-cardinality (BE-HLTH-007)".to_owned())
     } else if of != NameOf::Service && is_lifecycle_entry(name) {
-        sink.push(
-            Rule::ProbeName,
-            location,
+        let does = match of {
+            NameOf::Probe => "checks",
+            NameOf::Watchdog => "watches",
+            NameOf::Service | NameOf::StartupGate | NameOf::Group => "does",
+        };
+        (
             format!("{noun} name `{name}` is reserved"),
-            format!("the lifecycle's own entry has this name while the service starts, drains, is in maintenance or asks for a restart; name the {noun} after what it {}", match of {
-                NameOf::Probe => "checks",
-                NameOf::Watchdog => "watches",
-                NameOf::Service | NameOf::StartupGate | NameOf::Group => "does",
-            }),
-        );
-    }
+            format!(
+                "the lifecycle's own entry has this name while the service starts, drains, is in maintenance or asks for a restart; name the {noun} after what it {does}"
+            ),
+        )
+    } else {
+        return;
+    };
+    sink.push(Rule::ProbeName, location, message, help);
 }
 
 /// The name of the entry that holds `ready` and `active` at 503 until the

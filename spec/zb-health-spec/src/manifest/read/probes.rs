@@ -123,7 +123,7 @@ impl Reader {
         let tags_field = fields.get("tags");
         let tags = tags_field.and_then(|f| self.tags(&name, &label, f.node));
         let custom = kind_id.as_ref().is_some_and(|id| id.value == Kind::Custom);
-        let timeout = self.probe_timeout(&name, &fields, settings, custom);
+        let (timeout, deadline) = self.probe_timeout(&name, &fields, settings, custom);
         let failure_status = self.value(&fields, "failure_status", Self::keyword::<FailureStatus>);
         // Tags written but invalid were reported; R10 does not guess them.
         let effective_tags = match (&tags, tags_field) {
@@ -140,13 +140,6 @@ impl Reader {
             Some(id) if id.value != Kind::Custom => effective_tags,
             _ => None,
         };
-        // R19 counts the deadline the probe really runs with: a background
-        // result's default maximum age includes it.
-        let deadline = effective_timeout(
-            timeout.as_ref(),
-            settings.default_timeout.as_ref(),
-            settings.orchestrator,
-        );
         let times @ [cache, refresh, max_staleness, failing_for] =
             ["cache", "refresh", "max_staleness", "failing_for"]
                 .map(|key| self.value(&fields, key, Self::duration));
@@ -524,9 +517,9 @@ impl Reader {
         fields: &Fields,
         at: Location,
     ) -> Option<(Located<String>, bool)> {
-        let (f, function) = match (fields.get("type"), fields.get("fn")) {
-            (Some(t), None) => (t, false),
-            (None, Some(f)) => (f, true),
+        let (key, function) = match (fields.get("type"), fields.get("fn")) {
+            (Some(_), None) => ("type", false),
+            (None, Some(_)) => ("fn", true),
             (Some(_), Some(f)) => {
                 self.sink.push(
                     Rule::Unknown,
@@ -546,8 +539,7 @@ impl Reader {
                 return None;
             }
         };
-        let key = if function { "fn" } else { "type" };
-        let path = self.string(&format!("`{key}` of {label}"), f.node)?;
+        let path = self.value(fields, key, Self::string)?;
         if !super::rust_path::is_rust_path(&path.value) {
             let example = if function {
                 "the probe fn, e.g. `crate::probes::ping`"
@@ -602,29 +594,31 @@ impl Reader {
     /// ([`effective_timeout`]), located where that deadline was written.
     /// A `custom` probe without its own `timeout` runs with its attribute's
     /// deadline, which only the generated code can see; it checks R5 there.
+    /// Returns the `timeout` and that deadline, which R19 counts too: a
+    /// background result's default maximum age includes it.
     fn probe_timeout(
         &mut self,
         name: &str,
         fields: &Fields,
         settings: &Settings,
         custom: bool,
-    ) -> Option<Located<Duration>> {
-        let own = self.written(fields, "timeout", Self::duration);
-        let checked = match own {
+    ) -> (Option<Located<Duration>>, Duration) {
+        let written = self.written(fields, "timeout", Self::duration);
+        let own = written.valid();
+        let deadline = effective_timeout(
+            own.as_ref(),
+            settings.default_timeout.as_ref(),
+            settings.orchestrator,
+        );
+        let checked = match written {
             Written::Invalid => false,
             Written::Valid(_) => true,
             Written::Absent => !custom && !settings.default_timeout_reported,
         };
         if checked {
-            let own = own.valid();
             let written_at = own
                 .or(settings.default_timeout)
                 .map_or(fields.loc, |t| t.location);
-            let deadline = effective_timeout(
-                own.as_ref(),
-                settings.default_timeout.as_ref(),
-                settings.orchestrator,
-            );
             check_timeout(
                 name,
                 deadline,
@@ -633,6 +627,6 @@ impl Reader {
                 &mut self.sink,
             );
         }
-        own.valid()
+        (own, deadline)
     }
 }
