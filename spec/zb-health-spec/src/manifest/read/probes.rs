@@ -131,8 +131,15 @@ impl Reader {
             (None, Some(_)) => None,
             (None, None) => kind_id.and_then(|k| k.value.default_tags()),
         };
-        if let (Some(kind), Some(tags)) = (kind_id, effective_tags) {
-            self.active_not_optional(&name, kind.value, tags, failure_status, settings);
+        // R10 (ZB-2.3b): a probe whose effective tags include `active` is
+        // never optional, reported where its effective failure status was
+        // written: its own, else `defaults.failure_status`. A custom probe
+        // takes its status (and, without manifest `tags`, its tags) from its
+        // attribute, which checks R10 itself.
+        let status = failure_status.or(settings.default_failure_status.filter(|_| !custom));
+        if let (Some(_), Some(tags), Some(status)) = (kind_id, effective_tags, status) {
+            let (status, at) = status.pair();
+            check_active_not_optional(&name, tags, status, at, &mut self.sink);
         }
         // A custom probe's policy is its attribute's, checked there; what
         // the manifest repeats must equal it (R7, in the generated code).
@@ -233,32 +240,6 @@ impl Reader {
             Some(detection),
             &mut self.sink,
         );
-    }
-
-    /// R10 (ZB-2.3b): a probe whose effective tags include `active` is
-    /// never optional. The effective failure status is the probe's own,
-    /// else `defaults.failure_status`; the violation is reported where that
-    /// status was written. A custom probe without manifest `tags` takes
-    /// its tags and status from its attribute, which checks R10 itself, so
-    /// `tags` is only known here when the manifest or the kind states them.
-    fn active_not_optional(
-        &mut self,
-        name: &str,
-        kind: Kind,
-        tags: TagSet,
-        own: Option<Located<FailureStatus>>,
-        settings: &Settings,
-    ) {
-        let status = match (own, kind) {
-            (Some(own), _) => own,
-            // A custom probe's status is its attribute's, not the defaults'.
-            (None, Kind::Custom) => return,
-            (None, _) => match settings.default_failure_status {
-                Some(default) => default,
-                None => return,
-            },
-        };
-        check_active_not_optional(name, tags, status.value, status.location, &mut self.sink);
     }
 
     /// `kind`: required (R11), one of [`Kind::NAMES`].
