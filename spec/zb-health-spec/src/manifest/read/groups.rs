@@ -65,13 +65,7 @@ impl Reader {
         }
         let located: Vec<(&str, &str, Location)> = groups
             .iter()
-            .map(|g| {
-                (
-                    g.name.value.as_str(),
-                    g.path.value.as_str(),
-                    g.path.location,
-                )
-            })
+            .map(|g| (g.name.value.as_str(), &*g.path.value, g.path.location))
             .collect();
         check_group_paths(paths, &located, &mut self.sink);
         groups
@@ -117,6 +111,7 @@ impl Reader {
         mut read: impl FnMut(&mut Self, &str, &Node) -> Option<T>,
     ) -> Vec<T> {
         let what = format!("the `{key}` of {group}");
+        // `probes` lists probe names, `tiers` tier names.
         let expected = format!("a list of {} names", key.trim_end_matches('s'));
         let items = self.list(&what, &expected, node, LIST_HELP);
         let items = items.unwrap_or_default().iter();
