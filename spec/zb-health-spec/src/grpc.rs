@@ -90,6 +90,20 @@ pub fn check_grpc_unique_services<'a, L: 'a>(
     }
 }
 
+/// Whether `name` is one of `names`; an empty entry (a name not known
+/// where the table was built) never matches. For the checks `manifest!`
+/// generates when a probe's name is on its attribute (R4).
+pub const fn names_contain(names: &[&str], name: &str) -> bool {
+    let mut i = 0;
+    while i < names.len() {
+        if !names[i].is_empty() && crate::facts::same_name(names[i], name) {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,21 +168,7 @@ mod tests {
     }
 }
 
-/// Whether `name` is one of `names`; an empty entry (a name not known
-/// where the table was built) never matches. For the checks `manifest!`
-/// generates when a probe's name is on its attribute (R4).
-pub const fn names_contain(names: &[&str], name: &str) -> bool {
-    let mut i = 0;
-    while i < names.len() {
-        if !names[i].is_empty() && crate::facts::same_name(names[i], name) {
-            return true;
-        }
-        i += 1;
-    }
-    false
-}
-
-// Tests, as `size.py` counts them only under a plain `#[cfg(test)]`.
+// Test code: `scripts/size.py` knows a test module by its own `#[cfg(test)]` line.
 #[cfg(test)]
 #[cfg(feature = "manifest")]
 mod manifest_tests {
