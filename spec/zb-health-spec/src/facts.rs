@@ -60,19 +60,13 @@ pub const fn same_timeout(a: Duration, b: Duration) -> bool {
 /// `refresh`, `max_staleness`) is the one the manifest states (R7): a
 /// manifest value the attribute leaves out contradicts it too.
 pub const fn states_duration(attribute: Option<Duration>, manifest: Duration) -> bool {
-    match attribute {
-        Some(a) => same_timeout(a, manifest),
-        None => false,
-    }
+    matches!(attribute, Some(a) if same_timeout(a, manifest))
 }
 
 /// Whether an attribute's optional run count (`failure_threshold`,
 /// `success_threshold`) is the one the manifest states (R7).
 pub const fn states_count(attribute: Option<u32>, manifest: u32) -> bool {
-    match attribute {
-        Some(a) => a == manifest,
-        None => false,
-    }
+    matches!(attribute, Some(a) if a == manifest)
 }
 
 /// R20 over an attribute's threshold: its hold-back, in runs `refresh`

@@ -80,19 +80,28 @@ pub fn check_grpc_unique_services<'a, L: 'a>(
     names: impl IntoIterator<Item = (&'a str, L)>,
     sink: &mut Violations<L>,
 ) {
-    let mut seen: Vec<&str> = Vec::new();
-    for (name, loc) in names {
-        if seen.contains(&name) {
-            sink.push(
-                Rule::DuplicateName,
-                loc,
-                format!("gRPC service `{name}` is mapped twice"),
-                "map each service name once",
-            );
-        } else {
-            seen.push(name);
-        }
+    for (name, loc) in crate::rules::names::repeats(names) {
+        sink.push(
+            Rule::DuplicateName,
+            loc,
+            format!("gRPC service `{name}` is mapped twice"),
+            "map each service name once",
+        );
     }
+}
+
+/// Whether `name` is one of `names`; an empty entry (a name not known
+/// where the table was built) never matches. For the checks `manifest!`
+/// generates when a probe's name is on its attribute (R4).
+pub const fn names_contain(names: &[&str], name: &str) -> bool {
+    let mut i = 0;
+    while i < names.len() {
+        if !names[i].is_empty() && crate::facts::same_name(names[i], name) {
+            return true;
+        }
+        i += 1;
+    }
+    false
 }
 
 #[cfg(test)]
@@ -159,21 +168,9 @@ mod tests {
     }
 }
 
-/// Whether `name` is one of `names`; an empty entry (a name not known
-/// where the table was built) never matches. For the checks `manifest!`
-/// generates when a probe's name is on its attribute (R4).
-pub const fn names_contain(names: &[&str], name: &str) -> bool {
-    let mut i = 0;
-    while i < names.len() {
-        if !names[i].is_empty() && crate::facts::same_name(names[i], name) {
-            return true;
-        }
-        i += 1;
-    }
-    false
-}
-
-#[cfg(all(test, feature = "manifest"))]
+// Test code: `scripts/size.py` knows a test module by its own `#[cfg(test)]` line.
+#[cfg(test)]
+#[cfg(feature = "manifest")]
 mod manifest_tests {
     use crate::manifest::{GrpcTargetDecl, parse_manifest};
     use crate::{Rule, Tag};

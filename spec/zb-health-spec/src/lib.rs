@@ -19,7 +19,7 @@
 //!
 //! This crate has no `proc_macro` types and no dependencies, so any of those
 //! callers can use it. The `manifest` feature adds the `health.yaml` model,
-//! parser and validator ([`manifest`]), at the cost of `serde` and
+//! parser and validator (`manifest`), at the cost of `serde` and
 //! `serde-saphyr`.
 
 #![warn(missing_docs)]

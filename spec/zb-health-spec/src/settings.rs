@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use crate::detection::{Threshold, default_probe_timeout};
+use crate::detection::Threshold;
 use crate::rules::{
     check_active_not_optional, check_execution_policy, check_max_age, check_name, check_probe_tags,
     check_restart_after, check_shared, check_threshold, check_timeout,
@@ -19,7 +19,8 @@ use crate::{FailureStatus, Tag, TagSet, Violations};
 
 /// How a probe's runs are scheduled, kept and judged (BE-HLTH-006,
 /// BE-HLTH-003): its cache, background schedule, hysteresis and sharing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The `Default` is [`ExecutionPolicy::DEFAULT`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ExecutionPolicy {
     /// `cache`: a result this young is served again without running the
     /// probe.
@@ -56,9 +57,7 @@ impl ExecutionPolicy {
         shared: false,
         restart_after: None,
     };
-}
 
-impl ExecutionPolicy {
     /// R19: every result this policy serves stays younger than
     /// `detection`, the orchestrator's detection time when known, with
     /// `timeout` the probe's deadline; R20: its threshold holds a failure
@@ -99,12 +98,6 @@ impl ExecutionPolicy {
     }
 }
 
-impl Default for ExecutionPolicy {
-    fn default() -> Self {
-        Self::DEFAULT
-    }
-}
-
 /// Everything a probe is declared with besides its name, its probe and
 /// its dependencies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,7 +106,7 @@ pub struct ProbeSettings {
     pub tags: TagSet,
     /// Its deadline as stated; `None` leaves it to the registry: below its
     /// orchestrator timeout, or below Kubernetes' default when it has none
-    /// ([`default_probe_timeout`]), so only a deadline the user wrote can
+    /// ([`default_probe_timeout`](crate::detection::default_probe_timeout)), so only a deadline the user wrote can
     /// break R5.
     pub timeout: Option<Duration>,
     /// What a failure reports.
@@ -135,8 +128,7 @@ impl ProbeSettings {
     /// The deadline the probe runs with under `orchestrator`: the stated
     /// one, else the spec's default for it.
     pub fn resolved_timeout(&self, orchestrator: Option<Duration>) -> Duration {
-        self.timeout
-            .unwrap_or_else(|| default_probe_timeout(orchestrator))
+        crate::facts::attribute_timeout(self.timeout, orchestrator)
     }
 
     /// Every rule about a probe's name and settings alone, pushed into

@@ -45,11 +45,8 @@ impl HealthStatus {
     /// the one encoding every compact store of a status uses (an atomic
     /// slot, the history's rings, the gauges).
     pub const fn severity(self) -> u8 {
-        match self {
-            Self::Healthy => 0,
-            Self::Degraded => 1,
-            Self::Unhealthy => 2,
-        }
+        // The variants are declared mildest first.
+        self as u8
     }
 
     /// The status of a [`severity`](Self::severity); `None` past 2.

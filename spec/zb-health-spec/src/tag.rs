@@ -65,20 +65,7 @@ impl Tag {
     }
 }
 
-impl crate::vocab::Keyword for Tag {
-    const WHAT: &'static str = "tag";
-    const ALL: &'static [Self] = &Tag::ALL;
-
-    fn keyword(self) -> &'static str {
-        self.as_str()
-    }
-}
-
-impl fmt::Display for Tag {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+crate::vocab::keyword!(Tag, "tag", &Tag::ALL);
 
 /// A tag name that is not one of `ready`, `active`, `live`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -169,14 +156,8 @@ impl fmt::Debug for TagSet {
 
 impl fmt::Display for TagSet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("[")?;
-        for (i, t) in self.iter().enumerate() {
-            if i > 0 {
-                f.write_str(", ")?;
-            }
-            f.write_str(t.as_str())?;
-        }
-        f.write_str("]")
+        let names: Vec<&str> = self.iter().map(Tag::as_str).collect();
+        write!(f, "[{}]", names.join(", "))
     }
 }
 

@@ -39,7 +39,8 @@ pub trait Keyword: Copy + Eq + Sized + 'static {
 
 /// Declares the [`Keyword`] table of an enum, plus the inherent `NAMES`,
 /// `ALL`, `as_str` and `parse` a caller expects, from one list of
-/// `Variant => "spelling"` pairs.
+/// `Variant => "spelling"` pairs; or, given the values (`&Tag::ALL`), only
+/// the [`Keyword`] and `Display` impls over the enum's own `as_str`.
 macro_rules! keyword {
     ($ty:ident, $what:literal, { $($variant:ident => $text:literal),+ $(,)? }) => {
         impl $ty {
@@ -61,9 +62,12 @@ macro_rules! keyword {
             }
         }
 
+        $crate::vocab::keyword!($ty, $what, $ty::ALL);
+    };
+    ($ty:ident, $what:literal, $all:expr) => {
         impl $crate::vocab::Keyword for $ty {
             const WHAT: &'static str = $what;
-            const ALL: &'static [Self] = $ty::ALL;
+            const ALL: &'static [Self] = $all;
 
             fn keyword(self) -> &'static str {
                 self.as_str()

@@ -119,6 +119,18 @@ impl<T> Located<T> {
     pub const fn new(value: T, location: Location) -> Self {
         Self { value, location }
     }
+
+    /// The value and its location, as the rules take them.
+    pub(crate) fn pair(self) -> (T, Location) {
+        (self.value, self.location)
+    }
+}
+
+impl Located<String> {
+    /// The text and its location, as the rules take them.
+    pub(crate) fn text(&self) -> (&str, Location) {
+        (&self.value, self.location)
+    }
 }
 
 /// A validated `health.yaml`: which probes a service runs and how its tiers

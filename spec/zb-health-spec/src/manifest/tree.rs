@@ -164,6 +164,9 @@ impl<'de> Deserialize<'de> for Value {
     }
 }
 
+/// Every YAML value as a [`Value`]; serde's defaults bring the other
+/// scalars here (an owned string or a `char` to `visit_str`, an `f32` to
+/// `visit_f64`).
 struct ValueVisitor;
 
 impl<'de> Visitor<'de> for ValueVisitor {
@@ -203,14 +206,8 @@ impl<'de> Visitor<'de> for ValueVisitor {
     fn visit_f64<E>(self, f: f64) -> Result<Value, E> {
         Ok(Value::Float(f))
     }
-    fn visit_char<E>(self, c: char) -> Result<Value, E> {
-        Ok(Value::Str(c.into()))
-    }
     fn visit_str<E>(self, s: &str) -> Result<Value, E> {
         Ok(Value::Str(s.into()))
-    }
-    fn visit_string<E>(self, s: String) -> Result<Value, E> {
-        Ok(Value::Str(s))
     }
     fn visit_bytes<E>(self, b: &[u8]) -> Result<Value, E> {
         Ok(Value::Str(String::from_utf8_lossy(b).into_owned()))

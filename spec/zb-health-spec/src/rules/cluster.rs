@@ -67,21 +67,17 @@ pub fn check_cluster_size<L>(
     location: L,
     sink: &mut Violations<L>,
 ) -> Option<u32> {
-    if size < 1 {
-        sink.push(
-            Rule::ClusterSize,
-            location,
-            format!("{what} is `{size}`, but a cluster has at least one node"),
-            "set it to the number of nodes the cluster is meant to have, e.g. `3`",
-        );
-        return None;
-    }
-    let fits = u32::try_from(size).ok();
+    let fits = u32::try_from(size).ok().filter(|n| *n >= 1);
     if fits.is_none() {
+        let why = if size < 1 {
+            "but a cluster has at least one node"
+        } else {
+            "more nodes than any cluster has"
+        };
         sink.push(
             Rule::ClusterSize,
             location,
-            format!("{what} is `{size}`, more nodes than any cluster has"),
+            format!("{what} is `{size}`, {why}"),
             "set it to the number of nodes the cluster is meant to have, e.g. `3`",
         );
     }

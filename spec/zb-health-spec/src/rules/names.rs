@@ -88,39 +88,34 @@ pub fn check_name<L>(name: &str, location: L, sink: &mut Violations<L>) {
 /// [`check_name`], with messages that say what the name names.
 pub fn check_name_of<L>(of: NameOf, name: &str, location: L, sink: &mut Violations<L>) {
     let (noun, example) = (of.noun(), of.example());
-    if name.is_empty() {
-        sink.push(
-            Rule::ProbeName,
-            location,
-            format!("{noun} name is empty"),
-            match of {
-                NameOf::Probe => "give the probe a short fixed name such as `database`; it is the key of its entry in the JSON body".to_owned(),
-                _ => format!("give the {noun} a short fixed name such as `{example}`"),
-            },
-        );
+    let (message, help) = if name.is_empty() {
+        (format!("{noun} name is empty"), match of {
+            NameOf::Probe => "give the probe a short fixed name such as `database`; it is the key of its entry in the JSON body".to_owned(),
+            _ => format!("give the {noun} a short fixed name such as `{example}`"),
+        })
     } else if name.len() > 64
         || !name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
     {
-        sink.push(
-            Rule::ProbeName,
-            location,
-            format!("{noun} name `{name}` is not a short identifier"),
-            "use at most 64 ASCII letters, digits, `-`, `_` or `.`; names are JSON keys and metric labels, so keep them fixed and low-cardinality (BE-HLTH-007)",
-        );
+        (format!("{noun} name `{name}` is not a short identifier"),
+            "use at most 64 ASCII letters, digits, `-`, `_` or `.`; names are JSON keys and metric labels, so keep them fixed and low-cardinality (BE-HLTH-007)".to_owned())
     } else if of != NameOf::Service && is_lifecycle_entry(name) {
-        sink.push(
-            Rule::ProbeName,
-            location,
+        let does = match of {
+            NameOf::Probe => "checks",
+            NameOf::Watchdog => "watches",
+            NameOf::Service | NameOf::StartupGate | NameOf::Group => "does",
+        };
+        (
             format!("{noun} name `{name}` is reserved"),
-            format!("the lifecycle's own entry has this name while the service starts, drains, is in maintenance or asks for a restart; name the {noun} after what it {}", match of {
-                NameOf::Probe => "checks",
-                NameOf::Watchdog => "watches",
-                NameOf::Service | NameOf::StartupGate | NameOf::Group => "does",
-            }),
-        );
-    }
+            format!(
+                "the lifecycle's own entry has this name while the service starts, drains, is in maintenance or asks for a restart; name the {noun} after what it {does}"
+            ),
+        )
+    } else {
+        return;
+    };
+    sink.push(Rule::ProbeName, location, message, help);
 }
 
 /// The name of the entry that holds `ready` and `active` at 503 until the
@@ -148,20 +143,30 @@ pub fn check_unique_names_of<'a, L: 'a + Clone>(
     sink: &mut Violations<L>,
 ) {
     let noun = of.noun();
+    for (name, loc) in repeats(names) {
+        sink.push(
+            Rule::DuplicateName,
+            loc,
+            format!("{noun} name `{name}` is used twice"),
+            match of {
+                NameOf::Probe | NameOf::Service => crate::facts::DUPLICATE_NAME_HELP.to_owned(),
+                _ => format!("each {noun} needs a name of its own; rename one of them"),
+            },
+        );
+    }
+}
+
+/// Each name of `names` that an earlier one equals, where it is written
+/// again: what R3 reports.
+pub(crate) fn repeats<'a, L>(
+    names: impl IntoIterator<Item = (&'a str, L)>,
+) -> impl Iterator<Item = (&'a str, L)> {
     let mut seen: Vec<&str> = Vec::new();
-    for (name, loc) in names {
-        if seen.iter().any(|s| crate::facts::same_name(s, name)) {
-            sink.push(
-                Rule::DuplicateName,
-                loc,
-                format!("{noun} name `{name}` is used twice"),
-                match of {
-                    NameOf::Probe | NameOf::Service => crate::facts::DUPLICATE_NAME_HELP.to_owned(),
-                    _ => format!("each {noun} needs a name of its own; rename one of them"),
-                },
-            );
-        } else {
+    names.into_iter().filter(move |(name, _)| {
+        let again = seen.contains(name);
+        if !again {
             seen.push(name);
         }
-    }
+        again
+    })
 }

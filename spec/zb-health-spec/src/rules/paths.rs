@@ -23,21 +23,9 @@ pub fn check_paths<L: Clone>(paths: &[(Endpoint, &str, L)], sink: &mut Violation
             );
             continue;
         }
-        if !path.starts_with('/') {
-            sink.push(
-                Rule::EndpointPath,
-                loc.clone(),
-                format!("the `{tag}` endpoint path `{path}` does not start with `/`"),
-                format!("write `/{path}`"),
-            );
-        }
-        if path.contains(|c: char| c.is_whitespace() || matches!(c, '{' | '}' | '?' | '#')) {
-            sink.push(
-                Rule::EndpointPath,
-                loc.clone(),
-                format!("the `{tag}` endpoint path `{path}` is not a plain path"),
-                "use a literal path with no spaces, `{}` patterns, `?` or `#`",
-            );
+        for (problem, fix) in path_problems(path) {
+            let message = format!("the `{tag}` endpoint path `{path}` {problem}");
+            sink.push(Rule::EndpointPath, loc.clone(), message, fix);
         }
         if let Some((other, _, _)) = paths[..i]
             .iter()
@@ -63,32 +51,27 @@ pub(super) fn is_plain_path<L>(
     at: L,
     sink: &mut Violations<L>,
 ) -> bool {
-    let Some((problem, fix)) = path_problem(path) else {
+    let empty = path.is_empty().then(|| {
+        let fix = "give it an absolute path such as `/health/canary`";
+        ("is empty", fix.to_owned())
+    });
+    let Some((problem, fix)) = empty.or_else(|| path_problems(path).next()) else {
         return true;
     };
     sink.push(rule, at, format!("{subject} {problem}"), fix);
     false
 }
 
-/// What is wrong with `path` as a literal HTTP path, if anything: the
+/// What is wrong with a non-empty `path` as a literal HTTP path: each
 /// problem and its fix, as R6 words them for a tier.
-fn path_problem(path: &str) -> Option<(&'static str, String)> {
-    if path.is_empty() {
-        return Some((
-            "is empty",
-            "give it an absolute path such as `/health/canary`".into(),
-        ));
-    }
-    if !path.starts_with('/') {
-        return Some(("does not start with `/`", format!("write `/{path}`")));
-    }
-    if path.contains(|c: char| c.is_whitespace() || matches!(c, '{' | '}' | '?' | '#')) {
-        return Some((
-            "is not a plain path",
-            "use a literal path with no spaces, `{}` patterns, `?` or `#`".into(),
-        ));
-    }
-    None
+fn path_problems(path: &str) -> impl Iterator<Item = (&'static str, String)> {
+    let relative = !path.starts_with('/');
+    let pattern = path.contains(|c: char| c.is_whitespace() || matches!(c, '{' | '}' | '?' | '#'));
+    let fix = "use a literal path with no spaces, `{}` patterns, `?` or `#`";
+    let relative = relative.then(|| ("does not start with `/`", format!("write `/{path}`")));
+    relative
+        .into_iter()
+        .chain(pattern.then(|| ("is not a plain path", fix.to_owned())))
 }
 
 /// The endpoint (a tier, or the startup path) served at `path`.

@@ -110,13 +110,12 @@ impl From<Vec<Violation<()>>> for SpecError {
 
 impl fmt::Display for SpecError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, v) in self.violations.iter().enumerate() {
-            if i > 0 {
-                f.write_str("\n")?;
-            }
-            write!(f, "error: {v}")?;
-        }
-        Ok(())
+        let errors: Vec<String> = self
+            .violations
+            .iter()
+            .map(|v| format!("error: {v}"))
+            .collect();
+        f.write_str(&errors.join("\n"))
     }
 }
 

@@ -6,7 +6,7 @@
 //! The tier paths are read in `mod.rs`.
 
 use super::super::tree::{Node, Value, shown};
-use super::{Fields, Reader};
+use super::{Fields, Levels, Reader};
 use crate::manifest::{Located, Location, ProbeDecl, ResponsesDecl};
 use crate::{
     Disclosure, ResponseFormat, Rule, Tag,
@@ -14,15 +14,6 @@ use crate::{
     suggest::{did_you_mean, hint},
     vocab::Kind,
 };
-
-/// The keys of `endpoints` this file reads.
-pub(super) const RESPONSE_KEYS: [&str; 5] = [
-    "format",
-    "disclosure",
-    "cluster_ready",
-    "cluster_addresses",
-    "authorized",
-];
 
 /// `endpoints.cluster_ready` as written, resolved against the probes once
 /// they are read.
@@ -40,9 +31,7 @@ impl Reader {
     /// tier to level) and `cluster_ready` of the `endpoints` section.
     pub(super) fn responses(&mut self, section: &Fields) -> (ResponsesDecl, ClusterReady) {
         let mut decl = ResponsesDecl {
-            format: section
-                .get("format")
-                .and_then(|f| self.keyword::<ResponseFormat>("`endpoints.format`", f.node)),
+            format: self.value(section, "format", Self::keyword::<ResponseFormat>),
             ..ResponsesDecl::default()
         };
         if let Some(f) = section.get("disclosure") {
@@ -52,41 +41,27 @@ impl Reader {
             let public = Tag::ALL.map(|t| decl.disclosure(t));
             decl.authorized = self.authorized("`endpoints.authorized`", f.node, public);
         }
-        decl.cluster_addresses = section
-            .get("cluster_addresses")
-            .and_then(|f| self.boolean("`endpoints.cluster_addresses`", f.node));
-        let cluster_ready = match section.get("cluster_ready").map(|f| f.node) {
-            None => ClusterReady::Off,
-            Some(node) => match &node.value {
-                Value::Bool(false) => ClusterReady::Off,
-                Value::Bool(true) => ClusterReady::TheMembershipProbe(node.loc),
-                _ => self
-                    .string("`endpoints.cluster_ready`", node)
-                    .map_or(ClusterReady::Off, ClusterReady::Named),
-            },
-        };
-        (decl, cluster_ready)
+        decl.cluster_addresses = self.value(section, "cluster_addresses", Self::boolean);
+        let cluster_ready =
+            self.value(section, "cluster_ready", |r, what, node| match node.value {
+                Value::Bool(false) => None,
+                Value::Bool(true) => Some(ClusterReady::TheMembershipProbe(node.loc)),
+                _ => r.string(what, node).map(ClusterReady::Named),
+            });
+        (decl, cluster_ready.unwrap_or(ClusterReady::Off))
     }
 
     /// `disclosure: names`, or `disclosure: { ready: names, live: status }`
     /// (a tier left out is `full`); `what` is the key, e.g.
     /// `` `endpoints.disclosure` ``.
-    pub(super) fn disclosure(
-        &mut self,
-        what: &str,
-        node: &Node,
-    ) -> [Option<Located<Disclosure>>; 3] {
+    pub(super) fn disclosure(&mut self, what: &str, node: &Node) -> Levels {
         if let Value::Map(_) = node.value {
-            let mut levels = [None; 3];
-            if let Some(tiers) = self.mapping(what, node, &Tag::NAMES) {
-                for tag in Tag::ALL {
-                    levels[tag as usize] = tiers.get(tag.as_str()).and_then(|f| {
-                        let key = format!("{}.{tag}`", what.trim_end_matches('`'));
-                        self.keyword::<Disclosure>(&key, f.node)
-                    });
-                }
-            }
-            return levels;
+            let Some(mut tiers) = self.mapping(what, node, &Tag::NAMES) else {
+                return [None; 3];
+            };
+            tiers.path = Some(format!("{}.", what.trim_matches('`')));
+            let level = |tag: Tag| self.value(&tiers, tag.as_str(), Self::keyword::<Disclosure>);
+            return Tag::ALL.map(level);
         }
         let level = self.keyword::<Disclosure>(what, node);
         [level; 3]
@@ -101,7 +76,7 @@ impl Reader {
         what: &str,
         node: &Node,
         public: [Disclosure; 3],
-    ) -> [Option<Located<Disclosure>>; 3] {
+    ) -> Levels {
         let written = self.disclosure(what, node);
         let pair = |d: Option<Located<Disclosure>>| d.map(|d| (d.value, d.location));
         let (every_tier, per_tier) = match node.value {
@@ -109,14 +84,11 @@ impl Reader {
             _ => (pair(written[0]), [None; 3]),
         };
         let levels = crate::rules::resolve_authorized(public, every_tier, per_tier, &mut self.sink);
-        let mut located = [None; 3];
-        for tag in Tag::ALL {
-            let i = tag as usize;
-            located[i] = levels[i]
+        std::array::from_fn(|i| {
+            levels[i]
                 .zip(written[i])
-                .map(|(l, w)| Located::new(l, w.location));
-        }
-        located
+                .map(|(l, w)| Located::new(l, w.location))
+        })
     }
 
     /// Resolves `cluster_ready` to the name of the probe whose entry
@@ -167,54 +139,44 @@ impl Reader {
                 }
             }
             ClusterReady::Named(name) => {
-                let Some(probe) = probes
-                    .iter()
-                    .find(|p| p.name.as_ref().is_some_and(|n| n.value == name.value))
-                else {
-                    let names: Vec<&str> = probes
-                        .iter()
-                        .filter_map(|p| p.name.as_ref().map(|n| n.value.as_str()))
-                        .collect();
-                    self.sink.push(
-                        Rule::Unknown,
-                        name.location,
-                        format!(
-                            "`endpoints.cluster_ready` names `{}`, which is not a probe of the manifest",
-                            shown(&name.value)
-                        ),
-                        format!(
-                            "name the cluster-membership probe whose entry `clusterReady` reads{}",
-                            hint(did_you_mean(&name.value, names.iter().copied()))
-                        ),
-                    );
-                    return None;
-                };
-                let kind = probe.kind.kind();
-                if !matches!(kind, Kind::ClusterMembership | Kind::Custom) {
-                    self.sink.push(
+                let named = |p: &&ProbeDecl| p.name.as_ref().is_some_and(|n| n.value == name.value);
+                let (rule, message, help) = match probes.iter().find(named) {
+                    None => {
+                        let names = probes.iter().filter_map(|p| p.name.as_ref());
+                        let names = names.map(|n| n.value.as_str());
+                        (
+                            Rule::Unknown,
+                            format!(
+                                "`endpoints.cluster_ready` names `{}`, which is not a probe of the manifest",
+                                shown(&name.value)
+                            ),
+                            format!(
+                                "name the cluster-membership probe whose entry `clusterReady` reads{}",
+                                hint(did_you_mean(&name.value, names))
+                            ),
+                        )
+                    }
+                    Some(p) if !matches!(p.kind.kind(), Kind::ClusterMembership | Kind::Custom) => (
                         Rule::Contradiction,
-                        name.location,
                         format!(
-                            "`endpoints.cluster_ready` names `{}`, a `{kind}` probe; `clusterReady` reads a cluster-membership probe",
-                            name.value
+                            "`endpoints.cluster_ready` names `{}`, a `{}` probe; `clusterReady` reads a cluster-membership probe",
+                            name.value,
+                            p.kind.kind()
                         ),
-                        "name a `cluster-membership` probe (or a custom probe that checks membership)",
-                    );
-                    return None;
-                }
-                if !on_ready(&probe) {
-                    self.sink.push(
+                        "name a `cluster-membership` probe (or a custom probe that checks membership)".into(),
+                    ),
+                    Some(p) if !on_ready(&p) => (
                         Rule::Contradiction,
-                        name.location,
                         format!(
                             "`endpoints.cluster_ready` names `{}`, which is not on the ready tier, so its entry is never in the ready report",
                             name.value
                         ),
-                        "tag the probe `ready`, or name one that is",
-                    );
-                    return None;
-                }
-                Some(name)
+                        "tag the probe `ready`, or name one that is".into(),
+                    ),
+                    Some(_) => return Some(name),
+                };
+                self.sink.push(rule, name.location, message, help);
+                None
             }
         }
     }

@@ -7,7 +7,7 @@ use super::{Fields, Reader};
 use crate::manifest::{GroupDecl, Located, Location, ProbeDecl};
 use crate::{
     Disclosure, EndpointPaths, NameOf, Tag,
-    rules::{check_group_paths, check_group_probes, check_group_tiers, check_name_of, missing_key},
+    rules::{check_group_paths, check_group_probes, check_group_tiers, check_name_of},
 };
 
 /// The keys of one group.
@@ -49,15 +49,10 @@ impl Reader {
         // the names then (R23 there).
         let known = known_names(probes);
         for group in &groups {
-            let tiers: Vec<(Tag, Location)> =
-                group.tiers.iter().map(|t| (t.value, t.location)).collect();
+            let tiers: Vec<(Tag, Location)> = group.tiers.iter().map(|t| t.pair()).collect();
             check_group_tiers(&group.name.value, &tiers, &mut self.sink);
             if let Some(known) = &known {
-                let names: Vec<(&str, Location)> = group
-                    .probes
-                    .iter()
-                    .map(|p| (p.value.as_str(), p.location))
-                    .collect();
+                let names: Vec<(&str, Location)> = group.probes.iter().map(Located::text).collect();
                 check_group_probes(
                     &group.name.value,
                     &names,
@@ -70,13 +65,7 @@ impl Reader {
         }
         let located: Vec<(&str, &str, Location)> = groups
             .iter()
-            .map(|g| {
-                (
-                    g.name.value.as_str(),
-                    g.path.value.as_str(),
-                    g.path.location,
-                )
-            })
+            .map(|g| (g.name.value.as_str(), &*g.path.value, g.path.location))
             .collect();
         check_group_paths(paths, &located, &mut self.sink);
         groups
@@ -86,25 +75,20 @@ impl Reader {
     fn group(&mut self, name: Located<String>, node: &Node) -> Option<GroupDecl> {
         let what = format!("health group `{}`", name.value);
         let fields = self.mapping(&what, node, &GROUP_KEYS)?;
-        let path = match fields.get("path") {
-            Some(f) => self.string(&format!("the `path` of {what}"), f.node),
-            None => {
-                missing_key(
-                    format!("{what} has no `path`"),
-                    format!("add `path: /health/{}`, where it is served", name.value),
-                    fields.loc,
-                    &mut self.sink,
-                );
-                None
-            }
-        };
+        let missing = (
+            format!("{what} has no `path`"),
+            format!("add `path: /health/{}`, where it is served", name.value),
+        );
+        let path = self.required(&fields, "path", missing, |r, _, node| {
+            r.string(&format!("the `path` of {what}"), node)
+        });
         let probes = fields
             .get("probes")
-            .map(|f| self.group_probes(&format!("the `probes` of {what}"), f.node))
+            .map(|f| self.group_list(("probes", &what), f.node, Self::string))
             .unwrap_or_default();
         let tiers = fields
             .get("tiers")
-            .map(|f| self.group_tiers(&format!("the `tiers` of {what}"), f.node))
+            .map(|f| self.group_list(("tiers", &what), f.node, Self::keyword::<Tag>))
             .unwrap_or_default();
         let disclosure = fields.get("disclosure").and_then(|f| {
             self.keyword::<Disclosure>(&format!("the `disclosure` of {what}"), f.node)
@@ -118,21 +102,19 @@ impl Reader {
         })
     }
 
-    /// A list of probe names.
-    fn group_probes(&mut self, what: &str, node: &Node) -> Vec<Located<String>> {
-        self.list(what, "a list of probe names", node, LIST_HELP)
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|item| self.string(what, item))
-            .collect()
-    }
-
-    /// A list of tier names.
-    fn group_tiers(&mut self, what: &str, node: &Node) -> Vec<Located<Tag>> {
-        self.list(what, "a list of tier names", node, LIST_HELP)
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|item| self.keyword::<Tag>(what, item))
-            .collect()
+    /// The `probes` or `tiers` of `group`: a list of names, each read by
+    /// `read`.
+    fn group_list<T>(
+        &mut self,
+        (key, group): (&str, &str),
+        node: &Node,
+        mut read: impl FnMut(&mut Self, &str, &Node) -> Option<T>,
+    ) -> Vec<T> {
+        let what = format!("the `{key}` of {group}");
+        // `probes` lists probe names, `tiers` tier names.
+        let expected = format!("a list of {} names", key.trim_end_matches('s'));
+        let items = self.list(&what, &expected, node, LIST_HELP);
+        let items = items.unwrap_or_default().iter();
+        items.filter_map(|item| read(self, &what, item)).collect()
     }
 }

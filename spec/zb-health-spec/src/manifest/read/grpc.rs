@@ -21,18 +21,14 @@ impl Reader {
     /// read; the targets are then not checked again).
     pub(super) fn grpc(&mut self, top: &Fields, probes: Option<&[ProbeDecl]>) -> Option<GrpcDecl> {
         let section = self.section(top, "grpc", &GRPC_KEYS)?;
-        let period = section
-            .get("period")
-            .and_then(|f| self.duration("`grpc.period`", f.node))
+        let period = self
+            .value(&section, "period", Self::duration)
             .inspect(|p| check_grpc_period(p.value, p.location, &mut self.sink));
-        let services = match section.get("services") {
-            Some(f) => self.grpc_services(f.node),
-            None => Vec::new(),
-        };
+        let services = section.get("services");
+        let services = services.map_or_else(Vec::new, |f| self.grpc_services(f.node));
         // Unknown with a name on an attribute: the generated code checks
         // the targets then.
-        let known = known_names(probes);
-        if let Some(known) = known {
+        if let Some(known) = known_names(probes) {
             for service in &services {
                 if let GrpcTargetDecl::Probe(probe) = &service.target {
                     check_grpc_probe_target(
@@ -71,17 +67,14 @@ impl Reader {
             let target = match &value.value {
                 Value::Map(_) => self
                     .mapping(&what, value, &TARGET_KEYS)
-                    .and_then(|fields| match fields.get("probe") {
-                        Some(f) => self.string("`probe`", f.node),
-                        None => {
-                            crate::rules::missing_key(
-                                format!("{what} has no `probe`"),
-                                "write `{ probe: <probe name> }`, or a tier name",
-                                value.loc,
-                                &mut self.sink,
-                            );
-                            None
-                        }
+                    .and_then(|fields| {
+                        let missing = (
+                            format!("{what} has no `probe`"),
+                            "write `{ probe: <probe name> }`, or a tier name",
+                        );
+                        self.required(&fields, "probe", missing, |r, _, node| {
+                            r.string("`probe`", node)
+                        })
                     })
                     .map(GrpcTargetDecl::Probe),
                 Value::Str(_) => self.keyword::<Tag>(&what, value).map(GrpcTargetDecl::Tier),

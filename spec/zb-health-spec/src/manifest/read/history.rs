@@ -3,7 +3,9 @@
 
 use super::super::tree::Value;
 use super::{Fields, Reader};
-use crate::manifest::{HistoryDecl, Located, Location};
+use crate::manifest::{
+    DEFAULT_HISTORY_PATH, DEFAULT_HISTORY_UI_PATH, HistoryDecl, Located, Location,
+};
 use crate::{
     EndpointPaths,
     manifest::GroupDecl,
@@ -25,42 +27,26 @@ impl Reader {
         groups: &[GroupDecl],
     ) -> Option<HistoryDecl> {
         let field = top.get("history")?;
-        let mut decl = HistoryDecl {
-            at: field.key_loc,
-            ui: false,
-            application_port: false,
-            path: Located::new(
-                crate::manifest::DEFAULT_HISTORY_PATH.to_owned(),
-                field.key_loc,
-            ),
-            ui_path: Located::new(
-                crate::manifest::DEFAULT_HISTORY_UI_PATH.to_owned(),
-                field.key_loc,
-            ),
+        // `history: ~` is on, with every default.
+        let fields = match field.node.value {
+            Value::Null => None,
+            _ => Some(self.section(top, "history", &HISTORY_KEYS)?),
         };
-        if !matches!(field.node.value, Value::Null) {
-            let fields = self.mapping("`history`", field.node, &HISTORY_KEYS)?;
-            let flag = |r: &mut Self, key: &str| {
-                fields
-                    .get(key)
-                    .and_then(|f| r.boolean(&format!("`history.{key}`"), f.node))
-                    .is_some_and(|b| b.value)
-            };
-            decl.ui = flag(self, "ui");
-            decl.application_port = flag(self, "application_port");
-            if let Some(p) = fields
-                .get("path")
-                .and_then(|f| self.string("`history.path`", f.node))
-            {
-                decl.path = p;
-            }
-            if let Some(p) = fields
-                .get("ui_path")
-                .and_then(|f| self.string("`history.ui_path`", f.node))
-            {
-                decl.ui_path = p;
-            }
-        }
+        let flag = |r: &mut Self, key| {
+            let flag = fields.as_ref().and_then(|f| r.value(f, key, Self::boolean));
+            flag.is_some_and(|b| b.value)
+        };
+        let path = |r: &mut Self, key, default: &str| {
+            let path = fields.as_ref().and_then(|f| r.value(f, key, Self::string));
+            path.unwrap_or_else(|| Located::new(default.to_owned(), field.key_loc))
+        };
+        let decl = HistoryDecl {
+            at: field.key_loc,
+            ui: flag(self, "ui"),
+            application_port: flag(self, "application_port"),
+            path: path(self, "path", DEFAULT_HISTORY_PATH),
+            ui_path: path(self, "ui_path", DEFAULT_HISTORY_UI_PATH),
+        };
         check_history_port(
             management_port,
             decl.application_port,

@@ -8,9 +8,7 @@ use super::{Fields, Reader};
 use crate::manifest::{LifecycleDecl, Located, WatchdogDecl};
 use crate::{
     NameOf,
-    rules::{
-        check_drain, check_name_of, check_unique_names_of, check_watchdog_deadline, missing_key,
-    },
+    rules::{check_drain, check_name_of, check_unique_names_of, check_watchdog_deadline},
 };
 
 /// The keys of `lifecycle`.
@@ -33,61 +31,37 @@ impl Reader {
     ) -> LifecycleDecl {
         let mut decl = LifecycleDecl::default();
         if let Some(section) = self.section(top, "lifecycle", &LIFECYCLE_KEYS) {
-            if let Some(f) = section.get("startup_gates") {
-                decl.startup_gates = self.startup_gates(f.node);
-            }
-            if let Some(f) = section.get("watchdogs") {
-                decl.watchdogs = self.watchdogs(f.node);
-            }
-            decl.drain_delay = section
-                .get("drain_delay")
-                .and_then(|f| self.duration("`lifecycle.drain_delay`", f.node));
-            decl.shutdown_timeout = section
-                .get("shutdown_timeout")
-                .and_then(|f| self.duration("`lifecycle.shutdown_timeout`", f.node));
-            decl.exit_on_stall = section
-                .get("exit_on_stall")
-                .and_then(|f| self.boolean("`lifecycle.exit_on_stall`", f.node));
+            let gates = self.value(&section, "startup_gates", Self::startup_gates);
+            decl.startup_gates = gates.unwrap_or_default();
+            let watchdogs = self.value(&section, "watchdogs", Self::watchdogs);
+            decl.watchdogs = watchdogs.unwrap_or_default();
+            decl.drain_delay = self.value(&section, "drain_delay", Self::duration);
+            decl.shutdown_timeout = self.value(&section, "shutdown_timeout", Self::duration);
+            decl.exit_on_stall = self.value(&section, "exit_on_stall", Self::boolean);
         }
-        let at = |d: Option<Located<Duration>>| d.map(|d| (d.value, d.location));
-        check_drain(
-            at(decl.drain_delay),
-            at(decl.shutdown_timeout),
-            at(grace_period),
-            &mut self.sink,
-        );
+        let [delay, stop, grace] =
+            [decl.drain_delay, decl.shutdown_timeout, grace_period].map(|d| d.map(Located::pair));
+        check_drain(delay, stop, grace, &mut self.sink);
         decl
     }
 
     /// A list of names (R15 otherwise), each a short identifier (R9), none
     /// twice (R3).
-    fn startup_gates(&mut self, node: &Node) -> Vec<Located<String>> {
-        let Some(items) = self.list(
-            "`lifecycle.startup_gates`",
-            "a list of names",
-            node,
-            "write the names of the startup work, e.g. `[migrations, warm-cache]`",
-        ) else {
-            return Vec::new();
-        };
+    fn startup_gates(&mut self, what: &str, node: &Node) -> Option<Vec<Located<String>>> {
+        let help = "write the names of the startup work, e.g. `[migrations, warm-cache]`";
+        let items = self.list(what, "a list of names", node, help)?;
         let gates: Vec<Located<String>> = items
             .iter()
             .filter_map(|item| self.string("a startup gate", item))
             .collect();
         self.names(NameOf::StartupGate, &gates);
-        gates
+        Some(gates)
     }
 
     /// A list of `{ name, deadline }` (both required, R11).
-    fn watchdogs(&mut self, node: &Node) -> Vec<WatchdogDecl> {
-        let Some(items) = self.list(
-            "`lifecycle.watchdogs`",
-            "a list of watchdogs",
-            node,
-            "write one `- { name: consumer, deadline: 30s }` item per loop",
-        ) else {
-            return Vec::new();
-        };
+    fn watchdogs(&mut self, what: &str, node: &Node) -> Option<Vec<WatchdogDecl>> {
+        let help = "write one `- { name: consumer, deadline: 30s }` item per loop";
+        let items = self.list(what, "a list of watchdogs", node, help)?;
         let mut watchdogs = Vec::new();
         let mut names = Vec::new();
         for (index, item) in items.iter().enumerate() {
@@ -95,35 +69,22 @@ impl Reader {
             let Some(fields) = self.mapping(&label, item, &WATCHDOG_KEYS) else {
                 continue;
             };
-            let name = match fields.get("name") {
-                Some(f) => self.string(&format!("`name` of {label}"), f.node),
-                None => {
-                    missing_key(
-                        format!("{label} has no `name`"),
-                        "add `name: <short-id>`; it names the loop's entry in `live`",
-                        item.loc,
-                        &mut self.sink,
-                    );
-                    None
-                }
-            };
-            let shown_name = name.as_ref().map_or(label.clone(), |n| n.value.clone());
-            let deadline = match fields.get("deadline") {
-                Some(f) => self
-                    .duration(&format!("`deadline` of watchdog `{shown_name}`"), f.node)
-                    .inspect(|d| {
-                        check_watchdog_deadline(&shown_name, d.value, d.location, &mut self.sink);
-                    }),
-                None => {
-                    missing_key(
-                        format!("watchdog `{shown_name}` has no `deadline`"),
-                        "add `deadline: 30s`, the longest time one iteration of the loop may take",
-                        item.loc,
-                        &mut self.sink,
-                    );
-                    None
-                }
-            };
+            let missing = (
+                format!("{label} has no `name`"),
+                "add `name: <short-id>`; it names the loop's entry in `live`",
+            );
+            let name = self.required(&fields, "name", missing, Self::string);
+            let shown_name = name.as_ref().map_or(label, |n| n.value.clone());
+            let missing = (
+                format!("watchdog `{shown_name}` has no `deadline`"),
+                "add `deadline: 30s`, the longest time one iteration of the loop may take",
+            );
+            let deadline = self.required(&fields, "deadline", missing, |r, _, node| {
+                let what = format!("`deadline` of watchdog `{shown_name}`");
+                let d = r.duration(&what, node)?;
+                check_watchdog_deadline(&shown_name, d.value, d.location, &mut r.sink);
+                Some(d)
+            });
             if let Some(n) = &name {
                 names.push(n.clone());
             }
@@ -132,7 +93,7 @@ impl Reader {
             }
         }
         self.names(NameOf::Watchdog, &names);
-        watchdogs
+        Some(watchdogs)
     }
 
     /// R9 for each name and R3 over the list.
@@ -140,10 +101,6 @@ impl Reader {
         for n in names {
             check_name_of(of, &n.value, n.location, &mut self.sink);
         }
-        check_unique_names_of(
-            of,
-            names.iter().map(|n| (n.value.as_str(), n.location)),
-            &mut self.sink,
-        );
+        check_unique_names_of(of, names.iter().map(Located::text), &mut self.sink);
     }
 }

@@ -56,18 +56,18 @@ const TOP_KEYS: [&str; 11] = [
     "history",
 ];
 /// The keys of `endpoints`: the preset, one path per tier and the startup
-/// path, then what the bodies show (`endpoints::RESPONSE_KEYS`).
+/// path, then what the bodies show (read in `endpoints.rs`).
 const ENDPOINT_KEYS: [&str; 10] = [
     "preset",
     "ready",
     "active",
     "live",
     "started",
-    endpoints::RESPONSE_KEYS[0],
-    endpoints::RESPONSE_KEYS[1],
-    endpoints::RESPONSE_KEYS[2],
-    endpoints::RESPONSE_KEYS[3],
-    endpoints::RESPONSE_KEYS[4],
+    "format",
+    "disclosure",
+    "cluster_ready",
+    "cluster_addresses",
+    "authorized",
 ];
 /// The keys of `orchestrator`.
 const ORCHESTRATOR_KEYS: [&str; 2] = ["timeout", "termination_grace_period"];
@@ -89,12 +89,26 @@ struct Field<'a> {
 /// A mapping's string-keyed entries, unknown keys included (already reported).
 struct Fields<'a> {
     loc: Location,
+    /// What messages call the mapping: `` probe `db` ``.
+    what: String,
+    /// The path of a section's keys (`lifecycle.`, empty at the top), so
+    /// a key's value is `` `lifecycle.drain_delay` ``; `None` in a list
+    /// item, whose key's value is `` `cache` of probe `db` ``.
+    path: Option<String>,
     entries: Vec<Field<'a>>,
 }
 
 impl<'a> Fields<'a> {
     fn get(&self, key: &str) -> Option<Field<'a>> {
         self.entries.iter().find(|f| f.key == key).copied()
+    }
+
+    /// What messages call the value of `key`.
+    fn what(&self, key: &str) -> String {
+        match &self.path {
+            Some(path) => format!("`{path}{key}`"),
+            None => format!("`{key}` of {}", self.what),
+        }
     }
 }
 
@@ -108,16 +122,6 @@ enum Written<T> {
 }
 
 impl<T: Copy> Written<T> {
-    fn read<'a>(
-        field: Option<Field<'a>>,
-        read: impl FnOnce(Field<'a>) -> Option<Located<T>>,
-    ) -> Self {
-        match field {
-            None => Written::Absent,
-            Some(f) => read(f).map_or(Written::Invalid, Written::Valid),
-        }
-    }
-
     fn valid(self) -> Option<Located<T>> {
         match self {
             Written::Valid(v) => Some(v),
@@ -172,6 +176,21 @@ struct Reader {
 }
 
 impl Reader {
+    /// [`value`](Self::value), telling an absent key from an invalid one.
+    fn written<T>(
+        &mut self,
+        fields: &Fields,
+        key: &str,
+        read: impl FnOnce(&mut Self, &str, &Node) -> Option<Located<T>>,
+    ) -> Written<T> {
+        match fields.get(key) {
+            None => Written::Absent,
+            Some(_) => self
+                .value(fields, key, read)
+                .map_or(Written::Invalid, Written::Valid),
+        }
+    }
+
     fn root(&mut self, root: &Node) -> Option<Manifest> {
         if matches!(root.value, Value::Null) {
             self.sink.push(
@@ -182,7 +201,8 @@ impl Reader {
             );
             return None;
         }
-        let top = self.mapping("the manifest", root, &TOP_KEYS)?;
+        let mut top = self.mapping("the manifest", root, &TOP_KEYS)?;
+        top.path = Some(String::new());
         let service = self.service(&top);
         let (paths, mut responses, cluster_ready) = self.endpoints(&top);
         let (orchestrator_timeout, grace_period) = self.orchestrator(&top);
@@ -207,7 +227,7 @@ impl Reader {
         if let Some(probes) = &probes {
             responses.cluster_ready = self.cluster_ready(cluster_ready, probes);
         }
-        let observability = self.observability(&top);
+        let (failure_log_interval, webhook) = self.observability(&top);
         let grpc = self.grpc(&top, probes.as_deref());
         let groups = self.groups(&top, &paths, probes.as_deref());
         let history = self.history(&top, management_port.is_some(), &paths, &groups);
@@ -224,8 +244,8 @@ impl Reader {
             default_timeout: default_timeout.valid(),
             default_failure_status,
             probes: probes?,
-            failure_log_interval: observability.failure_log_interval,
-            webhook: observability.webhook,
+            failure_log_interval,
+            webhook,
             grpc,
             groups,
             history,
@@ -234,16 +254,11 @@ impl Reader {
 
     /// `service`: required, and a short identifier (R9).
     fn service(&mut self, top: &Fields) -> Option<Located<String>> {
-        let Some(f) = top.get("service") else {
-            missing_key(
-                "the manifest has no `service`",
-                "add `service: <name>`, the service's short identifier, e.g. `service: scadabridge`",
-                top.loc,
-                &mut self.sink,
-            );
-            return None;
-        };
-        let service = self.string("`service`", f.node)?;
+        let missing = (
+            "the manifest has no `service`",
+            "add `service: <name>`, the service's short identifier, e.g. `service: scadabridge`",
+        );
+        let service = self.required(top, "service", missing, Self::string)?;
         check_name_of(
             NameOf::Service,
             &service.value,
@@ -266,19 +281,12 @@ impl Reader {
         if let Some(section) = self.section(top, "endpoints", &ENDPOINT_KEYS) {
             responses = self.responses(&section);
             set_at = [section.loc; 4];
-            let preset = section
-                .get("preset")
-                .and_then(|f| self.keyword::<Preset>("`endpoints.preset`", f.node));
-            if let Some(preset) = preset {
+            if let Some(preset) = self.value(&section, "preset", Self::keyword::<Preset>) {
                 paths = preset.value.paths();
                 set_at = [preset.location; 4];
             }
             for (endpoint, at) in Endpoint::ALL.into_iter().zip(&mut set_at) {
-                let what = format!("`endpoints.{endpoint}`");
-                if let Some(path) = section
-                    .get(endpoint.as_str())
-                    .and_then(|f| self.string(&what, f.node))
-                {
+                if let Some(path) = self.value(&section, endpoint.as_str(), Self::string) {
                     *paths.endpoint_mut(endpoint) = path.value;
                     *at = path.location;
                 }
@@ -296,13 +304,11 @@ impl Reader {
     /// `orchestrator`: the orchestrator's probe timeout and its termination
     /// grace period (checked against the drain, R18, in `lifecycle`).
     fn orchestrator(&mut self, top: &Fields) -> (Written<Duration>, Option<Located<Duration>>) {
-        let section = self.section(top, "orchestrator", &ORCHESTRATOR_KEYS);
-        let field = |key| section.as_ref().and_then(|s| s.get(key));
-        let timeout = Written::read(field("timeout"), |f| {
-            self.setting_timeout("`orchestrator.timeout`", f)
-        });
-        let grace = field("termination_grace_period")
-            .and_then(|f| self.duration("`orchestrator.termination_grace_period`", f.node));
+        let Some(section) = self.section(top, "orchestrator", &ORCHESTRATOR_KEYS) else {
+            return (Written::Absent, None);
+        };
+        let timeout = self.written(&section, "timeout", Self::setting_timeout);
+        let grace = self.value(&section, "termination_grace_period", Self::duration);
         (timeout, grace)
     }
 
@@ -314,67 +320,54 @@ impl Reader {
         let Some(section) = self.section(top, "management", &MANAGEMENT_KEYS) else {
             return (None, [None; 3], [None; 3]);
         };
-        let disclosure = section.get("disclosure").map_or([None; 3], |f| {
-            self.disclosure("`management.disclosure`", f.node)
-        });
+        let disclosure = self
+            .value(&section, "disclosure", |r, what, node| {
+                Some(r.disclosure(what, node))
+            })
+            .unwrap_or_default();
         let public = disclosure.map(|d| d.map(|d| d.value).unwrap_or_default());
-        let authorized = section.get("authorized").map_or([None; 3], |f| {
-            self.authorized("`management.authorized`", f.node, public)
-        });
-        let (port, disclosure) = self.management_port(&section, disclosure, &authorized);
-        (port, disclosure, authorized)
-    }
-
-    /// `management.port`, which `disclosure` and `authorized` need (R11).
-    fn management_port(
-        &mut self,
-        section: &Fields,
-        disclosure: Levels,
-        authorized: &Levels,
-    ) -> (Option<Located<u16>>, Levels) {
-        let Some(node) = section.get("port").map(|f| f.node) else {
-            let levels = disclosure.iter().chain(authorized).flatten();
-            if let Some(at) = levels.map(|d| d.location).next() {
-                missing_key(
-                    "`management.disclosure` and `management.authorized` are for the management port, and `management.port` is absent",
-                    "add `port: 8081` (the management server's port), or move the level to `endpoints.disclosure`",
-                    at,
-                    &mut self.sink,
-                );
-            }
-            return (None, disclosure);
-        };
-        if let Value::Int(n) = node.value
-            && let Ok(port) = u16::try_from(n)
-            && port > 0
-        {
-            return (Some(Located::new(port, node.loc)), disclosure);
+        let authorized = self
+            .value(&section, "authorized", |r, what, node| {
+                Some(r.authorized(what, node, public))
+            })
+            .unwrap_or_default();
+        // `disclosure` and `authorized` need the port (R11).
+        let levels = disclosure.iter().chain(&authorized).flatten();
+        if let (None, Some(at)) = (section.get("port"), levels.map(|d| d.location).next()) {
+            missing_key(
+                "`management.disclosure` and `management.authorized` are for the management port, and `management.port` is absent",
+                "add `port: 8081` (the management server's port), or move the level to `endpoints.disclosure`",
+                at,
+                &mut self.sink,
+            );
         }
-        self.wrong_type(
-            "`management.port`",
+        let expected = (
             "a TCP port from 1 to 65535",
-            node,
             "write the port the management server listens on, e.g. `8081`; the orchestrator's probes target it",
         );
-        (None, disclosure)
+        let port = self.value(&section, "port", |r, what, node| {
+            r.typed(what, node, expected, |n| {
+                let port = n.as_int().and_then(|n| u16::try_from(n).ok());
+                port.filter(|p| *p > 0)
+            })
+        });
+        (port, disclosure, authorized)
     }
 
     /// `defaults`: the timeout and failure status probes inherit.
     fn defaults(&mut self, top: &Fields) -> (Written<Duration>, Option<Located<FailureStatus>>) {
-        let section = self.section(top, "defaults", &DEFAULT_KEYS);
-        let field = |key| section.as_ref().and_then(|s| s.get(key));
-        let timeout = Written::read(field("timeout"), |f| {
-            self.setting_timeout("`defaults.timeout`", f)
-        });
-        let failure_status = field("failure_status")
-            .and_then(|f| self.keyword::<FailureStatus>("`defaults.failure_status`", f.node));
-        (timeout, failure_status)
+        let Some(section) = self.section(top, "defaults", &DEFAULT_KEYS) else {
+            return (Written::Absent, None);
+        };
+        let timeout = self.written(&section, "timeout", Self::setting_timeout);
+        let status = self.value(&section, "failure_status", Self::keyword::<FailureStatus>);
+        (timeout, status)
     }
 
     /// `orchestrator.timeout` or `defaults.timeout`: a duration, not zero
     /// (R5; a zero one is still returned, so it is reported only here).
-    fn setting_timeout(&mut self, what: &str, f: Field) -> Option<Located<Duration>> {
-        let timeout = self.duration(what, f.node)?;
+    fn setting_timeout(&mut self, what: &str, node: &Node) -> Option<Located<Duration>> {
+        let timeout = self.duration(what, node)?;
         if timeout.value.is_zero() {
             self.sink.push(
                 Rule::Duration,
@@ -404,11 +397,7 @@ impl Reader {
                 Dependent {
                     name,
                     label,
-                    depends_on: d
-                        .depends_on
-                        .iter()
-                        .map(|n| (n.value.as_str(), n.location))
-                        .collect(),
+                    depends_on: d.depends_on.iter().map(Located::text).collect(),
                 }
             })
             .collect();
@@ -420,20 +409,11 @@ impl Reader {
     /// `probes`: a list (missing or empty means no probes), then R3 over the
     /// declared names.
     fn probes(&mut self, top: &Fields, settings: &Settings) -> Option<Vec<ProbeDecl>> {
-        let items = match top.get("probes").map(|f| &f.node.value) {
-            None | Some(Value::Null) => return Some(Vec::new()),
-            Some(Value::Seq(items)) => items,
-            Some(_) => {
-                let node = top.get("probes")?.node;
-                self.wrong_type(
-                    "`probes`",
-                    "a list of probes",
-                    node,
-                    "write one `- { name: …, kind: … }` item per probe",
-                );
-                return None;
-            }
+        let Some(f) = top.get("probes") else {
+            return Some(Vec::new());
         };
+        let help = "write one `- { name: …, kind: … }` item per probe";
+        let items = self.list("`probes`", "a list of probes", f.node, help)?;
         let mut names = Vec::new();
         let mut decls = Vec::new();
         for (index, item) in items.iter().enumerate() {
@@ -441,22 +421,17 @@ impl Reader {
             names.extend(name);
             decls.push(decl);
         }
-        check_unique_names(
-            names.iter().map(|n| (n.value.as_str(), n.location)),
-            &mut self.sink,
-        );
+        check_unique_names(names.iter().map(Located::text), &mut self.sink);
         // A `kind: custom` entry without `name:` is named by its type's
         // attribute: the same type twice is one probe registered twice,
         // which the compiler refuses, so `check` must too.
-        let mut unnamed: Vec<&Located<String>> = Vec::new();
-        for decl in decls.iter().flatten() {
-            let ProbeKind::Custom { type_path, .. } = &decl.kind else {
-                continue;
-            };
-            if decl.name.is_some() {
-                continue;
-            }
-            if let Some(first) = unnamed.iter().find(|t| t.value == type_path.value) {
+        let unnamed = decls.iter().flatten().filter_map(|d| match &d.kind {
+            ProbeKind::Custom { type_path, .. } if d.name.is_none() => Some(type_path),
+            _ => None,
+        });
+        let mut seen: Vec<&Located<String>> = Vec::new();
+        for type_path in unnamed {
+            if let Some(first) = seen.iter().find(|t| t.value == type_path.value) {
                 self.sink.push(
                     Rule::DuplicateName,
                     type_path.location,
@@ -467,7 +442,7 @@ impl Reader {
                     "give one of the entries a `name:` of its own, or remove the duplicate",
                 );
             } else {
-                unnamed.push(type_path);
+                seen.push(type_path);
             }
         }
         self.dependencies(&decls);

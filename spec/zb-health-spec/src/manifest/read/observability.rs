@@ -10,31 +10,25 @@ use crate::manifest::Located;
 /// The keys of `observability`.
 const OBSERVABILITY_KEYS: [&str; 2] = ["failure_log_interval", "webhook"];
 
-/// What `observability` states.
-#[derive(Default)]
-pub(super) struct Observability {
-    pub(super) failure_log_interval: Option<Located<Duration>>,
-    pub(super) webhook: Option<Located<String>>,
-}
-
 impl Reader {
     /// `observability.failure_log_interval`: any duration; zero logs every
     /// failing run. `observability.webhook`: a URL
     /// [`parse_webhook_url`](crate::webhook::parse_webhook_url) accepts
     /// (R15 at the value otherwise).
-    pub(super) fn observability(&mut self, top: &Fields) -> Observability {
+    pub(super) fn observability(
+        &mut self,
+        top: &Fields,
+    ) -> (Option<Located<Duration>>, Option<Located<String>>) {
         let Some(section) = self.section(top, "observability", &OBSERVABILITY_KEYS) else {
-            return Observability::default();
+            return (None, None);
         };
-        let failure_log_interval = section
-            .get("failure_log_interval")
-            .and_then(|f| self.duration("`observability.failure_log_interval`", f.node));
-        let webhook = section.get("webhook").and_then(|f| {
-            let url = self.string("`observability.webhook`", f.node)?;
+        let failure_log_interval = self.value(&section, "failure_log_interval", Self::duration);
+        let webhook = self.value(&section, "webhook", |r, what, node| {
+            let url = r.string(what, node)?;
             match crate::webhook::parse_webhook_url(&url.value) {
                 Ok(_) => Some(url),
                 Err(reason) => {
-                    self.sink.push(
+                    r.sink.push(
                         Rule::ValueType,
                         url.location,
                         format!("`observability.webhook`: {reason}"),
@@ -44,10 +38,7 @@ impl Reader {
                 }
             }
         });
-        Observability {
-            failure_log_interval,
-            webhook,
-        }
+        (failure_log_interval, webhook)
     }
 }
 

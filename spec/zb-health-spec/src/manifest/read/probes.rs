@@ -21,43 +21,11 @@ use crate::{
     vocab::{Kind, PROBE_SETTING_KEYS, Scope},
 };
 
-/// The execution policy keys of one probe, as written.
-struct ExecutionPolicy {
-    cache: Option<Located<Duration>>,
-    refresh: Option<Located<Duration>>,
-    max_staleness: Option<Located<Duration>>,
-    failure_threshold: Option<Located<u32>>,
-    failing_for: Option<Located<Duration>>,
-    success_threshold: Option<Located<u32>>,
-}
-
-impl ExecutionPolicy {
-    /// `cache`, `refresh` and `max_staleness` of a probe (R5 for a
-    /// malformed one, at its value).
-    fn read(reader: &mut Reader, label: &str, fields: &Fields) -> Self {
-        let mut read = |key: &str| {
-            fields
-                .get(key)
-                .and_then(|f| reader.duration(&format!("`{key}` of {label}"), f.node))
-        };
-        let failing_for = read("failing_for");
-        let (cache, refresh, max_staleness) =
-            (read("cache"), read("refresh"), read("max_staleness"));
-        let mut count = |key: &str| {
-            fields
-                .get(key)
-                .and_then(|f| reader.run_count(&format!("`{key}` of {label}"), f.node))
-        };
-        Self {
-            cache,
-            refresh,
-            max_staleness,
-            failure_threshold: count("failure_threshold"),
-            failing_for,
-            success_threshold: count("success_threshold"),
-        }
-    }
-}
+/// The execution policy's durations of one probe, as written: `cache`,
+/// `refresh`, `max_staleness`, `failing_for`.
+type PolicyTimes = [Option<Located<Duration>>; 4];
+/// Its counts: `failure_threshold`, `success_threshold`.
+type PolicyCounts = [Option<Located<u32>>; 2];
 
 /// The kind-specific probe keys, each with the kinds that take it.
 const KIND_OPTIONS: [(&str, &[Kind]); 17] = [
@@ -83,15 +51,10 @@ const KIND_OPTIONS: [(&str, &[Kind]); 17] = [
     ("server_name", &[Kind::Certificate]),
 ];
 
-/// Every key a probe may have: `name`, `kind`, the other settings it
-/// shares with the attribute ([`PROBE_SETTING_KEYS`]), then each kind's
-/// options.
-fn probe_keys() -> Vec<&'static str> {
-    probe_keys_of(None)
-}
-
-/// The keys a probe of `kind` takes (every kind's options when `None`):
-/// what the help of an unknown key lists.
+/// The keys a probe of `kind` takes: `name`, `kind`, the other settings
+/// it shares with the attribute ([`PROBE_SETTING_KEYS`]), then the kind's
+/// options (every kind's when `None`: every key a probe may have). What
+/// the help of an unknown key lists.
 fn probe_keys_of(kind: Option<Kind>) -> Vec<&'static str> {
     let [name, settings @ ..] = PROBE_SETTING_KEYS;
     [name, "kind"]
@@ -113,15 +76,9 @@ fn probe_keys_of(kind: Option<Kind>) -> Vec<&'static str> {
 /// of an unknown key lists the keys of that kind); `None` when `kind` is
 /// missing or no kind (reported where it is read).
 fn declared_kind(node: &Node) -> Option<Kind> {
-    let Value::Map(pairs) = &node.value else {
-        return None;
-    };
-    pairs
-        .iter()
-        .find_map(|(key, value)| match (&key.value, &value.value) {
-            (Value::Str(k), Value::Str(v)) if k == "kind" => Kind::parse(v),
-            _ => None,
-        })
+    node.get("kind")
+        .and_then(Node::as_str)
+        .and_then(Kind::parse)
 }
 
 impl Reader {
@@ -141,19 +98,18 @@ impl Reader {
             None => "the keys are".to_string(),
         };
         let listed = probe_keys_of(kind_ahead);
-        let Some(fields) = self.mapping_listing(&label, node, &probe_keys(), (&intro, &listed))
+        let Some(fields) =
+            self.mapping_listing(&label, node, &probe_keys_of(None), (&intro, &listed))
         else {
             return (None, None);
         };
-        let declared = fields
-            .get("name")
-            .and_then(|f| self.string(&format!("`name` of {label}"), f.node));
+        let declared = self.value(&fields, "name", Self::string);
         if let Some(n) = &declared {
             check_name(&n.value, n.location, &mut self.sink);
         }
-        let kind_id = self.kind_id(&label, &fields);
+        let kind_id = self.kind_id(&fields);
         if let Some(id) = &kind_id {
-            self.kind_options(&label, id, &fields);
+            self.kind_options(id, &fields);
             if id.value != Kind::Custom && fields.get("name").is_none() {
                 missing_key(
                     format!("{label} of kind `{}` has no `name`", id.value),
@@ -163,22 +119,27 @@ impl Reader {
                 );
             }
         }
-        let kind = kind_id.and_then(|id| self.kind(&name, &label, id.value, &fields, node.loc));
+        let kind = kind_id.and_then(|id| self.kind(&name, id.value, &fields));
         let tags_field = fields.get("tags");
         let tags = tags_field.and_then(|f| self.tags(&name, &label, f.node));
         let custom = kind_id.as_ref().is_some_and(|id| id.value == Kind::Custom);
-        let timeout = self.probe_timeout(&name, &label, &fields, node.loc, settings, custom);
-        let failure_status = fields.get("failure_status").and_then(|f| {
-            self.keyword::<FailureStatus>(&format!("`failure_status` of {label}"), f.node)
-        });
+        let (timeout, deadline) = self.probe_timeout(&name, &fields, settings, custom);
+        let failure_status = self.value(&fields, "failure_status", Self::keyword::<FailureStatus>);
         // Tags written but invalid were reported; R10 does not guess them.
         let effective_tags = match (&tags, tags_field) {
             (Some(tags), _) => Some(tags.iter().map(|t| t.value).collect()),
             (None, Some(_)) => None,
             (None, None) => kind_id.and_then(|k| k.value.default_tags()),
         };
-        if let (Some(kind), Some(tags)) = (kind_id, effective_tags) {
-            self.active_not_optional(&name, kind.value, tags, failure_status, settings);
+        // R10 (ZB-2.3b): a probe whose effective tags include `active` is
+        // never optional, reported where its effective failure status was
+        // written: its own, else `defaults.failure_status`. A custom probe
+        // takes its status (and, without manifest `tags`, its tags) from its
+        // attribute, which checks R10 itself.
+        let status = failure_status.or(settings.default_failure_status.filter(|_| !custom));
+        if let (Some(_), Some(tags), Some(status)) = (kind_id, effective_tags, status) {
+            let (status, at) = status.pair();
+            check_active_not_optional(&name, tags, status, at, &mut self.sink);
         }
         // A custom probe's policy is its attribute's, checked there; what
         // the manifest repeats must equal it (R7, in the generated code).
@@ -186,44 +147,37 @@ impl Reader {
             Some(id) if id.value != Kind::Custom => effective_tags,
             _ => None,
         };
-        // R19 counts the deadline the probe really runs with: a background
-        // result's default maximum age includes it.
-        let deadline = effective_timeout(
-            timeout.as_ref(),
-            settings.default_timeout.as_ref(),
-            settings.orchestrator,
-        );
-        let policy = ExecutionPolicy::read(self, &label, &fields);
-        let depends_on = fields
-            .get("depends_on")
-            .and_then(|f| self.depends_on(&label, f.node))
+        let times @ [cache, refresh, max_staleness, failing_for] =
+            ["cache", "refresh", "max_staleness", "failing_for"]
+                .map(|key| self.value(&fields, key, Self::duration));
+        let counts @ [failure_threshold, success_threshold] =
+            ["failure_threshold", "success_threshold"]
+                .map(|key| self.value(&fields, key, Self::run_count));
+        let depends_on = self
+            .name_list(
+                &fields,
+                "depends_on",
+                ("probe", "database", "a `depends_on` name"),
+            )
             .unwrap_or_default();
         if let Some(tags) = checked_tags {
-            self.execution_policy(&name, tags, deadline, settings.detection, &policy);
+            self.execution_policy(&name, tags, (deadline, settings.detection), times, counts);
         }
-        let shared = fields
-            .get("shared")
-            .and_then(|f| self.boolean(&format!("`shared` of {label}"), f.node));
-        // A custom probe's tags without manifest `tags` are its attribute's,
-        // which checks `shared` against them itself.
-        let shared_tags = match (&kind_id, &tags) {
-            (Some(id), None) if id.value == Kind::Custom => None,
-            _ => effective_tags,
-        };
-        if let (Some(s), Some(tags)) = (&shared, shared_tags)
+        let shared = self.value(&fields, "shared", Self::boolean);
+        // A custom probe's tags without manifest `tags` are its attribute's
+        // (`effective_tags` is `None`), which checks `shared` itself.
+        if let (Some(s), Some(tags)) = (&shared, effective_tags)
             && s.value
         {
             check_shared(&name, tags, s.location, &mut self.sink);
         }
-        let restart_after = fields
-            .get("restart_after")
-            .and_then(|f| self.duration(&format!("`restart_after` of {label}"), f.node));
+        let restart_after = self.value(&fields, "restart_after", Self::duration);
         // A custom probe's is its attribute's, checked there and against
         // the detection time by the generated code.
         if let (Some(r), false) = (&restart_after, custom) {
             check_restart_after(
                 &name,
-                (r.value, r.location),
+                r.pair(),
                 effective_tags,
                 Some(shared.is_some_and(|s| s.value)),
                 Some(settings.detection),
@@ -237,12 +191,12 @@ impl Reader {
             tags,
             timeout,
             failure_status,
-            cache: policy.cache,
-            refresh: policy.refresh,
-            max_staleness: policy.max_staleness,
-            failure_threshold: policy.failure_threshold,
-            failing_for: policy.failing_for,
-            success_threshold: policy.success_threshold,
+            cache,
+            refresh,
+            max_staleness,
+            failure_threshold,
+            failing_for,
+            success_threshold,
             shared,
             restart_after,
             depends_on,
@@ -262,13 +216,11 @@ impl Reader {
         &mut self,
         name: &str,
         tags: TagSet,
-        deadline: Duration,
-        detection: Duration,
-        policy: &ExecutionPolicy,
+        (deadline, detection): (Duration, Duration),
+        times: PolicyTimes,
+        [failures, successes]: PolicyCounts,
     ) {
-        let at = |d: Option<Located<Duration>>| d.map(|d| (d.value, d.location));
-        let [cache, refresh, max_staleness] =
-            [policy.cache, policy.refresh, policy.max_staleness].map(at);
+        let [cache, refresh, max_staleness, failing_for] = times.map(|d| d.map(Located::pair));
         check_execution_policy_at(name, tags, cache, refresh, max_staleness, &mut self.sink);
         check_max_age(
             name,
@@ -279,60 +231,28 @@ impl Reader {
             detection,
             &mut self.sink,
         );
-        let count = |n: Option<Located<u32>>| n.map(|n| (n.value, n.location));
         check_threshold(
             name,
-            count(policy.failure_threshold),
-            at(policy.failing_for),
-            count(policy.success_threshold),
-            policy.refresh.map(|r| r.value),
+            failures.map(Located::pair),
+            failing_for,
+            successes.map(Located::pair),
+            refresh.map(|r| r.0),
             Some(detection),
             &mut self.sink,
         );
     }
 
-    /// R10 (ZB-2.3b): a probe whose effective tags include `active` is
-    /// never optional. The effective failure status is the probe's own,
-    /// else `defaults.failure_status`; the violation is reported where that
-    /// status was written. A custom probe without manifest `tags` takes
-    /// its tags and status from its attribute, which checks R10 itself, so
-    /// `tags` is only known here when the manifest or the kind states them.
-    fn active_not_optional(
-        &mut self,
-        name: &str,
-        kind: Kind,
-        tags: TagSet,
-        own: Option<Located<FailureStatus>>,
-        settings: &Settings,
-    ) {
-        let status = match (own, kind) {
-            (Some(own), _) => own,
-            // A custom probe's status is its attribute's, not the defaults'.
-            (None, Kind::Custom) => return,
-            (None, _) => match settings.default_failure_status {
-                Some(default) => default,
-                None => return,
-            },
-        };
-        check_active_not_optional(name, tags, status.value, status.location, &mut self.sink);
-    }
-
     /// `kind`: required (R11), one of [`Kind::NAMES`].
-    fn kind_id(&mut self, label: &str, fields: &Fields) -> Option<Located<Kind>> {
-        let Some(f) = fields.get("kind") else {
-            missing_key(
-                format!("{label} has no `kind`"),
-                format!("add `kind:` with one of {}", one_of(Kind::NAMES)),
-                fields.loc,
-                &mut self.sink,
-            );
-            return None;
-        };
-        self.keyword::<Kind>(&format!("`kind` of {label}"), f.node)
+    fn kind_id(&mut self, fields: &Fields) -> Option<Located<Kind>> {
+        let missing = (
+            format!("{} has no `kind`", fields.what),
+            format!("add `kind:` with one of {}", one_of(Kind::NAMES)),
+        );
+        self.required(fields, "kind", missing, Self::keyword::<Kind>)
     }
 
     /// R4 for each kind-specific key on a kind that does not take it.
-    fn kind_options(&mut self, label: &str, kind: &Located<Kind>, fields: &Fields) {
+    fn kind_options(&mut self, kind: &Located<Kind>, fields: &Fields) {
         for field in &fields.entries {
             let Some((key, kinds)) = KIND_OPTIONS.iter().find(|(k, _)| *k == field.key) else {
                 continue;
@@ -343,8 +263,8 @@ impl Reader {
                     Rule::Unknown,
                     field.key_loc,
                     format!(
-                        "`{key}` does not apply to {label}, a `{}` probe",
-                        kind.value
+                        "`{key}` does not apply to {}, a `{}` probe",
+                        fields.what, kind.value
                     ),
                     format!(
                         "`{key}` is an option of {} probes only; remove it, or change `kind`",
@@ -357,32 +277,23 @@ impl Reader {
 
     /// The kind with its options; every option key of another kind was
     /// reported by [`Reader::kind_options`] and is not read.
-    fn kind(
-        &mut self,
-        name: &str,
-        label: &str,
-        id: Kind,
-        fields: &Fields,
-        at: Location,
-    ) -> Option<ProbeKind> {
+    fn kind(&mut self, name: &str, id: Kind, fields: &Fields) -> Option<ProbeKind> {
+        let (label, at) = (fields.what.as_str(), fields.loc);
         match id {
             Kind::Database => Some(ProbeKind::Database),
             Kind::ClusterMembership => {
-                let policy = fields.get("policy").and_then(|f| {
-                    self.keyword::<MembershipPolicy>(&format!("`policy` of {label}"), f.node)
-                });
-                Some(ProbeKind::ClusterMembership {
-                    policy: policy.map_or_else(MembershipPolicy::default, |p| p.value),
-                })
+                let policy = self.value(fields, "policy", Self::keyword::<MembershipPolicy>);
+                let policy = policy.map(|p| p.value).unwrap_or_default();
+                Some(ProbeKind::ClusterMembership { policy })
             }
             Kind::ClusterTransport => Some(ProbeKind::ClusterTransport {
-                guard: self.guard(label, fields),
+                guard: self.guard(fields),
             }),
-            Kind::ActiveNode => self.active_node(name, label, fields),
+            Kind::ActiveNode => self.active_node(name, fields),
             Kind::Grpc => Some(ProbeKind::Grpc),
-            Kind::Http => self.http(label, fields, at),
+            Kind::Http => self.http(fields),
             Kind::Disk => self.disk(label, fields, at),
-            Kind::Redis => self.redis(label, fields, at),
+            Kind::Redis => self.redis(fields),
             Kind::Certificate => self.certificate(label, fields, at),
             Kind::Custom => self
                 .custom_type(label, fields, at)
@@ -397,17 +308,14 @@ impl Reader {
     /// (R11). With an expected size, a majority is required unless the
     /// manifest says `require_majority: false`: split-brain safety is the
     /// default wherever the size is known (ZB-2.3a).
-    fn guard(&mut self, label: &str, fields: &Fields) -> Option<MajorityGuard> {
-        let size = fields
-            .get("expected_size")
-            .and_then(|f| self.expected_size(label, f.node));
-        let majority = fields
-            .get("require_majority")
-            .and_then(|f| self.boolean(&format!("`require_majority` of {label}"), f.node));
+    fn guard(&mut self, fields: &Fields) -> Option<MajorityGuard> {
+        let size = self.value(fields, "expected_size", Self::expected_size);
+        let majority = self.value(fields, "require_majority", Self::boolean);
         if let (None, Some(f)) = (fields.get("expected_size"), fields.get("require_majority")) {
             missing_key(
                 format!(
-                    "`require_majority` of {label} has no `expected_size` to count a majority of"
+                    "{} has no `expected_size` to count a majority of",
+                    fields.what("require_majority")
                 ),
                 "add `expected_size: <nodes in the cluster>`, or remove `require_majority`",
                 f.key_loc,
@@ -423,17 +331,17 @@ impl Reader {
     /// `scope`, `roles`, `no_active_role_status` of an active-node probe:
     /// R2 for `scope: role` without roles (ZB-2.3d), R7 for role options on
     /// a cluster-wide scope.
-    fn active_node(&mut self, name: &str, label: &str, fields: &Fields) -> Option<ProbeKind> {
-        let scope = fields
-            .get("scope")
-            .and_then(|f| self.keyword::<Scope>(&format!("`scope` of {label}"), f.node));
+    fn active_node(&mut self, name: &str, fields: &Fields) -> Option<ProbeKind> {
+        let scope = self.value(fields, "scope", Self::keyword::<Scope>);
         let roles_field = fields.get("roles");
-        let roles = roles_field.and_then(|f| self.roles(label, f.node));
+        let roles = self.name_list(fields, "roles", ("role", "admin, driver", "a role"));
         let status_field = fields.get("no_active_role_status");
-        let status = status_field.and_then(|f| {
-            self.keyword::<HealthStatus>(&format!("`no_active_role_status` of {label}"), f.node)
-        });
-        let guard = self.guard(label, fields);
+        let status = self.value(
+            fields,
+            "no_active_role_status",
+            Self::keyword::<HealthStatus>,
+        );
+        let guard = self.guard(fields);
         let scope = match scope {
             Some(s) if s.value == Scope::Role => {
                 self.role_scope(name, s.location, roles_field, roles)
@@ -446,8 +354,8 @@ impl Reader {
                         Rule::Contradiction,
                         f.key_loc,
                         format!(
-                            "{label} sets `{}` but its scope is the whole cluster",
-                            f.key
+                            "{} sets `{}` but its scope is the whole cluster",
+                            fields.what, f.key
                         ),
                         format!(
                             "add `scope: role` to choose the active node per role, or remove `{}`",
@@ -479,10 +387,7 @@ impl Reader {
             (Some(_), None) => None,
             (field, roles) => {
                 let roles = roles.unwrap_or_default();
-                let listed: Vec<(&str, Location)> = roles
-                    .iter()
-                    .map(|r| (r.value.as_str(), r.location))
-                    .collect();
+                let listed: Vec<(&str, Location)> = roles.iter().map(Located::text).collect();
                 let ok = check_role_preference(
                     probe,
                     field.map(|f| (listed.as_slice(), f.node.loc)),
@@ -494,38 +399,35 @@ impl Reader {
         }
     }
 
-    /// `roles`: a list of role names; [`check_role_preference`] judges it.
-    fn roles(&mut self, label: &str, node: &Node) -> Option<Vec<Located<String>>> {
-        let what = format!("`roles` of {label}");
-        let help = "write a YAML list, e.g. `roles: [admin, driver]`";
-        let item = format!("a role of {label}");
-        self.strings((&what, "a list of role names", help), &item, node)
-    }
-
-    /// `depends_on`: a list of probe names; R21 and R22 judge it over
-    /// every probe, once all are read.
-    fn depends_on(&mut self, label: &str, node: &Node) -> Option<Vec<Located<String>>> {
-        let what = format!("`depends_on` of {label}");
-        let help = "write a YAML list, e.g. `depends_on: [database]`";
-        let item = format!("a `depends_on` name of {label}");
-        self.strings((&what, "a list of probe names", help), &item, node)
+    /// `key`, a list of `noun` names, each `item` in messages: `roles`,
+    /// which [`check_role_preference`] judges, or `depends_on`, which R21
+    /// and R22 judge over every probe, once all are read.
+    fn name_list(
+        &mut self,
+        fields: &Fields,
+        key: &str,
+        (noun, example, item): (&str, &str, &str),
+    ) -> Option<Vec<Located<String>>> {
+        let help = format!("write a YAML list, e.g. `{key}: [{example}]`");
+        let item = format!("{item} of {}", fields.what);
+        let expected = format!("a list of {noun} names");
+        self.value(fields, key, |r, what, node| {
+            r.strings((what, &expected, &help), &item, node)
+        })
     }
 
     /// `url` (required, R11; callable, R15 through
     /// [`upstream::parse_url`]), `status` (a range of codes, R15) and
     /// `body_contains` of an HTTP probe, each error at its value.
-    fn http(&mut self, label: &str, fields: &Fields, at: Location) -> Option<ProbeKind> {
+    fn http(&mut self, fields: &Fields) -> Option<ProbeKind> {
         let status = match fields.get("status") {
             None => Some(StatusRange::DEFAULT),
-            Some(f) => self.status_range(label, f.node),
+            Some(_) => self.value(fields, "status", Self::status_range),
         };
-        let body_contains = fields
-            .get("body_contains")
-            .and_then(|f| self.string(&format!("`body_contains` of {label}"), f.node));
+        let body_contains = self.value(fields, "body_contains", Self::string);
         let url = self.url(
-            (label, Kind::Http),
+            Kind::Http,
             fields,
-            at,
             "add `url: http://host:port/path`, the upstream to call",
             |u| upstream::parse_url(u).map(drop),
         )?;
@@ -540,28 +442,23 @@ impl Reader {
     /// (R15, at its value). A message shows the URL without its password.
     pub(super) fn url(
         &mut self,
-        (label, kind): (&str, Kind),
+        kind: Kind,
         fields: &Fields,
-        at: Location,
         missing_help: &str,
         check: impl FnOnce(&str) -> Result<(), upstream::UrlProblem>,
     ) -> Option<Located<String>> {
-        let Some(f) = fields.get("url") else {
-            missing_key(
-                format!("{label} has kind `{kind}` but no `url`"),
-                missing_help,
-                at,
-                &mut self.sink,
-            );
-            return None;
-        };
-        let url = self.string(&format!("`url` of {label}"), f.node)?;
+        let missing = (
+            format!("{} has kind `{kind}` but no `url`", fields.what),
+            missing_help,
+        );
+        let url = self.required(fields, "url", missing, Self::string)?;
         if let Err(problem) = check(&url.value) {
             self.sink.push(
                 Rule::ValueType,
                 url.location,
                 format!(
-                    "`url` of {label}, `{}`, {}",
+                    "{}, `{}`, {}",
+                    fields.what("url"),
                     shown(&upstream::without_password(&url.value)),
                     problem.message
                 ),
@@ -573,8 +470,7 @@ impl Reader {
     }
 
     /// `status` of an HTTP probe: `200-299` or one code such as `204`.
-    fn status_range(&mut self, label: &str, node: &Node) -> Option<StatusRange> {
-        let what = format!("`status` of {label}");
+    fn status_range(&mut self, what: &str, node: &Node) -> Option<StatusRange> {
         let help = "write a range of status codes, e.g. `status: 200-399`, or one code, e.g. `status: 204`";
         let parsed = match &node.value {
             Value::Int(n) => u16::try_from(*n)
@@ -582,7 +478,7 @@ impl Reader {
                 .and_then(|c| StatusRange::new(c, c)),
             Value::Str(s) => StatusRange::parse(s),
             _ => {
-                self.wrong_type(&what, "a status code range", node, help);
+                self.wrong_type(what, "a status code range", node, help);
                 return None;
             }
         };
@@ -602,9 +498,9 @@ impl Reader {
         fields: &Fields,
         at: Location,
     ) -> Option<(Located<String>, bool)> {
-        let (f, function) = match (fields.get("type"), fields.get("fn")) {
-            (Some(t), None) => (t, false),
-            (None, Some(f)) => (f, true),
+        let (key, function) = match (fields.get("type"), fields.get("fn")) {
+            (Some(_), None) => ("type", false),
+            (None, Some(_)) => ("fn", true),
             (Some(_), Some(f)) => {
                 self.sink.push(
                     Rule::Unknown,
@@ -624,8 +520,7 @@ impl Reader {
                 return None;
             }
         };
-        let key = if function { "fn" } else { "type" };
-        let path = self.string(&format!("`{key}` of {label}"), f.node)?;
+        let path = self.value(fields, key, Self::string)?;
         if !super::rust_path::is_rust_path(&path.value) {
             let example = if function {
                 "the probe fn, e.g. `crate::probes::ping`"
@@ -646,20 +541,15 @@ impl Reader {
     /// `tags`: each one known (R4), then R1 and R13 on the list. A list
     /// whose every tag is unknown is not also reported as empty.
     fn tags(&mut self, name: &str, label: &str, node: &Node) -> Option<Vec<Located<Tag>>> {
-        let Value::Seq(items) = &node.value else {
-            self.wrong_type(
-                &format!("`tags` of {label}"),
-                "a list of tags",
-                node,
-                "write a YAML list, e.g. `tags: [ready]`",
-            );
-            return None;
-        };
+        let what = format!("`tags` of {label}");
+        let help = "write a YAML list, e.g. `tags: [ready]`";
+        let written = self.strings(
+            (&what, "a list of tags", help),
+            &format!("a tag of {label}"),
+            node,
+        )?;
         let mut tags = Vec::new();
-        for item in items {
-            let Some(text) = self.string(&format!("a tag of {label}"), item) else {
-                continue;
-            };
+        for text in written {
             match Tag::parse(&text.value) {
                 Ok(tag) => tags.push(Located::new(tag, text.location)),
                 Err(unknown) => self.sink.push(
@@ -673,10 +563,10 @@ impl Reader {
                 ),
             }
         }
-        if tags.is_empty() && !items.is_empty() {
+        if tags.is_empty() && !node.items().is_empty() {
             return None;
         }
-        let located: Vec<(Tag, Location)> = tags.iter().map(|t| (t.value, t.location)).collect();
+        let located: Vec<(Tag, Location)> = tags.iter().map(|t| t.pair()).collect();
         check_probe_tags(name, &located, node.loc, &mut self.sink);
         Some(tags)
     }
@@ -685,31 +575,31 @@ impl Reader {
     /// ([`effective_timeout`]), located where that deadline was written.
     /// A `custom` probe without its own `timeout` runs with its attribute's
     /// deadline, which only the generated code can see; it checks R5 there.
+    /// Returns the `timeout` and that deadline, which R19 counts too: a
+    /// background result's default maximum age includes it.
     fn probe_timeout(
         &mut self,
         name: &str,
-        label: &str,
         fields: &Fields,
-        at: Location,
         settings: &Settings,
         custom: bool,
-    ) -> Option<Located<Duration>> {
-        let own = Written::read(fields.get("timeout"), |f| {
-            self.duration(&format!("`timeout` of {label}"), f.node)
-        });
-        let checked = match own {
+    ) -> (Option<Located<Duration>>, Duration) {
+        let written = self.written(fields, "timeout", Self::duration);
+        let own = written.valid();
+        let deadline = effective_timeout(
+            own.as_ref(),
+            settings.default_timeout.as_ref(),
+            settings.orchestrator,
+        );
+        let checked = match written {
             Written::Invalid => false,
             Written::Valid(_) => true,
             Written::Absent => !custom && !settings.default_timeout_reported,
         };
         if checked {
-            let own = own.valid();
-            let written_at = own.or(settings.default_timeout).map_or(at, |t| t.location);
-            let deadline = effective_timeout(
-                own.as_ref(),
-                settings.default_timeout.as_ref(),
-                settings.orchestrator,
-            );
+            let written_at = own
+                .or(settings.default_timeout)
+                .map_or(fields.loc, |t| t.location);
             check_timeout(
                 name,
                 deadline,
@@ -718,6 +608,6 @@ impl Reader {
                 &mut self.sink,
             );
         }
-        own.valid()
+        (own, deadline)
     }
 }

@@ -2,21 +2,15 @@
 //! its value.
 
 use super::{Fields, Reader};
-use crate::manifest::{Location, ProbeKind};
+use crate::manifest::ProbeKind;
 use crate::vocab::Kind;
 
 impl Reader {
     /// `url`: required (R11), and one the Redis probe can connect to (R15).
-    pub(super) fn redis(
-        &mut self,
-        label: &str,
-        fields: &Fields,
-        at: Location,
-    ) -> Option<ProbeKind> {
+    pub(super) fn redis(&mut self, fields: &Fields) -> Option<ProbeKind> {
         let url = self.url(
-            (label, Kind::Redis),
+            Kind::Redis,
             fields,
-            at,
             "add `url: redis://host:6379`, the Redis server to `PING`",
             |u| crate::redis::parse_url(u).map(drop),
         )?;

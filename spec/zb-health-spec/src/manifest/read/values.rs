@@ -9,7 +9,7 @@ use super::{Field, Fields, Reader};
 use crate::manifest::{Located, ProbeDecl, ProbeKind};
 use crate::{
     Rule,
-    rules::{check_cluster_size, check_duration_text},
+    rules::{check_cluster_size, check_duration_text, missing_key},
     suggest::{did_you_mean, hint, one_of},
     vocab::Keyword,
 };
@@ -64,7 +64,11 @@ impl Reader {
                     Rule::Unknown,
                     key.loc,
                     format!("unknown key `{}` in {what}", shown(text)),
-                    format!("{intro} {}{}", one_of(listed), suggestion(text, listed)),
+                    format!(
+                        "{intro} {}{}",
+                        one_of(listed),
+                        hint(did_you_mean(text, listed.iter().copied()))
+                    ),
                 );
             }
             entries.push(Field {
@@ -75,8 +79,37 @@ impl Reader {
         }
         Some(Fields {
             loc: node.loc,
+            what: what.to_owned(),
+            path: None,
             entries,
         })
+    }
+
+    /// The value of `key`, when written, read by `read` under its name in
+    /// messages ([`Fields::what`]).
+    pub(super) fn value<T>(
+        &mut self,
+        fields: &Fields,
+        key: &str,
+        read: impl FnOnce(&mut Self, &str, &Node) -> Option<T>,
+    ) -> Option<T> {
+        let f = fields.get(key)?;
+        read(self, &fields.what(key), f.node)
+    }
+
+    /// [`value`](Self::value) of a required key: R11, `missing` (what
+    /// lacks it and how to add it) at the mapping, when it is absent.
+    pub(super) fn required<T>(
+        &mut self,
+        fields: &Fields,
+        key: &str,
+        missing: (impl Into<String>, impl Into<String>),
+        read: impl FnOnce(&mut Self, &str, &Node) -> Option<T>,
+    ) -> Option<T> {
+        if fields.get(key).is_none() {
+            missing_key(missing.0, missing.1, fields.loc, &mut self.sink);
+        }
+        self.value(fields, key, read)
     }
 
     /// An optional section: absent or `null` is `None`; otherwise a mapping.
@@ -90,85 +123,81 @@ impl Reader {
         if matches!(f.node.value, Value::Null) {
             return None;
         }
-        self.mapping(&format!("`{key}`"), f.node, known)
+        let mut fields = self.mapping(&format!("`{key}`"), f.node, known)?;
+        fields.path = Some(format!("{key}."));
+        Some(fields)
+    }
+
+    /// The value `get` finds in `node`, located; R15 (`expected`, `help`)
+    /// when it finds none.
+    pub(super) fn typed<T>(
+        &mut self,
+        what: &str,
+        node: &Node,
+        (expected, help): (&str, &str),
+        get: impl FnOnce(&Node) -> Option<T>,
+    ) -> Option<Located<T>> {
+        let value = get(node).map(|v| Located::new(v, node.loc));
+        if value.is_none() {
+            self.wrong_type(what, expected, node, help);
+        }
+        value
     }
 
     pub(super) fn string(&mut self, what: &str, node: &Node) -> Option<Located<String>> {
-        if let Value::Str(s) = &node.value {
-            return Some(Located::new(s.clone(), node.loc));
-        }
-        self.wrong_type(
-            what,
-            "a string",
-            node,
-            "write it as text; quote it if YAML reads it as something else",
-        );
-        None
+        let help = "write it as text; quote it if YAML reads it as something else";
+        self.typed(what, node, ("a string", help), |n| {
+            n.as_str().map(str::to_owned)
+        })
     }
 
     pub(super) fn boolean(&mut self, what: &str, node: &Node) -> Option<Located<bool>> {
-        if let Value::Bool(b) = node.value {
-            return Some(Located::new(b, node.loc));
-        }
-        self.wrong_type(what, "`true` or `false`", node, "write `true` or `false`");
-        None
+        let expected = ("`true` or `false`", "write `true` or `false`");
+        self.typed(what, node, expected, |n| match n.value {
+            Value::Bool(b) => Some(b),
+            _ => None,
+        })
     }
 
     /// `expected_size`: a whole number of nodes (R15 otherwise), at least
     /// one (R12).
-    pub(super) fn expected_size(&mut self, label: &str, node: &Node) -> Option<u32> {
-        let what = format!("`expected_size` of {label}");
-        if let Value::Int(n) = node.value {
-            return check_cluster_size(&what, n, node.loc, &mut self.sink);
-        }
-        self.wrong_type(
-            &what,
+    pub(super) fn expected_size(&mut self, what: &str, node: &Node) -> Option<u32> {
+        let expected = (
             "a whole number of nodes",
-            node,
             "set it to the number of nodes, e.g. `3`",
         );
-        None
+        let n = self.typed(what, node, expected, Node::as_int)?;
+        check_cluster_size(what, n.value, n.location, &mut self.sink)
     }
 
     /// A count of runs in a row (`failure_threshold`,
     /// `success_threshold`); zero is read, and refused by R20.
     pub(super) fn run_count(&mut self, what: &str, node: &Node) -> Option<Located<u32>> {
-        if let Value::Int(n) = node.value
-            && let Ok(n) = u32::try_from(n)
-        {
-            return Some(Located {
-                value: n,
-                location: node.loc,
-            });
-        }
-        self.wrong_type(
-            what,
+        let expected = (
             "a whole number of runs",
-            node,
             "set it to the runs in a row, e.g. `3`",
         );
-        None
+        self.typed(what, node, expected, |n| {
+            n.as_int().and_then(|n| u32::try_from(n).ok())
+        })
     }
 
     /// A duration (R5 via [`check_duration_text`]). A bare YAML number
     /// is read as its text, so `1000` gets the "no unit" message, not a type
     /// error.
     pub(super) fn duration(&mut self, what: &str, node: &Node) -> Option<Located<Duration>> {
-        let text = match &node.value {
-            Value::Str(s) => s.clone(),
-            Value::Int(n) => n.to_string(),
-            Value::Float(x) => x.to_string(),
-            _ => {
-                self.wrong_type(
-                    what,
-                    "a duration such as `800ms`",
-                    node,
-                    "write an integer and a unit: `ms`, `s` or `m`",
-                );
-                return None;
-            }
-        };
-        check_duration_text(&text, node.loc, &mut self.sink).map(|d| Located::new(d, node.loc))
+        let expected = (
+            "a duration such as `800ms`",
+            "write an integer and a unit: `ms`, `s` or `m`",
+        );
+        let text = self.typed(what, node, expected, |n| match &n.value {
+            Value::Str(s) => Some(s.clone()),
+            Value::Int(n) => Some(n.to_string()),
+            Value::Float(x) => Some(x.to_string()),
+            _ => None,
+        })?;
+        check_duration_text(&text.value, node.loc, &mut self.sink)
+            .map(|d| Located::new(d, node.loc))
     }
 
     /// One of a closed set of words ([`Keyword`]); R4 with a "did you
@@ -302,20 +331,8 @@ pub(super) fn known_names(probes: Option<&[ProbeDecl]>) -> Option<Vec<&str>> {
 /// The name a probe's messages use, read before validation: its `name`, else
 /// its custom `type` or `fn`, else its position (`#1` is the first).
 pub(super) fn subject_name(node: &Node, index: usize) -> String {
-    let text_of = |key: &str| match &node.value {
-        Value::Map(pairs) => pairs.iter().find_map(|(k, v)| match (&k.value, &v.value) {
-            (Value::Str(k), Value::Str(v)) if k == key => Some(v.clone()),
-            _ => None,
-        }),
-        _ => None,
-    };
-    text_of("name")
-        .or_else(|| text_of("type"))
-        .or_else(|| text_of("fn"))
-        .unwrap_or_else(|| format!("#{}", index + 1))
-}
-
-/// "; did you mean `x`?" for a near miss among `names`, else "".
-fn suggestion(input: &str, names: &[&'static str]) -> String {
-    hint(did_you_mean(input, names.iter().copied()))
+    ["name", "type", "fn"]
+        .into_iter()
+        .find_map(|key| node.get(key).and_then(Node::as_str))
+        .map_or_else(|| format!("#{}", index + 1), str::to_owned)
 }
