@@ -8,7 +8,7 @@ use zb_health_spec::{Endpoint, Tag};
 
 use super::super::render::human;
 use super::super::{
-    Handler, K8S_DEFAULT_FAILURE_THRESHOLD, K8S_DEFAULT_PERIOD_SECONDS,
+    DEFAULT_GRPC_PORT, Handler, K8S_DEFAULT_FAILURE_THRESHOLD, K8S_DEFAULT_PERIOD_SECONDS,
     K8S_DEFAULT_TIMEOUT_SECONDS, Plan, PortSource, ProbePlan, grpc_service, tier_of_grpc_service,
 };
 use super::{Check, Drift, Target};
@@ -128,27 +128,26 @@ impl ProbeCheck<'_> {
                     help: want,
                 });
             }
-            if grpc.get("port").is_none() {
+            let flag = self.grpc_port_flag;
+            match (grpc.get("port"), flag) {
                 // Kubernetes requires it: the API server refuses the pod.
-                self.drifts.push(Drift {
+                (None, _) => self.drifts.push(Drift {
                     check: Check::Port,
                     location: grpc.loc,
                     message: format!("the {key} asks gRPC on no port"),
-                    help: format!(
-                        "set `port: {}`",
-                        self.grpc_port_flag
-                            .unwrap_or(super::super::DEFAULT_GRPC_PORT)
-                    ),
-                });
-            } else if let (Some(want), Some(port)) = (self.grpc_port_flag, grpc.get("port"))
-                && port.as_int() != Some(i128::from(want))
-            {
-                self.drifts.push(Drift {
-                    check: Check::Port,
-                    location: port.loc,
-                    message: format!("the {key} asks gRPC on a port other than --grpc-port {want}"),
-                    help: format!("set `port: {want}`"),
-                });
+                    help: format!("set `port: {}`", flag.unwrap_or(DEFAULT_GRPC_PORT)),
+                }),
+                (Some(port), Some(want)) if port.as_int() != Some(i128::from(want)) => {
+                    self.drifts.push(Drift {
+                        check: Check::Port,
+                        location: port.loc,
+                        message: format!(
+                            "the {key} asks gRPC on a port other than --grpc-port {want}"
+                        ),
+                        help: format!("set `port: {want}`"),
+                    });
+                }
+                _ => {}
             }
         } else if let Some(tcp) = probe.get("tcpSocket") {
             self.drifts.push(Drift {
