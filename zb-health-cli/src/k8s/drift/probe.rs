@@ -79,22 +79,20 @@ impl ProbeCheck<'_> {
             let service_node = grpc.get("service");
             let service = service_node.and_then(Node::as_str).unwrap_or("");
             let loc = service_node.map_or(grpc.loc, |n| n.loc);
-            let unserved = if manifest.grpc.is_none() {
-                Some((
-                    Check::Probe,
-                    "but the manifest has no grpc section".to_owned(),
-                ))
-            } else if let Some(group) = &wanted.group {
-                let why = format!(
-                    "which does not serve health group `{}` (--readiness-group)",
-                    group.name
-                );
-                Some((Check::Path, why))
-            } else if let Endpoint::Started = endpoint {
-                let why = "whose services answer from the tiers, not the startup path: a dependency could restart the pod";
-                Some((Check::Path, why.to_owned()))
-            } else {
-                None
+            let unserved = match (&manifest.grpc, &wanted.group, endpoint) {
+                (None, ..) => Some((Check::Probe, "but the manifest has no grpc section".into())),
+                (_, Some(group), _) => Some((
+                    Check::Path,
+                    format!(
+                        "which does not serve health group `{}` (--readiness-group)",
+                        group.name
+                    ),
+                )),
+                (_, None, Endpoint::Started) => {
+                    let why = "whose services answer from the tiers, not the startup path: a dependency could restart the pod";
+                    Some((Check::Path, why.into()))
+                }
+                _ => None,
             };
             if let Some((check, why)) = unserved {
                 self.drifts.push(Drift {
