@@ -1,7 +1,6 @@
 //! What every subcommand shares: its exit status, and reading a file.
 
 use std::path::Path;
-use std::process::ExitCode;
 
 /// Why a subcommand did not succeed, as its exit status (0 is `Ok(())`).
 /// Ordered: when several files fail, the worst failure is the status.
@@ -13,14 +12,6 @@ pub enum Failure {
     /// URL, a Deployment that cannot be compared (clap exits 2 on a usage
     /// error itself).
     Unusable = 2,
-}
-
-/// The exit code of a subcommand's outcome.
-pub fn exit_code(outcome: Result<(), Failure>) -> ExitCode {
-    match outcome {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(failure) => ExitCode::from(failure as u8),
-    }
 }
 
 /// Says on stderr why an input cannot be used; the subcommand then exits 2.

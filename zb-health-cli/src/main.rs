@@ -76,5 +76,6 @@ fn main() -> ExitCode {
         Command::StepDown(args) => operator::run(&args, &operator::STEP_DOWN),
         Command::Schema(args) => schema::run(&args),
     };
-    input::exit_code(outcome)
+    // 0 on success, else the failure's status.
+    ExitCode::from(outcome.err().map_or(0, |failure| failure as u8))
 }

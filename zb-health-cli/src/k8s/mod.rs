@@ -14,6 +14,7 @@ pub mod render;
 
 use std::time::Duration;
 
+use zb_health_spec::drain::whole_seconds;
 use zb_health_spec::manifest::{GrpcTargetDecl, Located, Location, Manifest, ProbeDecl, ProbeKind};
 use zb_health_spec::{Endpoint, Rule, Tag, Violation, detection, suggest};
 
@@ -220,17 +221,6 @@ pub struct Plan {
     pub graceful_stop: Duration,
 }
 
-/// Whole seconds, when `d` is a non-zero whole number of seconds: the only
-/// durations Kubernetes' `*Seconds` fields can hold.
-fn exact_seconds(d: Duration) -> Option<u64> {
-    (d.subsec_nanos() == 0 && d.as_secs() > 0).then_some(d.as_secs())
-}
-
-/// Seconds, rounded up.
-fn ceil_seconds(d: Duration) -> u64 {
-    zb_health_spec::drain::whole_seconds(d).as_secs()
-}
-
 /// A violation of `rule` at `location`.
 fn violation(
     rule: Rule,
@@ -267,18 +257,21 @@ fn stated_seconds(
     errors: &mut Vec<Violation<Location>>,
 ) -> Option<u64> {
     let stated = stated?;
-    Some(exact_seconds(stated.value).unwrap_or_else(|| {
-        errors.push(violation(
-            Rule::Duration,
-            stated.location,
-            format!(
-                "the {what} of {} ms is not a whole number of seconds, which Kubernetes' `{field}` cannot express",
-                stated.value.as_millis()
-            ),
-            help,
-        ));
-        0
-    }))
+    // Only a non-zero whole number of seconds fits Kubernetes' `*Seconds`.
+    let secs = stated.value.as_secs();
+    if stated.value.subsec_nanos() == 0 && secs > 0 {
+        return Some(secs);
+    }
+    errors.push(violation(
+        Rule::Duration,
+        stated.location,
+        format!(
+            "the {what} of {} ms is not a whole number of seconds, which Kubernetes' `{field}` cannot express",
+            stated.value.as_millis()
+        ),
+        help,
+    ));
+    Some(0)
 }
 
 /// Whether `probe` may be on `tier`: its tags say so, or it is a custom
@@ -433,7 +426,7 @@ pub fn plan(manifest: &Manifest, options: &K8sArgs) -> Result<Plan, Vec<Violatio
         "state it in whole seconds, e.g. `30s`",
         &mut errors,
     );
-    let drain = ceil_seconds(drain_delay + graceful_stop);
+    let drain = whole_seconds(drain_delay + graceful_stop).as_secs();
     let (grace_seconds, grace_stated) = stated_grace.map_or((drain, false), |secs| (secs, true));
     if !errors.is_empty() {
         return Err(errors);

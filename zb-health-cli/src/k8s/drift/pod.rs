@@ -2,7 +2,7 @@
 //! the StatefulSet's pod management (K7), `HOST` (K8), `replicas` (K9) and
 //! the restart after a stall exit (K11).
 
-use zb_health_spec::drain::WATCHDOG_STALL_EXIT_CODE;
+use zb_health_spec::drain::{WATCHDOG_STALL_EXIT_CODE, whole_seconds};
 use zb_health_spec::manifest::{Location, Manifest, ProbeDecl, ProbeKind};
 use zb_health_spec::{MajorityGuard, Tag};
 
@@ -22,7 +22,7 @@ pub(super) fn grace(plan: &Plan, target: &Target<'_>, drifts: &mut Vec<Drift>) {
         ),
     };
     let needed = plan.drain_delay + plan.graceful_stop;
-    let need_secs = super::super::ceil_seconds(needed);
+    let need_secs = whole_seconds(needed).as_secs();
     let help = format!("terminationGracePeriodSeconds: {}", plan.grace_seconds);
     match seconds {
         Some(s) if s < i128::from(need_secs) => drifts.push(Drift {

@@ -8,7 +8,7 @@ use zb_health_spec::{Endpoint, Tag};
 
 use super::super::render::human;
 use super::super::{
-    Handler, K8S_DEFAULT_FAILURE_THRESHOLD, K8S_DEFAULT_PERIOD_SECONDS,
+    DEFAULT_GRPC_PORT, Handler, K8S_DEFAULT_FAILURE_THRESHOLD, K8S_DEFAULT_PERIOD_SECONDS,
     K8S_DEFAULT_TIMEOUT_SECONDS, Plan, PortSource, ProbePlan, grpc_service, tier_of_grpc_service,
 };
 use super::{Check, Drift, Target};
@@ -79,22 +79,20 @@ impl ProbeCheck<'_> {
             let service_node = grpc.get("service");
             let service = service_node.and_then(Node::as_str).unwrap_or("");
             let loc = service_node.map_or(grpc.loc, |n| n.loc);
-            let unserved = if manifest.grpc.is_none() {
-                Some((
-                    Check::Probe,
-                    "but the manifest has no grpc section".to_owned(),
-                ))
-            } else if let Some(group) = &wanted.group {
-                let why = format!(
-                    "which does not serve health group `{}` (--readiness-group)",
-                    group.name
-                );
-                Some((Check::Path, why))
-            } else if let Endpoint::Started = endpoint {
-                let why = "whose services answer from the tiers, not the startup path: a dependency could restart the pod";
-                Some((Check::Path, why.to_owned()))
-            } else {
-                None
+            let unserved = match (&manifest.grpc, &wanted.group, endpoint) {
+                (None, ..) => Some((Check::Probe, "but the manifest has no grpc section".into())),
+                (_, Some(group), _) => Some((
+                    Check::Path,
+                    format!(
+                        "which does not serve health group `{}` (--readiness-group)",
+                        group.name
+                    ),
+                )),
+                (_, None, Endpoint::Started) => {
+                    let why = "whose services answer from the tiers, not the startup path: a dependency could restart the pod";
+                    Some((Check::Path, why.into()))
+                }
+                _ => None,
             };
             if let Some((check, why)) = unserved {
                 self.drifts.push(Drift {
@@ -128,27 +126,26 @@ impl ProbeCheck<'_> {
                     help: want,
                 });
             }
-            if grpc.get("port").is_none() {
+            let flag = self.grpc_port_flag;
+            match (grpc.get("port"), flag) {
                 // Kubernetes requires it: the API server refuses the pod.
-                self.drifts.push(Drift {
+                (None, _) => self.drifts.push(Drift {
                     check: Check::Port,
                     location: grpc.loc,
                     message: format!("the {key} asks gRPC on no port"),
-                    help: format!(
-                        "set `port: {}`",
-                        self.grpc_port_flag
-                            .unwrap_or(super::super::DEFAULT_GRPC_PORT)
-                    ),
-                });
-            } else if let (Some(want), Some(port)) = (self.grpc_port_flag, grpc.get("port"))
-                && port.as_int() != Some(i128::from(want))
-            {
-                self.drifts.push(Drift {
-                    check: Check::Port,
-                    location: port.loc,
-                    message: format!("the {key} asks gRPC on a port other than --grpc-port {want}"),
-                    help: format!("set `port: {want}`"),
-                });
+                    help: format!("set `port: {}`", flag.unwrap_or(DEFAULT_GRPC_PORT)),
+                }),
+                (Some(port), Some(want)) if port.as_int() != Some(i128::from(want)) => {
+                    self.drifts.push(Drift {
+                        check: Check::Port,
+                        location: port.loc,
+                        message: format!(
+                            "the {key} asks gRPC on a port other than --grpc-port {want}"
+                        ),
+                        help: format!("set `port: {want}`"),
+                    });
+                }
+                _ => {}
             }
         } else if let Some(tcp) = probe.get("tcpSocket") {
             self.drifts.push(Drift {
