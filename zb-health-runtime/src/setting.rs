@@ -59,3 +59,39 @@ macro_rules! forward_setters {
     };
 }
 pub(crate) use forward_setters;
+
+/// Setters that each set one field, as a table: `fn name(arg: T) =>
+/// field.path = value;` makes the chained `pub fn name(mut self, arg: T)
+/// -> Self` (with `&mut` before the type, `pub fn name(&mut self, arg: T)
+/// -> &mut Self`), its doc and attributes given above it.
+macro_rules! setters {
+    (&mut $owner:ty { $(
+        $(#[$attr:meta])*
+        fn $name:ident($($arg:ident: $ty:ty),*) => $($field:ident).+ = $value:expr;
+    )* }) => {
+        impl $owner {
+            $(
+                $(#[$attr])*
+                pub fn $name(&mut self, $($arg: $ty),*) -> &mut Self {
+                    self.$($field).+ = $value;
+                    self
+                }
+            )*
+        }
+    };
+    ($owner:ty { $(
+        $(#[$attr:meta])*
+        fn $name:ident($($arg:ident: $ty:ty),*) => $($field:ident).+ = $value:expr;
+    )* }) => {
+        impl $owner {
+            $(
+                $(#[$attr])*
+                pub fn $name(mut self, $($arg: $ty),*) -> Self {
+                    self.$($field).+ = $value;
+                    self
+                }
+            )*
+        }
+    };
+}
+pub(crate) use setters;

@@ -17,6 +17,7 @@ use zb_health_spec::operator::{FieldError, check_reason, check_ttl};
 use super::respond::no_store;
 use crate::lifecycle::MaintenanceWindow;
 use crate::registry::HealthRegistry;
+use crate::setting::setters;
 use crate::token::BearerToken;
 use crate::wallclock::{rfc3339, unix_ms};
 
@@ -65,22 +66,6 @@ impl OperatorControls {
             #[cfg(feature = "cluster")]
             step_down: None,
         }
-    }
-
-    /// The bearer token a request must carry.
-    pub fn bearer_token(mut self, token: impl Into<Arc<BearerToken>>) -> Self {
-        self.token = Some(token.into());
-        self
-    }
-
-    /// Serves `/health/step-down` ([`STEP_DOWN_PATH`]) too: a deliberate
-    /// hand-over of the active role ([`StepDown`](crate::cluster::StepDown)),
-    /// with the same requests and answers as maintenance (`POST` a reason
-    /// and a TTL, `DELETE`, `GET`), the window under `stepDown`.
-    #[cfg(feature = "cluster")]
-    pub fn step_down(mut self, step_down: Arc<crate::cluster::StepDown>) -> Self {
-        self.step_down = Some(step_down);
-        self
     }
 
     async fn respond(
@@ -161,6 +146,18 @@ impl OperatorControls {
         }
     }
 }
+
+setters!(OperatorControls {
+    /// The bearer token a request must carry.
+    fn bearer_token(token: impl Into<Arc<BearerToken>>) => token = Some(token.into());
+
+    /// Serves `/health/step-down` ([`STEP_DOWN_PATH`]) too: a deliberate
+    /// hand-over of the active role ([`StepDown`](crate::cluster::StepDown)),
+    /// with the same requests and answers as maintenance (`POST` a reason
+    /// and a TTL, `DELETE`, `GET`), the window under `stepDown`.
+    #[cfg(feature = "cluster")]
+    fn step_down(step_down: Arc<crate::cluster::StepDown>) => step_down = Some(step_down);
+});
 
 /// Which control a route serves; the step-down's route carries the
 /// step-down it drives.

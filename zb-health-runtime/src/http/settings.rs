@@ -10,6 +10,7 @@ use zb_health_spec::{Disclosure, EndpointPaths, ResponseFormat, Tag};
 
 use super::group::HealthGroup;
 use super::history::{DEFAULT_HISTORY_PATH, DEFAULT_HISTORY_UI_PATH, HistoryOptions};
+use crate::setting::setters;
 use crate::writer::{BodyStyle, ResponseWriter};
 
 /// One port's endpoint settings; [`ZbHealth::build`](super::ZbHealth::build)
@@ -71,61 +72,6 @@ impl EndpointSettings {
         self.history.json
     }
 
-    /// Hands a tier body larger than 32 KiB (some 380 probes and more) to
-    /// actix in 32 KiB slices, so no keep-alive connection keeps a write
-    /// buffer the size of that body (actix keeps up to 128 KiB per
-    /// connection); each keeps about one slice instead. Off by default.
-    ///
-    /// **Only for a server with `HttpServer::tcp_nodelay(true)`.** A body
-    /// in slices goes out in several writes, and with Nagle's algorithm
-    /// (actix's default) each write after the first waits for the client
-    /// to acknowledge the one before, which a keep-alive client delays by
-    /// up to 40 ms. [`ZbHealthServer`](crate::server::ZbHealthServer) sets
-    /// both on the servers it builds.
-    pub fn pace_large_bodies(&mut self, on: bool) -> &mut Self {
-        self.paced = on;
-        self
-    }
-
-    /// Serves the history at [`history_path`](Self::history_path)
-    /// (`/health/history`): each probe's recent results, transitions and
-    /// flaps, each tier's last answer, the lifecycle and the cluster, as
-    /// JSON (`spec/health-history.schema.json`), at the `ready` tier's
-    /// disclosure level of these endpoints (and its authorized level for a
-    /// request with the bearer token), with the cluster addresses where
-    /// the tiers show them. Reading it never runs a probe. `build` turns
-    /// the recording on
-    /// ([`HealthRegistry::enable_history`](crate::registry::HealthRegistry::enable_history)).
-    /// Off by default.
-    pub fn history(&mut self, on: bool) -> &mut Self {
-        self.history.json = on;
-        self
-    }
-
-    /// Serves the health page at [`history_ui_path`](Self::history_ui_path)
-    /// (`/health/ui`): one self-contained HTML document
-    /// ([`zb_health_spec::history::PAGE`]) that polls the history at the
-    /// sibling path `history`, so turn [`history`](Self::history) on with
-    /// it. Off by default.
-    pub fn history_ui(&mut self, on: bool) -> &mut Self {
-        self.history.ui = on;
-        self
-    }
-
-    /// Overrides the history's path (`/health/history` by default); R6
-    /// checks it with the others.
-    pub fn history_path(&mut self, path: impl Into<String>) -> &mut Self {
-        self.history.path = path.into();
-        self
-    }
-
-    /// Overrides the health page's path (`/health/ui` by default); R6
-    /// checks it with the others.
-    pub fn history_ui_path(&mut self, path: impl Into<String>) -> &mut Self {
-        self.history.ui_path = path.into();
-        self
-    }
-
     /// Serves a [`HealthGroup`] at its path beside the tiers.
     /// [`build`](super::ZbHealth::build) refuses a group that names an
     /// unregistered probe or selects nothing (R23), whose path collides
@@ -133,46 +79,6 @@ impl EndpointSettings {
     /// path (R24), or that selects `live` (R25).
     pub fn group(&mut self, group: HealthGroup) -> &mut Self {
         self.groups.push(group);
-        self
-    }
-
-    /// Replaces all the paths, e.g. with [`EndpointPaths::be_hlth_009`].
-    pub fn paths(&mut self, paths: EndpointPaths) -> &mut Self {
-        self.paths = paths;
-        self
-    }
-
-    /// Overrides the ready tier's path.
-    pub fn ready_path(&mut self, path: impl Into<String>) -> &mut Self {
-        self.paths.ready = path.into();
-        self
-    }
-
-    /// Overrides the active tier's path.
-    pub fn active_path(&mut self, path: impl Into<String>) -> &mut Self {
-        self.paths.active = path.into();
-        self
-    }
-
-    /// Overrides the live tier's path.
-    pub fn live_path(&mut self, path: impl Into<String>) -> &mut Self {
-        self.paths.live = path.into();
-        self
-    }
-
-    /// Overrides the startup path (`/health/started` by default).
-    pub fn started_path(&mut self, path: impl Into<String>) -> &mut Self {
-        self.paths.started = path.into();
-        self
-    }
-
-    /// Overrides the response writer of all three tiers (and the startup
-    /// path). It gets each report as the tier's [`Disclosure`] shows it
-    /// ([`HealthReport::disclosed`](crate::report::HealthReport::disclosed));
-    /// the format and `clusterReady` settings are the built-in writer's
-    /// and do not apply to it.
-    pub fn writer(&mut self, writer: impl ResponseWriter) -> &mut Self {
-        self.writer = Some(Arc::new(writer));
         self
     }
 
@@ -206,18 +112,6 @@ impl EndpointSettings {
         self.restyle(&Tag::ALL, |style| style.cluster_addresses(shown))
     }
 
-    /// The level shown to a request with the bearer token
-    /// ([`ZbHealthEndpoints::with_bearer_token`](super::ZbHealthEndpoints::with_bearer_token),
-    /// or `HEALTH_TOKEN` through `ZbHealthServer::from_env`), on every tier whose own level it shows
-    /// more than; everyone else sees the tier's own level, with the same
-    /// status code. The authorized view shows the cluster addresses too.
-    /// [`build`](super::ZbHealth::build) refuses a level that no tier
-    /// gains from (R7).
-    pub fn authorized(&mut self, level: Disclosure) -> &mut Self {
-        self.authorized_every_tier = Some(level);
-        self
-    }
-
     /// [`authorized`](Self::authorized) for one tier, overriding it; the
     /// level must show more than the tier's own (R7).
     pub fn tier_authorized(&mut self, tier: Tag, level: Disclosure) -> &mut Self {
@@ -236,3 +130,76 @@ impl EndpointSettings {
         self.restyle(&[Tag::Ready], |style| style.cluster_ready(entry.clone()))
     }
 }
+
+setters!(&mut EndpointSettings {
+    /// Hands a tier body larger than 32 KiB (some 380 probes and more) to
+    /// actix in 32 KiB slices, so no keep-alive connection keeps a write
+    /// buffer the size of that body (actix keeps up to 128 KiB per
+    /// connection); each keeps about one slice instead. Off by default.
+    ///
+    /// **Only for a server with `HttpServer::tcp_nodelay(true)`.** A body
+    /// in slices goes out in several writes, and with Nagle's algorithm
+    /// (actix's default) each write after the first waits for the client
+    /// to acknowledge the one before, which a keep-alive client delays by
+    /// up to 40 ms. [`ZbHealthServer`](crate::server::ZbHealthServer) sets
+    /// both on the servers it builds.
+    fn pace_large_bodies(on: bool) => paced = on;
+
+    /// Serves the history at [`history_path`](Self::history_path)
+    /// (`/health/history`): each probe's recent results, transitions and
+    /// flaps, each tier's last answer, the lifecycle and the cluster, as
+    /// JSON (`spec/health-history.schema.json`), at the `ready` tier's
+    /// disclosure level of these endpoints (and its authorized level for a
+    /// request with the bearer token), with the cluster addresses where
+    /// the tiers show them. Reading it never runs a probe. `build` turns
+    /// the recording on
+    /// ([`HealthRegistry::enable_history`](crate::registry::HealthRegistry::enable_history)).
+    /// Off by default.
+    fn history(on: bool) => history.json = on;
+
+    /// Serves the health page at [`history_ui_path`](Self::history_ui_path)
+    /// (`/health/ui`): one self-contained HTML document
+    /// ([`zb_health_spec::history::PAGE`]) that polls the history at the
+    /// sibling path `history`, so turn [`history`](Self::history) on with
+    /// it. Off by default.
+    fn history_ui(on: bool) => history.ui = on;
+
+    /// Overrides the history's path (`/health/history` by default); R6
+    /// checks it with the others.
+    fn history_path(path: impl Into<String>) => history.path = path.into();
+
+    /// Overrides the health page's path (`/health/ui` by default); R6
+    /// checks it with the others.
+    fn history_ui_path(path: impl Into<String>) => history.ui_path = path.into();
+
+    /// Replaces all the paths, e.g. with [`EndpointPaths::be_hlth_009`].
+    fn paths(paths: EndpointPaths) => paths = paths;
+
+    /// Overrides the ready tier's path.
+    fn ready_path(path: impl Into<String>) => paths.ready = path.into();
+
+    /// Overrides the active tier's path.
+    fn active_path(path: impl Into<String>) => paths.active = path.into();
+
+    /// Overrides the live tier's path.
+    fn live_path(path: impl Into<String>) => paths.live = path.into();
+
+    /// Overrides the startup path (`/health/started` by default).
+    fn started_path(path: impl Into<String>) => paths.started = path.into();
+
+    /// Overrides the response writer of all three tiers (and the startup
+    /// path). It gets each report as the tier's [`Disclosure`] shows it
+    /// ([`HealthReport::disclosed`](crate::report::HealthReport::disclosed));
+    /// the format and `clusterReady` settings are the built-in writer's
+    /// and do not apply to it.
+    fn writer(writer: impl ResponseWriter) => writer = Some(Arc::new(writer));
+
+    /// The level shown to a request with the bearer token
+    /// ([`ZbHealthEndpoints::with_bearer_token`](super::ZbHealthEndpoints::with_bearer_token),
+    /// or `HEALTH_TOKEN` through `ZbHealthServer::from_env`), on every tier whose own level it shows
+    /// more than; everyone else sees the tier's own level, with the same
+    /// status code. The authorized view shows the cluster addresses too.
+    /// [`build`](super::ZbHealth::build) refuses a level that no tier
+    /// gains from (R7).
+    fn authorized(level: Disclosure) => authorized_every_tier = Some(level);
+});

@@ -21,7 +21,7 @@ use super::close::CloseWhenDraining;
 use super::env::{PORT_REASON, bearer_token, drain_override, setting};
 use super::origin::{BindError, GRPC_PORT, HOST, MANAGEMENT_PORT, Origin, Origins, PORT};
 use super::run::Servable;
-use crate::setting::SettingError;
+use crate::setting::{SettingError, setters};
 use crate::start::StartError;
 
 /// The default application port, as most actix examples and Kubernetes
@@ -283,26 +283,10 @@ impl ZbHealthServer {
         self
     }
 
-    /// Serves the step-down ([`StepDown`](crate::cluster::StepDown),
-    /// `/health/step-down`) among the management port's operator controls;
-    /// a manifest with a cluster view gets it from its install.
-    #[cfg(feature = "cluster")]
-    pub fn step_down(mut self, step_down: Arc<crate::cluster::StepDown>) -> Self {
-        self.step_down = Some(step_down);
-        self
-    }
-
     /// The `grpc.health.v1` port, when there is a gRPC mapping.
     pub fn grpc_port(mut self, port: u16) -> Self {
         self.grpc_port = port;
         self.origins.grpc_port = Origin::Code("grpc_port");
-        self
-    }
-
-    /// Serves `grpc.health.v1` from `grpc` (a manifest's `Health::grpc`).
-    #[cfg(feature = "grpc")]
-    pub fn grpc(mut self, grpc: GrpcHealth) -> Self {
-        self.grpc = Some(grpc);
         self
     }
 
@@ -322,18 +306,6 @@ impl ZbHealthServer {
         routes: impl Fn(&mut web::ServiceConfig) + Send + Sync + 'static,
     ) -> Self {
         self.metrics = Some(Arc::new(routes));
-        self
-    }
-
-    /// Serves the library's `GET /metrics` (`observe::prometheus`) on the
-    /// application port too, not only on the management port (where the
-    /// metrics are safe from busy application workers, as the tiers are).
-    /// Without a management port it is on the application port anyway.
-    /// No effect on the application's own [`metrics`](Self::metrics)
-    /// routes, which are on both.
-    #[cfg(feature = "prometheus")]
-    pub fn metrics_on_app_port(mut self, on: bool) -> Self {
-        self.metrics_on_app_port = on;
         self
     }
 
@@ -529,3 +501,24 @@ impl ZbHealthServer {
         Ok(self.bind()?.run().await?)
     }
 }
+
+setters!(ZbHealthServer {
+    /// Serves the step-down ([`StepDown`](crate::cluster::StepDown),
+    /// `/health/step-down`) among the management port's operator controls;
+    /// a manifest with a cluster view gets it from its install.
+    #[cfg(feature = "cluster")]
+    fn step_down(step_down: Arc<crate::cluster::StepDown>) => step_down = Some(step_down);
+
+    /// Serves `grpc.health.v1` from `grpc` (a manifest's `Health::grpc`).
+    #[cfg(feature = "grpc")]
+    fn grpc(grpc: GrpcHealth) => grpc = Some(grpc);
+
+    /// Serves the library's `GET /metrics` (`observe::prometheus`) on the
+    /// application port too, not only on the management port (where the
+    /// metrics are safe from busy application workers, as the tiers are).
+    /// Without a management port it is on the application port anyway.
+    /// No effect on the application's own [`metrics`](Self::metrics)
+    /// routes, which are on both.
+    #[cfg(feature = "prometheus")]
+    fn metrics_on_app_port(on: bool) => metrics_on_app_port = on;
+});
