@@ -39,41 +39,34 @@ pub(crate) fn non_blank(lookup: impl Fn(&str) -> Option<String>, name: &str) -> 
     lookup(name).filter(|v| !v.trim().is_empty())
 }
 
-/// Chained setters on a view over a settings type (`ZbHealth` over
-/// `EndpointSettings`): each forwards to the settings' own setter, so a
-/// setting's setter, its doc and its rule are written once, on the
-/// settings type.
-macro_rules! forward_setters {
-    ($view:ty => $field:ident: $settings:ident {
-        $( fn $name:ident($($arg:ident: $ty:ty),*); )*
-    }) => {
-        impl $view {
-            $(
-                #[doc = concat!("[`", stringify!($settings), "::", stringify!($name), "`], chained.")]
-                pub fn $name(mut self, $($arg: $ty),*) -> Self {
-                    self.$field.$name($($arg),*);
-                    self
-                }
-            )*
-        }
-    };
-}
-pub(crate) use forward_setters;
-
-/// Setters that each set one field, as a table: `fn name(arg: T) =>
-/// field.path = value;` makes the chained `pub fn name(mut self, arg: T)
-/// -> Self` (with `&mut` before the type, `pub fn name(&mut self, arg: T)
-/// -> &mut Self`), its doc and attributes given above it.
+/// Setters as a table, each written once: `fn name(arg: T) => a.b =
+/// value;` sets one field, `fn name(arg: T) |s| { … }` runs a block on
+/// `s`, the settings. Makes the chained `pub fn name(mut self, arg: T) ->
+/// Self`, with its doc and attributes given above it; with `&mut Type =>
+/// View.field`, `pub fn name(&mut self, arg: T) -> &mut Self` on the
+/// settings type and, on the view over it (`ZbHealth` over
+/// `EndpointSettings`), a chained setter that forwards to it.
 macro_rules! setters {
-    (&mut $owner:ty { $(
+    (&mut $owner:ident => $view:ident.$settings:ident { $(
         $(#[$attr:meta])*
-        fn $name:ident($($arg:ident: $ty:ty),*) => $($field:ident).+ = $value:expr;
+        fn $name:ident($($arg:ident: $ty:ty),*)
+            $(=> $($field:ident).+ = $value:expr;)? $(|$s:ident| $body:block;)?
     )* }) => {
         impl $owner {
             $(
                 $(#[$attr])*
                 pub fn $name(&mut self, $($arg: $ty),*) -> &mut Self {
-                    self.$($field).+ = $value;
+                    $(self.$($field).+ = $value;)?
+                    $(let $s = &mut *self; $body)?
+                    self
+                }
+            )*
+        }
+        impl $view {
+            $(
+                #[doc = concat!("[`", stringify!($owner), "::", stringify!($name), "`], chained.")]
+                pub fn $name(mut self, $($arg: $ty),*) -> Self {
+                    self.$settings.$name($($arg),*);
                     self
                 }
             )*
@@ -81,13 +74,15 @@ macro_rules! setters {
     };
     ($owner:ty { $(
         $(#[$attr:meta])*
-        fn $name:ident($($arg:ident: $ty:ty),*) => $($field:ident).+ = $value:expr;
+        fn $name:ident($($arg:ident: $ty:ty),*)
+            $(=> $($field:ident).+ = $value:expr;)? $(|$s:ident| $body:block;)?
     )* }) => {
         impl $owner {
             $(
                 $(#[$attr])*
                 pub fn $name(mut self, $($arg: $ty),*) -> Self {
-                    self.$($field).+ = $value;
+                    $(self.$($field).+ = $value;)?
+                    $(let $s = &mut self; $body)?
                     self
                 }
             )*

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use zb_health_spec::{
-    Disclosure, Endpoint, EndpointPaths, NameOf, ResponseFormat, SpecError, Tag, Violations,
+    Endpoint, NameOf, SpecError, Tag, Violations,
     rules::{
         check_group_paths, check_group_probes, check_group_tiers, check_history_paths, check_name,
         check_name_of, check_paths, resolve_authorized,
@@ -12,15 +12,13 @@ use zb_health_spec::{
 };
 
 use super::endpoints::ZbHealthEndpoints;
-use super::group::{GroupEndpoint, HealthGroup};
+use super::group::GroupEndpoint;
 use super::history::HistoryEndpoint;
 use super::respond::TierEndpoint;
 use super::respond::{Authorized, Body};
 use super::settings::EndpointSettings;
 use super::started::StartedEndpoint;
 use crate::registry::HealthRegistry;
-use crate::setting::forward_setters;
-use crate::writer::ResponseWriter;
 
 /// Options for mapping the three tiers; [`build`](Self::build) checks them.
 ///
@@ -75,28 +73,6 @@ impl std::ops::Deref for ZbHealth {
         &self.settings
     }
 }
-
-forward_setters!(ZbHealth => settings: EndpointSettings {
-    fn pace_large_bodies(on: bool);
-    fn history(on: bool);
-    fn history_ui(on: bool);
-    fn history_path(path: impl Into<String>);
-    fn history_ui_path(path: impl Into<String>);
-    fn group(group: HealthGroup);
-    fn paths(paths: EndpointPaths);
-    fn ready_path(path: impl Into<String>);
-    fn active_path(path: impl Into<String>);
-    fn live_path(path: impl Into<String>);
-    fn started_path(path: impl Into<String>);
-    fn writer(writer: impl ResponseWriter);
-    fn format(format: ResponseFormat);
-    fn disclosure(level: Disclosure);
-    fn tier_disclosure(tier: Tag, level: Disclosure);
-    fn cluster_addresses(shown: bool);
-    fn authorized(level: Disclosure);
-    fn tier_authorized(tier: Tag, level: Disclosure);
-    fn cluster_ready(membership_entry: impl Into<Arc<str>>);
-});
 
 impl ZbHealth {
     /// The ZB defaults over `registry`: `/health/ready`, `/health/active`,

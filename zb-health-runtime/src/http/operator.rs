@@ -14,7 +14,7 @@ use futures_util::StreamExt;
 use serde_json::{Value, json};
 use zb_health_spec::operator::{FieldError, check_reason, check_ttl};
 
-use super::respond::no_store;
+use super::respond::fixed_json;
 use crate::registry::HealthRegistry;
 use crate::setting::setters;
 use crate::token::BearerToken;
@@ -118,7 +118,10 @@ impl OperatorControls {
                     Act::End => lifecycle.end_maintenance(),
                     Act::Begin(reason, ttl) => Some(lifecycle.begin_maintenance(reason, *ttl)?),
                 };
-                ("maintenance", w.map(|w| window(&w.reason, w.since, w.until)))
+                (
+                    "maintenance",
+                    w.map(|w| window(&w.reason, w.since, w.until)),
+                )
             }
             #[cfg(feature = "cluster")]
             Control::StepDown(step_down) => {
@@ -237,11 +240,5 @@ fn bad_request(e: &FieldError) -> HttpResponse {
 }
 
 fn answer(status: StatusCode, body: Value) -> HttpResponse {
-    HttpResponse::build(status)
-        .insert_header(no_store())
-        .insert_header((
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        ))
-        .body(body.to_string())
+    fixed_json(status, body.to_string().into(), false)
 }

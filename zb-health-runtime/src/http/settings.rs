@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use zb_health_spec::{Disclosure, EndpointPaths, ResponseFormat, Tag};
 
+use super::builder::ZbHealth;
 use super::group::HealthGroup;
 use super::history::{DEFAULT_HISTORY_PATH, DEFAULT_HISTORY_UI_PATH, HistoryOptions};
 use crate::setting::setters;
@@ -59,79 +60,20 @@ impl Default for EndpointSettings {
 impl EndpointSettings {
     /// Changes the built-in body of `tiers` with `BodyStyle`'s own setter,
     /// where that setting is written.
-    fn restyle(&mut self, tiers: &[Tag], change: impl Fn(BodyStyle) -> BodyStyle) -> &mut Self {
+    fn restyle(&mut self, tiers: &[Tag], change: impl Fn(BodyStyle) -> BodyStyle) {
         for tier in tiers {
             let style = &mut self.styles[*tier as usize];
             *style = change(style.clone());
         }
-        self
     }
 
     /// Whether the history document is served.
     pub(crate) fn serves_history(&self) -> bool {
         self.history.json
     }
-
-    /// Serves a [`HealthGroup`] at its path beside the tiers.
-    /// [`build`](super::ZbHealth::build) refuses a group that names an
-    /// unregistered probe or selects nothing (R23), whose path collides
-    /// with a tier's, the startup path, another group's or a per-probe
-    /// path (R24), or that selects `live` (R25).
-    pub fn group(&mut self, group: HealthGroup) -> &mut Self {
-        self.groups.push(group);
-        self
-    }
-
-    /// The body format of all three tiers (BE-HLTH-001): ZB's canonical
-    /// statuses (the default) or `pass`/`fail`. Same 200/503 either way.
-    pub fn format(&mut self, format: ResponseFormat) -> &mut Self {
-        for style in &mut self.styles {
-            style.format = format;
-        }
-        self
-    }
-
-    /// The disclosure level of all three tiers (BE-HLTH-007); `full` by
-    /// default. Raw error text is shown at no level.
-    pub fn disclosure(&mut self, level: Disclosure) -> &mut Self {
-        self.restyle(&Tag::ALL, |style| style.disclosure(level))
-    }
-
-    /// The disclosure level of one tier, e.g. `names` on `ready` and
-    /// `status` on `live`.
-    pub fn tier_disclosure(&mut self, tier: Tag, level: Disclosure) -> &mut Self {
-        self.restyle(&[tier], |style| style.disclosure(level))
-    }
-
-    /// Whether the bodies show the cluster addresses (`selfAddress`,
-    /// `activeNode` in `data`, ZB-2.3c): `true` by default, as in ZB's
-    /// body. A manifest's `install` sets `false` on the application port
-    /// unless `endpoints.cluster_addresses: true`, and `true` on the
-    /// management port.
-    pub fn cluster_addresses(&mut self, shown: bool) -> &mut Self {
-        self.restyle(&Tag::ALL, |style| style.cluster_addresses(shown))
-    }
-
-    /// [`authorized`](Self::authorized) for one tier, overriding it; the
-    /// level must show more than the tier's own (R7).
-    pub fn tier_authorized(&mut self, tier: Tag, level: Disclosure) -> &mut Self {
-        self.authorized[tier as usize] = Some(level);
-        self
-    }
-
-    /// Adds `clusterReady` to the ready tier's body (AT-8), read from the
-    /// entry `membership_entry` (the cluster-membership probe's registered
-    /// name) of the same report as [`writer::cluster_ready`](crate::writer::cluster_ready)
-    /// reads it: `true` when it is `Healthy` and its member status (if
-    /// reported) is `up`, or when the report has no such entry. Shown at
-    /// every disclosure level.
-    pub fn cluster_ready(&mut self, membership_entry: impl Into<Arc<str>>) -> &mut Self {
-        let entry: Arc<str> = membership_entry.into();
-        self.restyle(&[Tag::Ready], |style| style.cluster_ready(entry.clone()))
-    }
 }
 
-setters!(&mut EndpointSettings {
+setters!(&mut EndpointSettings => ZbHealth.settings {
     /// Hands a tier body larger than 32 KiB (some 380 probes and more) to
     /// actix in 32 KiB slices, so no keep-alive connection keeps a write
     /// buffer the size of that body (actix keeps up to 128 KiB per
@@ -172,6 +114,13 @@ setters!(&mut EndpointSettings {
     /// checks it with the others.
     fn history_ui_path(path: impl Into<String>) => history.ui_path = path.into();
 
+    /// Serves a [`HealthGroup`] at its path beside the tiers.
+    /// [`build`](super::ZbHealth::build) refuses a group that names an
+    /// unregistered probe or selects nothing (R23), whose path collides
+    /// with a tier's, the startup path, another group's or a per-probe
+    /// path (R24), or that selects `live` (R25).
+    fn group(group: HealthGroup) |s| { s.groups.push(group); };
+
     /// Replaces all the paths, e.g. with [`EndpointPaths::be_hlth_009`].
     fn paths(paths: EndpointPaths) => paths = paths;
 
@@ -194,6 +143,31 @@ setters!(&mut EndpointSettings {
     /// and do not apply to it.
     fn writer(writer: impl ResponseWriter) => writer = Some(Arc::new(writer));
 
+    /// The body format of all three tiers (BE-HLTH-001): ZB's canonical
+    /// statuses (the default) or `pass`/`fail`. Same 200/503 either way.
+    fn format(format: ResponseFormat) |s| {
+        s.styles.iter_mut().for_each(|style| style.format = format);
+    };
+
+    /// The disclosure level of all three tiers (BE-HLTH-007); `full` by
+    /// default. Raw error text is shown at no level.
+    fn disclosure(level: Disclosure) |s| { s.restyle(&Tag::ALL, |style| style.disclosure(level)) };
+
+    /// The disclosure level of one tier, e.g. `names` on `ready` and
+    /// `status` on `live`.
+    fn tier_disclosure(tier: Tag, level: Disclosure) |s| {
+        s.restyle(&[tier], |style| style.disclosure(level))
+    };
+
+    /// Whether the bodies show the cluster addresses (`selfAddress`,
+    /// `activeNode` in `data`, ZB-2.3c): `true` by default, as in ZB's
+    /// body. A manifest's `install` sets `false` on the application port
+    /// unless `endpoints.cluster_addresses: true`, and `true` on the
+    /// management port.
+    fn cluster_addresses(shown: bool) |s| {
+        s.restyle(&Tag::ALL, |style| style.cluster_addresses(shown))
+    };
+
     /// The level shown to a request with the bearer token
     /// ([`ZbHealthEndpoints::with_bearer_token`](super::ZbHealthEndpoints::with_bearer_token),
     /// or `HEALTH_TOKEN` through `ZbHealthServer::from_env`), on every tier whose own level it shows
@@ -202,4 +176,19 @@ setters!(&mut EndpointSettings {
     /// [`build`](super::ZbHealth::build) refuses a level that no tier
     /// gains from (R7).
     fn authorized(level: Disclosure) => authorized_every_tier = Some(level);
+
+    /// [`authorized`](Self::authorized) for one tier, overriding it; the
+    /// level must show more than the tier's own (R7).
+    fn tier_authorized(tier: Tag, level: Disclosure) |s| { s.authorized[tier as usize] = Some(level) };
+
+    /// Adds `clusterReady` to the ready tier's body (AT-8), read from the
+    /// entry `membership_entry` (the cluster-membership probe's registered
+    /// name) of the same report as [`writer::cluster_ready`](crate::writer::cluster_ready)
+    /// reads it: `true` when it is `Healthy` and its member status (if
+    /// reported) is `up`, or when the report has no such entry. Shown at
+    /// every disclosure level.
+    fn cluster_ready(membership_entry: impl Into<Arc<str>>) |s| {
+        let entry: Arc<str> = membership_entry.into();
+        s.restyle(&[Tag::Ready], |style| style.cluster_ready(entry.clone()))
+    };
 });
