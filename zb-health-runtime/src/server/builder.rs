@@ -238,21 +238,6 @@ impl ZbHealthServer {
                 .is_some_and(ZbHealthEndpoints::offers_authorized)
     }
 
-    /// Binds every port to `host` (see the [type](Self)).
-    pub fn host(mut self, host: IpAddr) -> Self {
-        self.host = host;
-        self.origins.host = Origin::Code("host");
-        self
-    }
-
-    /// The application port; 0 picks a free one ([`bind`](Self::bind)
-    /// tells which).
-    pub fn port(mut self, port: u16) -> Self {
-        self.port = port;
-        self.origins.port = Origin::Code("port");
-        self
-    }
-
     /// Serves the tiers on their own server on this port too; `None` turns
     /// it off.
     pub fn management_port(self, port: Option<u16>) -> Self {
@@ -280,46 +265,6 @@ impl ZbHealthServer {
             _ => endpoints,
         };
         self.management_endpoints = Some(endpoints);
-        self
-    }
-
-    /// The `grpc.health.v1` port, when there is a gRPC mapping.
-    pub fn grpc_port(mut self, port: u16) -> Self {
-        self.grpc_port = port;
-        self.origins.grpc_port = Origin::Code("grpc_port");
-        self
-    }
-
-    /// The application's own routes, on the application port only.
-    pub fn app(mut self, routes: impl Fn(&mut web::ServiceConfig) + Send + Sync + 'static) -> Self {
-        self.app = Arc::new(routes);
-        self
-    }
-
-    /// Routes on both HTTP ports, beside the tiers: the place for the
-    /// `/metrics` route of the application's own exporter, so a scrape
-    /// works wherever the probes do. They replace the library's exporter
-    /// of the `prometheus` feature, which then installs no recorder (the
-    /// application's routes may install theirs when the server starts).
-    pub fn metrics(
-        mut self,
-        routes: impl Fn(&mut web::ServiceConfig) + Send + Sync + 'static,
-    ) -> Self {
-        self.metrics = Some(Arc::new(routes));
-        self
-    }
-
-    /// Exports to OpenTelemetry (`observe::otel`, the `otel` feature) as
-    /// `settings` say: each probe's and tier's status and duration as
-    /// metrics, each transition as a log event, over OTLP/gRPC. What
-    /// `settings` leaves unset keeps what was set before (a manifest's
-    /// install sets its `service` as the service name). At
-    /// [`bind`](Self::bind) the standard `OTEL_*` variables
-    /// ([`OtelSettings::from_lookup`](crate::observe::otel::OtelSettings::from_lookup))
-    /// win over them; with no endpoint from either, nothing is exported.
-    #[cfg(feature = "otel")]
-    pub fn otel(mut self, settings: crate::observe::otel::OtelSettings) -> Self {
-        self.otel = std::mem::take(&mut self.otel).or(settings);
         self
     }
 
@@ -503,6 +448,50 @@ impl ZbHealthServer {
 }
 
 setters!(ZbHealthServer {
+    /// Binds every port to `host` (see the [type](Self)).
+    fn host(host: IpAddr) |s| {
+        s.host = host;
+        s.origins.host = Origin::Code("host");
+    };
+
+    /// The application port; 0 picks a free one ([`bind`](Self::bind)
+    /// tells which).
+    fn port(port: u16) |s| {
+        s.port = port;
+        s.origins.port = Origin::Code("port");
+    };
+
+    /// The `grpc.health.v1` port, when there is a gRPC mapping.
+    fn grpc_port(port: u16) |s| {
+        s.grpc_port = port;
+        s.origins.grpc_port = Origin::Code("grpc_port");
+    };
+
+    /// The application's own routes, on the application port only.
+    fn app(routes: impl Fn(&mut web::ServiceConfig) + Send + Sync + 'static)
+        => app = Arc::new(routes);
+
+    /// Routes on both HTTP ports, beside the tiers: the place for the
+    /// `/metrics` route of the application's own exporter, so a scrape
+    /// works wherever the probes do. They replace the library's exporter
+    /// of the `prometheus` feature, which then installs no recorder (the
+    /// application's routes may install theirs when the server starts).
+    fn metrics(routes: impl Fn(&mut web::ServiceConfig) + Send + Sync + 'static)
+        => metrics = Some(Arc::new(routes));
+
+    /// Exports to OpenTelemetry (`observe::otel`, the `otel` feature) as
+    /// `settings` say: each probe's and tier's status and duration as
+    /// metrics, each transition as a log event, over OTLP/gRPC. What
+    /// `settings` leaves unset keeps what was set before (a manifest's
+    /// install sets its `service` as the service name). At
+    /// [`bind`](Self::bind) the standard `OTEL_*` variables
+    /// ([`OtelSettings::from_lookup`](crate::observe::otel::OtelSettings::from_lookup))
+    /// win over them; with no endpoint from either, nothing is exported.
+    #[cfg(feature = "otel")]
+    fn otel(settings: crate::observe::otel::OtelSettings) |s| {
+        s.otel = std::mem::take(&mut s.otel).or(settings);
+    };
+
     /// Serves the step-down ([`StepDown`](crate::cluster::StepDown),
     /// `/health/step-down`) among the management port's operator controls;
     /// a manifest with a cluster view gets it from its install.
