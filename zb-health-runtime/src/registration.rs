@@ -196,10 +196,7 @@ pub enum RegistryError {
 impl RegistryError {
     /// The rules broken, in the order found; empty for [`Gone`](Self::Gone).
     pub fn rules(&self) -> Vec<Rule> {
-        match self {
-            RegistryError::Rules(e) => e.rules(),
-            RegistryError::Gone { .. } | RegistryError::Setting(_) => Vec::new(),
-        }
+        self.violations().iter().map(|v| v.rule).collect()
     }
 
     /// The violations, in the order found; empty for [`Gone`](Self::Gone).
