@@ -51,9 +51,8 @@ impl HistoryEndpoint {
         let since = match Since::from_query(request.query_string()) {
             Ok(since) => since,
             Err(why) => {
-                let mut response = HttpResponse::BadRequest();
-                response.insert_header(no_store());
-                return response
+                return HttpResponse::BadRequest()
+                    .insert_header(no_store())
                     .content_type("text/plain; charset=utf-8")
                     .body(format!("{why}\n"));
             }
