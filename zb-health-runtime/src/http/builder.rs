@@ -14,8 +14,7 @@ use zb_health_spec::{
 use super::endpoints::ZbHealthEndpoints;
 use super::group::GroupEndpoint;
 use super::history::HistoryEndpoint;
-use super::respond::TierEndpoint;
-use super::respond::{Authorized, Body};
+use super::respond::{Authorized, Body, TierEndpoint};
 use super::settings::EndpointSettings;
 use super::started::StartedEndpoint;
 use crate::registry::HealthRegistry;

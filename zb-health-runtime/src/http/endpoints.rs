@@ -9,8 +9,7 @@ use zb_health_spec::Tag;
 
 use super::group::GroupEndpoint;
 use super::history::{HistoryEndpoint, history_page};
-use super::respond::get_and_head;
-use super::respond::{TierEndpoint, ZbHealthTier};
+use super::respond::{TierEndpoint, ZbHealthTier, get_and_head};
 use super::started::StartedEndpoint;
 use crate::token::BearerToken;
 

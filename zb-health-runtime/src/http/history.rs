@@ -10,8 +10,7 @@ use actix_web::{HttpRequest, HttpResponse};
 use zb_health_spec::Disclosure;
 use zb_health_spec::history::Since;
 
-use super::respond::Authorized;
-use super::respond::no_store;
+use super::respond::{Authorized, no_store};
 use crate::registry::HealthRegistry;
 
 /// Where and whether the history is served: `/health/history`

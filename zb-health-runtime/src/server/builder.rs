@@ -5,9 +5,7 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
-use actix_web::{App, web};
-
-use actix_web::HttpServer;
+use actix_web::{App, HttpServer, web};
 
 #[cfg(feature = "grpc")]
 use crate::grpc::server::GrpcHealth;
