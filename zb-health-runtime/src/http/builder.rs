@@ -164,12 +164,10 @@ impl ZbHealth {
         // probes that tier shows, and no more.
         let history = self.history.json.then(|| {
             self.registry.enable_history();
-            let style = &self.styles[Tag::Ready as usize];
             Arc::new(HistoryEndpoint {
                 path: self.history.path.clone(),
                 registry: self.registry.clone(),
-                level: style.disclosure,
-                addresses: style.cluster_addresses,
+                style: self.styles[Tag::Ready as usize].clone(),
                 authorized: unlocked(Tag::Ready),
             })
         });

@@ -7,11 +7,11 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::web::Bytes;
 use actix_web::{HttpRequest, HttpResponse};
-use zb_health_spec::Disclosure;
 use zb_health_spec::history::Since;
 
 use super::respond::{Authorized, no_store};
 use crate::registry::HealthRegistry;
+use crate::writer::BodyStyle;
 
 /// Where and whether the history is served: `/health/history`
 /// (the JSON document) and `/health/ui` (the page that reads it).
@@ -34,17 +34,15 @@ pub const DEFAULT_HISTORY_UI_PATH: &str = "/health/ui";
 pub(super) struct HistoryEndpoint {
     pub(super) path: String,
     pub(super) registry: HealthRegistry,
-    pub(super) level: Disclosure,
-    pub(super) addresses: bool,
+    /// The ready tier's body style: its level and whether it shows the
+    /// cluster addresses.
+    pub(super) style: BodyStyle,
     pub(super) authorized: Authorized,
 }
 
 impl HistoryEndpoint {
     pub(super) async fn respond(self: Arc<Self>, request: HttpRequest) -> HttpResponse {
-        let (level, addresses) = match self.authorized.style_for(&request) {
-            Some(style) => (style.disclosure, style.cluster_addresses),
-            None => (self.level, self.addresses),
-        };
+        let style = self.authorized.style_for(&request).unwrap_or(&self.style);
         // `?since=MS&cluster=DIGEST`: the delta (`spec/history.md`); a bad
         // value is the reader's error, named.
         let since = match Since::from_query(request.query_string()) {
@@ -56,9 +54,11 @@ impl HistoryEndpoint {
                     .body(format!("{why}\n"));
             }
         };
-        let body = self
-            .registry
-            .history_delta_json(level, addresses, since.as_ref());
+        let body = self.registry.history_delta_json(
+            style.disclosure,
+            style.cluster_addresses,
+            since.as_ref(),
+        );
         let mut response = HttpResponse::Ok();
         response.insert_header(no_store()).insert_header((
             header::CONTENT_TYPE,
