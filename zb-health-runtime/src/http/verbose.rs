@@ -70,25 +70,22 @@ pub(super) fn verbose_body(
         for name in &exclusion.excluded {
             let _ = writeln!(out, "[+]{name} excluded: ok");
         }
-        let quoted = |names: &[String]| {
-            let names: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
-            names.join(", ")
-        };
-        let warn = "warn: some health checks cannot be excluded:";
         if !exclusion.kept.is_empty() {
-            let verb = if exclusion.kept.len() == 1 {
-                "is"
-            } else {
-                "are"
-            };
+            let names: Vec<String> = exclusion.kept.iter().map(|n| format!("{n:?}")).collect();
             let _ = writeln!(
                 out,
-                "{warn} {} {verb} always counted",
-                quoted(&exclusion.kept)
+                "warn: some health checks cannot be excluded: {} {} always counted",
+                names.join(", "),
+                if names.len() == 1 { "is" } else { "are" }
             );
         }
         if !exclusion.unknown.is_empty() {
-            let _ = writeln!(out, "{warn} no matches for {}", quoted(&exclusion.unknown));
+            let names: Vec<String> = exclusion.unknown.iter().map(|n| format!("{n:?}")).collect();
+            let _ = writeln!(
+                out,
+                "warn: some health checks cannot be excluded: no matches for {}",
+                names.join(", ")
+            );
         }
     }
     let passed = match tier {
