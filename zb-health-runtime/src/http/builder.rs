@@ -223,10 +223,9 @@ impl ZbHealth {
 
 /// The ZB defaults over `registry`; the spec's `MapZbHealth()`.
 pub fn map_zb_health(registry: HealthRegistry) -> ZbHealthEndpoints {
-    match ZbHealth::new(registry).build() {
-        Ok(endpoints) => endpoints,
-        // The ZB default paths satisfy R6; a failure here is a bug in this
-        // crate, caught by its own tests.
-        Err(e) => unreachable!("the ZB default paths are valid: {e}"),
-    }
+    // The ZB default paths satisfy R6; a failure here is a bug in this
+    // crate, caught by its own tests.
+    ZbHealth::new(registry)
+        .build()
+        .unwrap_or_else(|e| unreachable!("the ZB default paths are valid: {e}"))
 }
