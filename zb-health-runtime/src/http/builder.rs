@@ -162,16 +162,16 @@ impl ZbHealth {
             .collect();
         // The history speaks at the ready tier's levels: it shows the
         // probes that tier shows, and no more.
-        let history = self.history.json.then(|| {
+        let history = self.history.then(|| {
             self.registry.enable_history();
             Arc::new(HistoryEndpoint {
-                path: self.history.path.clone(),
+                path: self.history_path.clone(),
                 registry: self.registry.clone(),
                 style: self.styles[Tag::Ready as usize].clone(),
                 authorized: unlocked(Tag::Ready),
             })
         });
-        let history_ui = self.history.ui.then(|| self.history.ui_path.clone());
+        let history_ui = self.history_ui.then(|| self.history_ui_path.clone());
         Ok(ZbHealthEndpoints {
             tiers: [tier(Tag::Ready), tier(Tag::Active), tier(Tag::Live)],
             started,
@@ -184,11 +184,11 @@ impl ZbHealth {
     /// R6 on the history's paths, when served.
     pub(super) fn check_history(&self, sink: &mut Violations<()>) {
         let mut paths = Vec::new();
-        if self.history.json {
-            paths.push(("history", self.history.path.as_str(), ()));
+        if self.history {
+            paths.push(("history", self.history_path.as_str(), ()));
         }
-        if self.history.ui {
-            paths.push(("ui", self.history.ui_path.as_str(), ()));
+        if self.history_ui {
+            paths.push(("ui", self.history_ui_path.as_str(), ()));
         }
         let groups: Vec<&str> = self.groups.iter().map(|g| g.path.as_str()).collect();
         check_history_paths(&self.paths, &groups, &paths, sink);

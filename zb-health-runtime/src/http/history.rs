@@ -13,16 +13,6 @@ use super::respond::{Authorized, no_store};
 use crate::registry::HealthRegistry;
 use crate::writer::BodyStyle;
 
-/// Where and whether the history is served: `/health/history`
-/// (the JSON document) and `/health/ui` (the page that reads it).
-#[derive(Debug, Clone)]
-pub(super) struct HistoryOptions {
-    pub(super) json: bool,
-    pub(super) ui: bool,
-    pub(super) path: String,
-    pub(super) ui_path: String,
-}
-
 /// The history document's default path.
 pub const DEFAULT_HISTORY_PATH: &str = "/health/history";
 /// The health page's default path.

@@ -10,7 +10,7 @@ use zb_health_spec::{Disclosure, EndpointPaths, ResponseFormat, Tag};
 
 use super::builder::ZbHealth;
 use super::group::HealthGroup;
-use super::history::{DEFAULT_HISTORY_PATH, DEFAULT_HISTORY_UI_PATH, HistoryOptions};
+use super::history::{DEFAULT_HISTORY_PATH, DEFAULT_HISTORY_UI_PATH};
 use crate::setting::setters;
 use crate::writer::{BodyStyle, ResponseWriter};
 
@@ -31,8 +31,12 @@ pub struct EndpointSettings {
     pub(super) authorized: [Option<Disclosure>; 3],
     /// The health groups, each served at its own path.
     pub(super) groups: Vec<HealthGroup>,
-    /// The history endpoints, off by default.
-    pub(super) history: HistoryOptions,
+    /// Whether the history document is served, and where; off by default.
+    pub(super) history: bool,
+    pub(super) history_path: String,
+    /// Whether the health page that reads it is served, and where.
+    pub(super) history_ui: bool,
+    pub(super) history_ui_path: String,
     /// [`pace_large_bodies`](Self::pace_large_bodies).
     pub(super) paced: bool,
 }
@@ -46,12 +50,10 @@ impl Default for EndpointSettings {
             authorized_every_tier: None,
             authorized: [None; 3],
             groups: Vec::new(),
-            history: HistoryOptions {
-                json: false,
-                ui: false,
-                path: DEFAULT_HISTORY_PATH.to_owned(),
-                ui_path: DEFAULT_HISTORY_UI_PATH.to_owned(),
-            },
+            history: false,
+            history_path: DEFAULT_HISTORY_PATH.to_owned(),
+            history_ui: false,
+            history_ui_path: DEFAULT_HISTORY_UI_PATH.to_owned(),
             paced: false,
         }
     }
@@ -69,7 +71,7 @@ impl EndpointSettings {
 
     /// Whether the history document is served.
     pub(crate) fn serves_history(&self) -> bool {
-        self.history.json
+        self.history
     }
 }
 
@@ -97,22 +99,22 @@ setters!(&mut EndpointSettings => ZbHealth.settings {
     /// the recording on
     /// ([`HealthRegistry::enable_history`](crate::registry::HealthRegistry::enable_history)).
     /// Off by default.
-    fn history(on: bool) => history.json = on;
+    fn history(on: bool) => history = on;
 
     /// Serves the health page at [`history_ui_path`](Self::history_ui_path)
     /// (`/health/ui`): one self-contained HTML document
     /// ([`zb_health_spec::history::PAGE`]) that polls the history at the
     /// sibling path `history`, so turn [`history`](Self::history) on with
     /// it. Off by default.
-    fn history_ui(on: bool) => history.ui = on;
+    fn history_ui(on: bool) => history_ui = on;
 
     /// Overrides the history's path (`/health/history` by default); R6
     /// checks it with the others.
-    fn history_path(path: impl Into<String>) => history.path = path.into();
+    fn history_path(path: impl Into<String>) => history_path = path.into();
 
     /// Overrides the health page's path (`/health/ui` by default); R6
     /// checks it with the others.
-    fn history_ui_path(path: impl Into<String>) => history.ui_path = path.into();
+    fn history_ui_path(path: impl Into<String>) => history_ui_path = path.into();
 
     /// Serves a [`HealthGroup`] at its path beside the tiers.
     /// [`build`](super::ZbHealth::build) refuses a group that names an
