@@ -149,10 +149,7 @@ where
             Box::pin(async move { fut.await.map(ServiceResponse::map_into_left_body) })
         } else {
             let response = HttpResponse::ServiceUnavailable()
-                .insert_header((
-                    header::CONTENT_TYPE,
-                    HeaderValue::from_static("application/json"),
-                ))
+                .content_type("application/json")
                 .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-store")))
                 .body(STANDBY_BODY);
             let (req, _) = req.into_parts();

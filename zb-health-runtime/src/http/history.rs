@@ -50,10 +50,9 @@ impl HistoryEndpoint {
             since.as_ref(),
         );
         let mut response = HttpResponse::Ok();
-        response.insert_header(no_store()).insert_header((
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        ));
+        response
+            .insert_header(no_store())
+            .content_type("application/json");
         self.authorized.mark(&mut response);
         response.body(body)
     }
