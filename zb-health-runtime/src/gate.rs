@@ -97,17 +97,11 @@ impl RequireActiveNode {
         self
     }
 
-    /// Whether a gated request passes now: active and not draining.
+    /// Whether a gated request passes now: not draining (one atomic load,
+    /// asked first) and active. The one decision: the service asks it too.
     pub fn admits(&self) -> bool {
-        admits(&self.registry, &*self.gate)
+        !self.registry.lifecycle().is_draining() && self.gate.is_active_node()
     }
-}
-
-/// The one decision of the middleware, so [`RequireActiveNode::admits`]
-/// and the service cannot disagree: the drain first (one atomic load),
-/// then the gate.
-fn admits(registry: &HealthRegistry, gate: &dyn ActiveNodeGate) -> bool {
-    !registry.lifecycle().is_draining() && gate.is_active_node()
 }
 
 /// The body of a gated request refused on a standby.
@@ -127,8 +121,7 @@ where
     fn new_transform(&self, service: S) -> Self::Future {
         ready(Ok(RequireActiveNodeService {
             service: Rc::new(service),
-            gate: self.gate.clone(),
-            registry: self.registry.clone(),
+            gate: self.clone(),
         }))
     }
 }
@@ -136,8 +129,7 @@ where
 /// The service [`RequireActiveNode`] wraps around a scope or resource.
 pub struct RequireActiveNodeService<S> {
     service: Rc<S>,
-    gate: Arc<dyn ActiveNodeGate>,
-    registry: HealthRegistry,
+    gate: RequireActiveNode,
 }
 
 impl<S, B> Service<ServiceRequest> for RequireActiveNodeService<S>
@@ -152,15 +144,12 @@ where
     actix_web::dev::forward_ready!(service);
 
     fn call(&self, req: ServiceRequest) -> Self::Future {
-        if admits(&self.registry, &*self.gate) {
+        if self.gate.admits() {
             let fut = self.service.call(req);
             Box::pin(async move { fut.await.map(ServiceResponse::map_into_left_body) })
         } else {
             let response = HttpResponse::ServiceUnavailable()
-                .insert_header((
-                    header::CONTENT_TYPE,
-                    HeaderValue::from_static("application/json"),
-                ))
+                .content_type("application/json")
                 .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-store")))
                 .body(STANDBY_BODY);
             let (req, _) = req.into_parts();

@@ -11,6 +11,7 @@ use zb_health_spec::settings::ProbeSettings;
 use zb_health_spec::{FailureStatus, Rule, SpecError, TagSet, Violation, Violations};
 
 use crate::probe::{DynProbe, Probe};
+use crate::setting::setters;
 
 /// How a probe is registered: its name, tiers, deadline and failure status.
 pub struct ProbeRegistration {
@@ -44,109 +45,6 @@ impl ProbeRegistration {
         }
     }
 
-    /// Sets the tiers that run the probe. `live` is refused by `add`.
-    pub fn tags(mut self, tags: TagSet) -> Self {
-        self.settings.tags = tags;
-        self
-    }
-
-    /// Sets the deadline; on expiry the probe is cancelled (AT-4).
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.settings.timeout = Some(timeout);
-        self
-    }
-
-    /// Sets the status a failure reports; `Degraded` marks an optional
-    /// dependency (BE-HLTH-003).
-    pub fn failure_status(mut self, status: FailureStatus) -> Self {
-        self.settings.failure_status = status;
-        self
-    }
-
-    /// Serves a healthy result younger than `cache` without running the
-    /// probe (BE-HLTH-006); a failure is never served from the cache, so
-    /// the next request checks again. Below the registry's detection time
-    /// (R19), not on an `active` probe (R17).
-    pub fn cache(mut self, cache: Duration) -> Self {
-        self.settings.policy.cache = Some(cache);
-        self
-    }
-
-    /// Runs the probe in the background every `refresh`; requests read the
-    /// latest result and never wait (BE-HLTH-006). Not with `cache` (R16),
-    /// not on an `active` probe (R17).
-    pub fn refresh(mut self, refresh: Duration) -> Self {
-        self.settings.policy.refresh = Some(refresh);
-        self
-    }
-
-    /// With [`refresh`](Self::refresh): a result older than this is
-    /// reported with the failure status as stale. Must be greater than
-    /// `refresh` (R16); default twice `refresh` plus the deadline.
-    pub fn max_staleness(mut self, max_staleness: Duration) -> Self {
-        self.settings.policy.max_staleness = Some(max_staleness);
-        self
-    }
-
-    /// Hysteresis: the entry stays `Healthy` (described `1 of N
-    /// failures`) until the probe has failed through `failures` run
-    /// periods in a row, or until [`failing_for`](Self::failing_for),
-    /// whichever comes first. A period is `refresh`, else the readiness
-    /// period behind the registry's detection time: a failed run counts
-    /// only once a period has passed since the last counted one, so runs
-    /// other callers add count for nothing (without a
-    /// detection time every run counts). At least 1; the hold must fit
-    /// the registry's detection time (R20). See `spec/probes.md`.
-    pub fn failure_threshold(mut self, failures: u32) -> Self {
-        self.settings.policy.threshold.failures = Some(failures);
-        self
-    }
-
-    /// Hysteresis: the entry stays `Healthy` until the probe has failed
-    /// for this long (from its first failed run in a row), or
-    /// [`failure_threshold`](Self::failure_threshold) runs, whichever
-    /// comes first; within the detection time (R20).
-    pub fn failing_for(mut self, failing_for: Duration) -> Self {
-        self.settings.policy.threshold.failing_for = Some(failing_for);
-        self
-    }
-
-    /// Hysteresis: a failed entry recovers after `successes` healthy run
-    /// periods in a row, counted as [`failure_threshold`](Self::failure_threshold)
-    /// counts failed ones (described `1 of N successes` until then). At
-    /// least 1.
-    pub fn success_threshold(mut self, successes: u32) -> Self {
-        self.settings.policy.threshold.successes = Some(successes);
-        self
-    }
-
-    /// Marks the dependency as the same for every node of the cluster (one
-    /// database all replicas use): when it fails on a majority of the
-    /// members that report it, this node included, the entry is
-    /// `Degraded` (`failing on 3 of 3 nodes`) and the tier stays 200; on
-    /// this node alone it fails as usual. Needs the registry's
-    /// [`set_shared_verdicts`](crate::registry::HealthRegistry::set_shared_verdicts);
-    /// until then an ordinary probe. On `ready` only, never `active` (R7).
-    /// See [`crate::shared`].
-    pub fn shared(mut self) -> Self {
-        self.settings.policy.shared = true;
-        self
-    }
-
-    /// Restarts this pod when its failure is its own (R27): once the
-    /// entry has failed here for `after`, while a majority of the peers
-    /// that report this shared dependency find it healthy, `live` answers
-    /// 503 with a `restart` entry, so the orchestrator restarts this pod,
-    /// one pod of the cluster at a time. Never in an outage (most nodes
-    /// fail it), without a cluster view, while starting, draining or in
-    /// maintenance. Needs [`shared`](Self::shared), `ready` alone, and
-    /// `after` longer than the detection time, so the pod is out of
-    /// rotation first. See [`crate::shared`].
-    pub fn restart_after(mut self, after: Duration) -> Self {
-        self.settings.policy.restart_after = Some(after);
-        self
-    }
-
     /// The probes this one depends on, by name: while one of
     /// them is failing (its latest entry has its failure status), this
     /// probe does not run and its entry is its own failure status,
@@ -170,13 +68,6 @@ impl ProbeRegistration {
         &self.name
     }
 
-    /// With every setting of `settings` at once: how `ProbeMeta`, the
-    /// model the attribute and the manifest fill, registers.
-    pub fn settings(mut self, settings: ProbeSettings) -> Self {
-        self.settings = settings;
-        self
-    }
-
     /// The deadline the probe runs with under `orchestrator`: the stated
     /// one, else the spec's default for it.
     pub(crate) fn resolved_timeout(&self, orchestrator: Option<Duration>) -> Duration {
@@ -196,6 +87,82 @@ impl ProbeRegistration {
             .check(&self.name, orchestrator, detection, sink);
     }
 }
+
+setters!(ProbeRegistration {
+    /// Sets the tiers that run the probe. `live` is refused by `add`.
+    fn tags(tags: TagSet) => settings.tags = tags;
+
+    /// Sets the deadline; on expiry the probe is cancelled (AT-4).
+    fn timeout(timeout: Duration) => settings.timeout = Some(timeout);
+
+    /// Sets the status a failure reports; `Degraded` marks an optional
+    /// dependency (BE-HLTH-003).
+    fn failure_status(status: FailureStatus) => settings.failure_status = status;
+
+    /// Serves a healthy result younger than `cache` without running the
+    /// probe (BE-HLTH-006); a failure is never served from the cache, so
+    /// the next request checks again. Below the registry's detection time
+    /// (R19), not on an `active` probe (R17).
+    fn cache(cache: Duration) => settings.policy.cache = Some(cache);
+
+    /// Runs the probe in the background every `refresh`; requests read the
+    /// latest result and never wait (BE-HLTH-006). Not with `cache` (R16),
+    /// not on an `active` probe (R17).
+    fn refresh(refresh: Duration) => settings.policy.refresh = Some(refresh);
+
+    /// With [`refresh`](Self::refresh): a result older than this is
+    /// reported with the failure status as stale. Must be greater than
+    /// `refresh` (R16); default twice `refresh` plus the deadline.
+    fn max_staleness(max_staleness: Duration) => settings.policy.max_staleness = Some(max_staleness);
+
+    /// Hysteresis: the entry stays `Healthy` (described `1 of N
+    /// failures`) until the probe has failed through `failures` run
+    /// periods in a row, or until [`failing_for`](Self::failing_for),
+    /// whichever comes first. A period is `refresh`, else the readiness
+    /// period behind the registry's detection time: a failed run counts
+    /// only once a period has passed since the last counted one, so runs
+    /// other callers add count for nothing (without a
+    /// detection time every run counts). At least 1; the hold must fit
+    /// the registry's detection time (R20). See `spec/probes.md`.
+    fn failure_threshold(failures: u32) => settings.policy.threshold.failures = Some(failures);
+
+    /// Hysteresis: the entry stays `Healthy` until the probe has failed
+    /// for this long (from its first failed run in a row), or
+    /// [`failure_threshold`](Self::failure_threshold) runs, whichever
+    /// comes first; within the detection time (R20).
+    fn failing_for(failing_for: Duration) => settings.policy.threshold.failing_for = Some(failing_for);
+
+    /// Hysteresis: a failed entry recovers after `successes` healthy run
+    /// periods in a row, counted as [`failure_threshold`](Self::failure_threshold)
+    /// counts failed ones (described `1 of N successes` until then). At
+    /// least 1.
+    fn success_threshold(successes: u32) => settings.policy.threshold.successes = Some(successes);
+
+    /// Marks the dependency as the same for every node of the cluster (one
+    /// database all replicas use): when it fails on a majority of the
+    /// members that report it, this node included, the entry is
+    /// `Degraded` (`failing on 3 of 3 nodes`) and the tier stays 200; on
+    /// this node alone it fails as usual. Needs the registry's
+    /// [`set_shared_verdicts`](crate::registry::HealthRegistry::set_shared_verdicts);
+    /// until then an ordinary probe. On `ready` only, never `active` (R7).
+    /// See [`crate::shared`].
+    fn shared() => settings.policy.shared = true;
+
+    /// Restarts this pod when its failure is its own (R27): once the
+    /// entry has failed here for `after`, while a majority of the peers
+    /// that report this shared dependency find it healthy, `live` answers
+    /// 503 with a `restart` entry, so the orchestrator restarts this pod,
+    /// one pod of the cluster at a time. Never in an outage (most nodes
+    /// fail it), without a cluster view, while starting, draining or in
+    /// maintenance. Needs [`shared`](Self::shared), `ready` alone, and
+    /// `after` longer than the detection time, so the pod is out of
+    /// rotation first. See [`crate::shared`].
+    fn restart_after(after: Duration) => settings.policy.restart_after = Some(after);
+
+    /// With every setting of `settings` at once: how `ProbeMeta`, the
+    /// model the attribute and the manifest fill, registers.
+    fn settings(settings: ProbeSettings) => settings = settings;
+});
 
 impl std::fmt::Debug for ProbeRegistration {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -229,10 +196,7 @@ pub enum RegistryError {
 impl RegistryError {
     /// The rules broken, in the order found; empty for [`Gone`](Self::Gone).
     pub fn rules(&self) -> Vec<Rule> {
-        match self {
-            RegistryError::Rules(e) => e.rules(),
-            RegistryError::Gone { .. } | RegistryError::Setting(_) => Vec::new(),
-        }
+        self.violations().iter().map(|v| v.rule).collect()
     }
 
     /// The violations, in the order found; empty for [`Gone`](Self::Gone).

@@ -39,23 +39,54 @@ pub(crate) fn non_blank(lookup: impl Fn(&str) -> Option<String>, name: &str) -> 
     lookup(name).filter(|v| !v.trim().is_empty())
 }
 
-/// Chained setters on a view over a settings type (`ZbHealth` over
-/// `EndpointSettings`): each forwards to the settings' own setter, so a
-/// setting's setter, its doc and its rule are written once, on the
-/// settings type.
-macro_rules! forward_setters {
-    ($view:ty => $field:ident: $settings:ident {
-        $( fn $name:ident($($arg:ident: $ty:ty),*); )*
-    }) => {
+/// Setters as a table, each written once: `fn name(arg: T) => a.b =
+/// value;` sets one field, `fn name(arg: T) |s| { … }` runs a block on
+/// `s`, the settings. Makes the chained `pub fn name(mut self, arg: T) ->
+/// Self`, with its doc and attributes given above it; with `&mut Type =>
+/// View.field`, `pub fn name(&mut self, arg: T) -> &mut Self` on the
+/// settings type and, on the view over it (`ZbHealth` over
+/// `EndpointSettings`), a chained setter that forwards to it.
+macro_rules! setters {
+    (&mut $owner:ident => $view:ident.$settings:ident { $(
+        $(#[$attr:meta])*
+        fn $name:ident($($arg:ident: $ty:ty),*)
+            $(=> $($field:ident).+ = $value:expr;)? $(|$s:ident| $body:block;)?
+    )* }) => {
+        impl $owner {
+            $(
+                $(#[$attr])*
+                pub fn $name(&mut self, $($arg: $ty),*) -> &mut Self {
+                    $(self.$($field).+ = $value;)?
+                    $(let $s = &mut *self; $body)?
+                    self
+                }
+            )*
+        }
         impl $view {
             $(
-                #[doc = concat!("[`", stringify!($settings), "::", stringify!($name), "`], chained.")]
+                #[doc = concat!("[`", stringify!($owner), "::", stringify!($name), "`], chained.")]
                 pub fn $name(mut self, $($arg: $ty),*) -> Self {
-                    self.$field.$name($($arg),*);
+                    self.$settings.$name($($arg),*);
+                    self
+                }
+            )*
+        }
+    };
+    ($owner:ty { $(
+        $(#[$attr:meta])*
+        fn $name:ident($($arg:ident: $ty:ty),*)
+            $(=> $($field:ident).+ = $value:expr;)? $(|$s:ident| $body:block;)?
+    )* }) => {
+        impl $owner {
+            $(
+                $(#[$attr])*
+                pub fn $name(mut self, $($arg: $ty),*) -> Self {
+                    $(self.$($field).+ = $value;)?
+                    $(let $s = &mut self; $body)?
                     self
                 }
             )*
         }
     };
 }
-pub(crate) use forward_setters;
+pub(crate) use setters;

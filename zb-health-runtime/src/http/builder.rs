@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use zb_health_spec::{
-    Disclosure, Endpoint, EndpointPaths, NameOf, ResponseFormat, SpecError, Tag, Violations,
+    Endpoint, NameOf, SpecError, Tag, Violations,
     rules::{
         check_group_paths, check_group_probes, check_group_tiers, check_history_paths, check_name,
         check_name_of, check_paths, resolve_authorized,
@@ -12,15 +12,12 @@ use zb_health_spec::{
 };
 
 use super::endpoints::ZbHealthEndpoints;
-use super::group::{GroupEndpoint, HealthGroup};
+use super::group::GroupEndpoint;
 use super::history::HistoryEndpoint;
-use super::respond::TierEndpoint;
-use super::respond::{Authorized, Body};
+use super::respond::{Authorized, Body, TierEndpoint};
 use super::settings::EndpointSettings;
 use super::started::StartedEndpoint;
 use crate::registry::HealthRegistry;
-use crate::setting::forward_setters;
-use crate::writer::ResponseWriter;
 
 /// Options for mapping the three tiers; [`build`](Self::build) checks them.
 ///
@@ -75,28 +72,6 @@ impl std::ops::Deref for ZbHealth {
         &self.settings
     }
 }
-
-forward_setters!(ZbHealth => settings: EndpointSettings {
-    fn pace_large_bodies(on: bool);
-    fn history(on: bool);
-    fn history_ui(on: bool);
-    fn history_path(path: impl Into<String>);
-    fn history_ui_path(path: impl Into<String>);
-    fn group(group: HealthGroup);
-    fn paths(paths: EndpointPaths);
-    fn ready_path(path: impl Into<String>);
-    fn active_path(path: impl Into<String>);
-    fn live_path(path: impl Into<String>);
-    fn started_path(path: impl Into<String>);
-    fn writer(writer: impl ResponseWriter);
-    fn format(format: ResponseFormat);
-    fn disclosure(level: Disclosure);
-    fn tier_disclosure(tier: Tag, level: Disclosure);
-    fn cluster_addresses(shown: bool);
-    fn authorized(level: Disclosure);
-    fn tier_authorized(tier: Tag, level: Disclosure);
-    fn cluster_ready(membership_entry: impl Into<Arc<str>>);
-});
 
 impl ZbHealth {
     /// The ZB defaults over `registry`: `/health/ready`, `/health/active`,
@@ -187,18 +162,16 @@ impl ZbHealth {
             .collect();
         // The history speaks at the ready tier's levels: it shows the
         // probes that tier shows, and no more.
-        let history = self.history.json.then(|| {
+        let history = self.history.then(|| {
             self.registry.enable_history();
-            let style = &self.styles[Tag::Ready as usize];
             Arc::new(HistoryEndpoint {
-                path: self.history.path.clone(),
+                path: self.history_path.clone(),
                 registry: self.registry.clone(),
-                level: style.disclosure,
-                addresses: style.cluster_addresses,
+                style: self.styles[Tag::Ready as usize].clone(),
                 authorized: unlocked(Tag::Ready),
             })
         });
-        let history_ui = self.history.ui.then(|| self.history.ui_path.clone());
+        let history_ui = self.history_ui.then(|| self.history_ui_path.clone());
         Ok(ZbHealthEndpoints {
             tiers: [tier(Tag::Ready), tier(Tag::Active), tier(Tag::Live)],
             started,
@@ -211,11 +184,11 @@ impl ZbHealth {
     /// R6 on the history's paths, when served.
     pub(super) fn check_history(&self, sink: &mut Violations<()>) {
         let mut paths = Vec::new();
-        if self.history.json {
-            paths.push(("history", self.history.path.as_str(), ()));
+        if self.history {
+            paths.push(("history", self.history_path.as_str(), ()));
         }
-        if self.history.ui {
-            paths.push(("ui", self.history.ui_path.as_str(), ()));
+        if self.history_ui {
+            paths.push(("ui", self.history_ui_path.as_str(), ()));
         }
         let groups: Vec<&str> = self.groups.iter().map(|g| g.path.as_str()).collect();
         check_history_paths(&self.paths, &groups, &paths, sink);
@@ -250,10 +223,9 @@ impl ZbHealth {
 
 /// The ZB defaults over `registry`; the spec's `MapZbHealth()`.
 pub fn map_zb_health(registry: HealthRegistry) -> ZbHealthEndpoints {
-    match ZbHealth::new(registry).build() {
-        Ok(endpoints) => endpoints,
-        // The ZB default paths satisfy R6; a failure here is a bug in this
-        // crate, caught by its own tests.
-        Err(e) => unreachable!("the ZB default paths are valid: {e}"),
-    }
+    // The ZB default paths satisfy R6; a failure here is a bug in this
+    // crate, caught by its own tests.
+    ZbHealth::new(registry)
+        .build()
+        .unwrap_or_else(|e| unreachable!("the ZB default paths are valid: {e}"))
 }

@@ -9,8 +9,7 @@ use zb_health_spec::Tag;
 
 use super::group::GroupEndpoint;
 use super::history::{HistoryEndpoint, history_page};
-use super::respond::get_and_head;
-use super::respond::{TierEndpoint, ZbHealthTier};
+use super::respond::{TierEndpoint, ZbHealthTier, get_and_head};
 use super::started::StartedEndpoint;
 use crate::token::BearerToken;
 
@@ -84,26 +83,13 @@ impl ZbHealthEndpoints {
     /// [`bearer_token`](crate::server::ZbHealthServer::bearer_token), and
     /// the management port's operator controls take the same one.
     pub fn with_bearer_token(&self, token: impl Into<Arc<BearerToken>>) -> Self {
-        let token = token.into();
-        let tiers = self.tiers.each_ref().map(|t| {
-            let mut tier = TierEndpoint::clone(t);
-            tier.body.authorized.token = Some(token.clone());
-            Arc::new(tier)
-        });
-        let mut started = StartedEndpoint::clone(&self.started);
-        started.authorized.token = Some(token.clone());
-        let history = self.history.as_ref().map(|h| {
-            let mut history = HistoryEndpoint::clone(h);
-            history.authorized.token = Some(token);
-            Arc::new(history)
-        });
-        Self {
-            tiers,
-            started: Arc::new(started),
-            groups: self.groups.clone(),
-            history,
-            history_ui: self.history_ui.clone(),
+        let token = Some(token.into());
+        let mut with = self.with_tiers(|tier| tier.body.authorized.token = token.clone());
+        Arc::make_mut(&mut with.started).authorized.token = token.clone();
+        if let Some(history) = &mut with.history {
+            Arc::make_mut(history).authorized.token = token;
         }
+        with
     }
 
     /// The same endpoints as a `tcp_nodelay(true)` server serves them:
@@ -113,9 +99,14 @@ impl ZbHealthEndpoints {
     /// serves its servers' endpoints so, and leaves the endpoints it hands
     /// out (to mount on a server of your own) as they were set.
     pub(crate) fn on_nodelay_server(&self) -> Self {
+        self.with_tiers(|tier| tier.body.paced = true)
+    }
+
+    /// The same endpoints with each tier's copy changed by `change`.
+    fn with_tiers(&self, change: impl Fn(&mut TierEndpoint)) -> Self {
         let tiers = self.tiers.each_ref().map(|t| {
             let mut tier = TierEndpoint::clone(t);
-            tier.body.paced = true;
+            change(&mut tier);
             Arc::new(tier)
         });
         Self {

@@ -7,22 +7,11 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::web::Bytes;
 use actix_web::{HttpRequest, HttpResponse};
-use zb_health_spec::Disclosure;
 use zb_health_spec::history::Since;
 
-use super::respond::Authorized;
-use super::respond::no_store;
+use super::respond::{Authorized, no_store};
 use crate::registry::HealthRegistry;
-
-/// Where and whether the history is served: `/health/history`
-/// (the JSON document) and `/health/ui` (the page that reads it).
-#[derive(Debug, Clone)]
-pub(super) struct HistoryOptions {
-    pub(super) json: bool,
-    pub(super) ui: bool,
-    pub(super) path: String,
-    pub(super) ui_path: String,
-}
+use crate::writer::BodyStyle;
 
 /// The history document's default path.
 pub const DEFAULT_HISTORY_PATH: &str = "/health/history";
@@ -35,37 +24,35 @@ pub const DEFAULT_HISTORY_UI_PATH: &str = "/health/ui";
 pub(super) struct HistoryEndpoint {
     pub(super) path: String,
     pub(super) registry: HealthRegistry,
-    pub(super) level: Disclosure,
-    pub(super) addresses: bool,
+    /// The ready tier's body style: its level and whether it shows the
+    /// cluster addresses.
+    pub(super) style: BodyStyle,
     pub(super) authorized: Authorized,
 }
 
 impl HistoryEndpoint {
     pub(super) async fn respond(self: Arc<Self>, request: HttpRequest) -> HttpResponse {
-        let (level, addresses) = match self.authorized.style_for(&request) {
-            Some(style) => (style.disclosure, style.cluster_addresses),
-            None => (self.level, self.addresses),
-        };
+        let style = self.authorized.style_for(&request).unwrap_or(&self.style);
         // `?since=MS&cluster=DIGEST`: the delta (`spec/history.md`); a bad
         // value is the reader's error, named.
         let since = match Since::from_query(request.query_string()) {
             Ok(since) => since,
             Err(why) => {
-                let mut response = HttpResponse::BadRequest();
-                response.insert_header(no_store());
-                return response
+                return HttpResponse::BadRequest()
+                    .insert_header(no_store())
                     .content_type("text/plain; charset=utf-8")
                     .body(format!("{why}\n"));
             }
         };
-        let body = self
-            .registry
-            .history_delta_json(level, addresses, since.as_ref());
+        let body = self.registry.history_delta_json(
+            style.disclosure,
+            style.cluster_addresses,
+            since.as_ref(),
+        );
         let mut response = HttpResponse::Ok();
-        response.insert_header(no_store()).insert_header((
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        ));
+        response
+            .insert_header(no_store())
+            .content_type("application/json");
         self.authorized.mark(&mut response);
         response.body(body)
     }

@@ -30,12 +30,10 @@ mod started;
 mod tests;
 mod verbose;
 
-pub use builder::ZbHealth;
-pub use builder::map_zb_health;
+pub use builder::{ZbHealth, map_zb_health};
 pub use endpoints::ZbHealthEndpoints;
 pub use group::HealthGroup;
 pub use history::{DEFAULT_HISTORY_PATH, DEFAULT_HISTORY_UI_PATH};
 pub use operator::{MAINTENANCE_PATH, OperatorControls, STEP_DOWN_PATH};
-pub use respond::ZbHealthTier;
-pub use respond::status_code;
+pub use respond::{ZbHealthTier, status_code};
 pub use settings::EndpointSettings;

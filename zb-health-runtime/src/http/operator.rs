@@ -4,7 +4,7 @@
 //! `/health/step-down`.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::header::{self, HeaderValue};
@@ -14,9 +14,9 @@ use futures_util::StreamExt;
 use serde_json::{Value, json};
 use zb_health_spec::operator::{FieldError, check_reason, check_ttl};
 
-use super::respond::no_store;
-use crate::lifecycle::MaintenanceWindow;
+use super::respond::fixed_json;
 use crate::registry::HealthRegistry;
+use crate::setting::setters;
 use crate::token::BearerToken;
 use crate::wallclock::{rfc3339, unix_ms};
 
@@ -67,22 +67,6 @@ impl OperatorControls {
         }
     }
 
-    /// The bearer token a request must carry.
-    pub fn bearer_token(mut self, token: impl Into<Arc<BearerToken>>) -> Self {
-        self.token = Some(token.into());
-        self
-    }
-
-    /// Serves `/health/step-down` ([`STEP_DOWN_PATH`]) too: a deliberate
-    /// hand-over of the active role ([`StepDown`](crate::cluster::StepDown)),
-    /// with the same requests and answers as maintenance (`POST` a reason
-    /// and a TTL, `DELETE`, `GET`), the window under `stepDown`.
-    #[cfg(feature = "cluster")]
-    pub fn step_down(mut self, step_down: Arc<crate::cluster::StepDown>) -> Self {
-        self.step_down = Some(step_down);
-        self
-    }
-
     async fn respond(
         self: Arc<Self>,
         control: Control,
@@ -97,15 +81,12 @@ impl OperatorControls {
             // What actix answers for a path it does not serve.
             return HttpResponse::new(StatusCode::NOT_FOUND);
         }
-        match *request.method() {
-            Method::GET | Method::HEAD => answer(StatusCode::OK, self.current(&control)),
-            Method::DELETE => answer(StatusCode::OK, self.end(&control)),
+        let act = match *request.method() {
+            Method::GET | Method::HEAD => Act::Current,
+            Method::DELETE => Act::End,
             Method::POST => match read_request(body).await {
-                Ok((reason, ttl)) => match self.begin(&control, &reason, ttl) {
-                    Ok(value) => answer(StatusCode::OK, value),
-                    Err(e) => bad_request(&e),
-                },
-                Err(e) => bad_request(&e),
+                Ok((reason, ttl)) => Act::Begin(reason, ttl),
+                Err(e) => return bad_request(&e),
             },
             _ => {
                 let mut response = answer(
@@ -116,50 +97,67 @@ impl OperatorControls {
                     header::ALLOW,
                     HeaderValue::from_static("GET, HEAD, POST, DELETE"),
                 );
-                response
+                return response;
             }
+        };
+        match self.act(&control, &act) {
+            Ok(value) => answer(StatusCode::OK, value),
+            Err(e) => bad_request(&e),
         }
     }
 
-    fn begin(&self, control: &Control, reason: &str, ttl: Duration) -> Result<Value, FieldError> {
-        match control {
+    /// Does `act` on `control`, and answers with the window it begun, the
+    /// one that ended (beside a `null` window), or the open one, under the
+    /// control's key.
+    fn act(&self, control: &Control, act: &Act) -> Result<Value, FieldError> {
+        let (key, window) = match control {
             Control::Maintenance => {
-                let w = self.registry.lifecycle().begin_maintenance(reason, ttl)?;
-                Ok(json!({"maintenance": window(&w)}))
+                let lifecycle = self.registry.lifecycle();
+                let w = match act {
+                    Act::Current => lifecycle.maintenance(),
+                    Act::End => lifecycle.end_maintenance(),
+                    Act::Begin(reason, ttl) => Some(lifecycle.begin_maintenance(reason, *ttl)?),
+                };
+                (
+                    "maintenance",
+                    w.map(|w| window(&w.reason, w.since, w.until)),
+                )
             }
             #[cfg(feature = "cluster")]
             Control::StepDown(step_down) => {
-                let w = step_down.begin(reason, ttl)?;
-                Ok(json!({"stepDown": step_down_window(&w)}))
+                let w = match act {
+                    Act::Current => step_down.current(),
+                    Act::End => step_down.end(),
+                    Act::Begin(reason, ttl) => Some(step_down.begin(reason, *ttl)?),
+                };
+                ("stepDown", w.map(|w| window(&w.reason, w.since, w.until)))
             }
-        }
+        };
+        Ok(match act {
+            Act::End => json!({key: null, "ended": window}),
+            Act::Current | Act::Begin(..) => json!({key: window}),
+        })
     }
+}
 
-    fn end(&self, control: &Control) -> Value {
-        match control {
-            Control::Maintenance => {
-                let ended = self.registry.lifecycle().end_maintenance();
-                json!({"maintenance": null, "ended": ended.map(|w| window(&w))})
-            }
-            #[cfg(feature = "cluster")]
-            Control::StepDown(step_down) => {
-                let ended = step_down.end();
-                json!({"stepDown": null, "ended": ended.map(|w| step_down_window(&w))})
-            }
-        }
-    }
+setters!(OperatorControls {
+    /// The bearer token a request must carry.
+    fn bearer_token(token: impl Into<Arc<BearerToken>>) => token = Some(token.into());
 
-    fn current(&self, control: &Control) -> Value {
-        match control {
-            Control::Maintenance => {
-                json!({"maintenance": self.registry.lifecycle().maintenance().as_ref().map(window)})
-            }
-            #[cfg(feature = "cluster")]
-            Control::StepDown(step_down) => {
-                json!({"stepDown": step_down.current().as_ref().map(step_down_window)})
-            }
-        }
-    }
+    /// Serves `/health/step-down` ([`STEP_DOWN_PATH`]) too: a deliberate
+    /// hand-over of the active role ([`StepDown`](crate::cluster::StepDown)),
+    /// with the same requests and answers as maintenance (`POST` a reason
+    /// and a TTL, `DELETE`, `GET`), the window under `stepDown`.
+    #[cfg(feature = "cluster")]
+    fn step_down(step_down: Arc<crate::cluster::StepDown>) => step_down = Some(step_down);
+});
+
+/// What a request asks of a control: its open window, to end it, or to
+/// begin one with a reason and a TTL.
+enum Act {
+    Current,
+    End,
+    Begin(String, Duration),
 }
 
 /// Which control a route serves; the step-down's route carries the
@@ -225,20 +223,12 @@ async fn read_request(mut body: web::Payload) -> Result<(String, Duration), Fiel
     Ok((reason, ttl))
 }
 
-fn window(w: &MaintenanceWindow) -> Value {
+/// A maintenance or step-down window as the controls answer it.
+fn window(reason: &str, since: SystemTime, until: SystemTime) -> Value {
     json!({
-        "reason": &*w.reason,
-        "since": rfc3339(unix_ms(w.since)),
-        "until": rfc3339(unix_ms(w.until)),
-    })
-}
-
-#[cfg(feature = "cluster")]
-fn step_down_window(w: &crate::cluster::StepDownWindow) -> Value {
-    json!({
-        "reason": &*w.reason,
-        "since": rfc3339(unix_ms(w.since)),
-        "until": rfc3339(unix_ms(w.until)),
+        "reason": reason,
+        "since": rfc3339(unix_ms(since)),
+        "until": rfc3339(unix_ms(until)),
     })
 }
 
@@ -250,11 +240,5 @@ fn bad_request(e: &FieldError) -> HttpResponse {
 }
 
 fn answer(status: StatusCode, body: Value) -> HttpResponse {
-    HttpResponse::build(status)
-        .insert_header(no_store())
-        .insert_header((
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        ))
-        .body(body.to_string())
+    fixed_json(status, body.to_string().into(), false)
 }

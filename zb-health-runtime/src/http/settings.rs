@@ -8,8 +8,10 @@ use std::sync::Arc;
 
 use zb_health_spec::{Disclosure, EndpointPaths, ResponseFormat, Tag};
 
+use super::builder::ZbHealth;
 use super::group::HealthGroup;
-use super::history::{DEFAULT_HISTORY_PATH, DEFAULT_HISTORY_UI_PATH, HistoryOptions};
+use super::history::{DEFAULT_HISTORY_PATH, DEFAULT_HISTORY_UI_PATH};
+use crate::setting::setters;
 use crate::writer::{BodyStyle, ResponseWriter};
 
 /// One port's endpoint settings; [`ZbHealth::build`](super::ZbHealth::build)
@@ -29,8 +31,12 @@ pub struct EndpointSettings {
     pub(super) authorized: [Option<Disclosure>; 3],
     /// The health groups, each served at its own path.
     pub(super) groups: Vec<HealthGroup>,
-    /// The history endpoints, off by default.
-    pub(super) history: HistoryOptions,
+    /// Whether the history document is served, and where; off by default.
+    pub(super) history: bool,
+    pub(super) history_path: String,
+    /// Whether the health page that reads it is served, and where.
+    pub(super) history_ui: bool,
+    pub(super) history_ui_path: String,
     /// [`pace_large_bodies`](Self::pace_large_bodies).
     pub(super) paced: bool,
 }
@@ -44,12 +50,10 @@ impl Default for EndpointSettings {
             authorized_every_tier: None,
             authorized: [None; 3],
             groups: Vec::new(),
-            history: HistoryOptions {
-                json: false,
-                ui: false,
-                path: DEFAULT_HISTORY_PATH.to_owned(),
-                ui_path: DEFAULT_HISTORY_UI_PATH.to_owned(),
-            },
+            history: false,
+            history_path: DEFAULT_HISTORY_PATH.to_owned(),
+            history_ui: false,
+            history_ui_path: DEFAULT_HISTORY_UI_PATH.to_owned(),
             paced: false,
         }
     }
@@ -58,19 +62,20 @@ impl Default for EndpointSettings {
 impl EndpointSettings {
     /// Changes the built-in body of `tiers` with `BodyStyle`'s own setter,
     /// where that setting is written.
-    fn restyle(&mut self, tiers: &[Tag], change: impl Fn(BodyStyle) -> BodyStyle) -> &mut Self {
+    fn restyle(&mut self, tiers: &[Tag], change: impl Fn(BodyStyle) -> BodyStyle) {
         for tier in tiers {
             let style = &mut self.styles[*tier as usize];
             *style = change(style.clone());
         }
-        self
     }
 
     /// Whether the history document is served.
     pub(crate) fn serves_history(&self) -> bool {
-        self.history.json
+        self.history
     }
+}
 
+setters!(&mut EndpointSettings => ZbHealth.settings {
     /// Hands a tier body larger than 32 KiB (some 380 probes and more) to
     /// actix in 32 KiB slices, so no keep-alive connection keeps a write
     /// buffer the size of that body (actix keeps up to 128 KiB per
@@ -82,10 +87,7 @@ impl EndpointSettings {
     /// to acknowledge the one before, which a keep-alive client delays by
     /// up to 40 ms. [`ZbHealthServer`](crate::server::ZbHealthServer) sets
     /// both on the servers it builds.
-    pub fn pace_large_bodies(&mut self, on: bool) -> &mut Self {
-        self.paced = on;
-        self
-    }
+    fn pace_large_bodies(on: bool) => paced = on;
 
     /// Serves the history at [`history_path`](Self::history_path)
     /// (`/health/history`): each probe's recent results, transitions and
@@ -97,114 +99,76 @@ impl EndpointSettings {
     /// the recording on
     /// ([`HealthRegistry::enable_history`](crate::registry::HealthRegistry::enable_history)).
     /// Off by default.
-    pub fn history(&mut self, on: bool) -> &mut Self {
-        self.history.json = on;
-        self
-    }
+    fn history(on: bool) => history = on;
 
     /// Serves the health page at [`history_ui_path`](Self::history_ui_path)
     /// (`/health/ui`): one self-contained HTML document
     /// ([`zb_health_spec::history::PAGE`]) that polls the history at the
     /// sibling path `history`, so turn [`history`](Self::history) on with
     /// it. Off by default.
-    pub fn history_ui(&mut self, on: bool) -> &mut Self {
-        self.history.ui = on;
-        self
-    }
+    fn history_ui(on: bool) => history_ui = on;
 
     /// Overrides the history's path (`/health/history` by default); R6
     /// checks it with the others.
-    pub fn history_path(&mut self, path: impl Into<String>) -> &mut Self {
-        self.history.path = path.into();
-        self
-    }
+    fn history_path(path: impl Into<String>) => history_path = path.into();
 
     /// Overrides the health page's path (`/health/ui` by default); R6
     /// checks it with the others.
-    pub fn history_ui_path(&mut self, path: impl Into<String>) -> &mut Self {
-        self.history.ui_path = path.into();
-        self
-    }
+    fn history_ui_path(path: impl Into<String>) => history_ui_path = path.into();
 
     /// Serves a [`HealthGroup`] at its path beside the tiers.
     /// [`build`](super::ZbHealth::build) refuses a group that names an
     /// unregistered probe or selects nothing (R23), whose path collides
     /// with a tier's, the startup path, another group's or a per-probe
     /// path (R24), or that selects `live` (R25).
-    pub fn group(&mut self, group: HealthGroup) -> &mut Self {
-        self.groups.push(group);
-        self
-    }
+    fn group(group: HealthGroup) |s| { s.groups.push(group); };
 
     /// Replaces all the paths, e.g. with [`EndpointPaths::be_hlth_009`].
-    pub fn paths(&mut self, paths: EndpointPaths) -> &mut Self {
-        self.paths = paths;
-        self
-    }
+    fn paths(paths: EndpointPaths) => paths = paths;
 
     /// Overrides the ready tier's path.
-    pub fn ready_path(&mut self, path: impl Into<String>) -> &mut Self {
-        self.paths.ready = path.into();
-        self
-    }
+    fn ready_path(path: impl Into<String>) => paths.ready = path.into();
 
     /// Overrides the active tier's path.
-    pub fn active_path(&mut self, path: impl Into<String>) -> &mut Self {
-        self.paths.active = path.into();
-        self
-    }
+    fn active_path(path: impl Into<String>) => paths.active = path.into();
 
     /// Overrides the live tier's path.
-    pub fn live_path(&mut self, path: impl Into<String>) -> &mut Self {
-        self.paths.live = path.into();
-        self
-    }
+    fn live_path(path: impl Into<String>) => paths.live = path.into();
 
     /// Overrides the startup path (`/health/started` by default).
-    pub fn started_path(&mut self, path: impl Into<String>) -> &mut Self {
-        self.paths.started = path.into();
-        self
-    }
+    fn started_path(path: impl Into<String>) => paths.started = path.into();
 
     /// Overrides the response writer of all three tiers (and the startup
     /// path). It gets each report as the tier's [`Disclosure`] shows it
     /// ([`HealthReport::disclosed`](crate::report::HealthReport::disclosed));
     /// the format and `clusterReady` settings are the built-in writer's
     /// and do not apply to it.
-    pub fn writer(&mut self, writer: impl ResponseWriter) -> &mut Self {
-        self.writer = Some(Arc::new(writer));
-        self
-    }
+    fn writer(writer: impl ResponseWriter) => writer = Some(Arc::new(writer));
 
     /// The body format of all three tiers (BE-HLTH-001): ZB's canonical
     /// statuses (the default) or `pass`/`fail`. Same 200/503 either way.
-    pub fn format(&mut self, format: ResponseFormat) -> &mut Self {
-        for style in &mut self.styles {
-            style.format = format;
-        }
-        self
-    }
+    fn format(format: ResponseFormat) |s| {
+        s.styles.iter_mut().for_each(|style| style.format = format);
+    };
 
     /// The disclosure level of all three tiers (BE-HLTH-007); `full` by
     /// default. Raw error text is shown at no level.
-    pub fn disclosure(&mut self, level: Disclosure) -> &mut Self {
-        self.restyle(&Tag::ALL, |style| style.disclosure(level))
-    }
+    fn disclosure(level: Disclosure) |s| { s.restyle(&Tag::ALL, |style| style.disclosure(level)) };
 
     /// The disclosure level of one tier, e.g. `names` on `ready` and
     /// `status` on `live`.
-    pub fn tier_disclosure(&mut self, tier: Tag, level: Disclosure) -> &mut Self {
-        self.restyle(&[tier], |style| style.disclosure(level))
-    }
+    fn tier_disclosure(tier: Tag, level: Disclosure) |s| {
+        s.restyle(&[tier], |style| style.disclosure(level))
+    };
 
     /// Whether the bodies show the cluster addresses (`selfAddress`,
     /// `activeNode` in `data`, ZB-2.3c): `true` by default, as in ZB's
     /// body. A manifest's `install` sets `false` on the application port
     /// unless `endpoints.cluster_addresses: true`, and `true` on the
     /// management port.
-    pub fn cluster_addresses(&mut self, shown: bool) -> &mut Self {
-        self.restyle(&Tag::ALL, |style| style.cluster_addresses(shown))
-    }
+    fn cluster_addresses(shown: bool) |s| {
+        s.restyle(&Tag::ALL, |style| style.cluster_addresses(shown))
+    };
 
     /// The level shown to a request with the bearer token
     /// ([`ZbHealthEndpoints::with_bearer_token`](super::ZbHealthEndpoints::with_bearer_token),
@@ -213,17 +177,11 @@ impl EndpointSettings {
     /// status code. The authorized view shows the cluster addresses too.
     /// [`build`](super::ZbHealth::build) refuses a level that no tier
     /// gains from (R7).
-    pub fn authorized(&mut self, level: Disclosure) -> &mut Self {
-        self.authorized_every_tier = Some(level);
-        self
-    }
+    fn authorized(level: Disclosure) => authorized_every_tier = Some(level);
 
     /// [`authorized`](Self::authorized) for one tier, overriding it; the
     /// level must show more than the tier's own (R7).
-    pub fn tier_authorized(&mut self, tier: Tag, level: Disclosure) -> &mut Self {
-        self.authorized[tier as usize] = Some(level);
-        self
-    }
+    fn tier_authorized(tier: Tag, level: Disclosure) |s| { s.authorized[tier as usize] = Some(level) };
 
     /// Adds `clusterReady` to the ready tier's body (AT-8), read from the
     /// entry `membership_entry` (the cluster-membership probe's registered
@@ -231,8 +189,8 @@ impl EndpointSettings {
     /// reads it: `true` when it is `Healthy` and its member status (if
     /// reported) is `up`, or when the report has no such entry. Shown at
     /// every disclosure level.
-    pub fn cluster_ready(&mut self, membership_entry: impl Into<Arc<str>>) -> &mut Self {
+    fn cluster_ready(membership_entry: impl Into<Arc<str>>) |s| {
         let entry: Arc<str> = membership_entry.into();
-        self.restyle(&[Tag::Ready], |style| style.cluster_ready(entry.clone()))
-    }
-}
+        s.restyle(&[Tag::Ready], |style| style.cluster_ready(entry.clone()))
+    };
+});

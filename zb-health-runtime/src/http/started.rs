@@ -5,8 +5,7 @@ use std::sync::Arc;
 
 use actix_web::{HttpRequest, HttpResponse};
 
-use super::respond::Authorized;
-use super::respond::{no_store, status_code, write_body};
+use super::respond::{Authorized, no_store, status_code, write_body};
 use crate::registry::HealthRegistry;
 use crate::writer::{BodyStyle, ResponseWriter};
 

@@ -10,6 +10,7 @@ use crate::history::TierAnswers;
 use crate::lifecycle::Lifecycle;
 use crate::observe::TierLog;
 use crate::publish::TransitionQueue;
+use crate::setting::setters;
 use crate::table::ProbeTable;
 
 /// A registry's own settings, as plain data: [`build`](Self::build)
@@ -45,41 +46,6 @@ impl Default for HealthRegistryBuilder {
 }
 
 impl HealthRegistryBuilder {
-    /// The most probes that run at once across all requests (BE-HLTH-006),
-    /// so a burst of probe requests cannot flood a dependency. At least 1;
-    /// default 16. A probe waiting for a slot is still under its deadline.
-    pub fn max_in_flight(mut self, n: usize) -> Self {
-        self.max_in_flight = n;
-        self
-    }
-
-    /// The orchestrator's probe timeout; every probe deadline must be below
-    /// it (BE-HLTH-006, rule R5). See
-    /// [`HealthRegistry::set_orchestrator_timeout`].
-    pub fn orchestrator_timeout(mut self, timeout: Duration) -> Self {
-        self.orchestrator_timeout = Some(timeout);
-        self
-    }
-
-    /// The orchestrator's detection time; no cached or background result
-    /// may reach it (BE-HLTH-006, rule R19). Unset, the checks use
-    /// [`DEFAULT_DETECTION_TIME`](zb_health_spec::detection::DEFAULT_DETECTION_TIME).
-    /// See [`HealthRegistry::set_detection_time`].
-    pub fn detection_time(mut self, detection: Duration) -> Self {
-        self.detection_time = Some(detection);
-        self
-    }
-
-    /// How often a probe that keeps failing the same way is logged again
-    /// (BE-HLTH-008): the transition to failure is logged at once, then at
-    /// most one line per `interval`, counting the runs it suppressed.
-    /// Default [`DEFAULT_FAILURE_LOG_INTERVAL`](crate::observe::DEFAULT_FAILURE_LOG_INTERVAL) (5 min); zero logs every
-    /// failing run. See [`crate::observe`].
-    pub fn failure_log_interval(mut self, interval: Duration) -> Self {
-        self.failure_log_interval = Some(interval);
-        self
-    }
-
     /// Sets the timeouts and the failure log interval that are set here
     /// on `registry`, which already exists (the bound and where probes
     /// run are a new registry's own): what a manifest's `install` does.
@@ -100,22 +66,6 @@ impl HealthRegistryBuilder {
             registry.set_failure_log_interval(interval);
         }
         Ok(())
-    }
-
-    /// Runs each probe execution on the runtime of the request that starts
-    /// it, instead of on the library's probe thread.
-    ///
-    /// For tests on tokio's paused clock (`#[tokio::test(start_paused =
-    /// true)]`), whose clock the probe thread does not share. A service
-    /// keeps the default: with this, a probe started by an application
-    /// worker depends on that worker's thread, so a handler that blocks it
-    /// stalls the answer on every port, the management port included
-    /// (BE-HLTH-006); and a background probe starts at the first request
-    /// rather than at registration. With the `test-util` feature only.
-    #[cfg(any(test, feature = "test-util"))]
-    pub fn probes_on_caller_runtime(mut self) -> Self {
-        self.runs = Runs::Caller;
-        self
     }
 
     /// Builds the registry.
@@ -146,10 +96,48 @@ impl HealthRegistryBuilder {
             }),
         };
         // The one way a setting reaches a registry, new or not.
-        match self.apply(&registry) {
-            Ok(()) => registry,
-            // A registry without probes takes any timeout.
-            Err(e) => unreachable!("an empty registry refused its settings: {e}"),
+        // A registry without probes takes any timeout.
+        if let Err(e) = self.apply(&registry) {
+            unreachable!("an empty registry refused its settings: {e}");
         }
+        registry
     }
 }
+
+setters!(HealthRegistryBuilder {
+    /// The most probes that run at once across all requests (BE-HLTH-006),
+    /// so a burst of probe requests cannot flood a dependency. At least 1;
+    /// default 16. A probe waiting for a slot is still under its deadline.
+    fn max_in_flight(n: usize) => max_in_flight = n;
+
+    /// The orchestrator's probe timeout; every probe deadline must be below
+    /// it (BE-HLTH-006, rule R5). See
+    /// [`HealthRegistry::set_orchestrator_timeout`].
+    fn orchestrator_timeout(timeout: Duration) => orchestrator_timeout = Some(timeout);
+
+    /// The orchestrator's detection time; no cached or background result
+    /// may reach it (BE-HLTH-006, rule R19). Unset, the checks use
+    /// [`DEFAULT_DETECTION_TIME`](zb_health_spec::detection::DEFAULT_DETECTION_TIME).
+    /// See [`HealthRegistry::set_detection_time`].
+    fn detection_time(detection: Duration) => detection_time = Some(detection);
+
+    /// How often a probe that keeps failing the same way is logged again
+    /// (BE-HLTH-008): the transition to failure is logged at once, then at
+    /// most one line per `interval`, counting the runs it suppressed.
+    /// Default [`DEFAULT_FAILURE_LOG_INTERVAL`](crate::observe::DEFAULT_FAILURE_LOG_INTERVAL) (5 min); zero logs every
+    /// failing run. See [`crate::observe`].
+    fn failure_log_interval(interval: Duration) => failure_log_interval = Some(interval);
+
+    /// Runs each probe execution on the runtime of the request that starts
+    /// it, instead of on the library's probe thread.
+    ///
+    /// For tests on tokio's paused clock (`#[tokio::test(start_paused =
+    /// true)]`), whose clock the probe thread does not share. A service
+    /// keeps the default: with this, a probe started by an application
+    /// worker depends on that worker's thread, so a handler that blocks it
+    /// stalls the answer on every port, the management port included
+    /// (BE-HLTH-006); and a background probe starts at the first request
+    /// rather than at registration. With the `test-util` feature only.
+    #[cfg(any(test, feature = "test-util"))]
+    fn probes_on_caller_runtime() => runs = Runs::Caller;
+});

@@ -66,25 +66,15 @@ impl BoundZbHealthServer {
     ///
     /// A server fails.
     pub async fn run(self) -> io::Result<()> {
-        let Self {
-            registry,
-            drain,
-            servers,
-            addresses,
-            #[cfg(feature = "grpc")]
-            grpc,
-            #[cfg(feature = "otel")]
-            otel,
-        } = self;
         tracing::info!(
-            application = ?addresses.application,
-            management = ?addresses.management,
-            grpc = ?addresses.grpc,
-            drain_delay_ms = drain.delay().as_millis() as u64,
+            application = ?self.addresses.application,
+            management = ?self.addresses.management,
+            grpc = ?self.addresses.grpc,
+            drain_delay_ms = self.drain.delay().as_millis() as u64,
             "zb-health serving"
         );
         #[cfg(feature = "grpc")]
-        let grpc_task = grpc.map(|(health, incoming)| {
+        let grpc_task = self.grpc.map(|(health, incoming)| {
             let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
             let server = tonic::transport::Server::builder()
                 .add_service(health.server())
@@ -95,8 +85,8 @@ impl BoundZbHealthServer {
             (health, stop, tokio::spawn(server))
         });
         #[cfg(feature = "grpc")]
-        let graceful = drain.graceful_timeout();
-        let served = serve_all(servers, &registry, drain).await;
+        let graceful = self.drain.graceful_timeout();
+        let served = serve_all(self.servers, &self.registry, self.drain).await;
         #[cfg(feature = "grpc")]
         if let Some((health, stop, mut task)) = grpc_task {
             // gRPC answers for as long as HTTP does (a `live` service stays
@@ -110,7 +100,7 @@ impl BoundZbHealthServer {
             }
         }
         #[cfg(feature = "otel")]
-        if let Some(otel) = otel {
+        if let Some(otel) = self.otel {
             // The flush waits on the exporters' threads: not on a worker.
             let _ = tokio::task::spawn_blocking(move || otel.flush()).await;
         }

@@ -5,9 +5,7 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
-use actix_web::{App, web};
-
-use actix_web::HttpServer;
+use actix_web::{App, HttpServer, web};
 
 #[cfg(feature = "grpc")]
 use crate::grpc::server::GrpcHealth;
@@ -21,7 +19,7 @@ use super::close::CloseWhenDraining;
 use super::env::{PORT_REASON, bearer_token, drain_override, setting};
 use super::origin::{BindError, GRPC_PORT, HOST, MANAGEMENT_PORT, Origin, Origins, PORT};
 use super::run::Servable;
-use crate::setting::SettingError;
+use crate::setting::{SettingError, setters};
 use crate::start::StartError;
 
 /// The default application port, as most actix examples and Kubernetes
@@ -238,21 +236,6 @@ impl ZbHealthServer {
                 .is_some_and(ZbHealthEndpoints::offers_authorized)
     }
 
-    /// Binds every port to `host` (see the [type](Self)).
-    pub fn host(mut self, host: IpAddr) -> Self {
-        self.host = host;
-        self.origins.host = Origin::Code("host");
-        self
-    }
-
-    /// The application port; 0 picks a free one ([`bind`](Self::bind)
-    /// tells which).
-    pub fn port(mut self, port: u16) -> Self {
-        self.port = port;
-        self.origins.port = Origin::Code("port");
-        self
-    }
-
     /// Serves the tiers on their own server on this port too; `None` turns
     /// it off.
     pub fn management_port(self, port: Option<u16>) -> Self {
@@ -280,74 +263,6 @@ impl ZbHealthServer {
             _ => endpoints,
         };
         self.management_endpoints = Some(endpoints);
-        self
-    }
-
-    /// Serves the step-down ([`StepDown`](crate::cluster::StepDown),
-    /// `/health/step-down`) among the management port's operator controls;
-    /// a manifest with a cluster view gets it from its install.
-    #[cfg(feature = "cluster")]
-    pub fn step_down(mut self, step_down: Arc<crate::cluster::StepDown>) -> Self {
-        self.step_down = Some(step_down);
-        self
-    }
-
-    /// The `grpc.health.v1` port, when there is a gRPC mapping.
-    pub fn grpc_port(mut self, port: u16) -> Self {
-        self.grpc_port = port;
-        self.origins.grpc_port = Origin::Code("grpc_port");
-        self
-    }
-
-    /// Serves `grpc.health.v1` from `grpc` (a manifest's `Health::grpc`).
-    #[cfg(feature = "grpc")]
-    pub fn grpc(mut self, grpc: GrpcHealth) -> Self {
-        self.grpc = Some(grpc);
-        self
-    }
-
-    /// The application's own routes, on the application port only.
-    pub fn app(mut self, routes: impl Fn(&mut web::ServiceConfig) + Send + Sync + 'static) -> Self {
-        self.app = Arc::new(routes);
-        self
-    }
-
-    /// Routes on both HTTP ports, beside the tiers: the place for the
-    /// `/metrics` route of the application's own exporter, so a scrape
-    /// works wherever the probes do. They replace the library's exporter
-    /// of the `prometheus` feature, which then installs no recorder (the
-    /// application's routes may install theirs when the server starts).
-    pub fn metrics(
-        mut self,
-        routes: impl Fn(&mut web::ServiceConfig) + Send + Sync + 'static,
-    ) -> Self {
-        self.metrics = Some(Arc::new(routes));
-        self
-    }
-
-    /// Serves the library's `GET /metrics` (`observe::prometheus`) on the
-    /// application port too, not only on the management port (where the
-    /// metrics are safe from busy application workers, as the tiers are).
-    /// Without a management port it is on the application port anyway.
-    /// No effect on the application's own [`metrics`](Self::metrics)
-    /// routes, which are on both.
-    #[cfg(feature = "prometheus")]
-    pub fn metrics_on_app_port(mut self, on: bool) -> Self {
-        self.metrics_on_app_port = on;
-        self
-    }
-
-    /// Exports to OpenTelemetry (`observe::otel`, the `otel` feature) as
-    /// `settings` say: each probe's and tier's status and duration as
-    /// metrics, each transition as a log event, over OTLP/gRPC. What
-    /// `settings` leaves unset keeps what was set before (a manifest's
-    /// install sets its `service` as the service name). At
-    /// [`bind`](Self::bind) the standard `OTEL_*` variables
-    /// ([`OtelSettings::from_lookup`](crate::observe::otel::OtelSettings::from_lookup))
-    /// win over them; with no endpoint from either, nothing is exported.
-    #[cfg(feature = "otel")]
-    pub fn otel(mut self, settings: crate::observe::otel::OtelSettings) -> Self {
-        self.otel = std::mem::take(&mut self.otel).or(settings);
         self
     }
 
@@ -529,3 +444,68 @@ impl ZbHealthServer {
         Ok(self.bind()?.run().await?)
     }
 }
+
+setters!(ZbHealthServer {
+    /// Binds every port to `host` (see the [type](Self)).
+    fn host(host: IpAddr) |s| {
+        s.host = host;
+        s.origins.host = Origin::Code("host");
+    };
+
+    /// The application port; 0 picks a free one ([`bind`](Self::bind)
+    /// tells which).
+    fn port(port: u16) |s| {
+        s.port = port;
+        s.origins.port = Origin::Code("port");
+    };
+
+    /// The `grpc.health.v1` port, when there is a gRPC mapping.
+    fn grpc_port(port: u16) |s| {
+        s.grpc_port = port;
+        s.origins.grpc_port = Origin::Code("grpc_port");
+    };
+
+    /// The application's own routes, on the application port only.
+    fn app(routes: impl Fn(&mut web::ServiceConfig) + Send + Sync + 'static)
+        => app = Arc::new(routes);
+
+    /// Routes on both HTTP ports, beside the tiers: the place for the
+    /// `/metrics` route of the application's own exporter, so a scrape
+    /// works wherever the probes do. They replace the library's exporter
+    /// of the `prometheus` feature, which then installs no recorder (the
+    /// application's routes may install theirs when the server starts).
+    fn metrics(routes: impl Fn(&mut web::ServiceConfig) + Send + Sync + 'static)
+        => metrics = Some(Arc::new(routes));
+
+    /// Exports to OpenTelemetry (`observe::otel`, the `otel` feature) as
+    /// `settings` say: each probe's and tier's status and duration as
+    /// metrics, each transition as a log event, over OTLP/gRPC. What
+    /// `settings` leaves unset keeps what was set before (a manifest's
+    /// install sets its `service` as the service name). At
+    /// [`bind`](Self::bind) the standard `OTEL_*` variables
+    /// ([`OtelSettings::from_lookup`](crate::observe::otel::OtelSettings::from_lookup))
+    /// win over them; with no endpoint from either, nothing is exported.
+    #[cfg(feature = "otel")]
+    fn otel(settings: crate::observe::otel::OtelSettings) |s| {
+        s.otel = std::mem::take(&mut s.otel).or(settings);
+    };
+
+    /// Serves the step-down ([`StepDown`](crate::cluster::StepDown),
+    /// `/health/step-down`) among the management port's operator controls;
+    /// a manifest with a cluster view gets it from its install.
+    #[cfg(feature = "cluster")]
+    fn step_down(step_down: Arc<crate::cluster::StepDown>) => step_down = Some(step_down);
+
+    /// Serves `grpc.health.v1` from `grpc` (a manifest's `Health::grpc`).
+    #[cfg(feature = "grpc")]
+    fn grpc(grpc: GrpcHealth) => grpc = Some(grpc);
+
+    /// Serves the library's `GET /metrics` (`observe::prometheus`) on the
+    /// application port too, not only on the management port (where the
+    /// metrics are safe from busy application workers, as the tiers are).
+    /// Without a management port it is on the application port anyway.
+    /// No effect on the application's own [`metrics`](Self::metrics)
+    /// routes, which are on both.
+    #[cfg(feature = "prometheus")]
+    fn metrics_on_app_port(on: bool) => metrics_on_app_port = on;
+});

@@ -10,6 +10,8 @@ use actix_service::IntoServiceFactory;
 use actix_web::body::MessageBody;
 use actix_web::dev::{AppConfig, Service, ServiceFactory};
 use actix_web::{Error, HttpServer};
+#[cfg(unix)]
+use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use crate::lifecycle::Drain;
 use crate::registry::HealthRegistry;
@@ -191,25 +193,19 @@ pub(super) async fn serve_all(
 /// SIGTERM and SIGINT, registered when built.
 pub(super) struct Signals {
     #[cfg(unix)]
-    pub(super) term: tokio::signal::unix::Signal,
+    pub(super) term: Signal,
     #[cfg(unix)]
-    pub(super) int: tokio::signal::unix::Signal,
+    pub(super) int: Signal,
 }
 
 impl Signals {
     pub(super) fn install() -> io::Result<Self> {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{SignalKind, signal};
-            Ok(Self {
-                term: signal(SignalKind::terminate())?,
-                int: signal(SignalKind::interrupt())?,
-            })
-        }
-        #[cfg(not(unix))]
-        {
-            Ok(Self {})
-        }
+        Ok(Self {
+            #[cfg(unix)]
+            term: signal(SignalKind::terminate())?,
+            #[cfg(unix)]
+            int: signal(SignalKind::interrupt())?,
+        })
     }
 
     /// The next signal's name.
