@@ -5,7 +5,7 @@ use std::cell::RefCell;
 
 use proc_macro2::{Span, TokenStream};
 use zb_health_spec::manifest::Location;
-use zb_health_spec::{Rule, Violation, Violations};
+use zb_health_spec::{Rule, Violations};
 
 /// Collects every error of one expansion, from every stage, so the user
 /// sees all of them at once (serde_derive's `Ctxt`). Stages push through a
@@ -88,10 +88,6 @@ pub fn render(rule: Rule, message: &str, help: &str, note: Option<&str>) -> Stri
 /// A violation of the manifest `file` with its YAML position in front,
 /// `health.yaml:9:5: ...`: every manifest message, whether the macro or
 /// the generated code reports it.
-pub fn located(file: &str, v: &Violation<Location>) -> String {
-    format!(
-        "{file}:{}: {}",
-        v.location,
-        render(v.rule, &v.message, &v.help, None)
-    )
+pub fn located(file: &str, location: Location, rule: Rule, message: &str, help: &str) -> String {
+    format!("{file}:{location}: {}", render(rule, message, help, None))
 }

@@ -8,7 +8,7 @@ use quote::{format_ident, quote, quote_spanned};
 use zb_health_spec::Rule;
 use zb_health_spec::manifest::{Located, Location, ProbeDecl, ProbeKind};
 
-use crate::errors::render;
+use crate::errors::located;
 
 /// Where generated code comes from and what it refers to: the manifest,
 /// the runtime's path and the names of the generated items.
@@ -37,14 +37,10 @@ pub struct Site<'a> {
 }
 
 impl Site<'_> {
-    /// A violation at `location` of the manifest, as the generated code's
-    /// panic message: the one wording of every compile error.
+    /// A violation at `location` of the manifest, worded as every
+    /// manifest compile error is ([`located`]).
     pub fn message(&self, rule: Rule, location: Location, text: String, help: &str) -> String {
-        format!(
-            "{}:{location}: {}",
-            self.file,
-            render(rule, &text, help, None)
-        )
+        located(self.file, location, rule, &text, help)
     }
 
     /// One item checking one fact: `ok` must hold, else compilation fails

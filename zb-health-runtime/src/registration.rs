@@ -113,7 +113,8 @@ setters!(ProbeRegistration {
     /// With [`refresh`](Self::refresh): a result older than this is
     /// reported with the failure status as stale. Must be greater than
     /// `refresh` (R16); default twice `refresh` plus the deadline.
-    fn max_staleness(max_staleness: Duration) => settings.policy.max_staleness = Some(max_staleness);
+    fn max_staleness(max_staleness: Duration) =>
+        settings.policy.max_staleness = Some(max_staleness);
 
     /// Hysteresis: the entry stays `Healthy` (described `1 of N
     /// failures`) until the probe has failed through `failures` run
@@ -130,7 +131,8 @@ setters!(ProbeRegistration {
     /// for this long (from its first failed run in a row), or
     /// [`failure_threshold`](Self::failure_threshold) runs, whichever
     /// comes first; within the detection time (R20).
-    fn failing_for(failing_for: Duration) => settings.policy.threshold.failing_for = Some(failing_for);
+    fn failing_for(failing_for: Duration) =>
+        settings.policy.threshold.failing_for = Some(failing_for);
 
     /// Hysteresis: a failed entry recovers after `successes` healthy run
     /// periods in a row, counted as [`failure_threshold`](Self::failure_threshold)

@@ -3,6 +3,11 @@
 //! [`ZbHealthServer::from_env`](crate::server::ZbHealthServer::from_env);
 //! `CLUSTER_EXPECTED_SIZE` at install). A leaf, so the registration's
 //! error can carry it without importing the server.
+//!
+//! Also [`setters!`]: the table that writes each builder's chained
+//! setters once (`ProbeRegistration`, `HealthRegistryBuilder`,
+//! `EndpointSettings` with `ZbHealth`'s forwards, `OperatorControls`,
+//! `ZbHealthServer`).
 
 use std::fmt;
 

@@ -141,9 +141,10 @@ pub const fn policy_fits_detection(
     cached && background
 }
 
-/// The deadline a custom probe runs with: its attribute's `timeout` when
-/// stated, else [`crate::detection::default_probe_timeout`] of the
-/// orchestrator timeout, as the registry resolves it (R5, R19).
+/// The deadline a probe runs with: its stated `timeout` (a custom probe's
+/// attribute, a registration's setting) when there is one, else
+/// [`crate::detection::default_probe_timeout`] of the orchestrator
+/// timeout, as the registry resolves it (R5, R19).
 pub const fn attribute_timeout(
     timeout: Option<Duration>,
     orchestrator: Option<Duration>,

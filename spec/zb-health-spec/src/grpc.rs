@@ -168,9 +168,7 @@ mod tests {
     }
 }
 
-// Test code: `scripts/size.py` knows a test module by its own `#[cfg(test)]` line.
-#[cfg(test)]
-#[cfg(feature = "manifest")]
+#[cfg(all(test, feature = "manifest"))]
 mod manifest_tests {
     use crate::manifest::{GrpcTargetDecl, parse_manifest};
     use crate::{Rule, Tag};

@@ -14,7 +14,7 @@ pub enum HealthStatus {
     /// Still serving, but impaired. Maps to HTTP 200: orchestrators should
     /// only remove a node on hard failure (ZB-1.2).
     Degraded,
-    /// Cannot serve. Maps to HTTP 503 on the `ready` and `active` tiers.
+    /// Cannot serve. Maps to HTTP 503 on every tier ([`Self::http_code`]).
     Unhealthy,
 }
 

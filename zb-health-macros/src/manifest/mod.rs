@@ -60,7 +60,10 @@ fn stages(cx: &Ctxt, input: TokenStream, caller: Option<PathBuf>) -> syn::Result
         Ok(m) => m,
         Err(violations) => {
             for v in &violations {
-                cx.push(syn::Error::new(loaded.span, located(&loaded.file_label, v)));
+                cx.push(syn::Error::new(
+                    loaded.span,
+                    located(&loaded.file_label, v.location, v.rule, &v.message, &v.help),
+                ));
             }
             if violations.is_empty() {
                 cx.push(syn::Error::new(loaded.span, "invalid manifest"));

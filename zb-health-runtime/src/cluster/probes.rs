@@ -118,14 +118,29 @@ impl Probe for ClusterMembershipProbe {
         } else {
             self.policy.evaluate(&state)
         };
-        let Some(own) = state.self_member().map(|m| m.status) else {
-            return Ok(ProbeResult::new(status).with_description("Member status: Unknown"));
-        };
-        // Akka's names (`WeaklyUp`); the data has what `clusterReady`
-        // reads: Healthy is not yet `Up` (AT-8).
-        Ok(ProbeResult::new(status)
-            .with_description(format!("Member status: {own:?}"))
-            .with_data(MEMBER_STATUS_KEY, own.as_str()))
+        let own = state.self_member().map(|m| m.status);
+        let result = ProbeResult::new(status).with_description(member_description(own));
+        // The data has what `clusterReady` reads: Healthy is not yet `Up`
+        // (AT-8).
+        Ok(match own {
+            Some(own) => result.with_data(MEMBER_STATUS_KEY, own.as_str()),
+            None => result,
+        })
+    }
+}
+
+/// The membership entry's description: the member's status by Akka's
+/// name (`WeaklyUp`), a fixed text (BE-HLTH-007).
+const fn member_description(status: Option<MemberStatus>) -> &'static str {
+    match status {
+        Some(MemberStatus::Joining) => "Member status: Joining",
+        Some(MemberStatus::WeaklyUp) => "Member status: WeaklyUp",
+        Some(MemberStatus::Up) => "Member status: Up",
+        Some(MemberStatus::Leaving) => "Member status: Leaving",
+        Some(MemberStatus::Exiting) => "Member status: Exiting",
+        Some(MemberStatus::Down) => "Member status: Down",
+        Some(MemberStatus::Removed) => "Member status: Removed",
+        None => "Member status: Unknown",
     }
 }
 

@@ -46,7 +46,7 @@ use crate::report::HealthEntry;
 
 /// The per-probe hysteresis state; the threshold is the probe's policy's,
 /// passed to each [`apply`](Self::apply) rather than kept twice. Boxed,
-/// and only for a probe with a threshold ([`new`](Self::new)), so the
+/// and only for a probe with a threshold ([`for_threshold`](Self::for_threshold)), so the
 /// others keep one `None` and their runs never enter here.
 pub(super) struct Hysteresis {
     state: Mutex<State>,
@@ -76,7 +76,7 @@ impl State {
 
 impl Hysteresis {
     /// The state of a probe with `threshold`; none without one.
-    pub(super) fn new(threshold: Threshold) -> Option<Box<Self>> {
+    pub(super) fn for_threshold(threshold: Threshold) -> Option<Box<Self>> {
         threshold.is_set().then(|| {
             Box::new(Self {
                 state: Mutex::default(),

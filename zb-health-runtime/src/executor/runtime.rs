@@ -134,7 +134,7 @@ impl ProbeRuntime {
     pub(crate) fn history_view(&self, now_ms: u64, from_ms: u64) -> ProbeView {
         self.history
             .get()
-            .map_or_else(ProbeView::empty, |h| h.view_since(now_ms, from_ms))
+            .map_or_else(ProbeView::default, |h| h.view_since(now_ms, from_ms))
     }
 
     /// The settings this probe was registered with.
@@ -392,7 +392,7 @@ impl ProbeState {
             slot: Mutex::new(Slot::default()),
             background,
             version: AtomicU64::new(0),
-            hysteresis: Hysteresis::new(policy.threshold),
+            hysteresis: Hysteresis::for_threshold(policy.threshold),
             published: AtomicU64::new(0),
             last_status: AtomicU8::new(0),
             opened: OnceLock::new(),

@@ -116,14 +116,6 @@ pub(crate) struct ProbeView {
     )>,
 }
 
-impl ProbeView {
-    /// A probe that has recorded nothing (never run, or history enabled
-    /// after its last result).
-    pub(crate) fn empty() -> Self {
-        Self::default()
-    }
-}
-
 /// What a ring of `N` slots holds after `written` writes, oldest first.
 fn ring<T: Copy, const N: usize>(slots: &[T; N], written: u64) -> impl Iterator<Item = T> + '_ {
     (written.saturating_sub(N as u64)..written).map(|i| slots[(i % N as u64) as usize])

@@ -106,7 +106,7 @@ impl OperatorControls {
         }
     }
 
-    /// Does `act` on `control`, and answers with the window it begun, the
+    /// Does `act` on `control`, and answers with the window it began, the
     /// one that ended (beside a `null` window), or the open one, under the
     /// control's key.
     fn act(&self, control: &Control, act: &Act) -> Result<Value, FieldError> {

@@ -90,7 +90,8 @@ pub const TIER_STATUS: &str = "zb_health_tier_status";
 /// (an optional dependency down) answers 200 and counts nothing. Apart
 /// from [`PROBE_FAILURES`], which counts each probe's own transitions.
 pub const TIER_FAILURES: &str = "zb_health_tier_failures_total";
-/// The `tracing` target of the tier transition lines.
+/// The `tracing` target of the tier transition lines: a name kept for log
+/// filters, not a module (they are written in `record.rs`).
 pub const TIER_TARGET: &str = "zb_health::observe::tier";
 /// The target of the probes' transition lines: the module's own path,
 /// stated so that it stays put whichever file writes them.

@@ -87,19 +87,22 @@ pub fn check_name<L>(name: &str, location: L, sink: &mut Violations<L>) {
 /// R9 for any name the spec checks ([`NameOf`]): the rule of
 /// [`check_name`], with messages that say what the name names.
 pub fn check_name_of<L>(of: NameOf, name: &str, location: L, sink: &mut Violations<L>) {
+    const PROBE_HELP: &str = "give the probe a short fixed name such as `database`; it is the key of its entry in the JSON body";
+    const IDENTIFIER_HELP: &str = "use at most 64 ASCII letters, digits, `-`, `_` or `.`; names are JSON keys and metric labels, so keep them fixed and low-cardinality (BE-HLTH-007)";
     let (noun, example) = (of.noun(), of.example());
     let (message, help) = if name.is_empty() {
-        (format!("{noun} name is empty"), match of {
-            NameOf::Probe => "give the probe a short fixed name such as `database`; it is the key of its entry in the JSON body".to_owned(),
+        let help = match of {
+            NameOf::Probe => PROBE_HELP.to_owned(),
             _ => format!("give the {noun} a short fixed name such as `{example}`"),
-        })
+        };
+        (format!("{noun} name is empty"), help)
     } else if name.len() > 64
         || !name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
     {
-        (format!("{noun} name `{name}` is not a short identifier"),
-            "use at most 64 ASCII letters, digits, `-`, `_` or `.`; names are JSON keys and metric labels, so keep them fixed and low-cardinality (BE-HLTH-007)".to_owned())
+        let message = format!("{noun} name `{name}` is not a short identifier");
+        (message, IDENTIFIER_HELP.to_owned())
     } else if of != NameOf::Service && is_lifecycle_entry(name) {
         let does = match of {
             NameOf::Probe => "checks",
