@@ -3,13 +3,14 @@
 
 use std::sync::Arc;
 
+use actix_web::body::BoxBody;
 use actix_web::http::StatusCode;
-use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::header::HeaderValue;
 use actix_web::web::Bytes;
 use actix_web::{HttpRequest, HttpResponse};
 use zb_health_spec::history::Since;
 
-use super::respond::{Authorized, no_store};
+use super::respond::{Authorized, fixed, no_store};
 use crate::registry::HealthRegistry;
 use crate::writer::BodyStyle;
 
@@ -61,15 +62,7 @@ impl HistoryEndpoint {
 /// The health page: the same bytes for every request, embedded at build
 /// time.
 pub(super) fn history_page() -> HttpResponse {
-    let mut response = HttpResponse::with_body(
-        StatusCode::OK,
-        Bytes::from_static(zb_health_spec::history::PAGE.as_bytes()),
-    );
-    let headers = response.headers_mut();
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/html; charset=utf-8"),
-    );
-    response.map_into_boxed_body()
+    let page = Bytes::from_static(zb_health_spec::history::PAGE.as_bytes());
+    let html = HeaderValue::from_static("text/html; charset=utf-8");
+    fixed(StatusCode::OK, BoxBody::new(page), html)
 }

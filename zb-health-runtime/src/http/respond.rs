@@ -22,7 +22,7 @@ use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, web};
 use zb_health_spec::query::TierQuery;
 use zb_health_spec::{HealthStatus, Tag};
 
-use super::verbose::{mark_excluded, verbose_body, verbose_response};
+use super::verbose::{mark_excluded, verbose_body};
 use crate::answer::body_key;
 use crate::paced::{self, Paced};
 use crate::registry::{Answer, Exclusion, HealthRegistry, Selection};
@@ -328,12 +328,32 @@ pub(super) fn fixed_json(status: StatusCode, body: Bytes, paced: bool) -> HttpRe
     } else {
         BoxBody::new(body)
     };
+    fixed(status, body, HeaderValue::from_static("application/json"))
+}
+
+/// A body already made, with `Cache-Control: no-store` and its content
+/// type: the JSON of [`fixed_json`], the verbose text, the health page.
+/// The type is given as a value made where it is written, so a literal's
+/// check happens at compile time, not per answer.
+#[inline]
+pub(super) fn fixed(status: StatusCode, body: BoxBody, content_type: HeaderValue) -> HttpResponse {
     let mut response = HttpResponse::with_body(status, body);
     let headers = response.headers_mut();
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
+    headers.insert(header::CONTENT_TYPE, content_type);
+    response
+}
+
+/// The plain-text response, with the tier's status code.
+fn verbose_response(status: StatusCode, body: String) -> HttpResponse {
+    let mut response = fixed(
+        status,
+        BoxBody::new(body),
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response.headers_mut().insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
     );
     response
 }

@@ -5,8 +5,7 @@
 use std::fmt::Write;
 
 use actix_web::HttpResponse;
-use actix_web::http::StatusCode;
-use actix_web::http::header::{self, HeaderName, HeaderValue};
+use actix_web::http::header::{HeaderName, HeaderValue};
 use zb_health_spec::{Disclosure, HealthStatus, Tag};
 
 use crate::registry::Exclusion;
@@ -104,22 +103,6 @@ pub(super) fn verbose_body(
 /// A description on one line: the text form is line-oriented.
 fn one_line(description: &str) -> String {
     description.replace(['\r', '\n'], " ")
-}
-
-/// The plain-text response, with the tier's status code.
-pub(super) fn verbose_response(status: StatusCode, body: String) -> HttpResponse {
-    let mut response = HttpResponse::with_body(status, body).map_into_boxed_body();
-    let headers = response.headers_mut();
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    response
 }
 
 /// `Health-Excluded: a, b` on a JSON answer, and `Health-Not-Excluded:
