@@ -480,3 +480,26 @@ fn a_certificate_address_is_built_behind_the_handshake_feature_and_files_are_not
     assert!(!out.contains("certificate_handshake"), "{out}");
     assert!(out.contains("CertificateProbe :: with_paths"), "{out}");
 }
+
+/// A custom entry that states a setting gets its "contradicts" check
+/// against the attribute for every key the spec lists, so a key added to
+/// `PROBE_SETTING_KEYS` without its arm in `custom_facts` fails here.
+#[test]
+fn every_probe_setting_key_a_custom_entry_states_is_checked_against_its_attribute() {
+    let outs = [
+        expand_inline(
+            "service: s\norchestrator: { timeout: 1s }\nprobes:\n  - { name: p, kind: custom, type: crate::P, tags: [ready], timeout: 500ms, failure_status: degraded, cache: 1s, failure_threshold: 3, failing_for: 2s, success_threshold: 2, shared: true, restart_after: 60s }\n",
+        ),
+        expand_inline(
+            "service: s\nprobes:\n  - { kind: custom, type: crate::P, refresh: 2s, max_staleness: 5s }\n",
+        ),
+    ];
+    for key in zb_health_spec::vocab::PROBE_SETTING_KEYS {
+        let verb = if key == "tags" { "agree" } else { "agrees" };
+        let item = format!("trait P{} {{", camel(&format!("{key}_{verb}")));
+        assert!(
+            outs.iter().any(|out| out.contains(&item)),
+            "`{key}` has no check {item}: {outs:?}"
+        );
+    }
+}
