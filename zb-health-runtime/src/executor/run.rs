@@ -326,7 +326,26 @@ impl Executor {
             }
         };
         self.shared.limiter.give();
-        let entry = finish(&self.shared, probe, Some(generation), Ok(result), started);
+        let duration = started.elapsed();
+        // A first poll that blocked its thread past the deadline: a waiter
+        // may have ended the run at it (`wait`), and that entry stands, as
+        // for a flight; the late result counts for nothing.
+        let crew = match duration < probe.timeout {
+            true => None,
+            false => lock(&probe.state.slot)
+                .run
+                .as_ref()
+                .filter(|run| run.generation == generation)
+                .and_then(|run| run.crew.clone()),
+        };
+        let entry = match crew {
+            None => finish(&self.shared, probe, Some(generation), Ok(result), duration),
+            Some(crew) => {
+                let entry = end_once(&self.shared, probe, &crew, generation, Ok(result), duration);
+                crew.changed.notify_waiters();
+                entry
+            }
+        };
         std::mem::forget(claim);
         EntryOrWait::Entry(entry, None)
     }
@@ -374,11 +393,9 @@ impl Executor {
                 let mut task = AbortOnDrop(handle.spawn(work.with_current_subscriber()));
                 let probe = probe.clone();
                 async move {
-                    (&mut task.0).await.unwrap_or_else(|_lost| {
-                        let entry = lost(&probe, started.elapsed());
-                        conclude_run(&probe, Some(generation), &entry, false);
-                        entry
-                    })
+                    (&mut task.0)
+                        .await
+                        .unwrap_or_else(|_lost| end_lost(&probe, generation, started))
                 }
                 .boxed()
             }
@@ -415,7 +432,9 @@ impl Executor {
             });
             match tokio::time::timeout_at(started + probe.timeout, next).await {
                 Ok(next) => next,
-                Err(_) => return waited_out(probe, started),
+                // The run's first poll blocks its thread past the deadline:
+                // the run ends here, once for all, as `join` ends a flight.
+                Err(elapsed) => return at_deadline(&self.shared, probe, &crew, elapsed, started),
             }
         };
         match next {
@@ -468,9 +487,16 @@ struct ClaimGuard<'a> {
 
 impl Drop for ClaimGuard<'_> {
     fn drop(&mut self) {
-        let entry = lost(self.probe, self.started.elapsed());
-        conclude_run(self.probe, Some(self.generation), &entry, false);
+        end_lost(self.probe, self.generation, self.started);
     }
+}
+
+/// Ends the run `generation`, whose execution is gone without a result,
+/// with the probe's failure ([`lost`]), for its waiters.
+fn end_lost(probe: &ProbeRuntime, generation: u64, started: Instant) -> HealthEntry {
+    let entry = lost(probe, started.elapsed());
+    conclude_run(probe, Some(generation), &entry, false);
+    entry
 }
 
 /// Retires a flight's run (the probe's next run may start) once its
@@ -515,19 +541,29 @@ async fn join(
     // runtime, keeps the bound even if that runtime is stalled.
     match tokio::time::timeout_at(started + probe.timeout, flight).await {
         Ok(entry) => entry,
-        // The run's deadline, noticed here first perhaps: the run ends
-        // as a timeout, once for all (the flight, when it gets there,
-        // keeps this entry and retires the run).
-        Err(elapsed) => crew
-            .ended
-            .get_or_init(|| finish(shared, probe, None, Err(elapsed), started))
-            .clone(),
+        Err(elapsed) => at_deadline(shared, probe, &crew, elapsed, started),
     }
 }
 
-/// The entry of a waiter whose deadline passed before the run answered;
-/// kept for the cache as the run's own timeout would be (the run itself
-/// retires when it ends).
+/// The run's deadline, noticed by a waiter first perhaps: the run ends as
+/// a timeout, once for all (its flight or first poll, when it gets there,
+/// keeps this entry and retires the run).
+fn at_deadline(
+    shared: &RunContext,
+    probe: &ProbeRuntime,
+    crew: &Crew,
+    elapsed: tokio::time::error::Elapsed,
+    started: Instant,
+) -> HealthEntry {
+    crew.ended
+        .get_or_init(|| finish(shared, probe, None, Err(elapsed), started.elapsed()))
+        .clone()
+}
+
+/// The entry of a request whose deadline passed while an abandoned
+/// flight's execution was not yet dropped (the probe thread is blocked):
+/// it has no run of its own to end, so its timeout is only kept for the
+/// cache, as a run's would be.
 fn waited_out(probe: &ProbeRuntime, started: Instant) -> HealthEntry {
     let entry = timed_out(probe, started.elapsed());
     keep_result(probe, &mut lock(&probe.state.slot), &entry, false);
@@ -567,32 +603,43 @@ pub(super) async fn execute(
         .await
     };
     let result = tokio::time::timeout_at(started + probe.timeout, guarded).await;
+    let duration = started.elapsed();
     match crew {
-        // A waiter may have ended the run at its deadline already.
-        Some(crew) => {
-            let entry = crew
-                .ended
-                .get_or_init(|| finish(&shared, &probe, None, result, started))
-                .clone();
-            retire(&mut lock(&probe.state.slot), generation);
-            entry
-        }
-        None => finish(&shared, &probe, Some(generation), result, started),
+        Some(crew) => end_once(&shared, &probe, &crew, generation, result, duration),
+        None => finish(&shared, &probe, Some(generation), result, duration),
     }
 }
 
-/// Makes a run's entry from what its check gave, passes it through the
-/// hysteresis, records it (retiring the run `generation`, if given) and
-/// logs it.
+/// Ends the run `generation`, which requests wait on (`crew`), with what
+/// its check gave, unless a waiter ended it at its deadline already: that
+/// entry stands. Retires the run either way.
+fn end_once(
+    shared: &RunContext,
+    probe: &ProbeRuntime,
+    crew: &Crew,
+    generation: u64,
+    result: Finished,
+    duration: Duration,
+) -> HealthEntry {
+    let entry = crew
+        .ended
+        .get_or_init(|| finish(shared, probe, None, result, duration))
+        .clone();
+    retire(&mut lock(&probe.state.slot), generation);
+    entry
+}
+
+/// Makes a run's entry from what its check gave in `duration`, passes it
+/// through the hysteresis, records it (retiring the run `generation`, if
+/// given) and logs it.
 #[inline]
 pub(super) fn finish(
     shared: &RunContext,
     probe: &ProbeRuntime,
     generation: Option<u64>,
     result: Finished,
-    started: Instant,
+    duration: Duration,
 ) -> HealthEntry {
-    let duration = started.elapsed();
     let failed = probe.failure_status.status();
     // The real error is kept for the transition log (`observe`), never
     // for the entry (BE-HLTH-007).

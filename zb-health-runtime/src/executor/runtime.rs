@@ -510,10 +510,11 @@ pub(super) struct Crew {
     pub(super) flight: OnceLock<WeakShared<BoxFuture<'static, HealthEntry>>>,
     /// The run's entry, set once by whoever ends the run first: its first
     /// poll, the flight, or a waiter whose timer noticed the run's deadline
-    /// before the flight's own did (it may run on another runtime). So a
-    /// run that reaches its deadline is finished (hysteresis, shared
-    /// comparison, log) exactly once, and every waiter answers with that
-    /// entry, not with a raw timeout of its own.
+    /// first (before the flight's own timer, which may run on another
+    /// runtime, or while a first poll blocks its thread). So a run that
+    /// reaches its deadline is finished (hysteresis, shared comparison,
+    /// log) exactly once, and every waiter answers with that entry, not
+    /// with a raw timeout of its own.
     pub(super) ended: OnceLock<HealthEntry>,
     /// Woken when the run ends at its first poll or takes off, and when
     /// its flight's execution is dropped.

@@ -1550,3 +1550,74 @@ mod teardown {
         assert_eq!(live.peak.load(Ordering::SeqCst), 1);
     }
 }
+
+/// BE-HLTH-006: a check that blocks its thread in its first poll, past its
+/// deadline. Nothing can interrupt the poll, but a request that waits on
+/// the run ends it at the deadline, once for all: its timeout goes through
+/// the threshold and the log like any failed run, and the late result of
+/// the poll counts for nothing.
+mod blocked_first_poll {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    use crate::prelude::{
+        HealthRegistry, HealthStatus, ProbeRegistration, ProbeResult, Tag, from_fn,
+    };
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_waiter_ends_the_run_at_its_deadline_through_the_threshold() {
+        let reg = HealthRegistry::builder().probes_on_caller_runtime().build();
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counted = calls.clone();
+        // The first run blocks its thread for 600 ms, then says healthy;
+        // every later run fails at once.
+        let probe = from_fn(move || {
+            let call = counted.fetch_add(1, Ordering::SeqCst);
+            async move {
+                if call == 0 {
+                    std::thread::sleep(Duration::from_millis(600));
+                    return Ok(ProbeResult::healthy());
+                }
+                Ok(ProbeResult::unhealthy("down"))
+            }
+        });
+        let registration = ProbeRegistration::new("legacy", probe)
+            .timeout(Duration::from_millis(100))
+            .failure_threshold(2);
+        reg.add(registration).unwrap();
+
+        let claimer = tokio::spawn({
+            let reg = reg.clone();
+            async move { reg.check(Tag::Ready).await }
+        });
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while calls.load(Ordering::SeqCst) == 0 {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the run never started"
+            );
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let seen = |report: &crate::report::HealthReport| {
+            let e = &report.entries[0];
+            (e.status, e.description.as_deref().map(str::to_owned))
+        };
+        // The timeout is the threshold's first failure, held back: not a
+        // bare `timed out` that skips the threshold.
+        let held = (HealthStatus::Healthy, Some("1 of 2 failures".to_owned()));
+        let waiter = reg.check(Tag::Ready).await;
+        assert_eq!(seen(&waiter), held);
+        // The poll, when it returns, answers with the run's entry.
+        let claimed = claimer.await.unwrap();
+        assert_eq!(seen(&claimed), held);
+        // Its late "healthy" did not reset the count: the next failure is
+        // the second in a row.
+        let next = reg.check(Tag::Ready).await;
+        assert_eq!(
+            seen(&next),
+            (HealthStatus::Unhealthy, Some("down".to_owned()))
+        );
+        assert_eq!(calls.load(Ordering::SeqCst), 2, "one run each");
+    }
+}
