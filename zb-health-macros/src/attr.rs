@@ -41,13 +41,6 @@ fn keys() -> impl Iterator<Item = &'static str> {
     PROBE_SETTING_KEYS.into_iter().chain(["blocking", "crate"])
 }
 
-/// The `tags` as parsed: the tags that are known, with their spans, and
-/// whether every element was a known tag.
-struct Tags {
-    known: Vec<(Tag, Span)>,
-    complete: bool,
-}
-
 /// The attribute's settings: the spec's model of them, filled from what
 /// parsed, defaults for the rest (an unparsed key is reported where it is
 /// written); and the keys written, each with its value's span once that
@@ -57,7 +50,8 @@ struct Tags {
 struct Settings {
     written: Vec<(String, Option<Span>)>,
     name: Option<String>,
-    tags: Option<Tags>,
+    /// The known tags, each at its token.
+    tags: Vec<(Tag, Span)>,
     values: ProbeSettings,
     blocking: Option<bool>,
     krate: Option<syn::Path>,
@@ -108,7 +102,10 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             None
         }
     };
-    let settings = parse_settings(args, &errors, &mut sink);
+    let settings = parse_settings(args, &mut sink).unwrap_or_else(|e| {
+        errors.push(e);
+        Settings::default()
+    });
     let Some(item) = item else {
         // Keep the user's item so that follow-on errors stay about it.
         errors.violations(sink);
@@ -164,12 +161,8 @@ fn check_settings(s: &Settings, ident: &syn::Ident, sink: &mut Violations<Span>)
             sink,
         ),
     }
-    // Unknown tags were reported; an all-unknown list is not also "no
-    // tags" (R13), and nothing else is guessed.
-    if let (Some(tags), Some(span)) = (&s.tags, s.span("tags"))
-        && (tags.complete || !tags.known.is_empty())
-    {
-        check_probe_tags(&name, &tags.known, span, sink);
+    if let Some(span) = s.span("tags") {
+        check_probe_tags(&name, &s.tags, span, sink);
     }
     let (tags, p) = (s.values.tags, s.values.policy);
     if let Some((timeout, span)) = s.at(s.values.timeout, "timeout") {
@@ -425,10 +418,7 @@ pub fn limits(input: TokenStream) -> TokenStream {
         Ok(i) => i,
         Err(e) => return e.to_compile_error(),
     };
-    let scratch = Ctxt::new();
-    let mut ignored = Violations::new();
-    let settings = parse_settings(input.args.clone(), &scratch, &mut ignored);
-    drop(scratch.check());
+    let settings = parse_settings(input.args.clone(), &mut Violations::new()).unwrap_or_default();
     let whole = input
         .args
         .clone()
@@ -455,15 +445,11 @@ pub fn limits(input: TokenStream) -> TokenStream {
         .collect()
 }
 
-fn parse_settings(args: TokenStream, errors: &Ctxt, sink: &mut Violations<Span>) -> Settings {
+/// The attribute's settings, each broken one reported into `sink`; `Err`
+/// if the arguments are not a list of settings at all.
+fn parse_settings(args: TokenStream, sink: &mut Violations<Span>) -> syn::Result<Settings> {
     let mut s = Settings::default();
-    let metas = match Punctuated::<Meta, Token![,]>::parse_terminated.parse2(args) {
-        Ok(m) => m,
-        Err(e) => {
-            errors.push(e);
-            return s;
-        }
-    };
+    let metas = Punctuated::<Meta, Token![,]>::parse_terminated.parse2(args)?;
     for meta in metas {
         let Meta::NameValue(nv) = &meta else {
             sink.push(
@@ -497,10 +483,12 @@ fn parse_settings(args: TokenStream, errors: &Ctxt, sink: &mut Violations<Span>)
                 s.name = Some(lit.value());
                 lit.span()
             }),
-            "tags" => parse_tags(value, sink).map(|tags| {
-                s.values.tags = tags.known.iter().map(|(t, _)| *t).collect();
-                s.tags = Some(tags);
-                value.span()
+            "tags" => parse_tags(value, sink).and_then(|(known, complete)| {
+                s.values.tags = known.iter().map(|(t, _)| *t).collect();
+                s.tags = known;
+                // Unknown tags were reported; an all-unknown list is not
+                // also "no tags" (R13), and nothing else is guessed.
+                (complete || !s.tags.is_empty()).then(|| value.span())
             }),
             "failure_threshold" | "success_threshold" => {
                 let t = &mut s.values.policy.threshold;
@@ -600,10 +588,11 @@ fn parse_settings(args: TokenStream, errors: &Ctxt, sink: &mut Violations<Span>)
             s.written.push((key, parsed));
         }
     }
-    s
+    Ok(s)
 }
 
-fn parse_tags(value: &Expr, sink: &mut Violations<Span>) -> Option<Tags> {
+/// The known tags, each at its token, and whether every element was one.
+fn parse_tags(value: &Expr, sink: &mut Violations<Span>) -> Option<(Vec<(Tag, Span)>, bool)> {
     let Expr::Array(array) = value else {
         sink.push(
             Rule::ValueType,
@@ -613,16 +602,13 @@ fn parse_tags(value: &Expr, sink: &mut Violations<Span>) -> Option<Tags> {
         );
         return None;
     };
-    let mut tags = Tags {
-        known: Vec::new(),
-        complete: true,
-    };
+    let (mut known, mut complete) = (Vec::new(), true);
     for elem in &array.elems {
         let word = path_word(elem).unwrap_or_else(|| elem.to_token_stream().to_string());
         match Tag::parse(&word) {
-            Ok(t) => tags.known.push((t, elem.span())),
+            Ok(t) => known.push((t, elem.span())),
             Err(unknown) => {
-                tags.complete = false;
+                complete = false;
                 sink.push(
                     Rule::Unknown,
                     elem.span(),
@@ -635,7 +621,7 @@ fn parse_tags(value: &Expr, sink: &mut Violations<Span>) -> Option<Tags> {
             }
         }
     }
-    Some(tags)
+    Some((known, complete))
 }
 
 /// The literal `pick` takes from `value`, or R15 at the value, saying it
