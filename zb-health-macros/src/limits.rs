@@ -22,6 +22,8 @@ use zb_health_spec::Rule;
 use zb_health_spec::facts;
 use zb_health_spec::settings::ProbeSettings;
 
+use crate::tokens::{DurationTokens, optional_duration};
+
 /// One limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Limit {
@@ -144,17 +146,15 @@ impl Limit {
     }
 
     /// The same comparison as a `const` expression over a `ProbeMeta`
-    /// (`meta`), at the manifest. `f` is the path of
-    /// `zb_health_spec::facts`; `timeout`, `orchestrator` and `detection`
-    /// are the bounds and the deadline as expressions.
-    pub fn holds_tokens(
-        self,
-        f: &TokenStream,
-        meta: &TokenStream,
-        timeout: &TokenStream,
-        orchestrator: &TokenStream,
-        detection: &TokenStream,
-    ) -> TokenStream {
+    /// (`meta`), at the manifest.
+    pub fn holds_tokens(self, krate: &TokenStream, meta: &TokenStream, b: Bounds) -> TokenStream {
+        let f = quote!(#krate::__private::facts);
+        // The deadline the registry will run it with: a default one is
+        // derived below the orchestrator's, so only a stated one can break R5.
+        let stated = optional_duration(b.orchestrator, krate);
+        let timeout = quote!(#f::attribute_timeout(#meta.settings.timeout, #stated));
+        let orchestrator = b.orchestrator.map(|o| DurationTokens(o, krate));
+        let detection = DurationTokens(b.detection, krate);
         let p = quote!(#meta.settings.policy);
         match self {
             Limit::Orchestrator => quote!(#f::fits_orchestrator(#timeout, #orchestrator)),
