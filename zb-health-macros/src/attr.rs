@@ -238,52 +238,48 @@ fn struct_probe(
 /// rule is an error at its own token; `true` if none is.
 fn check_fn(f: &syn::ItemFn, settings: &Settings, errors: &Ctxt) -> bool {
     let sig = &f.sig;
-    let ident = &sig.ident;
-    let mut ok = true;
-    let mut fail = |span: Span, message: &str, help: String| {
-        errors.help(span, message, &help);
-        ok = false;
-    };
-    let shape = format!("`async fn {ident}() -> ProbeOutcome`");
+    let shape = format!("`async fn {}() -> ProbeOutcome`", sig.ident);
     let state = "a probe that needs state is a struct holding it: #[zb_health] on the struct, `impl Probe` for it, and `type:` in the manifest, which adds its `HealthDeps` field";
-    if sig.asyncness.is_none() {
-        fail(
-            sig.fn_token.span,
+    let blocking = "for blocking code, declare a struct with `blocking = true` that implements `BlockingProbe`";
+    let generic = !sig.generics.params.is_empty() || sig.generics.where_clause.is_some();
+    // Each rule: where it is broken, if it is, what is wrong and the fix.
+    let rules = [
+        (
+            sig.asyncness.is_none().then_some(sig.fn_token.span),
             "a #[zb_health] fn must be `async`",
-            format!(
-                "write {shape}; for blocking code, declare a struct with `blocking = true` that implements `BlockingProbe`"
-            ),
-        );
-    }
-    if !sig.inputs.is_empty() {
-        fail(
-            sig.inputs.span(),
+            format!("write {shape}; {blocking}"),
+        ),
+        (
+            (!sig.inputs.is_empty()).then(|| sig.inputs.span()),
             "a #[zb_health] async fn takes no arguments",
             format!("write {shape}; {state}"),
-        );
-    }
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        fail(
-            sig.generics.span(),
+        ),
+        (
+            generic.then(|| sig.generics.span()),
             "a #[zb_health] async fn has no generic parameters",
             format!("write {shape}; {state}"),
-        );
-    }
-    if matches!(sig.output, syn::ReturnType::Default) {
-        fail(
-            sig.paren_token.span.join(),
+        ),
+        (
+            matches!(sig.output, syn::ReturnType::Default).then(|| sig.paren_token.span.join()),
             "a #[zb_health] async fn returns its `ProbeOutcome`",
             format!(
                 "write {shape}: `Ok(ProbeResult::healthy())`, or an error the `?` operator converts"
             ),
-        );
-    }
-    if let (Some(true), Some(span)) = (settings.blocking, settings.span("blocking")) {
-        fail(
-            span,
+        ),
+        (
+            settings
+                .span("blocking")
+                .filter(|_| settings.blocking == Some(true)),
             "`blocking = true` is for a probe struct, not an async fn",
-            "remove it: an async fn runs on the async runtime; for blocking code, declare a struct with `blocking = true` that implements `BlockingProbe`".to_owned(),
-        );
+            format!("remove it: an async fn runs on the async runtime; {blocking}"),
+        ),
+    ];
+    let mut ok = true;
+    for (span, message, help) in rules {
+        if let Some(span) = span {
+            errors.help(span, message, &help);
+            ok = false;
+        }
     }
     ok
 }
