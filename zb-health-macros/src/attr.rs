@@ -434,8 +434,8 @@ pub fn limits(input: TokenStream) -> TokenStream {
                 "{}:{}: the manifest entry of `{}`, which sets this limit",
                 input.file, input.at, input.ty
             );
-            let text = l.text(&input.ty, input.bounds);
-            let message = crate::errors::render(l.rule(), &text, l.help(), Some(&note));
+            let (rule, text, help) = l.violation(&input.ty, input.bounds);
+            let message = crate::errors::render(rule, &text, help, Some(&note));
             syn::Error::new(span, message).to_compile_error()
         })
         .collect()

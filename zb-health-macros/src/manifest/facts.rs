@@ -101,12 +101,8 @@ pub fn custom_facts(
         out.push(ty.limits_callback(site, p, b));
     } else {
         for limit in Limit::ALL.into_iter().filter(|l| l.applies(b)) {
-            let msg = site.message(
-                limit.rule(),
-                p.location,
-                limit.text(tyname, b),
-                limit.help(),
-            );
+            let (rule, text, help) = limit.violation(tyname, b);
+            let msg = site.message(rule, p.location, text, help);
             let ok = limit.holds_tokens(krate, &meta, b);
             out.push(site.fact(&ty.ident(), limit.fact(), quote!(#missing || #ok), &msg));
         }
