@@ -41,13 +41,6 @@ fn keys() -> impl Iterator<Item = &'static str> {
     PROBE_SETTING_KEYS.into_iter().chain(["blocking", "crate"])
 }
 
-/// The `tags` as parsed: the tags that are known, with their spans, and
-/// whether every element was a known tag.
-struct Tags {
-    known: Vec<(Tag, Span)>,
-    complete: bool,
-}
-
 /// The attribute's settings: the spec's model of them, filled from what
 /// parsed, defaults for the rest (an unparsed key is reported where it is
 /// written); and the keys written, each with its value's span once that
@@ -57,7 +50,8 @@ struct Tags {
 struct Settings {
     written: Vec<(String, Option<Span>)>,
     name: Option<String>,
-    tags: Option<Tags>,
+    /// The known tags, each at its token.
+    tags: Vec<(Tag, Span)>,
     values: ProbeSettings,
     blocking: Option<bool>,
     krate: Option<syn::Path>,
@@ -108,7 +102,10 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             None
         }
     };
-    let settings = parse_settings(args, &errors, &mut sink);
+    let settings = parse_settings(args, &mut sink).unwrap_or_else(|e| {
+        errors.push(e);
+        Settings::default()
+    });
     let Some(item) = item else {
         // Keep the user's item so that follow-on errors stay about it.
         errors.violations(sink);
@@ -164,12 +161,8 @@ fn check_settings(s: &Settings, ident: &syn::Ident, sink: &mut Violations<Span>)
             sink,
         ),
     }
-    // Unknown tags were reported; an all-unknown list is not also "no
-    // tags" (R13), and nothing else is guessed.
-    if let (Some(tags), Some(span)) = (&s.tags, s.span("tags"))
-        && (tags.complete || !tags.known.is_empty())
-    {
-        check_probe_tags(&name, &tags.known, span, sink);
+    if let Some(span) = s.span("tags") {
+        check_probe_tags(&name, &s.tags, span, sink);
     }
     let (tags, p) = (s.values.tags, s.values.policy);
     if let Some((timeout, span)) = s.at(s.values.timeout, "timeout") {
@@ -245,52 +238,48 @@ fn struct_probe(
 /// rule is an error at its own token; `true` if none is.
 fn check_fn(f: &syn::ItemFn, settings: &Settings, errors: &Ctxt) -> bool {
     let sig = &f.sig;
-    let ident = &sig.ident;
-    let mut ok = true;
-    let mut fail = |span: Span, message: &str, help: String| {
-        errors.help(span, message, &help);
-        ok = false;
-    };
-    let shape = format!("`async fn {ident}() -> ProbeOutcome`");
+    let shape = format!("`async fn {}() -> ProbeOutcome`", sig.ident);
     let state = "a probe that needs state is a struct holding it: #[zb_health] on the struct, `impl Probe` for it, and `type:` in the manifest, which adds its `HealthDeps` field";
-    if sig.asyncness.is_none() {
-        fail(
-            sig.fn_token.span,
+    let blocking = "for blocking code, declare a struct with `blocking = true` that implements `BlockingProbe`";
+    let generic = !sig.generics.params.is_empty() || sig.generics.where_clause.is_some();
+    // Each rule: where it is broken, if it is, what is wrong and the fix.
+    let rules = [
+        (
+            sig.asyncness.is_none().then_some(sig.fn_token.span),
             "a #[zb_health] fn must be `async`",
-            format!(
-                "write {shape}; for blocking code, declare a struct with `blocking = true` that implements `BlockingProbe`"
-            ),
-        );
-    }
-    if !sig.inputs.is_empty() {
-        fail(
-            sig.inputs.span(),
+            format!("write {shape}; {blocking}"),
+        ),
+        (
+            (!sig.inputs.is_empty()).then(|| sig.inputs.span()),
             "a #[zb_health] async fn takes no arguments",
             format!("write {shape}; {state}"),
-        );
-    }
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        fail(
-            sig.generics.span(),
+        ),
+        (
+            generic.then(|| sig.generics.span()),
             "a #[zb_health] async fn has no generic parameters",
             format!("write {shape}; {state}"),
-        );
-    }
-    if matches!(sig.output, syn::ReturnType::Default) {
-        fail(
-            sig.paren_token.span.join(),
+        ),
+        (
+            matches!(sig.output, syn::ReturnType::Default).then(|| sig.paren_token.span.join()),
             "a #[zb_health] async fn returns its `ProbeOutcome`",
             format!(
                 "write {shape}: `Ok(ProbeResult::healthy())`, or an error the `?` operator converts"
             ),
-        );
-    }
-    if let (Some(true), Some(span)) = (settings.blocking, settings.span("blocking")) {
-        fail(
-            span,
+        ),
+        (
+            settings
+                .span("blocking")
+                .filter(|_| settings.blocking == Some(true)),
             "`blocking = true` is for a probe struct, not an async fn",
-            "remove it: an async fn runs on the async runtime; for blocking code, declare a struct with `blocking = true` that implements `BlockingProbe`".to_owned(),
-        );
+            format!("remove it: an async fn runs on the async runtime; {blocking}"),
+        ),
+    ];
+    let mut ok = true;
+    for (span, message, help) in rules {
+        if let Some(span) = span {
+            errors.help(span, message, &help);
+            ok = false;
+        }
     }
     ok
 }
@@ -425,10 +414,7 @@ pub fn limits(input: TokenStream) -> TokenStream {
         Ok(i) => i,
         Err(e) => return e.to_compile_error(),
     };
-    let scratch = Ctxt::new();
-    let mut ignored = Violations::new();
-    let settings = parse_settings(input.args.clone(), &scratch, &mut ignored);
-    drop(scratch.check());
+    let settings = parse_settings(input.args.clone(), &mut Violations::new()).unwrap_or_default();
     let whole = input
         .args
         .clone()
@@ -448,22 +434,18 @@ pub fn limits(input: TokenStream) -> TokenStream {
                 "{}:{}: the manifest entry of `{}`, which sets this limit",
                 input.file, input.at, input.ty
             );
-            let text = l.text(&input.ty, input.bounds);
-            let message = crate::errors::render(l.rule(), &text, l.help(), Some(&note));
+            let (rule, text, help) = l.violation(&input.ty, input.bounds);
+            let message = crate::errors::render(rule, &text, help, Some(&note));
             syn::Error::new(span, message).to_compile_error()
         })
         .collect()
 }
 
-fn parse_settings(args: TokenStream, errors: &Ctxt, sink: &mut Violations<Span>) -> Settings {
+/// The attribute's settings, each broken one reported into `sink`; `Err`
+/// if the arguments are not a list of settings at all.
+fn parse_settings(args: TokenStream, sink: &mut Violations<Span>) -> syn::Result<Settings> {
     let mut s = Settings::default();
-    let metas = match Punctuated::<Meta, Token![,]>::parse_terminated.parse2(args) {
-        Ok(m) => m,
-        Err(e) => {
-            errors.push(e);
-            return s;
-        }
-    };
+    let metas = Punctuated::<Meta, Token![,]>::parse_terminated.parse2(args)?;
     for meta in metas {
         let Meta::NameValue(nv) = &meta else {
             sink.push(
@@ -497,10 +479,12 @@ fn parse_settings(args: TokenStream, errors: &Ctxt, sink: &mut Violations<Span>)
                 s.name = Some(lit.value());
                 lit.span()
             }),
-            "tags" => parse_tags(value, sink).map(|tags| {
-                s.values.tags = tags.known.iter().map(|(t, _)| *t).collect();
-                s.tags = Some(tags);
-                value.span()
+            "tags" => parse_tags(value, sink).and_then(|(known, complete)| {
+                s.values.tags = known.iter().map(|(t, _)| *t).collect();
+                s.tags = known;
+                // Unknown tags were reported; an all-unknown list is not
+                // also "no tags" (R13), and nothing else is guessed.
+                (complete || !s.tags.is_empty()).then(|| value.span())
             }),
             "failure_threshold" | "success_threshold" => {
                 let t = &mut s.values.policy.threshold;
@@ -600,10 +584,11 @@ fn parse_settings(args: TokenStream, errors: &Ctxt, sink: &mut Violations<Span>)
             s.written.push((key, parsed));
         }
     }
-    s
+    Ok(s)
 }
 
-fn parse_tags(value: &Expr, sink: &mut Violations<Span>) -> Option<Tags> {
+/// The known tags, each at its token, and whether every element was one.
+fn parse_tags(value: &Expr, sink: &mut Violations<Span>) -> Option<(Vec<(Tag, Span)>, bool)> {
     let Expr::Array(array) = value else {
         sink.push(
             Rule::ValueType,
@@ -613,16 +598,13 @@ fn parse_tags(value: &Expr, sink: &mut Violations<Span>) -> Option<Tags> {
         );
         return None;
     };
-    let mut tags = Tags {
-        known: Vec::new(),
-        complete: true,
-    };
+    let (mut known, mut complete) = (Vec::new(), true);
     for elem in &array.elems {
         let word = path_word(elem).unwrap_or_else(|| elem.to_token_stream().to_string());
         match Tag::parse(&word) {
-            Ok(t) => tags.known.push((t, elem.span())),
+            Ok(t) => known.push((t, elem.span())),
             Err(unknown) => {
-                tags.complete = false;
+                complete = false;
                 sink.push(
                     Rule::Unknown,
                     elem.span(),
@@ -635,7 +617,7 @@ fn parse_tags(value: &Expr, sink: &mut Violations<Span>) -> Option<Tags> {
             }
         }
     }
-    Some(tags)
+    Some((known, complete))
 }
 
 /// The literal `pick` takes from `value`, or R15 at the value, saying it

@@ -13,23 +13,19 @@ use crate::tokens::{HealthStatusTokens, MembershipPolicyTokens, OptionTokens, Pr
 /// transport, active node and the gate all see one view.
 pub const CLUSTER_FIELD: &str = "cluster_view";
 
-/// The runtime feature a kind needs.
+/// The runtime feature a kind needs: most are named like the kind.
 pub fn feature(kind: &ProbeKind) -> Option<&'static str> {
     match kind {
-        ProbeKind::Database => Some("database"),
-        ProbeKind::Grpc => Some("grpc"),
+        ProbeKind::Custom { .. } => None,
         ProbeKind::Http { .. } => Some("http-probe"),
-        ProbeKind::Disk { .. } => Some("disk"),
-        ProbeKind::Redis { .. } => Some("redis"),
         ProbeKind::Certificate {
             source: CertificateSource::Address { .. },
             ..
         } => Some("certificate-handshake"),
-        ProbeKind::Certificate { .. } => Some("certificate"),
         ProbeKind::ClusterMembership { .. }
         | ProbeKind::ClusterTransport { .. }
         | ProbeKind::ActiveNode { .. } => Some("cluster"),
-        ProbeKind::Custom { .. } => None,
+        other => Some(other.as_str()),
     }
 }
 

@@ -22,6 +22,8 @@ use zb_health_spec::Rule;
 use zb_health_spec::facts;
 use zb_health_spec::settings::ProbeSettings;
 
+use crate::tokens::{DurationTokens, optional_duration};
+
 /// One limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Limit {
@@ -69,26 +71,6 @@ impl Limit {
         }
     }
 
-    /// The rule it is.
-    pub fn rule(self) -> Rule {
-        match self {
-            Limit::Orchestrator => Rule::Duration,
-            Limit::Detection => Rule::MaxAgeFitsDetection,
-            Limit::Threshold => Rule::ThresholdFitsDetection,
-            Limit::RestartAfter => Rule::RestartAfter,
-        }
-    }
-
-    /// The fix.
-    pub fn help(self) -> &'static str {
-        match self {
-            Limit::Orchestrator => facts::ORCHESTRATOR_HELP,
-            Limit::Detection => facts::DETECTION_HELP,
-            Limit::Threshold => zb_health_spec::rules::THRESHOLD_HELP,
-            Limit::RestartAfter => zb_health_spec::rules::RESTART_DETECTION_HELP,
-        }
-    }
-
     /// The attribute keys that can break it, the first written one being
     /// where the error points.
     pub fn keys(self) -> &'static [&'static str] {
@@ -100,22 +82,39 @@ impl Limit {
         }
     }
 
-    /// What is wrong, for the probe type written `tyname`.
-    pub fn text(self, tyname: &str, b: Bounds) -> String {
+    /// What breaking it is, for the probe type written `tyname`: the rule,
+    /// what is wrong, and the fix.
+    pub fn violation(self, tyname: &str, b: Bounds) -> (Rule, String, &'static str) {
         let detection = b.detection.as_millis();
         match self {
-            Limit::Orchestrator => format!(
-                "the #[zb_health] timeout of `{tyname}` is not below the orchestrator's probe timeout of {} ms",
-                b.orchestrator.unwrap_or_default().as_millis()
+            Limit::Orchestrator => (
+                Rule::Duration,
+                format!(
+                    "the #[zb_health] timeout of `{tyname}` is not below the orchestrator's probe timeout of {} ms",
+                    b.orchestrator.unwrap_or_default().as_millis()
+                ),
+                facts::ORCHESTRATOR_HELP,
             ),
-            Limit::Detection => format!(
-                "the #[zb_health] `cache`, `refresh` or `max_staleness` of `{tyname}` lets a result reach the orchestrator's detection time of {detection} ms"
+            Limit::Detection => (
+                Rule::MaxAgeFitsDetection,
+                format!(
+                    "the #[zb_health] `cache`, `refresh` or `max_staleness` of `{tyname}` lets a result reach the orchestrator's detection time of {detection} ms"
+                ),
+                facts::DETECTION_HELP,
             ),
-            Limit::Threshold => format!(
-                "the #[zb_health] `failure_threshold` or `failing_for` of `{tyname}` can hold a failure back longer than the orchestrator's detection time of {detection} ms"
+            Limit::Threshold => (
+                Rule::ThresholdFitsDetection,
+                format!(
+                    "the #[zb_health] `failure_threshold` or `failing_for` of `{tyname}` can hold a failure back longer than the orchestrator's detection time of {detection} ms"
+                ),
+                zb_health_spec::rules::THRESHOLD_HELP,
             ),
-            Limit::RestartAfter => format!(
-                "the #[zb_health] `restart_after` of `{tyname}` is not longer than the orchestrator's detection time of {detection} ms"
+            Limit::RestartAfter => (
+                Rule::RestartAfter,
+                format!(
+                    "the #[zb_health] `restart_after` of `{tyname}` is not longer than the orchestrator's detection time of {detection} ms"
+                ),
+                zb_health_spec::rules::RESTART_DETECTION_HELP,
             ),
         }
     }
@@ -144,17 +143,15 @@ impl Limit {
     }
 
     /// The same comparison as a `const` expression over a `ProbeMeta`
-    /// (`meta`), at the manifest. `f` is the path of
-    /// `zb_health_spec::facts`; `timeout`, `orchestrator` and `detection`
-    /// are the bounds and the deadline as expressions.
-    pub fn holds_tokens(
-        self,
-        f: &TokenStream,
-        meta: &TokenStream,
-        timeout: &TokenStream,
-        orchestrator: &TokenStream,
-        detection: &TokenStream,
-    ) -> TokenStream {
+    /// (`meta`), at the manifest.
+    pub fn holds_tokens(self, krate: &TokenStream, meta: &TokenStream, b: Bounds) -> TokenStream {
+        let f = quote!(#krate::__private::facts);
+        // The deadline the registry will run it with: a default one is
+        // derived below the orchestrator's, so only a stated one can break R5.
+        let stated = optional_duration(b.orchestrator, krate);
+        let timeout = quote!(#f::attribute_timeout(#meta.settings.timeout, #stated));
+        let orchestrator = b.orchestrator.map(|o| DurationTokens(o, krate));
+        let detection = DurationTokens(b.detection, krate);
         let p = quote!(#meta.settings.policy);
         match self {
             Limit::Orchestrator => quote!(#f::fits_orchestrator(#timeout, #orchestrator)),

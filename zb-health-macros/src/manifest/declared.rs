@@ -29,7 +29,7 @@ impl Declared {
     /// What `items` declare; `attrs` are the module's inner attributes.
     pub fn of(attrs: &[syn::Attribute], items: &[syn::Item]) -> Self {
         let mut d = Declared {
-            open: !attrs.iter().all(inert),
+            open: !attrs.iter().all(|a| inert(&a.meta)),
             ..Declared::default()
         };
         for item in items {
@@ -98,7 +98,7 @@ impl Declared {
         if let Some(n) = name {
             self.declare(n);
         }
-        if !attrs.iter().all(inert) {
+        if !attrs.iter().all(|a| inert(&a.meta)) {
             self.open = true;
         }
     }
@@ -201,14 +201,6 @@ pub fn calls_anywhere(tokens: proc_macro2::TokenStream, out: &mut Vec<String>) {
     }
 }
 
-/// Attributes that add no item: the compiler's built-in ones, tool
-/// attributes, the standard derives, `#[zb_health]` (a trait impl and a
-/// macro named like the struct), and the async runtimes' entry points,
-/// which rewrite their function only.
-pub fn inert(attr: &syn::Attribute) -> bool {
-    inert_meta(&attr.meta)
-}
-
 const BUILT_IN: &[&str] = &[
     "allow",
     "automatically_derived",
@@ -269,7 +261,11 @@ const STD_DERIVES: &[&str] = &[
     "Hash",
 ];
 
-fn inert_meta(meta: &syn::Meta) -> bool {
+/// Whether an attribute (its meta) adds no item: the compiler's built-in
+/// ones, tool attributes, the standard derives, `#[zb_health]` (a trait
+/// impl and a macro named like the struct), and the async runtimes' entry
+/// points, which rewrite their function only.
+pub fn inert(meta: &syn::Meta) -> bool {
     let path = meta.path();
     let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
     let joined = segments.join("::");
@@ -287,7 +283,7 @@ fn inert_meta(meta: &syn::Meta) -> bool {
             };
             // The condition, then the attributes it applies.
             list.parse_args_with(Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated)
-                .is_ok_and(|metas| metas.iter().skip(1).all(inert_meta))
+                .is_ok_and(|metas| metas.iter().skip(1).all(inert))
         }
         [one] => BUILT_IN.contains(&one.as_str()),
         [first, .., last] => {

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use proc_macro2::TokenStream;
-use quote::{ToTokens, quote};
+use quote::quote;
 use zb_health_spec::manifest::{Located, Location, Manifest, ProbeDecl};
 use zb_health_spec::vocab::PROBE_SETTING_KEYS;
 use zb_health_spec::{Rule, facts};
@@ -15,7 +15,7 @@ use zb_health_spec::{Rule, facts};
 use super::custom::CustomType;
 use crate::limits::{Bounds, Limit};
 use crate::site::{Site, named_by_attribute};
-use crate::tokens::{DurationTokens, FailureStatusTokens, TagTokens, optional_duration};
+use crate::tokens::{DurationTokens, FailureStatusTokens, TagTokens};
 
 /// R7, R5, R19, R20 and R27 for a custom probe: what the manifest states about it
 /// must match its attribute, one item per key it states, its attribute
@@ -36,10 +36,6 @@ pub fn custom_facts(
     let missing = &ty.missing;
     let tyname = &ty.written;
     let f = quote!(#krate::__private::facts);
-    // The deadline the registry will run it with: a default one is
-    // derived below the orchestrator's, so only a stated one can break R5.
-    let orchestrator = optional_duration(m.orchestrator_timeout.map(|t| t.value), krate);
-    let timeout = quote!(#f::attribute_timeout(#meta.settings.timeout, #orchestrator));
     let mut out = Vec::new();
     // Each key the entry states, with where and the comparison.
     let duration = |d: &Option<Located<Duration>>, field: TokenStream| {
@@ -104,19 +100,10 @@ pub fn custom_facts(
     if at_attribute {
         out.push(ty.limits_callback(site, p, b));
     } else {
-        let d = DurationTokens(b.detection, krate);
-        let o = b
-            .orchestrator
-            .map(|o| DurationTokens(o, krate).to_token_stream())
-            .unwrap_or_default();
         for limit in Limit::ALL.into_iter().filter(|l| l.applies(b)) {
-            let msg = site.message(
-                limit.rule(),
-                p.location,
-                limit.text(tyname, b),
-                limit.help(),
-            );
-            let ok = limit.holds_tokens(&f, &meta, &timeout, &o, &d.to_token_stream());
+            let (rule, text, help) = limit.violation(tyname, b);
+            let msg = site.message(rule, p.location, text, help);
+            let ok = limit.holds_tokens(krate, &meta, b);
             out.push(site.fact(&ty.ident(), limit.fact(), quote!(#missing || #ok), &msg));
         }
     }

@@ -106,12 +106,11 @@ pub struct Loaded {
 impl Source {
     /// Reads the manifest; an unreadable file is an R8 error at the path.
     pub fn load(&self, caller: Option<&Path>) -> syn::Result<Loaded> {
-        let (Source::File(lit) | Source::Inline(lit)) = self;
-        let (text, file_label, tracked) = match self {
-            Source::Inline(_) => (lit.value(), "<inline manifest>".to_owned(), None),
-            Source::File(_) => {
+        let (text, file_label, tracked, lit) = match self {
+            Source::Inline(lit) => (lit.value(), "<inline manifest>".to_owned(), None, lit),
+            Source::File(lit) => {
                 let (path, text) = read(lit, caller).map_err(|m| syn::Error::new(lit.span(), m))?;
-                (text, lit.value(), Some(path))
+                (text, lit.value(), Some(path), lit)
             }
         };
         let span = lit.span();

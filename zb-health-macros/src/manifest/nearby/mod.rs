@@ -99,21 +99,18 @@ pub fn hint(written: &syn::Path, found: &[Found]) -> Option<String> {
     let (last, parent) = idents.split_last()?;
     // `crate::a::X` names module `a`; `X` or `self::X` the caller's, which
     // the scan cannot place, so any module is as good.
-    let module: Option<&[String]> = match parent.first().map(String::as_str) {
-        Some("crate") => Some(&parent[1..]),
-        _ => None,
-    };
+    let module = place(written, None).map(|(module, _)| module);
     let written_text = idents.join("::");
     // The same name in another module: the path was wrong, not the name.
     if let Some(same) = found
         .iter()
-        .find(|f| f.name == *last && module != Some(&f.module[..]))
+        .find(|f| f.name == *last && module.as_ref() != Some(&f.module))
     {
         return Some(same.path()).filter(|p| *p != written_text);
     }
     let near = suggest::did_you_mean(last, found.iter().map(|f| f.name.as_str()))?;
     let f = found.iter().find(|f| f.name == near)?;
-    let path = if module.is_none() || module == Some(&f.module[..]) {
+    let path = if module.as_ref().is_none_or(|m| *m == f.module) {
         // Written as the user wrote it, with the name mended.
         let mut mended = parent.to_vec();
         mended.push(f.name.clone());

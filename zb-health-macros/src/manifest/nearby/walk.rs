@@ -201,7 +201,7 @@ impl CrateSource {
                     declared.open |= m
                         .attrs
                         .iter()
-                        .any(|a| !declared::inert(a) || a.path().is_ident("path"));
+                        .any(|a| !declared::inert(&a.meta) || a.path().is_ident("path"));
                     self.modules.push(Module {
                         path: nested.clone(),
                         file: file.to_owned(),
@@ -215,7 +215,7 @@ impl CrateSource {
                     self.file(&child, nested.clone(), public, &child_dir);
                     // A `cfg_attr` may move the file: its names decide
                     // nothing.
-                    if !m.attrs.iter().all(declared::inert)
+                    if !m.attrs.iter().all(|a| declared::inert(&a.meta))
                         && let Some(read) = self.modules.iter_mut().find(|r| r.path == nested)
                     {
                         read.declared.open = true;
