@@ -6,11 +6,10 @@ use std::time::Duration;
 use super::super::tree::{Node, Value, shown};
 use super::values::subject_name;
 use super::{Field, Fields, Reader, Settings, Written};
-use crate::manifest::{
-    ActiveScope, Located, Location, MajorityGuard, ProbeDecl, ProbeKind, effective_timeout,
-};
+use crate::manifest::{ActiveScope, Located, Location, MajorityGuard, ProbeDecl, ProbeKind};
 use crate::{
     FailureStatus, HealthStatus, MembershipPolicy, Rule, Tag,
+    facts::attribute_timeout,
     rules::{check_role_preference, missing_key},
     settings::SettingsAt,
     suggest::{all_of, hint, one_of},
@@ -524,9 +523,10 @@ impl Reader {
     }
 
     /// `timeout` of a probe, and the deadline it will really run with
-    /// ([`effective_timeout`]), which R19 counts (a background result's
-    /// default maximum age includes it), with where it was written when R5
-    /// checks it. A `custom` probe without its own `timeout` runs with its
+    /// (its own, else `defaults.timeout`, else the default for the
+    /// orchestrator timeout, as [`ProbeDecl::effective_timeout`] resolves
+    /// it), which R19 counts (a background result's default maximum age
+    /// includes it), with where it was written when R5 checks it. A `custom` probe without its own `timeout` runs with its
     /// attribute's deadline, which only the generated code can see; it
     /// checks R5 there.
     fn probe_timeout(
@@ -537,19 +537,14 @@ impl Reader {
     ) -> (Option<Located<Duration>>, (Duration, Option<Location>)) {
         let written = self.written(fields, "timeout", Self::duration);
         let own = written.valid();
-        let deadline = effective_timeout(
-            own.as_ref(),
-            settings.default_timeout.as_ref(),
-            settings.orchestrator,
-        );
+        let stated = own.or(settings.default_timeout);
+        let deadline = attribute_timeout(stated.map(|t| t.value), settings.orchestrator);
         let checked = match written {
             Written::Invalid => false,
             Written::Valid(_) => true,
             Written::Absent => !custom && !settings.default_timeout_reported,
         };
-        let written_at = own
-            .or(settings.default_timeout)
-            .map_or(fields.loc, |t| t.location);
+        let written_at = stated.map_or(fields.loc, |t| t.location);
         (own, (deadline, checked.then_some(written_at)))
     }
 }
