@@ -1,12 +1,14 @@
 //! One probe's settings, modelled once: what a manifest entry and a
 //! `#[zb_health]` attribute declare, what `ProbeMeta` carries, what a
-//! registration holds and what the executor runs by. [`ProbeSettings::check`]
-//! applies every rule that concerns the settings alone.
+//! registration holds and what the executor runs by. [`SettingsAt::check`]
+//! applies every rule that concerns the settings alone, each at where the
+//! setting was written: a registration's through [`ProbeSettings::check`],
+//! the manifest reader's at each key's YAML location.
 //!
 //! A new setting is a field here (with its default in
-//! [`ProbeSettings::DEFAULT`] or [`ExecutionPolicy::DEFAULT`]), its key in
-//! the manifest reader and the attribute, and its rule in [`crate::rules`],
-//! called from [`ProbeSettings::check`].
+//! [`ProbeSettings::DEFAULT`] or [`ExecutionPolicy::DEFAULT`]) and in
+//! [`SettingsAt`], its key in the manifest reader and the attribute, and
+//! its rule in [`crate::rules`], called from [`SettingsAt::check`].
 
 use std::time::Duration;
 

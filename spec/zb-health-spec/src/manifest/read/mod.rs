@@ -13,8 +13,9 @@
 //! list of `(key, value)` pairs and each key is looked up in the section's
 //! known keys, so an unknown key is one R4 violation and never stops the read.
 //! Wrong types are R15 at the value. Every spec rule is the shared function of
-//! `crate::rules` (or `crate::grpc`); these files only find the values and
-//! their locations.
+//! `crate::rules` (or `crate::grpc`), a probe's settings all through
+//! `crate::settings::SettingsAt::check`, the registry's checker too; these
+//! files only find the values and their locations.
 
 mod certificate;
 mod disk;
