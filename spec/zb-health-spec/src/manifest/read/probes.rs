@@ -145,7 +145,9 @@ impl Reader {
         let policy = !custom && kind_id.is_some() && effective_tags.is_some();
         SettingsAt {
             name: declared.as_ref().map(|n| n.location),
-            written_tags: (tags.as_ref().zip(tags_field))
+            written_tags: tags
+                .as_ref()
+                .zip(tags_field)
                 .map(|(tags, f)| (tags.iter().map(|t| t.pair()).collect(), f.node.loc)),
             tags: effective_tags,
             deadline,
