@@ -321,17 +321,7 @@ impl Reader {
         let Some(section) = self.section(top, "management", &MANAGEMENT_KEYS) else {
             return (None, [None; 3], [None; 3]);
         };
-        let disclosure = self
-            .value(&section, "disclosure", |r, what, node| {
-                Some(r.disclosure(what, node))
-            })
-            .unwrap_or_default();
-        let public = disclosure.map(|d| d.map(|d| d.value).unwrap_or_default());
-        let authorized = self
-            .value(&section, "authorized", |r, what, node| {
-                Some(r.authorized(what, node, public))
-            })
-            .unwrap_or_default();
+        let (disclosure, authorized) = self.levels(&section);
         // `disclosure` and `authorized` need the port (R11).
         let levels = disclosure.iter().chain(&authorized).flatten();
         if let (None, Some(at)) = (section.get("port"), levels.map(|d| d.location).next()) {
