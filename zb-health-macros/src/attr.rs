@@ -17,14 +17,10 @@ use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Lit, Meta, Token};
-use zb_health_spec::settings::ProbeSettings;
+use zb_health_spec::settings::{ProbeSettings, SettingsAt};
 use zb_health_spec::{
     FailureStatus, Rule, Tag, Violations,
-    rules::{
-        check_active_not_optional, check_duration_text, check_execution_policy_at, check_name,
-        check_probe_tags, check_restart_after, check_shared, check_threshold, check_timeout,
-        missing_key,
-    },
+    rules::{check_duration_text, missing_key},
     suggest::{did_you_mean, hint, one_of},
     vocab::{Keyword, PROBE_SETTING_KEYS},
 };
@@ -144,14 +140,15 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// The spec rules over the attribute's settings, the same for a struct
-/// and an `async fn`; the probe's name (empty when it did not parse).
+/// and an `async fn`: the one checker of a probe's settings
+/// ([`SettingsAt::check`]), each setting at its value's span, without an
+/// orchestrator timeout or a detection time (limits a manifest sets,
+/// `crate::limits`); the probe's name (empty when it did not parse).
 fn check_settings(s: &Settings, ident: &syn::Ident, sink: &mut Violations<Span>) -> String {
     let name = s.name.clone().unwrap_or_default();
-    match s.span("name") {
-        Some(span) => check_name(&name, span, sink),
-        // Written but not a string literal: reported where it is.
-        None if s.written("name") => {}
-        None => missing_key(
+    // A name written but not as a string literal is reported where it is.
+    if !s.written("name") {
+        missing_key(
             "#[zb_health] needs a `name`",
             format!(
                 "write #[zb_health(name = \"{}\")]; the name keys the probe's entry in the JSON body",
@@ -159,39 +156,30 @@ fn check_settings(s: &Settings, ident: &syn::Ident, sink: &mut Violations<Span>)
             ),
             Span::call_site(),
             sink,
+        );
+    }
+    let (v, p, t) = (s.values, s.values.policy, s.values.policy.threshold);
+    SettingsAt {
+        name: s.span("name"),
+        // Unknown tags were reported, and `tags` has no span when none
+        // was known (`parse_settings`).
+        written_tags: s.span("tags").map(|at| (s.tags.clone(), at)),
+        tags: Some(v.tags),
+        deadline: (
+            v.resolved_timeout(None),
+            s.at(v.timeout, "timeout").map(|t| t.1),
         ),
+        failure_status: s.at(Some(v.failure_status), "failure_status"),
+        cache: s.at(p.cache, "cache"),
+        refresh: s.at(p.refresh, "refresh"),
+        max_staleness: s.at(p.max_staleness, "max_staleness"),
+        failures: s.at(t.failures, "failure_threshold"),
+        failing_for: s.at(t.failing_for, "failing_for"),
+        successes: s.at(t.successes, "success_threshold"),
+        shared: s.at(Some(p.shared), "shared"),
+        restart_after: s.at(p.restart_after, "restart_after"),
     }
-    if let Some(span) = s.span("tags") {
-        check_probe_tags(&name, &s.tags, span, sink);
-    }
-    let (tags, p) = (s.values.tags, s.values.policy);
-    if let Some((timeout, span)) = s.at(s.values.timeout, "timeout") {
-        check_timeout(&name, timeout, None, span, sink);
-    }
-    if let Some(span) = s.span("failure_status") {
-        check_active_not_optional(&name, tags, s.values.failure_status, span, sink);
-    }
-    // R5, R16, R17 with the attribute's tags: the one rule the runtime
-    // builder and the manifest apply.
-    let cache = s.at(p.cache, "cache");
-    let refresh = s.at(p.refresh, "refresh");
-    let max_staleness = s.at(p.max_staleness, "max_staleness");
-    check_execution_policy_at(&name, tags, cache, refresh, max_staleness, sink);
-    // R20 without a detection time (the manifest has it): a zero count.
-    // The hold itself is a limit the manifest sets (`crate::limits`).
-    let t = p.threshold;
-    let failures = s.at(t.failures, "failure_threshold");
-    let successes = s.at(t.successes, "success_threshold");
-    let failing_for = s.at(t.failing_for, "failing_for");
-    check_threshold(&name, failures, failing_for, successes, None, None, sink);
-    if let Some(span) = s.span("shared").filter(|_| p.shared) {
-        check_shared(&name, tags, span, sink);
-    }
-    // R27 without a detection time (a limit the manifest sets checks
-    // it): on `ready` alone, and shared.
-    if let Some(r) = s.at(p.restart_after, "restart_after") {
-        check_restart_after(&name, r, Some(tags), Some(p.shared), None, sink);
-    }
+    .check(&name, None, None, sink);
     name
 }
 

@@ -72,15 +72,6 @@ impl HealthStatus {
         if self.is_serving() { 200 } else { 503 }
     }
 
-    /// The manifest spelling: `healthy`, `degraded`, `unhealthy`.
-    pub const fn keyword(self) -> &'static str {
-        match self {
-            Self::Healthy => "healthy",
-            Self::Degraded => "degraded",
-            Self::Unhealthy => "unhealthy",
-        }
-    }
-
     /// Parses the manifest spelling, exactly and lower-case, as
     /// [`FailureStatus::parse`] does; the capitalised [`as_str`](Self::as_str)
     /// form is the JSON body's, never the manifest's.
@@ -93,8 +84,13 @@ impl Keyword for HealthStatus {
     const WHAT: &'static str = "status";
     const ALL: &'static [Self] = &HealthStatus::ALL;
 
+    /// The manifest spelling: `healthy`, `degraded`, `unhealthy`.
     fn keyword(self) -> &'static str {
-        HealthStatus::keyword(self)
+        match self {
+            Self::Healthy => "healthy",
+            Self::Degraded => "degraded",
+            Self::Unhealthy => "unhealthy",
+        }
     }
 }
 

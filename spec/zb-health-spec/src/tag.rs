@@ -1,6 +1,6 @@
 use std::fmt;
 
-use crate::suggest::did_you_mean;
+use crate::vocab::Keyword;
 
 /// The canonical tag names as constants (ZB-1.1), named after the spec's
 /// `ZbHealthTags` so that code searching for the spec name finds them.
@@ -51,13 +51,10 @@ impl Tag {
 
     /// Parses a tag name; the error carries a "did you mean" hint.
     pub fn parse(s: &str) -> Result<Tag, UnknownTag> {
-        Tag::ALL
-            .into_iter()
-            .find(|t| t.as_str() == s)
-            .ok_or_else(|| UnknownTag {
-                given: s.to_owned(),
-                suggestion: did_you_mean(s, Tag::NAMES),
-            })
+        Tag::from_keyword(s).ok_or_else(|| UnknownTag {
+            given: s.to_owned(),
+            suggestion: Tag::suggest(s),
+        })
     }
 
     const fn bit(self) -> u8 {

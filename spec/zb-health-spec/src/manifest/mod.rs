@@ -74,7 +74,7 @@ mod tests;
 use std::fmt;
 use std::time::Duration;
 
-use crate::detection::{Threshold, default_probe_timeout};
+use crate::detection::Threshold;
 use crate::disk::FreeSpace;
 use crate::settings::{ExecutionPolicy, ProbeSettings};
 use crate::{
@@ -399,14 +399,15 @@ impl Manifest {
 
 impl ProbeDecl {
     /// The deadline the probe runs with: its own `timeout`, else
-    /// `defaults.timeout`, else [`default_probe_timeout`] of the
+    /// `defaults.timeout`, else [`default_probe_timeout`](crate::detection::default_probe_timeout) of the
     /// orchestrator timeout ([`DEFAULT_PROBE_TIMEOUT`](crate::duration::DEFAULT_PROBE_TIMEOUT), lowered below a
-    /// stated `orchestrator.timeout`). One function, so the macro and the
-    /// validator cannot resolve it differently.
+    /// stated `orchestrator.timeout`), resolved by
+    /// [`attribute_timeout`](crate::facts::attribute_timeout) as a
+    /// registration's and the validator's are, so none can resolve it
+    /// differently.
     pub fn effective_timeout(&self, manifest: &Manifest) -> Duration {
-        effective_timeout(
-            self.timeout.as_ref(),
-            manifest.default_timeout.as_ref(),
+        crate::facts::attribute_timeout(
+            self.timeout.or(manifest.default_timeout).map(|t| t.value),
             manifest.orchestrator_timeout.map(|t| t.value),
         )
     }
@@ -449,17 +450,6 @@ impl ProbeDecl {
             },
         }
     }
-}
-
-/// The one resolution order of a probe deadline, shared by
-/// [`ProbeDecl::effective_timeout`] and the validator.
-fn effective_timeout(
-    own: Option<&Located<Duration>>,
-    default: Option<&Located<Duration>>,
-    orchestrator: Option<Duration>,
-) -> Duration {
-    own.or(default)
-        .map_or_else(|| default_probe_timeout(orchestrator), |t| t.value)
 }
 
 /// What a probe checks, with the options only that kind takes. A closed set,

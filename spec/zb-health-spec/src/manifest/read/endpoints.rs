@@ -30,18 +30,15 @@ impl Reader {
     /// `format`, `disclosure` (one level for every tier, or a mapping from
     /// tier to level) and `cluster_ready` of the `endpoints` section.
     pub(super) fn responses(&mut self, section: &Fields) -> (ResponsesDecl, ClusterReady) {
-        let mut decl = ResponsesDecl {
-            format: self.value(section, "format", Self::keyword::<ResponseFormat>),
-            ..ResponsesDecl::default()
+        let format = self.value(section, "format", Self::keyword::<ResponseFormat>);
+        let (disclosure, authorized) = self.levels(section);
+        let decl = ResponsesDecl {
+            format,
+            disclosure,
+            authorized,
+            cluster_addresses: self.value(section, "cluster_addresses", Self::boolean),
+            cluster_ready: None,
         };
-        if let Some(f) = section.get("disclosure") {
-            decl.disclosure = self.disclosure("`endpoints.disclosure`", f.node);
-        }
-        if let Some(f) = section.get("authorized") {
-            let public = Tag::ALL.map(|t| decl.disclosure(t));
-            decl.authorized = self.authorized("`endpoints.authorized`", f.node, public);
-        }
-        decl.cluster_addresses = self.value(section, "cluster_addresses", Self::boolean);
         let cluster_ready =
             self.value(section, "cluster_ready", |r, what, node| match node.value {
                 Value::Bool(false) => None,
@@ -51,10 +48,29 @@ impl Reader {
         (decl, cluster_ready.unwrap_or(ClusterReady::Off))
     }
 
+    /// `disclosure` and `authorized` of `section` (`endpoints` or
+    /// `management`), the same keys under both: each tier's level (`None`
+    /// where unset: `full`), and the level a request with the bearer token
+    /// sees, resolved against it ([`Reader::authorized`]).
+    pub(super) fn levels(&mut self, section: &Fields) -> (Levels, Levels) {
+        let disclosure = self
+            .value(section, "disclosure", |r, what, node| {
+                Some(r.disclosure(what, node))
+            })
+            .unwrap_or_default();
+        let public = disclosure.map(|d| d.map(|d| d.value).unwrap_or_default());
+        let authorized = self
+            .value(section, "authorized", |r, what, node| {
+                Some(r.authorized(what, node, public))
+            })
+            .unwrap_or_default();
+        (disclosure, authorized)
+    }
+
     /// `disclosure: names`, or `disclosure: { ready: names, live: status }`
     /// (a tier left out is `full`); `what` is the key, e.g.
     /// `` `endpoints.disclosure` ``.
-    pub(super) fn disclosure(&mut self, what: &str, node: &Node) -> Levels {
+    fn disclosure(&mut self, what: &str, node: &Node) -> Levels {
         if let Value::Map(_) = node.value {
             let Some(mut tiers) = self.mapping(what, node, &Tag::NAMES) else {
                 return [None; 3];
@@ -71,12 +87,7 @@ impl Reader {
     /// than), or `authorized: { ready: full }` (each stated tier, which
     /// must gain from it): the level a request with the bearer token sees.
     /// `public` is the port's level per tier.
-    pub(super) fn authorized(
-        &mut self,
-        what: &str,
-        node: &Node,
-        public: [Disclosure; 3],
-    ) -> Levels {
+    fn authorized(&mut self, what: &str, node: &Node, public: [Disclosure; 3]) -> Levels {
         let written = self.disclosure(what, node);
         let pair = |d: Option<Located<Disclosure>>| d.map(|d| (d.value, d.location));
         let (every_tier, per_tier) = match node.value {

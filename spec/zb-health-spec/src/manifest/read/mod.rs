@@ -13,8 +13,9 @@
 //! list of `(key, value)` pairs and each key is looked up in the section's
 //! known keys, so an unknown key is one R4 violation and never stops the read.
 //! Wrong types are R15 at the value. Every spec rule is the shared function of
-//! `crate::rules` (or `crate::grpc`); these files only find the values and
-//! their locations.
+//! `crate::rules` (or `crate::grpc`), a probe's settings all through
+//! `crate::settings::SettingsAt::check`, the registry's checker too; these
+//! files only find the values and their locations.
 
 mod certificate;
 mod disk;
@@ -320,17 +321,7 @@ impl Reader {
         let Some(section) = self.section(top, "management", &MANAGEMENT_KEYS) else {
             return (None, [None; 3], [None; 3]);
         };
-        let disclosure = self
-            .value(&section, "disclosure", |r, what, node| {
-                Some(r.disclosure(what, node))
-            })
-            .unwrap_or_default();
-        let public = disclosure.map(|d| d.map(|d| d.value).unwrap_or_default());
-        let authorized = self
-            .value(&section, "authorized", |r, what, node| {
-                Some(r.authorized(what, node, public))
-            })
-            .unwrap_or_default();
+        let (disclosure, authorized) = self.levels(&section);
         // `disclosure` and `authorized` need the port (R11).
         let levels = disclosure.iter().chain(&authorized).flatten();
         if let (None, Some(at)) = (section.get("port"), levels.map(|d| d.location).next()) {

@@ -6,26 +6,16 @@ use std::time::Duration;
 use super::super::tree::{Node, Value, shown};
 use super::values::subject_name;
 use super::{Field, Fields, Reader, Settings, Written};
-use crate::manifest::{
-    ActiveScope, Located, Location, MajorityGuard, ProbeDecl, ProbeKind, effective_timeout,
-};
+use crate::manifest::{ActiveScope, Located, Location, MajorityGuard, ProbeDecl, ProbeKind};
 use crate::{
-    FailureStatus, HealthStatus, MembershipPolicy, Rule, Tag, TagSet,
-    rules::{
-        check_active_not_optional, check_execution_policy_at, check_max_age, check_name,
-        check_probe_tags, check_restart_after, check_role_preference, check_shared,
-        check_threshold, check_timeout, missing_key,
-    },
+    FailureStatus, HealthStatus, MembershipPolicy, Rule, Tag,
+    facts::attribute_timeout,
+    rules::{check_role_preference, missing_key},
+    settings::SettingsAt,
     suggest::{all_of, hint, one_of},
     upstream::{self, StatusRange},
     vocab::{Kind, PROBE_SETTING_KEYS, Scope},
 };
-
-/// The execution policy's durations of one probe, as written: `cache`,
-/// `refresh`, `max_staleness`, `failing_for`.
-type PolicyTimes = [Option<Located<Duration>>; 4];
-/// Its counts: `failure_threshold`, `success_threshold`.
-type PolicyCounts = [Option<Located<u32>>; 2];
 
 /// The kind-specific probe keys, each with the kinds that take it.
 const KIND_OPTIONS: [(&str, &[Kind]); 17] = [
@@ -72,6 +62,12 @@ fn probe_keys_of(kind: Option<Kind>) -> Vec<&'static str> {
         .collect()
 }
 
+/// `value` with its location where its rules are `checked`, for
+/// [`SettingsAt::check`].
+fn checked<T>(value: Option<Located<T>>, checked: bool) -> Option<(T, Location)> {
+    value.filter(|_| checked).map(Located::pair)
+}
+
 /// The kind a probe's mapping names, read ahead of the rest (so the help
 /// of an unknown key lists the keys of that kind); `None` when `kind` is
 /// missing or no kind (reported where it is read).
@@ -104,9 +100,6 @@ impl Reader {
             return (None, None);
         };
         let declared = self.value(&fields, "name", Self::string);
-        if let Some(n) = &declared {
-            check_name(&n.value, n.location, &mut self.sink);
-        }
         let kind_id = self.kind_id(&fields);
         if let Some(id) = &kind_id {
             self.kind_options(id, &fields);
@@ -121,38 +114,21 @@ impl Reader {
         }
         let kind = kind_id.and_then(|id| self.kind(&name, id.value, &fields));
         let tags_field = fields.get("tags");
-        let tags = tags_field.and_then(|f| self.tags(&name, &label, f.node));
+        let tags = tags_field.and_then(|f| self.tags(&label, f.node));
         let custom = kind_id.as_ref().is_some_and(|id| id.value == Kind::Custom);
-        let (timeout, deadline) = self.probe_timeout(&name, &fields, settings, custom);
+        let (timeout, deadline) = self.probe_timeout(&fields, settings, custom);
         let failure_status = self.value(&fields, "failure_status", Self::keyword::<FailureStatus>);
-        // Tags written but invalid were reported; R10 does not guess them.
+        // Tags written but invalid were reported; no rule guesses them.
         let effective_tags = match (&tags, tags_field) {
             (Some(tags), _) => Some(tags.iter().map(|t| t.value).collect()),
             (None, Some(_)) => None,
             (None, None) => kind_id.and_then(|k| k.value.default_tags()),
         };
-        // R10 (ZB-2.3b): a probe whose effective tags include `active` is
-        // never optional, reported where its effective failure status was
-        // written: its own, else `defaults.failure_status`. A custom probe
-        // takes its status (and, without manifest `tags`, its tags) from its
-        // attribute, which checks R10 itself.
-        let status = failure_status.or(settings.default_failure_status.filter(|_| !custom));
-        if let (Some(_), Some(tags), Some(status)) = (kind_id, effective_tags, status) {
-            let (status, at) = status.pair();
-            check_active_not_optional(&name, tags, status, at, &mut self.sink);
-        }
-        // A custom probe's policy is its attribute's, checked there; what
-        // the manifest repeats must equal it (R7, in the generated code).
-        let checked_tags = match &kind_id {
-            Some(id) if id.value != Kind::Custom => effective_tags,
-            _ => None,
-        };
-        let times @ [cache, refresh, max_staleness, failing_for] =
+        let [cache, refresh, max_staleness, failing_for] =
             ["cache", "refresh", "max_staleness", "failing_for"]
                 .map(|key| self.value(&fields, key, Self::duration));
-        let counts @ [failure_threshold, success_threshold] =
-            ["failure_threshold", "success_threshold"]
-                .map(|key| self.value(&fields, key, Self::run_count));
+        let [failure_threshold, success_threshold] = ["failure_threshold", "success_threshold"]
+            .map(|key| self.value(&fields, key, Self::run_count));
         let depends_on = self
             .name_list(
                 &fields,
@@ -160,30 +136,46 @@ impl Reader {
                 ("probe", "database", "a `depends_on` name"),
             )
             .unwrap_or_default();
-        if let Some(tags) = checked_tags {
-            self.execution_policy(&name, tags, (deadline, settings.detection), times, counts);
-        }
         let shared = self.value(&fields, "shared", Self::boolean);
-        // A custom probe's tags without manifest `tags` are its attribute's
-        // (`effective_tags` is `None`), which checks `shared` itself.
-        if let (Some(s), Some(tags)) = (&shared, effective_tags)
-            && s.value
-        {
-            check_shared(&name, tags, s.location, &mut self.sink);
-        }
         let restart_after = self.value(&fields, "restart_after", Self::duration);
-        // A custom probe's is its attribute's, checked there and against
-        // the detection time by the generated code.
-        if let (Some(r), false) = (&restart_after, custom) {
-            check_restart_after(
-                &name,
-                r.pair(),
-                effective_tags,
-                Some(shared.is_some_and(|s| s.value)),
-                Some(settings.detection),
-                &mut self.sink,
-            );
+        // A custom probe's policy and restart are its attribute's, checked
+        // there (against the detection time by the generated code); what
+        // the manifest repeats must equal them (R7, in the generated code).
+        // Nor are they checked while the tags are unknown.
+        let policy = !custom && kind_id.is_some() && effective_tags.is_some();
+        SettingsAt {
+            name: declared.as_ref().map(|n| n.location),
+            written_tags: tags
+                .as_ref()
+                .zip(tags_field)
+                .map(|(tags, f)| (tags.iter().map(|t| t.pair()).collect(), f.node.loc)),
+            tags: effective_tags,
+            deadline,
+            // R10 (ZB-2.3b) where the effective failure status was written:
+            // its own, else `defaults.failure_status`. A custom probe takes
+            // its status (and, without manifest `tags`, its tags) from its
+            // attribute, which checks R10 itself.
+            failure_status: failure_status
+                .or(settings.default_failure_status.filter(|_| !custom))
+                .filter(|_| kind_id.is_some())
+                .map(Located::pair),
+            cache: checked(cache, policy),
+            refresh: checked(refresh, policy),
+            max_staleness: checked(max_staleness, policy),
+            failures: checked(failure_threshold, policy),
+            failing_for: checked(failing_for, policy),
+            successes: checked(success_threshold, policy),
+            // Without known tags (a custom probe's without manifest
+            // `tags`), `shared` is left to what states them.
+            shared: shared.map(Located::pair),
+            restart_after: checked(restart_after, !custom),
         }
+        .check(
+            &name,
+            settings.orchestrator,
+            Some(settings.detection),
+            &mut self.sink,
+        );
         let decl = kind.map(|kind| ProbeDecl {
             location: node.loc,
             name: declared.clone(),
@@ -202,44 +194,6 @@ impl Reader {
             depends_on,
         });
         (declared, decl)
-    }
-
-    /// R5, R16 and R17 through [`check_execution_policy_at`], the rule the
-    /// runtime builder applies too, then R19 through [`check_max_age`]
-    /// and R20 through [`check_threshold`] against the detection time,
-    /// each violation at its key's value.
-    /// Only for a probe whose tags are known here (not written but
-    /// invalid, which was reported; not a custom probe's, from its
-    /// attribute, which the generated code checks): the rules do not
-    /// guess them.
-    fn execution_policy(
-        &mut self,
-        name: &str,
-        tags: TagSet,
-        (deadline, detection): (Duration, Duration),
-        times: PolicyTimes,
-        [failures, successes]: PolicyCounts,
-    ) {
-        let [cache, refresh, max_staleness, failing_for] = times.map(|d| d.map(Located::pair));
-        check_execution_policy_at(name, tags, cache, refresh, max_staleness, &mut self.sink);
-        check_max_age(
-            name,
-            deadline,
-            cache,
-            refresh,
-            max_staleness,
-            detection,
-            &mut self.sink,
-        );
-        check_threshold(
-            name,
-            failures.map(Located::pair),
-            failing_for,
-            successes.map(Located::pair),
-            refresh.map(|r| r.0),
-            Some(detection),
-            &mut self.sink,
-        );
     }
 
     /// `kind`: required (R11), one of [`Kind::NAMES`].
@@ -538,9 +492,10 @@ impl Reader {
         Some((path, function))
     }
 
-    /// `tags`: each one known (R4), then R1 and R13 on the list. A list
-    /// whose every tag is unknown is not also reported as empty.
-    fn tags(&mut self, name: &str, label: &str, node: &Node) -> Option<Vec<Located<Tag>>> {
+    /// `tags`: each one known (R4); R1 and R13 on the list are
+    /// [`SettingsAt::check`]'s. A list whose every tag is unknown is
+    /// `None`, not also reported as empty.
+    fn tags(&mut self, label: &str, node: &Node) -> Option<Vec<Located<Tag>>> {
         let what = format!("`tags` of {label}");
         let help = "write a YAML list, e.g. `tags: [ready]`";
         let written = self.strings(
@@ -566,48 +521,32 @@ impl Reader {
         if tags.is_empty() && !node.items().is_empty() {
             return None;
         }
-        let located: Vec<(Tag, Location)> = tags.iter().map(|t| t.pair()).collect();
-        check_probe_tags(name, &located, node.loc, &mut self.sink);
         Some(tags)
     }
 
-    /// `timeout` of a probe, then R5 on the deadline it will really run with
-    /// ([`effective_timeout`]), located where that deadline was written.
-    /// A `custom` probe without its own `timeout` runs with its attribute's
-    /// deadline, which only the generated code can see; it checks R5 there.
-    /// Returns the `timeout` and that deadline, which R19 counts too: a
-    /// background result's default maximum age includes it.
+    /// `timeout` of a probe, and the deadline it will really run with
+    /// (its own, else `defaults.timeout`, else the default for the
+    /// orchestrator timeout, as [`ProbeDecl::effective_timeout`] resolves
+    /// it), which R19 counts (a background result's default maximum age
+    /// includes it), with where it was written when R5 checks it. A `custom` probe without its own `timeout` runs with its
+    /// attribute's deadline, which only the generated code can see; it
+    /// checks R5 there.
     fn probe_timeout(
         &mut self,
-        name: &str,
         fields: &Fields,
         settings: &Settings,
         custom: bool,
-    ) -> (Option<Located<Duration>>, Duration) {
+    ) -> (Option<Located<Duration>>, (Duration, Option<Location>)) {
         let written = self.written(fields, "timeout", Self::duration);
         let own = written.valid();
-        let deadline = effective_timeout(
-            own.as_ref(),
-            settings.default_timeout.as_ref(),
-            settings.orchestrator,
-        );
+        let stated = own.or(settings.default_timeout);
+        let deadline = attribute_timeout(stated.map(|t| t.value), settings.orchestrator);
         let checked = match written {
             Written::Invalid => false,
             Written::Valid(_) => true,
             Written::Absent => !custom && !settings.default_timeout_reported,
         };
-        if checked {
-            let written_at = own
-                .or(settings.default_timeout)
-                .map_or(fields.loc, |t| t.location);
-            check_timeout(
-                name,
-                deadline,
-                settings.orchestrator,
-                written_at,
-                &mut self.sink,
-            );
-        }
-        (own, deadline)
+        let written_at = stated.map_or(fields.loc, |t| t.location);
+        (own, (deadline, checked.then_some(written_at)))
     }
 }
