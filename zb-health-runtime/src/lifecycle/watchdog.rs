@@ -8,7 +8,7 @@
 //! liveness probe's.
 
 use std::borrow::Cow;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock, Weak};
 use std::time::Duration;
 
@@ -17,8 +17,6 @@ use zb_health_spec::{
     NameOf, Tag, Violations,
     rules::{check_name_of, check_unique_names_of, check_watchdog_deadline},
 };
-
-use std::sync::atomic::AtomicBool;
 
 use super::Phase;
 use crate::answer::Kept;
@@ -86,10 +84,7 @@ struct Table {
 
 impl Table {
     fn new(slots: Vec<Arc<Slot>>) -> Self {
-        let entries = slots
-            .iter()
-            .map(|s| entry(s, HealthStatus::Healthy))
-            .collect();
+        let entries = slots.iter().map(|s| entry(s, false)).collect();
         let report = HealthReport::new(Tag::Live, entries, Duration::ZERO);
         Self {
             slots,
@@ -98,15 +93,22 @@ impl Table {
     }
 }
 
-fn entry(slot: &Slot, status: HealthStatus) -> HealthEntry {
-    let description = (status != HealthStatus::Healthy).then(|| {
-        if slot.is_dead() {
-            Cow::Borrowed(DEAD_DESCRIPTION)
-        } else {
-            Cow::Owned(slot.stalled_description.clone())
-        }
-    });
-    HealthEntry::fixed(slot.name.clone(), status, description)
+/// `slot`'s `live` entry: `Unhealthy` when `stalled`, described as dead
+/// or as stalled.
+fn entry(slot: &Slot, stalled: bool) -> HealthEntry {
+    if !stalled {
+        return HealthEntry::fixed(slot.name.clone(), HealthStatus::Healthy, None);
+    }
+    let description = if slot.is_dead() {
+        Cow::Borrowed(DEAD_DESCRIPTION)
+    } else {
+        Cow::Owned(slot.stalled_description.clone())
+    };
+    HealthEntry::fixed(
+        slot.name.clone(),
+        HealthStatus::Unhealthy,
+        Some(description),
+    )
 }
 
 /// The watchdogs of one registry.
@@ -136,19 +138,7 @@ impl Watchdogs {
             exit_watched: AtomicBool::new(false),
         }
     }
-}
 
-/// What `live` answers.
-pub(crate) enum LiveAnswer {
-    /// No watchdog registered: the tier's fixed answer.
-    Fixed,
-    /// Every loop beat in time: 200, with this set's healthy answer.
-    Healthy(Arc<Kept>),
-    /// At least one loop stalled: this report, 503.
-    Stalled(HealthReport),
-}
-
-impl Watchdogs {
     fn now_ms(&self) -> u64 {
         millis(self.epoch.elapsed())
     }
@@ -164,10 +154,9 @@ impl Watchdogs {
             return LiveAnswer::Fixed;
         };
         let now = self.now_ms();
-        let stalled = |s: &Slot| s.is_stalled(now);
         let mut any = false;
         for s in &table.slots {
-            let stalled = stalled(s);
+            let stalled = s.is_stalled(now);
             any |= stalled;
             self.note(s, stalled);
         }
@@ -177,20 +166,11 @@ impl Watchdogs {
         let entries = table
             .slots
             .iter()
-            .map(|s| {
-                let status = if stalled(s) {
-                    HealthStatus::Unhealthy
-                } else {
-                    HealthStatus::Healthy
-                };
-                entry(s, status)
-            })
+            .map(|s| entry(s, s.is_stalled(now)))
             .collect();
         LiveAnswer::Stalled(HealthReport::new(Tag::Live, entries, Duration::ZERO))
     }
-}
 
-impl Watchdogs {
     /// One log line and one history event per transition, naming the loop
     /// (BE-HLTH-008); the flag only flips on a change, so a steady state
     /// writes nothing.
@@ -239,13 +219,7 @@ impl Watchdogs {
             })
             .collect()
     }
-}
 
-fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
-impl Watchdogs {
     /// Registers watchdogs, all or none; see `Lifecycle::watchdogs`.
     pub(super) fn register<const N: usize>(
         this: &Arc<Self>,
@@ -352,6 +326,20 @@ impl Watchdogs {
         // Back to "no watchdogs": `live` returns to its fixed body.
         *table = (!slots.is_empty()).then(|| Arc::new(Table::new(slots)));
     }
+}
+
+/// What `live` answers.
+pub(crate) enum LiveAnswer {
+    /// No watchdog registered: the tier's fixed answer.
+    Fixed,
+    /// Every loop beat in time: 200, with this set's healthy answer.
+    Healthy(Arc<Kept>),
+    /// At least one loop stalled: this report, 503.
+    Stalled(HealthReport),
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// A loop's heartbeat, from [`Lifecycle::watchdog`](crate::lifecycle::Lifecycle::watchdog). `Send + Sync`:
