@@ -283,13 +283,11 @@ impl DatabaseProbe {
         match &conn.inner {
             #[cfg(feature = "postgres")]
             DatabaseConnectionType::SqlxPostgresPoolConnection(_) => {
-                let pool = conn.get_postgres_connection_pool().clone();
-                Direct::<PgOwn>::new(pool).probe(conn, sql)
+                Direct::<PgOwn>::probe(conn.get_postgres_connection_pool().clone(), conn, sql)
             }
             #[cfg(feature = "sqlite")]
             DatabaseConnectionType::SqlxSqlitePoolConnection(_) => {
-                let pool = conn.get_sqlite_connection_pool().clone();
-                Direct::<SqliteOwn>::new(pool).probe(conn, sql)
+                Direct::<SqliteOwn>::probe(conn.get_sqlite_connection_pool().clone(), conn, sql)
             }
             // No direct path for this backend: pinged (or queried) through
             // its own pool, as `DatabaseConnection` itself checks it.
@@ -421,17 +419,17 @@ struct Direct<C: OwnConnection> {
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 impl<C: OwnConnection> Direct<C> {
-    fn new(pool: sqlx::Pool<C::Db>) -> Self {
-        Self {
+    /// The probe over `conn` (the application's, whose `pool` it is) that
+    /// checks on a connection of its own.
+    fn probe(
+        pool: sqlx::Pool<C::Db>,
+        conn: DatabaseConnection,
+        sql: Option<Arc<str>>,
+    ) -> DatabaseProbe {
+        let direct = Arc::new(Self {
             pool,
             kept: Mutex::new(None),
-        }
-    }
-
-    /// The probe over `conn` (the application's) that checks on this
-    /// connection of its own.
-    fn probe(self, conn: DatabaseConnection, sql: Option<Arc<str>>) -> DatabaseProbe {
-        let direct = Arc::new(self);
+        });
         let check: Check<DatabaseConnection> = Box::new(move |_| {
             let (direct, sql) = (Arc::clone(&direct), sql.clone());
             Box::pin(async move { direct.check(sql).await })
