@@ -11,11 +11,13 @@ use zb_health_spec::{Disclosure, HealthStatus, Tag, TagSet};
 use super::{EVENTS, Event, FLAP_WINDOW, ProbeView, SAMPLES, TRANSITIONS};
 use crate::report::EntryOutcome;
 
-/// A startup gate's state.
+/// A named startup gate's state.
+#[derive(Clone)]
 pub(crate) struct GateView {
     pub(crate) name: Arc<str>,
     /// `pending`, `ready` or `failed`.
     pub(crate) state: &'static str,
+    /// When it was signalled (Unix ms).
     pub(crate) at_ms: Option<u64>,
 }
 

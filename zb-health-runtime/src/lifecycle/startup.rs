@@ -30,10 +30,9 @@ struct GateNames {
     unsignalled: usize,
     /// Whether any gate failed; sticky.
     any_failed: bool,
-    /// Every named gate in declaration order, its state (`pending`,
-    /// `ready`, `failed`) and when it was signalled (Unix ms): what the
+    /// Every named gate in declaration order, in its state: what the
     /// startup path and the history name.
-    states: Vec<(Arc<str>, &'static str, Option<u64>)>,
+    states: Vec<GateView>,
 }
 
 impl Startup {
@@ -48,15 +47,7 @@ impl Startup {
     /// The named gates in declaration order, in their states, ready and
     /// failed ones with when, for the history.
     pub(super) fn gate_views(&self) -> Vec<GateView> {
-        crate::sync::lock(&self.names)
-            .states
-            .iter()
-            .map(|(name, state, at_ms)| GateView {
-                name: name.clone(),
-                state,
-                at_ms: *at_ms,
-            })
-            .collect()
+        crate::sync::lock(&self.names).states.clone()
     }
 
     /// Writes the phase's startup bits and the
@@ -87,8 +78,8 @@ impl Startup {
     pub(super) fn named(&self) -> (Vec<Arc<str>>, Vec<Arc<str>>) {
         let names = crate::sync::lock(&self.names);
         let named = |state| {
-            let gates = names.states.iter().filter(|(_, s, _)| *s == state);
-            gates.map(|(name, ..)| name.clone()).collect()
+            let gates = names.states.iter().filter(|g| g.state == state);
+            gates.map(|g| g.name.clone()).collect()
         };
         (named("pending"), named("failed"))
     }
@@ -119,7 +110,11 @@ impl StartupGate {
         let mut names = crate::sync::lock(&startup.names);
         names.unsignalled += 1;
         if let Some(name) = &name {
-            names.states.push((name.clone(), "pending", None));
+            names.states.push(GateView {
+                name: name.clone(),
+                state: "pending",
+                at_ms: None,
+            });
         }
         startup.note(&names);
         drop(names);
@@ -151,10 +146,10 @@ impl StartupGate {
         names.unsignalled -= 1;
         names.any_failed |= failed;
         if let Some(name) = &self.name
-            && let Some(state) = names.states.iter_mut().find(|(n, ..)| Arc::ptr_eq(n, name))
+            && let Some(gate) = names.states.iter_mut().find(|g| Arc::ptr_eq(&g.name, name))
         {
-            state.1 = if failed { "failed" } else { "ready" };
-            state.2 = Some(at);
+            gate.state = if failed { "failed" } else { "ready" };
+            gate.at_ms = Some(at);
         }
         startup.note(&names);
     }
