@@ -141,11 +141,10 @@ impl GrpcHealthBuilder {
             &mut sink,
         );
         let known = self.registry.names();
-        let known: Vec<&str> = known.iter().map(|n| &**n).collect();
         for (name, target) in &self.services {
             check_grpc_service_name(name, (), &mut sink);
             if let GrpcTarget::Probe(probe) = target {
-                check_grpc_probe_target(name, probe, known.iter().copied(), (), &mut sink);
+                check_grpc_probe_target(name, probe, known.iter().map(|n| &**n), (), &mut sink);
             }
         }
         check_grpc_period(self.period, (), &mut sink);
