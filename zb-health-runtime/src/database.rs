@@ -346,12 +346,6 @@ where
             }),
         }
     }
-
-    /// The connection the probe was built over: the application's, not the
-    /// probe's own.
-    pub fn connection(&self) -> &C {
-        &self.conn
-    }
 }
 
 impl<C> Probe for DatabaseProbe<C>
