@@ -282,15 +282,11 @@ fn cluster(c: &ClusterDoc, addresses: bool) -> Value {
         .iter()
         .enumerate()
         .map(|(i, m)| {
+            let verdict = |failing: bool| if failing { "failing" } else { "ok" };
             let shared: serde_json::Map<String, Value> = m
                 .shared
                 .iter()
-                .map(|(p, failing)| {
-                    (
-                        p.clone(),
-                        Value::from(if *failing { "failing" } else { "ok" }),
-                    )
-                })
+                .map(|(p, f)| (p.clone(), verdict(*f).into()))
                 .collect();
             json!({
                 "id": if addresses { m.address.clone() } else { format!("member-{}", i + 1) },
