@@ -58,7 +58,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use futures_util::future::join_all;
-use futures_util::{Stream, StreamExt};
+use futures_util::{Stream, StreamExt, stream};
 use tokio::sync::watch;
 use tonic::{Request, Response, Status};
 use tonic_health::pb::health_check_response::ServingStatus;
@@ -498,43 +498,32 @@ impl Health for GrpcHealth {
         request: Request<HealthCheckRequest>,
     ) -> Result<Response<Self::WatchStream>, Status> {
         let name = request.get_ref().service.as_str();
-        let stop = self.shared.stop.subscribe();
+        // Every stream ends when we stop (or are dropped).
+        let mut stop = self.shared.stop.subscribe();
+        let stopped = async move {
+            let _ = stop.wait_for(|s| *s).await;
+        };
         let Some(service) = self.shared.services.get(name) else {
             // The protocol: SERVICE_UNKNOWN, and the call stays open. The
             // mapping is fixed, so it stays unknown until we stop.
-            let once =
-                futures_util::stream::once(async { Ok(response(ServingStatus::ServiceUnknown)) });
-            let until_stop = futures_util::stream::once(async move {
-                let mut stop = stop;
-                let _ = stop.wait_for(|s| *s).await;
-            })
-            .filter_map(|()| async { None });
-            return Ok(Response::new(Box::pin(once.chain(until_stop))));
+            let unknown = stream::once(async { Ok(response(ServingStatus::ServiceUnknown)) });
+            let open = unknown.chain(stream::pending()).take_until(stopped);
+            return Ok(Response::new(Box::pin(open)));
         };
         self.ensure_task();
         let rx = service.tx.subscribe();
-        let stream = futures_util::stream::unfold(
-            (rx, stop, None::<ServingStatus>),
-            |(mut rx, mut stop, last)| async move {
-                loop {
-                    if *stop.borrow() {
-                        return None;
-                    }
-                    let current = rx.borrow_and_update().status;
-                    if let Some(status) = current
-                        && Some(status) != last
-                    {
-                        return Some((Ok(response(status)), (rx, stop, Some(status))));
-                    }
-                    // Sender gone or stopped: the server is going away.
-                    tokio::select! {
-                        biased;
-                        changed = rx.changed() => changed.ok()?,
-                        _ = stop.wait_for(|s| *s) => return None,
-                    }
+        let stream = stream::unfold((rx, None), |(mut rx, last)| async move {
+            loop {
+                let current = rx.borrow_and_update().status;
+                if let Some(status) = current
+                    && Some(status) != last
+                {
+                    return Some((Ok(response(status)), (rx, Some(status))));
                 }
-            },
-        );
-        Ok(Response::new(Box::pin(stream)))
+                // Sender gone: the server is going away.
+                rx.changed().await.ok()?;
+            }
+        });
+        Ok(Response::new(Box::pin(stream.take_until(stopped))))
     }
 }
