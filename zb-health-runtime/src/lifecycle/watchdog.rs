@@ -384,10 +384,8 @@ impl Heartbeat {
     /// The loop ends on purpose: its watchdog is removed, so `live` no
     /// longer expects it to beat.
     pub fn retire(mut self) {
+        // Dropped here: the drop removes it.
         self.retired = true;
-        if let Some(watchdogs) = self.watchdogs.upgrade() {
-            watchdogs.remove(&self.slot);
-        }
     }
 }
 
@@ -405,12 +403,10 @@ impl Drop for Heartbeat {
         let Some(watchdogs) = self.watchdogs.upgrade() else {
             return;
         };
-        if self.retired {
-            return;
-        }
-        // During the drain the process is going away and its loops with it
-        // (their owners are dropped as the servers stop): not a dead loop.
-        if watchdogs.is_draining() {
+        // Retired, or dropped during the drain, when the process is going
+        // away and its loops with it (their owners are dropped as the
+        // servers stop): not a dead loop.
+        if self.retired || watchdogs.is_draining() {
             watchdogs.remove(&self.slot);
             return;
         }
