@@ -432,13 +432,13 @@ impl<C: OwnConnection> Direct<C> {
     }
 
     async fn check(&self, sql: Option<Arc<str>>) -> Result<(), ProbeError> {
+        let mut kept = self.kept.lock().await;
         if self.pool.is_closed() {
             // The application is shutting down: so does the probe's
             // connection, rather than outlive the pool it shadows.
-            drop(self.kept.lock().await.take());
+            *kept = None;
             return Err(sqlx::Error::PoolClosed.into());
         }
-        let mut kept = self.kept.lock().await;
         // Out of the slot while in use: if this run is dropped at the
         // deadline, the connection goes with it, mid-protocol or not.
         if let Some(mut conn) = kept.take() {
@@ -487,10 +487,9 @@ impl OwnConnection for PgOwn {
     const RECHECK_FRESH: bool = true;
 
     async fn open(pool: &sqlx::Pool<Self::Db>) -> Result<Self, ProbeError> {
-        match pool.connect_options().connect().await {
-            Ok(conn) => Ok(Self(conn)),
-            Err(e) => Err(format!("cannot connect to the database: {e}").into()),
-        }
+        let conn = pool.connect_options().connect().await;
+        conn.map(Self)
+            .map_err(|e| format!("cannot connect to the database: {e}").into())
     }
 
     async fn check(&mut self, sql: Option<&Arc<str>>) -> Result<(), ProbeError> {
