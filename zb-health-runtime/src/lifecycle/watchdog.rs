@@ -84,7 +84,7 @@ struct Table {
 
 impl Table {
     fn new(slots: Vec<Arc<Slot>>) -> Self {
-        let entries = slots.iter().map(|s| entry(s, false)).collect();
+        let entries = slots.iter().map(|s| live_entry(s, false)).collect();
         let report = HealthReport::new(Tag::Live, entries, Duration::ZERO);
         Self {
             slots,
@@ -93,22 +93,28 @@ impl Table {
     }
 }
 
-/// `slot`'s `live` entry: `Unhealthy` when `stalled`, described as dead
-/// or as stalled.
-fn entry(slot: &Slot, stalled: bool) -> HealthEntry {
-    if !stalled {
-        return HealthEntry::fixed(slot.name.clone(), HealthStatus::Healthy, None);
-    }
-    let description = if slot.is_dead() {
-        Cow::Borrowed(DEAD_DESCRIPTION)
+/// `slot`'s entry: `Healthy` unless `failing`; else `Unhealthy`, described
+/// as a dead loop when it is one, else by `alive` (stalled, or waiting for
+/// its first beat).
+fn entry(slot: &Slot, failing: bool, alive: impl FnOnce() -> Cow<'static, str>) -> HealthEntry {
+    let (status, description) = if !failing {
+        (HealthStatus::Healthy, None)
+    } else if slot.is_dead() {
+        (
+            HealthStatus::Unhealthy,
+            Some(Cow::Borrowed(DEAD_DESCRIPTION)),
+        )
     } else {
-        Cow::Owned(slot.stalled_description.clone())
+        (HealthStatus::Unhealthy, Some(alive()))
     };
-    HealthEntry::fixed(
-        slot.name.clone(),
-        HealthStatus::Unhealthy,
-        Some(description),
-    )
+    HealthEntry::fixed(slot.name.clone(), status, description)
+}
+
+/// `slot`'s `live` entry.
+fn live_entry(slot: &Slot, stalled: bool) -> HealthEntry {
+    entry(slot, stalled, || {
+        Cow::Owned(slot.stalled_description.clone())
+    })
 }
 
 /// The watchdogs of one registry.
@@ -166,7 +172,7 @@ impl Watchdogs {
         let entries = table
             .slots
             .iter()
-            .map(|s| entry(s, s.is_stalled(now)))
+            .map(|s| live_entry(s, s.is_stalled(now)))
             .collect();
         LiveAnswer::Stalled(HealthReport::new(Tag::Live, entries, Duration::ZERO))
     }
@@ -273,16 +279,7 @@ impl Watchdogs {
         table
             .slots
             .iter()
-            .map(|s| {
-                let (status, description) = if s.has_beaten() {
-                    (HealthStatus::Healthy, None)
-                } else if s.is_dead() {
-                    (HealthStatus::Unhealthy, Some(DEAD_DESCRIPTION))
-                } else {
-                    (HealthStatus::Unhealthy, Some(WAITING_DESCRIPTION))
-                };
-                HealthEntry::fixed(s.name.clone(), status, description.map(Cow::Borrowed))
-            })
+            .map(|s| entry(s, !s.has_beaten(), || Cow::Borrowed(WAITING_DESCRIPTION)))
             .collect()
     }
 
