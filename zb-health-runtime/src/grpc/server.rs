@@ -210,7 +210,8 @@ struct ServerState {
     next_seq: AtomicU64,
     /// Scheduled evaluations that ran the probes.
     evaluations: AtomicU64,
-    /// `true` once stopped; dropped with us, which also ends the streams.
+    /// `true` once stopped; dropped with us, which also ends the streams
+    /// and the schedule (their waits for `true` end when it closes).
     stop: watch::Sender<bool>,
     /// The schedule, started on the first runtime that sees us.
     task: Mutex<Option<tokio::task::JoinHandle<()>>>,
@@ -243,12 +244,6 @@ struct Published {
     seq: u64,
     /// `None` until the first evaluation.
     status: Option<ServingStatus>,
-}
-
-impl Drop for ServerState {
-    fn drop(&mut self) {
-        self.stop.send_replace(true);
-    }
 }
 
 impl GrpcHealth {
