@@ -283,13 +283,11 @@ impl DatabaseProbe {
         match &conn.inner {
             #[cfg(feature = "postgres")]
             DatabaseConnectionType::SqlxPostgresPoolConnection(_) => {
-                let pool = conn.get_postgres_connection_pool().clone();
-                Direct::<PgOwn>::new(pool).probe(conn, sql)
+                Direct::<PgOwn>::probe(conn.get_postgres_connection_pool().clone(), conn, sql)
             }
             #[cfg(feature = "sqlite")]
             DatabaseConnectionType::SqlxSqlitePoolConnection(_) => {
-                let pool = conn.get_sqlite_connection_pool().clone();
-                Direct::<SqliteOwn>::new(pool).probe(conn, sql)
+                Direct::<SqliteOwn>::probe(conn.get_sqlite_connection_pool().clone(), conn, sql)
             }
             // No direct path for this backend: pinged (or queried) through
             // its own pool, as `DatabaseConnection` itself checks it.
@@ -347,12 +345,6 @@ where
                 Box::pin(async move { run.await.map_err(ProbeError::from) })
             }),
         }
-    }
-
-    /// The connection the probe was built over: the application's, not the
-    /// probe's own.
-    pub fn connection(&self) -> &C {
-        &self.conn
     }
 }
 
@@ -421,17 +413,17 @@ struct Direct<C: OwnConnection> {
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 impl<C: OwnConnection> Direct<C> {
-    fn new(pool: sqlx::Pool<C::Db>) -> Self {
-        Self {
+    /// The probe over `conn` (the application's, whose `pool` it is) that
+    /// checks on a connection of its own.
+    fn probe(
+        pool: sqlx::Pool<C::Db>,
+        conn: DatabaseConnection,
+        sql: Option<Arc<str>>,
+    ) -> DatabaseProbe {
+        let direct = Arc::new(Self {
             pool,
             kept: Mutex::new(None),
-        }
-    }
-
-    /// The probe over `conn` (the application's) that checks on this
-    /// connection of its own.
-    fn probe(self, conn: DatabaseConnection, sql: Option<Arc<str>>) -> DatabaseProbe {
-        let direct = Arc::new(self);
+        });
         let check: Check<DatabaseConnection> = Box::new(move |_| {
             let (direct, sql) = (Arc::clone(&direct), sql.clone());
             Box::pin(async move { direct.check(sql).await })
@@ -440,13 +432,13 @@ impl<C: OwnConnection> Direct<C> {
     }
 
     async fn check(&self, sql: Option<Arc<str>>) -> Result<(), ProbeError> {
+        let mut kept = self.kept.lock().await;
         if self.pool.is_closed() {
             // The application is shutting down: so does the probe's
             // connection, rather than outlive the pool it shadows.
-            drop(self.kept.lock().await.take());
+            *kept = None;
             return Err(sqlx::Error::PoolClosed.into());
         }
-        let mut kept = self.kept.lock().await;
         // Out of the slot while in use: if this run is dropped at the
         // deadline, the connection goes with it, mid-protocol or not.
         if let Some(mut conn) = kept.take() {
@@ -495,10 +487,9 @@ impl OwnConnection for PgOwn {
     const RECHECK_FRESH: bool = true;
 
     async fn open(pool: &sqlx::Pool<Self::Db>) -> Result<Self, ProbeError> {
-        match pool.connect_options().connect().await {
-            Ok(conn) => Ok(Self(conn)),
-            Err(e) => Err(format!("cannot connect to the database: {e}").into()),
-        }
+        let conn = pool.connect_options().connect().await;
+        conn.map(Self)
+            .map_err(|e| format!("cannot connect to the database: {e}").into())
     }
 
     async fn check(&mut self, sql: Option<&Arc<str>>) -> Result<(), ProbeError> {

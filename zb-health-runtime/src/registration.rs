@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use zb_health_spec::settings::ProbeSettings;
-use zb_health_spec::{FailureStatus, Rule, SpecError, TagSet, Violation, Violations};
+use zb_health_spec::{FailureStatus, Rule, SpecError, TagSet, Violation};
 
 use crate::probe::{DynProbe, Probe};
 use crate::setting::setters;
@@ -18,7 +18,7 @@ pub struct ProbeRegistration {
     pub(crate) name: Arc<str>,
     /// Its settings; the timeout is `None` until [`timeout`](Self::timeout)
     /// states one, and is then resolved against the registry's
-    /// orchestrator timeout ([`resolved_timeout`](Self::resolved_timeout)).
+    /// orchestrator timeout ([`ProbeSettings::resolved_timeout`]).
     pub(crate) settings: ProbeSettings,
     pub(crate) probe: Arc<dyn DynProbe>,
     /// The probes this one waits on (`depends_on`, R21, R22), by name.
@@ -32,15 +32,10 @@ impl ProbeRegistration {
     /// is set ([`zb_health_spec::detection::default_probe_timeout`]), so
     /// only a deadline stated with [`timeout`](Self::timeout) can break R5.
     pub fn new(name: impl Into<Arc<str>>, probe: impl Probe) -> Self {
-        Self::from_arc(name, Arc::new(probe))
-    }
-
-    /// Like [`new`](Self::new), for a probe that is already shared.
-    pub fn from_arc(name: impl Into<Arc<str>>, probe: Arc<dyn DynProbe>) -> Self {
         Self {
             name: name.into(),
             settings: ProbeSettings::DEFAULT,
-            probe,
+            probe: Arc::new(probe),
             depends_on: Vec::new(),
         }
     }
@@ -66,25 +61,6 @@ impl ProbeRegistration {
     /// The registered name.
     pub fn name(&self) -> &str {
         &self.name
-    }
-
-    /// The deadline the probe runs with under `orchestrator`: the stated
-    /// one, else the spec's default for it.
-    pub(crate) fn resolved_timeout(&self, orchestrator: Option<Duration>) -> Duration {
-        self.settings.resolved_timeout(orchestrator)
-    }
-
-    /// Checks this registration alone against the spec rules, pushing into
-    /// `sink`. Shared by `add`, `replace` and generated code. `detection`
-    /// is the registry's detection time, when known (R19).
-    pub(crate) fn validate(
-        &self,
-        orchestrator: Option<Duration>,
-        detection: Option<Duration>,
-        sink: &mut Violations<()>,
-    ) {
-        self.settings
-            .check(&self.name, orchestrator, detection, sink);
     }
 }
 

@@ -204,7 +204,8 @@ impl ProbeTable {
         };
         let mut sink = Violations::new();
         for r in &registrations {
-            r.validate(
+            r.settings.check(
+                &r.name,
                 state.orchestrator_timeout,
                 Some(state.checked_detection()),
                 &mut sink,

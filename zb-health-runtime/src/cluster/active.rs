@@ -133,8 +133,7 @@ impl ClusterActiveNode {
         sink.into_result()?;
         Ok(Self {
             roles: roles.into(),
-            guard: None,
-            handover: None,
+            ..Self::default()
         })
     }
 

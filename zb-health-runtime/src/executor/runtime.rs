@@ -83,7 +83,7 @@ impl ProbeRuntime {
     /// registry's orchestrator timeout, which a default deadline is
     /// derived below): nothing run yet.
     pub(crate) fn new(r: ProbeRegistration, orchestrator: Option<Duration>) -> Self {
-        let timeout = r.resolved_timeout(orchestrator);
+        let timeout = r.settings.resolved_timeout(orchestrator);
         Self::with((r.name, r.settings, r.probe, r.depends_on.into()), timeout)
     }
 

@@ -58,7 +58,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use futures_util::future::join_all;
-use futures_util::{Stream, StreamExt};
+use futures_util::{Stream, StreamExt, stream};
 use tokio::sync::watch;
 use tonic::{Request, Response, Status};
 use tonic_health::pb::health_check_response::ServingStatus;
@@ -141,11 +141,10 @@ impl GrpcHealthBuilder {
             &mut sink,
         );
         let known = self.registry.names();
-        let known: Vec<&str> = known.iter().map(|n| &**n).collect();
         for (name, target) in &self.services {
             check_grpc_service_name(name, (), &mut sink);
             if let GrpcTarget::Probe(probe) = target {
-                check_grpc_probe_target(name, probe, known.iter().copied(), (), &mut sink);
+                check_grpc_probe_target(name, probe, known.iter().map(|n| &**n), (), &mut sink);
             }
         }
         check_grpc_period(self.period, (), &mut sink);
@@ -211,7 +210,8 @@ struct ServerState {
     next_seq: AtomicU64,
     /// Scheduled evaluations that ran the probes.
     evaluations: AtomicU64,
-    /// `true` once stopped; dropped with us, which also ends the streams.
+    /// `true` once stopped; dropped with us, which also ends the streams
+    /// and the schedule (their waits for `true` end when it closes).
     stop: watch::Sender<bool>,
     /// The schedule, started on the first runtime that sees us.
     task: Mutex<Option<tokio::task::JoinHandle<()>>>,
@@ -244,12 +244,6 @@ struct Published {
     seq: u64,
     /// `None` until the first evaluation.
     status: Option<ServingStatus>,
-}
-
-impl Drop for ServerState {
-    fn drop(&mut self) {
-        self.stop.send_replace(true);
-    }
 }
 
 impl GrpcHealth {
@@ -499,43 +493,32 @@ impl Health for GrpcHealth {
         request: Request<HealthCheckRequest>,
     ) -> Result<Response<Self::WatchStream>, Status> {
         let name = request.get_ref().service.as_str();
-        let stop = self.shared.stop.subscribe();
+        // Every stream ends when we stop (or are dropped).
+        let mut stop = self.shared.stop.subscribe();
+        let stopped = async move {
+            let _ = stop.wait_for(|s| *s).await;
+        };
         let Some(service) = self.shared.services.get(name) else {
             // The protocol: SERVICE_UNKNOWN, and the call stays open. The
             // mapping is fixed, so it stays unknown until we stop.
-            let once =
-                futures_util::stream::once(async { Ok(response(ServingStatus::ServiceUnknown)) });
-            let until_stop = futures_util::stream::once(async move {
-                let mut stop = stop;
-                let _ = stop.wait_for(|s| *s).await;
-            })
-            .filter_map(|()| async { None });
-            return Ok(Response::new(Box::pin(once.chain(until_stop))));
+            let unknown = stream::once(async { Ok(response(ServingStatus::ServiceUnknown)) });
+            let open = unknown.chain(stream::pending()).take_until(stopped);
+            return Ok(Response::new(Box::pin(open)));
         };
         self.ensure_task();
         let rx = service.tx.subscribe();
-        let stream = futures_util::stream::unfold(
-            (rx, stop, None::<ServingStatus>),
-            |(mut rx, mut stop, last)| async move {
-                loop {
-                    if *stop.borrow() {
-                        return None;
-                    }
-                    let current = rx.borrow_and_update().status;
-                    if let Some(status) = current
-                        && Some(status) != last
-                    {
-                        return Some((Ok(response(status)), (rx, stop, Some(status))));
-                    }
-                    // Sender gone or stopped: the server is going away.
-                    tokio::select! {
-                        biased;
-                        changed = rx.changed() => changed.ok()?,
-                        _ = stop.wait_for(|s| *s) => return None,
-                    }
+        let stream = stream::unfold((rx, None), |(mut rx, last)| async move {
+            loop {
+                let current = rx.borrow_and_update().status;
+                if let Some(status) = current
+                    && Some(status) != last
+                {
+                    return Some((Ok(response(status)), (rx, Some(status))));
                 }
-            },
-        );
-        Ok(Response::new(Box::pin(stream)))
+                // Sender gone: the server is going away.
+                rx.changed().await.ok()?;
+            }
+        });
+        Ok(Response::new(Box::pin(stream.take_until(stopped))))
     }
 }

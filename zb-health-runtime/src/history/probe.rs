@@ -35,10 +35,7 @@ impl Text {
 
     fn new(s: Option<&str>) -> Option<Text> {
         let s = s?;
-        let mut end = s.len().min(DESCRIPTION_BYTES);
-        while !s.is_char_boundary(end) {
-            end -= 1;
-        }
+        let end = s.floor_char_boundary(DESCRIPTION_BYTES);
         let mut t = Text::EMPTY;
         t.bytes[..end].copy_from_slice(&s.as_bytes()[..end]);
         t.len = end as u8;

@@ -11,11 +11,13 @@ use zb_health_spec::{Disclosure, HealthStatus, Tag, TagSet};
 use super::{EVENTS, Event, FLAP_WINDOW, ProbeView, SAMPLES, TRANSITIONS};
 use crate::report::EntryOutcome;
 
-/// A startup gate's state.
+/// A named startup gate's state.
+#[derive(Clone)]
 pub(crate) struct GateView {
     pub(crate) name: Arc<str>,
     /// `pending`, `ready` or `failed`.
     pub(crate) state: &'static str,
+    /// When it was signalled (Unix ms).
     pub(crate) at_ms: Option<u64>,
 }
 
@@ -280,15 +282,11 @@ fn cluster(c: &ClusterDoc, addresses: bool) -> Value {
         .iter()
         .enumerate()
         .map(|(i, m)| {
+            let verdict = |failing: bool| if failing { "failing" } else { "ok" };
             let shared: serde_json::Map<String, Value> = m
                 .shared
                 .iter()
-                .map(|(p, failing)| {
-                    (
-                        p.clone(),
-                        Value::from(if *failing { "failing" } else { "ok" }),
-                    )
-                })
+                .map(|(p, f)| (p.clone(), verdict(*f).into()))
                 .collect();
             json!({
                 "id": if addresses { m.address.clone() } else { format!("member-{}", i + 1) },

@@ -98,10 +98,13 @@ impl Maintenance {
         window
     }
 
-    /// Closes the open window, if any, and says how it ended.
+    /// Closes the open window, if any, and says how it ended. An expiry
+    /// closes it only if it is still past its end: another caller may have
+    /// ended or replaced it meanwhile.
     pub(super) fn end(&self, how: Ended) -> Option<MaintenanceWindow> {
         let mut slot = lock(&self.window);
-        let window = slot.take()?;
+        let window =
+            slot.take_if(|w| how != Ended::Expired || unix_ms(w.until).max(1) <= now_ms())?;
         self.until_ms.store(0, Ordering::Release);
         self.phase.put(Phase::MAINTENANCE, 0);
         drop(slot);
@@ -131,23 +134,7 @@ impl Maintenance {
     pub(super) fn end_if_expired(&self) {
         let until = self.until_ms.load(Ordering::Acquire);
         if until != 0 && now_ms() >= until {
-            let mut slot = lock(&self.window);
-            // Another caller may have ended or replaced it meanwhile.
-            if slot
-                .as_ref()
-                .is_some_and(|w| unix_ms(w.until).max(1) <= now_ms())
-            {
-                let window = slot.take();
-                self.until_ms.store(0, Ordering::Release);
-                self.phase.put(Phase::MAINTENANCE, 0);
-                drop(slot);
-                if let Some(window) = window {
-                    self.events
-                        .push(EventKind::MaintenanceEnded, Arc::from(MAINTENANCE_ENTRY));
-                    metrics::gauge!(MAINTENANCE).set(0.0);
-                    log_end(&window, Ended::Expired);
-                }
-            }
+            self.end(Ended::Expired);
         }
     }
 }

@@ -69,8 +69,8 @@ use zb_health_spec::operator::{FieldError, check_reason, check_ttl_value};
 
 use crate::sync::lock;
 use maintenance::Maintenance;
+pub(crate) use restart::Candidate;
 use restart::Restart;
-pub(crate) use restart::{Candidate, Inputs as RestartInputs};
 use startup::Startup;
 use watchdog::Watchdogs;
 
@@ -471,12 +471,8 @@ impl Lifecycle {
         let blocked = self.phase.startup_description().is_some()
             || self.is_draining()
             || self.maintenance().is_some();
-        let inputs = RestartInputs {
-            candidate,
-            blocked,
-            budget,
-        };
-        self.restart.step(inputs, std::time::Instant::now());
+        self.restart
+            .step(candidate, blocked, budget, std::time::Instant::now());
     }
 
     /// Whether this node asks for a restart (`live` fails for it).

@@ -87,17 +87,6 @@ pub(super) struct Restart {
     events: Arc<Events>,
 }
 
-/// What a step sees besides the candidate.
-pub(crate) struct Inputs<'a> {
-    /// The probe that qualifies now, if any (the first, in registration
-    /// order).
-    pub(crate) candidate: Option<Candidate>,
-    /// Starting, draining or in maintenance: never a restart.
-    pub(crate) blocked: bool,
-    /// Where the claims go; `None` without a cluster view.
-    pub(crate) budget: Option<&'a dyn SharedVerdicts>,
-}
-
 impl Restart {
     pub(super) fn new(events: Arc<Events>) -> Self {
         Self {
@@ -130,10 +119,20 @@ impl Restart {
         self.requested.load(Ordering::Relaxed)
     }
 
-    /// One step of the escalation at `now` (see the module docs).
-    pub(super) fn step(&self, inputs: Inputs<'_>, now: Instant) {
+    /// One step of the escalation at `now` (see the module docs), with
+    /// `candidate` the probe that qualifies now, if any (the first, in
+    /// registration order), `blocked` while starting, draining or in
+    /// maintenance (never a restart then), and `budget` where the claims
+    /// go (`None` without a cluster view).
+    pub(super) fn step(
+        &self,
+        candidate: Option<Candidate>,
+        blocked: bool,
+        budget: Option<&dyn SharedVerdicts>,
+        now: Instant,
+    ) {
         let mut state = lock(&self.state);
-        let (candidate, budget) = match (inputs.candidate, inputs.budget, inputs.blocked) {
+        let (candidate, budget) = match (candidate, budget, blocked) {
             (Some(c), Some(b), false) => (c, b),
             (_, budget, _) => {
                 self.waiting_logged.store(false, Ordering::Relaxed);

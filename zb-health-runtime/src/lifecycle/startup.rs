@@ -23,21 +23,16 @@ pub(super) struct Startup {
 }
 
 /// The gates by state: how many are unsignalled, whether one failed, and
-/// the names of the named ones.
+/// the states of the named ones.
 #[derive(Default)]
-pub(super) struct GateNames {
+struct GateNames {
     /// Declared gates, named or not, not yet signalled.
     unsignalled: usize,
     /// Whether any gate failed; sticky.
     any_failed: bool,
-    /// Declared, not yet signalled.
-    pub(super) pending: Vec<Arc<str>>,
-    /// Signalled `failed`.
-    pub(super) failed: Vec<Arc<str>>,
-    /// Every named gate in declaration order, its state (`pending`,
-    /// `ready`, `failed`) and when it was signalled (Unix ms), for the
-    /// history.
-    pub(super) states: Vec<(Arc<str>, &'static str, Option<u64>)>,
+    /// Every named gate in declaration order, in its state: what the
+    /// startup path and the history name.
+    states: Vec<GateView>,
 }
 
 impl Startup {
@@ -52,15 +47,7 @@ impl Startup {
     /// The named gates in declaration order, in their states, ready and
     /// failed ones with when, for the history.
     pub(super) fn gate_views(&self) -> Vec<GateView> {
-        crate::sync::lock(&self.names)
-            .states
-            .iter()
-            .map(|(name, state, at_ms)| GateView {
-                name: name.clone(),
-                state,
-                at_ms: *at_ms,
-            })
-            .collect()
+        crate::sync::lock(&self.names).states.clone()
     }
 
     /// Writes the phase's startup bits and the
@@ -81,14 +68,20 @@ impl Startup {
         };
         self.phase
             .put(Phase::STARTING | Phase::START_FAILED, pending | failed);
-        let starting = pending != 0 && failed == 0;
+        // Only the gates write these bits, under the lock held here.
+        let starting = self.phase.is_starting();
         metrics::gauge!(crate::observe::STARTING).set(f64::from(u8::from(starting)));
     }
 
-    /// The pending and the failed named gates, for the startup path.
+    /// The pending and the failed named gates, in declaration order, for
+    /// the startup path.
     pub(super) fn named(&self) -> (Vec<Arc<str>>, Vec<Arc<str>>) {
         let names = crate::sync::lock(&self.names);
-        (names.pending.clone(), names.failed.clone())
+        let named = |state| {
+            let gates = names.states.iter().filter(|g| g.state == state);
+            gates.map(|g| g.name.clone()).collect()
+        };
+        (named("pending"), named("failed"))
     }
 }
 
@@ -117,8 +110,11 @@ impl StartupGate {
         let mut names = crate::sync::lock(&startup.names);
         names.unsignalled += 1;
         if let Some(name) = &name {
-            names.pending.push(name.clone());
-            names.states.push((name.clone(), "pending", None));
+            names.states.push(GateView {
+                name: name.clone(),
+                state: "pending",
+                at_ms: None,
+            });
         }
         startup.note(&names);
         drop(names);
@@ -149,17 +145,11 @@ impl StartupGate {
         let mut names = crate::sync::lock(&startup.names);
         names.unsignalled -= 1;
         names.any_failed |= failed;
-        if let Some(name) = &self.name {
-            if let Some(i) = names.pending.iter().position(|n| Arc::ptr_eq(n, name)) {
-                names.pending.remove(i);
-            }
-            if failed {
-                names.failed.push(name.clone());
-            }
-            if let Some(state) = names.states.iter_mut().find(|(n, ..)| Arc::ptr_eq(n, name)) {
-                state.1 = if failed { "failed" } else { "ready" };
-                state.2 = Some(at);
-            }
+        if let Some(name) = &self.name
+            && let Some(gate) = names.states.iter_mut().find(|g| Arc::ptr_eq(&g.name, name))
+        {
+            gate.state = if failed { "failed" } else { "ready" };
+            gate.at_ms = Some(at);
         }
         startup.note(&names);
     }

@@ -8,7 +8,7 @@
 //! liveness probe's.
 
 use std::borrow::Cow;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock, Weak};
 use std::time::Duration;
 
@@ -17,8 +17,6 @@ use zb_health_spec::{
     NameOf, Tag, Violations,
     rules::{check_name_of, check_unique_names_of, check_watchdog_deadline},
 };
-
-use std::sync::atomic::AtomicBool;
 
 use super::Phase;
 use crate::answer::Kept;
@@ -86,10 +84,7 @@ struct Table {
 
 impl Table {
     fn new(slots: Vec<Arc<Slot>>) -> Self {
-        let entries = slots
-            .iter()
-            .map(|s| entry(s, HealthStatus::Healthy))
-            .collect();
+        let entries = slots.iter().map(|s| live_entry(s, false)).collect();
         let report = HealthReport::new(Tag::Live, entries, Duration::ZERO);
         Self {
             slots,
@@ -98,15 +93,28 @@ impl Table {
     }
 }
 
-fn entry(slot: &Slot, status: HealthStatus) -> HealthEntry {
-    let description = (status != HealthStatus::Healthy).then(|| {
-        if slot.is_dead() {
-            Cow::Borrowed(DEAD_DESCRIPTION)
-        } else {
-            Cow::Owned(slot.stalled_description.clone())
-        }
-    });
+/// `slot`'s entry: `Healthy` unless `failing`; else `Unhealthy`, described
+/// as a dead loop when it is one, else by `alive` (stalled, or waiting for
+/// its first beat).
+fn entry(slot: &Slot, failing: bool, alive: impl FnOnce() -> Cow<'static, str>) -> HealthEntry {
+    let (status, description) = if !failing {
+        (HealthStatus::Healthy, None)
+    } else if slot.is_dead() {
+        (
+            HealthStatus::Unhealthy,
+            Some(Cow::Borrowed(DEAD_DESCRIPTION)),
+        )
+    } else {
+        (HealthStatus::Unhealthy, Some(alive()))
+    };
     HealthEntry::fixed(slot.name.clone(), status, description)
+}
+
+/// `slot`'s `live` entry.
+fn live_entry(slot: &Slot, stalled: bool) -> HealthEntry {
+    entry(slot, stalled, || {
+        Cow::Owned(slot.stalled_description.clone())
+    })
 }
 
 /// The watchdogs of one registry.
@@ -136,19 +144,7 @@ impl Watchdogs {
             exit_watched: AtomicBool::new(false),
         }
     }
-}
 
-/// What `live` answers.
-pub(crate) enum LiveAnswer {
-    /// No watchdog registered: the tier's fixed answer.
-    Fixed,
-    /// Every loop beat in time: 200, with this set's healthy answer.
-    Healthy(Arc<Kept>),
-    /// At least one loop stalled: this report, 503.
-    Stalled(HealthReport),
-}
-
-impl Watchdogs {
     fn now_ms(&self) -> u64 {
         millis(self.epoch.elapsed())
     }
@@ -164,10 +160,9 @@ impl Watchdogs {
             return LiveAnswer::Fixed;
         };
         let now = self.now_ms();
-        let stalled = |s: &Slot| s.is_stalled(now);
         let mut any = false;
         for s in &table.slots {
-            let stalled = stalled(s);
+            let stalled = s.is_stalled(now);
             any |= stalled;
             self.note(s, stalled);
         }
@@ -177,20 +172,11 @@ impl Watchdogs {
         let entries = table
             .slots
             .iter()
-            .map(|s| {
-                let status = if stalled(s) {
-                    HealthStatus::Unhealthy
-                } else {
-                    HealthStatus::Healthy
-                };
-                entry(s, status)
-            })
+            .map(|s| live_entry(s, s.is_stalled(now)))
             .collect();
         LiveAnswer::Stalled(HealthReport::new(Tag::Live, entries, Duration::ZERO))
     }
-}
 
-impl Watchdogs {
     /// One log line and one history event per transition, naming the loop
     /// (BE-HLTH-008); the flag only flips on a change, so a steady state
     /// writes nothing.
@@ -239,13 +225,7 @@ impl Watchdogs {
             })
             .collect()
     }
-}
 
-fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
-impl Watchdogs {
     /// Registers watchdogs, all or none; see `Lifecycle::watchdogs`.
     pub(super) fn register<const N: usize>(
         this: &Arc<Self>,
@@ -299,16 +279,7 @@ impl Watchdogs {
         table
             .slots
             .iter()
-            .map(|s| {
-                let (status, description) = if s.has_beaten() {
-                    (HealthStatus::Healthy, None)
-                } else if s.is_dead() {
-                    (HealthStatus::Unhealthy, Some(DEAD_DESCRIPTION))
-                } else {
-                    (HealthStatus::Unhealthy, Some(WAITING_DESCRIPTION))
-                };
-                HealthEntry::fixed(s.name.clone(), status, description.map(Cow::Borrowed))
-            })
+            .map(|s| entry(s, !s.has_beaten(), || Cow::Borrowed(WAITING_DESCRIPTION)))
             .collect()
     }
 
@@ -354,6 +325,20 @@ impl Watchdogs {
     }
 }
 
+/// What `live` answers.
+pub(crate) enum LiveAnswer {
+    /// No watchdog registered: the tier's fixed answer.
+    Fixed,
+    /// Every loop beat in time: 200, with this set's healthy answer.
+    Healthy(Arc<Kept>),
+    /// At least one loop stalled: this report, 503.
+    Stalled(HealthReport),
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
 /// A loop's heartbeat, from [`Lifecycle::watchdog`](crate::lifecycle::Lifecycle::watchdog). `Send + Sync`:
 /// share it with `Arc` if several tasks make up one loop.
 ///
@@ -396,10 +381,8 @@ impl Heartbeat {
     /// The loop ends on purpose: its watchdog is removed, so `live` no
     /// longer expects it to beat.
     pub fn retire(mut self) {
+        // Dropped here: the drop removes it.
         self.retired = true;
-        if let Some(watchdogs) = self.watchdogs.upgrade() {
-            watchdogs.remove(&self.slot);
-        }
     }
 }
 
@@ -417,12 +400,10 @@ impl Drop for Heartbeat {
         let Some(watchdogs) = self.watchdogs.upgrade() else {
             return;
         };
-        if self.retired {
-            return;
-        }
-        // During the drain the process is going away and its loops with it
-        // (their owners are dropped as the servers stop): not a dead loop.
-        if watchdogs.is_draining() {
+        // Retired, or dropped during the drain, when the process is going
+        // away and its loops with it (their owners are dropped as the
+        // servers stop): not a dead loop.
+        if self.retired || watchdogs.is_draining() {
             watchdogs.remove(&self.slot);
             return;
         }
