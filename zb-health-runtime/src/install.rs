@@ -214,22 +214,16 @@ impl Settings {
     }
 
     /// The manifest's `observability.webhook`, which the manifest reader
-    /// has checked; one given in code is checked here.
+    /// has checked; one given in code is checked here, by the same rule.
     fn manifest_webhook(&self) -> Result<Option<crate::publish::WebhookPublisher>, RegistryError> {
         let Some(url) = &self.webhook else {
             return Ok(None);
         };
-        crate::publish::WebhookPublisher::new(url)
-            .map(Some)
-            .map_err(|reason| {
-                let violation = zb_health_spec::Violation {
-                    rule: zb_health_spec::Rule::ValueType,
-                    location: (),
-                    message: format!("`observability.webhook`: {reason}"),
-                    help: "write the receiver's URL as `http://host:port/path`".into(),
-                };
-                RegistryError::Rules(vec![violation].into())
-            })
+        let mut sink = zb_health_spec::Violations::new();
+        zb_health_spec::webhook::check_webhook_url(url, (), &mut sink);
+        sink.into_result()?;
+        // Accepted: the publisher reads the URL by the same function.
+        Ok(crate::publish::WebhookPublisher::new(url).ok())
     }
 
     /// The probes, both ports' endpoints, the drain and the server.

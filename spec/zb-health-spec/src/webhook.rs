@@ -4,6 +4,7 @@
 //! ([`crate::upstream::parse_url`]) and one rule of the webhook's own.
 
 use crate::upstream::{HttpUrl, parse_url, without_password};
+use crate::{Rule, Violations};
 
 /// Parses a webhook URL: `http://` (no TLS), a host, an optional numeric
 /// port, path and query, and no user info: the webhook sends none, and a
@@ -26,6 +27,22 @@ pub fn parse_webhook_url(url: &str) -> Result<HttpUrl, String> {
         ));
     }
     Ok(parts)
+}
+
+/// R15 for `observability.webhook`: `url` at `location` is refused unless
+/// [`parse_webhook_url`] accepts it. One wording for the manifest's value
+/// and a URL given in code; whether it was accepted.
+pub fn check_webhook_url<L>(url: &str, location: L, sink: &mut Violations<L>) -> bool {
+    let Err(reason) = parse_webhook_url(url) else {
+        return true;
+    };
+    sink.push(
+        Rule::ValueType,
+        location,
+        format!("`observability.webhook`: {reason}"),
+        "write the receiver's URL as `http://host:port/path`; `HEALTH_WEBHOOK_URL` overrides it at start",
+    );
+    false
 }
 
 #[cfg(test)]

@@ -4,7 +4,6 @@
 use std::time::Duration;
 
 use super::{Fields, Reader};
-use crate::Rule;
 use crate::manifest::Located;
 
 /// The keys of `observability`.
@@ -13,7 +12,7 @@ const OBSERVABILITY_KEYS: [&str; 2] = ["failure_log_interval", "webhook"];
 impl Reader {
     /// `observability.failure_log_interval`: any duration; zero logs every
     /// failing run. `observability.webhook`: a URL
-    /// [`parse_webhook_url`](crate::webhook::parse_webhook_url) accepts
+    /// [`check_webhook_url`](crate::webhook::check_webhook_url) accepts
     /// (R15 at the value otherwise).
     pub(super) fn observability(
         &mut self,
@@ -25,18 +24,7 @@ impl Reader {
         let failure_log_interval = self.value(&section, "failure_log_interval", Self::duration);
         let webhook = self.value(&section, "webhook", |r, what, node| {
             let url = r.string(what, node)?;
-            match crate::webhook::parse_webhook_url(&url.value) {
-                Ok(_) => Some(url),
-                Err(reason) => {
-                    r.sink.push(
-                        Rule::ValueType,
-                        url.location,
-                        format!("`observability.webhook`: {reason}"),
-                        "write the receiver's URL as `http://host:port/path`; `HEALTH_WEBHOOK_URL` overrides it at start",
-                    );
-                    None
-                }
-            }
+            crate::webhook::check_webhook_url(&url.value, url.location, &mut r.sink).then_some(url)
         });
         (failure_log_interval, webhook)
     }
