@@ -10,7 +10,9 @@ Not counted:
   (issue 41: each lives in its own module, outside the core's budget).
 
 Usage: `scripts/size.py` prints one line per crate and the total;
-`scripts/size.py --files` also lists each file's count, largest first.
+`scripts/size.py --files` also lists each file's count, largest first;
+`scripts/size.py --budget` fails (exit 1) when the total is over `BUDGET`,
+as `tests/run.sh` runs it.
 """
 import os
 import re
@@ -42,6 +44,10 @@ NOT_COUNTED_PREFIXES = (
     "spec/zb-health-spec/src/manifest/read/certificate.rs",
 )
 GOAL = 18_500
+# What the core may not grow past, checked in CI: the size it was cut to,
+# not the goal above, which it has not reached (see issue 40's notes).
+# Lower it after a cut; raise it only with a reason in the commit.
+BUDGET = 22_000
 
 
 def is_test_file(rel):
@@ -150,10 +156,15 @@ def main():
                 per_file.append((c, rel))
         print(f"{name:8} {crate_total:6}")
         total += crate_total
-    print(f"{'total':8} {total:6}  (goal: at most {GOAL})")
+    print(f"{'total':8} {total:6}  (goal: at most {GOAL}; budget {BUDGET})")
     if show_files:
         for c, rel in sorted(per_file, reverse=True):
             print(f"{c:6}  {rel}")
+    if "--budget" in sys.argv and total > BUDGET:
+        print(f"library code is {total} lines, over its budget of {BUDGET}: "
+              "cut it, or raise BUDGET in scripts/size.py with a reason",
+              file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

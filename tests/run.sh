@@ -70,8 +70,10 @@ export ZB_HEALTH_K8S_VALIDATE="$PWD/target/venv/bin/kubernetes-validate"
 ./scripts/prometheus-tools.sh
 export ZB_HEALTH_PROMTOOL="$PWD/target/prometheus/usr/bin/promtool"
 
-# Style first: it is the cheapest failure.
+# Style first: it is the cheapest failure. Then the library's size, which
+# may not grow past its budget (issue 40's measure, scripts/size.py).
 cargo fmt --all --check
+python3 scripts/size.py --budget
 cargo clippy --workspace --all-targets --all-features -- -D warnings
 
 # Feature guards: the runtime with no default features and with each
