@@ -87,10 +87,8 @@ pub(super) fn verbose_body(
             );
         }
     }
-    let passed = match tier {
-        Tag::Live => report.status != HealthStatus::Unhealthy,
-        Tag::Ready | Tag::Active => report.status.is_serving(),
-    };
+    // Passed exactly when the status code is 200, on every tier.
+    let passed = report.status.is_serving();
     let _ = writeln!(
         out,
         "{} check {}",
