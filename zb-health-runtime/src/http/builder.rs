@@ -235,27 +235,22 @@ impl ZbHealth {
             &mut sink,
         );
         sink.into_result()?;
+        let style = |tag: Tag| self.styles[tag as usize].clone();
         // A token holder sees the level it unlocks, and the cluster
         // addresses: it is an operator, not the public. No token yet: it
         // is given to the built endpoints
         // (`ZbHealthEndpoints::with_bearer_token`).
         let unlocked = |tag: Tag| Authorized {
-            style: authorized[tag as usize].map(|level| {
-                self.styles[tag as usize]
-                    .clone()
-                    .disclosure(level)
-                    .cluster_addresses(true)
-            }),
+            style: authorized[tag as usize]
+                .map(|level| style(tag).disclosure(level).cluster_addresses(true)),
             token: None,
         };
         let tier = |tag: Tag| {
-            let authorized = unlocked(tag);
-            let style = self.styles[tag as usize].clone();
             Arc::new(TierEndpoint {
                 tag,
                 path: self.paths.get(tag).to_owned(),
                 registry: self.registry.clone(),
-                body: Body::new(style, self.writer.clone(), authorized, self.paced),
+                body: Body::new(style(tag), self.writer.clone(), unlocked(tag), self.paced),
             })
         };
         // The startup path speaks of the process, as `live` does: it takes
@@ -263,7 +258,7 @@ impl ZbHealth {
         let started = Arc::new(StartedEndpoint {
             path: self.paths.started.clone(),
             registry: self.registry.clone(),
-            style: self.styles[Tag::Live as usize].clone(),
+            style: style(Tag::Live),
             writer: self.writer.clone(),
             authorized: unlocked(Tag::Live),
         });
@@ -273,16 +268,15 @@ impl ZbHealth {
             .groups
             .iter()
             .map(|g| {
-                let mut style = self.styles[Tag::Ready as usize].clone();
-                style.cluster_ready = None;
+                let mut ready = style(Tag::Ready);
+                ready.cluster_ready = None;
                 if let Some(level) = g.disclosure {
-                    style.disclosure = level;
+                    ready.disclosure = level;
                 }
-                let public = Authorized::default();
                 Arc::new(GroupEndpoint {
                     group: g.clone(),
                     registry: self.registry.clone(),
-                    body: Body::new(style, self.writer.clone(), public, false),
+                    body: Body::new(ready, self.writer.clone(), Authorized::default(), false),
                 })
             })
             .collect();
@@ -293,7 +287,7 @@ impl ZbHealth {
             Arc::new(HistoryEndpoint {
                 path: self.history_path.clone(),
                 registry: self.registry.clone(),
-                style: self.styles[Tag::Ready as usize].clone(),
+                style: style(Tag::Ready),
                 authorized: unlocked(Tag::Ready),
             })
         });
