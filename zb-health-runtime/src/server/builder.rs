@@ -283,11 +283,6 @@ impl ZbHealthServer {
         (none.clone(), none)
     }
 
-    /// The application port it will bind (0: a free one).
-    pub fn application_port(&self) -> u16 {
-        self.port
-    }
-
     /// The registry every port answers from.
     pub fn registry(&self) -> &HealthRegistry {
         &self.registry
