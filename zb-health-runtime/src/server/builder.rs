@@ -190,7 +190,11 @@ impl ZbHealthServer {
             self.origins.grpc_port = Origin::Variable(GRPC_PORT);
         }
         if let Some(token) = bearer_token(&lookup)? {
-            if !self.offers_authorized() && self.management_port.is_none() {
+            // Whether a tier on either port shows more with the token.
+            let shown = std::iter::once(&self.endpoints)
+                .chain(&self.management_endpoints)
+                .any(ZbHealthEndpoints::offers_authorized);
+            if !shown && self.management_port.is_none() {
                 tracing::warn!(
                     "{TOKEN_VAR} is set, but no tier shows more to a request with it (`endpoints.authorized`) and there is no management port for the operator controls; every request sees the public levels"
                 );
@@ -223,16 +227,6 @@ impl ZbHealthServer {
             .management_endpoints
             .map(|e| e.with_bearer_token(token));
         self
-    }
-
-    /// Whether a tier on either port shows more to a request with the
-    /// bearer token.
-    pub(super) fn offers_authorized(&self) -> bool {
-        self.endpoints.offers_authorized()
-            || self
-                .management_endpoints
-                .as_ref()
-                .is_some_and(ZbHealthEndpoints::offers_authorized)
     }
 
     /// Serves the tiers on their own server on this port too; `None` turns
