@@ -197,10 +197,9 @@ impl ClusterView for ChitchatClusterView {
         let returning = {
             let mut own = lock(&self.stepped_down);
             *own = match (on, *own) {
-                (true, Some(OwnStepDown::Stepped(since))) => Some(OwnStepDown::Stepped(since)),
-                (true, _) => Some(OwnStepDown::Stepped(now)),
+                (true, Some(OwnStepDown::Returning(_)) | None) => Some(OwnStepDown::Stepped(now)),
                 (false, Some(OwnStepDown::Stepped(_))) => Some(OwnStepDown::Returning(now)),
-                (false, other) => other,
+                (_, unchanged) => unchanged,
             };
             matches!(*own, Some(OwnStepDown::Returning(at)) if at == now)
         };
