@@ -7,7 +7,7 @@
 //! Also [`setters!`]: the table that writes each builder's chained
 //! setters once (`ProbeRegistration`, `HealthRegistryBuilder`,
 //! `EndpointSettings` with `ZbHealth`'s forwards, `HealthGroup`,
-//! `OperatorControls`, `ZbHealthServer`).
+//! `OperatorControls`, `ZbHealthServer`, `WebhookPublisher`).
 
 use std::fmt;
 
