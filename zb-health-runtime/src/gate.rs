@@ -152,10 +152,7 @@ where
                 .content_type("application/json")
                 .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-store")))
                 .body(STANDBY_BODY);
-            let (req, _) = req.into_parts();
-            Box::pin(ready(Ok(
-                ServiceResponse::new(req, response).map_into_right_body()
-            )))
+            Box::pin(ready(Ok(req.into_response(response).map_into_right_body())))
         }
     }
 }

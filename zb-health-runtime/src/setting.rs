@@ -6,8 +6,8 @@
 //!
 //! Also [`setters!`]: the table that writes each builder's chained
 //! setters once (`ProbeRegistration`, `HealthRegistryBuilder`,
-//! `EndpointSettings` with `ZbHealth`'s forwards, `OperatorControls`,
-//! `ZbHealthServer`).
+//! `EndpointSettings` with `ZbHealth`'s forwards, `HealthGroup`,
+//! `OperatorControls`, `ZbHealthServer`, `WebhookPublisher`).
 
 use std::fmt;
 

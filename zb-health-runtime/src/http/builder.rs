@@ -63,18 +63,6 @@ pub struct ZbHealth {
     pub(super) settings: EndpointSettings,
 }
 
-/// `build` and the checks read the settings as if they were the
-/// builder's own fields: the builder is a view over them. Hidden: the
-/// chained setters are the public way in.
-#[doc(hidden)]
-impl std::ops::Deref for ZbHealth {
-    type Target = EndpointSettings;
-
-    fn deref(&self) -> &EndpointSettings {
-        &self.settings
-    }
-}
-
 // Each setting's setter, written once: on `EndpointSettings`, and as the
 // chained forward of this view over it.
 setters!(&mut EndpointSettings => ZbHealth.settings {
@@ -216,88 +204,83 @@ impl ZbHealth {
     /// [`cluster_ready`](Self::cluster_ready) entry name (R9: a probe name)
     /// and yields the endpoints.
     pub fn build(self) -> Result<ZbHealthEndpoints, SpecError> {
+        let (registry, s) = (&self.registry, &self.settings);
         let mut sink = Violations::new();
         let paths: Vec<(Endpoint, &str, ())> = Endpoint::ALL
             .iter()
-            .map(|e| (*e, self.paths.endpoint(*e), ()))
+            .map(|e| (*e, s.paths.endpoint(*e), ()))
             .collect();
         check_paths(&paths, &mut sink);
         // The entry `clusterReady` reads is a probe's name (R9).
-        if let Some(name) = &self.styles[Tag::Ready as usize].cluster_ready {
+        if let Some(name) = &s.styles[Tag::Ready as usize].cluster_ready {
             check_name(name, (), &mut sink);
         }
-        self.check_groups(&mut sink);
-        self.check_history(&mut sink);
+        s.check_groups(&registry.names(), &mut sink);
+        s.check_history(&mut sink);
         let authorized = resolve_authorized(
-            self.styles.each_ref().map(|s| s.disclosure),
-            self.authorized_every_tier.map(|l| (l, ())),
-            self.authorized.map(|l| l.map(|l| (l, ()))),
+            s.styles.each_ref().map(|style| style.disclosure),
+            s.authorized_every_tier.map(|l| (l, ())),
+            s.authorized.map(|l| l.map(|l| (l, ()))),
             &mut sink,
         );
         sink.into_result()?;
+        let style = |tag: Tag| s.styles[tag as usize].clone();
         // A token holder sees the level it unlocks, and the cluster
         // addresses: it is an operator, not the public. No token yet: it
         // is given to the built endpoints
         // (`ZbHealthEndpoints::with_bearer_token`).
         let unlocked = |tag: Tag| Authorized {
-            style: authorized[tag as usize].map(|level| {
-                self.styles[tag as usize]
-                    .clone()
-                    .disclosure(level)
-                    .cluster_addresses(true)
-            }),
+            style: authorized[tag as usize]
+                .map(|level| style(tag).disclosure(level).cluster_addresses(true)),
             token: None,
         };
         let tier = |tag: Tag| {
-            let authorized = unlocked(tag);
-            let style = self.styles[tag as usize].clone();
             Arc::new(TierEndpoint {
                 tag,
-                path: self.paths.get(tag).to_owned(),
-                registry: self.registry.clone(),
-                body: Body::new(style, self.writer.clone(), authorized, self.paced),
+                path: s.paths.get(tag).to_owned(),
+                registry: registry.clone(),
+                body: Body::new(style(tag), s.writer.clone(), unlocked(tag), s.paced),
             })
         };
         // The startup path speaks of the process, as `live` does: it takes
         // that tier's body style.
         let started = Arc::new(StartedEndpoint {
-            path: self.paths.started.clone(),
-            registry: self.registry.clone(),
-            style: self.styles[Tag::Live as usize].clone(),
-            writer: self.writer.clone(),
+            path: s.paths.started.clone(),
+            registry: registry.clone(),
+            style: style(Tag::Live),
+            writer: s.writer.clone(),
             authorized: unlocked(Tag::Live),
         });
         // A group answers as `ready` does, at its own level; it has no
         // `clusterReady` (a verdict of the ready tier's membership entry).
-        let groups = self
+        let groups = s
             .groups
             .iter()
             .map(|g| {
-                let mut style = self.styles[Tag::Ready as usize].clone();
-                style.cluster_ready = None;
+                let mut ready = style(Tag::Ready);
+                ready.cluster_ready = None;
                 if let Some(level) = g.disclosure {
-                    style.disclosure = level;
+                    ready.disclosure = level;
                 }
-                let public = Authorized::default();
                 Arc::new(GroupEndpoint {
                     group: g.clone(),
-                    registry: self.registry.clone(),
-                    body: Body::new(style, self.writer.clone(), public, false),
+                    registry: registry.clone(),
+                    body: Body::new(ready, s.writer.clone(), Authorized::default(), false),
                 })
             })
             .collect();
         // The history speaks at the ready tier's levels: it shows the
         // probes that tier shows, and no more.
-        let history = self.history.then(|| {
-            self.registry.enable_history();
+        let history = s.history.then(|| {
+            registry.enable_history();
             Arc::new(HistoryEndpoint {
-                path: self.history_path.clone(),
-                registry: self.registry.clone(),
-                style: self.styles[Tag::Ready as usize].clone(),
+                path: s.history_path.clone(),
+                registry: registry.clone(),
+                style: style(Tag::Ready),
                 authorized: unlocked(Tag::Ready),
             })
         });
-        let history_ui = self.history_ui.then(|| self.history_ui_path.clone());
+        let history_ui = s.history_ui.then(|| s.history_ui_path.clone());
         Ok(ZbHealthEndpoints {
             tiers: [tier(Tag::Ready), tier(Tag::Active), tier(Tag::Live)],
             started,
@@ -306,9 +289,11 @@ impl ZbHealth {
             history_ui,
         })
     }
+}
 
+impl EndpointSettings {
     /// R6 on the history's paths, when served.
-    pub(super) fn check_history(&self, sink: &mut Violations<()>) {
+    fn check_history(&self, sink: &mut Violations<()>) {
         let mut paths = Vec::new();
         if self.history {
             paths.push(("history", self.history_path.as_str(), ()));
@@ -320,10 +305,9 @@ impl ZbHealth {
         check_history_paths(&self.paths, &groups, &paths, sink);
     }
 
-    /// R9, R23, R24 and R25 on the groups, the probes looked up in the
-    /// registry as it is now.
-    pub(super) fn check_groups(&self, sink: &mut Violations<()>) {
-        let known = self.registry.names();
+    /// R9, R23, R24 and R25 on the groups, the probes looked up in `known`,
+    /// the registry's as it is now.
+    fn check_groups(&self, known: &[Arc<str>], sink: &mut Violations<()>) {
         for g in &self.groups {
             check_name_of(NameOf::Group, &g.name, (), sink);
             let tiers: Vec<(Tag, ())> = g.tiers.iter().map(|t| (*t, ())).collect();

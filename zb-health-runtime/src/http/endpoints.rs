@@ -40,6 +40,23 @@ impl ZbHealthEndpoints {
         &self.tiers[tier as usize].path
     }
 
+    /// One tier on its own, to mount where the others are not: on a
+    /// management server, behind its own middleware, or alone. It answers
+    /// from the same registry as the bundle, so every mount of a tier
+    /// reports the same probes.
+    ///
+    /// ```no_run
+    /// use actix_web::App;
+    /// use zb_health::prelude::{map_zb_health, HealthRegistry, Tag};
+    ///
+    /// let endpoints = map_zb_health(HealthRegistry::process().clone());
+    /// let live_only = App::new().service(endpoints.tier(Tag::Live));
+    /// # let _ = live_only;
+    /// ```
+    pub fn tier(&self, tier: Tag) -> ZbHealthTier {
+        ZbHealthTier(self.tiers[tier as usize].clone())
+    }
+
     /// The path the startup endpoint is served on.
     pub fn started_path(&self) -> &str {
         &self.started.path
@@ -153,24 +170,5 @@ impl HttpServiceFactory for ZbHealthEndpoints {
         for tier in &self.tiers {
             tier.register_probes(config);
         }
-    }
-}
-
-impl ZbHealthEndpoints {
-    /// One tier on its own, to mount where the others are not: on a
-    /// management server, behind its own middleware, or alone. It answers
-    /// from the same registry as the bundle, so every mount of a tier
-    /// reports the same probes.
-    ///
-    /// ```no_run
-    /// use actix_web::App;
-    /// use zb_health::prelude::{map_zb_health, HealthRegistry, Tag};
-    ///
-    /// let endpoints = map_zb_health(HealthRegistry::process().clone());
-    /// let live_only = App::new().service(endpoints.tier(Tag::Live));
-    /// # let _ = live_only;
-    /// ```
-    pub fn tier(&self, tier: Tag) -> ZbHealthTier {
-        ZbHealthTier(self.tiers[tier as usize].clone())
     }
 }

@@ -8,6 +8,7 @@ use zb_health_spec::{Disclosure, Tag};
 
 use super::respond::Body;
 use crate::registry::{HealthRegistry, Selection};
+use crate::setting::setters;
 
 /// A health group (a manifest's `groups`; R23–R25): a named set of
 /// probes, by name or by tier, served at a path of its own with its own
@@ -52,28 +53,23 @@ impl HealthGroup {
             disclosure: None,
         }
     }
+}
 
+setters!(HealthGroup {
     /// Adds probes by their registered names; each must be registered when
     /// [`ZbHealth::build`](super::ZbHealth::build) runs (R23).
-    pub fn probes<N: Into<Arc<str>>>(mut self, names: impl IntoIterator<Item = N>) -> Self {
-        self.probes.extend(names.into_iter().map(Into::into));
-        self
-    }
+    fn probes(names: impl IntoIterator<Item = impl Into<Arc<str>>>) |s| {
+        s.probes.extend(names.into_iter().map(Into::into));
+    };
 
     /// Adds every probe of these tiers, as registered at each request;
     /// `ready` or `active`, never `live` (R25).
-    pub fn tiers(mut self, tiers: impl IntoIterator<Item = Tag>) -> Self {
-        self.tiers.extend(tiers);
-        self
-    }
+    fn tiers(tiers: impl IntoIterator<Item = Tag>) |s| { s.tiers.extend(tiers) };
 
     /// What the group's body shows; by default the `ready` tier's level of
     /// the same endpoints.
-    pub fn disclosure(mut self, level: Disclosure) -> Self {
-        self.disclosure = Some(level);
-        self
-    }
-}
+    fn disclosure(level: Disclosure) => disclosure = Some(level);
+});
 
 /// A health group's endpoint: `GET` and `HEAD` on its path.
 pub(super) struct GroupEndpoint {

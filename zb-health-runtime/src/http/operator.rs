@@ -52,7 +52,7 @@ pub struct OperatorControls {
     registry: HealthRegistry,
     token: Option<Arc<BearerToken>>,
     #[cfg(feature = "cluster")]
-    step_down: Option<Arc<crate::cluster::StepDown>>,
+    pub(crate) step_down: Option<Arc<crate::cluster::StepDown>>,
 }
 
 impl OperatorControls {

@@ -87,10 +87,8 @@ pub(super) fn verbose_body(
             );
         }
     }
-    let passed = match tier {
-        Tag::Live => report.status != HealthStatus::Unhealthy,
-        Tag::Ready | Tag::Active => report.status.is_serving(),
-    };
+    // Passed exactly when the status code is 200, on every tier.
+    let passed = report.status.is_serving();
     let _ = writeln!(
         out,
         "{} check {}",
@@ -113,20 +111,14 @@ pub(super) fn mark_excluded(response: &mut HttpResponse, level: Disclosure, excl
         return;
     }
     let lists = [
-        (
-            EXCLUDED_HEADER,
-            exclusion.excluded.iter().map(|n| &**n).collect::<Vec<_>>(),
-        ),
-        (
-            NOT_EXCLUDED_HEADER,
-            exclusion.kept.iter().map(|n| &**n).collect(),
-        ),
+        (EXCLUDED_HEADER, exclusion.excluded.join(", ")),
+        (NOT_EXCLUDED_HEADER, exclusion.kept.join(", ")),
     ];
     for (header, names) in lists {
-        if names.is_empty() {
-            continue;
-        }
-        if let Ok(value) = HeaderValue::from_str(&names.join(", ")) {
+        // No name is empty, so an empty list is an empty text.
+        if !names.is_empty()
+            && let Ok(value) = HeaderValue::from_str(&names)
+        {
             response.headers_mut().insert(header, value);
         }
     }

@@ -9,7 +9,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
 use super::{Transition, TransitionPublisher};
-use crate::setting::SettingError;
+use crate::setting::{SettingError, setters};
 use crate::wallclock::{rfc3339, unix_ms};
 
 /// The variable that names the webhook: `http://host:port/path`.
@@ -90,21 +90,6 @@ impl WebhookPublisher {
         }
     }
 
-    /// The service name each message carries.
-    pub fn service(mut self, name: impl Into<String>) -> Self {
-        self.service = Some(name.into());
-        self
-    }
-
-    /// Attempts per batch (at least 1), the first pause between them
-    /// (doubled after each), and each attempt's deadline.
-    pub fn retries(mut self, attempts: u32, backoff: Duration, timeout: Duration) -> Self {
-        self.attempts = attempts.max(1);
-        self.backoff = backoff;
-        self.timeout = timeout;
-        self
-    }
-
     fn body(&self, batch: &[Transition]) -> String {
         let transitions: Vec<_> = batch
             .iter()
@@ -156,6 +141,19 @@ impl WebhookPublisher {
             .map_err(|_| format!("no answer within {} ms", self.timeout.as_millis()))?
     }
 }
+
+setters!(WebhookPublisher {
+    /// The service name each message carries.
+    fn service(name: impl Into<String>) => service = Some(name.into());
+
+    /// Attempts per batch (at least 1), the first pause between them
+    /// (doubled after each), and each attempt's deadline.
+    fn retries(attempts: u32, backoff: Duration, timeout: Duration) |s| {
+        s.attempts = attempts.max(1);
+        s.backoff = backoff;
+        s.timeout = timeout;
+    };
+});
 
 impl TransitionPublisher for WebhookPublisher {
     fn publish<'a>(&'a self, batch: &'a [Transition]) -> BoxFuture<'a, Result<(), String>> {

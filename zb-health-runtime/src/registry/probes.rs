@@ -114,8 +114,7 @@ impl HealthRegistry {
         &self,
         registration: ProbeRegistration,
     ) -> Result<RegistrationHandle, RegistryError> {
-        let mut handles = self.inner.table.commit(vec![registration], None)?;
-        Ok(handles.remove(0))
+        Ok(self.add_all([registration])?.remove(0))
     }
 
     /// Adds several probes, all or none: if any breaks a rule, nothing is

@@ -77,9 +77,9 @@ pub struct ZbHealthServer {
     /// Whether the library's exporter is on the application port too.
     #[cfg(feature = "prometheus")]
     pub(super) metrics_on_app_port: bool,
-    /// The step-down the management port's controls serve.
-    #[cfg(feature = "cluster")]
-    pub(super) step_down: Option<Arc<crate::cluster::StepDown>>,
+    /// The management port's operator controls, given its bearer token
+    /// at bind.
+    pub(super) controls: OperatorControls,
     /// The OpenTelemetry export's settings from code, under the `OTEL_*`
     /// variables read at bind.
     #[cfg(feature = "otel")]
@@ -105,6 +105,7 @@ impl ZbHealthServer {
     /// server and no gRPC.
     pub fn new(registry: HealthRegistry, endpoints: ZbHealthEndpoints, drain: Drain) -> Self {
         Self {
+            controls: OperatorControls::new(registry.clone()),
             registry,
             endpoints,
             management_endpoints: None,
@@ -120,8 +121,6 @@ impl ZbHealthServer {
             metrics: None,
             #[cfg(feature = "prometheus")]
             metrics_on_app_port: false,
-            #[cfg(feature = "cluster")]
-            step_down: None,
             #[cfg(feature = "otel")]
             otel: crate::observe::otel::OtelSettings::new(),
         }
@@ -191,7 +190,11 @@ impl ZbHealthServer {
             self.origins.grpc_port = Origin::Variable(GRPC_PORT);
         }
         if let Some(token) = bearer_token(&lookup)? {
-            if !self.offers_authorized() && self.management_port.is_none() {
+            // Whether a tier on either port shows more with the token.
+            let shown = std::iter::once(&self.endpoints)
+                .chain(&self.management_endpoints)
+                .any(ZbHealthEndpoints::offers_authorized);
+            if !shown && self.management_port.is_none() {
                 tracing::warn!(
                     "{TOKEN_VAR} is set, but no tier shows more to a request with it (`endpoints.authorized`) and there is no management port for the operator controls; every request sees the public levels"
                 );
@@ -224,16 +227,6 @@ impl ZbHealthServer {
             .management_endpoints
             .map(|e| e.with_bearer_token(token));
         self
-    }
-
-    /// Whether a tier on either port shows more to a request with the
-    /// bearer token.
-    pub(super) fn offers_authorized(&self) -> bool {
-        self.endpoints.offers_authorized()
-            || self
-                .management_endpoints
-                .as_ref()
-                .is_some_and(ZbHealthEndpoints::offers_authorized)
     }
 
     /// Serves the tiers on their own server on this port too; `None` turns
@@ -282,11 +275,6 @@ impl ZbHealthServer {
             return (if on_app { library.clone() } else { none }, library);
         }
         (none.clone(), none)
-    }
-
-    /// The application port it will bind (0: a free one).
-    pub fn application_port(&self) -> u16 {
-        self.port
     }
 
     /// The registry every port answers from.
@@ -365,19 +353,11 @@ impl ZbHealthServer {
         if let Some(port) = self.management_port {
             let endpoints = self.endpoints_for_management().on_nodelay_server();
             let history_path = endpoints.history_path().map(str::to_owned);
-            let (endpoints, metrics, registry) =
-                (endpoints, management_metrics, self.registry.clone());
+            let (metrics, registry) = (management_metrics, self.registry.clone());
             // The operator controls: on this port only, and only with a
             // token (without one they would refuse every request anyway).
-            let controls = endpoints.token().cloned().map(|token| {
-                let controls = OperatorControls::new(registry.clone()).bearer_token(token);
-                #[cfg(feature = "cluster")]
-                let controls = match &self.step_down {
-                    Some(step_down) => controls.step_down(step_down.clone()),
-                    None => controls,
-                };
-                controls
-            });
+            let token = endpoints.token().cloned();
+            let controls = token.map(|token| self.controls.clone().bearer_token(token));
             let management = HttpServer::new(move || {
                 let metrics = metrics.clone();
                 let mut app = App::new()
@@ -494,7 +474,7 @@ setters!(ZbHealthServer {
     /// `/health/step-down`) among the management port's operator controls;
     /// a manifest with a cluster view gets it from its install.
     #[cfg(feature = "cluster")]
-    fn step_down(step_down: Arc<crate::cluster::StepDown>) => step_down = Some(step_down);
+    fn step_down(step_down: Arc<crate::cluster::StepDown>) => controls.step_down = Some(step_down);
 
     /// Serves `grpc.health.v1` from `grpc` (a manifest's `Health::grpc`).
     #[cfg(feature = "grpc")]

@@ -43,8 +43,6 @@ pub(super) fn drain_override(drain: Drain, ms: u64) -> Result<Drain, String> {
 pub(super) fn bearer_token(
     lookup: &impl Fn(&str) -> Option<String>,
 ) -> Result<Option<BearerToken>, SettingError> {
-    // The token's own value is never shown.
-    let redacted = || "<redacted>".to_owned();
     match (lookup(TOKEN_VAR), lookup(TOKEN_FILE_VAR)) {
         (None, None) => Ok(None),
         (Some(_), Some(path)) => Err(SettingError {
@@ -54,7 +52,8 @@ pub(super) fn bearer_token(
         }),
         (Some(token), None) => BearerToken::new(token).map(Some).map_err(|e| SettingError {
             variable: TOKEN_VAR,
-            value: redacted(),
+            // The token's own value is never shown.
+            value: "<redacted>".to_owned(),
             reason: e.to_string(),
         }),
         (None, Some(path)) => {

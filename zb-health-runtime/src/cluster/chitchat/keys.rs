@@ -2,7 +2,6 @@
 //! status and roles are spelled in them.
 
 use ::chitchat::Chitchat;
-use tokio::sync::Mutex;
 
 use crate::cluster::view::MemberStatus;
 
@@ -68,18 +67,6 @@ where
         (STATUS_KEY.to_owned(), status.as_str().to_owned()),
         (ROLES_KEY.to_owned(), join_roles(roles)),
     ]
-}
-
-/// Publishes this node's status and roles into its gossip state, e.g.
-/// `Leaving` before a graceful shutdown. Peers see it within a few gossip
-/// rounds. Prefer [`ChitchatClusterView::publish`](super::ChitchatClusterView::publish), which also refreshes
-/// the local snapshot at once.
-pub async fn publish_member<I, S>(chitchat: &Mutex<Chitchat>, status: MemberStatus, roles: I)
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<str>,
-{
-    write_member(&mut *chitchat.lock().await, status, roles);
 }
 
 /// Writes this node's status and roles into its gossip state, under a

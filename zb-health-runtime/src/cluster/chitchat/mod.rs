@@ -16,7 +16,7 @@
 //!
 //! Nodes publish their own status and roles with [`member_key_values`] (as
 //! the initial key-values of `spawn_chitchat`) or later with
-//! [`ChitchatClusterView::publish`] / [`publish_member`], and leave with
+//! [`ChitchatClusterView::publish`], and leave with
 //! [`ClusterView::leave`](super::ClusterView::leave), which writes
 //! `leaving` and holds it for the rest of the process.
 //!
@@ -130,7 +130,7 @@ pub use config::ChitchatViewConfig;
 pub use drain::leave_cluster_on_drain;
 pub use keys::{
     BEAT_KEY, HISTORY_KEY, READY_VERDICT_KEY, RESTART_CLAIM_KEY, ROLES_KEY, SHARED_VERDICT_PREFIX,
-    STATUS_KEY, STEP_DOWN_KEY, member_key_values, publish_member,
+    STATUS_KEY, STEP_DOWN_KEY, member_key_values,
 };
 pub use members::cluster_state;
 pub use view::ChitchatClusterView;

@@ -63,16 +63,7 @@ impl ViewState {
 
     /// The snapshot: `None` until the node has joined.
     pub(super) fn state(&self) -> Option<Arc<ClusterState>> {
-        self.read().state.clone()
-    }
-
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, Cell> {
-        // Every write is a whole-value swap: poisoning cannot leave it torn.
-        crate::sync::read(&self.cell)
-    }
-
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Cell> {
-        crate::sync::write(&self.cell)
+        crate::sync::read(&self.cell).state.clone()
     }
 
     /// Whether every seed other than self is live, or the wait is over.
@@ -113,7 +104,7 @@ impl ViewState {
     /// Rebuilds the snapshot from `chitchat` (whose lock the caller holds).
     pub(super) fn refresh(&self, chitchat: &Chitchat) {
         self.verdicts().note_peers(peer_verdicts(chitchat));
-        let joined = self.read().joined || self.has_joined(chitchat);
+        let joined = crate::sync::read(&self.cell).joined || self.has_joined(chitchat);
         if !joined {
             return;
         }
@@ -129,7 +120,7 @@ impl ViewState {
             metrics::gauge!(crate::observe::CLUSTER_MEMBERS_UP).set(up as f64);
         }
         let state = Arc::new(state);
-        let mut cell = self.write();
+        let mut cell = crate::sync::write(&self.cell);
         if !cell.terminated {
             cell.joined = true;
             cell.state = Some(state);
@@ -147,7 +138,7 @@ impl ViewState {
                 m.reachable = false;
             }
         }
-        let mut cell = self.write();
+        let mut cell = crate::sync::write(&self.cell);
         cell.terminated = true;
         cell.state = Some(Arc::new(state));
     }

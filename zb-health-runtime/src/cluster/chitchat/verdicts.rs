@@ -66,11 +66,7 @@ fn set<T: PartialEq>(slot: &mut T, value: T) -> bool {
 impl Verdicts {
     /// Notes this node's verdict of `probe`; whether it changed.
     pub(super) fn publish(&mut self, probe: &str, failing: bool) -> bool {
-        let changed = self.own.shared.get(probe) != Some(&failing);
-        if changed {
-            self.own.shared.insert(probe.to_owned(), failing);
-        }
-        changed
+        self.own.shared.insert(probe.to_owned(), failing) != Some(failing)
     }
 
     /// Notes this node's ready verdict; whether it changed.

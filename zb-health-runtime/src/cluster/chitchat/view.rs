@@ -91,9 +91,10 @@ impl ChitchatClusterView {
         })
     }
 
-    /// Publishes this node's status and roles (see [`publish_member`](super::publish_member)) and
-    /// refreshes the local snapshot at once, so this node's own probes and
-    /// gate see the change before the next gossip round. After
+    /// Publishes this node's status and roles into its gossip state (its
+    /// peers see them within a few gossip rounds) and refreshes the local
+    /// snapshot at once, so this node's own probes and gate see the change
+    /// before the next gossip round. After
     /// [`leave`](ClusterView::leave) the status published is `Leaving`
     /// whatever `status` says (a late `Up` must not make the node a
     /// candidate again); the roles are still written. Publishing `Leaving`
@@ -196,10 +197,9 @@ impl ClusterView for ChitchatClusterView {
         let returning = {
             let mut own = lock(&self.stepped_down);
             *own = match (on, *own) {
-                (true, Some(OwnStepDown::Stepped(since))) => Some(OwnStepDown::Stepped(since)),
-                (true, _) => Some(OwnStepDown::Stepped(now)),
+                (true, Some(OwnStepDown::Returning(_)) | None) => Some(OwnStepDown::Stepped(now)),
                 (false, Some(OwnStepDown::Stepped(_))) => Some(OwnStepDown::Returning(now)),
-                (false, other) => other,
+                (_, unchanged) => unchanged,
             };
             matches!(*own, Some(OwnStepDown::Returning(at)) if at == now)
         };
@@ -308,12 +308,8 @@ impl SharedVerdicts for ChitchatClusterView {
     }
 
     /// The hand-over margin: what the view allows gossip to reach every
-    /// reachable member.
+    /// reachable member (its hand-over is always a lease, with a margin).
     fn claim_settle(&self) -> Duration {
-        self.shared
-            .config
-            .handover()
-            .margin()
-            .unwrap_or(Duration::from_secs(5))
+        self.shared.config.handover().margin().unwrap_or_default()
     }
 }
