@@ -20,9 +20,7 @@ use tokio::time::Instant;
 use tracing::instrument::WithSubscriber;
 use zb_health_spec::HealthStatus;
 
-use super::runtime::{
-    Crew, Flight, ProbeRuntime, Run, Slot, keep_result, kept_entry, lost, timed_out,
-};
+use super::runtime::{Crew, Flight, ProbeRuntime, Run, Slot, keep_result, kept_entry, lost};
 use crate::history::ProbeHistory;
 use crate::observe::RunError;
 use crate::probe::{BoxProbeFuture, ProbeOutcome};
@@ -462,12 +460,11 @@ impl Executor {
             let crew_of = |run: &Run| run.crew.as_ref().is_some_and(|c| Arc::ptr_eq(c, &crew));
             (!slot.run.as_ref().is_some_and(crew_of)).then_some(())
         });
-        if tokio::time::timeout_at(arrived + probe.timeout, retired)
-            .await
-            .is_err()
-        {
-            // Still not dropped (the probe thread is blocked).
-            return waited_out(probe, arrived);
+        if let Err(elapsed) = tokio::time::timeout_at(arrived + probe.timeout, retired).await {
+            // Still not dropped (the probe thread is blocked): no run could
+            // start in time, a timeout judged like a run's (threshold,
+            // shared comparison, log), with no run of its own to end.
+            return finish(&self.shared, probe, None, Err(elapsed), arrived.elapsed());
         }
         // Every wait from here ends by the same deadline or earlier: its
         // own run's, or the deadline of a flight it joins.
@@ -558,16 +555,6 @@ fn at_deadline(
     crew.ended
         .get_or_init(|| finish(shared, probe, None, Err(elapsed), started.elapsed()))
         .clone()
-}
-
-/// The entry of a request whose deadline passed while an abandoned
-/// flight's execution was not yet dropped (the probe thread is blocked):
-/// it has no run of its own to end, so its timeout is only kept for the
-/// cache, as a run's would be.
-fn waited_out(probe: &ProbeRuntime, started: Instant) -> HealthEntry {
-    let entry = timed_out(probe, started.elapsed());
-    keep_result(probe, &mut lock(&probe.state.slot), &entry, false);
-    entry
 }
 
 /// What a check gave: its outcome or its panic, or `Err` at its deadline.

@@ -22,7 +22,7 @@ use crate::history::{ProbeHistory, ProbeView};
 use crate::observe::ProbeLog;
 use crate::probe::DynProbe;
 use crate::registration::ProbeRegistration;
-use crate::report::{ERRORED_DESCRIPTION, EntryOutcome, HealthEntry, timeout_description};
+use crate::report::{ERRORED_DESCRIPTION, EntryOutcome, HealthEntry};
 use crate::shared::Tally;
 use crate::sync::lock;
 
@@ -554,16 +554,6 @@ pub(super) fn keep_result(probe: &ProbeRuntime, slot: &mut Slot, entry: &HealthE
     } else if probe.policy().cache.is_some() && slot.last.take().is_some() {
         probe.state.version.fetch_add(1, Ordering::AcqRel);
     }
-}
-
-/// The entry of a run that missed its deadline.
-pub(super) fn timed_out(probe: &ProbeRuntime, duration: Duration) -> HealthEntry {
-    probe.failed_entry(
-        probe.failure_status.status(),
-        Cow::Owned(timeout_description(probe.timeout)),
-        duration,
-        EntryOutcome::TimedOut,
-    )
 }
 
 /// The entry of an execution whose task ended without a result (it

@@ -1539,6 +1539,48 @@ mod teardown {
         assert_eq!(*herd.published.lock().unwrap(), [true], "published once");
     }
 
+    /// A request that finds the last flight abandoned but its execution
+    /// not yet dropped (the probe thread is blocked: here by the drop
+    /// itself), so that no run can start within its deadline, answers a
+    /// timeout judged like a run's: the shared outage's opened entry, not
+    /// a bare `timed out`.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_request_that_cannot_start_a_run_in_time_gets_a_judged_timeout() {
+        struct SlowDrop;
+        impl Drop for SlowDrop {
+            fn drop(&mut self) {
+                std::thread::sleep(Duration::from_millis(300));
+            }
+        }
+        let reg = HealthRegistry::new();
+        let herd = Arc::new(Herd::default());
+        reg.set_shared_verdicts(herd.clone());
+        let probe = from_fn(|| async {
+            let _slow = SlowDrop;
+            std::future::pending::<()>().await;
+            Ok(ProbeResult::healthy())
+        });
+        let registration = ProbeRegistration::new("database", probe)
+            .timeout(Duration::from_millis(20))
+            .shared();
+        reg.add(registration).unwrap();
+        // The first round's flight is dropped after its deadline, for
+        // 300 ms; the second waits for that and gives up at its own.
+        for round in 0..3 {
+            let report = reg.check(Tag::Ready).await;
+            let e = &report.entries[0];
+            assert_eq!(
+                (e.status, e.description.as_deref()),
+                (
+                    crate::spec::HealthStatus::Degraded,
+                    Some("failing on 3 of 3 nodes")
+                ),
+                "round {round}"
+            );
+        }
+        assert_eq!(*herd.published.lock().unwrap(), [true], "published once");
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_in_flight_bound_counts_an_execution_until_its_future_is_dropped() {
         let reg = HealthRegistry::builder().max_in_flight(1).build();
