@@ -236,6 +236,19 @@ fn a_bad_webhook_url_is_refused_naming_the_variable() {
     assert!(WebhookPublisher::from_lookup(|_| None).unwrap().is_none());
 }
 
+/// A blank `HEALTH_WEBHOOK_URL` (`X=` in a pod spec) is no setting, as
+/// for every variable the library reads but the token: no publisher, and
+/// no refusal at start.
+#[test]
+fn a_blank_webhook_variable_is_no_setting() {
+    let var = zb_health::publish::WEBHOOK_URL_VAR;
+    for blank in ["", "  "] {
+        let publisher =
+            WebhookPublisher::from_lookup(|name| (name == var).then(|| blank.to_owned()));
+        assert!(publisher.unwrap().is_none(), "{blank:?}");
+    }
+}
+
 /// A manifest's `observability.webhook` (here given to the wiring as the
 /// generated `install` gives it) is installed with the service's name and
 /// receives the transitions; a URL the reader would refuse, given in

@@ -61,7 +61,7 @@ impl WebhookPublisher {
     }
 
     /// The publisher named by [`WEBHOOK_URL_VAR`], `None` when it is not
-    /// set.
+    /// set or blank (as every variable the library reads but the token).
     ///
     /// # Errors
     ///
@@ -80,7 +80,7 @@ impl WebhookPublisher {
     pub fn from_lookup(
         lookup: impl Fn(&str) -> Option<String>,
     ) -> Result<Option<Self>, SettingError> {
-        match lookup(WEBHOOK_URL_VAR) {
+        match crate::setting::non_blank(lookup, WEBHOOK_URL_VAR) {
             None => Ok(None),
             Some(url) => Self::new(&url).map(Some).map_err(|reason| SettingError {
                 variable: WEBHOOK_URL_VAR,
