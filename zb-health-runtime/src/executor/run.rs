@@ -325,27 +325,37 @@ impl Executor {
         };
         self.shared.limiter.give();
         let duration = started.elapsed();
-        // A first poll that blocked its thread past the deadline: a waiter
-        // may have ended the run at it (`wait`), and that entry stands, as
-        // for a flight; the late result counts for nothing.
-        let crew = match duration < probe.timeout {
-            true => None,
-            false => lock(&probe.state.slot)
-                .run
-                .as_ref()
-                .filter(|run| run.generation == generation)
-                .and_then(|run| run.crew.clone()),
-        };
-        let entry = match crew {
-            None => finish(&self.shared, probe, Some(generation), Ok(result), duration),
-            Some(crew) => {
-                let entry = end_once(&self.shared, probe, &crew, generation, Ok(result), duration);
-                crew.changed.notify_waiters();
-                entry
-            }
+        let entry = match duration < probe.timeout {
+            true => finish(&self.shared, probe, Some(generation), Ok(result), duration),
+            false => self.late_first_poll(probe, generation, Ok(result), duration),
         };
         std::mem::forget(claim);
         EntryOrWait::Entry(entry, None)
+    }
+
+    /// Ends a run whose first poll blocked its thread past the deadline:
+    /// a waiter may have ended it at the deadline (`wait`), and that entry
+    /// stands, as for a flight; the late result counts for nothing.
+    #[cold]
+    #[inline(never)]
+    fn late_first_poll(
+        &self,
+        probe: &ProbeRuntime,
+        generation: u64,
+        result: Finished,
+        duration: Duration,
+    ) -> HealthEntry {
+        let crew = lock(&probe.state.slot)
+            .run
+            .as_ref()
+            .filter(|run| run.generation == generation)
+            .and_then(|run| run.crew.clone());
+        let Some(crew) = crew else {
+            return finish(&self.shared, probe, Some(generation), result, duration);
+        };
+        let entry = end_once(&self.shared, probe, &crew, generation, result, duration);
+        crew.changed.notify_waiters();
+        entry
     }
 
     /// Makes the claimed run a flight (`held`: with the in-flight slot its
