@@ -601,6 +601,23 @@ mod watchdogs {
         assert_eq!(ready.map(|r| r.entries[0].data.clone()), Some(None));
     }
 
+    /// The lists keep the declaration order, whatever order the gates
+    /// fail in, so the body does not change with a race between them.
+    #[test]
+    fn the_failed_gates_are_named_in_declaration_order() {
+        let registry = HealthRegistry::new();
+        let gates = ["schema", "cache", "keys"].map(|n| registry.lifecycle().startup_gate_named(n));
+        let [schema, cache, keys] = gates;
+        keys.failed("no keys");
+        schema.failed("no schema");
+        cache.ready();
+        let data = registry.lifecycle().started().entries[0].data.clone();
+        assert_eq!(
+            data.map(|d| serde_json::Value::Object(*d)),
+            Some(serde_json::json!({"failed": ["schema", "keys"]}))
+        );
+    }
+
     #[test]
     fn a_failed_gate_holds_started_at_startup_failed() {
         let registry = HealthRegistry::new();
