@@ -25,7 +25,8 @@
 //!   every probe on nearly every request) costs no deadline timer, no
 //!   shared future, no task and no thread hop; a request that arrives
 //!   during that poll (the check blocks its thread) gets the entry from
-//!   the crew at its end, within its own deadline.
+//!   the crew at its end, or ends the run at the deadline as a flight's
+//!   waiter does (below), and the poll's late result counts for nothing.
 //! * **A run that waits becomes a *flight*:** a `futures_util`
 //!   [`Shared`](futures_util::future::Shared) future holding the in-flight
 //!   slot, the deadline and the panic guard around the rest of the check.

@@ -333,9 +333,12 @@ impl Executor {
         EntryOrWait::Entry(entry, None)
     }
 
-    /// Ends a run whose first poll blocked its thread past the deadline:
-    /// a waiter may have ended it at the deadline (`wait`), and that entry
-    /// stands, as for a flight; the late result counts for nothing.
+    /// Ends a run whose first poll blocked its thread past the deadline.
+    /// The run leaves the slot first, so no request joins it while it is
+    /// ended (one that came now would end it at once, at the deadline
+    /// passed). A waiter may have ended it at the deadline (`wait`): that
+    /// entry stands, as for a flight, and the late result counts for
+    /// nothing; else the late result is the run's.
     #[cold]
     #[inline(never)]
     fn late_first_poll(
@@ -345,15 +348,14 @@ impl Executor {
         result: Finished,
         duration: Duration,
     ) -> HealthEntry {
-        let crew = lock(&probe.state.slot)
-            .run
-            .as_ref()
-            .filter(|run| run.generation == generation)
-            .and_then(|run| run.crew.clone());
-        let Some(crew) = crew else {
-            return finish(&self.shared, probe, Some(generation), result, duration);
+        let shared = &self.shared;
+        let Some(crew) = retire(&mut lock(&probe.state.slot), generation) else {
+            return finish(shared, probe, None, result, duration);
         };
-        let entry = end_once(&self.shared, probe, &crew, generation, result, duration);
+        let entry = crew
+            .ended
+            .get_or_init(|| finish(shared, probe, None, result, duration))
+            .clone();
         crew.changed.notify_waiters();
         entry
     }
@@ -420,8 +422,10 @@ impl Executor {
 
     /// A request's wait for a run another request claimed, within the
     /// run's deadline: the entry its first poll ended with, else the
-    /// flight it took off as. A flight abandoned but not yet dropped is
-    /// waited out first ([`after_retirement`](Self::after_retirement)).
+    /// flight it took off as; at the deadline, with the first poll still
+    /// blocking its thread, it ends the run as a timeout ([`at_deadline`]).
+    /// A flight abandoned but not yet dropped is waited out first
+    /// ([`after_retirement`](Self::after_retirement)).
     async fn wait(
         &self,
         probe: &Arc<ProbeRuntime>,
@@ -458,7 +462,9 @@ impl Executor {
     /// takes its turn, all within the probe's deadline from its arrival
     /// (`arrived`): a run it starts then is counted from the arrival. So a
     /// probe's next execution never starts while the previous one's future
-    /// is alive (single flight, exactly).
+    /// is alive (single flight, exactly). A request whose deadline passes
+    /// first has no run to end: its timeout is judged on its own, so
+    /// several such requests each count as one.
     async fn after_retirement(
         &self,
         probe: &Arc<ProbeRuntime>,

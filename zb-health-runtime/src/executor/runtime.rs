@@ -514,7 +514,10 @@ pub(super) struct Crew {
     /// runtime, or while a first poll blocks its thread). So a run that
     /// reaches its deadline is finished (hysteresis, shared comparison,
     /// log) exactly once, and every waiter answers with that entry, not
-    /// with a raw timeout of its own.
+    /// with a raw timeout of its own. (A first poll that answers in time
+    /// sets it after its own `finish`, not through it: if a waiter's timer
+    /// fires in that moment, at the deadline, both record; a lock on
+    /// every fast-path run would be the price of closing it.)
     pub(super) ended: OnceLock<HealthEntry>,
     /// Woken when the run ends at its first poll or takes off, and when
     /// its flight's execution is dropped.

@@ -38,8 +38,9 @@ pub fn check_execution_policy<L: Clone>(
     check_execution_policy_at(name, tags, at(cache), at(refresh), at(max_staleness), sink);
 }
 
-/// [`check_execution_policy`] with each key's own location, for a caller
-/// that knows where each was written (the manifest): a violation is located
+/// [`check_execution_policy`] with each key's own location, as
+/// [`SettingsAt::check`](crate::settings::SettingsAt::check) calls it for
+/// the registry, the manifest and the attribute: a violation is located
 /// at the key it is about (`max_staleness` for its bound, `cache` for
 /// `cache` with `refresh`).
 pub fn check_execution_policy_at<L: Clone>(
