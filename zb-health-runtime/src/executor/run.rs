@@ -352,10 +352,7 @@ impl Executor {
         let Some(crew) = retire(&mut lock(&probe.state.slot), generation) else {
             return finish(shared, probe, None, result, duration);
         };
-        let entry = crew
-            .ended
-            .get_or_init(|| finish(shared, probe, None, result, duration))
-            .clone();
+        let entry = end_once(shared, probe, &crew, result, duration);
         crew.changed.notify_waiters();
         entry
     }
@@ -423,7 +420,7 @@ impl Executor {
     /// A request's wait for a run another request claimed, within the
     /// run's deadline: the entry its first poll ended with, else the
     /// flight it took off as; at the deadline, with the first poll still
-    /// blocking its thread, it ends the run as a timeout ([`at_deadline`]).
+    /// blocking its thread, it ends the run as a timeout ([`end_once`]).
     /// A flight abandoned but not yet dropped is waited out first
     /// ([`after_retirement`](Self::after_retirement)).
     async fn wait(
@@ -446,7 +443,9 @@ impl Executor {
                 Ok(next) => next,
                 // The run's first poll blocks its thread past the deadline:
                 // the run ends here, once for all, as `join` ends a flight.
-                Err(elapsed) => return at_deadline(&self.shared, probe, &crew, elapsed, started),
+                Err(elapsed) => {
+                    return end_once(&self.shared, probe, &crew, Err(elapsed), started.elapsed());
+                }
             }
         };
         match next {
@@ -554,23 +553,11 @@ async fn join(
     // runtime, keeps the bound even if that runtime is stalled.
     match tokio::time::timeout_at(started + probe.timeout, flight).await {
         Ok(entry) => entry,
-        Err(elapsed) => at_deadline(shared, probe, &crew, elapsed, started),
+        // The run's deadline, noticed here first perhaps: the run ends as a
+        // timeout, once for all (its flight, when it gets there, keeps this
+        // entry and retires the run).
+        Err(elapsed) => end_once(shared, probe, &crew, Err(elapsed), started.elapsed()),
     }
-}
-
-/// The run's deadline, noticed by a waiter first perhaps: the run ends as
-/// a timeout, once for all (its flight or first poll, when it gets there,
-/// keeps this entry and retires the run).
-fn at_deadline(
-    shared: &RunContext,
-    probe: &ProbeRuntime,
-    crew: &Crew,
-    elapsed: tokio::time::error::Elapsed,
-    started: Instant,
-) -> HealthEntry {
-    crew.ended
-        .get_or_init(|| finish(shared, probe, None, Err(elapsed), started.elapsed()))
-        .clone()
 }
 
 /// What a check gave: its outcome or its panic, or `Err` at its deadline.
@@ -607,29 +594,28 @@ pub(super) async fn execute(
     };
     let result = tokio::time::timeout_at(started + probe.timeout, guarded).await;
     let duration = started.elapsed();
-    match crew {
-        Some(crew) => end_once(&shared, &probe, &crew, generation, result, duration),
-        None => finish(&shared, &probe, Some(generation), result, duration),
-    }
+    let Some(crew) = crew else {
+        return finish(&shared, &probe, Some(generation), result, duration);
+    };
+    let entry = end_once(&shared, &probe, &crew, result, duration);
+    retire(&mut lock(&probe.state.slot), generation);
+    entry
 }
 
-/// Ends the run `generation`, which requests wait on (`crew`), with what
-/// its check gave, unless a waiter ended it at its deadline already: that
-/// entry stands. Retires the run either way.
+/// The entry of a run that requests wait on (`crew`), finished once for
+/// all from what its check gave, whoever ends it first: its flight or
+/// first poll, or a waiter at the deadline. A later caller gets the first
+/// one's entry. Retires nothing.
 fn end_once(
     shared: &RunContext,
     probe: &ProbeRuntime,
     crew: &Crew,
-    generation: u64,
     result: Finished,
     duration: Duration,
 ) -> HealthEntry {
-    let entry = crew
-        .ended
+    crew.ended
         .get_or_init(|| finish(shared, probe, None, result, duration))
-        .clone();
-    retire(&mut lock(&probe.state.slot), generation);
-    entry
+        .clone()
 }
 
 /// Makes a run's entry from what its check gave in `duration`, passes it
